@@ -1,0 +1,406 @@
+"""Read-only, parsed view of the scheduling-relevant parts of a Pod manifest.
+
+``Pod.from_manifest(obj)`` parses once: quantities become integers (``cpu`` in
+millicores, the rest in base units), selectors/affinity/tolerations are compiled, and
+effective requests (spec §2.1) are precomputed. The original dict is kept as ``raw``
+(never mutated). API-server defaulting that a real cluster applies before the scheduler
+ever sees a pod is applied here too (``pkg/apis/core/v1/defaults.go``): a container
+request missing for a resource that has a limit defaults to that limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.labels import LabelSelector, parse_label_selector
+from kubesched.api.node_selector import (
+    NodeSelector,
+    PreferredSchedulingTerm,
+    parse_node_selector,
+    parse_preferred_terms,
+)
+from kubesched.api.quantity import QuantityError, resource_value
+from kubesched.api.resources import NON_ZERO_DEFAULTS, pod_requests
+from kubesched.api.taints import Toleration, parse_tolerations
+from kubesched.api.timestamps import parse_time
+from kubesched.errors import ManifestError
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPort:
+    """A host port claim: ``(host_ip, protocol, host_port)`` with upstream defaults ``0.0.0.0``/``TCP``."""
+
+    host_ip: str
+    protocol: str
+    host_port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """A container's scheduling fields. ``requests``/``limits`` map resource name -> integer amount."""
+
+    name: str
+    image: str
+    requests: Mapping[str, int]
+    limits: Mapping[str, int]
+    restart_policy: str | None
+    host_ports: tuple[ContainerPort, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """``v1.PodAffinityTerm``; ``label_selector``/``namespace_selector`` ``None`` = nil (match nothing)."""
+
+    label_selector: LabelSelector | None
+    namespaces: tuple[str, ...]
+    namespace_selector: LabelSelector | None
+    topology_key: str
+    match_label_keys: tuple[str, ...]
+    mismatch_label_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    """``v1.WeightedPodAffinityTerm`` (weight 1..100)."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    """``v1.TopologySpreadConstraint`` with upstream defaults (``minDomains`` 1 when unset,
+    policies ``None`` when unset: the plugin applies Honor/Ignore)."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None
+    min_domains: int | None
+    node_affinity_policy: str | None
+    node_taints_policy: str | None
+    match_label_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerReference:
+    """``metav1.OwnerReference`` (kind, name, uid, controller flag)."""
+
+    kind: str
+    name: str
+    uid: str
+    controller: bool
+
+
+
+def _resource_list(raw: Any, path: str) -> dict[str, int]:
+    if not raw:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ManifestError(path, "must be an object")
+    out = {}
+    for name, q in raw.items():
+        try:
+            out[str(name)] = resource_value(str(name), q)
+        except QuantityError as e:
+            raise ManifestError(f"{path}.{name}", str(e)) from None
+        if out[str(name)] < 0:
+            raise ManifestError(f"{path}.{name}", "must be greater than or equal to 0")
+    return out
+
+
+def _container(raw: Any, path: str, init: bool) -> Container:
+    if not isinstance(raw, Mapping):
+        raise ManifestError(path, "must be an object")
+    res = raw.get("resources") or {}
+    if not isinstance(res, Mapping):
+        raise ManifestError(f"{path}.resources", "must be an object")
+    limits = _resource_list(res.get("limits"), f"{path}.resources.limits")
+    requests = _resource_list(res.get("requests"), f"{path}.resources.requests")
+    for k, v in limits.items():
+        requests.setdefault(k, v)
+    policy = raw.get("restartPolicy")
+    ports = []
+    if not init or policy == "Always":
+        for j, p in enumerate(raw.get("ports") or []):
+            if not isinstance(p, Mapping):
+                raise ManifestError(f"{path}.ports[{j}]", "must be an object")
+            hp = p.get("hostPort") or 0
+            if not isinstance(hp, int) or hp < 0 or hp > 65535:
+                raise ManifestError(f"{path}.ports[{j}].hostPort", "must be between 0 and 65535, inclusive")
+            if hp > 0:
+                ports.append(ContainerPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", hp))
+    return Container(str(raw.get("name") or ""), str(raw.get("image") or ""), requests, limits, policy, tuple(ports))
+
+
+def _affinity_term(raw: Any, path: str) -> PodAffinityTerm:
+    if not isinstance(raw, Mapping):
+        raise ManifestError(path, "must be an object")
+    tk = raw.get("topologyKey")
+    if not tk:
+        raise ManifestError(f"{path}.topologyKey", "can not be empty")
+    ns = raw.get("namespaces") or []
+    return PodAffinityTerm(
+        parse_label_selector(raw.get("labelSelector"), f"{path}.labelSelector"),
+        tuple(str(n) for n in ns),
+        parse_label_selector(raw.get("namespaceSelector"), f"{path}.namespaceSelector"),
+        str(tk),
+        tuple(str(k) for k in raw.get("matchLabelKeys") or []),
+        tuple(str(k) for k in raw.get("mismatchLabelKeys") or []),
+    )
+
+
+def _affinity_terms(raw: Any, path: str) -> tuple[PodAffinityTerm, ...]:
+    if not raw:
+        return ()
+    if not isinstance(raw, list):
+        raise ManifestError(path, "must be a list")
+    return tuple(_affinity_term(t, f"{path}[{i}]") for i, t in enumerate(raw))
+
+
+def _weighted_terms(raw: Any, path: str) -> tuple[WeightedPodAffinityTerm, ...]:
+    if not raw:
+        return ()
+    if not isinstance(raw, list):
+        raise ManifestError(path, "must be a list")
+    out = []
+    for i, t in enumerate(raw):
+        if not isinstance(t, Mapping):
+            raise ManifestError(f"{path}[{i}]", "must be an object")
+        w = t.get("weight", 0)
+        if not isinstance(w, int) or isinstance(w, bool):
+            raise ManifestError(f"{path}[{i}].weight", "must be an integer")
+        out.append(WeightedPodAffinityTerm(w, _affinity_term(t.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")))
+    return tuple(out)
+
+
+def _spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstraint, ...]:
+    if not raw:
+        return ()
+    if not isinstance(raw, list):
+        raise ManifestError(path, "must be a list")
+    out = []
+    for i, c in enumerate(raw):
+        p = f"{path}[{i}]"
+        if not isinstance(c, Mapping):
+            raise ManifestError(p, "must be an object")
+        ms = c.get("maxSkew")
+        if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+            raise ManifestError(f"{p}.maxSkew", "must be greater than zero")
+        if not c.get("topologyKey"):
+            raise ManifestError(f"{p}.topologyKey", "can not be empty")
+        wu = c.get("whenUnsatisfiable")
+        if wu not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise ManifestError(f"{p}.whenUnsatisfiable", f'Unsupported value: "{wu}"')
+        md = c.get("minDomains")
+        if md is not None and (not isinstance(md, int) or md <= 0):
+            raise ManifestError(f"{p}.minDomains", "must be greater than zero")
+        for pol in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            if c.get(pol) not in (None, "Honor", "Ignore"):
+                raise ManifestError(f"{p}.{pol}", f'Unsupported value: "{c.get(pol)}"')
+        out.append(TopologySpreadConstraint(
+            ms, str(c["topologyKey"]), wu, parse_label_selector(c.get("labelSelector"), f"{p}.labelSelector"),
+            md, c.get("nodeAffinityPolicy"), c.get("nodeTaintsPolicy"),
+            tuple(str(k) for k in c.get("matchLabelKeys") or [])))
+    return tuple(out)
+
+
+class Pod:
+    """Parsed view of a Pod. Attributes are read-only by convention; ``raw`` is the manifest.
+
+    Amounts: ``requests`` / ``non_zero_requests`` map resource name -> int (``cpu`` millicores,
+    others bytes or counts). ``priority`` defaults to 0 (``spec.priority`` is set by the
+    API server's Priority admission from ``priorityClassName``; kubesched reads the resolved value).
+    """
+
+    __slots__ = (
+        "raw", "namespace", "name", "uid", "key", "labels", "annotations", "resource_version",
+        "node_name", "scheduler_name", "priority", "preemption_policy", "containers", "init_containers",
+        "overhead", "pod_level_requests", "tolerations", "node_selector", "required_node_affinity",
+        "preferred_node_affinity", "pod_affinity_required", "pod_affinity_preferred",
+        "pod_anti_affinity_required", "pod_anti_affinity_preferred", "topology_spread_constraints",
+        "scheduling_gates", "deletion_timestamp", "creation_timestamp", "start_time", "nominated_node_name",
+        "phase", "owner_references", "volumes", "pvc_names", "host_ports", "images", "requests",
+        "non_zero_requests", "has_affinity", "resource_claims", "conditions",
+    )
+
+    raw: dict[str, Any]
+    namespace: str
+    name: str
+    uid: str
+    key: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    resource_version: str
+    node_name: str
+    scheduler_name: str
+    priority: int
+    preemption_policy: str
+    containers: tuple[Container, ...]
+    init_containers: tuple[Container, ...]
+    overhead: Mapping[str, int]
+    pod_level_requests: Mapping[str, int]
+    tolerations: tuple[Toleration, ...]
+    node_selector: Mapping[str, str]
+    required_node_affinity: NodeSelector | None
+    preferred_node_affinity: tuple[PreferredSchedulingTerm, ...]
+    pod_affinity_required: tuple[PodAffinityTerm, ...]
+    pod_affinity_preferred: tuple[WeightedPodAffinityTerm, ...]
+    pod_anti_affinity_required: tuple[PodAffinityTerm, ...]
+    pod_anti_affinity_preferred: tuple[WeightedPodAffinityTerm, ...]
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...]
+    scheduling_gates: tuple[str, ...]
+    deletion_timestamp: str | None
+    creation_timestamp: str | None
+    start_time: float | None
+    nominated_node_name: str
+    phase: str
+    owner_references: tuple[OwnerReference, ...]
+    volumes: tuple[Mapping[str, Any], ...]
+    pvc_names: tuple[str, ...]
+    host_ports: tuple[ContainerPort, ...]
+    images: tuple[str, ...]
+    requests: Mapping[str, int]
+    non_zero_requests: Mapping[str, int]
+    has_affinity: bool
+    resource_claims: tuple[Mapping[str, Any], ...]
+    conditions: tuple[Mapping[str, Any], ...]
+
+    @classmethod
+    def from_manifest(cls, obj: Mapping[str, Any]) -> Pod:
+        """Parse a Pod manifest dict. Raises :class:`ManifestError` with a field path such as
+        ``spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"``."""
+        p = cls.__new__(cls)
+        meta = obj.get("metadata")
+        if not isinstance(meta, Mapping):
+            raise ManifestError("metadata", "required")
+        if not meta.get("name"):
+            raise ManifestError("metadata.name", "required")
+        spec = obj.get("spec")
+        if not isinstance(spec, Mapping):
+            raise ManifestError("spec", "required")
+        status = obj.get("status") or {}
+        p.raw = obj  # type: ignore[assignment]
+        p.namespace = str(meta.get("namespace") or "default")
+        p.name = str(meta["name"])
+        p.key = f"{p.namespace}/{p.name}"
+        p.uid = str(meta.get("uid") or p.key)
+        p.labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        p.annotations = dict(meta.get("annotations") or {})
+        p.resource_version = str(meta.get("resourceVersion") or "")
+        p.deletion_timestamp = meta.get("deletionTimestamp")
+        p.creation_timestamp = meta.get("creationTimestamp")
+        p.owner_references = tuple(
+            OwnerReference(str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")), bool(o.get("controller")))
+            for o in meta.get("ownerReferences") or [] if isinstance(o, Mapping))
+        p.node_name = str(spec.get("nodeName") or "")
+        p.scheduler_name = str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+        prio = spec.get("priority", 0)
+        if prio is None:
+            prio = 0
+        if not isinstance(prio, int) or isinstance(prio, bool):
+            raise ManifestError("spec.priority", "must be an integer")
+        p.priority = prio
+        pp = spec.get("preemptionPolicy") or "PreemptLowerPriority"
+        if pp not in ("PreemptLowerPriority", "Never"):
+            raise ManifestError("spec.preemptionPolicy", f'Unsupported value: "{pp}"')
+        p.preemption_policy = pp
+        cs = spec.get("containers")
+        if not isinstance(cs, list) or not cs:
+            raise ManifestError("spec.containers", "Required value")
+        p.containers = tuple(_container(c, f"spec.containers[{i}]", False) for i, c in enumerate(cs))
+        ics = spec.get("initContainers") or []
+        if not isinstance(ics, list):
+            raise ManifestError("spec.initContainers", "must be a list")
+        p.init_containers = tuple(_container(c, f"spec.initContainers[{i}]", True) for i, c in enumerate(ics))
+        p.overhead = _resource_list(spec.get("overhead"), "spec.overhead")
+        pres = spec.get("resources") or {}
+        p.pod_level_requests = _resource_list(pres.get("requests") if isinstance(pres, Mapping) else None,
+                                              "spec.resources.requests")
+        if isinstance(pres, Mapping):
+            for k, v in _resource_list(pres.get("limits"), "spec.resources.limits").items():
+                if k in ("cpu", "memory") or k.startswith("hugepages-"):
+                    p.pod_level_requests.setdefault(k, v)  # type: ignore[attr-defined]
+        p.tolerations = parse_tolerations(spec.get("tolerations"), "spec.tolerations")
+        ns = spec.get("nodeSelector") or {}
+        if not isinstance(ns, Mapping):
+            raise ManifestError("spec.nodeSelector", "must be an object")
+        p.node_selector = {str(k): str(v) for k, v in ns.items()}
+        aff = spec.get("affinity") or {}
+        if not isinstance(aff, Mapping):
+            raise ManifestError("spec.affinity", "must be an object")
+        na = aff.get("nodeAffinity") or {}
+        pa = aff.get("podAffinity") or {}
+        paa = aff.get("podAntiAffinity") or {}
+        base = "spec.affinity"
+        p.required_node_affinity = parse_node_selector(
+            na.get("requiredDuringSchedulingIgnoredDuringExecution"),
+            f"{base}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+        p.preferred_node_affinity = parse_preferred_terms(
+            na.get("preferredDuringSchedulingIgnoredDuringExecution"),
+            f"{base}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+        p.pod_affinity_required = _affinity_terms(
+            pa.get("requiredDuringSchedulingIgnoredDuringExecution"),
+            f"{base}.podAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+        p.pod_affinity_preferred = _weighted_terms(
+            pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
+            f"{base}.podAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+        p.pod_anti_affinity_required = _affinity_terms(
+            paa.get("requiredDuringSchedulingIgnoredDuringExecution"),
+            f"{base}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+        p.pod_anti_affinity_preferred = _weighted_terms(
+            paa.get("preferredDuringSchedulingIgnoredDuringExecution"),
+            f"{base}.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+        p.has_affinity = bool(p.pod_affinity_required or p.pod_affinity_preferred
+                              or p.pod_anti_affinity_required or p.pod_anti_affinity_preferred)
+        p.topology_spread_constraints = _spread_constraints(spec.get("topologySpreadConstraints"),
+                                                            "spec.topologySpreadConstraints")
+        p.scheduling_gates = tuple(str(g.get("name", "")) for g in spec.get("schedulingGates") or []
+                                   if isinstance(g, Mapping))
+        vols = spec.get("volumes") or []
+        if not isinstance(vols, list):
+            raise ManifestError("spec.volumes", "must be a list")
+        p.volumes = tuple(v for v in vols if isinstance(v, Mapping))
+        p.pvc_names = tuple(str(v["persistentVolumeClaim"].get("claimName", "")) for v in p.volumes
+                            if isinstance(v.get("persistentVolumeClaim"), Mapping))
+        p.resource_claims = tuple(c for c in spec.get("resourceClaims") or [] if isinstance(c, Mapping))
+        p.host_ports = tuple(hp for c in p.containers + p.init_containers for hp in c.host_ports)
+        p.images = tuple(c.image for c in p.init_containers + p.containers)
+        p.nominated_node_name = str(status.get("nominatedNodeName") or "")
+        p.phase = str(status.get("phase") or "")
+        p.conditions = tuple(c for c in status.get("conditions") or [] if isinstance(c, Mapping))
+        try:
+            p.start_time = parse_time(status.get("startTime"))
+        except ValueError as e:
+            raise ManifestError("status.startTime", str(e)) from None
+        cont = [(c.requests, c.restart_policy) for c in p.containers]
+        init = [(c.requests, c.restart_policy) for c in p.init_containers]
+        p.requests = pod_requests(cont, init, p.pod_level_requests, p.overhead)
+        p.non_zero_requests = pod_requests(cont, init, p.pod_level_requests, p.overhead, NON_ZERO_DEFAULTS)
+        return p
+
+    def with_node_name(self, node_name: str) -> Pod:
+        """A shallow copy bound to ``node_name`` (what the scheduler cache *assumes*)."""
+        q = Pod.__new__(Pod)
+        for s in Pod.__slots__:
+            object.__setattr__(q, s, getattr(self, s))
+        q.node_name = node_name
+        return q
+
+    def with_nominated_node_name(self, node_name: str) -> Pod:
+        """A shallow copy with ``status.nominatedNodeName`` replaced."""
+        q = self.with_node_name(self.node_name)
+        q.nominated_node_name = node_name
+        return q
+
+    @property
+    def is_terminal(self) -> bool:
+        """``Succeeded`` or ``Failed`` (ignored by the scheduler's pod informer)."""
+        return self.phase in ("Succeeded", "Failed")
+
+    def __repr__(self) -> str:
+        return f"Pod({self.key}{' on ' + self.node_name if self.node_name else ''})"

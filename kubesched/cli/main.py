@@ -1,0 +1,38 @@
+"""The ``kubesched`` command line (click). Commands are thin: parse flags, build objects, call
+one function, print. Every :class:`~kubesched.errors.KubeschedError` becomes one line on
+stderr and exit code 2."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kubesched import __version__
+from kubesched.errors import KubeschedError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KubeschedError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kubesched")
+def main() -> None:
+    """kubesched: a Kubernetes scheduler in Python, exact to kube-scheduler, with image-pull-aware placement."""
+
+
+def _register() -> None:
+    from kubesched.cli import simulate, trace
+
+    main.add_command(simulate.simulate)
+    main.add_command(trace.trace)
+
+
+_register()

@@ -1,0 +1,50 @@
+"""``kubesched simulate``: schedule a snapshot on the embedded cluster and explain the verdicts."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import yaml
+from rich.console import Console
+
+from kubesched.cluster.manifests import load_manifests, write_manifests
+from kubesched.config.load import load_config
+from kubesched.simulate.report import explain_tables, find_pod, print_table, result_dict
+from kubesched.simulate.run import run_simulation
+
+
+@click.command()
+@click.option("-f", "--filename", "files", multiple=True, required=True, type=click.Path(),
+              help="Manifest file or directory (YAML, JSON, kind: List); repeatable.")
+@click.option("--config", "config_path", type=click.Path(), help="A KubeSchedulerConfiguration (v1) file.")
+@click.option("--seed", type=int, default=None, help="Seed for tie-breaking; the same seed gives the same output.")
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
+@click.option("--write-snapshot", type=click.Path(), help="Write the resulting cluster as a manifest file.")
+def simulate(files: tuple[str, ...], config_path: str | None, seed: int | None, output: str, explain: str | None,
+             write_snapshot: str | None) -> None:
+    """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result."""
+    loaded = load_manifests(list(files))
+    for kind, count in sorted(loaded.skipped_kinds.items()):
+        click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+    config = load_config(config_path) if config_path else None
+    res = run_simulation(loaded.manifests, config, seed=seed)
+    if write_snapshot:
+        write_manifests(write_snapshot, res.cluster.snapshot_objects())
+    if output == "json":
+        click.echo(json.dumps(result_dict(res), indent=2))
+    elif output == "yaml":
+        click.echo(yaml.safe_dump(result_dict(res), sort_keys=False), nl=False)
+    else:
+        console = Console(width=max(Console().width, 140)) if sys.stdout.isatty() else Console(width=200)
+        print_table(res, console)
+    if explain:
+        try:
+            pod = find_pod(res, explain)
+        except KeyError as e:
+            raise click.BadParameter(str(e.args[0]), param_hint="--explain") from None
+        console = Console(stderr=output != "table", width=200)
+        for t in explain_tables(pod):
+            console.print(t)

@@ -1,0 +1,353 @@
+"""Clocks: the only source of time in kubesched.
+
+Nothing in kubesched calls ``time.time()`` directly: backoff, unschedulable
+timeouts, Permit waits, lease renewals, timestamps written to objects and the
+kubelet model all take a :class:`Clock`. Upstream kube-scheduler does the same
+with ``k8s.io/utils/clock`` (``clock.Clock`` / ``clock/testing.FakeClock``).
+
+Two implementations:
+
+* :class:`RealClock` -- wall time (``time.time()``) for ``now()``; timers fire
+  on one daemon thread, their delays measured with ``time.monotonic()`` so a
+  wall-clock jump does not shift them.
+* :class:`VirtualClock` -- time moves only when a driver calls
+  :meth:`VirtualClock.advance_to`, :meth:`VirtualClock.run_until`,
+  :meth:`VirtualClock.run_next` or :meth:`VirtualClock.sleep`; timers sit in a
+  heap and fire in time order, ties in scheduling order. The simulator and the
+  benchmark run on it, so runs are reproducible.
+
+All times are seconds (float). ``now()`` is seconds since the Unix epoch for
+the real clock and an arbitrary origin (default 0.0) for the virtual clock.
+Helpers :func:`rfc3339` / :func:`rfc3339_micro` / :func:`parse_rfc3339`
+convert to and from the timestamp strings Kubernetes writes
+(``metav1.Time`` / ``metav1.MicroTime``).
+"""
+
+from __future__ import annotations
+
+import calendar
+import heapq
+import itertools
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+__all__ = [
+    "Clock",
+    "Timer",
+    "RealClock",
+    "VirtualClock",
+    "rfc3339",
+    "rfc3339_micro",
+    "parse_rfc3339",
+]
+
+_log = logging.getLogger(__name__)
+
+Callback = Callable[[], object]
+
+
+class Timer(Protocol):
+    """A scheduled callback; ``when`` is the clock time (seconds) it fires at."""
+
+    @property
+    def when(self) -> float: ...
+
+    def cancel(self) -> bool:
+        """Cancel the timer; returns True if it had not fired or been cancelled yet."""
+        ...
+
+
+class Clock(Protocol):
+    """Source of time and timers (upstream ``k8s.io/utils/clock.WithTicker``)."""
+
+    def now(self) -> float:
+        """Current time in seconds."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Block (real) or advance time firing due timers (virtual) for ``seconds``."""
+        ...
+
+    def call_at(self, when: float, callback: Callback) -> Timer:
+        """Run ``callback()`` once at clock time ``when`` (seconds); past times fire as soon as possible."""
+        ...
+
+    def call_later(self, delay: float, callback: Callback) -> Timer:
+        """Run ``callback()`` once ``delay`` seconds from now (``call_at(now() + delay, ...)``)."""
+        ...
+
+
+class _HeapTimer:
+    """Timer entry shared by both clocks; ordered by (when, seq)."""
+
+    __slots__ = ("when", "seq", "callback", "cancelled", "fired", "_deadline")
+
+    def __init__(self, when: float, seq: int, callback: Callback, deadline: float = 0.0) -> None:
+        self.when = when
+        self.seq = seq
+        self.callback = callback
+        self.cancelled = False
+        self.fired = False
+        self._deadline = deadline  # monotonic deadline (RealClock only)
+
+    def __lt__(self, other: _HeapTimer) -> bool:
+        if self.when != other.when:
+            return self.when < other.when
+        return self.seq < other.seq
+
+    def cancel(self) -> bool:
+        if self.cancelled or self.fired:
+            return False
+        self.cancelled = True
+        return True
+
+    def __repr__(self) -> str:
+        state = "cancelled" if self.cancelled else "fired" if self.fired else "pending"
+        return f"<Timer when={self.when} {state}>"
+
+
+def _run_callback(timer: _HeapTimer) -> None:
+    timer.fired = True
+    timer.callback()
+
+
+class RealClock:
+    """Wall-clock time; timers run on a single daemon thread.
+
+    ``now()`` is ``time.time()``. ``call_at(when)`` converts ``when`` to a
+    ``time.monotonic()`` deadline at scheduling time. Callbacks run on the timer
+    thread, one at a time, in deadline order; an exception in a callback is
+    logged and does not stop the thread. :meth:`close` stops the thread
+    (pending timers are dropped).
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._heap: list[tuple[float, int, _HeapTimer]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def now(self) -> float:
+        return time.time()
+
+    def monotonic(self) -> float:
+        """Monotonic seconds, for measuring intervals."""
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+    def call_at(self, when: float, callback: Callback) -> Timer:
+        return self.call_later(when - time.time(), callback)
+
+    def call_later(self, delay: float, callback: Callback) -> Timer:
+        seq = next(self._seq)
+        deadline = time.monotonic() + max(0.0, delay)
+        timer = _HeapTimer(time.time() + max(0.0, delay), seq, callback, deadline)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("RealClock is closed")
+            heapq.heappush(self._heap, (deadline, seq, timer))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="kubesched-clock", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        return timer
+
+    def close(self) -> None:
+        """Stop the timer thread; pending timers never fire."""
+        with self._cond:
+            self._closed = True
+            self._heap.clear()
+            self._cond.notify()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._closed:
+                        return
+                    while self._heap and self._heap[0][2].cancelled:
+                        heapq.heappop(self._heap)
+                    if not self._heap:
+                        self._cond.wait()
+                        continue
+                    wait = self._heap[0][0] - time.monotonic()
+                    if wait <= 0:
+                        timer = heapq.heappop(self._heap)[2]
+                        break
+                    self._cond.wait(wait)
+            if timer.cancelled:
+                continue
+            try:
+                _run_callback(timer)
+            except Exception:  # a timer callback must not kill the clock thread
+                _log.exception("timer callback %r failed", timer.callback)
+
+
+class VirtualClock:
+    """Virtual time driven explicitly (upstream ``clock/testing.FakeClock``).
+
+    Time only changes when the driver calls :meth:`advance_to`,
+    :meth:`run_until`, :meth:`run_next` or :meth:`sleep`. Timers fire in order
+    of ``when``, ties in the order they were scheduled; while a timer fires,
+    ``now()`` equals its ``when`` (or the current time if it was scheduled in
+    the past). Callbacks may schedule more timers; those that fall inside the
+    window being advanced fire in the same call. Time never goes backwards.
+
+    Callbacks run on the thread that moves time; exceptions propagate to that
+    caller (the timer counts as fired). The heap is guarded by a lock so other
+    threads may schedule or cancel timers.
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+        self._heap: list[_HeapTimer] = []
+        self._seq = itertools.count()
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        return self._now
+
+    def call_at(self, when: float, callback: Callback) -> Timer:
+        timer = _HeapTimer(float(when), next(self._seq), callback)
+        with self._lock:
+            heapq.heappush(self._heap, timer)
+        return timer
+
+    def call_later(self, delay: float, callback: Callback) -> Timer:
+        return self.call_at(self._now + delay, callback)
+
+    def next_timer_time(self) -> float | None:
+        """``when`` of the earliest pending timer, or None when no timer is pending."""
+        with self._lock:
+            heap = self._heap
+            while heap and heap[0].cancelled:
+                heapq.heappop(heap)
+            return heap[0].when if heap else None
+
+    def pending(self) -> int:
+        """Number of timers not yet fired nor cancelled."""
+        with self._lock:
+            return sum(1 for t in self._heap if not t.cancelled)
+
+    def _pop_due(self, limit: float | None) -> _HeapTimer | None:
+        with self._lock:
+            heap = self._heap
+            while heap:
+                top = heap[0]
+                if top.cancelled:
+                    heapq.heappop(heap)
+                    continue
+                if limit is not None and top.when > limit:
+                    return None
+                return heapq.heappop(heap)
+            return None
+
+    def _fire(self, timer: _HeapTimer) -> None:
+        if timer.when > self._now:
+            self._now = timer.when
+        _run_callback(timer)
+
+    def run_next(self) -> bool:
+        """Advance to the earliest pending timer and fire it; False if none is pending."""
+        timer = self._pop_due(None)
+        if timer is None:
+            return False
+        self._fire(timer)
+        return True
+
+    def advance_to(self, t: float) -> int:
+        """Fire every timer due at or before ``t`` (in order), then set ``now()`` to ``t``.
+
+        Returns the number of timers fired. Raises ValueError if ``t`` is earlier than ``now()``.
+        """
+        if t < self._now:
+            raise ValueError(f"cannot move virtual time backwards from {self._now} to {t}")
+        fired = 0
+        while True:
+            timer = self._pop_due(t)
+            if timer is None:
+                break
+            self._fire(timer)
+            fired += 1
+        if t > self._now:
+            self._now = t
+        return fired
+
+    def run_until(self, t: float | None = None) -> int:
+        """Like :meth:`advance_to` but never raises for a past ``t`` (then fires only overdue timers);
+        with ``t=None`` fires timers until none is left (time ends at the last one). Returns timers fired.
+        """
+        if t is None:
+            fired = 0
+            while self.run_next():
+                fired += 1
+            return fired
+        return self.advance_to(max(t, self._now))
+
+    def sleep(self, seconds: float) -> None:
+        """Advance time by ``seconds`` (>= 0), firing timers due in that window."""
+        self.advance_to(self._now + max(0.0, seconds))
+
+    def __repr__(self) -> str:
+        return f"VirtualClock(now={self._now}, pending={self.pending()})"
+
+
+# --- timestamp formatting (metav1.Time / metav1.MicroTime) ---------------------------------
+
+_sec_cache: tuple[int, str] = (-(2**62), "")
+
+
+def rfc3339(t: float) -> str:
+    """``metav1.Time`` text for epoch seconds ``t``: UTC, second precision, e.g. ``2024-05-01T12:00:00Z``."""
+    global _sec_cache
+    sec = int(t // 1)
+    cached = _sec_cache
+    if cached[0] == sec:
+        return cached[1]
+    text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(sec))
+    _sec_cache = (sec, text)
+    return text
+
+
+def rfc3339_micro(t: float) -> str:
+    """``metav1.MicroTime`` text: UTC with 6 fraction digits, e.g. ``2024-05-01T12:00:00.250000Z``."""
+    sec = int(t // 1)
+    micros = int(round((t - sec) * 1_000_000))
+    if micros >= 1_000_000:
+        sec += 1
+        micros -= 1_000_000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{micros:06d}Z"
+
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$"
+)
+
+
+def parse_rfc3339(text: str) -> float:
+    """Epoch seconds for an RFC 3339 timestamp (``Z`` or ``+hh:mm`` offset, optional fraction).
+
+    Raises ValueError on malformed text.
+    """
+    m = _RFC3339.match(text.strip())
+    if m is None:
+        raise ValueError(f"invalid RFC 3339 timestamp {text!r}")
+    year, mon, day, hh, mm, ss = (int(m.group(i)) for i in range(1, 7))
+    seconds = float(calendar.timegm((year, mon, day, hh, mm, ss, 0, 0, 0)))
+    if m.group(7):
+        seconds += float(m.group(7))
+    if m.group(9):
+        offset = int(m.group(10)) * 3600 + int(m.group(11)) * 60
+        seconds -= offset if m.group(9) == "+" else -offset
+    return seconds

@@ -1,0 +1,88 @@
+"""``Handle``: what a plugin may use of the scheduler (spec §3 "Handle";
+``staging/.../framework/interface.go`` ``Handle``). The framework runtime implements it.
+
+Plugins never import a backend: objects other than Pods/Nodes (PVCs, PVs, StorageClasses,
+CSINodes, PDBs, Namespaces, Services, ReplicaSets, StatefulSets, ReplicationControllers) are
+read through ``handle.objects`` as Kubernetes JSON dicts; writes go through ``handle.client``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from kubesched.api.pod import Pod
+    from kubesched.clock import Clock
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_info import NodeInfo, PodInfo
+    from kubesched.framework.snapshot import Snapshot
+    from kubesched.framework.status import Status
+
+
+class ObjectLister(Protocol):
+    """Read access to the informer caches of non-pod kinds (dicts, never mutate them)."""
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]: ...
+
+    def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None: ...
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]: ...
+
+
+class EventRecorder(Protocol):
+    """``events.k8s.io`` recorder: ``eventtype`` is ``Normal``/``Warning``."""
+
+    def eventf(self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str,
+               note: str) -> None: ...
+
+
+class WaitingPod(Protocol):
+    """A pod parked by Permit."""
+
+    def get_pod(self) -> Pod: ...
+
+    def get_pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin_name: str) -> None: ...
+
+    def reject(self, plugin_name: str, msg: str) -> None: ...
+
+
+class Nominator(Protocol):
+    """Pods nominated to nodes (spec §6.8)."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+
+class Handle(Protocol):
+    """The framework handle passed to plugin constructors."""
+
+    profile_name: str
+    parallelism: int
+    clock: Clock
+    rng: random.Random
+    objects: ObjectLister
+    client: Any
+    event_recorder: EventRecorder
+    nominator: Nominator | None
+
+    def snapshot(self) -> Snapshot: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool: ...
+
+    def iterate_over_waiting_pods(self) -> Iterator[WaitingPod]: ...
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def activate(self, pods: Mapping[str, Pod]) -> None: ...

@@ -1,0 +1,38 @@
+"""``QueuedPodInfo`` (spec §6.1): a pod in the scheduling queue with its attempt bookkeeping.
+
+Times (``timestamp``, ``initial_attempt_timestamp``, ``backoff_expiration``) are seconds on
+the scheduler's clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubesched.framework.node_info import PodInfo
+
+
+@dataclass(eq=False, slots=True)
+class QueuedPodInfo:
+    """Queue entry for one pod (key ``namespace/name``)."""
+
+    pod_info: PodInfo
+    timestamp: float = 0.0
+    attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors_count: int = 0
+    backoff_expiration: float | None = None
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gating_plugin: str = ""
+    gating_plugin_events: list = field(default_factory=list)
+
+    @property
+    def pod(self):  # type: ignore[no-untyped-def]
+        """The queued :class:`~kubesched.api.pod.Pod`."""
+        return self.pod_info.pod
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return self.pod_info.pod.key

@@ -1,0 +1,64 @@
+"""Per-attempt record of every plugin's verdicts and scores (the data behind ``simulate -o json``
+and ``--explain``). Key names follow kube-scheduler-simulator's result annotations.
+
+Recording is off unless a :class:`CycleRecorder` is attached to the ``CycleState``
+(``state.recorder``), so the hot path of ``kubesched run`` pays nothing for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.framework.results import PostFilterResult
+from kubesched.framework.status import Code, Status
+
+
+def status_dict(s: Status | None) -> dict[str, Any]:
+    """``{"code": ..., "reasons": [...]}`` for a possibly-``None`` status."""
+    if s is None:
+        return {"code": str(Code.Success), "reasons": []}
+    return s.to_dict()
+
+
+class CycleRecorder:
+    """Collects one scheduling attempt; :meth:`to_dict` gives the JSON ``results[]`` entry."""
+
+    def __init__(self) -> None:
+        self.pre_filter: dict[str, dict[str, Any]] = {}
+        self.filter: dict[str, dict[str, dict[str, Any]]] = {}
+        self.post_filter: dict[str, dict[str, Any]] = {}
+        self.pre_score: dict[str, dict[str, Any]] = {}
+        self.score: dict[str, dict[str, int]] = {}
+        self.normalized_score: dict[str, dict[str, int]] = {}
+        self.final_score: dict[str, dict[str, int]] = {}
+        self.reserve: dict[str, dict[str, Any]] = {}
+        self.permit: dict[str, dict[str, Any]] = {}
+        self.pre_bind: dict[str, dict[str, Any]] = {}
+        self.bind: dict[str, dict[str, Any]] = {}
+        self.selected_node: str | None = None
+
+    def record_filter(self, node: str, plugin: str, s: Status | None) -> None:
+        """A Filter plugin's verdict on ``node``."""
+        self.filter.setdefault(node, {})[plugin] = status_dict(s)
+
+    def record_post_filter(self, plugin: str, s: Status | None, result: PostFilterResult | None,
+                           victims: list[str] | None = None) -> None:
+        """A PostFilter plugin's status plus its nomination and victims (``namespace/name``)."""
+        d = status_dict(s)
+        ni = result.nominating_info if result is not None else None
+        d["nominatedNode"] = ni.nominated_node_name if ni is not None and ni.nominated_node_name else None
+        d["victims"] = list(victims or [])
+        self.post_filter[plugin] = d
+
+    def record_score(self, plugin: str, node: str, raw: int) -> None:
+        """Raw Score output."""
+        self.score.setdefault(node, {})[plugin] = raw
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``results[]`` entry of the JSON contract."""
+        return {
+            "preFilter": self.pre_filter, "filter": self.filter, "postFilter": self.post_filter,
+            "preScore": self.pre_score, "score": self.score, "normalizedScore": self.normalized_score,
+            "finalScore": self.final_score, "reserve": self.reserve, "permit": self.permit,
+            "preBind": self.pre_bind, "bind": self.bind, "selectedNode": self.selected_node,
+        }

@@ -1,0 +1,548 @@
+"""The framework runtime of one profile: builds the plugins and runs each extension point in
+upstream order (spec §4; ``pkg/scheduler/framework/runtime/framework.go``).
+
+The ``Framework`` is also the plugins' :class:`~kubesched.framework.handle.Handle`. It knows no
+plugin by name: plugins come from a :class:`~kubesched.framework.registry.Registry`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from kubesched.api.pod import Pod
+from kubesched.config.args import decode_plugin_args
+from kubesched.errors import ConfigError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import NodeToStatus
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.handle import EventRecorder, Nominator, ObjectLister
+from kubesched.framework.interfaces import (
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.profile import ResolvedPlugins, resolve_plugins
+from kubesched.framework.recorder import status_dict
+from kubesched.framework.registry import Registry
+from kubesched.framework.results import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    NodePluginScores,
+    NodeScore,
+    PluginScore,
+    PostFilterResult,
+    PreFilterResult,
+)
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.waiting_pods import WaitingPod, WaitingPodsMap
+
+#: upstream ``maxTimeout``: no Permit plugin may hold a pod longer than 15 minutes (seconds)
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+_ALL_EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.Wildcard, ActionType.All))]
+
+
+class FrameworkError(Exception):
+    """An internal error of a plugin run (becomes an Error status)."""
+
+
+class Framework:
+    """One profile's plugins and the logic that runs them.
+
+    Construction decodes each plugin's args from the profile's ``pluginConfig`` (errors carry
+    the field path) and instantiates every needed plugin once as ``cls(args, self)``.
+    ``snapshot_provider`` returns the snapshot of the current cycle.
+    """
+
+    def __init__(self, profile: Any, registry: Registry, *, profile_path: str = "profiles[0]",
+                 snapshot_provider: Callable[[], Snapshot] | None = None, clock: Any = None,
+                 rng: random.Random | None = None, client: Any = None, objects: ObjectLister | None = None,
+                 event_recorder: EventRecorder | None = None, nominator: Nominator | None = None,
+                 parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
+                 ignored_resources: Sequence[str] = (), permit_wait_timeout: float | None = None,
+                 skip_unavailable: bool = False, on_skipped: Callable[[list[str]], None] | None = None) -> None:
+        self.profile_name: str = profile.scheduler_name or "default-scheduler"
+        self.parallelism = parallelism
+        self.percentage_of_nodes_to_score = (profile.percentage_of_nodes_to_score
+                                             if profile.percentage_of_nodes_to_score is not None
+                                             else percentage_of_nodes_to_score)
+        self.clock = clock
+        self.rng = rng or random.Random(0)
+        self.client = client
+        self.objects = objects
+        self.event_recorder = event_recorder
+        self.nominator = nominator
+        self.waiting_pods = WaitingPodsMap()
+        self.permit_wait_timeout = permit_wait_timeout
+        self._snapshot_provider = snapshot_provider or (lambda: Snapshot([]))
+        self.activate_hook: Callable[[Mapping[str, Pod]], None] | None = None
+        self.skipped_plugins: list[str] = []
+
+        def plugin_class(name: str, path: str) -> type[Plugin]:
+            return registry.get(name, path)
+
+        plugins_cfg = profile.plugins
+        if skip_unavailable:
+            plugins_cfg = self._without_unavailable(plugins_cfg, registry)
+            if self.skipped_plugins and on_skipped is not None:
+                on_skipped(self.skipped_plugins)
+        resolved: ResolvedPlugins = resolve_plugins(plugins_cfg, plugin_class, profile_path)
+        self.resolved = resolved
+        instances: dict[str, Plugin] = {}
+        for name in resolved.needed:
+            cls = registry.get(name, f"{profile_path}.plugins")
+            args = None
+            if cls.Args is not None:
+                args = decode_plugin_args(cls.Args, profile, name, profile_path)
+                if ignored_resources and hasattr(args, "ignored_resources"):
+                    # upstream buildExtenders *replaces* ignoredResources with the extenders' list
+                    args.ignored_resources = list(ignored_resources)
+            try:
+                instances[name] = cls(args, self)
+            except ConfigError:
+                raise
+            except (ValueError, TypeError) as e:
+                raise ConfigError(f"{profile_path}.pluginConfig", f"initializing plugin {name!r}: {e}") from None
+        self.plugins = instances
+        p = resolved.points
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = [instances[n] for n in p["preEnqueue"]]  # type: ignore[misc]
+        self.queue_sort_plugin: QueueSortPlugin = instances[p["queueSort"][0]]  # type: ignore[assignment]
+        self.pre_filter_plugins: list[PreFilterPlugin] = [instances[n] for n in p["preFilter"]]  # type: ignore[misc]
+        self.filter_plugins: list[FilterPlugin] = [instances[n] for n in p["filter"]]  # type: ignore[misc]
+        self.post_filter_plugins: list[PostFilterPlugin] = [instances[n] for n in p["postFilter"]]  # type: ignore[misc]
+        self.pre_score_plugins: list[PreScorePlugin] = [instances[n] for n in p["preScore"]]  # type: ignore[misc]
+        self.score_plugins: list[ScorePlugin] = [instances[n] for n in p["score"]]  # type: ignore[misc]
+        self.score_weights: dict[str, int] = resolved.weights
+        self.reserve_plugins: list[ReservePlugin] = [instances[n] for n in p["reserve"]]  # type: ignore[misc]
+        self.permit_plugins: list[PermitPlugin] = [instances[n] for n in p["permit"]]  # type: ignore[misc]
+        self.pre_bind_plugins: list[PreBindPlugin] = [instances[n] for n in p["preBind"]]  # type: ignore[misc]
+        self.bind_plugins: list[BindPlugin] = [instances[n] for n in p["bind"]]  # type: ignore[misc]
+        self.post_bind_plugins: list[PostBindPlugin] = [instances[n] for n in p["postBind"]]  # type: ignore[misc]
+
+    def _without_unavailable(self, plugins_cfg: Any, registry: Registry) -> Any:
+        """A copy of the plugins config without plugins that are not implemented (default profile only)."""
+        cfg = plugins_cfg.model_copy(deep=True)
+        missing: list[str] = []
+        for attr in ("multi_point", "pre_enqueue", "queue_sort", "pre_filter", "filter", "post_filter",
+                     "pre_score", "score", "reserve", "permit", "pre_bind", "bind", "post_bind"):
+            pset = getattr(cfg, attr)
+            keep = []
+            for e in pset.enabled:
+                if registry.available(e.name):
+                    keep.append(e)
+                elif e.name not in missing:
+                    missing.append(e.name)
+            pset.enabled = keep
+        self.skipped_plugins = missing
+        return cfg
+
+    # ---- Handle -------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The snapshot of the current scheduling cycle."""
+        return self._snapshot_provider()
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod with ``uid`` if it waits on Permit."""
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a waiting pod with message ``removed``; True if it was waiting."""
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    def iterate_over_waiting_pods(self) -> Iterator[WaitingPod]:
+        """Every waiting pod."""
+        return iter(self.waiting_pods)
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        """Move ``pods`` to activeQ (``handle.Activate``)."""
+        if self.activate_hook is not None and pods:
+            self.activate_hook(pods)
+
+    # ---- events ---------------------------------------------------------------------------------
+
+    def enqueue_hints(self) -> list[tuple[str, list[ClusterEventWithHint]]]:
+        """Per plugin relevant to requeueing (PreEnqueue/PreFilter/Filter/Reserve/Permit), its registered
+        events; plugins without EnqueueExtensions are registered for every event (spec §4.1 step 6)."""
+        names: list[str] = []
+        for lst in (self.pre_enqueue_plugins, self.pre_filter_plugins, self.filter_plugins,
+                    self.reserve_plugins, self.permit_plugins):
+            for pl in lst:
+                if pl.NAME not in names:
+                    names.append(pl.NAME)
+        out = []
+        for n in names:
+            pl = self.plugins[n]
+            events = pl.events_to_register() if isinstance(pl, EnqueueExtensions) else _ALL_EVENTS
+            out.append((n, list(events)))
+        return out
+
+    # ---- PreEnqueue -----------------------------------------------------------------------------
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        """First non-Success PreEnqueue status (with plugin set), or None."""
+        for pl in self.pre_enqueue_plugins:
+            s = pl.pre_enqueue(pod)
+            if s is not None and not s.is_success():
+                s.plugin = pl.NAME
+                return s
+        return None
+
+    # ---- PreFilter ------------------------------------------------------------------------------
+
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
+                               nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """Spec §4.2 PreFilter. Returns ``(result, status, plugins that returned node sets or rejected)``."""
+        result: PreFilterResult | None = None
+        plugins_with_nodes: list[str] = []
+        skip: set[str] = set()
+        rejector: Status | None = None
+        rec = state.recorder
+        for pl in self.pre_filter_plugins:
+            try:
+                r, s = pl.pre_filter(state, pod, nodes)
+            except Exception as e:  # noqa: BLE001 - a plugin crash is an Error status, never a scheduler crash
+                s, r = Status(Code.Error, err=e), None
+            if rec is not None:
+                rec.pre_filter[pl.NAME] = status_dict(s)
+            if s is not None and s.is_skip():
+                skip.add(pl.NAME)
+                continue
+            if s is not None and not s.is_success():
+                s.plugin = pl.NAME
+                if s.code == Code.UnschedulableAndUnresolvable:
+                    state.skip_filter_plugins = skip
+                    return None, s, {pl.NAME}
+                if s.code == Code.Unschedulable or s.code == Code.Pending:
+                    rejector = s
+                    continue
+                state.skip_filter_plugins = skip
+                return None, Status(Code.Error, f'running PreFilter plugin "{pl.NAME}": {s.message()}',
+                                    plugin=pl.NAME), set()
+            if r is not None and r.node_names is not None:
+                plugins_with_nodes.append(pl.NAME)
+                result = r if result is None else result.merge(r)
+                if result.node_names is not None and not result.node_names:
+                    if len(plugins_with_nodes) == 1:
+                        msg = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(plugins_with_nodes)}] simultaneously"
+                    state.skip_filter_plugins = skip
+                    return None, Status(Code.UnschedulableAndUnresolvable, msg), set(plugins_with_nodes)
+        state.skip_filter_plugins = skip
+        if rejector is not None:
+            return result, rejector, {rejector.plugin} | set(plugins_with_nodes)
+        return result, None, set(plugins_with_nodes)
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
+                                         node_info: NodeInfo) -> Status | None:
+        """Run every non-skipped PreFilter plugin's ``add_pod`` extension."""
+        for pl in self.pre_filter_plugins:
+            if pl.NAME in state.skip_filter_plugins:
+                continue
+            ext = pl.pre_filter_extensions()
+            if ext is None:
+                continue
+            s = ext.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
+            if s is not None and not s.is_success():
+                return Status(Code.Error, f'running AddPod on PreFilter plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        """Run every non-skipped PreFilter plugin's ``remove_pod`` extension."""
+        for pl in self.pre_filter_plugins:
+            if pl.NAME in state.skip_filter_plugins:
+                continue
+            ext = pl.pre_filter_extensions()
+            if ext is None:
+                continue
+            s = ext.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
+            if s is not None and not s.is_success():
+                return Status(Code.Error, f'running RemovePod on PreFilter plugin "{pl.NAME}": {s.message()}',
+                              plugin=pl.NAME)
+        return None
+
+    # ---- Filter ---------------------------------------------------------------------------------
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                           recorder: Any = None) -> Status | None:
+        """Spec §4.2 Filter: first non-Success stops; rejections keep their code, anything else is an Error."""
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if skip and pl.NAME in skip:
+                continue
+            try:
+                s = pl.filter(state, pod, node_info)
+            except Exception as e:  # noqa: BLE001
+                s = Status(Code.Error, err=e)
+            if recorder is not None:
+                recorder.record_filter(node_info.name, pl.NAME, s)
+            if s is not None and s.code != Code.Success:
+                if not s.is_rejected():
+                    return Status(Code.Error, f'running "{pl.NAME}" filter plugin: {s.message()}', plugin=pl.NAME)
+                s.plugin = pl.NAME
+                return s
+        return None
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                                               recorder: Any = None) -> Status | None:
+        """Spec §4.2: filter once with higher-or-equal-priority nominated pods added, then without."""
+        nominated: list[PodInfo] = []
+        if self.nominator is not None:
+            for pi in self.nominator.nominated_pods_for_node(node_info.name):
+                if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid:
+                    nominated.append(pi)
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info, recorder)
+        ni2 = node_info.snapshot()
+        st2 = state.clone()
+        for pi in nominated:
+            ni2.add_pod_info(pi)
+            s = self.run_pre_filter_extension_add_pod(st2, pod, pi, ni2)
+            if s is not None and not s.is_success():
+                return s
+        s = self.run_filter_plugins(st2, pod, ni2, recorder)
+        if s is not None and not s.is_success():
+            return s
+        return self.run_filter_plugins(state, pod, node_info, recorder)
+
+    # ---- PostFilter -----------------------------------------------------------------------------
+
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod,
+                                node_to_status: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        """Spec §4.2 PostFilter."""
+        reasons: list[str] = []
+        rejector_plugin = ""
+        result: PostFilterResult | None = None
+        rec = state.recorder
+        for pl in self.post_filter_plugins:
+            try:
+                r, s = pl.post_filter(state, pod, node_to_status)
+            except Exception as e:  # noqa: BLE001
+                r, s = None, Status(Code.Error, err=e)
+            if rec is not None and pl.NAME not in rec.post_filter:
+                rec.record_post_filter(pl.NAME, s, r)
+            if s is None or s.is_success():
+                return r, Status(Code.Success, plugin=pl.NAME)
+            if s.code == Code.UnschedulableAndUnresolvable:
+                s.plugin = pl.NAME
+                return r, s
+            if not s.is_rejected():
+                return None, Status(Code.Error, s.message(), plugin=pl.NAME)
+            reasons.extend([str(s.err), *s.reasons] if s.err else s.reasons)
+            if r is not None and r.nominating_info is not None and r.nominating_info.mode != 0:
+                result = r
+            if not rejector_plugin:
+                rejector_plugin = pl.NAME
+        return result, Status(Code.Unschedulable, *reasons, plugin=rejector_plugin)
+
+    # ---- PreScore / Score -----------------------------------------------------------------------
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Spec §4.2 PreScore: Skip adds to the score-skip set; failures are Errors."""
+        skip: set[str] = set()
+        rec = state.recorder
+        for pl in self.pre_score_plugins:
+            try:
+                s = pl.pre_score(state, pod, nodes)
+            except Exception as e:  # noqa: BLE001
+                s = Status(Code.Error, err=e)
+            if rec is not None:
+                rec.pre_score[pl.NAME] = status_dict(s)
+            if s is not None and s.is_skip():
+                skip.add(pl.NAME)
+                continue
+            if s is not None and not s.is_success():
+                return Status(Code.Error, f'running PreScore plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+        state.skip_score_plugins = skip
+        return None
+
+    def run_score_plugins(self, state: CycleState, pod: Pod,
+                          nodes: Sequence[NodeInfo]) -> tuple[list[NodePluginScores], Status | None]:
+        """Spec §4.2 Score: score, normalize, range-check, weight and total per node."""
+        plugins = [pl for pl in self.score_plugins if pl.NAME not in state.skip_score_plugins]
+        result = [NodePluginScores(ni.name) for ni in nodes]
+        rec = state.recorder
+        for pl in plugins:
+            scores: list[NodeScore] = []
+            for ni in nodes:
+                try:
+                    sc, s = pl.score(state, pod, ni)
+                except Exception as e:  # noqa: BLE001
+                    sc, s = 0, Status(Code.Error, err=e)
+                if s is not None and not s.is_success():
+                    return [], Status(Code.Error, f'running Score plugins: plugin "{pl.NAME}" failed with: {s.message()}',
+                                      plugin=pl.NAME)
+                scores.append(NodeScore(ni.name, sc))
+                if rec is not None:
+                    rec.record_score(pl.NAME, ni.name, sc)
+            ext = pl.score_extensions()
+            if ext is not None:
+                s = ext.normalize_score(state, pod, scores)
+                if s is not None and not s.is_success():
+                    return [], Status(Code.Error, f'running Normalize on Score plugins: plugin "{pl.NAME}" failed with: '
+                                                  f'{s.message()}', plugin=pl.NAME)
+            weight = self.score_weights.get(pl.NAME, 1)
+            for i, ns in enumerate(scores):
+                if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
+                    return [], Status(Code.Error, f'applying score defaultWeights on Score plugins: plugin "{pl.NAME}" '
+                                                  f"returns an invalid score {ns.score}, it should in the range of "
+                                                  f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                                      plugin=pl.NAME)
+                weighted = ns.score * weight
+                nps = result[i]
+                nps.scores.append(PluginScore(pl.NAME, weighted))
+                nps.total_score += weighted
+                if rec is not None:
+                    rec.normalized_score.setdefault(ns.name, {})[pl.NAME] = ns.score
+                    rec.final_score.setdefault(ns.name, {})[pl.NAME] = weighted
+        return result, None
+
+    def has_score_plugins(self) -> bool:
+        """True if any Score plugin is enabled."""
+        return bool(self.score_plugins)
+
+    def has_filter_plugins(self) -> bool:
+        """True if any Filter plugin is enabled."""
+        return bool(self.filter_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        """True if any PostFilter plugin is enabled."""
+        return bool(self.post_filter_plugins)
+
+    # ---- Reserve / Permit -----------------------------------------------------------------------
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Spec §4.2 Reserve: stop at the first failure."""
+        rec = state.recorder
+        for pl in self.reserve_plugins:
+            try:
+                s = pl.reserve(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                s = Status(Code.Error, err=e)
+            if rec is not None:
+                rec.reserve[pl.NAME] = status_dict(s)
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    s.plugin = pl.NAME
+                    return s
+                return Status(Code.Error, f'running Reserve plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Every Reserve plugin's ``unreserve`` in reverse order."""
+        for pl in reversed(self.reserve_plugins):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Spec §4.2 Permit. A ``Wait`` registers a :class:`WaitingPod` (timeouts capped at 15 minutes,
+        or at ``permit_wait_timeout`` when set)."""
+        timeouts: dict[str, float] = {}
+        rec = state.recorder
+        for pl in self.permit_plugins:
+            try:
+                s, timeout = pl.permit(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                s, timeout = Status(Code.Error, err=e), 0.0
+            if rec is not None:
+                rec.permit[pl.NAME] = status_dict(s)
+            if s is None or s.is_success():
+                continue
+            if s.is_rejected():
+                s.plugin = pl.NAME
+                return s
+            if s.is_wait():
+                cap = MAX_PERMIT_TIMEOUT
+                if self.permit_wait_timeout:
+                    cap = min(cap, self.permit_wait_timeout)
+                timeouts[pl.NAME] = min(timeout, cap)
+                continue
+            return Status(Code.Error, f'running Permit plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+        if timeouts:
+            self.waiting_pods.add(WaitingPod(pod, timeouts, self.clock))
+            return Status(Code.Wait, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"')
+        return None
+
+    # ---- Binding --------------------------------------------------------------------------------
+
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Spec §4.2 PreBindPreFlight: Error -> Error; any Success -> Success; all Skip -> Skip."""
+        if not self.pre_bind_plugins:
+            return Status(Code.Skip)
+        skip: set[str] = set()
+        for pl in self.pre_bind_plugins:
+            s = pl.pre_bind_pre_flight(state, pod, node_name)
+            if s is not None and s.is_skip():
+                skip.add(pl.NAME)
+                continue
+            if s is not None and not s.is_success():
+                return Status(Code.Error, f'running PreBindPreFlight "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+        state.skip_pre_bind_plugins = skip
+        if len(skip) == len(self.pre_bind_plugins):
+            return Status(Code.Skip)
+        return None
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Spec §4.2 PreBind: in order, first failure stops."""
+        rec = state.recorder
+        for pl in self.pre_bind_plugins:
+            if pl.NAME in state.skip_pre_bind_plugins:
+                continue
+            try:
+                s = pl.pre_bind(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                s = Status(Code.Error, err=e)
+            if rec is not None:
+                rec.pre_bind[pl.NAME] = status_dict(s)
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    s.plugin = pl.NAME
+                    return s
+                return Status(Code.Error, f'running PreBind plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Spec §4.2 Bind: the first plugin that does not Skip decides."""
+        rec = state.recorder
+        s: Status | None = Status(Code.Skip)
+        for pl in self.bind_plugins:
+            try:
+                s = pl.bind(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                s = Status(Code.Error, err=e)
+            if rec is not None:
+                rec.bind[pl.NAME] = status_dict(s)
+            if s is not None and s.is_skip():
+                continue
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    s.plugin = pl.NAME
+                    return s
+                return Status(Code.Error, f'running Bind plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+            return None
+        return s
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Every PostBind plugin."""
+        for pl in self.post_bind_plugins:
+            pl.post_bind(state, pod, node_name)

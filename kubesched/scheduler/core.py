@@ -1,0 +1,398 @@
+"""The scheduler: one scheduling cycle per pod, then an (optionally concurrent) binding cycle
+(spec §5; ``pkg/scheduler/scheduler.go`` and ``pkg/scheduler/schedule_one.go``).
+
+The same ``Scheduler`` serves every mode: ``simulate`` and ``replay`` drive
+:meth:`Scheduler.schedule_next` on a virtual clock against the embedded cluster; ``run``
+calls :meth:`Scheduler.run` on a real clock against an API server. It reaches the cluster
+only through a ``ClusterClient``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubesched.api.pod import Pod
+from kubesched.cluster.client import ClusterClient
+from kubesched.cluster.informers import InformerSet
+from kubesched.config.extenders import extender_ignored_resources
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
+from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
+from kubesched.framework.events import ASSIGNED_POD_DELETE
+from kubesched.framework.node_info import PodInfo
+from kubesched.framework.queued_pod_info import QueuedPodInfo
+from kubesched.framework.recorder import CycleRecorder
+from kubesched.framework.registry import Registry
+from kubesched.framework.results import NominatingInfo, NominatingMode
+from kubesched.framework.runtime import Framework
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.scheduler.events import ClientEventRecorder
+from kubesched.scheduler.placement import NoNodesAvailableError, Placement, SchedulingError
+
+log = logging.getLogger(__name__)
+
+#: kinds the scheduler watches, in start order (nodes before pods so bound pods find their node)
+WATCHED_KINDS = ("Namespace", "StorageClass", "CSINode", "PersistentVolume", "PersistentVolumeClaim",
+                 "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Node", "Pod")
+
+CLEAR_NOMINATION = NominatingInfo("", NominatingMode.Override)
+
+BindingExecutor = Callable[[Callable[[], None]], None]
+
+
+def run_inline(fn: Callable[[], None]) -> None:
+    """Binding executor that runs the binding cycle at once (simulation, benchmarks)."""
+    fn()
+
+
+class Scheduler:
+    """kube-scheduler's ``Scheduler``: cache, queue, profiles (one :class:`Framework` each) and the
+    scheduling/binding cycles. Create with :func:`kubesched.scheduler.factory.new_scheduler`."""
+
+    def __init__(self, client: ClusterClient, config: KubeSchedulerConfiguration, registry: Registry, *,
+                 clock: Any, rng: random.Random, record: bool = False,
+                 binding_executor: BindingExecutor = run_inline, default_profile_fallback: bool = False,
+                 on_skipped_plugins: Callable[[str, list[str]], None] | None = None,
+                 permit_wait_timeout: float | None = None, extenders: list[Any] | None = None) -> None:
+        from kubesched.cache.cache import Cache
+        from kubesched.queue.scheduling_queue import PriorityQueue
+        from kubesched.scheduler.event_handlers import EventHandlers
+
+        self.client = client
+        self.config = config
+        self.clock = clock
+        self.rng = rng
+        self.record = record
+        self.binding_executor = binding_executor
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.informers = InformerSet(client, WATCHED_KINDS)
+        self.records: dict[str, list[CycleRecorder]] = {}
+        self.invalid_pods: dict[str, str] = {}
+        self._lock = threading.RLock()
+        self.extenders = list(extenders or [])
+        self.placement = Placement(rng, self.extenders, config.percentage_of_nodes_to_score)
+        ignored = extender_ignored_resources(config)
+        self.profiles: dict[str, Framework] = {}
+        for i, prof in enumerate(config.profiles):
+            name = prof.scheduler_name or "default-scheduler"
+            fwk = Framework(
+                prof, registry, profile_path=f"profiles[{i}]", snapshot_provider=lambda: self.snapshot,
+                clock=clock, rng=rng, client=client, objects=self.informers,
+                event_recorder=ClientEventRecorder(client, clock, name), parallelism=config.parallelism,
+                percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
+                permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
+                on_skipped=(lambda skipped, n=name: on_skipped_plugins(n, skipped)) if on_skipped_plugins else None)
+            self.profiles[name] = fwk
+        first = next(iter(self.profiles.values()))
+        self.queue = PriorityQueue(
+            clock, first.queue_sort_plugin.less,
+            pod_initial_backoff=float(config.pod_initial_backoff_seconds),
+            pod_max_backoff=float(config.pod_max_backoff_seconds),
+            pre_enqueue_plugins={n: f.pre_enqueue_plugins for n, f in self.profiles.items()},
+            queueing_hints={n: _hint_map(f) for n, f in self.profiles.items()},
+            profile_of=self.profile_name_for,
+            pod_lister=self._informer_pod,
+            namespace_labels=self.informers.namespace_labels,
+            sort_key=_priority_sort_key if type(first.queue_sort_plugin).__name__ == "PrioritySort" else None,
+        )
+        for fwk in self.profiles.values():
+            fwk.nominator = self.queue
+            fwk.activate_hook = self.queue.activate
+        self.handlers = EventHandlers(self)
+
+    # ---- setup ----------------------------------------------------------------------------------
+
+    def profile_name_for(self, pod: Pod) -> str | None:
+        """The profile responsible for ``pod`` (by ``spec.schedulerName``) or None."""
+        return pod.scheduler_name if pod.scheduler_name in self.profiles else None
+
+    def _informer_pod(self, key: str) -> Pod | None:
+        ns, _, name = key.partition("/")
+        obj = self.informers.get("Pod", ns, name)
+        return self.handlers.parsed_pod(obj) if obj is not None else None
+
+    def start(self) -> None:
+        """Start the informers (list + watch); event handlers fill the cache and the queue."""
+        self.handlers.register(self.informers)
+        self.informers.start(WATCHED_KINDS)
+
+    # ---- the loop -------------------------------------------------------------------------------
+
+    def schedule_next(self) -> bool:
+        """Pop one pod (non-blocking) and run its scheduling cycle; False when nothing was poppable."""
+        qpi = self.queue.pop()
+        if qpi is None:
+            return False
+        self.schedule_one(qpi)
+        return True
+
+    def run(self, stop: threading.Event) -> None:
+        """Blocking loop for a real clock: pop (waiting for pods) and schedule until ``stop`` is set."""
+        while not stop.is_set():
+            qpi = self.queue.pop_blocking(0.5)
+            if qpi is None:
+                continue
+            try:
+                self.schedule_one(qpi)
+            except Exception:  # noqa: BLE001 - one pod's failure never stops the scheduler
+                log.exception("scheduling %s failed", qpi.key)
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """Spec §5.1 ``ScheduleOne`` for a popped pod."""
+        pod = qpi.pod
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None:
+            log.error("unable to find profile for scheduler name %s (pod %s)", pod.scheduler_name, pod.key)
+            self.queue.done(pod.uid)
+            return
+        if pod.deletion_timestamp:
+            fwk.event_recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling",  # type: ignore[union-attr]
+                                      f"skip schedule deleting pod: {pod.namespace}/{pod.name}")
+            self.queue.done(pod.uid)
+            return
+        if self.cache.is_assumed_pod(pod):
+            self.queue.done(pod.uid)
+            return
+        state = CycleState()
+        state.record_plugin_metrics = self.rng.randrange(100) < 10
+        state.write(PODS_TO_ACTIVATE_KEY, {})
+        if self.record:
+            rec = CycleRecorder()
+            state.recorder = rec
+            self.records.setdefault(pod.key, []).append(rec)
+        start = self.clock.now()
+        self.scheduling_cycle(fwk, state, qpi, start)
+
+    # ---- scheduling cycle -----------------------------------------------------------------------
+
+    def scheduling_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, start: float) -> None:
+        """Spec §5.2-§5.6: find a host, assume, Reserve, Permit; then hand over to the binding cycle."""
+        pod = qpi.pod
+        self.cache.update_snapshot(self.snapshot)
+        try:
+            result = self.placement.schedule_pod(fwk, state, pod, self.snapshot)
+        except NoNodesAvailableError as e:
+            self.handle_failure(fwk, qpi, Status(Code.UnschedulableAndUnresolvable, str(e)), CLEAR_NOMINATION, start)
+            return
+        except FitError as fe:
+            if not fwk.has_post_filter_plugins():
+                self.handle_failure(fwk, qpi, _fit_status(fe), CLEAR_NOMINATION, start)
+                return
+            pf_result, s = fwk.run_post_filter_plugins(state, pod, fe.diagnosis.node_to_status)
+            fe.diagnosis.post_filter_msg = s.message()
+            if s.code == Code.Error:
+                log.error("status after running PostFilter plugins for pod %s: %s", pod.key, s.message())
+            nominating = pf_result.nominating_info if pf_result is not None else None
+            self.handle_failure(fwk, qpi, _fit_status(fe), nominating, start)
+            return
+        except SchedulingError as se:
+            self.handle_failure(fwk, qpi, se.status, CLEAR_NOMINATION, start)
+            return
+        host = result.suggested_host
+        assumed = pod.with_node_name(host)
+        try:
+            self.cache.assume_pod(assumed)
+        except Exception as e:  # noqa: BLE001
+            self.handle_failure(fwk, qpi, Status(Code.Error, err=e), CLEAR_NOMINATION, start)
+            return
+        self.queue.delete_nominated_pod_if_exists(assumed)
+        s = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if s is not None and not s.is_success():
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self._forget(assumed)
+            self.handle_failure(fwk, qpi, self._wrap_single_node(pod, host, s), CLEAR_NOMINATION, start)
+            return
+        s = fwk.run_permit_plugins(state, assumed, host)
+        if s is not None and not s.is_success() and not s.is_wait():
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self._forget(assumed)
+            self.handle_failure(fwk, qpi, self._wrap_single_node(pod, host, s), CLEAR_NOMINATION, start)
+            return
+        to_activate = state.get(PODS_TO_ACTIVATE_KEY) or {}
+        if to_activate:
+            self.queue.activate(dict(to_activate))
+            to_activate.clear()
+        waiting = fwk.get_waiting_pod(assumed.uid) if s is not None and s.is_wait() else None
+
+        def binding() -> None:
+            self.binding_cycle(fwk, state, qpi, host, assumed, start, waiting)
+
+        if waiting is None:
+            self.binding_executor(binding)
+        else:
+            waiting.on_done(lambda _s: self.binding_executor(binding))
+
+    def _wrap_single_node(self, pod: Pod, host: str, s: Status) -> Status:
+        if not s.is_rejected():
+            return s
+        d = Diagnosis(NodeToStatus({host: s}), {s.plugin} if s.plugin else set())
+        fe = FitError(pod.key, 1, d)
+        return Status(s.code, err=fe, plugin=s.plugin)
+
+    def _forget(self, assumed: Pod) -> None:
+        try:
+            self.cache.forget_pod(assumed)
+        except Exception as e:  # noqa: BLE001
+            log.error("scheduler cache forget_pod failed for %s: %s", assumed.key, e)
+
+    # ---- binding cycle --------------------------------------------------------------------------
+
+    def binding_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, assumed: Pod,
+                      start: float, waiting: Any) -> None:
+        """Spec §5.8: PreBindPreFlight (+ nominatedNodeName), WaitOnPermit, PreBind, Bind, PostBind."""
+        pod = qpi.pod
+        pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
+        if pf is not None and not pf.is_success() and not pf.is_skip():
+            self._binding_failure(fwk, state, qpi, host, assumed, pf, start)
+            return
+        if (pf is None or pf.is_success() or waiting is not None) and pod.nominated_node_name != host:
+            try:
+                self.client.patch_status("Pod", pod.namespace, pod.name, {"nominatedNodeName": host})
+            except Exception as e:  # noqa: BLE001 - upstream only logs
+                log.info("could not set nominatedNodeName of %s: %s", pod.key, e)
+        if waiting is not None:
+            s = waiting.wait(0)
+            fwk.waiting_pods.remove(assumed.uid)
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    s = self._wrap_single_node(pod, host, s)
+                self._binding_failure(fwk, state, qpi, host, assumed, s, start)
+                return
+        self.queue.done(pod.uid)
+        s = fwk.run_pre_bind_plugins(state, assumed, host)
+        if s is None or s.is_success():
+            s = self._bind(fwk, state, assumed, host)
+        try:
+            self.cache.finish_binding(assumed)
+        except Exception:  # noqa: BLE001
+            pass
+        if s is not None and not s.is_success():
+            self._binding_failure(fwk, state, qpi, host, assumed, s, start, done=True)
+            return
+        fwk.event_recorder.eventf(pod, None, "Normal", "Scheduled", "Binding",  # type: ignore[union-attr]
+                                  f"Successfully assigned {pod.namespace}/{pod.name} to {host}")
+        fwk.run_post_bind_plugins(state, assumed, host)
+        to_activate = state.get(PODS_TO_ACTIVATE_KEY) or {}
+        if to_activate:
+            self.queue.activate(dict(to_activate))
+            to_activate.clear()
+
+    def _bind(self, fwk: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
+        for ext in self.extenders:
+            if ext.is_binder() and ext.is_interested(pod):
+                try:
+                    ext.bind(pod, host)
+                    return None
+                except Exception as e:  # noqa: BLE001
+                    if ext.is_ignorable():
+                        continue
+                    return Status(Code.Error, err=e)
+        return fwk.run_bind_plugins(state, pod, host)
+
+    def _binding_failure(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, assumed: Pod,
+                         s: Status, start: float, done: bool = False) -> None:
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        forgotten = True
+        try:
+            self.cache.forget_pod(assumed)
+        except Exception as e:  # noqa: BLE001
+            forgotten = False
+            log.error("scheduler cache forget_pod failed for %s: %s", assumed.key, e)
+        if not done:
+            pass
+        if forgotten and not s.is_rejected():
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None, None)
+        self.handle_failure(fwk, qpi, s, CLEAR_NOMINATION, start)
+        if forgotten and s.is_rejected():
+            uid = assumed.uid
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None,
+                                                     lambda p: p.uid != uid)
+
+    # ---- failure handling -----------------------------------------------------------------------
+
+    def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status,
+                       nominating: NominatingInfo | None, start: float) -> None:
+        """Spec §5.9 failure handler: requeue, nominate, FailedScheduling event, PodScheduled=False."""
+        pod = qpi.pod
+        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+        err = status.err
+        qpi.unschedulable_plugins = set()
+        qpi.pending_plugins = set()
+        if isinstance(err, FitError):
+            qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+        cached = self.informers.get("Pod", pod.namespace, pod.name)
+        current = self.handlers.parsed_pod(cached) if cached is not None else None
+        if current is None or current.node_name or current.uid != pod.uid:
+            self.queue.done(pod.uid)
+        else:
+            if current is not pod:
+                qpi.pod_info = PodInfo(current)
+            try:
+                self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
+            except Exception as e:  # noqa: BLE001
+                log.error("error requeueing %s: %s", pod.key, e)
+            pod = current
+        self.queue.add_nominated_pod(qpi.pod_info, nominating)
+        msg = status.message()
+        fwk.event_recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", msg)  # type: ignore[union-attr]
+        self._patch_failed_status(pod, reason, msg, nominating)
+
+    def _patch_failed_status(self, pod: Pod, reason: str, msg: str, nominating: NominatingInfo | None) -> None:
+        patch: dict[str, Any] = {}
+        cond = next((c for c in pod.conditions if c.get("type") == "PodScheduled"), None)
+        if cond is None or cond.get("status") != "False" or cond.get("reason") != reason or cond.get("message") != msg:
+            patch["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": reason, "message": msg,
+                                    "lastProbeTime": None,
+                                    "lastTransitionTime": _rfc3339(self.clock.now())
+                                    if cond is None or cond.get("status") != "False" else cond.get("lastTransitionTime")}]
+        if nominating is not None and nominating.mode == NominatingMode.Override and \
+                pod.nominated_node_name != nominating.nominated_node_name:
+            patch["nominatedNodeName"] = nominating.nominated_node_name or None
+        if not patch:
+            return
+        try:
+            self.client.patch_status("Pod", pod.namespace, pod.name, patch)
+        except Exception as e:  # noqa: BLE001
+            log.warning("could not update status of %s: %s", pod.key, e)
+
+    # ---- introspection --------------------------------------------------------------------------
+
+    def pods_by_key(self) -> Mapping[str, Pod]:
+        """Every pod the informer knows, parsed (malformed ones are left out; see ``invalid_pods``)."""
+        out = {}
+        for o in self.informers.list("Pod"):
+            p = self.handlers.parsed_pod(o)
+            if p is not None:
+                out[p.key] = p
+        return out
+
+
+def _priority_sort_key(qpi: QueuedPodInfo) -> tuple[int, float]:
+    """PrioritySort's order as a heap key: higher priority first, then earlier timestamp."""
+    return (-qpi.pod_info.pod.priority, qpi.timestamp)
+
+
+def _fit_status(fe: FitError) -> Status:
+    return Status(Code.Unschedulable, err=fe)
+
+
+def _rfc3339(t: float) -> str:
+    from kubesched.api.timestamps import format_time
+
+    return format_time(t)
+
+
+def _hint_map(fwk: Framework) -> list[tuple[Any, list[tuple[str, Any]]]]:
+    """``[(registered ClusterEvent, [(plugin, hint_fn), ...]), ...]`` for the queue."""
+    by_event: dict[Any, list[tuple[str, Any]]] = {}
+    for plugin, events in fwk.enqueue_hints():
+        for ewh in events:
+            by_event.setdefault(ewh.event, []).append((plugin, ewh.queueing_hint_fn))
+    return list(by_event.items())

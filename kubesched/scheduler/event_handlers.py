@@ -1,0 +1,236 @@
+"""Informer event handlers feeding the cache and the queue (spec §6.7 "Informer hooks";
+``pkg/scheduler/eventhandlers.go``).
+
+Pods are parsed once per resourceVersion. A malformed pod is never scheduled: its error is
+recorded in ``scheduler.invalid_pods`` (``"namespace/name" -> message``), logged, and a
+Warning event ``FailedScheduling`` names the field; every other pod is unaffected.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.node import Node
+from kubesched.api.pod import Pod
+from kubesched.cluster.informers import EventHandlers as InformerHandlers
+from kubesched.cluster.informers import InformerSet
+from kubesched.errors import ManifestError
+from kubesched.queue.pod_events import pod_scheduling_properties_change
+from kubesched.framework.events import (
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    NODE_DELETE,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+)
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.core import Scheduler
+
+log = logging.getLogger(__name__)
+
+_KIND_RESOURCE = {
+    "PersistentVolume": EventResource.PersistentVolume,
+    "PersistentVolumeClaim": EventResource.PersistentVolumeClaim,
+    "StorageClass": EventResource.StorageClass,
+    "CSINode": EventResource.CSINode,
+}
+
+
+def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
+    """Derived node update events (upstream ``nodeSchedulingPropertiesChange``)."""
+    out = []
+    if old.allocatable != new.allocatable:
+        out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeAllocatable))
+    if old.labels != new.labels:
+        out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeLabel))
+    if old.taints != new.taints or (old.unschedulable and not new.unschedulable):
+        out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeTaint))
+    if [(c.get("type"), c.get("status")) for c in old.conditions] != [(c.get("type"), c.get("status"))
+                                                                      for c in new.conditions]:
+        out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeCondition))
+    if old.annotations != new.annotations:
+        out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeAnnotation))
+    return out
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+class EventHandlers:
+    """Wires informers to the scheduler's cache and queue."""
+
+    def __init__(self, sched: Scheduler) -> None:
+        self.sched = sched
+        self._pods: dict[tuple[str, str], Pod] = {}
+        self._nodes: dict[str, Node] = {}
+
+    # ---- parsing --------------------------------------------------------------------------------
+
+    def parsed_pod(self, obj: Mapping[str, Any]) -> Pod | None:
+        """The parsed Pod for ``obj`` (cached per uid+resourceVersion); None if malformed."""
+        meta = obj.get("metadata") or {}
+        ck = (str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or ""))
+        p = self._pods.get(ck)
+        if p is not None:
+            return p
+        try:
+            p = Pod.from_manifest(obj)
+        except ManifestError as e:
+            key = _key(obj)
+            msg = str(e.located(f"Pod {key}"))
+            if self.sched.invalid_pods.get(key) != msg:
+                self.sched.invalid_pods[key] = msg
+                log.error("%s", msg)
+            return None
+        self._pods[ck] = p
+        return p
+
+    def _forget_parsed(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        self._pods.pop((str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or "")), None)
+
+    def parsed_node(self, obj: Mapping[str, Any]) -> Node | None:
+        """The parsed Node (None if malformed; logged)."""
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name"))
+        rv = str(meta.get("resourceVersion") or "")
+        n = self._nodes.get(name)
+        if n is not None and n.resource_version == rv and n.raw is obj:
+            return n
+        try:
+            n = Node.from_manifest(obj)
+        except ManifestError as e:
+            log.error("%s", e.located(f"Node {name}"))
+            return None
+        self._nodes[name] = n
+        return n
+
+    # ---- registration ---------------------------------------------------------------------------
+
+    def register(self, informers: InformerSet) -> None:
+        """Attach handlers to the Pod, Node and storage informers."""
+        informers.informer("Pod").add_handlers(InformerHandlers(self.on_pod_add, self.on_pod_update, self.on_pod_delete))
+        informers.informer("Node").add_handlers(InformerHandlers(self.on_node_add, self.on_node_update,
+                                                                 self.on_node_delete))
+        for kind, resource in _KIND_RESOURCE.items():
+            informers.informer(kind).add_handlers(InformerHandlers(
+                lambda o, r=resource: self._move(ClusterEvent(r, ActionType.Add), None, o),
+                lambda old, new, r=resource: self._move(ClusterEvent(r, ActionType.Update), old, new),
+                lambda o, r=resource: self._move(ClusterEvent(r, ActionType.Delete), o, None)))
+
+    def _move(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        self.sched.queue.move_all_to_active_or_backoff(event, old, new, None)
+
+    # ---- pods -----------------------------------------------------------------------------------
+
+    def _responsible(self, pod: Pod) -> bool:
+        return pod.scheduler_name in self.sched.profiles
+
+    def on_pod_add(self, obj: dict[str, Any]) -> None:
+        """Informer add: bound pods go to the cache, pending pods of our profiles to the queue."""
+        pod = self.parsed_pod(obj)
+        if pod is None or pod.is_terminal:
+            return
+        if pod.node_name:
+            self.sched.cache.add_pod(pod)
+            self.sched.queue.assigned_pod_added(pod)
+        elif self._responsible(pod):
+            self.sched.queue.add(pod)
+
+    def on_pod_update(self, old_obj: dict[str, Any], new_obj: dict[str, Any]) -> None:
+        """Informer update: route by (old bound?, new bound?, terminal?)."""
+        old = self.parsed_pod(old_obj)
+        new = self.parsed_pod(new_obj)
+        self._forget_parsed(old_obj)
+        if new is None:
+            if old is not None and not old.node_name and self._responsible(old):
+                self.sched.queue.delete(old)
+            return
+        if old is None:
+            self.on_pod_add(new_obj)
+            return
+        if old.node_name:
+            if new.is_terminal:
+                self._assigned_pod_gone(old)
+                return
+            self.sched.cache.update_pod(old, new)
+            for ev in pod_scheduling_properties_change(new, old):
+                self.sched.queue.assigned_pod_updated(old, new, ClusterEvent(EventResource.AssignedPod, ev.action_type))
+            return
+        if new.node_name:
+            if self._responsible(old):
+                self.sched.queue.delete(old)
+            if not new.is_terminal:
+                self.sched.cache.add_pod(new)
+                self.sched.queue.assigned_pod_added(new)
+            return
+        if not self._responsible(new):
+            return
+        if new.is_terminal:
+            self.sched.queue.delete(old)
+            return
+        self.sched.queue.update(old, new)
+
+    def on_pod_delete(self, obj: dict[str, Any]) -> None:
+        """Informer delete: drop from the cache (bound) or the queue (pending)."""
+        pod = self.parsed_pod(obj)
+        self._forget_parsed(obj)
+        self.sched.invalid_pods.pop(_key(obj), None)
+        if pod is None:
+            return
+        if pod.node_name:
+            if not pod.is_terminal:
+                self._assigned_pod_gone(pod)
+            return
+        if self._responsible(pod):
+            self.sched.queue.delete(pod)
+            fwk = self.sched.profiles[pod.scheduler_name]
+            if fwk.reject_waiting_pod(pod.uid):
+                self.sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None, None)
+
+    def _assigned_pod_gone(self, pod: Pod) -> None:
+        try:
+            self.sched.cache.remove_pod(pod)
+        except Exception as e:  # noqa: BLE001
+            log.error("scheduler cache remove_pod failed for %s: %s", pod.key, e)
+        self.sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None, None)
+
+    # ---- nodes ----------------------------------------------------------------------------------
+
+    def on_node_add(self, obj: dict[str, Any]) -> None:
+        """Informer add: cache + ``NodeAdd``."""
+        node = self.parsed_node(obj)
+        if node is None:
+            return
+        self.sched.cache.add_node(node)
+        self.sched.queue.move_all_to_active_or_backoff(NODE_ADD, None, node, None)
+
+    def on_node_update(self, old_obj: dict[str, Any], new_obj: dict[str, Any]) -> None:
+        """Informer update: cache + each derived update event."""
+        old = self._nodes.get(str((old_obj.get("metadata") or {}).get("name")))
+        new = self.parsed_node(new_obj)
+        if new is None:
+            return
+        if old is None or old is new:
+            old = Node.from_manifest(old_obj)
+        self.sched.cache.update_node(old, new)
+        for ev in node_update_events(old, new):
+            self.sched.queue.move_all_to_active_or_backoff(ev, old, new, None)
+
+    def on_node_delete(self, obj: dict[str, Any]) -> None:
+        """Informer delete: cache + ``NodeDelete``."""
+        name = str((obj.get("metadata") or {}).get("name"))
+        node = self._nodes.pop(name, None)
+        if node is None:
+            try:
+                node = Node.from_manifest(obj)
+            except ManifestError:
+                return
+        self.sched.cache.remove_node(node)
+        self.sched.queue.move_all_to_active_or_backoff(NODE_DELETE, node, None, None)

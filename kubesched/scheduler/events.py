@@ -1,0 +1,56 @@
+"""Event recorder writing ``events.k8s.io/v1`` Events through the cluster client
+(``k8s.io/client-go/tools/events``): reporting controller = the profile's schedulerName,
+``note`` truncated to 1024 bytes as upstream does for FailedScheduling.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kubesched.api.pod import Pod
+from kubesched.api.timestamps import format_time
+
+log = logging.getLogger(__name__)
+
+MAX_NOTE_BYTES = 1024
+
+
+def truncate_note(msg: str) -> str:
+    """Upstream truncation: a message over 1024 UTF-8 bytes keeps its first 1020 bytes plus ``" ..."``."""
+    b = msg.encode()
+    if len(b) <= MAX_NOTE_BYTES:
+        return msg
+    return b[:MAX_NOTE_BYTES - 4].decode(errors="ignore") + " ..."
+
+
+class ClientEventRecorder:
+    """Writes Events with ``client.create_event``; failures are only logged (as upstream)."""
+
+    def __init__(self, client: Any, clock: Any, reporting_controller: str, instance: str = "kubesched") -> None:
+        self.client = client
+        self.clock = clock
+        self.reporting_controller = reporting_controller
+        self.instance = instance
+        self._seq = 0
+
+    def eventf(self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str, note: str) -> None:
+        """Record one event about ``regarding`` (a Pod)."""
+        self._seq += 1
+        now = self.clock.now()
+        ev: dict[str, Any] = {
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": f"{regarding.name}.{int(now * 1e9):x}.{self._seq}", "namespace": regarding.namespace},
+            "eventTime": format_time(now), "reportingController": self.reporting_controller,
+            "reportingInstance": f"{self.reporting_controller}-{self.instance}", "action": action, "reason": reason,
+            "type": eventtype, "note": truncate_note(note),
+            "regarding": {"kind": "Pod", "namespace": regarding.namespace, "name": regarding.name, "uid": regarding.uid,
+                          "apiVersion": "v1"},
+        }
+        if related is not None:
+            ev["related"] = {"kind": "Pod", "namespace": related.namespace, "name": related.name, "uid": related.uid,
+                             "apiVersion": "v1"}
+        try:
+            self.client.create_event(ev)
+        except Exception as e:  # noqa: BLE001
+            log.warning("could not record event %s for %s: %s", reason, regarding.key, e)

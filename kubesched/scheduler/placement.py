@@ -1,0 +1,231 @@
+"""Choosing a node for a pod: filtering, scoring and host selection (spec §5.2-§5.5, §5.7;
+``pkg/scheduler/schedule_one.go`` ``schedulePod``, ``findNodesThatFitPod``,
+``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.pod import Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis, FitError
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.results import NodePluginScores, PluginScore
+from kubesched.framework.runtime import Framework
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+#: ``MaxExtenderPriority``
+MAX_EXTENDER_PRIORITY = 10
+
+
+class NoNodesAvailableError(Exception):
+    """``ErrNoNodesAvailable``: the snapshot holds no node."""
+
+    def __init__(self) -> None:
+        super().__init__("no nodes available to schedule pods")
+
+
+class SchedulingError(Exception):
+    """An Error status raised out of a scheduling cycle."""
+
+    def __init__(self, status: Status) -> None:
+        self.status = status
+        super().__init__(status.message())
+
+
+@dataclass
+class ScheduleResult:
+    """``suggested_host``, ``evaluated_nodes`` (feasible + rejected) and ``feasible_nodes``."""
+
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for among ``num_all_nodes`` (spec §5.4). ``percentage``
+    ``None`` or 0 means adaptive: ``50 - n/125`` percent, at least 5 percent, at least 100 nodes."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class Placement:
+    """Stateful node search for one scheduler: keeps ``next_start_node_index`` across cycles."""
+
+    def __init__(self, rng: random.Random, extenders: Sequence[Any] = (), global_percentage: int | None = None) -> None:
+        self.rng = rng
+        self.extenders = list(extenders)
+        self.global_percentage = global_percentage
+        self.next_start_node_index = 0
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> ScheduleResult:
+        """Spec §5.2. Raises :class:`NoNodesAvailableError`, :class:`FitError` or :class:`SchedulingError`."""
+        if snapshot.num_nodes() == 0:
+            raise NoNodesAvailableError()
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+        if not feasible:
+            raise FitError(pod.key, snapshot.num_nodes(), diagnosis)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        rec = state.recorder
+        if len(feasible) == 1:
+            if rec is not None:
+                rec.selected_node = feasible[0].name
+            return ScheduleResult(feasible[0].name, evaluated, 1)
+        scores = self.prioritize_nodes(fwk, state, pod, feasible)
+        host = self.select_host(scores)
+        if rec is not None:
+            rec.selected_node = host
+        return ScheduleResult(host, evaluated, len(feasible))
+
+    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod,
+                                snapshot: Snapshot) -> tuple[list[NodeInfo], Diagnosis]:
+        """Spec §5.3: PreFilter, the nominated-node fast path, then filtering."""
+        diagnosis = Diagnosis()
+        all_nodes = snapshot.list()
+        pre_res, s, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+        diagnosis.unschedulable_plugins = set(plugins)
+        if s is not None and not s.is_success():
+            if not s.is_rejected():
+                raise SchedulingError(s)
+            diagnosis.node_to_status.absent_nodes_status = s
+            diagnosis.pre_filter_msg = s.message()
+            diagnosis.add_plugin_status(s)
+            return [], diagnosis
+        if pod.nominated_node_name:
+            ni = snapshot.get(pod.nominated_node_name)
+            if ni is not None:
+                feasible = self._filter_and_extend(fwk, state, pod, diagnosis, [ni], len(all_nodes))
+                if feasible:
+                    return feasible, diagnosis
+        if pre_res is None or pre_res.node_names is None:
+            nodes = all_nodes
+        else:
+            nodes = [ni for n in sorted(pre_res.node_names) if (ni := snapshot.get(n)) is not None]
+            diagnosis.node_to_status.absent_nodes_status = Status(
+                Code.UnschedulableAndUnresolvable, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]")
+        return self._filter_and_extend(fwk, state, pod, diagnosis, nodes, len(all_nodes)), diagnosis
+
+    def _filter_and_extend(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                           nodes: list[NodeInfo], num_all_nodes: int) -> list[NodeInfo]:
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        if num_all_nodes:
+            self.next_start_node_index = (self.next_start_node_index + processed) % num_all_nodes
+        feasible2 = self.run_extender_filters(pod, feasible, diagnosis)
+        if len(feasible2) != len(feasible):
+            diagnosis.unschedulable_plugins.add("Extender")
+        return feasible2
+
+    def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                                     nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """Spec §5.4: visit ``nodes`` from the rotating start index until enough feasible nodes are found."""
+        n = len(nodes)
+        if n == 0:
+            return []
+        target = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score
+                                            if fwk.percentage_of_nodes_to_score is not None else self.global_percentage, n)
+        if not fwk.has_score_plugins() and not any(getattr(e, "is_prioritizer", lambda: False)() for e in self.extenders) \
+                and not any(getattr(e, "is_filter", lambda: False)() for e in self.extenders):
+            target = 1
+        start = self.next_start_node_index % n
+        if not fwk.has_filter_plugins():
+            return [nodes[(start + i) % n] for i in range(min(target, n))]
+        feasible: list[NodeInfo] = []
+        rec = state.recorder
+        statuses = diagnosis.node_to_status
+        for i in range(n):
+            ni = nodes[(start + i) % n]
+            s = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni, rec)
+            if s is None or s.code == Code.Success:
+                feasible.append(ni)
+                if len(feasible) >= target:
+                    break
+            elif s.is_rejected():
+                statuses.set(ni.name, s)
+                diagnosis.add_plugin_status(s)
+            else:
+                raise SchedulingError(s)
+        return feasible
+
+    def run_extender_filters(self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo]:
+        """Spec §10: extenders filter sequentially over the shrinking list (none configured: identity)."""
+        for ext in self.extenders:
+            if not feasible:
+                break
+            if not ext.is_filter() or not ext.is_interested(pod):
+                continue
+            try:
+                kept, failed, failed_unresolvable = ext.filter(pod, feasible)
+            except Exception as e:  # noqa: BLE001
+                if ext.is_ignorable():
+                    continue
+                raise SchedulingError(Status(Code.Error, err=e)) from e
+            for node, msg in failed_unresolvable.items():
+                diagnosis.node_to_status.set(node, Status(Code.UnschedulableAndUnresolvable, msg))
+            for node, msg in failed.items():
+                if node not in failed_unresolvable:
+                    diagnosis.node_to_status.set(node, Status(Code.Unschedulable, msg))
+            feasible = kept
+        return feasible
+
+    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,
+                         nodes: list[NodeInfo]) -> list[NodePluginScores]:
+        """Spec §5.5: PreScore, Score (weighted), plus extender priorities × weight × 10."""
+        prioritizers = [e for e in self.extenders if e.is_prioritizer()] if self.extenders else []
+        if not fwk.has_score_plugins() and not prioritizers:
+            return [NodePluginScores(ni.name, total_score=1) for ni in nodes]
+        s = fwk.run_pre_score_plugins(state, pod, nodes)
+        if s is not None and not s.is_success():
+            raise SchedulingError(s)
+        scores, s = fwk.run_score_plugins(state, pod, nodes)
+        if s is not None and not s.is_success():
+            raise SchedulingError(s)
+        if prioritizers:
+            by_name = {nps.name: nps for nps in scores}
+            for ext in prioritizers:
+                if not ext.is_interested(pod):
+                    continue
+                try:
+                    prios = ext.prioritize(pod, nodes)
+                except Exception:  # noqa: BLE001 - upstream ignores prioritize errors
+                    continue
+                for host, score in prios.items():
+                    nps = by_name.get(host)
+                    if nps is None:
+                        continue
+                    final = score * ext.weight * (100 // MAX_EXTENDER_PRIORITY)
+                    nps.scores.append(PluginScore(ext.name, final))
+                    nps.total_score += final
+        return scores
+
+    def select_host(self, scores: list[NodePluginScores]) -> str:
+        """Pick uniformly at random among the highest totals (reservoir sampling, v1.34 ``selectHost``)."""
+        if not scores:
+            raise SchedulingError(Status(Code.Error, "empty priorityList"))
+        best = scores[0]
+        max_score = best.total_score
+        count = 1
+        for nps in scores[1:]:
+            if nps.total_score > max_score:
+                max_score = nps.total_score
+                best = nps
+                count = 1
+            elif nps.total_score == max_score:
+                count += 1
+                if self.rng.randrange(count) == 0:
+                    best = nps
+        return best.name

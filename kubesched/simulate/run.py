@@ -1,0 +1,162 @@
+"""``kubesched simulate``: schedule a snapshot's pending pods on the embedded cluster until the
+queue is quiet, recording every plugin's verdicts.
+
+The real scheduler (queue, cycle, cache, binding) runs against a :class:`MemoryCluster` on a
+:class:`VirtualClock` whose start is the newest ``creationTimestamp`` in the input (or
+2025-01-01T00:00:00Z), so the same input and seed give the same output byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.pod import Pod
+from kubesched.api.timestamps import parse_time
+from kubesched.clock import VirtualClock
+from kubesched.cluster.manifests import Manifest
+from kubesched.cluster.memory import MemoryCluster
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.errors import ManifestError
+from kubesched.framework.recorder import CycleRecorder
+from kubesched.scheduler import Scheduler, new_scheduler
+
+DEFAULT_START = 1735689600.0  # 2025-01-01T00:00:00Z
+#: safety bound on scheduling attempts per pending pod (a livelock would otherwise never end)
+MAX_ATTEMPTS_PER_POD = 50
+
+
+@dataclass
+class PodOutcome:
+    """One pod's result: ``status`` is Scheduled/Unschedulable/Preempted/Gated/Error/Ignored."""
+
+    namespace: str
+    name: str
+    status: str
+    node: str | None
+    message: str
+    results: list[CycleRecorder] = field(default_factory=list)
+
+
+@dataclass
+class SimulationResult:
+    """Outcome of a run: the profile(s), seed, per-pod outcomes and the final cluster objects."""
+
+    profile: str
+    seed: int | None
+    pods: list[PodOutcome]
+    cluster: MemoryCluster
+    scheduler: Scheduler
+    attempts: int
+
+
+def _start_time(objects: Iterable[Mapping[str, Any]]) -> float:
+    latest = DEFAULT_START
+    for o in objects:
+        try:
+            t = parse_time((o.get("metadata") or {}).get("creationTimestamp"))
+        except (ValueError, TypeError):
+            t = None
+        if t is not None and t > latest:
+            latest = t
+    return latest
+
+
+def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Parse every Pod and Node once. Malformed Nodes raise :class:`ManifestError` located at
+    ``file doc N (Node name)``; malformed Pods are returned in the error map
+    (``"ns/name" -> located message``) and still loaded, so they show up as ``Error``."""
+    from kubesched.api.node import Node
+
+    errors: dict[str, str] = {}
+    objs = []
+    for m in manifests:
+        obj = m.obj
+        try:
+            if m.kind == "Pod":
+                Pod.from_manifest(obj)
+            elif m.kind == "Node":
+                Node.from_manifest(obj)
+        except ManifestError as e:
+            located = e.located(m.where)
+            if m.kind != "Pod":
+                raise located from None
+            errors[f"{m.namespace or 'default'}/{m.name}"] = str(located)
+        objs.append(obj)
+    return objs, errors
+
+
+def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration | None, *, seed: int | None = None,
+                   record: bool = True) -> SimulationResult:
+    """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
+    return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
+    for a bad config; malformed Pods become ``Error`` outcomes."""
+    objects, pod_errors = validate_manifests(manifests)
+    clock = VirtualClock(_start_time(objects))
+    cluster = MemoryCluster(clock)
+    cluster.load(objects)
+    sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record)
+    pending_keys = [f"{m.namespace or 'default'}/{m.name}" for m in manifests
+                    if m.kind == "Pod" and not ((m.obj.get("spec") or {}).get("nodeName"))
+                    and (m.obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    bound_at_start = {f"{m.namespace or 'default'}/{m.name}" for m in manifests
+                      if m.kind == "Pod" and (m.obj.get("spec") or {}).get("nodeName")}
+    sched.start()
+    attempts = 0
+    limit = MAX_ATTEMPTS_PER_POD * max(1, len(pending_keys))
+    while attempts < limit:
+        if sched.schedule_next():
+            attempts += 1
+            continue
+        nxt = clock.next_timer_time()
+        if nxt is None:
+            break
+        clock.advance_to(max(nxt, clock.now()))
+    profile = ",".join(sched.profiles)
+    outcomes = collect_outcomes(sched, cluster, pending_keys, bound_at_start, pod_errors)
+    return SimulationResult(profile, seed, outcomes, cluster, sched, attempts)
+
+
+def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: list[str], bound_at_start: set[str],
+                     pod_errors: Mapping[str, str]) -> list[PodOutcome]:
+    """Classify every pod that was pending at the start, plus pods preempted during the run."""
+    current = {}
+    for o in cluster.list("Pod").items:
+        meta = o.get("metadata") or {}
+        current[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = o
+    gated = {qpi.pod.key: qpi for qpi in sched.queue.unschedulable_pods_info() if qpi.gating_plugin}
+    out: list[PodOutcome] = []
+    for key in pending_keys:
+        ns, name = key.split("/", 1)
+        records = sched.records.get(key, [])
+        if key in pod_errors:
+            out.append(PodOutcome(ns, name, "Error", None, pod_errors[key], records))
+            continue
+        obj = current.get(key)
+        if obj is None:
+            out.append(PodOutcome(ns, name, "Preempted", None, "pod was deleted during the run", records))
+            continue
+        spec = obj.get("spec") or {}
+        sched_name = spec.get("schedulerName") or "default-scheduler"
+        if spec.get("nodeName"):
+            out.append(PodOutcome(ns, name, "Scheduled", spec["nodeName"], "", records))
+            continue
+        if sched_name not in sched.profiles:
+            out.append(PodOutcome(ns, name, "Ignored", None, f'no profile for schedulerName "{sched_name}"', records))
+            continue
+        if key in gated:
+            qpi = gated[key]
+            s = sched.profiles[sched_name].run_pre_enqueue_plugins(qpi.pod)
+            out.append(PodOutcome(ns, name, "Gated", None, s.message() if s is not None else "", records))
+            continue
+        cond = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"),
+                    None)
+        msg = str(cond.get("message") or "") if cond else ""
+        status = "Error" if cond is not None and cond.get("reason") == "SchedulerError" else "Unschedulable"
+        out.append(PodOutcome(ns, name, status, None, msg, records))
+    for key in sorted(bound_at_start):
+        if key not in current:
+            ns, name = key.split("/", 1)
+            out.append(PodOutcome(ns, name, "Preempted", None, "preempted by the scheduler", []))
+    return out
