@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.api.node import HOSTNAME_LABEL, ZONE_LABEL
 from kubesched.api.pod import Pod
@@ -79,7 +81,7 @@ def cluster(pods: Mapping[str, list[Pod]]) -> list[NodeInfo]:
 
 
 def plugin(nodes: list[NodeInfo], objects: Any = None, **args: Any) -> InterPodAffinity:
-    return InterPodAffinity(InterPodAffinityArgs(**args), FakeHandle(snapshot_of(nodes), objects))
+    return InterPodAffinity(InterPodAffinityArgs(**args), FakeHandle(snapshot_of(nodes), objects))  # type: ignore[arg-type]
 
 
 def run_filter(pl: InterPodAffinity, pod: Pod, nodes: list[NodeInfo]) -> dict[str, tuple[Code, str] | None]:
@@ -301,3 +303,13 @@ def test_events_and_hints() -> None:
     assert pl.is_schedulable_after_node_change(pod, None, zoned) == QueueingHint.Queue
     assert pl.is_schedulable_after_node_change(pod, bare, zoned) == QueueingHint.Queue
     assert pl.is_schedulable_after_node_change(incoming(required=[term(DB)]), zoned, zoned) == QueueingHint.QueueSkip
+
+
+@given(st.lists(st.integers(-1000, 1000), min_size=1, max_size=20))
+def test_normalized_scores_span_0_to_100(raw: list[int]) -> None:
+    scores = [NodeScore(f"n{i}", s) for i, s in enumerate(raw)]
+    normalize_scores(PreScoreState((), (), {}, {"k": {"v": 1}}), scores)
+    assert all(0 <= ns.score <= 100 for ns in scores)
+    assert scores[raw.index(min(raw))].score == 0
+    if max(raw) > min(raw):
+        assert scores[raw.index(max(raw))].score == 100

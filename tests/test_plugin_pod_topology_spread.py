@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.api.node import ZONE_LABEL
 from kubesched.api.pod import Pod
@@ -23,7 +25,7 @@ from kubesched.plugins.pod_topology_spread import (
     update_critical_paths,
 )
 from kubesched.plugins.pod_topology_spread_common import default_selector
-from kubesched.plugins.pod_topology_spread_scoring import go_round
+from kubesched.plugins.pod_topology_spread_scoring import PreScoreState, go_round, normalize_scores
 from kubesched.testing import FakeHandle, make_node, make_pod, node_info, pod_manifest, snapshot_of
 
 WEB = {"app": "web"}
@@ -93,7 +95,7 @@ def run_filter(pl: PodTopologySpread, pod: Pod, nodes: list[NodeInfo],
 
 
 def plugin(nodes: list[NodeInfo], objects: Any = None, args: PodTopologySpreadArgs | None = None) -> PodTopologySpread:
-    return PodTopologySpread(args, FakeHandle(snapshot_of(nodes), objects))
+    return PodTopologySpread(args, FakeHandle(snapshot_of(nodes), objects))  # type: ignore[arg-type]
 
 
 def verdicts(res: dict[str, Status | None]) -> dict[str, tuple[Code, str] | None]:
@@ -417,3 +419,24 @@ def test_events_and_hints() -> None:
     tainted = make_node("n", labels={ZONE_LABEL: "a"}, taints=TAINT)
     assert pl.is_schedulable_after_node_change(pod, zoned, tainted) == QueueingHint.Queue
     assert pl.is_schedulable_after_node_change(pod, zoned, None) == QueueingHint.Queue
+
+
+# --- properties ------------------------------------------------------------------------------
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=3), st.integers(0, 50), min_size=1))
+def test_critical_paths_built_from_counts_hold_the_minimum(counts: dict[str, int]) -> None:
+    p: list[list[Any]] = [["", 2**31 - 1], ["", 2**31 - 1]]
+    for v, n in counts.items():
+        update_critical_paths(p, v, n)
+    assert p[0][1] == min(counts.values())
+    if len(counts) > 1:
+        assert p[1][1] == sorted(counts.values())[1]
+
+
+@given(st.lists(st.integers(0, 500), min_size=1, max_size=20))
+def test_normalized_scores_in_range_and_lowest_gets_100(raw: list[int]) -> None:
+    scores = [NodeScore(f"n{i}", s) for i, s in enumerate(raw)]
+    normalize_scores(PreScoreState([]), scores)
+    assert all(0 <= ns.score <= 100 for ns in scores)
+    assert scores[raw.index(min(raw))].score == 100

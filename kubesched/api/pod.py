@@ -94,6 +94,7 @@ class OwnerReference:
     name: str
     uid: str
     controller: bool
+    api_version: str = ""
 
 
 
@@ -295,7 +296,8 @@ class Pod:
         p.deletion_timestamp = meta.get("deletionTimestamp")
         p.creation_timestamp = meta.get("creationTimestamp")
         p.owner_references = tuple(
-            OwnerReference(str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")), bool(o.get("controller")))
+            OwnerReference(str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")),
+                           bool(o.get("controller")), str(o.get("apiVersion", "")))
             for o in meta.get("ownerReferences") or [] if isinstance(o, Mapping))
         p.node_name = str(spec.get("nodeName") or "")
         p.scheduler_name = str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.errors import CacheCorruptedError, CacheError, SnapshotInconsistentError
+from kubesched.cache.node_table import NodeTable
 from kubesched.cache.image_states import ImageState, ImageStateTable, summarize
 from kubesched.cache.node_tree import NodeTree
 from kubesched.framework.node_info import NodeInfo
@@ -343,6 +344,9 @@ class Cache:
 
     def _update_snapshot(self, snapshot: Snapshot) -> SnapshotUpdate:
         gen = snapshot.generation
+        table = snapshot.node_table
+        if table is None and gen == 0 and not snapshot.node_info_map:
+            table = snapshot.node_table = NodeTable(max(256, len(self._nodes)))
         nmap = snapshot.node_info_map
         nodes = self._nodes
         result = SnapshotUpdate()
@@ -366,6 +370,8 @@ class Cache:
             if existing is None:
                 update_all = True
                 nmap[name] = clone
+                if table is not None:
+                    table.refresh(clone)
                 continue
             has = bool(clone.pods_with_affinity)
             if bool(existing.pods_with_affinity) != has:
@@ -378,6 +384,8 @@ class Cache:
                 pvc_deltas.append((old_pvc, new_pvc))
             for s in _NODE_INFO_SLOTS:
                 setattr(existing, s, getattr(clone, s))
+            if table is not None:
+                table.refresh(existing)
 
         if nodes:
             snapshot.generation = next(reversed(nodes.values())).info.generation
@@ -385,6 +393,9 @@ class Cache:
         if len(nmap) > self._tree.num_nodes:
             result.removed = self._remove_deleted_nodes(snapshot)
             update_all = True
+            if table is not None:
+                for name in result.removed:
+                    table.remove(name)
 
         if update_all:
             self._rebuild_lists(snapshot)
@@ -445,6 +456,8 @@ class Cache:
             else:
                 log.error("Node exists in nodeTree but not in NodeInfoMap, this should not happen: node=%s", name)
         snapshot.rebuild_lists(ordered)
+        if snapshot.node_table is not None:
+            snapshot.node_table.set_order(ordered)
 
     # ---------------------------------------------------------- inspection
 

@@ -20,7 +20,8 @@ kubesched's NodeInfo keeps plain :class:`~kubesched.framework.node_info.ImageSta
 dicts, so the cache holds the references (:meth:`ImageStateTable.add_node` returns them) and
 builds the summary dict with :func:`summarize` right before cloning. ``version`` changes
 whenever any state changes, so a summary dict is rebuilt only when something could differ.
-Summary dicts are never mutated after being built (snapshots may share them).
+Summary dicts and ``ImageStateSummary`` objects are never mutated after being built: snapshots
+share them, and one summary object per (image, node count) is shared by all nodes.
 """
 
 from __future__ import annotations

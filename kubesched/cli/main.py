@@ -29,10 +29,11 @@ def main() -> None:
 
 
 def _register() -> None:
-    from kubesched.cli import simulate, trace
+    from kubesched.cli import serve, simulate, trace
 
     main.add_command(simulate.simulate)
     main.add_command(trace.trace)
+    main.add_command(serve.serve)
 
 
 _register()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 import yaml
@@ -30,7 +32,13 @@ def simulate(files: tuple[str, ...], config_path: str | None, seed: int | None, 
     for kind, count in sorted(loaded.skipped_kinds.items()):
         click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
     config = load_config(config_path) if config_path else None
-    res = run_simulation(loaded.manifests, config, seed=seed)
+    record: bool | Callable[[Any], bool] = output != "table"
+    if not record and explain:
+        ref = explain
+
+        def record(pod: Any) -> bool:
+            return bool(pod.key == ref or ("/" not in ref and pod.name == ref))
+    res = run_simulation(loaded.manifests, config, seed=seed, record=record)
     if write_snapshot:
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
     if output == "json":

@@ -150,8 +150,10 @@ class MemoryCluster:
 
     @property
     def resource_version(self) -> str:
-        """Current global resourceVersion (``"0"`` before the first write)."""
-        return str(self._rv)
+        """Current global resourceVersion (``"0"`` before the first write). Read under the lock, so
+        every watch handler call for versions up to it has returned (unless read from a handler)."""
+        with self._lock:
+            return str(self._rv)
 
     def get(self, kind: str, namespace: str | None, name: str) -> Obj:
         """Stored object (do not mutate). Raises NotFoundError ``pods "web-1" not found``.
@@ -493,6 +495,17 @@ class MemoryCluster:
             if not outer and self._pending:
                 self._drain()
             return sub
+
+    def compact(self) -> str:
+        """Forget the retained watch history of every kind (etcd compaction): a watch from any
+        version older than the current one then raises GoneError. Open watches are unaffected.
+        Returns the current resourceVersion (the compaction point)."""
+        with self._lock:
+            kinds = set(self._objects) | set(self._history) | set(KIND_API_VERSION) | {"Event"}
+            for kind in kinds:
+                self._compacted[kind] = self._rv
+            self._history.clear()
+            return str(self._rv)
 
     def _unsubscribe(self, sub: _Subscription) -> None:
         with self._lock:

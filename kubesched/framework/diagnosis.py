@@ -70,7 +70,11 @@ class FitError(Exception):
         self.pod_key = pod_key
         self.num_all_nodes = num_all_nodes
         self.diagnosis = diagnosis
-        super().__init__(self.message())
+        super().__init__(pod_key)
+
+    def __str__(self) -> str:
+        # computed on demand: the PostFilter message is added after the error is raised
+        return self.message()
 
     def message(self) -> str:
         """Build the upstream ``FitError.Error()`` text (spec §5.9)."""

@@ -11,9 +11,12 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.pod import Pod
 from kubesched.config.args import decode_plugin_args
 from kubesched.errors import ConfigError
+from kubesched.framework.batch import BoolArray, IntArray
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
@@ -326,6 +329,81 @@ class Framework:
             return s
         return self.run_filter_plugins(state, pod, node_info, recorder)
 
+    # ---- vectorised Filter / Score (kubesched.framework.batch) ------------------------------------
+
+    def run_filter_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray) -> BoolArray | None:
+        """Success mask of :meth:`run_filter_plugins` over NodeTable ``rows`` (without nominated
+        pods), or ``None`` when some non-skipped Filter plugin has no batch form or declines."""
+        skip = state.skip_filter_plugins
+        mask: BoolArray | None = None
+        for pl in self.filter_plugins:
+            if skip and pl.NAME in skip:
+                continue
+            fb = getattr(pl, "filter_batch", None)
+            if fb is None:
+                return None
+            try:
+                m = fb(state, pod, table, rows)
+            except Exception:  # noqa: BLE001 - the per-node path reports the plugin's error exactly
+                return None
+            if m is None:
+                return None
+            mask = m if mask is None else mask & m
+        if mask is None:
+            mask = np.ones(len(rows), dtype=np.bool_)
+        return mask
+
+    def run_score_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
+                                nodes: Sequence[NodeInfo]) -> tuple[IntArray | None, Status | None]:
+        """Total weighted scores of :meth:`run_score_plugins` as an array over ``rows`` (``nodes``
+        are the same nodes as NodeInfos, used by plugins without a batch form). Same statuses."""
+        total = np.zeros(len(rows), dtype=np.int64)
+        skip = state.skip_score_plugins
+        for pl in self.score_plugins:
+            if pl.NAME in skip:
+                continue
+            arr: IntArray | None = None
+            sb = getattr(pl, "score_batch", None)
+            if sb is not None:
+                try:
+                    arr = sb(state, pod, table, rows)
+                except Exception:  # noqa: BLE001 - rescored node by node below, which reports it
+                    arr = None
+            ext = pl.score_extensions()
+            if arr is None or (ext is not None and getattr(pl, "normalize_score_batch", None) is None):
+                scores: list[NodeScore] = []
+                if arr is None:
+                    for ni in nodes:
+                        try:
+                            sc, s = pl.score(state, pod, ni)
+                        except Exception as e:  # noqa: BLE001
+                            sc, s = 0, Status(Code.Error, err=e)
+                        if s is not None and not s.is_success():
+                            return None, Status(Code.Error, f'running Score plugins: plugin "{pl.NAME}" failed with: '
+                                                            f"{s.message()}", plugin=pl.NAME)
+                        scores.append(NodeScore(ni.name, sc))
+                else:
+                    scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist())]
+                if ext is not None:
+                    s = ext.normalize_score(state, pod, scores)
+                    if s is not None and not s.is_success():
+                        return None, Status(Code.Error, f'running Normalize on Score plugins: plugin "{pl.NAME}" '
+                                                        f"failed with: {s.message()}", plugin=pl.NAME)
+                vals = [ns.score for ns in scores]
+                if any(v > MAX_NODE_SCORE or v < MIN_NODE_SCORE for v in vals):
+                    bad = next(v for v in vals if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
+                    return None, _invalid_score(pl.NAME, bad)
+                arr = np.array(vals, dtype=np.int64)
+            else:
+                if ext is not None:
+                    arr = pl.normalize_score_batch(state, pod, arr)  # type: ignore[attr-defined]
+                assert arr is not None
+                badm = (arr > MAX_NODE_SCORE) | (arr < MIN_NODE_SCORE)
+                if badm.any():
+                    return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
+            total += arr * self.score_weights.get(pl.NAME, 1)
+        return total, None
+
     # ---- PostFilter -----------------------------------------------------------------------------
 
     def run_post_filter_plugins(self, state: CycleState, pod: Pod,
@@ -405,10 +483,7 @@ class Framework:
             weight = self.score_weights.get(pl.NAME, 1)
             for i, ns in enumerate(scores):
                 if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
-                    return [], Status(Code.Error, f'applying score defaultWeights on Score plugins: plugin "{pl.NAME}" '
-                                                  f"returns an invalid score {ns.score}, it should in the range of "
-                                                  f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                                      plugin=pl.NAME)
+                    return [], _invalid_score(pl.NAME, ns.score)
                 weighted = ns.score * weight
                 nps = result[i]
                 nps.scores.append(PluginScore(pl.NAME, weighted))
@@ -546,3 +621,10 @@ class Framework:
         """Every PostBind plugin."""
         for pl in self.post_bind_plugins:
             pl.post_bind(state, pod, node_name)
+
+
+def _invalid_score(plugin: str, score: int) -> Status:
+    """The Error status of a score outside [0, 100] after normalizing (spec §4.2)."""
+    return Status(Code.Error, f'applying score defaultWeights on Score plugins: plugin "{plugin}" '
+                              f"returns an invalid score {score}, it should in the range of "
+                              f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", plugin=plugin)

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubesched.framework.node_info import NodeInfo
 
 
@@ -18,7 +20,7 @@ class Snapshot:
 
     __slots__ = ("node_info_map", "node_info_list", "have_pods_with_affinity_list",
                  "have_pods_with_required_anti_affinity_list", "used_pvc_set", "generation",
-                 "node_index", "pvc_node_counts")
+                 "node_index", "pvc_node_counts", "node_table")
 
     def __init__(self, node_infos: list[NodeInfo] | None = None) -> None:
         self.node_info_map: dict[str, NodeInfo] = {}
@@ -29,6 +31,8 @@ class Snapshot:
         self.generation = 0
         self.node_index: dict[str, int] = {}
         self.pvc_node_counts: dict[str, int] = {}
+        #: columnar mirror (``kubesched.cache.node_table.NodeTable``) kept by the cache, or None
+        self.node_table: Any = None
         if node_infos is not None:
             for ni in node_infos:
                 self.node_info_map[ni.name] = ni

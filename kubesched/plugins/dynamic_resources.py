@@ -35,6 +35,7 @@ from kubesched.config.duration import GoDuration
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
@@ -89,7 +90,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
     NAME = NAME
     Args = DynamicResourcesArgs
 
-    def __init__(self, args: DynamicResourcesArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: DynamicResourcesArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or DynamicResourcesArgs(), handle)
 
     def pre_enqueue(self, pod: Pod) -> Status | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass as std_dataclass
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from kubesched.api.node_selector import (
 from kubesched.api.pod import Pod
 from kubesched.api.required_node_affinity import RequiredNodeAffinity, get_required_node_affinity
 from kubesched.config.args import ARGS_CONFIG
+from kubesched.framework.batch import default_normalize_score_batch
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ActionType,
@@ -48,6 +50,8 @@ from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResu
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
+    from kubesched.cache.node_table import NodeTable
+    from kubesched.framework.batch import BoolArray, IntArray
     from kubesched.framework.handle import Handle
 
 NAME = "NodeAffinity"
@@ -252,6 +256,92 @@ def pre_filter_node_names(selector: NodeSelector) -> set[str] | None:
     return node_names
 
 
+def requirement_mask_batch(r: NodeSelectorRequirement, table: NodeTable, rows: IntArray,
+                           field: bool) -> BoolArray | None:
+    """Rows satisfying one requirement (``field``: a ``matchFields`` one, on ``metadata.name``);
+    ``None`` when only the per-node path can tell."""
+    if field:
+        if r.key != OBJECT_NAME_FIELD:
+            return np.zeros(len(rows), dtype=np.bool_)
+        if r.operator not in ("In", "NotIn"):
+            return None
+        wanted = np.fromiter((table.rows.get(v, -1) for v in r.values), dtype=np.int64, count=len(r.values))
+        hit = np.isin(rows, wanted)
+        return hit if r.operator == "In" else ~hit
+    lc = table.label(r.key)
+    codes = lc.codes[rows]
+    op = r.operator
+    if op == "Exists":
+        return codes != 0
+    if op == "DoesNotExist":
+        return codes == 0
+    if op in ("In", "NotIn"):
+        ids = [c for v in r.values if (c := lc.vocab.get(v)) is not None]
+        hit = np.isin(codes, ids) if ids else np.zeros(len(rows), dtype=np.bool_)
+        return hit if op == "In" else ~hit
+    lut = np.fromiter((r.matches_value(v) for v in [None, *lc.values]), dtype=np.bool_, count=len(lc.values) + 1)
+    out: BoolArray = lut[codes]
+    return out
+
+
+def term_mask_batch(term: NodeSelectorTerm, table: NodeTable, rows: IntArray) -> BoolArray | None:
+    """Rows matching a node selector term (requirements ANDed; an empty term matches nothing)."""
+    mask = np.full(len(rows), bool(term.match_expressions or term.match_fields), dtype=np.bool_)
+    for r in term.match_expressions:
+        m = requirement_mask_batch(r, table, rows, False)
+        if m is None:
+            return None
+        mask &= m
+    for r in term.match_fields:
+        m = requirement_mask_batch(r, table, rows, True)
+        if m is None:
+            return None
+        mask &= m
+    return mask
+
+
+def selector_mask_batch(selector: NodeSelector, table: NodeTable, rows: IntArray) -> BoolArray | None:
+    """Rows matching a node selector (terms ORed; no term matches nothing)."""
+    mask = np.zeros(len(rows), dtype=np.bool_)
+    for t in selector.terms:
+        m = term_mask_batch(t, table, rows)
+        if m is None:
+            return None
+        mask |= m
+    return mask
+
+
+def required_mask_batch(required: RequiredNodeAffinity, table: NodeTable, rows: IntArray) -> BoolArray | None:
+    """Rows matching a pod's nodeSelector AND required node affinity."""
+    mask = np.ones(len(rows), dtype=np.bool_)
+    if required.label_selector is not None:
+        for k, v in required.label_selector.items():
+            lc = table.label(k)
+            c = lc.vocab.get(v)
+            if c is None:
+                return np.zeros(len(rows), dtype=np.bool_)
+            mask &= lc.codes[rows] == c
+    if required.node_selector is not None:
+        m = selector_mask_batch(required.node_selector, table, rows)
+        if m is None:
+            return None
+        mask &= m
+    return mask
+
+
+def preferred_score_batch(terms: Sequence[PreferredSchedulingTerm], table: NodeTable, rows: IntArray) -> IntArray | None:
+    """Column form of :func:`score_preferred_terms`."""
+    total = np.zeros(len(rows), dtype=np.int64)
+    for t in terms:
+        if t.weight == 0:
+            continue
+        m = term_mask_batch(t.preference, table, rows)
+        if m is None:
+            return None
+        total += np.where(m, t.weight, 0)
+    return total
+
+
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
                    EnqueueExtensions):
     """See the module docstring. Reasons: ``node(s) didn't match scheduler-enforced node affinity``
@@ -306,6 +396,22 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_POD)
         return None
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
+        """Vectorised :meth:`filter` over label-code columns."""
+        mask = np.ones(len(rows), dtype=np.bool_)
+        if self.added_node_selector is not None:
+            m = selector_mask_batch(self.added_node_selector, table, rows)
+            if m is None:
+                return None
+            mask &= m
+        s = state.get(PRE_FILTER_STATE_KEY)
+        required = s.required_node_selector_and_affinity if isinstance(s, _PreFilterState) \
+            else get_required_node_affinity(pod)
+        m = required_mask_batch(required, table, rows)
+        if m is None:
+            return None
+        return mask & m
+
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -329,6 +435,23 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         if preferred is not None:
             count += score_preferred_terms(preferred, node)
         return count, None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        """Vectorised :meth:`score`."""
+        total = np.zeros(len(rows), dtype=np.int64)
+        s = state.get(PRE_SCORE_STATE_KEY)
+        preferred = s.preferred_node_affinity if isinstance(s, _PreScoreState) else pod_preferred_node_affinity(pod)
+        for terms in (self.added_pref_sched_terms, preferred):
+            if terms is not None:
+                m = preferred_score_batch(terms, table, rows)
+                if m is None:
+                    return None
+                total += m
+        return total
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """Vectorised :meth:`normalize_score`."""
+        return default_normalize_score_batch(MAX_NODE_SCORE, False, scores)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """This plugin normalizes its scores."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.framework.cycle_state import CycleState
@@ -22,6 +24,8 @@ from kubesched.framework.object_cast import as_objects
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
+    from kubesched.cache.node_table import NodeTable
+    from kubesched.framework.batch import BoolArray, IntArray
     from kubesched.framework.handle import Handle
 
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -48,6 +52,13 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         if not fits(pod, node_info.node.name):
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON)
         return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
+        """Vectorised :meth:`filter`: only the row of ``spec.nodeName`` passes (all when unset)."""
+        if not pod.node_name:
+            return np.ones(len(rows), dtype=np.bool_)
+        out: BoolArray = rows == table.rows.get(pod.node_name, -1)
+        return out
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``Node/Add`` with :meth:`is_schedulable_after_node_add`."""

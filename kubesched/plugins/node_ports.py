@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.pod import ContainerPort, Pod
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
 from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE_ADD, ClusterEventWithHint, QueueingHint
@@ -21,6 +23,8 @@ from kubesched.framework.results import PreFilterResult
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
+    from kubesched.cache.node_table import NodeTable
+    from kubesched.framework.batch import BoolArray, IntArray
     from kubesched.framework.handle import Handle
 
 NAME = "NodePorts"
@@ -78,6 +82,21 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         if not fits_ports(s.ports, node_info.used_ports):
             return Status(Code.Unschedulable, ERR_REASON)
         return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
+        """Vectorised :meth:`filter`: nodes without used host ports pass; the others are checked one by one."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, _PreFilterState):
+            return None
+        busy = table.has_ports[rows]
+        ok: BoolArray = ~busy
+        infos = table.infos
+        for i in np.flatnonzero(busy).tolist():
+            ni = infos[int(rows[i])]
+            if ni is None:
+                return None
+            ok[i] = fits_ports(s.ports, ni.used_ports)
+        return ok
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``AssignedPod/Delete`` with :meth:`is_schedulable_after_pod_deleted`; ``Node/Add`` (always Queue)."""

@@ -51,10 +51,14 @@ from kubesched.plugins.node_resources_scoring import (
     most_allocated_scorer,
     pod_request_list,
     requested_and_allocatable,
+    requested_and_allocatable_batch,
     requested_to_capacity_ratio_scorer,
+    weighted_mean_batch,
 )
 
 if TYPE_CHECKING:
+    from kubesched.cache.node_table import NodeTable
+    from kubesched.framework.batch import BoolArray, IntArray
     from kubesched.framework.handle import Handle
 
 NAME: Final = "NodeResourcesFit"
@@ -65,6 +69,8 @@ LEAST_ALLOCATED: Final = "LeastAllocated"
 MOST_ALLOCATED: Final = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
 SCORING_STRATEGY_TYPES: Final = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+#: requests at or above this (2**56) leave the batch path (no int64 overflow in the comparison)
+_BATCH_SAFE: Final = 1 << 56
 
 
 # --- args ------------------------------------------------------------------------------------
@@ -346,6 +352,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignored_resource_groups = frozenset(a.ignored_resource_groups)
         self.resources: list[ResourceSpec] = list(a.scoring_strategy.resources)
         self.scorer = build_scorer(a.scoring_strategy)
+        self.strategy_type = a.scoring_strategy.type
 
     # PreFilter
     def pre_filter(self, state: CycleState, pod: Pod,
@@ -369,6 +376,32 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 else Code.Unschedulable)
         return Status(code, *(r.reason for r in insufficient))
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
+        """Vectorised :meth:`filter` verdicts (True = fits) over NodeTable ``rows``."""
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(req, Resource) or not table.exact:
+            return None
+        ok: BoolArray = table.num_pods[rows] + 1 <= table.alloc_pods[rows]
+        if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
+            return ok
+        for r, a, u in ((req.milli_cpu, table.alloc_cpu, table.req_cpu), (req.memory, table.alloc_mem, table.req_mem),
+                        (req.ephemeral_storage, table.alloc_eph, table.req_eph)):
+            if r > 0:
+                if r >= _BATCH_SAFE:
+                    return None
+                ok &= a[rows] - u[rows] >= r
+        for name, q in req.scalar.items():
+            if q == 0:
+                continue
+            if is_extended_resource(name) and (name in self.ignored_resources
+                                               or name.split("/")[0] in self.ignored_resource_groups):
+                continue
+            if abs(q) >= _BATCH_SAFE:
+                return None
+            ac, rc = table.scalar(name)
+            ok &= ac[rows] - rc[rows] >= q
+        return ok
+
     # PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Store the pod's per-resource requests (non-zero cpu/memory) under ``PreScoreNodeResourcesFit``."""
@@ -384,6 +417,18 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return 0, Status(Code.Error, "resources not found")
         requested, allocatable = requested_and_allocatable(node_info, self.resources, pod_requests, False)
         return self.scorer(requested, allocatable), None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        """Vectorised :meth:`score` for LeastAllocated/MostAllocated (None for RequestedToCapacityRatio)."""
+        if self.strategy_type not in (LEAST_ALLOCATED, MOST_ALLOCATED) or not self.resources or not table.exact:
+            return None
+        s = state.get(PRE_SCORE_STATE_KEY)
+        pod_requests = s.pod_requests if isinstance(s, _PreScoreState) else pod_request_list(
+            pod, self.resources, False)
+        cols = requested_and_allocatable_batch(table, rows, self.resources, pod_requests, False)
+        if cols is None:
+            return None
+        return weighted_mean_batch(self.resources, cols[0], cols[1], self.strategy_type == MOST_ALLOCATED)
 
     # EnqueueExtensions
     def events_to_register(self) -> list[ClusterEventWithHint]:

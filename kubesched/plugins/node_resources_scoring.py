@@ -12,16 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass as std_dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+import numpy as np
 from pydantic import field_validator
 from pydantic.dataclasses import dataclass
 
 from kubesched.api.pod import Pod
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
 from kubesched.config.args import ARGS_CONFIG
+from kubesched.framework.batch import IntArray, go_div_array
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE
+
+if TYPE_CHECKING:
+    from kubesched.cache.node_table import NodeTable
 
 #: ``config.MaxCustomPriorityScore``: the top of the RequestedToCapacityRatio shape's score scale.
 MAX_CUSTOM_PRIORITY_SCORE: Final = 10
@@ -228,3 +233,77 @@ def requested_to_capacity_ratio_scorer(resources: Sequence[ResourceSpec],
         return (2 * node_score + weight_sum) // (2 * weight_sum)
 
     return scorer
+
+
+# --- vectorised forms (kubesched.framework.batch) -------------------------------------------
+
+#: amounts at or above this (2**56: 64 PiB, 2**56 millicores) leave the batch path, so that no
+#: int64 product below can wrap differently from the per-node arithmetic
+_SAFE: Final = 1 << 56
+
+
+def requested_and_allocatable_batch(table: NodeTable, rows: IntArray, resources: Sequence[ResourceSpec],
+                                    pod_requests: Sequence[int], use_requested: bool,
+                                    ) -> tuple[list[IntArray], list[IntArray]] | None:
+    """Column form of :func:`requested_and_allocatable` over ``rows`` of a NodeTable: per resource,
+    ``(requested, allocatable)`` arrays with both 0 where the allocatable is 0. ``None`` when a
+    value could overflow ``int64`` (the caller falls back to the per-node path)."""
+    requested: list[IntArray] = []
+    allocatable: list[IntArray] = []
+    n = len(rows)
+    for i, r in enumerate(resources):
+        q = pod_requests[i]
+        name = r.name
+        if q == 0 and is_scalar_resource(name):
+            requested.append(np.zeros(n, dtype=np.int64))
+            allocatable.append(np.zeros(n, dtype=np.int64))
+            continue
+        if abs(q) >= _SAFE:
+            return None
+        if name == CPU:
+            a = table.alloc_cpu[rows]
+            u = (table.req_cpu if use_requested else table.nz_cpu)[rows]
+        elif name == MEMORY:
+            a = table.alloc_mem[rows]
+            u = (table.req_mem if use_requested else table.nz_mem)[rows]
+        elif name == EPHEMERAL_STORAGE:
+            a = table.alloc_eph[rows]
+            u = table.req_eph[rows]
+        else:
+            ac, rc = table.scalar(name)
+            a, u = ac[rows], rc[rows]
+        if np.any(u >= _SAFE) or np.any(a >= _SAFE):
+            return None
+        zero = a == 0
+        req = u + q
+        if zero.any():
+            req = np.where(zero, 0, req)
+        requested.append(req)
+        allocatable.append(a)
+    return requested, allocatable
+
+
+def _go_div_nonneg_safe(a: IntArray, b: IntArray) -> IntArray:
+    """Go division with ``b`` possibly 0 (result 0 there)."""
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, go_div_array(a, safe))
+
+
+def weighted_mean_batch(resources: Sequence[ResourceSpec], requested: Sequence[IntArray],
+                        allocatable: Sequence[IntArray], most: bool) -> IntArray:
+    """Vectorised ``leastResourceScorer`` (``most=False``) / ``mostResourceScorer`` (``most=True``)."""
+    n = len(allocatable[0]) if allocatable else 0
+    node_score = np.zeros(n, dtype=np.int64)
+    weight_sum = np.zeros(n, dtype=np.int64)
+    for i, r in enumerate(resources):
+        a = allocatable[i]
+        q = requested[i]
+        valid = a != 0
+        safe_a = np.where(valid, a, 1)
+        if most:
+            per = go_div_array(np.minimum(q, safe_a) * MAX_NODE_SCORE, safe_a)
+        else:
+            per = np.where(q > safe_a, 0, go_div_array((safe_a - q) * MAX_NODE_SCORE, safe_a))
+        node_score += np.where(valid, per * r.weight, 0)
+        weight_sum += np.where(valid, r.weight, 0)
+    return _go_div_nonneg_safe(node_score, weight_sum)

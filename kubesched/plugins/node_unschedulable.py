@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.api.taints import NO_SCHEDULE, Taint, tolerates
@@ -24,6 +26,8 @@ from kubesched.framework.object_cast import as_objects
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
+    from kubesched.cache.node_table import NodeTable
+    from kubesched.framework.batch import BoolArray, IntArray
     from kubesched.framework.handle import Handle
 
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
@@ -58,6 +62,13 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         if not tolerates_unschedulable(pod):
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
         return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
+        """Vectorised :meth:`filter` (snapshot rows always have a node)."""
+        if tolerates_unschedulable(pod):
+            return np.ones(len(rows), dtype=np.bool_)
+        out: BoolArray = ~table.unschedulable[rows]
+        return out
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``Node/Add|UpdateNodeTaint`` (node became schedulable) and ``Pod/UpdatePodToleration``

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.api.taints import (
@@ -19,6 +21,7 @@ from kubesched.api.taints import (
     Toleration,
     find_untolerated,
 )
+from kubesched.framework.batch import default_normalize_score_batch
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
@@ -41,6 +44,8 @@ from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
+    from kubesched.cache.node_table import NodeTable
+    from kubesched.framework.batch import BoolArray, IntArray
     from kubesched.framework.handle import Handle
 
 NAME = "TaintToleration"
@@ -100,6 +105,16 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
             return None
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNTOLERATED)
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
+        """Vectorised :meth:`filter`: evaluated once per distinct taint set, looked up per row."""
+        sets = table.taint_sets
+        if len(sets) == 1:
+            return np.ones(len(rows), dtype=np.bool_)
+        tol = pod.tolerations
+        ok = np.fromiter((find_untolerated(t, tol, _DO_NOT_SCHEDULE) is None for t in sets), dtype=np.bool_,
+                         count=len(sets))
+        return ok[table.taint_sig[rows]]
+
     # Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -120,6 +135,24 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         if node is None:
             return 0, Status.as_status(RuntimeError("invalid nodeInfo"))
         return count_intolerable_prefer_no_schedule(node.taints, s.tolerations_prefer_no_schedule), None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        """Vectorised :meth:`score` (raw counts), evaluated once per distinct taint set."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState):
+            return None
+        sets = table.taint_sets
+        if len(sets) == 1:
+            return np.zeros(len(rows), dtype=np.int64)
+        tol = s.tolerations_prefer_no_schedule
+        counts = np.fromiter((count_intolerable_prefer_no_schedule(t, tol) for t in sets), dtype=np.int64,
+                             count=len(sets))
+        out: IntArray = counts[table.taint_sig[rows]]
+        return out
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """Vectorised :meth:`normalize_score`."""
+        return default_normalize_score_batch(MAX_NODE_SCORE, True, scores)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """This plugin normalizes its scores."""

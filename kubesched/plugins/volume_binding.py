@@ -69,7 +69,14 @@ from kubesched.api.storage import (
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.errors import KubeschedError, ManifestError
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
@@ -242,22 +249,29 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
     NAME = NAME
     Args = VolumeBindingArgs
 
-    def __init__(self, args: VolumeBindingArgs | None = None, handle: Any = None) -> None:
+    def __init__(self, args: VolumeBindingArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or VolumeBindingArgs(), handle)
         self.pv_cache = AssumeCache("PersistentVolume", namespaced=False)
         self.pvc_cache = AssumeCache("PersistentVolumeClaim", namespaced=True)
 
+    @property
+    def _handle(self) -> Handle:
+        """The framework handle (this plugin reads cluster objects through it)."""
+        if self.handle is None:
+            raise RuntimeError("VolumeBinding needs a framework handle")
+        return self.handle
+
     # ---------------------------------------------------------------- reads
     def _claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
-        obj = self.pvc_cache.get(self.handle.objects, namespace, name)
+        obj = self.pvc_cache.get(self._handle.objects, namespace, name)
         return None if obj is None else PersistentVolumeClaim.from_obj(obj)
 
     def _pv(self, name: str) -> PersistentVolume | None:
-        obj = self.pv_cache.get(self.handle.objects, "", name)
+        obj = self.pv_cache.get(self._handle.objects, "", name)
         return None if obj is None else PersistentVolume.from_obj(obj)
 
     def _class(self, name: str) -> StorageClass | None:
-        obj = self.handle.objects.get("StorageClass", "", name) if name else None
+        obj = self._handle.objects.get("StorageClass", "", name) if name else None
         return None if obj is None else StorageClass.from_obj(obj)
 
     # ---------------------------------------------------------------- PreFilter
@@ -305,7 +319,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 return None, Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNBOUND_IMMEDIATE)
             if s.unbound_delay:
                 wanted = {c.storage_class for c in s.unbound_delay}
-                for obj in self.pv_cache.list(self.handle.objects):
+                for obj in self.pv_cache.list(self._handle.objects):
                     pv = PersistentVolume.from_obj(obj)
                     if pv.storage_class in wanted:
                         s.pvs_by_class.setdefault(pv.storage_class, []).append(pv)
@@ -428,10 +442,10 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         """``hasEnoughCapacity``: only for CSI drivers with ``spec.storageCapacity: true``."""
         if claim.request is None:
             return True
-        driver = self.handle.objects.get("CSIDriver", "", sc.provisioner)
+        driver = self._handle.objects.get("CSIDriver", "", sc.provisioner)
         if driver is None or _get(driver, "spec", "storageCapacity") is not True:
             return True
-        for cap in self.handle.objects.list("CSIStorageCapacity"):
+        for cap in self._handle.objects.list("CSIStorageCapacity"):
             if cap.get("storageClassName") != sc.name:
                 continue
             limit_raw = cap.get("maximumVolumeSize")
@@ -532,7 +546,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         pod_volumes = s.by_node.get(node_name)
         if pod_volumes is None:
             return Status.as_status(RuntimeError(f'no pod volumes found for node "{node_name}"'))
-        client = self.handle.client
+        client = self._handle.client
         if client is None:
             return Status.as_status(RuntimeError("binding volumes: no cluster client"))
         done_bindings = 0

@@ -71,6 +71,10 @@ class Nominator:
         m = self._by_node.get(node_name)
         return list(m.values()) if m else []
 
+    def nominated_node_names(self) -> list[str]:
+        """Names of the nodes that have nominated pods (a new list)."""
+        return list(self._by_node)
+
     def nominated_node(self, uid: str) -> str | None:
         """The node the pod with ``uid`` is nominated to, or ``None``."""
         return self._node_of.get(uid)

@@ -37,7 +37,8 @@ from kubesched.scheduler.placement import NoNodesAvailableError, Placement, Sche
 log = logging.getLogger(__name__)
 
 #: kinds the scheduler watches, in start order (nodes before pods so bound pods find their node)
-WATCHED_KINDS = ("Namespace", "StorageClass", "CSINode", "PersistentVolume", "PersistentVolumeClaim",
+WATCHED_KINDS = ("Namespace", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "PersistentVolume",
+                 "PersistentVolumeClaim",
                  "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Node", "Pod")
 
 CLEAR_NOMINATION = NominatingInfo("", NominatingMode.Override)
@@ -55,7 +56,7 @@ class Scheduler:
     scheduling/binding cycles. Create with :func:`kubesched.scheduler.factory.new_scheduler`."""
 
     def __init__(self, client: ClusterClient, config: KubeSchedulerConfiguration, registry: Registry, *,
-                 clock: Any, rng: random.Random, record: bool = False,
+                 clock: Any, rng: random.Random, record: bool | Callable[[Pod], bool] = False,
                  binding_executor: BindingExecutor = run_inline, default_profile_fallback: bool = False,
                  on_skipped_plugins: Callable[[str, list[str]], None] | None = None,
                  permit_wait_timeout: float | None = None, extenders: list[Any] | None = None) -> None:
@@ -162,7 +163,7 @@ class Scheduler:
         state = CycleState()
         state.record_plugin_metrics = self.rng.randrange(100) < 10
         state.write(PODS_TO_ACTIVATE_KEY, {})
-        if self.record:
+        if self.record is True or (self.record and self.record(pod)):  # type: ignore[operator]
             rec = CycleRecorder()
             state.recorder = rec
             self.records.setdefault(pod.key, []).append(rec)

@@ -37,6 +37,8 @@ _KIND_RESOURCE = {
     "PersistentVolumeClaim": EventResource.PersistentVolumeClaim,
     "StorageClass": EventResource.StorageClass,
     "CSINode": EventResource.CSINode,
+    "CSIDriver": EventResource.CSIDriver,
+    "CSIStorageCapacity": EventResource.CSIStorageCapacity,
 }
 
 

@@ -23,7 +23,7 @@ def _warn_skipped(profile: str, skipped: list[str]) -> None:
 
 
 def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | None, *, clock: Any,
-                  seed: int | None = None, record: bool = False, registry: Registry | None = None,
+                  seed: int | None = None, record: bool | Callable[[Any], bool] = False, registry: Registry | None = None,
                   binding_executor: BindingExecutor = run_inline, permit_wait_timeout: float | None = None,
                   extenders: list[Any] | None = None,
                   on_skipped_plugins: Callable[[str, list[str]], None] | None = _warn_skipped) -> Scheduler:

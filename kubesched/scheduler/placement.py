@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.pod import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError
@@ -23,6 +25,8 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 #: ``MaxExtenderPriority``
 MAX_EXTENDER_PRIORITY = 10
+#: below this many nodes to visit the per-node path is used (NumPy's fixed costs dominate)
+BATCH_MIN_NODES = 32
 
 
 class NoNodesAvailableError(Exception):
@@ -71,12 +75,25 @@ class Placement:
         self.extenders = list(extenders)
         self.global_percentage = global_percentage
         self.next_start_node_index = 0
+        #: rows (NodeTable) of the feasible nodes of the current cycle when the batch filter ran
+        self._feasible_rows: Any = None
+        self._table: Any = None
+        self._table_list: Any = None
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> ScheduleResult:
         """Spec §5.2. Raises :class:`NoNodesAvailableError`, :class:`FitError` or :class:`SchedulingError`."""
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailableError()
-        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+        self._feasible_rows = None
+        self._table = snapshot.node_table if (state.recorder is None and not self.extenders) else None
+        self._table_list = snapshot.node_info_list
+        try:
+            feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+            rows = self._feasible_rows
+        finally:
+            self._feasible_rows = None
+            self._table = None
+            self._table_list = None
         if not feasible:
             raise FitError(pod.key, snapshot.num_nodes(), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
@@ -85,6 +102,10 @@ class Placement:
             if rec is not None:
                 rec.selected_node = feasible[0].name
             return ScheduleResult(feasible[0].name, evaluated, 1)
+        if rows is not None and fwk.has_score_plugins():
+            totals = self.prioritize_nodes_batch(fwk, state, pod, snapshot.node_table, rows, feasible)
+            host = self.select_host_batch(totals, feasible)
+            return ScheduleResult(host, evaluated, len(feasible))
         scores = self.prioritize_nodes(fwk, state, pod, feasible)
         host = self.select_host(scores)
         if rec is not None:
@@ -144,6 +165,12 @@ class Placement:
         start = self.next_start_node_index % n
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(target, n))]
+        table = self._table
+        if table is not None and nodes is self._table_list and n >= BATCH_MIN_NODES and table.exact \
+                and len(table) == n:
+            out = self._pass_filters_batch(fwk, state, pod, diagnosis, table, n, start, target)
+            if out is not None:
+                return out
         feasible: list[NodeInfo] = []
         rec = state.recorder
         statuses = diagnosis.node_to_status
@@ -160,6 +187,105 @@ class Placement:
             else:
                 raise SchedulingError(s)
         return feasible
+
+    def _pass_filters_batch(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, table: Any,
+                            n: int, start: int, target: int) -> list[NodeInfo] | None:
+        """Vectorised :meth:`find_nodes_that_pass_filters` over the whole snapshot list: filter
+        masks per chunk of the visiting order; only rejected visited nodes (for their exact
+        statuses) and nodes with nominated pods go through the per-node path. ``None``: not
+        possible for this pod (some plugin has no batch form), nothing was recorded."""
+        names_fn = getattr(fwk.nominator, "nominated_node_names", None) if fwk.nominator is not None else None
+        if fwk.nominator is not None and names_fn is None:
+            return None
+        nominated_rows: Any = None
+        if names_fn is not None:
+            names = names_fn()
+            if names:
+                nominated_rows = np.fromiter((table.rows.get(x, -1) for x in names), dtype=np.int64, count=len(names))
+        infos = table.infos
+        statuses = diagnosis.node_to_status
+        feasible: list[NodeInfo] = []
+        feasible_rows: list[Any] = []
+        need = target
+        offset = 0
+        chunk = min(n, max(need + need // 4 + 16, 128))
+        while offset < n and need > 0:
+            cnt = min(chunk, n - offset)
+            rows = table.visit_rows((start + offset) % n, cnt)
+            mask = fwk.run_filter_plugins_batch(state, pod, table, rows)
+            if mask is None:
+                if offset == 0:
+                    return None
+                raise SchedulingError(Status(Code.Error, "a Filter plugin's batch form declined mid-cycle"))
+            known: dict[int, Status | None] = {}
+            if nominated_rows is not None:
+                for i in np.flatnonzero(np.isin(rows, nominated_rows)).tolist():
+                    s = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[rows[i]])
+                    known[i] = s
+                    mask[i] = s is None or s.code == Code.Success
+            cum = np.cumsum(mask)
+            got = int(cum[-1]) if cnt else 0
+            cut = int(np.searchsorted(cum, need)) + 1 if got >= need else cnt
+            visited = mask[:cut]
+            for i in np.flatnonzero(~visited).tolist():
+                ni = infos[rows[i]]
+                s = known[i] if i in known else fwk.run_filter_plugins(state, pod, ni)
+                if s is None or s.code == Code.Success:
+                    raise SchedulingError(Status(Code.Error, f"batch Filter rejected node {ni.name} that the "
+                                                             "per-node Filter accepts"))
+                if s.is_rejected():
+                    statuses.set(ni.name, s)
+                    diagnosis.add_plugin_status(s)
+                else:
+                    raise SchedulingError(s)
+            ok_rows = rows[:cut][visited]
+            feasible.extend([infos[r] for r in ok_rows.tolist()])
+            feasible_rows.append(ok_rows)
+            need -= len(ok_rows)
+            offset += cut
+            chunk = max(chunk, 2 * need + 64)
+        self._feasible_rows = np.concatenate(feasible_rows) if len(feasible_rows) != 1 else feasible_rows[0]
+        return feasible
+
+    def prioritize_nodes_batch(self, fwk: Framework, state: CycleState, pod: Pod, table: Any, rows: Any,
+                               nodes: list[NodeInfo]) -> Any:
+        """:meth:`prioritize_nodes` without extenders, as an ``int64`` array of totals over ``rows``."""
+        s = fwk.run_pre_score_plugins(state, pod, nodes)
+        if s is not None and not s.is_success():
+            raise SchedulingError(s)
+        totals, s = fwk.run_score_plugins_batch(state, pod, table, rows, nodes)
+        if s is not None and not s.is_success():
+            raise SchedulingError(s)
+        return totals
+
+    def select_host_batch(self, totals: Any, nodes: list[NodeInfo]) -> str:
+        """:meth:`select_host` on an array of totals (same RNG draws in the same order, hence the
+        same node): ties with the running maximum each draw ``randrange(count)``."""
+        n = len(totals)
+        if n == 0:
+            raise SchedulingError(Status(Code.Error, "empty priorityList"))
+        if n == 1:
+            return nodes[0].name
+        prev = np.maximum.accumulate(totals)[:-1]
+        cur = totals[1:]
+        is_new_all = cur > prev
+        ev = np.flatnonzero(is_new_all | (cur == prev))
+        if ev.size == 0:
+            return nodes[0].name
+        is_new = is_new_all[ev]
+        is_tie = ~is_new
+        ties_cum = np.cumsum(is_tie)
+        base = np.maximum.accumulate(np.where(is_new, ties_cum, 0))
+        counts = (ties_cum - base + 1)[is_tie].tolist()
+        tie_nodes = (ev[is_tie] + 1).tolist()
+        rng = self.rng
+        draw = rng._randbelow if type(rng) is random.Random else rng.randrange  # type: ignore[attr-defined]
+        news = ev[is_new]
+        best = int(news[-1]) + 1 if news.size else 0
+        for c, i in zip(counts, tie_nodes):
+            if draw(c) == 0 and i > best:
+                best = i
+        return nodes[best].name
 
     def run_extender_filters(self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo]:
         """Spec §10: extenders filter sequentially over the shrinking list (none configured: identity)."""

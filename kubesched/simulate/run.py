@@ -8,7 +8,7 @@ The real scheduler (queue, cycle, cache, binding) runs against a :class:`MemoryC
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,8 @@ def _start_time(objects: Iterable[Mapping[str, Any]]) -> float:
 def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Parse every Pod and Node once. Malformed Nodes raise :class:`ManifestError` located at
     ``file doc N (Node name)``; malformed Pods are returned in the error map
-    (``"ns/name" -> located message``) and still loaded, so they show up as ``Error``."""
+    (``"ns/name" -> located message``) and still loaded, so they show up as ``Error``.
+    ``record`` is True (record every attempt), False, or a predicate on the pod."""
     from kubesched.api.node import Node
 
     errors: dict[str, str] = {}
@@ -88,7 +89,7 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
 
 
 def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration | None, *, seed: int | None = None,
-                   record: bool = True) -> SimulationResult:
+                   record: bool | Callable[[Pod], bool] = True) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
     for a bad config; malformed Pods become ``Error`` outcomes."""

@@ -1,0 +1,167 @@
+"""Running the API server: in a background thread (:func:`start_server`, for tests and
+``serve --with-scheduler``-style embedding) or in the foreground (:func:`serve_forever`, the CLI).
+
+Plain HTTP on a loopback address, no authentication: this is a development and test facade over
+the embedded store, not a secured control plane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.apiserver.admission import admit_new_namespace
+from kubesched.apiserver.app import ServerState, build_app
+from kubesched.clock import Clock, RealClock
+from kubesched.cluster.memory import MemoryCluster
+
+__all__ = ["SYSTEM_NAMESPACES", "ServerHandle", "ensure_namespaces", "serve_forever", "start_server"]
+
+#: Namespaces every cluster has (created by ``ensure_namespaces`` when missing).
+SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def ensure_namespaces(cluster: MemoryCluster, names: Iterable[str] = SYSTEM_NAMESPACES) -> None:
+    """Create the Namespaces ``names`` that do not exist yet."""
+    existing = {ns["metadata"]["name"] for ns in cluster.list("Namespace").items}
+    for name in names:
+        if name not in existing:
+            cluster.create(admit_new_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+
+
+class ServerHandle:
+    """A server running on its own thread and event loop.
+
+    ``url`` is ``http://<address>:<port>``; ``state`` gives the store (``state.cluster``), the
+    fault rules, request log and open watches. :meth:`stop` closes the watches, stops the server
+    and joins the thread (idempotent).
+    """
+
+    def __init__(self, state: ServerState, address: str, port: int, bookmark_interval: float) -> None:
+        self.state = state
+        self.address = address
+        self.port = port
+        self._requested_port = port
+        self._bookmark_interval = bookmark_interval
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="kubesched-apiserver", daemon=True)
+        self._stopped = False
+
+    @property
+    def cluster(self) -> MemoryCluster:
+        """The served store."""
+        return self.state.cluster
+
+    @property
+    def url(self) -> str:
+        """Base URL of the API (``http://127.0.0.1:PORT``)."""
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"http://{host}:{self.port}"
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._start())
+        except BaseException as e:  # reported to start_server's caller
+            self._error = e
+            self._started.set()
+            return
+        self._started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._shutdown())
+        self._loop.close()
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(
+            build_app(self.state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.address, self._requested_port)
+        await site.start()
+        server = site._server
+        sockets: Any = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        self.state.server_address = f"{host}:{self.port}"
+
+    async def _shutdown(self) -> None:
+        self.state.hub.drop_all()
+        await asyncio.sleep(0)
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def start(self) -> ServerHandle:
+        """Start the thread and wait until the socket listens. Raises OSError (port in use, ...)."""
+        self._thread.start()
+        self._started.wait()
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and join the server thread."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_server(
+    cluster: MemoryCluster | None = None,
+    *,
+    address: str = "127.0.0.1",
+    port: int = 0,
+    clock: Clock | None = None,
+    bookmark_interval: float = 10.0,
+    watch_timeout: float | None = 1800.0,
+    system_namespaces: bool = True,
+) -> ServerHandle:
+    """Serve ``cluster`` (a new empty ``MemoryCluster`` on a ``RealClock`` when None) on
+    ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
+
+    ``bookmark_interval``: seconds between watch BOOKMARKs; ``watch_timeout``: seconds a watch
+    without ``timeoutSeconds`` lasts (None = until the client leaves). With ``system_namespaces``
+    the namespaces of :data:`SYSTEM_NAMESPACES` are created when missing. Raises OSError when the
+    address cannot be bound.
+    """
+    clock = clock or RealClock()
+    if cluster is None:
+        cluster = MemoryCluster(clock)
+    if system_namespaces:
+        ensure_namespaces(cluster)
+    state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
+    return ServerHandle(state, address, port, bookmark_interval).start()
+
+
+def serve_forever(handle: ServerHandle) -> None:
+    """Block the calling (main) thread until SIGINT or SIGTERM, then stop ``handle``."""
+    done = threading.Event()
+
+    def _stop(signum: int, frame: object) -> None:
+        done.set()
+
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not done.wait(1.0):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        handle.stop()

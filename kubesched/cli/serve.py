@@ -1,0 +1,44 @@
+"""``kubesched serve``: the embedded cluster as a Kubernetes API on localhost (plain HTTP, no auth)."""
+
+from __future__ import annotations
+
+import click
+
+from kubesched.apiserver.kubeconfig import write_kubeconfig
+from kubesched.apiserver.server import serve_forever, start_server
+from kubesched.clock import RealClock
+from kubesched.cluster.manifests import load_manifests
+from kubesched.cluster.memory import MemoryCluster
+
+
+@click.command()
+@click.option("-f", "--filename", "files", multiple=True, type=click.Path(),
+              help="Manifest file or directory (YAML, JSON, kind: List) to load; repeatable.")
+@click.option("--port", type=click.IntRange(0, 65535), default=6443, show_default=True,
+              help="TCP port (0 picks a free one).")
+@click.option("--address", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--write-kubeconfig", "kubeconfig", type=click.Path(dir_okay=False),
+              help="Write a kubeconfig (context kubesched) for the served API to this path.")
+@click.option("--bookmark-interval", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds between watch BOOKMARK events.")
+def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float) -> None:
+    """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
+    HTTP, without authentication, until interrupted. kubectl and the official clients work against
+    it (kubectl apply needs --validate=false: no OpenAPI schema is served)."""
+    clock = RealClock()
+    cluster = MemoryCluster(clock)
+    if files:
+        loaded = load_manifests(list(files))
+        for kind, count in sorted(loaded.skipped_kinds.items()):
+            click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+        cluster.load(loaded.objects)
+    try:
+        handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval)
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on {address}:{port}: {e.strerror or e}") from None
+    if kubeconfig:
+        write_kubeconfig(kubeconfig, handle.url)
+        click.echo(f"wrote kubeconfig {kubeconfig} (context kubesched)", err=True)
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(cluster.counts().items()))
+    click.echo(f"serving the embedded cluster ({counts}) at {handle.url}", err=True)
+    serve_forever(handle)

@@ -1,0 +1,256 @@
+"""Victim selection and candidate ranking of DefaultPreemption (spec §9 steps 4 and 6).
+
+Follows upstream ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go``
+(``SelectVictimsOnNode``, ``filterPodsWithPDBViolation``) and
+``pkg/scheduler/framework/preemption/preemption.go`` (``pickOneNodeForPreemption``), plus
+``pkg/scheduler/util/utils.go`` (``MoreImportantPod``, ``GetPodStartTime``,
+``GetEarliestPodStartTime``).
+
+Times are epoch seconds (float); a pod without ``status.startTime`` counts as started ``now``
+(upstream: ``time.Now()``), ``now`` being fixed once per PostFilter call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from kubesched.api.labels import LabelSelector, parse_label_selector
+from kubesched.api.pod import Pod
+from kubesched.errors import ManifestError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.status import Code, Status
+
+NO_VICTIMS_MSG: Final = "No preemption victims found for incoming pod"
+
+#: ``math.MaxInt32 + 1``: added to every victim priority in the sum criterion so all terms are >= 0
+_PRIORITY_OFFSET: Final = 2**31
+
+#: ``IsEligiblePod(node_info, victim, preemptor) -> bool``: extra filter on lower-priority pods
+EligibleFn = Callable[[NodeInfo, PodInfo, Pod], bool]
+
+
+class FilterRunner(Protocol):
+    """The part of the framework handle victim selection uses."""
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A node where preemption makes room: ``victims`` most important first, and how many of them
+    violate a PodDisruptionBudget (upstream ``candidate`` / ``extenderv1.Victims``)."""
+
+    name: str
+    victims: list[Pod] = field(default_factory=list)
+    num_pdb_violations: int = 0
+
+
+@dataclass(slots=True)
+class CompiledPDB:
+    """The parts of a ``policy/v1`` PodDisruptionBudget preemption reads: namespace, compiled
+    ``spec.selector`` (``None`` for a nil or invalid selector: matches nothing),
+    ``status.disruptionsAllowed`` and the names in ``status.disruptedPods``."""
+
+    namespace: str
+    selector: LabelSelector | None
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+
+def compile_pdbs(objs: Iterable[Mapping[str, Any]]) -> list[CompiledPDB]:
+    """Compile PodDisruptionBudget dicts (``getPodDisruptionBudgets``); a PDB whose selector does
+    not parse is kept with a selector that matches nothing, as upstream skips it."""
+    out: list[CompiledPDB] = []
+    for o in objs:
+        meta = o.get("metadata") or {}
+        spec = o.get("spec") or {}
+        status = o.get("status") or {}
+        try:
+            sel = parse_label_selector(spec.get("selector"), "spec.selector")
+        except ManifestError:
+            sel = None
+        allowed = status.get("disruptionsAllowed") or 0
+        disrupted = status.get("disruptedPods") or {}
+        out.append(CompiledPDB(str(meta.get("namespace") or "default"), sel,
+                               int(allowed) if isinstance(allowed, int) else 0,
+                               frozenset(str(k) for k in disrupted) if isinstance(disrupted, Mapping) else frozenset()))
+    return out
+
+
+def pod_start_time(pod: Pod, now: float) -> float:
+    """``GetPodStartTime``: ``status.startTime`` or ``now`` when unset (seconds)."""
+    return pod.start_time if pod.start_time is not None else now
+
+
+def importance_key(now: float) -> Callable[[Pod], tuple[int, float]]:
+    """Sort key putting the more important pod first (``MoreImportantPod``): higher priority,
+    then earlier start time."""
+    def key(p: Pod) -> tuple[int, float]:
+        return (-p.priority, pod_start_time(p, now))
+    return key
+
+
+def more_important_pod(a: Pod, b: Pod, now: float) -> bool:
+    """``MoreImportantPod(a, b)``: ``a`` has a higher priority, or the same one and an earlier start."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return pod_start_time(a, now) < pod_start_time(b, now)
+
+
+def filter_pods_with_pdb_violation(pod_infos: Sequence[PodInfo],
+                                   pdbs: Sequence[CompiledPDB]) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Split ``pod_infos`` (order kept) into ``(violating, non_violating)``: every matching PDB
+    (same namespace, non-empty selector matching the pod's labels, pod not already in
+    ``disruptedPods``) has its budget decremented; a pod that drives any budget below 0 violates."""
+    allowed = [p.disruptions_allowed for p in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pi in pod_infos:
+        pod = pi.pod
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace:
+                    continue
+                sel = pdb.selector
+                if sel is None or sel.empty or not sel.matches(pod.labels):
+                    continue
+                if pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pi)
+    return violating, non_violating
+
+
+def _as_error(s: Status | None, default: str) -> Status | None:
+    if s is None or s.is_success():
+        return None
+    return Status(Code.Error, s.message() or default)
+
+
+def select_victims_on_node(fh: FilterRunner, state: CycleState, pod: Pod, node_info: NodeInfo,
+                           pdbs: Sequence[CompiledPDB], is_eligible: EligibleFn,
+                           now: float) -> tuple[list[Pod], int, Status | None]:
+    """``SelectVictimsOnNode``: the fewest lower-priority pods of ``node_info`` (mutated: pass a
+    copy, with a cloned ``state``) whose removal lets ``pod`` pass the filters.
+
+    Returns ``(victims most important first, number of PDB-violating victims, status)``; status is
+    ``None`` on success, ``UnschedulableAndUnresolvable("No preemption victims found for incoming
+    pod")`` when the node has no eligible pod, the filter rejection when removing them all does
+    not help, or an Error.
+    """
+    def remove(pi: PodInfo) -> Status | None:
+        try:
+            node_info.remove_pod(pi.pod)
+            s = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+        except Exception as e:  # noqa: BLE001 - surfaced as an Error status, as upstream's AsStatus(err)
+            return Status(Code.Error, err=e)
+        return _as_error(s, "RemovePod failed")
+
+    def add(pi: PodInfo) -> Status | None:
+        try:
+            node_info.add_pod_info(pi)
+            s = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+        except Exception as e:  # noqa: BLE001
+            return Status(Code.Error, err=e)
+        return _as_error(s, "AddPod failed")
+
+    potential = [pi for pi in node_info.pods if pi.pod.priority < pod.priority and is_eligible(node_info, pi, pod)]
+    for pi in potential:
+        err = remove(pi)
+        if err is not None:
+            return [], 0, err
+    if not potential:
+        return [], 0, Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS_MSG)
+    s = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+    if s is not None and not s.is_success():
+        return [], 0, s
+    key = importance_key(now)
+    potential.sort(key=lambda pi: key(pi.pod))
+    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    victims: list[PodInfo] = []
+    num_violating = 0
+
+    def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
+        err = add(pi)
+        if err is not None:
+            return False, err
+        st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if st is None or st.is_success():
+            return True, None
+        err = remove(pi)
+        if err is not None:
+            return False, err
+        victims.append(pi)
+        return False, None
+
+    for pi in violating:
+        fits, err = reprieve(pi)
+        if err is not None:
+            return [], 0, err
+        if not fits:
+            num_violating += 1
+    for pi in non_violating:
+        _, err = reprieve(pi)
+        if err is not None:
+            return [], 0, err
+    if violating and non_violating:
+        victims.sort(key=lambda pi: key(pi.pod))
+    return [pi.pod for pi in victims], num_violating, None
+
+
+def earliest_pod_start_time(victims: Sequence[Pod], now: float) -> float | None:
+    """``GetEarliestPodStartTime``: the earliest start among the highest-priority victims."""
+    if not victims:
+        return None
+    earliest = pod_start_time(victims[0], now)
+    max_prio = victims[0].priority
+    for p in victims:
+        if p.priority == max_prio:
+            t = pod_start_time(p, now)
+            if t < earliest:
+                earliest = t
+        elif p.priority > max_prio:
+            max_prio = p.priority
+            earliest = pod_start_time(p, now)
+    return earliest
+
+
+def pick_one_node_for_preemption(candidates: Sequence[Candidate], now: float) -> str:
+    """``pickOneNodeForPreemption``: keep the best nodes by each criterion in turn, stopping when
+    one remains: (1) fewest PDB violations, (2) lowest highest-victim priority, (3) smallest
+    sum of ``priority + 2^31`` over victims, (4) fewest victims, (5) latest earliest start among
+    the highest-priority victims, (6) the first remaining in candidate order ("" if none)."""
+    if not candidates:
+        return ""
+
+    def latest_start(c: Candidate) -> float:
+        t = earliest_pod_start_time(c.victims, now)
+        return float("-inf") if t is None else t
+
+    criteria: list[Callable[[Candidate], float]] = [
+        lambda c: -c.num_pdb_violations,
+        lambda c: -c.victims[0].priority if c.victims else 0,
+        lambda c: -sum(p.priority + _PRIORITY_OFFSET for p in c.victims),
+        lambda c: -len(c.victims),
+        latest_start,
+    ]
+    remaining = list(candidates)
+    for score in criteria:
+        best = max(score(c) for c in remaining)
+        remaining = [c for c in remaining if score(c) == best]
+        if len(remaining) == 1:
+            return remaining[0].name
+    return remaining[0].name

@@ -1,0 +1,241 @@
+"""The vectorised Filter/Score path (NodeTable + ``filter_batch``/``score_batch``) gives exactly what
+the per-node path gives: verdicts, reasons, raw and normalized scores, chosen nodes, the rotating
+start index and the RNG stream (property tests on random clusters and pods)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubesched.api.node import Node
+from kubesched.api.pod import Pod
+from kubesched.cache.cache import Cache
+from kubesched.clock import VirtualClock
+from kubesched.cluster.memory import MemoryCluster
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.snapshot import Snapshot
+from kubesched.scheduler import placement as placement_mod
+from kubesched.scheduler import new_scheduler
+from kubesched.testing import node_manifest, pod_manifest
+
+ZONES = ["a", "b", "c"]
+TAINTS = [
+    {"key": "k1", "value": "v1", "effect": "NoSchedule"},
+    {"key": "k2", "value": "", "effect": "PreferNoSchedule"},
+    {"key": "k3", "value": "v", "effect": "NoExecute"},
+    {"key": "k4", "value": "w", "effect": "PreferNoSchedule"},
+]
+TOLERATIONS = [
+    {"key": "k1", "operator": "Equal", "value": "v1", "effect": "NoSchedule"},
+    {"key": "k2", "operator": "Exists"},
+    {"key": "k3", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+]
+IMAGES = [(["img-a:1", "docker.io/img-a:1"], 300 * 1024 * 1024), (["img-b:2"], 900 * 1024 * 1024)]
+GPU = "example.com/gpu"
+
+
+@st.composite
+def node_specs(draw: Any, i: int) -> dict[str, Any]:
+    labels: dict[str, str] = {}
+    if draw(st.booleans()):
+        labels["zone"] = draw(st.sampled_from(ZONES))
+    if draw(st.booleans()):
+        labels["tier"] = draw(st.sampled_from(["x", "y"]))
+    if draw(st.booleans()):
+        labels["num"] = str(draw(st.integers(0, 12)))
+    alloc: dict[str, Any] = {}
+    if draw(st.booleans()):
+        alloc[GPU] = str(draw(st.integers(0, 2)))
+    if draw(st.booleans()):
+        alloc["ephemeral-storage"] = draw(st.sampled_from(["1Gi", "10Gi"]))
+    return node_manifest(
+        f"n{i:03d}", cpu=draw(st.sampled_from(["1", "2", "4"])), memory=draw(st.sampled_from(["1Gi", "4Gi", "32Gi"])),
+        pods=draw(st.sampled_from([2, 5, 110])), labels=labels, allocatable=alloc,
+        taints=draw(st.lists(st.sampled_from(TAINTS), max_size=2, unique_by=lambda t: t["key"])),
+        unschedulable=draw(st.integers(0, 9)) == 0,
+        images=draw(st.lists(st.sampled_from(IMAGES), max_size=2, unique_by=lambda t: t[0][0])))
+
+
+@st.composite
+def pod_specs(draw: Any, i: int, bound_to: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    tols = draw(st.lists(st.sampled_from(TOLERATIONS), max_size=3, unique_by=lambda t: t["key"]))
+    if tols:
+        spec["tolerations"] = tols
+    if draw(st.integers(0, 3)) == 0:
+        spec["nodeSelector"] = {"zone": draw(st.sampled_from(ZONES))}
+    aff: dict[str, Any] = {}
+    if draw(st.integers(0, 3)) == 0:
+        exprs = draw(st.lists(st.sampled_from([
+            {"key": "zone", "operator": "In", "values": ["a", "b"]},
+            {"key": "zone", "operator": "NotIn", "values": ["c"]},
+            {"key": "num", "operator": "Gt", "values": ["4"]},
+            {"key": "num", "operator": "Lt", "values": ["9"]},
+            {"key": "tier", "operator": "Exists"},
+            {"key": "tier", "operator": "DoesNotExist"},
+        ]), min_size=1, max_size=2))
+        aff["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [{"matchExpressions": exprs}]}
+    if draw(st.integers(0, 2)) == 0:
+        aff["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": draw(st.integers(1, 100)), "preference": {"matchExpressions": [
+                {"key": draw(st.sampled_from(["zone", "tier"])), "operator": "In", "values": ["a", "x"]}]}}
+            for _ in range(draw(st.integers(1, 2)))]
+    if aff:
+        spec["affinity"] = {"nodeAffinity": aff}
+    requests: dict[str, Any] = {}
+    cpu = draw(st.sampled_from([None, "100m", "500m", "1500m"]))
+    mem = draw(st.sampled_from([None, "200Mi", "2Gi"]))
+    if draw(st.integers(0, 4)) == 0:
+        requests[GPU] = "1"
+    if draw(st.integers(0, 5)) == 0:
+        requests["ephemeral-storage"] = "2Gi"
+    image = draw(st.sampled_from(["img-a:1", "img-b:2", "registry.k8s.io/pause:3.10.1"]))
+    m = pod_manifest(f"p{i:03d}", cpu=cpu, memory=mem, requests=requests, image=image, node_name=bound_to,
+                     priority=draw(st.sampled_from([0, 0, 10])), spec=spec)
+    if draw(st.integers(0, 5)) == 0:
+        m["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    return m
+
+
+@st.composite
+def clusters(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], int]:
+    n = draw(st.integers(placement_mod.BATCH_MIN_NODES, 70))
+    nodes = [draw(node_specs(i)) for i in range(n)]
+    bound = [draw(pod_specs(1000 + i, bound_to=f"n{draw(st.integers(0, n - 1)):03d}"))
+             for i in range(draw(st.integers(0, 15)))]
+    pending = [draw(pod_specs(i)) for i in range(draw(st.integers(1, 40)))]
+    return nodes, bound, pending, draw(st.integers(0, 2**31))
+
+
+def _run(nodes: list[dict[str, Any]], bound: list[dict[str, Any]], pending: list[dict[str, Any]], seed: int,
+         pct: int | None) -> tuple[list[Any], int, Any]:
+    clock = VirtualClock(0)
+    c = MemoryCluster(clock)
+    c.load(nodes + bound)
+    s = new_scheduler(c, None, clock=clock, seed=seed, on_skipped_plugins=None)
+    if pct is not None:
+        s.placement.global_percentage = pct
+    s.start()
+    for p in pending:
+        c.create(p)
+    for _ in range(3 * len(pending)):
+        if not s.schedule_next():
+            break
+    pods = [(p["metadata"]["name"], p["spec"].get("nodeName"), (p.get("status") or {}).get("nominatedNodeName"),
+             [(x.get("reason"), x.get("message")) for x in (p.get("status") or {}).get("conditions", [])])
+            for p in c.list("Pod").items]
+    events = [(e.get("reason"), e.get("note") or e.get("message")) for e in c.events()]
+    return [pods, events], s.placement.next_start_node_index, s.rng.getstate()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(clusters(), st.sampled_from([None, 0, 10, 50, 100]))
+def test_scheduler_runs_identically_with_and_without_batch(cluster: Any, pct: int | None) -> None:
+    nodes, bound, pending, seed = cluster
+    batch = _run(nodes, bound, pending, seed, pct)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(placement_mod, "BATCH_MIN_NODES", 10**9)
+        per_node = _run(nodes, bound, pending, seed, pct)
+    assert batch == per_node
+
+
+def _snapshot(nodes: list[dict[str, Any]], bound: list[dict[str, Any]]) -> Snapshot:
+    cache = Cache()
+    for m in nodes:
+        cache.add_node(Node.from_manifest(m))
+    for m in bound:
+        cache.add_pod(Pod.from_manifest(m))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    assert snap.node_table is not None
+    return snap
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(clusters())
+def test_plugin_batch_forms_match_per_node(cluster: Any) -> None:
+    """Per plugin: filter verdicts and raw/normalized scores of the batch forms equal the per-node ones."""
+    nodes, bound, pending, seed = cluster
+    snap = _snapshot(nodes, bound)
+    table = snap.node_table
+    clock = VirtualClock(0)
+    s = new_scheduler(MemoryCluster(clock), None, clock=clock, seed=seed, on_skipped_plugins=None)
+    fwk = s.profiles["default-scheduler"]
+    s.snapshot = snap
+    all_nodes = snap.list()
+    rows = table.order.copy()
+    random.Random(seed).shuffle(rows)  # any visiting order
+    infos = [table.infos[r] for r in rows]
+    for m in pending:
+        pod = Pod.from_manifest(m)
+        state = CycleState()
+        _, st_, _ = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+        if st_ is not None and not st_.is_success():
+            continue
+        for pl in fwk.filter_plugins:
+            if pl.NAME in state.skip_filter_plugins:
+                continue
+            mask = pl.filter_batch(state, pod, table, rows)  # type: ignore[attr-defined]
+            want = [(x := pl.filter(state, pod, ni)) is None or x.is_success() for ni in infos]
+            assert mask.tolist() == want, pl.NAME
+        fwk.run_pre_score_plugins(state, pod, infos)
+        for pl in fwk.score_plugins:
+            if pl.NAME in state.skip_score_plugins:
+                continue
+            raw = pl.score_batch(state, pod, table, rows)  # type: ignore[attr-defined]
+            assert raw is not None, pl.NAME
+            want_raw = [pl.score(state, pod, ni)[0] for ni in infos]
+            assert raw.tolist() == want_raw, pl.NAME
+            ext = pl.score_extensions()
+            if ext is not None:
+                from kubesched.framework.results import NodeScore
+
+                ns = [NodeScore(ni.name, v) for ni, v in zip(infos, want_raw)]
+                ext.normalize_score(state, pod, ns)
+                got = pl.normalize_score_batch(state, pod, raw)  # type: ignore[attr-defined]
+                assert got.tolist() == [x.score for x in ns], pl.NAME
+        totals, status = fwk.run_score_plugins_batch(state, pod, table, rows, infos)
+        per_node, status2 = fwk.run_score_plugins(state, pod, infos)
+        assert status is None and status2 is None
+        assert totals is not None and totals.tolist() == [x.total_score for x in per_node]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=60), st.integers(0, 2**31))
+def test_select_host_batch_draws_like_reservoir_sampling(totals: list[int], seed: int) -> None:
+    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.results import NodePluginScores
+    from kubesched.testing import make_node
+
+    nodes = [NodeInfo(make_node(f"n{i}")) for i in range(len(totals))]
+    a = placement_mod.Placement(random.Random(seed))
+    b = placement_mod.Placement(random.Random(seed))
+    got = a.select_host_batch(np.array(totals, dtype=np.int64), nodes)
+    want = b.select_host([NodePluginScores(f"n{i}", total_score=t) for i, t in enumerate(totals)])
+    assert got == want
+    assert a.rng.getstate() == b.rng.getstate()
+
+
+def test_preemption_and_nominated_pods_run_identically() -> None:
+    """Nodes full of low-priority pods; high-priority pods preempt (nominations), then more pods
+    are filtered while nominated pods exist (the batch path sends those nodes through the
+    nominated-pods filter)."""
+    n = 40
+    nodes = [node_manifest(f"n{i:03d}", cpu="2", memory="8Gi", labels={"zone": ZONES[i % 3]}) for i in range(n)]
+    bound = [pod_manifest(f"low{i:03d}", cpu="1500m", memory="1Gi", node_name=f"n{i % n:03d}", priority=0)
+             for i in range(n)]
+    pending = [pod_manifest(f"high{i:03d}", cpu="1", memory="1Gi", priority=100) for i in range(12)]
+    pending += [pod_manifest(f"mid{i:03d}", cpu="400m", memory="1Gi", priority=50) for i in range(30)]
+    batch = _run(nodes, bound, pending, 7, None)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(placement_mod, "BATCH_MIN_NODES", 10**9)
+        per_node = _run(nodes, bound, pending, 7, None)
+    assert batch == per_node
+    pods, events = batch[0]
+    assert any(nom for _, _, nom, _ in pods) or any(r == "Preempted" for r, _ in events)
