@@ -19,8 +19,8 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.snapshot import Snapshot
-from kubesched.scheduler import placement as placement_mod
 from kubesched.scheduler import new_scheduler
+from kubesched.scheduler import placement as placement_mod
 from kubesched.testing import node_manifest, pod_manifest
 
 ZONES = ["a", "b", "c"]
@@ -185,21 +185,21 @@ def test_plugin_batch_forms_match_per_node(cluster: Any) -> None:
             want = [(x := pl.filter(state, pod, ni)) is None or x.is_success() for ni in infos]
             assert mask.tolist() == want, pl.NAME
         fwk.run_pre_score_plugins(state, pod, infos)
-        for pl in fwk.score_plugins:
-            if pl.NAME in state.skip_score_plugins:
+        for sp in fwk.score_plugins:
+            if sp.NAME in state.skip_score_plugins:
                 continue
-            raw = pl.score_batch(state, pod, table, rows)  # type: ignore[attr-defined]
-            assert raw is not None, pl.NAME
-            want_raw = [pl.score(state, pod, ni)[0] for ni in infos]
-            assert raw.tolist() == want_raw, pl.NAME
-            ext = pl.score_extensions()
+            raw = sp.score_batch(state, pod, table, rows)  # type: ignore[attr-defined]
+            assert raw is not None, sp.NAME
+            want_raw = [sp.score(state, pod, ni)[0] for ni in infos]
+            assert raw.tolist() == want_raw, sp.NAME
+            ext = sp.score_extensions()
             if ext is not None:
                 from kubesched.framework.results import NodeScore
 
-                ns = [NodeScore(ni.name, v) for ni, v in zip(infos, want_raw)]
+                ns = [NodeScore(ni.name, v) for ni, v in zip(infos, want_raw, strict=False)]
                 ext.normalize_score(state, pod, ns)
-                got = pl.normalize_score_batch(state, pod, raw)  # type: ignore[attr-defined]
-                assert got.tolist() == [x.score for x in ns], pl.NAME
+                got = sp.normalize_score_batch(state, pod, raw)  # type: ignore[attr-defined]
+                assert got.tolist() == [x.score for x in ns], sp.NAME
         totals, status = fwk.run_score_plugins_batch(state, pod, table, rows, infos)
         per_node, status2 = fwk.run_score_plugins(state, pod, infos)
         assert status is None and status2 is None

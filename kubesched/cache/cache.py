@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.errors import CacheCorruptedError, CacheError, SnapshotInconsistentError
-from kubesched.cache.node_table import NodeTable
 from kubesched.cache.image_states import ImageState, ImageStateTable, summarize
+from kubesched.cache.node_table import NodeTable
 from kubesched.cache.node_tree import NodeTree
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.snapshot import Snapshot

@@ -29,8 +29,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from kubesched.cli import serve, simulate, trace
+    from kubesched.cli import bench, serve, simulate, trace
 
+    main.add_command(bench.bench)
     main.add_command(simulate.simulate)
     main.add_command(trace.trace)
     main.add_command(serve.serve)

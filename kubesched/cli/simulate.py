@@ -13,6 +13,7 @@ from rich.console import Console
 
 from kubesched.cluster.manifests import load_manifests, write_manifests
 from kubesched.config.load import load_config
+from kubesched.errors import ConfigError
 from kubesched.simulate.report import explain_tables, find_pod, print_table, result_dict
 from kubesched.simulate.run import run_simulation
 
@@ -38,7 +39,12 @@ def simulate(files: tuple[str, ...], config_path: str | None, seed: int | None, 
 
         def record(pod: Any) -> bool:
             return bool(pod.key == ref or ("/" not in ref and pod.name == ref))
-    res = run_simulation(loaded.manifests, config, seed=seed, record=record)
+    try:
+        res = run_simulation(loaded.manifests, config, seed=seed, record=record)
+    except ConfigError as e:
+        if config_path and not e.where:
+            raise e.located(config_path) from None
+        raise
     if write_snapshot:
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
     if output == "json":

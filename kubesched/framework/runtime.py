@@ -383,7 +383,7 @@ class Framework:
                                                             f"{s.message()}", plugin=pl.NAME)
                         scores.append(NodeScore(ni.name, sc))
                 else:
-                    scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist())]
+                    scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist(), strict=False)]
                 if ext is not None:
                     s = ext.normalize_score(state, pod, scores)
                     if s is not None and not s.is_success():

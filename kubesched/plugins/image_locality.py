@@ -20,7 +20,7 @@ from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
     from kubesched.cache.node_table import NodeTable
-    from kubesched.framework.batch import BoolArray, IntArray
+    from kubesched.framework.batch import IntArray
     from kubesched.framework.handle import Handle
 
 NAME: Final = "ImageLocality"

@@ -104,7 +104,7 @@ def balanced_resource_score_batch(requested: Sequence[IntArray], allocatable: Se
     valids: list[npt.NDArray[np.bool_]] = []
     first = np.zeros(n, dtype=np.float64)
     second = np.zeros(n, dtype=np.float64)
-    for q, a in zip(requested, allocatable):
+    for q, a in zip(requested, allocatable, strict=False):
         valid = a != 0
         f = np.minimum(q.astype(np.float64) / np.where(valid, a, 1).astype(np.float64), 1.0)
         f = np.where(valid, f, 0.0)
@@ -119,7 +119,7 @@ def balanced_resource_score_batch(requested: Sequence[IntArray], allocatable: Se
     if many.any():
         mean = total / np.where(many, count, 1).astype(np.float64)
         acc = np.zeros(n, dtype=np.float64)
-        for f, valid in zip(fracs, valids):
+        for f, valid in zip(fracs, valids, strict=False):
             d = np.where(valid, f - mean, 0.0)
             acc = acc + d * d
         std = np.where(many, np.sqrt(acc / np.where(many, count, 1).astype(np.float64)), std)

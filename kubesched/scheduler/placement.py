@@ -282,7 +282,7 @@ class Placement:
         draw = rng._randbelow if type(rng) is random.Random else rng.randrange  # type: ignore[attr-defined]
         news = ev[is_new]
         best = int(news[-1]) + 1 if news.size else 0
-        for c, i in zip(counts, tie_nodes):
+        for c, i in zip(counts, tie_nodes, strict=False):
             if draw(c) == 0 and i > best:
                 best = i
         return nodes[best].name

@@ -1,0 +1,53 @@
+"""``kubesched bench``: run scheduler_perf-shaped workloads and report throughput."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.argument("workloads", nargs=-1)
+@click.option("--list", "list_only", is_flag=True, help="Name the available workloads and exit.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the results as JSON to this file.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+              help="A scheduler_perf-shaped workload file instead of the shipped one.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the scheduler's RNG.")
+@click.option("--in-process", is_flag=True, help="Run in this process (default: one forked process per workload, "
+                                                 "so that peak RSS is per workload).")
+@click.option("--no-gc-freeze", is_flag=True, help="Do not gc.freeze() the loaded objects before measuring.")
+def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, config_path: str | None, seed: int,
+          in_process: bool, no_gc_freeze: bool) -> None:
+    """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
+    queue, scheduling cycle, cache and binding into the embedded cluster, and report
+    SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    from kubesched.bench import load_workloads, run_isolated, run_workload, select
+    from kubesched.bench.report import results_table, write_json
+
+    console = Console() if Console().is_terminal else Console(width=170)
+    all_workloads = load_workloads(config_path)
+    if list_only:
+        for w in all_workloads:
+            thr = f"{w.threshold:.0f} pods/s" if w.threshold is not None else "-"
+            click.echo(f"{w.name}\tnodes={w.nodes}\tmeasuredPods={w.measured_pods}\tthreshold={thr}")
+        return
+    chosen = select(all_workloads, list(workloads))
+    results = []
+    runner = run_workload if in_process else run_isolated
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as prog:
+        for w in chosen:
+            task = prog.add_task(w.name, total=w.measured_pods)
+
+            def on_progress(done: int, total: int, task: TaskID = task) -> None:
+                prog.update(task, completed=done, total=total)
+
+            res = runner(w, seed=seed, progress=on_progress, freeze_gc=not no_gc_freeze)
+            prog.update(task, completed=res.scheduled_pods)
+            results.append(res)
+    console.print(results_table(results))
+    if output:
+        write_json(output, results)
+        console.print(f"wrote {output}")
