@@ -40,6 +40,8 @@ class WorkloadResult:
     scheduled_pods: int = 0
     duration_seconds: float = 0.0
     create_seconds: float = 0.0
+    #: CPU seconds (user + system) of this process while the measured pods were scheduled
+    cpu_seconds: float = 0.0
     attempts: int = 0
     throughput: dict[str, float] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)
@@ -55,6 +57,8 @@ class WorkloadResult:
             "peakRssBytes": self.peak_rss, "upstreamThreshold": self.threshold,
             "status": self.status, "error": self.error, "scheduledPods": self.scheduled_pods,
             "durationSeconds": self.duration_seconds, "createSeconds": self.create_seconds,
+            "cpuSeconds": self.cpu_seconds,
+            "podsPerCpuSecond": self.scheduled_pods / self.cpu_seconds if self.cpu_seconds > 0 else 0.0,
             "attempts": self.attempts, "skippedPlugins": self.skipped_plugins,
         }
 
@@ -201,6 +205,7 @@ class _Run:
         progress = self.progress if measure else None
         if measure:
             collector.start()
+            cpu0 = time.process_time()
         perf = time.perf_counter
         while True:
             done = self.bound.get(tag, 0)
@@ -231,6 +236,7 @@ class _Run:
             clock.advance_to(max(nxt if nxt is not None else clock.now() + 1.0, clock.now()))
         if measure:
             collector.stop()
+            self.result.cpu_seconds = time.process_time() - cpu0
             latencies.sort()
             r = self.result
             r.scheduled_pods = self.bound.get(tag, 0)

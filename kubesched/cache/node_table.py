@@ -24,12 +24,23 @@ assume/forget/add/update/remove of a pod and node add/update), :meth:`remove` fr
 node's row and :meth:`set_order` re-reads the list order when nodes were added or removed.
 Nothing is rebuilt per pod. ``exact`` turns False if a value does not fit ``int64`` (the
 framework then keeps to the per-node path).
+
+**Derived per-row data** (used by PodTopologySpread and InterPodAffinity, whose PreFilter/PreScore
+would otherwise walk every pod of every node each cycle): ``row_version[row]`` is the table
+``version`` at the row's last refresh/removal, so :meth:`changed_rows` finds the rows whose
+NodeInfo changed since a version. :meth:`pod_count_column` (a per-row count, e.g. of pods matching
+a selector) and :meth:`aggregate` (a sum of per-row ``{key: value}`` contributions) are cached
+under a caller-given key that must capture everything the per-row function reads besides the
+NodeInfo; each use re-evaluates only the changed rows. At most :data:`DERIVED_CACHE_SIZE` keys
+are kept (least recently used dropped).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,8 +53,11 @@ if TYPE_CHECKING:
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
+#: how many derived columns/aggregates (distinct keys) a table keeps
+DERIVED_CACHE_SIZE = 32
+
 _INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
-                "nz_cpu", "nz_mem", "num_pods")
+                "nz_cpu", "nz_mem", "num_pods", "row_version")
 
 
 class LabelColumn:
@@ -101,6 +115,8 @@ class NodeTable:
         self.nz_cpu: IntArray
         self.nz_mem: IntArray
         self.num_pods: IntArray
+        #: table ``version`` at the last refresh/removal of each row
+        self.row_version: IntArray
         self.unschedulable: BoolArray = np.zeros(capacity, dtype=np.bool_)
         self.has_ports: BoolArray = np.zeros(capacity, dtype=np.bool_)
         self.taint_sig: npt.NDArray[np.int32] = np.zeros(capacity, dtype=np.int32)
@@ -114,6 +130,11 @@ class NodeTable:
         self.exact = True
         #: bumped on every change; lets callers cache derived data
         self.version = 0
+        self._derived: OrderedDict[Hashable, Any] = OrderedDict()
+        # change log for changed_rows(): (version, row) of refreshes/removals since version _log_floor
+        self._log_versions: list[int] = []
+        self._log_rows: list[int] = []
+        self._log_floor = 0
 
     # ---- capacity ---------------------------------------------------------------------------
 
@@ -165,7 +186,7 @@ class NodeTable:
             return
         row = self._row_for(node.name)
         self.infos[row] = ni
-        self.version += 1
+        self._changed(row)
         a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
         try:
             self.alloc_cpu[row] = a.milli_cpu
@@ -215,7 +236,7 @@ class NodeTable:
             return
         self.infos[row] = None
         self._free.append(row)
-        self.version += 1
+        self._changed(row)
 
     def set_order(self, ordered: Sequence[NodeInfo]) -> None:
         """Re-read the snapshot list order (after nodes were added or removed)."""
@@ -285,3 +306,116 @@ class NodeTable:
         if end <= n:
             return self.order[start:end]
         return np.concatenate((self.order[start:], self.order[: end - n]))
+
+    # ---- derived per-row data (cached by key, refreshed for changed rows only) ---------------
+
+    def _changed(self, row: int) -> None:
+        self.version += 1
+        self.row_version[row] = self.version
+        self._log_versions.append(self.version)
+        self._log_rows.append(row)
+        if len(self._log_rows) > max(4096, 2 * self.capacity):
+            half = len(self._log_rows) // 2
+            self._log_floor = self._log_versions[half - 1]
+            del self._log_versions[:half]
+            del self._log_rows[:half]
+
+    def changed_rows(self, since: int) -> Iterable[int]:
+        """Rows refreshed or removed after table version ``since`` (each once). O(changes) while
+        the change log reaches back to ``since``, else every row."""
+        if since >= self.version:
+            return ()
+        if since < self._log_floor:
+            return range(self._next_row)
+        i = bisect_right(self._log_versions, since)
+        return dict.fromkeys(self._log_rows[i:])
+
+    def _derived_get(self, key: Hashable) -> Any:
+        d = self._derived.get(key)
+        if d is not None:
+            self._derived.move_to_end(key)
+        return d
+
+    def _derived_put(self, key: Hashable, value: Any) -> None:
+        self._derived[key] = value
+        if len(self._derived) > DERIVED_CACHE_SIZE:
+            self._derived.popitem(last=False)
+
+    def pod_count_column(self, key: Hashable, count: Callable[[NodeInfo], int]) -> IntArray:
+        """A per-row ``int64`` column of ``count(NodeInfo)`` (0 for free rows), cached under ``key``
+        and recomputed only for rows changed since its last use. ``key`` must determine ``count``
+        given the NodeInfo. The returned array is valid until the table next changes; callers
+        must not write to it."""
+        entry = self._derived_get(key)
+        infos = self.infos
+        if entry is None or len(entry[1]) < self.capacity:
+            col = np.zeros(self.capacity, dtype=np.int64)
+            if entry is None:
+                todo: Iterable[int] = range(self._next_row)
+            else:
+                col[: len(entry[1])] = entry[1]
+                todo = self.changed_rows(entry[0])
+        else:
+            col = entry[1]
+            todo = self.changed_rows(entry[0])
+        for row in todo:
+            ni = infos[row]
+            col[row] = count(ni) if ni is not None else 0
+        self._derived_put(key, (self.version, col))
+        return col
+
+    def aggregate(self, key: Hashable, contrib: Callable[[NodeInfo], dict[Any, int]],
+                  initial_rows: Iterable[int] | None = None) -> dict[Any, int]:
+        """``Σ_rows contrib(NodeInfo)`` as a dict, where a key is present iff some row's
+        contribution has it (even with value 0), cached under ``key`` and updated only for rows
+        changed since its last use. ``initial_rows`` (default: all rows) are the only rows whose
+        contribution can be non-empty when the entry is first built. The returned dict is the
+        cache's own: callers must copy it before changing it."""
+        entry = self._derived_get(key)
+        infos = self.infos
+        if entry is None:
+            entry = _Aggregate()
+            todo: Iterable[int] = range(self._next_row) if initial_rows is None else initial_rows
+        else:
+            todo = self.changed_rows(entry.version)
+        contribs, total, refs = entry.contribs, entry.total, entry.refs
+        for row in todo:
+            old = contribs.pop(row, None)
+            if old:
+                for k, v in old.items():
+                    n = refs[k] - 1
+                    if n:
+                        refs[k] = n
+                        total[k] -= v
+                    else:
+                        del refs[k]
+                        del total[k]
+            ni = infos[row]
+            if ni is None:
+                continue
+            new = contrib(ni)
+            if new:
+                contribs[row] = new
+                for k, v in new.items():
+                    if k in refs:
+                        refs[k] += 1
+                        total[k] += v
+                    else:
+                        refs[k] = 1
+                        total[k] = v
+        entry.version = self.version
+        self._derived_put(key, entry)
+        return total
+
+
+class _Aggregate:
+    """State of one :meth:`NodeTable.aggregate` entry: per-row contributions, their sum and, per
+    key, the number of rows contributing it."""
+
+    __slots__ = ("version", "contribs", "total", "refs")
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.contribs: dict[int, dict[Any, int]] = {}
+        self.total: dict[Any, int] = {}
+        self.refs: dict[Any, int] = {}

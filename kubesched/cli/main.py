@@ -35,6 +35,12 @@ def _register() -> None:
     main.add_command(simulate.simulate)
     main.add_command(trace.trace)
     main.add_command(serve.serve)
+    from kubesched.cli import replay
+
+    main.add_command(replay.replay)
+    from kubesched.cli import run
+
+    main.add_command(run.run)
 
 
 _register()

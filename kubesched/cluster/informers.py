@@ -4,10 +4,19 @@
 Objects are Kubernetes JSON dicts owned by the store (handlers must not mutate them).
 On a watch that reports ``410 Gone`` (``GoneError``) the informer re-lists and reconciles
 its store, emitting add/update/delete for what changed, so no object is lost.
+
+Asynchronous backends (a client with ``watch_resumable(kind, rv, handler, on_gone)``, e.g.
+:class:`kubesched.cluster.kube.KubeClusterClient`) resume dropped watches themselves from the last
+resourceVersion seen and report ``410 Gone`` later, from their watch thread, through ``on_gone``:
+the informer then re-lists (retrying failed lists with backoff 0.8 s doubling to 30 s, as
+client-go's reflector does) and watches again from the new list's resourceVersion. Such a client's
+``dispatch_lock`` is held while the informer delivers re-list results, so handlers never run
+concurrently with the client's watch handlers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -55,26 +64,72 @@ class Informer:
         """Register handlers (before :meth:`start`)."""
         self.handlers.append(h)
 
+    _stopped: bool = False
+    #: re-lists done after the first list (410 Gone recoveries)
+    relists: int = 0
+
     def start(self) -> None:
         """List, deliver an add for every object, then watch from the list's resourceVersion."""
+        self._stopped = False
         self._relist(initial=True)
         self._watch()
 
     def stop(self) -> None:
         """Stop watching."""
+        self._stopped = True
         if self._subscription is not None:
             self._subscription.stop()
             self._subscription = None
 
+    def _is_async(self) -> bool:
+        return getattr(self.client, "watch_resumable", None) is not None
+
+    def _subscribe(self) -> Subscription:
+        resumable = getattr(self.client, "watch_resumable", None)
+        if resumable is not None:
+            sub: Subscription = resumable(self.kind, self.resource_version, self._on_event, self._on_gone)
+            return sub
+        return self.client.watch(self.kind, self.resource_version, self._on_event)
+
     def _watch(self) -> None:
         try:
-            self._subscription = self.client.watch(self.kind, self.resource_version, self._on_event)
+            self._subscription = self._subscribe()
         except GoneError:
             self._relist(initial=False)
-            self._subscription = self.client.watch(self.kind, self.resource_version, self._on_event)
+            self._subscription = self._subscribe()
+
+    def _on_gone(self) -> None:
+        """Called by an asynchronous backend's watch thread after its watch ended with 410 Gone."""
+        if self._stopped:
+            return
+        log.info("informer %s: watch expired (410 Gone), re-listing", self.kind)
+        self._relist(initial=False)
+        if not self._stopped:
+            self._subscription = self._subscribe()
+
+    def _list(self) -> Any:
+        if not self._is_async():
+            return self.client.list(self.kind)
+        backoff = 0.8
+        while True:
+            try:
+                return self.client.list(self.kind)
+            except Exception as e:  # noqa: BLE001 - the API server may be failing for a while
+                if self._stopped:
+                    raise
+                log.warning("informer %s: list failed: %s; retrying in %.1fs", self.kind, e, backoff)
+                threading.Event().wait(backoff)
+                backoff = min(backoff * 2, 30.0)
 
     def _relist(self, initial: bool) -> None:
-        res = self.client.list(self.kind)
+        res = self._list()
+        if not initial:
+            self.relists += 1
+        lock = getattr(self.client, "dispatch_lock", None)
+        with lock if lock is not None else contextlib.nullcontext():
+            self._reconcile(res, initial)
+
+    def _reconcile(self, res: Any, initial: bool) -> None:
         with self._lock:
             fresh = {object_key(o): o for o in res.items}
             old = self.store
@@ -95,8 +150,9 @@ class Informer:
     def resync_after_gone(self) -> None:
         """Re-list and reconcile after a ``410 Gone``, then resume watching."""
         self.stop()
+        self._stopped = False
         self._relist(initial=False)
-        self._subscription = self.client.watch(self.kind, self.resource_version, self._on_event)
+        self._subscription = self._subscribe()
 
     def _on_event(self, ev: WatchEvent) -> None:
         obj = ev.object

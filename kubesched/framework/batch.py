@@ -12,6 +12,10 @@ A plugin may add, next to its per-node methods (which stay the definition):
 
 ``table`` is a :class:`kubesched.cache.node_table.NodeTable` and ``rows`` an ``int64`` array of
 its rows in visiting order. Batch forms must not mutate the table or the NodeInfos.
+
+PreFilter/PreScore passes over *all* nodes may use the table's cached derived data instead of
+walking every NodeInfo (:func:`table_for` says when that is allowed); they must produce the same
+state as the walk.
 """
 
 from __future__ import annotations
@@ -22,12 +26,42 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kubesched.api.pod import Pod
     from kubesched.cache.node_table import NodeTable
     from kubesched.framework.cycle_state import CycleState
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+
+#: use the node table's derived data in PreFilter/PreScore (tests turn it off to compare with the walk)
+TABLE_PRECOMPUTE = True
+
+
+def table_for(handle: Any, nodes: Sequence[Any]) -> NodeTable | None:
+    """The snapshot's node table when ``nodes`` is exactly the snapshot's node list (same object)
+    and the table mirrors it; else ``None`` (the caller walks ``nodes``)."""
+    if not TABLE_PRECOMPUTE or handle is None:
+        return None
+    snap = handle.snapshot()
+    table = getattr(snap, "node_table", None)
+    if table is None or snap.node_info_list is not nodes or len(table) != len(nodes):
+        return None
+    return table
+
+
+def label_lookup(table: NodeTable, key: str, values: dict[str, int]) -> tuple[IntArray, IntArray]:
+    """``(codes, lookup)`` for label ``key``: ``lookup[codes[row]]`` is ``values.get(label value)``
+    (0 when absent or when the node lacks the label; ``codes[row] == 0`` then)."""
+    lc = table.label(key)
+    lookup = np.zeros(len(lc.values) + 1, dtype=np.int64)
+    vocab = lc.vocab
+    for v, n in values.items():
+        c = vocab.get(v)
+        if c is not None:
+            lookup[c] = n
+    return lc.codes, lookup
 
 
 @runtime_checkable

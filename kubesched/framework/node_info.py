@@ -119,7 +119,8 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = next_generation()
-        self._pod_index: dict[str, int] = {}
+        #: pod UID -> position in ``pods``; ``None`` until needed on a snapshot copy (built lazily)
+        self._pod_index: dict[str, int] | None = {}
         if node is not None:
             self.set_node(node)
 
@@ -146,7 +147,7 @@ class NodeInfo:
     def add_pod_info(self, pi: PodInfo) -> None:
         """``NodeInfo.AddPodInfo``: append and account the pod's requests, ports and PVCs."""
         pod = pi.pod
-        self._pod_index[pod.uid] = len(self.pods)
+        self._index()[pod.uid] = len(self.pods)
         self.pods.append(pi)
         if pod.has_affinity:
             self.pods_with_affinity.append(pi)
@@ -178,14 +179,15 @@ class NodeInfo:
 
         Raises ``KeyError`` (``no corresponding pod <name> in pods of node <node>``) if absent.
         """
-        idx = self._pod_index.pop(pod.uid, None)
+        index = self._index()
+        idx = index.pop(pod.uid, None)
         if idx is None:
             raise KeyError(f"no corresponding pod {pod.name} in pods of node {self.name}")
         pi = self.pods[idx]
         last = self.pods.pop()
         if last is not pi:
             self.pods[idx] = last
-            self._pod_index[last.pod.uid] = idx
+            index[last.pod.uid] = idx
         if pi.pod.has_affinity:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p.pod.uid != pod.uid]
             self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
@@ -195,11 +197,19 @@ class NodeInfo:
 
     def has_pod(self, uid: str) -> bool:
         """True if a pod with ``uid`` is on this node."""
-        return uid in self._pod_index
+        return uid in self._index()
+
+    def _index(self) -> dict[str, int]:
+        index = self._pod_index
+        if index is None:
+            index = self._pod_index = {pi.pod.uid: i for i, pi in enumerate(self.pods)}
+        return index
 
     def snapshot(self) -> NodeInfo:
         """A copy safe to hand to a scheduling cycle (pods list, ports, resources and PVC counts copied;
-        PodInfo objects and image states shared, as upstream)."""
+        PodInfo objects and image states shared, as upstream). The copy's UID index is rebuilt only
+        if the copy itself is asked about or changed by UID (snapshots rarely are), so a snapshot
+        costs one list copy for a node with many pods."""
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
         c.pods = list(self.pods)
@@ -212,7 +222,7 @@ class NodeInfo:
         c.image_states = self.image_states
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
-        c._pod_index = dict(self._pod_index)
+        c._pod_index = None
         return c
 
     clone = snapshot

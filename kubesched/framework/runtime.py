@@ -95,6 +95,10 @@ class Framework:
         self._snapshot_provider = snapshot_provider or (lambda: Snapshot([]))
         self.activate_hook: Callable[[Mapping[str, Pod]], None] | None = None
         self.skipped_plugins: list[str] = []
+        #: the scheduler's extenders (``handle.Extenders()``; DefaultPreemption calls their preempt verb)
+        self.extenders: list[Any] = []
+        #: metrics recorder (``kubesched.metrics.SchedulerMetrics``) or None; set by the scheduler
+        self.metrics: Any = None
 
         def plugin_class(name: str, path: str) -> type[Plugin]:
             return registry.get(name, path)
@@ -307,6 +311,20 @@ class Framework:
                 return s
         return None
 
+    def run_filter_plugin(self, pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """One Filter plugin's verdict exactly as :meth:`run_filter_plugins` reports it when every
+        earlier plugin passed (used for nodes the batch masks say ``pl`` rejects first)."""
+        try:
+            s = pl.filter(state, pod, node_info)
+        except Exception as e:  # noqa: BLE001
+            s = Status(Code.Error, err=e)
+        if s is not None and s.code != Code.Success:
+            if not s.is_rejected():
+                return Status(Code.Error, f'running "{pl.NAME}" filter plugin: {s.message()}', plugin=pl.NAME)
+            s.plugin = pl.NAME
+            return s
+        return None
+
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                                recorder: Any = None) -> Status | None:
         """Spec §4.2: filter once with higher-or-equal-priority nominated pods added, then without."""
@@ -331,12 +349,20 @@ class Framework:
 
     # ---- vectorised Filter / Score (kubesched.framework.batch) ------------------------------------
 
-    def run_filter_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray) -> BoolArray | None:
+    def run_filter_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
+                                 first_reject: list[Any] | None = None) -> BoolArray | None:
         """Success mask of :meth:`run_filter_plugins` over NodeTable ``rows`` (without nominated
-        pods), or ``None`` when some non-skipped Filter plugin has no batch form or declines."""
+        pods), or ``None`` when some non-skipped Filter plugin has no batch form or declines.
+        With ``first_reject`` (a list, cleared first): ``first_reject[0]`` becomes an ``int64`` array
+        giving per row the index in ``filter_plugins`` of the first plugin whose mask rejects it
+        (-1 where all pass)."""
         skip = state.skip_filter_plugins
         mask: BoolArray | None = None
-        for pl in self.filter_plugins:
+        first: IntArray | None = None
+        if first_reject is not None:
+            first_reject.clear()
+            first = np.full(len(rows), -1, dtype=np.int64)
+        for idx, pl in enumerate(self.filter_plugins):
             if skip and pl.NAME in skip:
                 continue
             fb = getattr(pl, "filter_batch", None)
@@ -348,9 +374,13 @@ class Framework:
                 return None
             if m is None:
                 return None
+            if first is not None:
+                first[(first < 0) & ~m] = idx
             mask = m if mask is None else mask & m
         if mask is None:
             mask = np.ones(len(rows), dtype=np.bool_)
+        if first_reject is not None:
+            first_reject.append(first)
         return mask
 
     def run_score_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,

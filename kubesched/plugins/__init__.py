@@ -29,6 +29,8 @@ IN_TREE: dict[str, str] = {
     "NodeVolumeLimits": "kubesched.plugins.node_volume_limits:NodeVolumeLimits",
     "DefaultPreemption": "kubesched.plugins.default_preemption:DefaultPreemption",
     "DynamicResources": "kubesched.plugins.dynamic_resources:DynamicResources",
+    "ImagePullTimeSaved": "kubesched.plugins.image_pull_time_saved:ImagePullTimeSaved",
+    "ImageCacheWait": "kubesched.plugins.image_cache_wait:ImageCacheWait",
 }
 
 

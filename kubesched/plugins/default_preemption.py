@@ -15,8 +15,10 @@ Differences from upstream v1.35, by design:
 * Dry runs visit the potential nodes sequentially from the random offset and stop as soon as
   there is a non-violating candidate and enough candidates (upstream's parallel loop cancels at
   the same point but may have checked a few more nodes).
-* Extenders' preempt verb is not consulted (the handle exposes no extenders).
-* ``scheduler_preemption_attempts_total`` / ``scheduler_preemption_victims`` are not exported.
+* Extenders (``handle.extenders``) with a preempt verb shrink the candidates as upstream's
+  ``callExtenders``; the surviving candidates keep their order instead of Go's random map order.
+* ``scheduler_preemption_attempts_total`` / ``scheduler_preemption_victims`` are recorded through
+  ``handle.metrics`` when the scheduler runs with metrics.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ NEVER_MSG: Final = "not eligible due to preemptionPolicy=Never."
 TERMINATING_MSG: Final = "not eligible due to a terminating pod on the nominated node."
 DISRUPTION_TARGET: Final = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
+#: metric names (spec §12), recorded through ``handle.metrics`` (a ``QueueMetrics`` recorder) when set
+PREEMPTION_ATTEMPTS: Final = "scheduler_preemption_attempts_total"
+PREEMPTION_VICTIMS: Final = "scheduler_preemption_victims"
 
 
 @dataclass(config=ARGS_CONFIG)
@@ -182,7 +187,12 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         """Spec §9. Success returns ``PostFilterResult(NominatingInfo(node, Override))`` after the
         victims were evicted; every non-empty message is prefixed ``preemption: ``."""
         victims: list[Pod] = []
-        result, status = self._preempt(state, pod, filtered_node_status_map, victims)
+        try:
+            result, status = self._preempt(state, pod, filtered_node_status_map, victims)
+        finally:
+            m = getattr(self.handle, "metrics", None)
+            if m is not None:
+                m.inc(PREEMPTION_ATTEMPTS, {}, 1)
         if status is not None and not status.is_success():
             msg = status.message()
             if msg:
@@ -239,7 +249,14 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             statuses.absent_nodes_status = Status(Code.UnschedulableAndUnresolvable, NOT_HELPFUL_MSG)
             fit_error = FitError(pod.key, len(all_nodes), Diagnosis(node_to_status=statuses))
             return PostFilterResult(NominatingInfo("", NominatingMode.Override)), Status(Code.Unschedulable, str(fit_error))
-        best = candidates[0] if len(candidates) == 1 else self._select_candidate(candidates, now)
+        extenders = getattr(fh, "extenders", None)
+        if extenders:
+            from kubesched.extenders.preemption import call_extenders
+
+            candidates, es = call_extenders(extenders, pod, candidates, fh.snapshot().get)
+            if es is not None:
+                return None, es
+        best = (candidates[0] if len(candidates) == 1 else self._select_candidate(candidates, now)) if candidates else None
         if best is None or not best.name:
             return None, Status(Code.Unschedulable, "no candidate node for preemption")
         s = self._prepare_candidate(best, pod)
@@ -313,6 +330,9 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
     def _prepare_candidate(self, c: Candidate, pod: Pod) -> Status | None:
         """``prepareCandidate`` (synchronous): evict every victim not already terminating, then clear
         the nomination of lower-priority pods nominated to the node. The first API error stops it."""
+        m = getattr(self.handle, "metrics", None)
+        if m is not None:
+            m.observe(PREEMPTION_VICTIMS, {}, len(c.victims))
         for victim in c.victims:
             if victim.deletion_timestamp:
                 continue

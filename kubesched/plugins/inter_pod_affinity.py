@@ -23,6 +23,7 @@ from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.framework.affinity_term import AffinityTerm, WeightedAffinityTerm, affinity_terms
+from kubesched.framework.batch import BoolArray, IntArray, table_for
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
@@ -43,13 +44,16 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.object_cast import as_objects
-from kubesched.framework.results import NodeScore, PreFilterResult
+from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResult
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
+from kubesched.plugins import inter_pod_affinity_batch as batch
 from kubesched.plugins.inter_pod_affinity_scoring import (
     PreScoreState,
+    ScoreMap,
     accumulate,
     normalize_scores,
+    process_existing_pod,
     score_node,
 )
 
@@ -219,6 +223,53 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         s = PreFilterState(pod, tuple(self.merge_namespaces(t) for t in pi.required_affinity_terms),
                            tuple(self.merge_namespaces(t) for t in pi.required_anti_affinity_terms),
                            self._namespace_labels(pod.namespace))
+        table = table_for(self.handle, nodes)
+        if table is not None:
+            self._pre_filter_from_table(s, pod, table, nodes)
+        else:
+            self._pre_filter_walk(s, pod, nodes)
+        if not s.existing_anti_affinity_counts and not s.affinity_terms and not s.anti_affinity_terms:
+            return None, Status(Code.Skip)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def _pre_filter_from_table(self, s: PreFilterState, pod: Pod, table: Any, nodes: Sequence[NodeInfo]) -> None:
+        """The three maps as cached per-node aggregates (same contents as :meth:`_pre_filter_walk`)."""
+        ns_labels = s.namespace_labels
+
+        def existing_anti(ni: NodeInfo) -> dict[Any, int]:
+            m: dict[TopologyPair, int] = {}
+            node = ni.node
+            if node is not None:
+                for existing in ni.pods_with_required_anti_affinity:
+                    _update_with_anti_affinity_terms(m, existing.required_anti_affinity_terms, pod, ns_labels, node, 1)
+            return m  # type: ignore[return-value]
+
+        aff_terms, anti_terms = s.affinity_terms, s.anti_affinity_terms
+
+        def affinity(ni: NodeInfo) -> dict[Any, int]:
+            m: dict[TopologyPair, int] = {}
+            node = ni.node
+            if node is not None:
+                for existing in ni.pods:
+                    _update_with_affinity_terms(m, aff_terms, existing.pod, node, 1)
+            return m  # type: ignore[return-value]
+
+        def anti(ni: NodeInfo) -> dict[Any, int]:
+            m: dict[TopologyPair, int] = {}
+            node = ni.node
+            if node is not None:
+                for existing in ni.pods:
+                    _update_with_anti_affinity_terms(m, anti_terms, existing.pod, None, node, 1)
+            return m  # type: ignore[return-value]
+
+        s.existing_anti_affinity_counts = batch.existing_anti_affinity_counts(
+            table, pod, ns_labels, self._snapshot(nodes).have_pods_with_required_anti_affinity_list, existing_anti)
+        s.affinity_counts = batch.incoming_term_counts(table, "affinity", aff_terms, affinity)
+        s.anti_affinity_counts = batch.incoming_term_counts(table, "anti", anti_terms, anti)
+
+    def _pre_filter_walk(self, s: PreFilterState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
+        """The three maps by walking the nodes and their pods (upstream's loops)."""
         for ni in self._snapshot(nodes).have_pods_with_required_anti_affinity_list:
             node = ni.node
             if node is None:
@@ -235,10 +286,6 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
                     _update_with_affinity_terms(s.affinity_counts, s.affinity_terms, existing.pod, node, 1)
                     _update_with_anti_affinity_terms(s.anti_affinity_counts, s.anti_affinity_terms, existing.pod,
                                                      None, node, 1)
-        if not s.existing_anti_affinity_counts and not s.affinity_terms and not s.anti_affinity_terms:
-            return None, Status(Code.Skip)
-        state.write(PRE_FILTER_STATE_KEY, s)
-        return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         """AddPod/RemovePod update the counts."""
@@ -285,6 +332,13 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
                     return Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray) -> BoolArray | None:
+        """Vectorised :meth:`filter` (label codes and per-domain count lookups)."""
+        s, _ = _read_pre_filter_state(state)
+        if s is None:
+            return None
+        return batch.filter_mask(s, table, rows, pod_matches_all_affinity_terms(s.affinity_terms, s.pod))
+
     # Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -300,7 +354,23 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         s = PreScoreState(self._merge_weighted(pi.preferred_affinity_terms),
                           self._merge_weighted(pi.preferred_anti_affinity_terms),
                           self._namespace_labels(pod.namespace))
-        accumulate(s, all_nodes, pod, has_constraints, self.args.hard_pod_affinity_weight)
+        table = table_for(self.handle, snap.list())
+        hard = self.args.hard_pod_affinity_weight
+        if table is not None:
+            def contrib(ni: NodeInfo) -> dict[Any, int]:
+                node = ni.node
+                m: ScoreMap = {}
+                if node is not None:
+                    for existing in (ni.pods if has_constraints else ni.pods_with_affinity):
+                        process_existing_pod(s, existing, node, pod, hard, m)
+                return {(k, v): n for k, vals in m.items() for v, n in vals.items()}
+
+            key = (has_constraints, pod.namespace, frozenset(pod.labels.items()),
+                   frozenset(s.namespace_labels.items()), s.preferred_affinity_terms,
+                   s.preferred_anti_affinity_terms, hard)
+            s.topology_score = batch.topology_score(table, key, contrib, None if has_constraints else all_nodes)
+        else:
+            accumulate(s, all_nodes, pod, has_constraints, hard)
         if not s.topology_score:
             return Status(Code.Skip)
         state.write(PRE_SCORE_STATE_KEY, s)
@@ -314,6 +384,20 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         if node_info.node is None:
             return 0, Status(Code.Error, "node not found")
         return score_node(s, node_info.node), None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray) -> IntArray | None:
+        """Vectorised :meth:`score`."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return None
+        return batch.score_array(s.topology_score, table, rows)
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """Vectorised :meth:`normalize_score`."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState) or not s.topology_score:
+            return scores
+        return batch.normalize_array(scores, MAX_NODE_SCORE)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """This plugin normalizes its scores."""

@@ -17,6 +17,7 @@ from typing import Any, Final
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod, TopologySpreadConstraint
 from kubesched.api.required_node_affinity import get_required_node_affinity
+from kubesched.framework.batch import BoolArray, IntArray, table_for
 from kubesched.framework.cycle_state import CycleState, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
@@ -37,8 +38,9 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.object_cast import as_objects
-from kubesched.framework.results import NodeScore, PreFilterResult
+from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResult
 from kubesched.framework.status import Code, Status
+from kubesched.plugins import pod_topology_spread_batch as batch
 from kubesched.plugins.pod_topology_spread_args import (
     SYSTEM_DEFAULTING,
     DefaultSpreadConstraint,
@@ -159,6 +161,20 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         if not constraints:
             return None, Status(Code.Skip)
         s = PreFilterState(constraints)
+        table = table_for(self.handle, nodes)
+        counts = batch.pre_filter_counts(table, pod, constraints) if table is not None else None
+        if counts is not None:
+            s.tp_value_to_match_num = counts
+        else:
+            self._count_walk(s, pod, nodes)
+        for i, m in enumerate(s.tp_value_to_match_num):
+            for value, num in m.items():
+                update_critical_paths(s.critical_paths[i], value, num)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def _count_walk(self, s: PreFilterState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
+        constraints = s.constraints
         required = get_required_node_affinity(pod)
         for ni in nodes:
             node = ni.node
@@ -170,11 +186,6 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
                 value = node.labels[c.topology_key]
                 m = s.tp_value_to_match_num[i]
                 m[value] = m.get(value, 0) + count_pods_match_selector(ni.pods, c.selector, pod.namespace)
-        for i, m in enumerate(s.tp_value_to_match_num):
-            for value, num in m.items():
-                update_critical_paths(s.critical_paths[i], value, num)
-        state.write(PRE_FILTER_STATE_KEY, s)
-        return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         """AddPod/RemovePod adjust the counts."""
@@ -235,6 +246,13 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
                 return Status(Code.Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray) -> BoolArray | None:
+        """Vectorised :meth:`filter` (label codes and per-domain count lookups)."""
+        s, _ = _read_pre_filter_state(state)
+        if s is None:
+            return None
+        return batch.filter_mask(s, pod, table, rows)
+
     # Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -248,7 +266,9 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
             return Status(Code.Skip)
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
         s = init_pre_score_state(constraints, nodes, require_all)
-        count_all_nodes(s, pod, all_nodes, require_all)
+        table = table_for(self.handle, all_nodes)
+        if table is None or not batch.add_all_node_counts(s, pod, table, require_all):
+            count_all_nodes(s, pod, all_nodes, require_all)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
@@ -260,6 +280,20 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         if node_info.node is None:
             return 0, Status(Code.Error, "node not found")
         return score_node(s, pod, node_info), None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray) -> IntArray | None:
+        """Vectorised :meth:`score`; remembers the ignored rows for :meth:`normalize_score_batch`."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return None
+        scores, s.batch_ignored = batch.score_array(s, pod, table, rows)
+        return scores
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """Vectorised :meth:`normalize_score` of the rows last given to :meth:`score_batch`."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        ignored = s.batch_ignored if isinstance(s, PreScoreState) else None
+        return batch.normalize_array(scores, ignored, MAX_NODE_SCORE)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """This plugin normalizes its scores."""

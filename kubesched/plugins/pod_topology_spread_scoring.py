@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from kubesched.api.node import HOSTNAME_LABEL
 from kubesched.api.pod import Pod
@@ -54,6 +54,8 @@ class PreScoreState:
     ignored_nodes: set[str] = field(default_factory=set)
     topology_value_to_pod_counts: list[dict[str, int]] = field(default_factory=list)
     topology_normalizing_weight: list[float] = field(default_factory=list)
+    #: ignored mask of the rows last scored by ``score_batch`` (read by ``normalize_score_batch``)
+    batch_ignored: Any = None
 
     def clone(self) -> PreScoreState:
         return self

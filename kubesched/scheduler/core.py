@@ -51,6 +51,63 @@ def run_inline(fn: Callable[[], None]) -> None:
     fn()
 
 
+class BindingPool:
+    """Binding executor for a real clock: binding cycles run on at most ``max_workers`` threads,
+    concurrently with the next scheduling cycles (spec §5.8's ``go bindingCycle``). At most
+    ``max_in_flight`` cycles are queued or running; submitting more blocks the submitter (the
+    scheduling loop), which bounds memory and API pressure. After :meth:`halt` new cycles are
+    dropped (the process is going away: lost lease); :meth:`shutdown` waits for those in flight
+    (graceful stop). Thread-safe."""
+
+    def __init__(self, max_workers: int = 16, max_in_flight: int = 256) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="binding")
+        self._slots = threading.BoundedSemaphore(max_in_flight)
+        self._halted = threading.Event()
+        self._lock = threading.Lock()
+        self._in_flight = 0
+
+    def __call__(self, fn: Callable[[], None]) -> None:
+        if self._halted.is_set():
+            log.info("binding pool halted: dropping a binding cycle")
+            return
+        self._slots.acquire()
+        with self._lock:
+            self._in_flight += 1
+
+        def run() -> None:
+            try:
+                if not self._halted.is_set():
+                    fn()
+            except Exception:  # noqa: BLE001 - a failing binding never kills the pool
+                log.exception("binding cycle failed")
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+                self._slots.release()
+
+        try:
+            self._pool.submit(run)
+        except RuntimeError:  # pool shut down
+            with self._lock:
+                self._in_flight -= 1
+            self._slots.release()
+
+    def in_flight(self) -> int:
+        """Binding cycles queued or running."""
+        with self._lock:
+            return self._in_flight
+
+    def halt(self) -> None:
+        """Drop every binding cycle not started yet, and every later one."""
+        self._halted.set()
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop accepting cycles; with ``wait`` block until the running and queued ones finished."""
+        self._pool.shutdown(wait=wait)
+
+
 class Scheduler:
     """kube-scheduler's ``Scheduler``: cache, queue, profiles (one :class:`Framework` each) and the
     scheduling/binding cycles. Create with :func:`kubesched.scheduler.factory.new_scheduler`."""
@@ -59,7 +116,8 @@ class Scheduler:
                  clock: Any, rng: random.Random, record: bool | Callable[[Pod], bool] = False,
                  binding_executor: BindingExecutor = run_inline, default_profile_fallback: bool = False,
                  on_skipped_plugins: Callable[[str, list[str]], None] | None = None,
-                 permit_wait_timeout: float | None = None, extenders: list[Any] | None = None) -> None:
+                 permit_wait_timeout: float | None = None, extenders: list[Any] | None = None,
+                 metrics: Any = None) -> None:
         from kubesched.cache.cache import Cache
         from kubesched.queue.scheduling_queue import PriorityQueue
         from kubesched.scheduler.event_handlers import EventHandlers
@@ -77,6 +135,8 @@ class Scheduler:
         self.invalid_pods: dict[str, str] = {}
         self._lock = threading.RLock()
         self.extenders = list(extenders or [])
+        #: a :class:`kubesched.metrics.SchedulerMetrics` (or any QueueMetrics recorder), None = no metrics
+        self.metrics = metrics
         self.placement = Placement(rng, self.extenders, config.percentage_of_nodes_to_score)
         ignored = extender_ignored_resources(config)
         self.profiles: dict[str, Framework] = {}
@@ -101,10 +161,19 @@ class Scheduler:
             pod_lister=self._informer_pod,
             namespace_labels=self.informers.namespace_labels,
             sort_key=_priority_sort_key if type(first.queue_sort_plugin).__name__ == "PrioritySort" else None,
+            metrics=metrics,
         )
         for fwk in self.profiles.values():
             fwk.nominator = self.queue
             fwk.activate_hook = self.queue.activate
+            fwk.extenders = self.extenders
+            fwk.metrics = metrics
+        if metrics is not None and hasattr(metrics, "attempt"):
+            from kubesched.metrics.instrument import instrument_framework, instrument_placement
+
+            for fwk in self.profiles.values():
+                instrument_framework(fwk, metrics)
+            instrument_placement(self.placement, metrics)
         self.handlers = EventHandlers(self)
 
     # ---- setup ----------------------------------------------------------------------------------
@@ -134,11 +203,15 @@ class Scheduler:
         return True
 
     def run(self, stop: threading.Event) -> None:
-        """Blocking loop for a real clock: pop (waiting for pods) and schedule until ``stop`` is set."""
+        """Blocking loop for a real clock: pop (waiting for pods) and schedule until ``stop`` is set.
+        A pod popped after ``stop`` was set is left unscheduled (the process is stopping)."""
         while not stop.is_set():
             qpi = self.queue.pop_blocking(0.5)
             if qpi is None:
                 continue
+            if stop.is_set():
+                self.queue.done(qpi.pod.uid)
+                break
             try:
                 self.schedule_one(qpi)
             except Exception:  # noqa: BLE001 - one pod's failure never stops the scheduler
@@ -169,6 +242,8 @@ class Scheduler:
             self.records.setdefault(pod.key, []).append(rec)
         start = self.clock.now()
         self.scheduling_cycle(fwk, state, qpi, start)
+        if self.metrics is not None and hasattr(self.metrics, "cache_size"):
+            self.metrics.cache_size(self.cache.cache_size())
 
     # ---- scheduling cycle -----------------------------------------------------------------------
 
@@ -195,6 +270,8 @@ class Scheduler:
         except SchedulingError as se:
             self.handle_failure(fwk, qpi, se.status, CLEAR_NOMINATION, start)
             return
+        if self.metrics is not None:
+            self.metrics.observe("scheduler_scheduling_algorithm_duration_seconds", {}, self.clock.now() - start)
         host = result.suggested_host
         assumed = pod.with_node_name(host)
         try:
@@ -220,9 +297,18 @@ class Scheduler:
             self.queue.activate(dict(to_activate))
             to_activate.clear()
         waiting = fwk.get_waiting_pod(assumed.uid) if s is not None and s.is_wait() else None
+        metrics = self.metrics
+        wait_start = self.clock.now() if metrics is not None and waiting is not None else None
 
         def binding() -> None:
-            self.binding_cycle(fwk, state, qpi, host, assumed, start, waiting)
+            if metrics is None:
+                self.binding_cycle(fwk, state, qpi, host, assumed, start, waiting)
+                return
+            metrics.inc("scheduler_goroutines", {"operation": "binding"}, 1)
+            try:
+                self.binding_cycle(fwk, state, qpi, host, assumed, start, waiting, wait_start)
+            finally:
+                metrics.inc("scheduler_goroutines", {"operation": "binding"}, -1)
 
         if waiting is None:
             self.binding_executor(binding)
@@ -245,7 +331,7 @@ class Scheduler:
     # ---- binding cycle --------------------------------------------------------------------------
 
     def binding_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, assumed: Pod,
-                      start: float, waiting: Any) -> None:
+                      start: float, waiting: Any, wait_start: float | None = None) -> None:
         """Spec §5.8: PreBindPreFlight (+ nominatedNodeName), WaitOnPermit, PreBind, Bind, PostBind."""
         pod = qpi.pod
         pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
@@ -260,6 +346,9 @@ class Scheduler:
         if waiting is not None:
             s = waiting.wait(0)
             fwk.waiting_pods.remove(assumed.uid)
+            if self.metrics is not None and wait_start is not None:
+                self.metrics.observe("scheduler_permit_wait_duration_seconds",
+                                     {"result": "Success" if s is None else str(s.code)}, self.clock.now() - wait_start)
             if s is not None and not s.is_success():
                 if s.is_rejected():
                     s = self._wrap_single_node(pod, host, s)
@@ -278,6 +367,11 @@ class Scheduler:
             return
         fwk.event_recorder.eventf(pod, None, "Normal", "Scheduled", "Binding",  # type: ignore[union-attr]
                                   f"Successfully assigned {pod.namespace}/{pod.name} to {host}")
+        if self.metrics is not None and hasattr(self.metrics, "pod_scheduled"):
+            now = self.clock.now()
+            first = qpi.initial_attempt_timestamp
+            self.metrics.pod_scheduled(fwk.profile_name, now - start, qpi.attempts,
+                                       now - first if first is not None else None)
         fwk.run_post_bind_plugins(state, assumed, host)
         to_activate = state.get(PODS_TO_ACTIVATE_KEY) or {}
         if to_activate:
@@ -322,6 +416,9 @@ class Scheduler:
         """Spec §5.9 failure handler: requeue, nominate, FailedScheduling event, PodScheduled=False."""
         pod = qpi.pod
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+        if self.metrics is not None and hasattr(self.metrics, "attempt"):
+            self.metrics.attempt("unschedulable" if status.is_rejected() else "error", fwk.profile_name,
+                                 self.clock.now() - start)
         err = status.err
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()

@@ -17,7 +17,6 @@ from kubesched.api.pod import Pod
 from kubesched.cluster.informers import EventHandlers as InformerHandlers
 from kubesched.cluster.informers import InformerSet
 from kubesched.errors import ManifestError
-from kubesched.queue.pod_events import pod_scheduling_properties_change
 from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
@@ -26,6 +25,7 @@ from kubesched.framework.events import (
     ClusterEvent,
     EventResource,
 )
+from kubesched.queue.pod_events import pod_scheduling_properties_change
 
 if TYPE_CHECKING:
     from kubesched.scheduler.core import Scheduler
@@ -121,10 +121,20 @@ class EventHandlers:
         informers.informer("Node").add_handlers(InformerHandlers(self.on_node_add, self.on_node_update,
                                                                  self.on_node_delete))
         for kind, resource in _KIND_RESOURCE.items():
-            informers.informer(kind).add_handlers(InformerHandlers(
-                lambda o, r=resource: self._move(ClusterEvent(r, ActionType.Add), None, o),
-                lambda old, new, r=resource: self._move(ClusterEvent(r, ActionType.Update), old, new),
-                lambda o, r=resource: self._move(ClusterEvent(r, ActionType.Delete), o, None)))
+            informers.informer(kind).add_handlers(self._storage_handlers(resource))
+
+    def _storage_handlers(self, resource: str) -> InformerHandlers:
+        """``<Resource>Add/Update/Delete`` moves for a storage kind."""
+        def on_add(o: dict[str, Any]) -> None:
+            self._move(ClusterEvent(resource, ActionType.Add), None, o)
+
+        def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
+            self._move(ClusterEvent(resource, ActionType.Update), old, new)
+
+        def on_delete(o: dict[str, Any]) -> None:
+            self._move(ClusterEvent(resource, ActionType.Delete), o, None)
+
+        return InformerHandlers(on_add, on_update, on_delete)
 
     def _move(self, event: ClusterEvent, old: Any, new: Any) -> None:
         self.sched.queue.move_all_to_active_or_backoff(event, old, new, None)

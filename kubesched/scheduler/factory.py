@@ -25,18 +25,28 @@ def _warn_skipped(profile: str, skipped: list[str]) -> None:
 def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | None, *, clock: Any,
                   seed: int | None = None, record: bool | Callable[[Any], bool] = False, registry: Registry | None = None,
                   binding_executor: BindingExecutor = run_inline, permit_wait_timeout: float | None = None,
-                  extenders: list[Any] | None = None,
+                  extenders: list[Any] | None = None, metrics: Any = None,
                   on_skipped_plugins: Callable[[str, list[str]], None] | None = _warn_skipped) -> Scheduler:
     """A scheduler for ``config`` (``None``: the upstream default profile). With the default config,
     upstream default plugins that kubesched does not implement yet are left out and reported once
     through ``on_skipped_plugins``; a user config naming them fails with ``not implemented yet``.
 
-    Raises :class:`~kubesched.errors.ConfigError` for invalid configs or plugin args.
+    ``extenders``: ``None`` builds an :class:`~kubesched.extenders.HTTPExtender` per
+    ``config.extenders`` entry (non-ignorable first, spec §10); a list replaces them.
+    ``metrics``: a :class:`~kubesched.metrics.SchedulerMetrics` to record spec §12's metrics into;
+    ``None`` records nothing and adds no cost.
+
+    Raises :class:`~kubesched.errors.ConfigError` for invalid configs or plugin args (and
+    unusable extender TLS settings).
     """
     is_default = config is None
     cfg = apply_defaults(config if config is not None else default_config())
     validate_config(cfg)
+    if extenders is None and cfg.extenders:
+        from kubesched.extenders import build_extenders
+
+        extenders = list(build_extenders(cfg, metrics))
     return Scheduler(client, cfg, registry or in_tree_registry(), clock=clock, rng=random.Random(seed),
                      record=record, binding_executor=binding_executor, default_profile_fallback=is_default,
                      on_skipped_plugins=on_skipped_plugins, permit_wait_timeout=permit_wait_timeout,
-                     extenders=extenders)
+                     extenders=extenders, metrics=metrics)

@@ -206,13 +206,14 @@ class Placement:
         statuses = diagnosis.node_to_status
         feasible: list[NodeInfo] = []
         feasible_rows: list[Any] = []
+        first_out: list[Any] = []
         need = target
         offset = 0
         chunk = min(n, max(need + need // 4 + 16, 128))
         while offset < n and need > 0:
             cnt = min(chunk, n - offset)
             rows = table.visit_rows((start + offset) % n, cnt)
-            mask = fwk.run_filter_plugins_batch(state, pod, table, rows)
+            mask = fwk.run_filter_plugins_batch(state, pod, table, rows, first_out)
             if mask is None:
                 if offset == 0:
                     return None
@@ -227,9 +228,12 @@ class Placement:
             got = int(cum[-1]) if cnt else 0
             cut = int(np.searchsorted(cum, need)) + 1 if got >= need else cnt
             visited = mask[:cut]
+            first = first_out[0]
+            plugins = fwk.filter_plugins
             for i in np.flatnonzero(~visited).tolist():
                 ni = infos[rows[i]]
-                s = known[i] if i in known else fwk.run_filter_plugins(state, pod, ni)
+                # earlier plugins pass this node (their masks say so): only the first rejecting one runs
+                s = known[i] if i in known else fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
                 if s is None or s.code == Code.Success:
                     raise SchedulingError(Status(Code.Error, f"batch Filter rejected node {ni.name} that the "
                                                              "per-node Filter accepts"))
@@ -278,12 +282,10 @@ class Placement:
         base = np.maximum.accumulate(np.where(is_new, ties_cum, 0))
         counts = (ties_cum - base + 1)[is_tie].tolist()
         tie_nodes = (ev[is_tie] + 1).tolist()
-        rng = self.rng
-        draw = rng._randbelow if type(rng) is random.Random else rng.randrange  # type: ignore[attr-defined]
         news = ev[is_new]
         best = int(news[-1]) + 1 if news.size else 0
-        for c, i in zip(counts, tie_nodes, strict=False):
-            if draw(c) == 0 and i > best:
+        for ok, i in zip(_draw_zero(self.rng, counts), tie_nodes, strict=True):
+            if ok and i > best:
                 best = i
         return nodes[best].name
 
@@ -355,3 +357,33 @@ class Placement:
                 if self.rng.randrange(count) == 0:
                     best = nps
         return best.name
+
+
+def _draw_zero(rng: random.Random, counts: list[int]) -> list[bool]:
+    """``[rng.randrange(c) == 0 for c in counts]`` with exactly the same consumption of the
+    Mersenne Twister stream. For a plain ``random.Random`` and ``2 <= c < 2**32``, CPython's
+    ``randrange(c)`` is ``_randbelow_with_getrandbits``: ``k = c.bit_length()``, then 32-bit
+    words ``w`` are drawn until ``w >> (32 - k) < c``. Words are fetched in bulk with
+    ``getrandbits(32 * m)`` (word ``i`` at bits ``32*i``), ``m`` never exceeding the number of
+    draws still to make, so no word is consumed that the one-by-one calls would not consume.
+    Other RNG types use ``randrange``."""
+    if type(rng) is not random.Random or (counts and max(counts) >= 1 << 32):
+        return [rng.randrange(c) == 0 for c in counts]
+    out: list[bool] = []
+    n = len(counts)
+    words: list[int] = []
+    wi = 0
+    j = 0
+    getrandbits = rng.getrandbits
+    while j < n:
+        if wi == len(words):
+            m = n - j
+            words = np.frombuffer(getrandbits(32 * m).to_bytes(4 * m, "little"), dtype="<u4").tolist()
+            wi = 0
+        c = counts[j]
+        r = words[wi] >> (32 - c.bit_length())
+        wi += 1
+        if r < c:
+            out.append(r == 0)
+            j += 1
+    return out

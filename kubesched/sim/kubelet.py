@@ -215,6 +215,12 @@ class KubeletModel:
             job = n.jobs.get(image.name)
             if job is None:
                 job = self._new_job(n, image, t, owner=record.pod_key)
+                if job.done:
+                    # completed at once (every layer already on the node): _image_ready ran before
+                    # pod.job was set and ignored it, so account for it now
+                    pod.job = job
+                    self._image_ready(record.pod_key, job, t)
+                    return
             else:
                 job.waiters.append(record.pod_key)
                 record.pulls_joined += 1

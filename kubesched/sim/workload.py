@@ -44,7 +44,9 @@ class Workload:
 
     ``origin``: the trace time of replay second 0 (informational); ``horizon``: end of the
     measurement interval (s, >= 0); ``description``: where it came from, for the report;
-    ``notes``: anything the loader wants the user to know (rows skipped, window used).
+    ``notes``: anything the loader wants the user to know (rows skipped, window used);
+    ``kubelet``: :class:`~kubesched.sim.kubelet_config.KubeletImageConfig` overrides that come with
+    the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``).
     """
 
     nodes: Sequence[Mapping[str, Any]]
@@ -53,6 +55,21 @@ class Workload:
     origin: float = 0.0
     description: str = ""
     notes: tuple[str, ...] = field(default=())
+    kubelet: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_arrival_scale(self, factor: float) -> Workload:
+        """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
+        unchanged, so ``factor < 1`` packs the same pods into less time (a heavier load). Raises
+        ValueError for ``factor <= 0``."""
+        if not factor > 0:
+            raise ValueError(f"the arrival scale must be > 0, got {factor!r}")
+        if factor == 1:
+            return self
+        pods = [WorkloadPod(p.name, p.namespace, p.arrival * factor, p.duration, p.manifest, p.source)
+                for p in self.pods]
+        return Workload(self.nodes, pods, horizon=self.horizon * factor, origin=self.origin,
+                        description=self.description, notes=(*self.notes, f"arrival times scaled by {factor:g}"),
+                        kubelet=self.kubelet)
 
     def __post_init__(self) -> None:
         keys = [p.key for p in self.pods]

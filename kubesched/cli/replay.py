@@ -1,0 +1,146 @@
+"""``kubesched replay``: replay a trace through the real scheduler with a kubelet image model, once
+per config, and report pod start-up latency, image pulls and packing (see :mod:`kubesched.sim.replay`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kubesched.errors import ConfigError
+
+_HELP = """Replay TRACE through the real scheduler over virtual time, once per --config, with a kubelet
+image model (layered pulls, image GC, node status images), and report start-up latency, pulls
+and packing.
+
+\b
+TRACE is one of:
+  * the openb trace directory as it is (../shared/data/alibaba-gpu-2023), or one of its
+    openb_pod_list_*.csv files. Pods arrive at creation_time and run deletion_time -
+    creation_time once started (pods still running at the end of the trace, until the end);
+    Pending pods (empty scheduled_time) are replayed too. --trace-window picks the pods:
+    all (default), 30d (the busy last 30 days: 7,355 pods), 12h, or START:END in trace
+    seconds with optional units (10309761:12902960, 100d:). Images are assigned per
+    application (or per job) with Zipf popularity (--image-mode, --zipf-s, --apps).
+  * kubesched's simple format: a YAML file
+        nodes: [{name: n, cpu: "8", memory: 32Gi, gpu: 0, count: 3}]
+        pods:  [{name: p, arrival: 0, duration: 60, cpu: 500m, memory: 1Gi, image: redis}]
+    (pods may give a full Pod `template` instead; duration null = until the end;
+    optional `horizon`, `kubelet` overrides and `podsCsv`), or a directory with
+    nodes.csv (name,cpu,memory,gpu[,count]) and pods.csv
+    (name,arrival,duration,cpu,memory,gpu,image[,namespace]).
+
+\b
+Writes to --out: report.json (one entry per config), report.html (self-contained plots:
+start-up latency CDF, bytes pulled, cache hit ratio, utilisation) and pods.csv (per-pod
+timelines). Prints a summary table.
+"""
+
+
+def _kubelet_overrides(path: str | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError("", f"cannot read the kubelet settings: {e.strerror or e}", path) from None
+    except yaml.YAMLError as e:
+        raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("", "must be a mapping of kubelet image settings (camelCase)", path)
+    return data
+
+
+@click.command(help=_HELP)
+@click.option("--trace", "trace_path", required=True, type=click.Path(exists=True),
+              help="openb directory or pod list, simple YAML trace, or directory with nodes.csv and pods.csv.")
+@click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
+              help="Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml).")
+@click.option("--config", "configs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="KubeSchedulerConfiguration file; repeat to compare. None: the upstream default profile.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="replay-report", show_default=True,
+              help="Directory for report.json, report.html and pods.csv.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of image assignment and scheduler tie-breaking (same seed, same result).")
+@click.option("--trace-window", "window", default=None, help="openb only: all | 30d | START:END (see above).")
+@click.option("--max-pods", type=click.IntRange(min=1), default=None, help="Replay only the first N pods by arrival.")
+@click.option("--nodes", "max_nodes", type=click.IntRange(min=1), default=None,
+              help="Use only the first N nodes of the trace.")
+@click.option("--image-mode", type=click.Choice(["per-app", "per-job"]), default="per-app", show_default=True,
+              help="Image assignment for pods without an image: one image per application, or per pod.")
+@click.option("--zipf-s", type=click.FloatRange(min=0, min_open=True), default=1.1, show_default=True,
+              help="Zipf exponent of image (and application) popularity.")
+@click.option("--apps", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Applications per pod kind (GPU / CPU) in per-app mode.")
+@click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False),
+              help="YAML of kubelet image-model settings (camelCase, e.g. serializeImagePulls, "
+                   "nodeBandwidthBytesPerSecond, imageGCHighThresholdPercent); overrides the trace's.")
+@click.option("--prepull", is_flag=True, default=False,
+              help="Enable the pre-pull planner kubesched.sim.prepull:PrePullPlanner.")
+@click.option("--attempt-seconds", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Virtual seconds one scheduling attempt keeps the scheduler busy.")
+@click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Multiply arrival times by this factor (< 1 packs the same pods into less time).")
+@click.option("--no-html", is_flag=True, default=False, help="Skip report.html.")
+def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], out_dir: str, seed: int,
+           window: str | None, max_pods: int | None, max_nodes: int | None, image_mode: str, zipf_s: float,
+           apps: int, kubelet_path: str | None, prepull: bool, attempt_seconds: float, arrival_scale: float,
+           no_html: bool) -> None:
+    from kubesched.config.load import load_config
+    from kubesched.sim.catalogue import load_catalogue
+    from kubesched.sim.image_assign import ImageAssigner
+    from kubesched.sim.kubelet_config import KubeletImageConfig
+    from kubesched.sim.planner import DEFAULT_PLANNER, PlannerFactory, load_planner_factory
+    from kubesched.sim.replay import ConfigSpec, ReplayProgress, run_replays
+    from kubesched.sim.report_json import write_pods_csv, write_report_json
+    from kubesched.sim.report_table import summary_table
+    from kubesched.sim.trace_input import load_workload
+
+    planners: list[PlannerFactory] = [load_planner_factory(DEFAULT_PLANNER)] if prepull else []
+    specs = [ConfigSpec(path, load_config(path)) for path in configs] or [ConfigSpec("upstream-default", None)]
+    catalogue = load_catalogue(images_path)
+    assigner = ImageAssigner(catalogue, seed=seed, mode=image_mode, zipf_s=zipf_s, apps=apps)  # type: ignore[arg-type]
+    try:
+        workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods, max_nodes=max_nodes)
+    except FileNotFoundError as e:
+        raise click.BadParameter(str(e), param_hint="--trace") from None
+    workload = workload.with_arrival_scale(arrival_scale)
+    overrides = {**workload.kubelet, **_kubelet_overrides(kubelet_path)}
+    kubelet = KubeletImageConfig.from_mapping(overrides, kubelet_path or workload.description)
+    err = Console(stderr=True)
+    click.echo(f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from {workload.description}",
+               err=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("pods"),
+                  TextColumn("[dim]day {task.fields[day]:.1f}"), TimeElapsedColumn(), console=err,
+                  transient=False, disable=not err.is_terminal) as bar:
+
+        def progress(spec: ConfigSpec) -> ReplayProgress:
+            task = bar.add_task(spec.name, total=len(workload.pods), day=0.0)
+
+            def update(t: float, created: int, total: int) -> None:
+                bar.update(task, completed=created, day=t / 86400.0)
+            return update
+
+        results = run_replays(workload, specs, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
+                              planners=planners, attempt_seconds=attempt_seconds, progress=progress)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = kubelet.to_mapping()
+    write_report_json(out / "report.json", results, workload, settings)
+    write_pods_csv(out / "pods.csv", results)
+    written = ["report.json", "pods.csv"]
+    if not no_html:
+        from kubesched.sim.report_html import write_report_html
+
+        write_report_html(out / "report.html", results, workload, settings)
+        written.append("report.html")
+    console = Console(width=max(Console().width, 160)) if sys.stdout.isatty() else Console(width=200)
+    console.print(summary_table(results))
+    click.echo(f"wrote {', '.join(str(out / w) for w in written)}")

@@ -1,0 +1,298 @@
+"""``kubesched run``: schedule against a Kubernetes API server (``cmd/kube-scheduler/app/server.go``).
+
+Start order follows upstream: the HTTP endpoint, then the informers (list + watch every kind the
+scheduler reads) until synced, then -- with leader election -- the campaign for the Lease; the
+scheduling loop runs only while leading. Flags override the config file's ``clientConnection``
+and ``leaderElection`` (the file's values are the flags' defaults, as upstream's
+``Options.ApplyTo`` does).
+
+Exit codes: 0 after a graceful stop (SIGTERM/SIGINT: stop taking pods, finish in-flight bindings,
+release the lease); 1 when the lease is lost (scheduling stops at once, as upstream's
+``OnStoppedLeading`` exits the process); 2 for a bad flag, config or kubeconfig.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from kubesched.clock import RealClock
+from kubesched.config.duration import parse_go_duration
+from kubesched.config.load import default_config, load_config
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.errors import ConfigError
+
+log = logging.getLogger("kubesched.run")
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = parse_go_duration(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    if seconds < 0:
+        raise click.BadParameter("must not be negative")
+    return seconds
+
+
+@dataclass
+class RunOptions:
+    """Everything ``run`` needs, after flags and the config file are combined."""
+
+    kubeconfig: str | None
+    config: KubeSchedulerConfiguration | None
+    effective: KubeSchedulerConfiguration
+    qps: float
+    burst: int
+    leader_elect: bool
+    lease_duration: float
+    renew_deadline: float
+    retry_period: float
+    lease_name: str
+    lease_namespace: str
+    identity: str
+    permit_wait_timeout: float
+    profiling: bool
+    bind_address: str
+    secure_port: int
+    port: int
+    tls_cert_file: str | None
+    tls_private_key_file: str | None
+    plugin_modules: tuple[str, ...]
+    parallel_bindings: int
+
+
+def _configure_logging(verbosity: int) -> None:
+    level = logging.DEBUG if verbosity >= 4 else logging.INFO
+    logging.basicConfig(level=level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
+    if verbosity < 6:
+        logging.getLogger("urllib3").setLevel(logging.WARNING)
+        logging.getLogger("kubernetes").setLevel(logging.WARNING)
+
+
+def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
+    """Import each module and call its ``register(registry)`` (out-of-tree plugins without an
+    installed entry point). Raises ConfigError naming the module."""
+    for name in modules:
+        try:
+            mod = importlib.import_module(name)
+        except ImportError as e:
+            raise ConfigError("--plugin-module", f"cannot import {name}: {e}") from None
+        register = getattr(mod, "register", None)
+        if not callable(register):
+            raise ConfigError("--plugin-module", f"module {name} has no register(registry) function")
+        register(registry)
+
+
+@click.command()
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="Kubeconfig of the API server; without it the in-cluster service account is used.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).")
+@click.option("--kube-api-qps", type=float, default=None,
+              help="QPS towards the API server (default: clientConnection.qps, 50).")
+@click.option("--kube-api-burst", type=int, default=None,
+              help="Burst towards the API server (default: clientConnection.burst, 100).")
+@click.option("--leader-elect", type=click.BOOL, default=None,
+              help="Campaign for a Lease and schedule only while leading (default: leaderElection.leaderElect, true).")
+@click.option("--leader-elect-lease-duration", callback=_duration, default=None, help="Default 15s.")
+@click.option("--leader-elect-renew-deadline", callback=_duration, default=None, help="Default 10s.")
+@click.option("--leader-elect-retry-period", callback=_duration, default=None, help="Default 2s.")
+@click.option("--leader-elect-resource-lock", default=None, help="Only 'leases' is supported.")
+@click.option("--leader-elect-resource-name", default=None, help="Lease name (default kube-scheduler).")
+@click.option("--leader-elect-resource-namespace", default=None, help="Lease namespace (default kube-system).")
+@click.option("--leader-elect-identity", default=None, help="Holder identity (default <hostname>_<uuid>).")
+@click.option("--permit-wait-timeout", callback=_duration, default="0s", show_default=True,
+              help="Longest any Permit plugin may hold a pod (0: the plugin's own timeout, capped at 15m).")
+@click.option("--profiling", type=click.BOOL, default=None,
+              help="Serve /debug/pprof/profile (default: enableProfiling, true).")
+@click.option("--bind-address", default="127.0.0.1", show_default=True,
+              help="Address of the health/metrics endpoint (0.0.0.0 for every interface).")
+@click.option("--secure-port", type=click.IntRange(0, 65535), default=10259, show_default=True,
+              help="HTTPS port of the endpoint (0 disables HTTPS).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Plain-HTTP port of the endpoint (0 disables it).")
+@click.option("--tls-cert-file", type=click.Path(dir_okay=False), default=None,
+              help="Serving certificate for --secure-port (default: self-signed at start).")
+@click.option("--tls-private-key-file", type=click.Path(dir_okay=False), default=None,
+              help="Key of --tls-cert-file.")
+@click.option("--plugin-module", "plugin_modules", multiple=True,
+              help="Python module whose register(registry) adds out-of-tree plugins; repeatable.")
+@click.option("--parallel-bindings", type=click.IntRange(1, 256), default=16, show_default=True,
+              help="Binding cycles running at once.")
+@click.option("-v", "--v", "verbosity", type=click.IntRange(0, 10), default=0, help="Log verbosity (4+: debug).")
+def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | None, kube_api_burst: int | None,
+        leader_elect: bool | None, leader_elect_lease_duration: float | None,
+        leader_elect_renew_deadline: float | None, leader_elect_retry_period: float | None,
+        leader_elect_resource_lock: str | None, leader_elect_resource_name: str | None,
+        leader_elect_resource_namespace: str | None, leader_elect_identity: str | None,
+        permit_wait_timeout: float, profiling: bool | None, bind_address: str, secure_port: int, port: int,
+        tls_cert_file: str | None, tls_private_key_file: str | None, plugin_modules: tuple[str, ...],
+        parallel_bindings: int, verbosity: int) -> None:
+    """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
+    whose spec.schedulerName names a profile of the config are bound through pods/binding."""
+    from kubesched.config.defaults import apply_defaults
+    from kubesched.leader_election import default_identity
+
+    _configure_logging(verbosity)
+    config = load_config(config_file) if config_file else None
+    effective = apply_defaults(config.model_copy(deep=True) if config is not None else default_config())
+    cc, le = effective.client_connection, effective.leader_election
+    if leader_elect_resource_lock is not None and leader_elect_resource_lock != "leases":
+        raise ConfigError("--leader-elect-resource-lock", f'only "leases" is supported, got "{leader_elect_resource_lock}"')
+    if bool(tls_cert_file) != bool(tls_private_key_file):
+        raise ConfigError("--tls-cert-file", "--tls-cert-file and --tls-private-key-file go together")
+    opts = RunOptions(
+        kubeconfig=kubeconfig, config=config, effective=effective,
+        qps=kube_api_qps if kube_api_qps is not None else cc.qps,
+        burst=kube_api_burst if kube_api_burst is not None else cc.burst,
+        leader_elect=leader_elect if leader_elect is not None else le.leader_elect,
+        lease_duration=leader_elect_lease_duration or le.lease_duration,
+        renew_deadline=leader_elect_renew_deadline or le.renew_deadline,
+        retry_period=leader_elect_retry_period or le.retry_period,
+        lease_name=leader_elect_resource_name or le.resource_name,
+        lease_namespace=leader_elect_resource_namespace or le.resource_namespace,
+        identity=leader_elect_identity or default_identity(),
+        permit_wait_timeout=permit_wait_timeout,
+        profiling=profiling if profiling is not None else effective.enable_profiling,
+        bind_address=bind_address, secure_port=secure_port, port=port, tls_cert_file=tls_cert_file,
+        tls_private_key_file=tls_private_key_file, plugin_modules=plugin_modules,
+        parallel_bindings=parallel_bindings)
+    if opts.burst < 1 and opts.qps > 0:
+        raise ConfigError("--kube-api-burst", "must be at least 1")
+    sys.exit(run_scheduler(opts))
+
+
+def run_scheduler(opts: RunOptions) -> int:
+    """Run until SIGTERM/SIGINT (returns 0) or a lost lease (returns 1). Raises ConfigError for a
+    bad kubeconfig, config or plugin module."""
+    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.leader_election import LeaderElectionConfig, LeaderElector
+    from kubesched.plugins import in_tree_registry
+    from kubesched.scheduler.core import BindingPool
+    from kubesched.scheduler.factory import new_scheduler
+    from kubesched.server.http import StatusServer
+    from kubesched.server.tls import server_context
+
+    clock = RealClock()
+    client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)
+    registry = in_tree_registry()
+    load_plugin_modules(registry, opts.plugin_modules)
+    pool = BindingPool(max_workers=opts.parallel_bindings, max_in_flight=opts.parallel_bindings * 16)
+    from kubesched.metrics import SchedulerMetrics
+
+    sched = new_scheduler(client, opts.config, clock=clock, registry=registry, binding_executor=pool,
+                          permit_wait_timeout=opts.permit_wait_timeout or None,
+                          metrics=SchedulerMetrics())  # default registry: served at /metrics
+
+    shutdown = threading.Event()   # SIGTERM/SIGINT
+    lost = threading.Event()       # lease lost
+    sched_stop = threading.Event()  # scheduling loop
+    elector: LeaderElector | None = None
+    if opts.leader_elect:
+        try:
+            le_cfg = LeaderElectionConfig(name=opts.lease_name, namespace=opts.lease_namespace, identity=opts.identity,
+                                          lease_duration=opts.lease_duration, renew_deadline=opts.renew_deadline,
+                                          retry_period=opts.retry_period)
+            le_cfg.validate()
+        except ValueError as e:
+            raise ConfigError("leaderElection", str(e)) from None
+
+    def synced() -> bool:
+        return sched.informers.has_synced()
+
+    def leader_health() -> tuple[bool, float, float] | None:
+        if elector is None:
+            return None
+        return elector.is_leader(), elector.last_renew(), opts.lease_duration
+
+    servers: list[StatusServer] = []
+    try:
+        if opts.secure_port:
+            tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file)
+            servers.append(StatusServer(opts.bind_address, opts.secure_port, synced=synced, leader_health=leader_health,
+                                        now=clock.now, profiling=opts.profiling, tls=tls).start())
+        if opts.port:
+            servers.append(StatusServer(opts.bind_address, opts.port, synced=synced, leader_health=leader_health,
+                                        now=clock.now, profiling=opts.profiling).start())
+    except OSError as e:
+        for s in servers:
+            s.stop()
+        raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}: {e.strerror or e}") from None
+    for s in servers:
+        log.info("serving /healthz /readyz /metrics%s on %s", " /debug/pprof/profile" if opts.profiling else "", s.url)
+
+    def on_signal(signum: int, frame: object) -> None:
+        log.info("received %s: shutting down", signal.Signals(signum).name)
+        shutdown.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    sched_thread = threading.Thread(target=sched.run, args=(sched_stop,), name="scheduling-loop", daemon=True)
+
+    def start_scheduling() -> None:
+        if not sched_thread.is_alive() and not shutdown.is_set():
+            log.info("starting the scheduling loop")
+            sched_thread.start()
+
+    def stopped_leading() -> None:
+        if shutdown.is_set():
+            return  # graceful release
+        sched_stop.set()
+        pool.halt()
+        lost.set()
+
+    try:
+        start_thread = threading.Thread(target=sched.start, name="informers-start", daemon=True)
+        start_thread.start()
+        while start_thread.is_alive() and not shutdown.is_set():
+            start_thread.join(0.2)
+        if shutdown.is_set():
+            return _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers)
+        sched.queue.run()
+        log.info("caches synced: %d nodes, %d pods", len(sched.informers.list("Node")), len(sched.informers.list("Pod")))
+        if opts.leader_elect:
+            elector = LeaderElector(client, le_cfg, clock, on_started_leading=start_scheduling,
+                                    on_stopped_leading=stopped_leading,
+                                    on_new_leader=lambda who: log.info("new leader elected: %s", who))
+            log.info("attempting to acquire lease %s/%s as %s", le_cfg.namespace, le_cfg.name, le_cfg.identity)
+            threading.Thread(target=elector.run, args=(shutdown,), name="leader-election", daemon=True).start()
+        else:
+            start_scheduling()
+        while not shutdown.is_set() and not lost.is_set():
+            shutdown.wait(0.5)
+        if lost.is_set() and not shutdown.is_set():
+            log.error("leaderelection lost")
+            return 1
+        return _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _graceful(sched: Any, sched_stop: threading.Event, sched_thread: threading.Thread, pool: Any, elector: Any,
+              client: Any, servers: list[Any]) -> int:
+    """Stop taking pods, finish in-flight bindings, release the lease, close watches and servers."""
+    sched_stop.set()
+    if sched_thread.is_alive():
+        sched_thread.join(30)
+    sched.queue.close()
+    pool.shutdown(wait=True)
+    if elector is not None and elector.is_leader():
+        elector.release()
+        log.info("released the lease")
+    sched.informers.stop()
+    client.close()
+    for s in servers:
+        s.stop()
+    log.info("stopped")
+    return 0

@@ -1,0 +1,521 @@
+"""``ClusterClient`` over a real Kubernetes API server, through the official ``kubernetes`` client.
+
+Requests go through ``kubernetes.client.ApiClient.call_api`` (so kubeconfig/in-cluster auth, TLS,
+bearer tokens and exec credential plugins work as the official client does) with
+``_preload_content=False``: responses are decoded with ``json.loads`` straight into plain dicts,
+never into the client's typed models. Every request, watches included, first takes a token from a
+:class:`~kubesched.cluster.rate_limit.TokenBucket` (client-go's client-side QPS/burst limiter).
+
+Errors: 404 -> ``NotFoundError``, 409 -> ``ConflictError`` (``AlreadyExistsError`` for reason
+``AlreadyExists``), 410 -> ``GoneError``, anything else -> :class:`KubeApiError` (code 0 when no
+HTTP answer came). Answers 429, or 5xx with a ``Retry-After`` header, are retried after that many
+seconds up to ``max_retries`` times (client-go ``rest.Request``'s ``checkWait``/``maxRetries``).
+
+Watches run on one daemon thread each. Handlers of every watch of one client are called under
+:attr:`KubeClusterClient.dispatch_lock`, one at a time (as the embedded store calls them under its
+lock). A watch whose stream ends (server timeout, dropped connection, server error) is resumed from
+the last resourceVersion it saw (events and BOOKMARKs); when the server answers ``410 Gone`` (as an
+``ERROR`` event or an HTTP status) the watch ends and ``on_gone`` is called so the informer can
+re-list (``k8s.io/client-go/tools/cache/reflector.go``).
+
+Upstream references: ``k8s.io/client-go/rest`` (request, retries), ``tools/cache/reflector.go``
+(list with ``limit``/``continue``, watch with ``allowWatchBookmarks`` and ``timeoutSeconds``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import random
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import urllib3
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+
+from kubesched.clock import Clock, RealClock, rfc3339_micro
+from kubesched.cluster.client import (
+    CLUSTER_SCOPED_KINDS,
+    KIND_API_VERSION,
+    ListResult,
+    WatchEvent,
+    WatchHandler,
+    resource_name,
+)
+from kubesched.cluster.rate_limit import TokenBucket
+from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, GoneError, NotFoundError
+
+__all__ = ["KubeApiError", "KubeClusterClient", "collection_path", "object_path"]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+#: Page size of list requests (client-go pager default).
+LIST_PAGE_SIZE = 500
+
+
+class KubeApiError(Exception):
+    """An API request failed with HTTP ``code`` (0: no answer, e.g. connection refused) and the
+    ``Status`` body's ``reason``/``message`` (``str()`` is the message, as upstream prints status
+    errors); ``retry_after`` is the ``Retry-After`` header in seconds, if any."""
+
+    def __init__(self, code: int, reason: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)  # as client-go's StatusError.Error(): the Status message
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.retry_after = retry_after
+
+
+def _prefix(kind: str) -> str:
+    api_version = KIND_API_VERSION.get(kind)
+    if api_version is None:
+        raise ValueError(f"unsupported kind {kind}")
+    return "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+
+
+def _plural(kind: str) -> str:
+    return resource_name(kind).split(".", 1)[0]
+
+
+def collection_path(kind: str, namespace: str | None) -> str:
+    """URL path of ``kind``'s collection (all namespaces when ``namespace`` is empty/None or the
+    kind is cluster-scoped): ``/api/v1/namespaces/ns/pods``, ``/apis/storage.k8s.io/v1/csinodes``."""
+    if kind in CLUSTER_SCOPED_KINDS or not namespace:
+        return f"{_prefix(kind)}/{_plural(kind)}"
+    return f"{_prefix(kind)}/namespaces/{quote(namespace, safe='')}/{_plural(kind)}"
+
+
+def object_path(kind: str, namespace: str | None, name: str) -> str:
+    """URL path of one object (``.../namespaces/ns/pods/name``)."""
+    if kind not in CLUSTER_SCOPED_KINDS and not namespace:
+        namespace = "default"
+    return f"{collection_path(kind, namespace)}/{quote(name, safe='')}"
+
+
+def _selector_string(sel: str | Mapping[str, str] | None) -> str | None:
+    if sel is None:
+        return None
+    if isinstance(sel, str):
+        return sel or None
+    return ",".join(f"{k}={v}" for k, v in sorted(sel.items())) or None
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _retry_after(headers: Any) -> float | None:
+    if not headers:
+        return None
+    value = headers.get("Retry-After") if hasattr(headers, "get") else None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _error_from_status(code: int, body: Any, headers: Any = None) -> Exception:
+    """Map an HTTP error answer (``Status`` body, bytes or str) to kubesched's errors."""
+    status: Any = None
+    if isinstance(body, bytes | bytearray):
+        body = body.decode("utf-8", errors="replace")
+    if isinstance(body, str) and body:
+        try:
+            status = json.loads(body)
+        except ValueError:
+            status = None
+    if isinstance(body, dict):
+        status = body
+    reason = ""
+    message = body if isinstance(body, str) else ""
+    if isinstance(status, dict):
+        reason = str(status.get("reason") or "")
+        message = str(status.get("message") or message)
+    if code == 404:
+        return NotFoundError(message)
+    if code == 409:
+        return AlreadyExistsError(message) if reason == "AlreadyExists" else ConflictError(message)
+    if code == 410:
+        return GoneError(message)
+    return KubeApiError(code, reason, message, _retry_after(headers))
+
+
+class KubeClusterClient:
+    """The :class:`~kubesched.cluster.client.ClusterClient` protocol over an API server.
+
+    ``api_client``: a configured ``kubernetes.client.ApiClient``. ``limiter``: the shared token
+    bucket (None: unlimited). ``request_timeout``: seconds per non-watch request.
+    ``watch_timeout``: ``(low, high)`` seconds; each watch asks the server for a random
+    ``timeoutSeconds`` in that range (client-go uses 5-10 minutes) and resumes afterwards.
+    """
+
+    def __init__(self, api_client: k8s_client.ApiClient, limiter: TokenBucket | None = None, *,
+                 clock: Clock | None = None, request_timeout: float = 30.0,
+                 watch_timeout: tuple[int, int] = (300, 600), max_retries: int = 10,
+                 rng: random.Random | None = None) -> None:
+        self.api = api_client
+        self.limiter = limiter
+        self.clock = clock or RealClock()
+        self.request_timeout = request_timeout
+        self.watch_timeout = watch_timeout
+        self.max_retries = max_retries
+        self.rng = rng or random.Random()
+        #: Held while any watch handler of this client runs (and by informers while re-listing).
+        self.dispatch_lock = threading.RLock()
+        self._watches: set[_Watch] = set()
+        self._watches_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_kubeconfig(cls, kubeconfig: str | None, *, qps: float, burst: int, context: str | None = None,
+                        clock: Clock | None = None, **kwargs: Any) -> KubeClusterClient:
+        """A client for the cluster of ``kubeconfig`` (a path), or the in-cluster service account when
+        ``kubeconfig`` is None/empty (as kube-scheduler does without ``--kubeconfig``), limited to
+        ``qps`` requests/second with bursts of ``burst``. Raises ConfigError when the kubeconfig
+        cannot be loaded or no in-cluster configuration exists."""
+        cfg = k8s_client.Configuration()
+        try:
+            if kubeconfig:
+                k8s_config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
+            else:
+                k8s_config.load_incluster_config(client_configuration=cfg)
+        except (k8s_config.ConfigException, OSError, ValueError, TypeError) as e:
+            what = "--kubeconfig" if kubeconfig else "in-cluster configuration (no --kubeconfig given)"
+            raise ConfigError("", f"cannot load {what}: {e}", kubeconfig or "") from None
+        # One connection per watch (14 kinds) plus concurrent requests.
+        cfg.connection_pool_maxsize = 64
+        clock = clock or RealClock()
+        limiter = TokenBucket(qps, burst, clock) if qps != 0 else None
+        return cls(k8s_client.ApiClient(cfg), limiter, clock=clock, **kwargs)
+
+    # ------------------------------------------------------------------ transport
+
+    def _call(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
+              content_type: str = "application/json", timeout: Any = None) -> urllib3.BaseHTTPResponse:
+        """One request (after the rate limiter), retried on 429 / 5xx with Retry-After.
+        Returns the undecoded response (caller reads or streams it)."""
+        params = [(k, v) for k, v in (query or {}).items() if v is not None]
+        if timeout is None:
+            timeout = self.request_timeout
+        if isinstance(timeout, int | float):
+            timeout = (timeout, timeout)  # the client only honours int or (connect, read)
+        attempt = 0
+        while True:
+            if self.limiter is not None:
+                self.limiter.accept()
+            try:
+                return self.api.call_api(
+                    path, method, query_params=params,
+                    header_params={"Accept": "application/json", "Content-Type": content_type},
+                    body=body, auth_settings=["BearerToken"], _preload_content=False,
+                    _return_http_data_only=True,
+                    _request_timeout=timeout)
+            except ApiException as e:
+                code = int(e.status or 0)
+                err = _error_from_status(code, e.body, e.headers) if code else KubeApiError(0, "", str(e.reason))
+                retry_after = err.retry_after if isinstance(err, KubeApiError) else None
+                if retry_after is not None and (code == 429 or code >= 500) and attempt < self.max_retries:
+                    attempt += 1
+                    log.info("%s %s: %s; retrying in %gs (attempt %d)", method, path, err, retry_after, attempt)
+                    self.clock.sleep(min(retry_after, 30.0))
+                    continue
+                raise err from None
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                raise KubeApiError(0, "", f"{method} {path}: {e}") from None
+
+    def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
+              content_type: str = "application/json") -> Any:
+        resp = self._call(method, path, query, body, content_type)
+        try:
+            data = resp.data
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise KubeApiError(0, "", f"{method} {path}: {e}") from None
+        finally:
+            resp.release_conn()
+        return json.loads(data) if data else None
+
+    # ------------------------------------------------------------------ ClusterClient
+
+    def list(self, kind: str, namespace: str | None = None,
+             label_selector: str | Mapping[str, str] | None = None) -> ListResult:
+        """All objects (paged by :data:`LIST_PAGE_SIZE`; an expired ``continue`` token restarts the list
+        unpaged). Items get ``kind``/``apiVersion`` filled in (list items omit them). Sorted by
+        namespace/name."""
+        path = collection_path(kind, namespace)
+        sel = _selector_string(label_selector)
+        items: builtins.list[Obj] = []
+        cont: str | None = None
+        paged = True
+        while True:
+            query = {"labelSelector": sel, "limit": LIST_PAGE_SIZE if paged else None, "continue": cont}
+            try:
+                doc = self._json("GET", path, query)
+            except GoneError:
+                if cont is None:
+                    raise
+                items, cont, paged = [], None, False  # continue token expired: full list
+                continue
+            api_version = KIND_API_VERSION[kind]
+            for item in doc.get("items") or []:
+                item.setdefault("kind", kind)
+                item.setdefault("apiVersion", api_version)
+                items.append(item)
+            meta = doc.get("metadata") or {}
+            cont = meta.get("continue") or None
+            if not cont:
+                items.sort(key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name") or "")))
+                return ListResult(items, str(meta.get("resourceVersion") or ""))
+
+    def get(self, kind: str, namespace: str | None, name: str) -> Obj:
+        """``GET`` one object. Raises NotFoundError."""
+        obj = self._json("GET", object_path(kind, namespace, name))
+        obj.setdefault("kind", kind)
+        obj.setdefault("apiVersion", KIND_API_VERSION[kind])
+        return obj
+
+    def create(self, obj: Obj) -> Obj:
+        """``POST`` to the collection. Raises AlreadyExistsError."""
+        kind = obj["kind"]
+        body = {**obj, "apiVersion": obj.get("apiVersion") or KIND_API_VERSION[kind]}
+        if kind == "Event":
+            body = _normalize_event(body)
+        return self._json("POST", collection_path(kind, _meta(obj).get("namespace") or "default"), body=body)
+
+    def update(self, obj: Obj) -> Obj:
+        """``PUT`` (resourceVersion precondition when set). Raises ConflictError, NotFoundError."""
+        kind = obj["kind"]
+        meta = _meta(obj)
+        body = {**obj, "apiVersion": obj.get("apiVersion") or KIND_API_VERSION[kind]}
+        return self._json("PUT", object_path(kind, meta.get("namespace"), str(meta.get("name"))), body=body)
+
+    def patch_status(self, kind: str, namespace: str | None, name: str, patch: Obj) -> Obj:
+        """Strategic merge patch of the ``status`` subresource (``conditions`` merge by ``type``, a
+        ``None`` value deletes a field), as ``util.PatchPodStatus`` sends it."""
+        return self._json("PATCH", object_path(kind, namespace, name) + "/status", body={"status": patch},
+                          content_type="application/strategic-merge-patch+json")
+
+    def delete(self, kind: str, namespace: str | None, name: str, *, grace: bool = False) -> None:
+        """``DELETE`` with default ``DeleteOptions``: the API server applies the object's grace
+        period (for pods ``terminationGracePeriodSeconds``; the kubelet finishes the deletion), as
+        upstream's preemption does (``DeleteOptions{}``) -- ``grace`` only matters to the embedded
+        store, which has no kubelet. Raises NotFoundError."""
+        self._json("DELETE", object_path(kind, namespace, name))
+
+    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+        """``POST pods/<name>/binding``; the answer is a ``Status`` and is not decoded as a Binding.
+        Raises NotFoundError / ConflictError (already assigned, being deleted, uid mismatch)."""
+        meta: Obj = {"name": name, "namespace": namespace}
+        if uid:
+            meta["uid"] = uid
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        resp = self._call("POST", object_path("Pod", namespace, name) + "/binding", body=body)
+        try:
+            resp.drain_conn()
+        finally:
+            resp.release_conn()
+
+    def create_event(self, event: Obj) -> None:
+        """``POST`` an ``events.k8s.io/v1`` Event (``eventTime`` written as MicroTime)."""
+        body = _normalize_event({**event, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
+        self._json("POST", collection_path("Event", _meta(event).get("namespace") or "default"), body=body)
+
+    # ------------------------------------------------------------------ watching
+
+    def watch(self, kind: str, resource_version: str | None, handler: WatchHandler) -> _Watch:
+        """Start a resuming watch (see the module docstring). A ``410 Gone`` ends it with an error
+        log; informers use :meth:`watch_resumable` to re-list instead. Never raises GoneError
+        synchronously: over HTTP the server reports it inside the stream."""
+        return self.watch_resumable(kind, resource_version, handler, None)
+
+    def watch_resumable(self, kind: str, resource_version: str | None, handler: WatchHandler,
+                        on_gone: Callable[[], None] | None) -> _Watch:
+        """Like :meth:`watch`; on ``410 Gone`` the watch ends and ``on_gone()`` is called on the
+        watch thread (outside :attr:`dispatch_lock`)."""
+        w = _Watch(self, kind, resource_version, handler, on_gone)
+        with self._watches_lock:
+            self._watches.add(w)
+        w.start()
+        return w
+
+    def open_watches(self) -> int:
+        """Number of watches not stopped or ended."""
+        with self._watches_lock:
+            return len(self._watches)
+
+    def _forget_watch(self, w: _Watch) -> None:
+        with self._watches_lock:
+            self._watches.discard(w)
+
+    def close(self) -> None:
+        """Stop every watch and close the connection pool."""
+        with self._watches_lock:
+            watches = list(self._watches)
+        for w in watches:
+            w.stop()
+        try:
+            self.api.close()
+        except Exception:  # noqa: BLE001 - best effort at shutdown
+            pass
+
+
+def _normalize_event(ev: Obj) -> Obj:
+    """``eventTime`` as MicroTime (``2006-01-02T15:04:05.000000Z``): the API server rejects the
+    second-precision form for events.k8s.io/v1."""
+    t = ev.get("eventTime")
+    if isinstance(t, str) and t.endswith("Z") and "." not in t:
+        ev = {**ev, "eventTime": t[:-1] + ".000000Z"}
+    elif isinstance(t, int | float):
+        ev = {**ev, "eventTime": rfc3339_micro(float(t))}
+    return ev
+
+
+def _lines(resp: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+    """Newline-delimited lines of a streaming response, as chunks arrive."""
+    buf = b""
+    for chunk in resp.stream(amt=None, decode_content=True):
+        buf += chunk
+        while True:
+            i = buf.find(b"\n")
+            if i < 0:
+                break
+            line, buf = buf[:i], buf[i + 1:]
+            if line.strip():
+                yield line
+    if buf.strip():
+        yield buf
+
+
+class _Watch:
+    """One resuming watch on its own daemon thread (a client-go reflector's watch half)."""
+
+    def __init__(self, client: KubeClusterClient, kind: str, resource_version: str | None,
+                 handler: WatchHandler, on_gone: Callable[[], None] | None) -> None:
+        self.client = client
+        self.kind = kind
+        self.resource_version = resource_version or ""
+        self.handler = handler
+        self.on_gone = on_gone
+        self._stopped = threading.Event()
+        self._resp: urllib3.BaseHTTPResponse | None = None
+        self._thread = threading.Thread(target=self._run, name=f"watch-{kind}", daemon=True)
+        #: streams opened so far (1 + resumptions)
+        self.connections = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def active(self) -> bool:
+        """True until stopped or ended (410, thread exit)."""
+        return self._thread.is_alive() and not self._stopped.is_set()
+
+    def stop(self) -> None:
+        """End the watch; no handler call starts after this returns (idempotent)."""
+        with self.client.dispatch_lock:
+            self._stopped.set()
+        resp = self._resp
+        if resp is not None:
+            try:
+                resp.shutdown()
+            except Exception:  # noqa: BLE001 - the stream may already be closed
+                pass
+        self.client._forget_watch(self)
+
+    def _deliver(self, ev: WatchEvent) -> None:
+        with self.client.dispatch_lock:
+            if self._stopped.is_set():
+                return
+            try:
+                self.handler(ev)
+            except Exception:  # noqa: BLE001 - a handler failure never kills the watch
+                log.exception("watch handler for %s failed on %s", self.kind, ev.type)
+
+    def _run(self) -> None:
+        backoff = 0.8
+        gone = False
+        try:
+            while not self._stopped.is_set():
+                lo, hi = self.client.watch_timeout
+                timeout_s = self.client.rng.randint(lo, hi) if hi > lo else lo
+                query = {"watch": "1", "allowWatchBookmarks": "true", "timeoutSeconds": timeout_s,
+                         "resourceVersion": self.resource_version or None}
+                try:
+                    resp = self.client._call("GET", collection_path(self.kind, None), query,
+                                             timeout=(self.client.request_timeout, timeout_s + 30))
+                except GoneError:
+                    gone = True
+                    return
+                except Exception as e:  # noqa: BLE001 - retried with backoff
+                    if self._stopped.is_set():
+                        return
+                    log.warning("watch %s from %s failed: %s; retrying in %.1fs", self.kind,
+                                self.resource_version or "now", e, backoff)
+                    self._stopped.wait(backoff)
+                    backoff = min(backoff * 2, 30.0)
+                    continue
+                self.connections += 1
+                self._resp = resp
+                try:
+                    if self._stopped.is_set():
+                        return
+                    gone = self._consume(resp)
+                    if gone:
+                        return
+                    backoff = 0.8
+                except Exception as e:  # noqa: BLE001 - dropped stream: resume
+                    if not self._stopped.is_set():
+                        log.info("watch %s interrupted at %s: %s; resuming", self.kind, self.resource_version, e)
+                        self._stopped.wait(0.1)
+                finally:
+                    self._resp = None
+                    try:
+                        resp.release_conn()
+                    except Exception:  # noqa: BLE001
+                        pass
+        finally:
+            self.client._forget_watch(self)
+            if gone and not self._stopped.is_set():
+                log.info("watch %s: resourceVersion %s is too old (410 Gone)", self.kind, self.resource_version)
+                if self.on_gone is not None:
+                    self.on_gone()
+                else:
+                    log.error("watch of %s ended: 410 Gone and nobody to re-list", self.kind)
+
+    def _consume(self, resp: urllib3.BaseHTTPResponse) -> bool:
+        """Deliver the stream's events; True when it ended with 410 Gone."""
+        kind = self.kind
+        for line in _lines(resp):
+            if self._stopped.is_set():
+                return False
+            ev = json.loads(line)
+            etype = ev.get("type")
+            obj = ev.get("object") or {}
+            if etype == "ERROR":
+                code = int(obj.get("code") or 0)
+                if code == 410:
+                    return True
+                log.warning("watch %s: server error %s: %s", kind, code, obj.get("message"))
+                return False
+            rv = str(_meta(obj).get("resourceVersion") or "")
+            if etype in ("ADDED", "MODIFIED", "DELETED"):
+                obj.setdefault("kind", kind)
+                obj.setdefault("apiVersion", KIND_API_VERSION[kind])
+                self._deliver(WatchEvent(etype, kind, obj, None))
+            elif etype == "BOOKMARK":
+                self._deliver(WatchEvent("BOOKMARK", kind, obj, None))
+            else:
+                continue
+            if rv:
+                self.resource_version = rv
+        return False

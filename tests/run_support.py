@@ -1,0 +1,255 @@
+"""Harness of the ``kubesched run`` integration tests (tests/test_run_*.py).
+
+By default each test serves an embedded cluster over the Kubernetes API in-process
+(``start_server``, loopback, random port) and starts ``kubesched run --kubeconfig ...`` as
+subprocesses. With ``KUBESCHED_E2E_KUBECONFIG=/path/to/kubeconfig`` the same tests run against that
+real cluster instead: they work in a fresh namespace, use the cluster's own nodes, and the tests
+that need ``kubesched serve``'s test hooks (faults, dropped watches, compaction, request counts)
+are skipped. Every wait is bounded; every process is killed at teardown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+from kubesched.apiserver import ServerHandle, start_server, write_kubeconfig
+
+E2E_KUBECONFIG = os.environ.get("KUBESCHED_E2E_KUBECONFIG") or ""
+SCHEDULER_NAME = "kubesched-it"
+TESTS_DIR = Path(__file__).resolve().parent
+REPO = TESTS_DIR.parent
+
+needs_hooks = pytest.mark.skipif(bool(E2E_KUBECONFIG), reason="needs kubesched serve's test hooks")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(pred: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
+    """Poll ``pred`` until truthy (returned) or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Cluster:
+    """The API server under test plus an official client for it."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.handle: ServerHandle | None = None
+        if E2E_KUBECONFIG:
+            self.kubeconfig = E2E_KUBECONFIG
+            self.api = k8s_config.new_client_from_config(config_file=E2E_KUBECONFIG)
+            self.namespace = f"kubesched-it-{uuid.uuid4().hex[:8]}"
+        else:
+            self.handle = start_server(bookmark_interval=0.5)
+            self.kubeconfig = str(write_kubeconfig(tmp / "kubeconfig", self.handle.url))
+            cfg = k8s.Configuration()
+            cfg.host = self.handle.url
+            self.api = k8s.ApiClient(cfg)
+            self.namespace = "it"
+        self.core = k8s.CoreV1Api(self.api)
+        self.events_api = k8s.EventsV1Api(self.api)
+        self.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
+
+    @property
+    def embedded(self) -> bool:
+        return self.handle is not None
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.stop()
+        else:
+            try:
+                self.core.delete_namespace(self.namespace)
+            except Exception:  # noqa: BLE001 - best effort cleanup on a real cluster
+                pass
+        self.api.close()
+
+    # -- objects ---------------------------------------------------------------------------------
+
+    def add_nodes(self, n: int, cpu: str = "4") -> list[str]:
+        """Create ``n`` nodes (embedded only; a real cluster uses its own)."""
+        if not self.embedded:
+            return [node.metadata.name for node in self.core.list_node().items]
+        names = []
+        for i in range(n):
+            name = f"node-{i}"
+            res = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
+            self.core.create_node({"apiVersion": "v1", "kind": "Node",
+                                   "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                                   "status": {"capacity": res, "allocatable": res,
+                                              "conditions": [{"type": "Ready", "status": "True"}]}})
+            names.append(name)
+        return names
+
+    def pod_manifest(self, name: str, cpu: str = "10m", labels: dict[str, str] | None = None) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": self.namespace, "labels": labels or {}},
+                "spec": {"schedulerName": SCHEDULER_NAME, "terminationGracePeriodSeconds": 0,
+                         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                                         "resources": {"requests": {"cpu": cpu, "memory": "8Mi"}}}]}}
+
+    def create_pod(self, name: str, cpu: str = "10m", labels: dict[str, str] | None = None) -> None:
+        """Create a pod over the API (official client)."""
+        self.core.create_namespaced_pod(self.namespace, self.pod_manifest(name, cpu, labels))
+
+    def store_create_pod(self, name: str, cpu: str = "10m") -> None:
+        """Create a pod straight in the embedded store (not counted as an API request)."""
+        assert self.handle is not None
+        self.handle.cluster.create(self.pod_manifest(name, cpu))
+
+    def pods(self) -> dict[str, dict[str, Any]]:
+        """Pods of the test namespace as plain dicts, by name."""
+        resp = self.core.list_namespaced_pod(self.namespace, _preload_content=False)
+        return {p["metadata"]["name"]: p for p in json.loads(resp.data)["items"]}
+
+    def bound(self) -> dict[str, str]:
+        return {n: p["spec"].get("nodeName") for n, p in self.pods().items() if p["spec"].get("nodeName")}
+
+    def events(self, reason: str | None = None) -> list[dict[str, Any]]:
+        """events.k8s.io/v1 Events of the test namespace (optionally one reason), oldest first."""
+        resp = self.events_api.list_namespaced_event(self.namespace, _preload_content=False)
+        items = json.loads(resp.data)["items"]
+        items = [e for e in items if e.get("reportingController") == SCHEDULER_NAME]
+        if reason is not None:
+            items = [e for e in items if e.get("reason") == reason]
+        return sorted(items, key=lambda e: (e.get("eventTime") or "", e["metadata"]["name"]))
+
+    def wait_bound(self, names: list[str], timeout: float = 30) -> dict[str, str]:
+        def done() -> dict[str, str] | None:
+            b = self.bound()
+            return b if all(n in b for n in names) else None
+        result: dict[str, str] = wait_for(done, timeout, f"pods {names} bound")
+        return result
+
+    # -- test hooks (embedded only) ----------------------------------------------------------------
+
+    def hook(self, method: str, path: str, body: Any = None) -> Any:
+        assert self.handle is not None
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.handle.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return json.loads(resp.read() or b"null")
+
+
+def scheduler_config(tmp: Path, namespace: str, *, lease: bool = False, permit_plugin: bool = False,
+                     qps: float | None = None, burst: int | None = None) -> Path:
+    """A KubeSchedulerConfiguration with profile ``kubesched-it`` (short lease timings when
+    ``lease``; the test Permit plugin when ``permit_plugin``)."""
+    plugins = ""
+    if permit_plugin:
+        plugins = textwrap.dedent("""\
+          plugins:
+            permit:
+              enabled:
+              - name: TestPermit
+        """)
+    doc = textwrap.dedent(f"""\
+        apiVersion: kubescheduler.config.k8s.io/v1
+        kind: KubeSchedulerConfiguration
+        podInitialBackoffSeconds: 1
+        podMaxBackoffSeconds: 2
+        leaderElection:
+          leaderElect: {'true' if lease else 'false'}
+          leaseDuration: 2s
+          renewDeadline: 1500ms
+          retryPeriod: 500ms
+          resourceName: kubesched-it
+          resourceNamespace: {namespace}
+        """)
+    if qps is not None or burst is not None:
+        doc += "clientConnection:\n"
+        if qps is not None:
+            doc += f"  qps: {qps}\n"
+        if burst is not None:
+            doc += f"  burst: {burst}\n"
+    doc += "profiles:\n- schedulerName: kubesched-it\n" + textwrap.indent(plugins, "  ")
+    path = tmp / f"config-{uuid.uuid4().hex[:6]}.yaml"
+    path.write_text(doc)
+    return path
+
+
+class Replica:
+    """One ``kubesched run`` subprocess with its plain-HTTP status port."""
+
+    def __init__(self, cluster: Cluster, config: Path, *args: str, name: str = "replica") -> None:
+        self.port = free_port()
+        self.log_path = cluster.tmp / f"{name}-{self.port}.log"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO),
+                                                              os.environ.get("PYTHONPATH", "")])}
+        cmd = [sys.executable, "-c", "from kubesched.cli.main import main; main()", "run",
+               "--kubeconfig", cluster.kubeconfig, "--config", str(config), "--secure-port", "0",
+               "--port", str(self.port), "--leader-elect-identity", f"{name}-{self.port}", "-v", "2", *args]
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.identity = f"{name}-{self.port}"
+
+    def get(self, path: str, timeout: float = 5) -> tuple[int, bytes, dict[str, str]]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
+                return r.status, r.read(), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), dict(e.headers)
+        except OSError:
+            return 0, b"", {}
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        def ready() -> bool:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"kubesched run exited with {self.proc.returncode}:\n{self.log()}")
+            return self.get("/readyz", 1)[0] == 200
+        wait_for(ready, timeout, "readyz")
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text()
+
+    def terminate(self, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout)
+        return rc
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        self.kill()
+        self._log.close()
+
+
+def replicas_fixture(cluster: Cluster) -> Iterator[list[Replica]]:
+    started: list[Replica] = []
+    yield started
+    for r in started:
+        r.stop()

@@ -1,0 +1,208 @@
+"""ImagePullTimeSaved: pull seconds saved per node, layer-aware, normalised, with the piling guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubesched.clock import VirtualClock
+from kubesched.config.args import decode_args
+from kubesched.errors import ConfigError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.results import NodeScore
+from kubesched.framework.status import Code
+from kubesched.plugins import IN_TREE
+from kubesched.plugins.image_locality import ImageLocality
+from kubesched.plugins.image_pull_time_saved import ImagePullTimeSaved, ImagePullTimeSavedArgs, damping
+from kubesched.testing import FakeHandle, make_node, make_pod, node_info, snapshot_of
+
+CATALOGUE = """
+version: 1
+images:
+  - name: app:1
+    class: gpu
+    source: test
+    confidence: derived
+    layers:
+      - {id: base, size_bytes: 30000000}
+      - {id: cuda, size_bytes: 2000000000}
+      - {id: app1, size_bytes: 100000000}
+  - name: app:2
+    class: gpu
+    source: test
+    confidence: derived
+    layers:
+      - {id: base, size_bytes: 30000000}
+      - {id: cuda, size_bytes: 2000000000}
+      - {id: app2, size_bytes: 400000000}
+  - name: tiny:1
+    class: cpu
+    source: test
+    confidence: derived
+    layers:
+      - {id: tiny, size_bytes: 2000000}
+"""
+
+
+@pytest.fixture()
+def catalogue(tmp_path: Path) -> str:
+    path = tmp_path / "catalogue.yaml"
+    path.write_text(CATALOGUE)
+    return str(path)
+
+
+def plugin(catalogue: str, infos: list[Any], **kw: Any) -> tuple[ImagePullTimeSaved, FakeHandle]:
+    handle = FakeHandle(snapshot_of(infos))
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    args = ImagePullTimeSavedArgs(catalogue_path=catalogue, **kw)
+    return ImagePullTimeSaved(args, handle), handle  # type: ignore[arg-type]
+
+
+def run(pl: ImagePullTimeSaved, pod: Any, infos: list[Any]) -> tuple[dict[str, int], dict[str, int]]:
+    state = CycleState()
+    assert pl.pre_score(state, pod, infos) is None
+    raw = []
+    for ni in infos:
+        s, st = pl.score(state, pod, ni)
+        assert st is None
+        raw.append(NodeScore(ni.name, s))
+    before = {ns.name: ns.score for ns in raw}
+    assert pl.normalize_score(state, pod, raw) is None
+    return before, {ns.name: ns.score for ns in raw}
+
+
+def cluster() -> list[Any]:
+    return [
+        node_info(make_node("n1", images=[(["docker.io/library/app:1"], 2_130_000_000)])),
+        node_info(make_node("n2", images=[(["docker.io/library/app:2"], 2_430_000_000)])),
+        node_info(make_node("n3")),
+        node_info(make_node("n4"), [make_pod("running", image="app:1", node_name="n4")]),
+    ]
+
+
+def test_registered_in_tree() -> None:
+    assert IN_TREE["ImagePullTimeSaved"] == "kubesched.plugins.image_pull_time_saved:ImagePullTimeSaved"
+
+
+def test_shared_layers_and_in_flight_pulls_count(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="app:1"), infos)
+    # 2,130,000,000 B / 80e6 B/s = 26.625 s; n2 shares base+cuda: 2,030,000,000 B = 25.375 s
+    assert raw == {"n1": 26625, "n2": 25375, "n3": 0, "n4": 26625}
+    assert norm == {"n1": 100, "n2": 95, "n3": 0, "n4": 100}
+
+
+def test_beats_image_locality_on_names_and_spread(catalogue: str) -> None:
+    # ImageLocality sees "app:1" vs "docker.io/library/app:1" as different images -> 0 everywhere
+    infos = cluster()
+    il = ImageLocality(None, FakeHandle(snapshot_of(infos)))  # type: ignore[arg-type]
+    assert [il.score(CycleState(), make_pod("p", image="app:1"), ni)[0] for ni in infos] == [0, 0, 0, 0]
+
+
+def test_node_bandwidth_annotation(catalogue: str) -> None:
+    fast = make_node("fast", images=[(["docker.io/library/app:1"], 2_130_000_000)])
+    fast.annotations = {"kubesched.io/image-pull-bytes-per-second": "160e6"}  # type: ignore[misc]
+    labelled = make_node("labelled", images=[(["docker.io/library/app:1"], 2_130_000_000)],
+                         labels={"kubesched.io/image-pull-bytes-per-second": "40000000"})
+    bad = make_node("bad", images=[(["docker.io/library/app:1"], 2_130_000_000)],
+                    labels={"kubesched.io/image-pull-bytes-per-second": "fast"})
+    infos = [node_info(fast), node_info(labelled), node_info(bad)]
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw == {"fast": 13312, "labelled": 53250, "bad": 26625}
+    assert norm == {"fast": 24, "labelled": 100, "bad": 50}  # 1331200 // 53250 = 24
+
+
+def test_unknown_image_is_one_opaque_layer_from_node_status(catalogue: str) -> None:
+    infos = [
+        node_info(make_node("n1", images=[(["registry.local/x@sha256:" + "a" * 64, "registry.local/x:1"],
+                                           500_000_000)])),
+        node_info(make_node("n2")),
+    ]
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="registry.local/x:1"), infos)
+    # 500 MB / 80 MB/s = 6.25 s, below the 10 s floor: 100 * 6250 // 10000
+    assert raw == {"n1": 6250, "n2": 0}
+    assert norm == {"n1": 62, "n2": 0}
+
+
+def test_tiny_saving_stays_near_zero(catalogue: str) -> None:
+    infos = [node_info(make_node("n1", images=[(["docker.io/library/tiny:1"], 2_000_000)])), node_info(make_node("n2"))]
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="tiny:1"), infos)
+    assert raw == {"n1": 25, "n2": 0}
+    assert norm == {"n1": 0, "n2": 0}
+
+
+def test_unknown_image_nobody_has_is_skipped(catalogue: str) -> None:
+    infos = [node_info(make_node("n1"))]
+    pl, _ = plugin(catalogue, infos)
+    st = pl.pre_score(CycleState(), make_pod("p", image="registry.local/nobody:1"), infos)
+    assert st is not None and st.code == Code.Skip
+
+
+def test_damping_values() -> None:
+    assert [damping(n, 2) for n in range(5)] == [1.0, 1.0, 2 / 3, 0.5, 0.4]
+    assert damping(100, 0) == 1.0
+
+
+def test_piling_guard_damps_recent_placements_and_expires(catalogue: str) -> None:
+    infos = cluster()
+    pl, handle = plugin(catalogue, infos, recent_burst=2, recent_window_seconds=60.0)
+    clock: VirtualClock = handle.clock  # type: ignore[assignment]
+    for i in range(3):
+        assert pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1") is None
+    raw, norm = run(pl, make_pod("p", image="app:1"), infos)
+    # 3 recent pods of app:1 on n1: damping 2 / 4 = 0.5 -> 13.3125 s
+    assert raw == {"n1": 13312, "n2": 25375, "n3": 0, "n4": 26625}
+    assert norm == {"n1": 49, "n2": 95, "n3": 0, "n4": 100}  # 1331200 // 26625 = 49
+    # another image set is not damped by app:1 placements
+    raw2, _ = run(pl, make_pod("q", image="app:2"), infos)
+    assert raw2["n1"] == 25375
+    # unreserve forgets one placement: 2 recent -> 2 / 3
+    pl.unreserve(CycleState(), make_pod("r0", image="app:1"), "n1")
+    pl.unreserve(CycleState(), make_pod("r0", image="app:1"), "n1")  # idempotent
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw["n1"] == 17750
+    clock.advance_to(1060.0)
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw["n1"] == 26625
+
+
+def test_guard_disabled(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos, recent_burst=0)
+    for i in range(5):
+        pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1")
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw["n1"] == 26625
+
+
+def test_args_decode_and_validation(catalogue: str) -> None:
+    a = decode_args(ImagePullTimeSavedArgs, {"cataloguePath": catalogue, "defaultBandwidthBytesPerSecond": 100000000,
+                                             "recentBurst": 4, "recentWindowSeconds": 120,
+                                             "scoreScaleFloorSeconds": 5}, "args")
+    assert (a.catalogue_path, a.default_bandwidth_bytes_per_second, a.recent_burst, a.recent_window_seconds,
+            a.score_scale_floor_seconds) == (catalogue, 1e8, 4, 120.0, 5.0)
+    d = decode_args(ImagePullTimeSavedArgs, None, "args")
+    assert (d.catalogue_path, d.default_bandwidth_bytes_per_second, d.bandwidth_key, d.score_scale_floor_seconds,
+            d.recent_window_seconds, d.recent_burst) == (
+        None, 80e6, "kubesched.io/image-pull-bytes-per-second", 10.0, 300.0, 8)
+    with pytest.raises(ConfigError, match="defaultBandwidthBytesPerSecond"):
+        decode_args(ImagePullTimeSavedArgs, {"defaultBandwidthBytesPerSecond": 0}, "args")
+    with pytest.raises(ConfigError, match="unknown|Unexpected|extra"):
+        decode_args(ImagePullTimeSavedArgs, {"bogus": 1}, "args")
+
+
+def test_default_catalogue_matches_layers_between_real_images() -> None:
+    infos = [node_info(make_node("n1", images=[(["docker.io/pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime"],
+                                                3_030_000_000)])), node_info(make_node("n2"))]
+    handle = FakeHandle(snapshot_of(infos))
+    pl = ImagePullTimeSaved(None, handle)  # type: ignore[arg-type]
+    raw, norm = run(pl, make_pod("p", image="registry.example.com/ml/bert-finetune:v3"), infos)
+    # bert-finetune:v3 = the pytorch runtime image's 4 layers (3.03 GB) + a 150 MB app layer
+    assert raw == {"n1": 37875, "n2": 0}
+    assert norm == {"n1": 100, "n2": 0}

@@ -1,0 +1,103 @@
+"""Two ``kubesched run`` replicas with leader election: only the leader schedules; when it is
+killed the other takes the Lease over and no pod is bound twice. See tests/run_support.py."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from run_support import Cluster, Replica, scheduler_config, wait_for
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    c = Cluster(tmp_path)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def replicas() -> Iterator[list[Replica]]:
+    started: list[Replica] = []
+    yield started
+    for r in started:
+        r.stop()
+
+
+def _holder(cluster: Cluster) -> str:
+    lease = cluster.api.call_api(
+        f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases/kubesched-it", "GET",
+        response_type="object", _return_http_data_only=True)
+    return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+
+def test_leader_killed_other_replica_takes_over_without_double_binding(cluster: Cluster,
+                                                                      replicas: list[Replica]) -> None:
+    cluster.add_nodes(3)
+    cfg = scheduler_config(cluster.tmp, cluster.namespace, lease=True)
+    a = Replica(cluster, cfg, name="a")
+    b = Replica(cluster, cfg, name="b")
+    replicas += [a, b]
+    a.wait_ready()
+    b.wait_ready()  # ready while not leading
+    leader_id = wait_for(lambda: _holder(cluster), 15, "a lease holder")
+    leader, follower = (a, b) if leader_id == a.identity else (b, a)
+    assert leader_id == leader.identity
+
+    first = [f"p{i}" for i in range(10)]
+    for n in first:
+        cluster.create_pod(n)
+    cluster.wait_bound(first)
+    assert "starting the scheduling loop" in leader.log()
+    assert "starting the scheduling loop" not in follower.log()
+
+    leader.kill()
+    second = [f"q{i}" for i in range(10)]
+    for n in second:
+        cluster.create_pod(n)
+        time.sleep(0.05)
+    cluster.wait_bound(first + second, timeout=30)
+    assert wait_for(lambda: _holder(cluster) == follower.identity, 10, "follower holds the lease")
+    assert "starting the scheduling loop" in follower.log()
+
+    scheduled = wait_for(lambda: (ev := cluster.events("Scheduled")) and len(ev) >= 19 and ev, 15, "events")
+    per_pod = Counter(e["regarding"]["name"] for e in scheduled)
+    assert max(per_pod.values()) == 1, per_pod
+    if cluster.embedded:
+        binds: Counter[str] = Counter()
+        for row in cluster.hook("GET", "/kubesched/requests")["requests"]:
+            if row["method"] == "POST" and row["path"].endswith("/binding"):
+                binds[row["path"].split("/")[-2]] += row["count"]
+        assert binds == Counter({n: 1 for n in first + second})
+
+    # graceful stop releases the lease at once
+    assert follower.terminate() == 0
+    assert "released the lease" in follower.log()
+    assert _holder(cluster) == ""
+
+
+def test_lost_lease_stops_scheduling_and_exits_1(cluster: Cluster, replicas: list[Replica]) -> None:
+    import json
+
+    from kubernetes import client as k8s
+
+    cluster.add_nodes(1)
+    a = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace, lease=True), name="a")
+    replicas.append(a)
+    a.wait_ready()
+    wait_for(lambda: _holder(cluster) == a.identity, 15, "a leads")
+    # another holder overwrites the lease (as after a partition): a can no longer renew
+    coord = k8s.CoordinationV1Api(cluster.api)
+    lease = json.loads(coord.read_namespaced_lease("kubesched-it", cluster.namespace, _preload_content=False).data)
+    lease["spec"].update({"holderIdentity": "intruder", "leaseDurationSeconds": 3600})
+    coord.replace_namespaced_lease("kubesched-it", cluster.namespace, lease)
+    assert a.proc.wait(15) == 1
+    log = a.log()
+    assert "leader election lost" in log and "leaderelection lost" in log
+    assert "released the lease" not in log
+    assert _holder(cluster) == "intruder"
