@@ -21,6 +21,7 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.framework import batch as batch_mod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.snapshot import Snapshot
+from kubesched.plugins import inter_pod_affinity_batch as ipa_batch
 from kubesched.scheduler import new_scheduler
 from kubesched.scheduler import placement as placement_mod
 from kubesched.testing import node_manifest, pod_manifest
@@ -214,7 +215,9 @@ def _run(nodes: list[dict[str, Any]], bound: list[dict[str, Any]], pending: list
 @given(clusters(), st.sampled_from([None, 0, 10, 50, 100]))
 def test_scheduler_runs_identically_with_and_without_batch(cluster: Any, pct: int | None) -> None:
     nodes, bound, pending, seed = cluster
-    batch = _run(nodes, bound, pending, seed, pct)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ipa_batch, "WALK_MAX_NODES", 0)
+        batch = _run(nodes, bound, pending, seed, pct)
     with pytest.MonkeyPatch.context() as mp:
         _per_node(mp)
         per_node = _run(nodes, bound, pending, seed, pct)
@@ -384,7 +387,9 @@ def test_table_aggregates_equal_the_walk_as_the_cluster_changes(cluster: Any, da
         feasible = [ni for i, ni in enumerate(all_nodes) if (i + step) % 3]
         for m in pending[:6]:
             pod = Pod.from_manifest(m)
-            fast = _pre_states(fwk, pod, all_nodes, feasible)
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(ipa_batch, "WALK_MAX_NODES", 0)  # always the cached aggregate
+                fast = _pre_states(fwk, pod, all_nodes, feasible)
             with pytest.MonkeyPatch.context() as mp:
                 mp.setattr(batch_mod, "TABLE_PRECOMPUTE", False)
                 walk = _pre_states(fwk, pod, all_nodes, feasible)

@@ -237,7 +237,7 @@ class InformerSet:
     def list(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
         """Objects of ``kind`` (dicts; do not mutate)."""
         inf = self.informers.get(kind)
-        return inf.list(namespace) if inf is not None else []
+        return list(inf.list(namespace)) if inf is not None else []
 
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         """One object of ``kind`` or None."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.handle import EventRecorder, Nominator, ObjectLister
+
+if TYPE_CHECKING:
+    from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     BindPlugin,
     EnqueueExtensions,
@@ -113,14 +116,14 @@ class Framework:
         instances: dict[str, Plugin] = {}
         for name in resolved.needed:
             cls = registry.get(name, f"{profile_path}.plugins")
-            args = None
+            args: Any = None
             if cls.Args is not None:
                 args = decode_plugin_args(cls.Args, profile, name, profile_path)
                 if ignored_resources and hasattr(args, "ignored_resources"):
                     # upstream buildExtenders *replaces* ignoredResources with the extenders' list
                     args.ignored_resources = list(ignored_resources)
             try:
-                instances[name] = cls(args, self)
+                instances[name] = cls(args, cast("Handle", self))
             except ConfigError:
                 raise
             except (ValueError, TypeError) as e:
@@ -198,8 +201,8 @@ class Framework:
                     names.append(pl.NAME)
         out = []
         for n in names:
-            pl = self.plugins[n]
-            events = pl.events_to_register() if isinstance(pl, EnqueueExtensions) else _ALL_EVENTS
+            plugin = self.plugins[n]
+            events = plugin.events_to_register() if isinstance(plugin, EnqueueExtensions) else _ALL_EVENTS
             out.append((n, list(events)))
         return out
 

@@ -148,7 +148,7 @@ class Scheduler:
                 event_recorder=ClientEventRecorder(client, clock, name), parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
                 permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
-                on_skipped=(lambda skipped, n=name: on_skipped_plugins(n, skipped)) if on_skipped_plugins else None)
+                on_skipped=_bind_profile(on_skipped_plugins, name))
             self.profiles[name] = fwk
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(
@@ -260,10 +260,10 @@ class Scheduler:
             if not fwk.has_post_filter_plugins():
                 self.handle_failure(fwk, qpi, _fit_status(fe), CLEAR_NOMINATION, start)
                 return
-            pf_result, s = fwk.run_post_filter_plugins(state, pod, fe.diagnosis.node_to_status)
-            fe.diagnosis.post_filter_msg = s.message()
-            if s.code == Code.Error:
-                log.error("status after running PostFilter plugins for pod %s: %s", pod.key, s.message())
+            pf_result, pf_status = fwk.run_post_filter_plugins(state, pod, fe.diagnosis.node_to_status)
+            fe.diagnosis.post_filter_msg = pf_status.message()
+            if pf_status.code == Code.Error:
+                log.error("status after running PostFilter plugins for pod %s: %s", pod.key, pf_status.message())
             nominating = pf_result.nominating_info if pf_result is not None else None
             self.handle_failure(fwk, qpi, _fit_status(fe), nominating, start)
             return
@@ -280,7 +280,7 @@ class Scheduler:
             self.handle_failure(fwk, qpi, Status(Code.Error, err=e), CLEAR_NOMINATION, start)
             return
         self.queue.delete_nominated_pod_if_exists(assumed)
-        s = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        s: Status | None = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if s is not None and not s.is_success():
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
@@ -470,6 +470,18 @@ class Scheduler:
             if p is not None:
                 out[p.key] = p
         return out
+
+
+def _bind_profile(cb: Callable[[str, list[str]], None] | None,
+                  profile: str) -> Callable[[list[str]], None] | None:
+    """``cb`` with the profile name bound (for reporting plugins skipped in the default profile)."""
+    if cb is None:
+        return None
+
+    def report(skipped: list[str]) -> None:
+        cb(profile, skipped)
+
+    return report
 
 
 def _priority_sort_key(qpi: QueuedPodInfo) -> tuple[int, float]:
