@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api.pod import Pod
 from kubesched.config.load import load_config
@@ -259,3 +261,34 @@ def test_openb_subset_replays() -> None:
     assert s["scheduled"] + s["neverScheduled"] == 300
     assert s["started"] == s["scheduled"]
     assert 0.0 <= s["cacheHitRatio"] <= 1.0 and s["bytesPulled"] > 0
+
+
+_POD = st.tuples(st.integers(0, 40), st.one_of(st.none(), st.integers(0, 30)), st.integers(1, 5),
+                 st.sampled_from(["example.com/app-a:1", "example.com/app-b:1", "example.com/base:1"]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(_POD, min_size=1, max_size=12))
+def test_phases_add_up_to_startup(specs: list[tuple[int, int | None, int, str]]) -> None:
+    """For single-image pods: queue wait + scheduling + binding + pull wait + pull + container start
+    = start-up latency; scheduled + never scheduled = pods; allocation never exceeds capacity."""
+    cat = load_catalogue(FIX / "catalogue.yaml")
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
+              "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}}} for i in range(2)]
+    pods = []
+    for k, (arrival, duration, cpu, image) in enumerate(specs):
+        m = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": str(cpu)}}}]}}
+        pods.append(WorkloadPod(f"p{k}", "default", float(arrival), None if duration is None else float(duration), m))
+    pods.sort(key=lambda p: (p.arrival, p.name))
+    r = run_replay(Workload(nodes, pods, horizon=40.0), None, catalogue=cat, seed=1, sample_points=40)
+    s = r.summary()
+    assert s["scheduled"] + s["neverScheduled"] == len(pods)
+    for tl in r.timelines:
+        if tl.started is None:
+            continue
+        parts = [tl.queue_wait, tl.scheduling, tl.binding, tl.pull_wait, tl.pull, tl.container_start]
+        assert all(p is not None and p >= -1e-6 for p in parts)
+        assert sum(parts) == pytest.approx(tl.startup, abs=1e-5)  # type: ignore[arg-type]
+    assert all(0.0 <= p.allocated_fraction["cpu"] <= 1.0 + 1e-9 for p in r.series)
+    assert 0.0 <= s["cacheHitRatio"] <= 1.0

@@ -55,6 +55,8 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: how many derived columns/aggregates (distinct keys) a table keeps
 DERIVED_CACHE_SIZE = 32
+#: the change log is halved when longer than max(this, 2 * capacity) entries
+CHANGE_LOG_MIN = 4096
 
 _INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
                 "nz_cpu", "nz_mem", "num_pods", "row_version")
@@ -314,7 +316,7 @@ class NodeTable:
         self.row_version[row] = self.version
         self._log_versions.append(self.version)
         self._log_rows.append(row)
-        if len(self._log_rows) > max(4096, 2 * self.capacity):
+        if len(self._log_rows) > max(CHANGE_LOG_MIN, 2 * self.capacity):
             half = len(self._log_rows) // 2
             self._log_floor = self._log_versions[half - 1]
             del self._log_versions[:half]
@@ -365,17 +367,17 @@ class NodeTable:
         return col
 
     def aggregate(self, key: Hashable, contrib: Callable[[NodeInfo], dict[Any, int]],
-                  initial_rows: Iterable[int] | None = None) -> dict[Any, int]:
+                  initial_rows: Callable[[], Iterable[int]] | None = None) -> dict[Any, int]:
         """``Σ_rows contrib(NodeInfo)`` as a dict, where a key is present iff some row's
         contribution has it (even with value 0), cached under ``key`` and updated only for rows
         changed since its last use. ``initial_rows`` (default: all rows) are the only rows whose
-        contribution can be non-empty when the entry is first built. The returned dict is the
+        contribution can be non-empty when the entry is first built (called only then). The returned dict is the
         cache's own: callers must copy it before changing it."""
         entry = self._derived_get(key)
         infos = self.infos
         if entry is None:
             entry = _Aggregate()
-            todo: Iterable[int] = range(self._next_row) if initial_rows is None else initial_rows
+            todo: Iterable[int] = range(self._next_row) if initial_rows is None else initial_rows()
         else:
             todo = self.changed_rows(entry.version)
         contribs, total, refs = entry.contribs, entry.total, entry.refs

@@ -51,7 +51,7 @@ def table_for(handle: Any, nodes: Sequence[Any]) -> NodeTable | None:
     return table
 
 
-def label_lookup(table: NodeTable, key: str, values: dict[str, int]) -> tuple[IntArray, IntArray]:
+def label_lookup(table: NodeTable, key: str, values: dict[str, int]) -> tuple[npt.NDArray[np.int32], IntArray]:
     """``(codes, lookup)`` for label ``key``: ``lookup[codes[row]]`` is ``values.get(label value)``
     (0 when absent or when the node lacks the label; ``codes[row] == 0`` then)."""
     lc = table.label(key)

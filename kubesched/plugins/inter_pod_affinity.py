@@ -136,7 +136,7 @@ class PreFilterState:
     selectors resolved) and its namespace labels. ``clone`` copies the maps."""
 
     __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts", "pod",
-                 "affinity_terms", "anti_affinity_terms", "namespace_labels")
+                 "affinity_terms", "anti_affinity_terms", "namespace_labels", "batch_lookups")
 
     def __init__(self, pod: Pod, affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[AffinityTerm, ...],
                  namespace_labels: Mapping[str, str]) -> None:
@@ -147,6 +147,8 @@ class PreFilterState:
         self.existing_anti_affinity_counts: dict[TopologyPair, int] = {}
         self.affinity_counts: dict[TopologyPair, int] = {}
         self.anti_affinity_counts: dict[TopologyPair, int] = {}
+        #: ``(table version, inter_pod_affinity_batch.filter_lookups(...))`` cached by ``filter_batch``
+        self.batch_lookups: Any = None
 
     def clone(self) -> PreFilterState:
         c = PreFilterState(self.pod, self.affinity_terms, self.anti_affinity_terms, self.namespace_labels)
@@ -157,6 +159,7 @@ class PreFilterState:
 
     def update_with_pod(self, pi: PodInfo, node: Node | None, multiplier: int) -> None:
         """``updateWithPod``: account (``+1``) or forget (``-1``) pod ``pi`` placed on ``node``."""
+        self.batch_lookups = None
         if node is None:
             return
         _update_with_anti_affinity_terms(self.existing_anti_affinity_counts, pi.required_anti_affinity_terms,
@@ -337,7 +340,11 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         s, _ = _read_pre_filter_state(state)
         if s is None:
             return None
-        return batch.filter_mask(s, table, rows, pod_matches_all_affinity_terms(s.affinity_terms, s.pod))
+        cached = s.batch_lookups
+        if cached is None or cached[0] is not table or cached[1] != table.version:
+            cached = s.batch_lookups = (table, table.version, batch.filter_lookups(s, table),
+                                        pod_matches_all_affinity_terms(s.affinity_terms, s.pod))
+        return batch.filter_mask(s, cached[2], rows, cached[3])
 
     # Score
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api.pod import Pod
 from kubesched.cache.node_table import NodeTable
@@ -47,9 +48,8 @@ def existing_anti_affinity_counts(table: NodeTable, pod: Pod, ns_labels: Mapping
             for k, v in contrib(ni).items():
                 out[k] = out.get(k, 0) + v
         return out
-    rows = table.rows
-    initial = [rows[ni.name] for ni in nodes_with_anti if ni.name in rows]
-    return dict(table.aggregate(("InterPodAffinity.existingAnti", *_pod_key(pod, ns_labels)), contrib, initial))
+    return dict(table.aggregate(("InterPodAffinity.existingAnti", *_pod_key(pod, ns_labels)), contrib,
+                                lambda: _rows_of(table, nodes_with_anti)))
 
 
 def incoming_term_counts(table: NodeTable, kind: str, terms: tuple[AffinityTerm, ...],
@@ -65,13 +65,17 @@ def topology_score(table: NodeTable, key: tuple[Any, ...], contrib: Contrib,
                    initial: Sequence[NodeInfo] | None) -> dict[str, dict[str, int]]:
     """PreScore's ``topology_score`` from per-node ``{(topologyKey, value): score}`` contributions
     (``initial``: the only nodes that can contribute, or None for all)."""
-    rows = table.rows
-    init = None if initial is None else [rows[ni.name] for ni in initial if ni.name in rows]
-    flat = table.aggregate(("InterPodAffinity.score", *key), contrib, init)
+    flat = table.aggregate(("InterPodAffinity.score", *key), contrib,
+                           None if initial is None else lambda: _rows_of(table, initial))
     out: dict[str, dict[str, int]] = {}
     for (k, v), n in flat.items():
         out.setdefault(k, {})[v] = n
     return out
+
+
+def _rows_of(table: NodeTable, nodes: Sequence[NodeInfo]) -> list[int]:
+    rows = table.rows
+    return [rows[ni.name] for ni in nodes if ni.name in rows]
 
 
 def _by_key(m: Mapping[TopologyPair, int]) -> dict[str, dict[str, int]]:
@@ -81,16 +85,30 @@ def _by_key(m: Mapping[TopologyPair, int]) -> dict[str, dict[str, int]]:
     return out
 
 
-def filter_mask(s: Any, table: NodeTable, rows: IntArray, self_affine: bool) -> BoolArray:
-    """``InterPodAffinity.filter`` verdicts over ``rows`` for PreFilter state ``s``;
-    ``self_affine``: the pod matches all its own affinity terms."""
+CodeLookup = tuple[npt.NDArray[np.int32], IntArray]
+Lookups = tuple[list[CodeLookup], list[CodeLookup], list[CodeLookup]]
+
+
+def filter_lookups(s: Any, table: NodeTable) -> Lookups:
+    """``(codes, lookup)`` pairs of the affinity terms, the anti-affinity terms and the existing
+    pods' anti-affinity keys of PreFilter state ``s`` (built once per state and table version)."""
+    aff = _by_key(s.affinity_counts)
+    anti = _by_key(s.anti_affinity_counts) if s.anti_affinity_counts else {}
+    return ([label_lookup(table, t.topology_key, aff.get(t.topology_key, {})) for t in s.affinity_terms],
+            [label_lookup(table, t.topology_key, anti.get(t.topology_key, {})) for t in s.anti_affinity_terms]
+            if s.anti_affinity_counts else [],
+            [label_lookup(table, k, v) for k, v in _by_key(s.existing_anti_affinity_counts).items()])
+
+
+def filter_mask(s: Any, lookups: Lookups, rows: IntArray, self_affine: bool) -> BoolArray:
+    """``InterPodAffinity.filter`` verdicts over ``rows`` for PreFilter state ``s`` and its
+    :func:`filter_lookups`; ``self_affine``: the pod matches all its own affinity terms."""
     mask = np.ones(len(rows), dtype=np.bool_)
-    if s.affinity_terms:
+    aff, anti, existing = lookups
+    if aff:
         has_all = np.ones(len(rows), dtype=np.bool_)
         exists = np.ones(len(rows), dtype=np.bool_)
-        by_key = _by_key(s.affinity_counts)
-        for t in s.affinity_terms:
-            codes, lookup = label_lookup(table, t.topology_key, by_key.get(t.topology_key, {}))
+        for codes, lookup in aff:
             cr = codes[rows]
             has_all &= cr > 0
             exists &= lookup[cr] > 0
@@ -98,15 +116,10 @@ def filter_mask(s: Any, table: NodeTable, rows: IntArray, self_affine: bool) -> 
             mask &= has_all
         else:
             mask &= has_all & exists
-    if s.anti_affinity_counts:
-        by_key = _by_key(s.anti_affinity_counts)
-        for t in s.anti_affinity_terms:
-            codes, lookup = label_lookup(table, t.topology_key, by_key.get(t.topology_key, {}))
-            mask &= lookup[codes[rows]] <= 0
-    if s.existing_anti_affinity_counts:
-        for key, values in _by_key(s.existing_anti_affinity_counts).items():
-            codes, lookup = label_lookup(table, key, values)
-            mask &= lookup[codes[rows]] <= 0
+    for codes, lookup in anti:
+        mask &= lookup[codes[rows]] <= 0
+    for codes, lookup in existing:
+        mask &= lookup[codes[rows]] <= 0
     return mask
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api.labels import LabelSelector
 from kubesched.api.node import HOSTNAME_LABEL
@@ -142,6 +143,7 @@ def add_all_node_counts(s: Any, pod: Pod, table: NodeTable, require_all: bool) -
 def score_array(s: Any, pod: Pod, table: NodeTable, rows: IntArray) -> tuple[IntArray, BoolArray | None]:
     """Raw ``score_node`` over ``rows`` and the mask of ignored rows (``None``: none ignored)."""
     total = np.zeros(len(rows), dtype=np.float64)
+    codes: npt.NDArray[np.int32]
     for i, c in enumerate(s.constraints):
         if c.topology_key == HOSTNAME_LABEL:
             codes = table.label(c.topology_key).codes[rows]

@@ -369,21 +369,26 @@ def _draw_zero(rng: random.Random, counts: list[int]) -> list[bool]:
     Other RNG types use ``randrange``."""
     if type(rng) is not random.Random or (counts and max(counts) >= 1 << 32):
         return [rng.randrange(c) == 0 for c in counts]
-    out: list[bool] = []
     n = len(counts)
-    words: list[int] = []
-    wi = 0
-    j = 0
+    if n == 0:
+        return []
+    # 32 - k per draw (frexp's exponent is the bit length; exact below 2**53)
+    shifts = (32 - np.frexp(np.asarray(counts, dtype=np.float64))[1]).tolist()
+    out: list[bool] = []
+    append = out.append
     getrandbits = rng.getrandbits
-    while j < n:
-        if wi == len(words):
-            m = n - j
-            words = np.frombuffer(getrandbits(32 * m).to_bytes(4 * m, "little"), dtype="<u4").tolist()
-            wi = 0
-        c = counts[j]
-        r = words[wi] >> (32 - c.bit_length())
-        wi += 1
-        if r < c:
-            out.append(r == 0)
-            j += 1
+    words: list[int] = []
+    wi = nw = j = 0
+    for c, sh in zip(counts, shifts, strict=True):
+        while True:
+            if wi == nw:
+                m = n - j
+                words = np.frombuffer(getrandbits(32 * m).to_bytes(4 * m, "little"), dtype="<u4").tolist()
+                wi, nw = 0, m
+            r = words[wi] >> sh
+            wi += 1
+            if r < c:
+                break
+        append(r == 0)
+        j += 1
     return out

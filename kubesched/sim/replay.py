@@ -219,7 +219,11 @@ class _Run:
         self.running = 0
         allocatable: dict[str, int] = {}
         for obj in workload.nodes:
-            for r, v in Node.from_manifest(obj).allocatable.items():
+            try:
+                node = Node.from_manifest(obj)
+            except ManifestError as e:
+                raise e.located(f"Node {(obj.get('metadata') or {}).get('name')}") from None
+            for r, v in node.allocatable.items():
                 allocatable[r] = allocatable.get(r, 0) + v
         self.tracker = AllocationTracker(allocatable, workload.horizon)
         self.series: list[SeriesPoint] = []
@@ -238,13 +242,13 @@ class _Run:
                                        self.running, self.tracker.fractions()))
 
     def _samples_before(self, limit: float) -> None:
-        """Take the samples due strictly before ``limit`` (seconds since origin): sample k of
-        ``sample_points`` is at ``horizon * k / sample_points``, k = 0 .. sample_points."""
+        """Take the samples due strictly before clock time ``limit``: sample k of
+        ``sample_points`` is at ``horizon * k / sample_points`` seconds since the origin."""
         points = self.sample_points
         horizon = self.workload.horizon
         while self.sample_index <= points:
             at = horizon * self.sample_index / points if points else 0.0
-            if at >= limit:
+            if self.origin + at >= limit:
                 return
             self._sample(at)
             self.sample_index += 1
@@ -363,26 +367,32 @@ class _Run:
         for planner in self.planners:
             planner.attach(ctx)
             ticks.append(float(getattr(planner, "tick_seconds", DEFAULT_TICK_SECONDS) or DEFAULT_TICK_SECONDS))
-        next_tick = [0.0 for _ in self.planners]
+        origin = self.origin
+        # the loop works in absolute clock time (floats compared exactly with the clock's own
+        # values); times are turned into seconds since the origin only for recording
+        next_tick = [origin for _ in self.planners]
         queue = self.scheduler.queue
         pods = wl.pods
+        arrivals = [origin + p.arrival for p in pods]
         total = len(pods)
         i = 0
         busy_until = -math.inf
         last_leftover = -math.inf
+        period = UNSCHEDULABLE_FLUSH_PERIOD
         loops = 0
+        clock = self.clock
         while True:
             loops += 1
             if self.progress is not None and loops % 256 == 0:
                 self.progress(self.t(), i, total)
-            now = self.t()
-            while i < total and pods[i].arrival <= now:
-                self._create(pods[i], now)
+            now = clock.now()
+            while i < total and arrivals[i] <= now:
+                self._create(pods[i])
                 i += 1
             for j, planner in enumerate(self.planners):
                 if next_tick[j] <= now:
-                    planner.tick(now)
-                    next_tick[j] = (math.floor(now / ticks[j]) + 1) * ticks[j]
+                    planner.tick(now - origin)
+                    next_tick[j] = origin + (math.floor((now - origin) / ticks[j]) + 1) * ticks[j]
             if now >= busy_until and self._attempt():
                 if self.attempt_seconds > 0:
                     busy_until = now + self.attempt_seconds
@@ -390,15 +400,17 @@ class _Run:
             # nothing to schedule now: find the next event
             hard: list[float] = []
             if i < total:
-                hard.append(pods[i].arrival)
-            nt = self.clock.next_timer_time()
+                hard.append(arrivals[i])
+            nt = clock.next_timer_time()
             if nt is not None:
-                hard.append(nt - self.origin)
+                hard.append(nt)
             backoff_at = None
             if queue.len_backoff() > 0:
+                # the queue's backoff flush runs on whole seconds and releases a pod at the first
+                # tick whose floor is past its expiry
                 expiry = queue.next_backoff_expiry()
-                base = math.floor(expiry - self.origin) + 1 if expiry is not None else math.floor(now) + 1
-                backoff_at = float(max(base, math.floor(now) + 1))
+                tick = math.floor(expiry) + 1 if expiry is not None else math.floor(now) + 1
+                backoff_at = float(max(tick, math.floor(now) + 1))
                 hard.append(backoff_at)
             if now < busy_until and queue.len_active() > 0:
                 hard.append(busy_until)
@@ -407,17 +419,16 @@ class _Run:
             nxt = min(hard)
             leftover_at = None
             if queue.len_unschedulable() > 0:
-                period = UNSCHEDULABLE_FLUSH_PERIOD
-                k = math.ceil(now / period)
-                if k * period <= last_leftover:
+                k = math.ceil((now - origin) / period)
+                if origin + k * period <= last_leftover:
                     k += 1
-                leftover_at = k * period
+                leftover_at = origin + k * period
                 nxt = min(nxt, leftover_at)
             for j in range(len(self.planners)):
                 nxt = min(nxt, next_tick[j])
             nxt = max(nxt, now)
             self._samples_before(nxt)
-            self.clock.advance_to(self.origin + nxt)
+            clock.advance_to(nxt)
             if backoff_at is not None and nxt >= backoff_at:
                 queue.flush_backoff_q_completed()
             if leftover_at is not None and nxt >= leftover_at:
@@ -434,7 +445,10 @@ class _Run:
             mean_allocated_fraction=mean, series=self.series, attempts=self.attempts, end_time=end,
             wall_seconds=time.perf_counter() - wall0, planners=[type(p).__name__ for p in self.planners])
 
-    def _create(self, wp: Any, now: float) -> None:
+    def _create(self, wp: Any) -> None:
+        now = self.t()
+        # the arrival as the clock sees it (same float rounding as every other recorded time)
+        self.timelines[wp.key].arrival = now
         obj = self.cluster.create(dict(wp.manifest))
         self.pending += 1
         if self.planners:

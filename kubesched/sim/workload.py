@@ -72,8 +72,8 @@ class Workload:
                         kubelet=self.kubelet)
 
     def __post_init__(self) -> None:
-        keys = [p.key for p in self.pods]
-        if len(set(keys)) != len(keys):
-            seen: set[str] = set()
-            dup = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-            raise ValueError(f"duplicate pod {dup} in the workload")
+        seen: set[str] = set()
+        for pod in self.pods:
+            if pod.key in seen:
+                raise ValueError(f"duplicate pod {pod.key} in the workload")
+            seen.add(pod.key)
