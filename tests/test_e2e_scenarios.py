@@ -279,12 +279,13 @@ def test_preemption_lowest_priority_victims_pdb_protects() -> None:
 
 
 def test_preemption_state_of_the_cluster_after_the_run() -> None:
-    # After the run: b and c deleted, hi bound to n1 with its nomination; n1 = a + d + hi = 4 cpu.
+    # After the run: b and c deleted, hi bound to n1; n1 = a + d + hi = 4 cpu. The binding cleared
+    # hi's nominatedNodeName (ClearingNominatedNodeNameAfterBinding, on by default in v1.35).
     res = run_simulation(load_manifests([FIXTURES / "preemption_pdb.yaml"]).manifests, None, seed=1)
     names = {(o["metadata"]["name"], o["spec"].get("nodeName")) for o in res.cluster.list("Pod").items}
     assert names == {("a", "n1"), ("d", "n1"), ("e", "n2"), ("g", "n2"), ("hi", "n1"), ("lo-new", None)}
     hi = res.cluster.get("Pod", "default", "hi")
-    assert hi["status"]["nominatedNodeName"] == "n1"
+    assert "nominatedNodeName" not in hi["status"]
 
 
 def test_preemption_prefers_the_node_without_pdb_violation() -> None:

@@ -57,7 +57,9 @@ def test_typed_json_list_without_item_kinds() -> None:
 
 def test_directory_recursive_sorted_and_several_paths() -> None:
     tree = FIX / "tree"
-    res = load_manifests([tree, FIX / "podlist.json"])
+    flat = load_manifests([tree])
+    assert all("/sub/" not in m.where for m in flat.manifests)  # like kubectl -f DIR without -R
+    res = load_manifests([tree, FIX / "podlist.json"], recursive=True)
     assert [m.where for m in res.manifests] == [
         f"{tree}/a.json doc 1 (StorageClass fast)",
         f"{tree}/b-nodes.yml doc 1 (Node tree-n1)",

@@ -193,3 +193,116 @@ def test_explain_unknown_pod_is_a_usage_error() -> None:
 def test_missing_file(missing: str) -> None:
     code, _, err = run("simulate", "-f", missing)
     assert code == 2 and "does-not-exist.yaml" in err
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+NODE = """apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+"""
+
+
+def test_priority_class_admission_enables_preemption(tmp_path: Path) -> None:
+    f = _write(tmp_path, "pc.yaml", NODE + """---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 100000
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: filler, namespace: default}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: vip, namespace: default}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: typo, namespace: default}
+spec:
+  priorityClassName: hihg
+  containers: [{name: c, image: busybox}]
+""")
+    doc = simulate_json("-f", f, "--seed", "1")
+    pods = by_name(doc)
+    assert pods["default/vip"]["status"] == "Scheduled" and pods["default/vip"]["node"] == "n1"
+    assert pods["default/vip"]["results"][0]["postFilter"]["DefaultPreemption"]["victims"] == ["default/filler"]
+    assert pods["default/filler"]["status"] == "Preempted"
+    assert pods["default/filler"]["message"].startswith("Preempted by pod uid-") or \
+        pods["default/filler"]["message"].startswith("Preempted by pod ")
+    assert pods["default/filler"]["message"].endswith(" on node n1")
+    assert pods["default/typo"]["status"] == "Error"
+    assert pods["default/typo"]["message"].endswith(
+        "doc 5 (Pod default/typo): spec.priorityClassName: no PriorityClass with name hihg was found")
+
+
+def test_duplicate_objects_are_located(tmp_path: Path) -> None:
+    f = _write(tmp_path, "dup.yaml", NODE + "---\n" + NODE)
+    code, _, err = run("simulate", "-f", f)
+    assert code == 2
+    assert err.strip().endswith("dup.yaml doc 2 (Node n1): metadata.name: duplicate of " + f + " doc 1 (Node n1)")
+
+
+def test_pending_pod_being_deleted_is_ignored(tmp_path: Path) -> None:
+    f = _write(tmp_path, "del.yaml", NODE + """---
+apiVersion: v1
+kind: Pod
+metadata: {name: going, namespace: default, deletionTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  containers: [{name: c, image: busybox}]
+""")
+    pods = by_name(simulate_json("-f", f))
+    assert (pods["default/going"]["status"], pods["default/going"]["message"]) == (
+        "Ignored", "skip schedule deleting pod: default/going")
+    assert pods["default/going"]["results"] == []
+
+
+def test_explain_pod_without_attempts() -> None:
+    code, out, err = run("simulate", "-f", EXAMPLE, "--explain", "shop/gated-1")
+    assert code == 0, err
+    flat = " ".join(out.split())  # the console wraps at the terminal width
+    assert "shop/gated-1: no scheduling attempt (Gated: waiting for scheduling gates: [example.com/quota])" in flat
+
+
+def test_output_path_checked_before_running(tmp_path: Path) -> None:
+    code, _, err = run("simulate", "-f", EXAMPLE, "--write-snapshot", str(tmp_path / "no" / "x.yaml"))
+    assert code == 2 and err.strip() == f"error: --write-snapshot {tmp_path / 'no' / 'x.yaml'}: directory {tmp_path / 'no'} does not exist"
+    code, _, err = run("simulate", "-f", EXAMPLE, "--write-snapshot", str(tmp_path))
+    assert code == 2 and err.strip() == f"error: --write-snapshot {tmp_path}: is a directory"
+
+
+def test_per_pod_profile_with_two_profiles(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "two.yaml", """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: my-scheduler
+""")
+    doc = simulate_json("-f", EXAMPLE, "--seed", "7", "--config", cfg)
+    assert doc["profile"] == "default-scheduler,my-scheduler"
+    pods = by_name(doc)
+    assert pods["shop/other-scheduler"]["profile"] == "my-scheduler"
+    assert pods["shop/other-scheduler"]["status"] == "Scheduled"
+    assert pods["shop/web-1"]["profile"] == "default-scheduler"
+
+
+def test_trace_snapshot_errors(tmp_path: Path) -> None:
+    code, _, err = run("trace", "snapshot", str(tmp_path), "-o", str(tmp_path / "x.yaml"))
+    assert code == 2
+    assert err.strip() == (f"error: {tmp_path / 'openb_node_list_all_node.csv'}: "
+                           "no such file (expected an openb trace csv)")
+    code, _, err = run("trace", "snapshot", str(tmp_path), "--pods", "-1", "-o", str(tmp_path / "x.yaml"))
+    assert code == 2 and "-1 is not in the range x>=0" in err

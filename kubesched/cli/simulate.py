@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +10,7 @@ import click
 import yaml
 from rich.console import Console
 
+from kubesched.cli.paths import check_output_file
 from kubesched.cluster.manifests import load_manifests, write_manifests
 from kubesched.config.load import load_config
 from kubesched.errors import ConfigError
@@ -21,17 +21,23 @@ from kubesched.simulate.run import run_simulation
 @click.command()
 @click.option("-f", "--filename", "files", multiple=True, required=True, type=click.Path(),
               help="Manifest file or directory (YAML, JSON, kind: List); repeatable.")
+@click.option("-R", "--recursive", is_flag=True, help="Also read the subdirectories of -f directories (as kubectl -R).")
 @click.option("--config", "config_path", type=click.Path(), help="A KubeSchedulerConfiguration (v1) file.")
 @click.option("--seed", type=int, default=None, help="Seed for tie-breaking; the same seed gives the same output.")
-@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True,
+              help="table: one row per pod; json/yaml: the SimulationResult document with every attempt.")
 @click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
 @click.option("--write-snapshot", type=click.Path(), help="Write the resulting cluster as a manifest file.")
-def simulate(files: tuple[str, ...], config_path: str | None, seed: int | None, output: str, explain: str | None,
-             write_snapshot: str | None) -> None:
+def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, seed: int | None, output: str,
+             explain: str | None, write_snapshot: str | None) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result."""
-    loaded = load_manifests(list(files))
+    if write_snapshot:
+        check_output_file(write_snapshot, "--write-snapshot")
+    loaded = load_manifests(list(files), recursive=recursive)
     for kind, count in sorted(loaded.skipped_kinds.items()):
         click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+    if not loaded.manifests:
+        click.echo(f"warning: no objects found in {', '.join(files)}", err=True)
     config = load_config(config_path) if config_path else None
     record: bool | Callable[[Any], bool] = output != "table"
     if not record and explain:
@@ -52,13 +58,12 @@ def simulate(files: tuple[str, ...], config_path: str | None, seed: int | None, 
     elif output == "yaml":
         click.echo(yaml.safe_dump(result_dict(res), sort_keys=False), nl=False)
     else:
-        console = Console(width=max(Console().width, 140)) if sys.stdout.isatty() else Console(width=200)
-        print_table(res, console)
+        print_table(res, Console())
     if explain:
         try:
             pod = find_pod(res, explain)
         except KeyError as e:
             raise click.BadParameter(str(e.args[0]), param_hint="--explain") from None
-        console = Console(stderr=output != "table", width=200)
+        console = Console(stderr=output != "table")
         for t in explain_tables(pod):
             console.print(t)

@@ -1,6 +1,6 @@
 """Reading and writing Kubernetes manifests (the cluster state given to ``simulate``/``bench``).
 
-:func:`load_manifests` reads files or directories (recursively: ``*.yaml``, ``*.yml``, ``*.json``,
+:func:`load_manifests` reads files or directories (non-recursively unless ``recursive=True``: ``*.yaml``, ``*.yml``, ``*.json``,
 sorted by path) holding multi-document YAML or JSON, and expands ``kind: List`` / ``<Kind>List``
 documents (what ``kubectl get nodes,pods -A -o yaml`` or a raw API list prints). Like
 ``sigs.k8s.io/yaml`` (used by kubectl), unquoted timestamps stay strings. Objects of
@@ -44,6 +44,9 @@ LOADABLE_KINDS: frozenset[str] = frozenset(
         "ReplicaSet",
         "StatefulSet",
         "ReplicationController",
+        "PriorityClass",
+        "CSIDriver",
+        "CSIStorageCapacity",
     }
 )
 
@@ -135,13 +138,14 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _files(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
+def _files(paths: Sequence[str | Path], recursive: bool) -> list[tuple[Path, str]]:
     out: list[tuple[Path, str]] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
             found = sorted(
-                (f for f in path.rglob("*") if f.suffix.lower() in _SUFFIXES and f.is_file()),
+                (f for f in (path.rglob("*") if recursive else path.iterdir())
+                 if f.suffix.lower() in _SUFFIXES and f.is_file()),
                 key=lambda f: f.relative_to(path).as_posix(),
             )
             out.extend((f, os.path.join(str(p), f.relative_to(path).as_posix())) for f in found)
@@ -229,8 +233,9 @@ def _is_list_kind(kind: str, doc: Obj) -> bool:
     return kind == "List" or (kind.endswith("List") and "items" in doc)
 
 
-def load_manifests(paths: Sequence[str | Path]) -> LoadResult:
-    """Read every object from ``paths`` (files or directories, see module docstring).
+def load_manifests(paths: Sequence[str | Path], *, recursive: bool = False) -> LoadResult:
+    """Read every object from ``paths`` (files or directories, see module docstring). As with
+    ``kubectl -f``, a directory's subdirectories are read only with ``recursive=True`` (``-R``).
 
     Returns loadable objects in file/document/item order and skipped kinds with counts. Empty YAML
     documents are ignored (they still count for document numbers). Raises ManifestError, e.g.
@@ -241,7 +246,7 @@ def load_manifests(paths: Sequence[str | Path]) -> LoadResult:
     result = LoadResult()
     skipped = result.skipped_kinds
     manifests = result.manifests
-    for path, source in _files(paths):
+    for path, source in _files(paths, recursive):
         for doc_index, doc in _documents(path, source):
             if doc is None:
                 continue

@@ -405,8 +405,10 @@ class MemoryCluster:
         ``pkg/registry/core/pod/storage/storage.go``): checks, in upstream order, the UID
         precondition, deletion, an existing ``spec.nodeName`` and scheduling gates, then sets
         ``spec.nodeName`` and ``PodScheduled=True`` (``podutil.UpdatePodCondition``: replaces the
-        condition, keeping ``lastTransitionTime`` if it was already True). Errors: see
-        ``ClusterClient.bind``; ValueError for an empty node name."""
+        condition, keeping ``lastTransitionTime`` if it was already True) and clears
+        ``status.nominatedNodeName`` (feature gate ClearingNominatedNodeNameAfterBinding, KEP-5278,
+        beta and on by default in v1.35). Errors: see ``ClusterClient.bind``; ValueError for an
+        empty node name."""
         if not node_name:
             raise ValueError("Binding.target.name: Required value")
         with self._lock:
@@ -438,11 +440,12 @@ class MemoryCluster:
                 rfc3339(self._clock.now()),
             )
             self._rv += 1
+            new_status = {k: v for k, v in status.items() if k != "nominatedNodeName"}
             new = {
                 **pod,
                 "metadata": {**meta, "resourceVersion": str(self._rv)},
                 "spec": {**spec, "nodeName": node_name},
-                "status": {**status, "conditions": conditions},
+                "status": {**new_status, "conditions": conditions},
             }
             store[key] = new
             self._emit("Pod", self._rv, WatchEvent("MODIFIED", "Pod", new, pod))

@@ -19,8 +19,9 @@ def result_dict(res: SimulationResult) -> dict[str, Any]:
     """The stable JSON document (see the schema and README "JSON contract")."""
     return {
         "apiVersion": API_VERSION, "kind": KIND, "profile": res.profile, "seed": res.seed,
-        "pods": [{"namespace": p.namespace, "name": p.name, "status": p.status, "node": p.node,
-                  "message": p.message, "results": [r.to_dict() for r in p.results]} for p in res.pods],
+        "pods": [{"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status,
+                  "node": p.node, "message": p.message, "results": [r.to_dict() for r in p.results]}
+                 for p in res.pods],
     }
 
 
@@ -55,9 +56,12 @@ def find_pod(res: SimulationResult, ref: str) -> PodOutcome:
     return matches[0]
 
 
-def explain_tables(p: PodOutcome) -> list[Table]:
+def explain_tables(p: PodOutcome) -> list[Table | Text]:
     """Per attempt: a node-by-plugin table of filter verdicts and of raw/normalized/weighted scores."""
-    tables: list[Table] = []
+    tables: list[Table | Text] = []
+    if not p.results:
+        why = f"{p.status}: {p.message}" if p.message else p.status
+        tables.append(Text(f"{p.namespace}/{p.name}: no scheduling attempt ({why})"))
     for i, rec in enumerate(p.results, 1):
         d = rec.to_dict()
         title = f"{p.namespace}/{p.name} — attempt {i}: selected {d['selectedNode'] or '<none>'}"

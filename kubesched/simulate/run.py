@@ -37,6 +37,7 @@ class PodOutcome:
     node: str | None
     message: str
     results: list[CycleRecorder] = field(default_factory=list)
+    profile: str | None = None
 
 
 @dataclass
@@ -64,18 +65,30 @@ def _start_time(objects: Iterable[Mapping[str, Any]]) -> float:
 
 
 def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Parse every Pod and Node once. Malformed Nodes raise :class:`ManifestError` located at
-    ``file doc N (Node name)``; malformed Pods are returned in the error map
-    (``"ns/name" -> located message``) and still loaded, so they show up as ``Error``.
-    ``record`` is True (record every attempt), False, or a predicate on the pod."""
-    from kubesched.api.node import Node
+    """Check and prepare the input as an API server would before the scheduler sees it.
 
+    Every Pod and Node is parsed once. Pods get their priority from their PriorityClass
+    (:func:`kubesched.api.priority.admit_priority`). Malformed Nodes and duplicate objects raise
+    :class:`ManifestError` located at ``file doc N (Kind name)``; malformed Pods are returned in the
+    error map (``"ns/name" -> located message``) and still loaded, so they show up as ``Error``.
+    """
+    from kubesched.api.node import Node
+    from kubesched.api.priority import admit_priority
+
+    classes = {m.name: m.obj for m in manifests if m.kind == "PriorityClass"}
     errors: dict[str, str] = {}
+    seen: dict[tuple[str, str, str], Manifest] = {}
     objs = []
     for m in manifests:
         obj = m.obj
+        ident = (m.kind, m.namespace or "", m.name)
+        first = seen.get(ident)
+        if first is not None:
+            raise ManifestError("metadata.name", f"duplicate of {first.where}", where=m.where)
+        seen[ident] = m
         try:
             if m.kind == "Pod":
+                obj = admit_priority(obj, classes)
                 Pod.from_manifest(obj)
             elif m.kind == "Node":
                 Node.from_manifest(obj)
@@ -127,6 +140,11 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
         meta = o.get("metadata") or {}
         current[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = o
     gated = {qpi.pod.key: qpi for qpi in sched.queue.unschedulable_pods_info() if qpi.gating_plugin}
+    preempted = {}
+    for ev in cluster.events():
+        if ev.get("reason") == "Preempted":
+            reg = ev.get("regarding") or {}
+            preempted[f"{reg.get('namespace')}/{reg.get('name')}"] = str(ev.get("note") or "")
     out: list[PodOutcome] = []
     for key in pending_keys:
         ns, name = key.split("/", 1)
@@ -136,7 +154,11 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
             continue
         obj = current.get(key)
         if obj is None:
-            out.append(PodOutcome(ns, name, "Preempted", None, "pod was deleted during the run", records))
+            out.append(PodOutcome(ns, name, "Preempted", None, preempted.get(key, "pod was deleted during the run"),
+                                  records))
+            continue
+        if (obj.get("metadata") or {}).get("deletionTimestamp") and not (obj.get("spec") or {}).get("nodeName"):
+            out.append(PodOutcome(ns, name, "Ignored", None, f"skip schedule deleting pod: {key}", records))
             continue
         spec = obj.get("spec") or {}
         sched_name = spec.get("schedulerName") or "default-scheduler"
@@ -156,8 +178,12 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
         msg = str(cond.get("message") or "") if cond else ""
         status = "Error" if cond is not None and cond.get("reason") == "SchedulerError" else "Unschedulable"
         out.append(PodOutcome(ns, name, status, None, msg, records))
+    for outcome in out:
+        pod_obj = current.get(f"{outcome.namespace}/{outcome.name}") or {}
+        profile = (pod_obj.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        outcome.profile = profile if profile in sched.profiles and outcome.status != "Error" else None
     for key in sorted(bound_at_start):
         if key not in current:
             ns, name = key.split("/", 1)
-            out.append(PodOutcome(ns, name, "Preempted", None, "preempted by the scheduler", []))
+            out.append(PodOutcome(ns, name, "Preempted", None, preempted.get(key, "deleted during the run"), []))
     return out

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kubesched.errors import ManifestError
+
 GPU = "nvidia.com/gpu"
 GPU_MILLI = "alibabacloud.com/gpu-milli"
 GPU_MODEL_LABEL = "alibabacloud.com/gpu-model"
@@ -87,12 +89,25 @@ def read_nodes(path: str | Path) -> Iterator[dict[str, Any]]:
                    "status": {"allocatable": alloc, "capacity": dict(alloc)}}
 
 
+def _read_csv(path: Path, reader: Any) -> list[Any]:
+    """Run ``reader(path)`` turning missing files and bad rows into one clear error."""
+    if not path.is_file():
+        raise ManifestError("", "no such file (expected an openb trace csv)", where=str(path))
+    try:
+        return list(reader(path))
+    except KeyError as e:
+        raise ManifestError("", f"missing column {e.args[0]!r} (is this the right openb csv?)", where=str(path)) from None
+    except ValueError as e:
+        raise ManifestError("", f"invalid value: {e}", where=str(path)) from None
+
+
 def load_openb_snapshot(trace_dir: str | Path, *, max_pods: int, pod_list: str = "openb_pod_list_default.csv",
                         node_list: str = "openb_node_list_all_node.csv") -> list[dict[str, Any]]:
     """Every node of ``node_list`` plus the first ``max_pods`` pods of ``pod_list`` by creation time,
-    all pending. Raises ``FileNotFoundError`` naming a missing file."""
+    all pending. Raises :class:`~kubesched.errors.ManifestError` naming a missing file or a
+    missing/invalid column."""
     d = Path(trace_dir)
-    objs: list[dict[str, Any]] = list(read_nodes(d / node_list))
-    pods = sorted(read_pods(d / pod_list), key=lambda p: (p.creation_time, p.name))[:max_pods]
+    objs: list[dict[str, Any]] = _read_csv(d / node_list, read_nodes)
+    pods = sorted(_read_csv(d / pod_list, read_pods), key=lambda p: (p.creation_time, p.name))[:max_pods]
     objs.extend(p.manifest() for p in pods)
     return objs
