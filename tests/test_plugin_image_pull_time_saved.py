@@ -206,3 +206,66 @@ def test_default_catalogue_matches_layers_between_real_images() -> None:
     # bert-finetune:v3 = the pytorch runtime image's 4 layers (3.03 GB) + a 150 MB app layer
     assert raw == {"n1": 37875, "n2": 0}
     assert norm == {"n1": 100, "n2": 0}
+
+
+def _cache_snapshot(nodes: list[Any], pods: list[Any]) -> Any:
+    from kubesched.cache.cache import Cache
+    from kubesched.framework.snapshot import Snapshot
+
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(n)
+    for p in pods:
+        cache.add_pod(p)
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    assert snap.node_table is not None
+    return cache, snap
+
+
+def _batch_vs_per_node(pl: ImagePullTimeSaved, pod: Any, snap: Any) -> tuple[list[int], list[int]]:
+    import numpy as np
+
+    table = snap.node_table
+    rows = table.order[::-1].copy()  # any visiting order
+    infos = [table.infos[r] for r in rows]
+    state = CycleState()
+    assert pl.pre_score(state, pod, infos) is None
+    raw = pl.score_batch(state, pod, table, rows)
+    assert raw is not None
+    want = [pl.score(state, pod, ni)[0] for ni in infos]
+    assert raw.tolist() == want
+    ns = [NodeScore(ni.name, v) for ni, v in zip(infos, want, strict=True)]
+    pl.normalize_score(state, pod, ns)
+    got = pl.normalize_score_batch(state, pod, np.array(raw, dtype=np.int64))
+    assert got.tolist() == [x.score for x in ns]
+    return raw.tolist(), got.tolist()
+
+
+def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -> None:
+    from kubesched.testing import node_manifest
+    from kubesched.api.node import Node
+
+    fast = node_manifest("n5", images=[(["docker.io/library/app:2"], 2_430_000_000)])
+    fast["metadata"]["annotations"] = {"kubesched.io/image-pull-bytes-per-second": "160e6"}
+    nodes = [n.node for n in cluster()] + [Node.from_manifest(fast)]
+    running = make_pod("running", image="app:1", node_name="n4")
+    cache, snap = _cache_snapshot(nodes, [running])
+    handle = FakeHandle(snap)
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, recent_burst=2), handle)  # type: ignore[arg-type]
+    pod = make_pod("p", image="app:1")
+    # rows in reverse list order: n5, n4, n3, n2, n1; n5 shares base+cuda at twice the bandwidth
+    assert _batch_vs_per_node(pl, pod, snap) == ([12687, 26625, 0, 25375, 26625], [47, 100, 0, 95, 100])
+    # three recent app:1 placements on n1: damping 2 / 4
+    for i in range(3):
+        pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1")
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 26625, 0, 25375, 13312]
+    # a pod of app:1 lands on n3: only n3's row is recomputed, and it now counts the pull in flight
+    cache.add_pod(make_pod("new", image="app:1", node_name="n3"))
+    cache.update_snapshot(snap)
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 26625, 26625, 25375, 13312]
+    # the running pod leaves n4 (no status images there): n4 saves nothing any more
+    cache.remove_pod(running)
+    cache.update_snapshot(snap)
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 0, 26625, 25375, 13312]

@@ -85,18 +85,32 @@ def test_lost_lease_stops_scheduling_and_exits_1(cluster: Cluster, replicas: lis
     import json
 
     from kubernetes import client as k8s
+    from kubernetes.client.exceptions import ApiException
 
     cluster.add_nodes(1)
     a = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace, lease=True), name="a")
     replicas.append(a)
-    a.wait_ready()
-    wait_for(lambda: _holder(cluster) == a.identity, 15, "a leads")
-    # another holder overwrites the lease (as after a partition): a can no longer renew
+    a.wait_ready(timeout=60)
+    wait_for(lambda: _holder(cluster) == a.identity, 60, "a leads")
+    # another holder overwrites the lease (as after a partition): a can no longer renew. a renews
+    # every 500 ms, so the read-modify-write may lose the race (409 Conflict): read again and retry.
     coord = k8s.CoordinationV1Api(cluster.api)
-    lease = json.loads(coord.read_namespaced_lease("kubesched-it", cluster.namespace, _preload_content=False).data)
-    lease["spec"].update({"holderIdentity": "intruder", "leaseDurationSeconds": 3600})
-    coord.replace_namespaced_lease("kubesched-it", cluster.namespace, lease)
-    assert a.proc.wait(15) == 1
+
+    def take_over() -> bool:
+        lease = json.loads(coord.read_namespaced_lease("kubesched-it", cluster.namespace,
+                                                       _preload_content=False).data)
+        lease["spec"].update({"holderIdentity": "intruder", "leaseDurationSeconds": 3600})
+        try:
+            coord.replace_namespaced_lease("kubesched-it", cluster.namespace, lease)
+        except ApiException as e:
+            if e.status == 409:
+                return False
+            raise
+        return True
+
+    wait_for(take_over, 60, "the intruder's lease write to win against a's renewals")
+    # a fails to renew for renewDeadline (1.5 s), then exits 1 (generous bound for loaded machines)
+    assert a.proc.wait(90) == 1
     log = a.log()
     assert "leader election lost" in log and "leaderelection lost" in log
     assert "released the lease" not in log

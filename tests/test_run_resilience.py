@@ -4,6 +4,7 @@ never exceeds its QPS/burst. See tests/run_support.py."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -70,7 +71,7 @@ def test_dropped_watches_and_410_lose_no_pod(cluster: Cluster, replicas: list[Re
     time.sleep(1.0)
     cluster.hook("DELETE", "/kubesched/faults")
     cluster.wait_bound(before + during + gap, timeout=40)
-    wait_for(lambda: "watch expired (410 Gone), re-listing" in r.log(), 10, "a re-list after 410")
+    wait_for(lambda: re.search(r"watch Pod from \d+ ended \(.*\); re-listing", r.log()), 10, "a re-list after 410")
     after = [f"d{i}" for i in range(3)]
     for n in after:
         cluster.create_pod(n)

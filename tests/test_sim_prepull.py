@@ -28,18 +28,25 @@ CAT = parse_catalogue({"version": 1, "images": [
 APP1 = "docker.io/library/app:1"
 
 
-def world(gpus: dict[str, int], pods: dict[str, list[Any]] | None = None,
-          disk: int = 200_000_000_000) -> tuple[PrePullPlanner, KubeletModel, VirtualClock]:
+def world(gpus: dict[str, int], pods: dict[str, list[Any]] | None = None, disk: int = 200_000_000_000,
+          status: dict[str, str] | None = None, **kw: Any) -> tuple[PrePullPlanner, KubeletModel, VirtualClock]:
+    """Nodes with ``gpus[name]`` GPUs (8 CPUs); ``status[name]``: an image the node has and lists."""
     clock = VirtualClock(0.0)
     model = KubeletModel(clock, CAT, KubeletImageConfig(image_disk_bytes=disk))
     infos = []
     for name, n in gpus.items():
         model.add_node(name)
-        infos.append(node_info(make_node(name, allocatable={"nvidia.com/gpu": str(n)}), (pods or {}).get(name, [])))
+        images = None
+        if status and name in status:
+            image = CAT[status[name]]
+            model.preload(name, [image])
+            images = [([image.name], image.size_bytes)]
+        node = make_node(name, cpu="8", allocatable={"nvidia.com/gpu": str(n)}, images=images)
+        infos.append(node_info(node, (pods or {}).get(name, [])))
     cache = SimpleNamespace(node_infos=lambda: iter(infos))
     ctx = SimpleNamespace(model=model, cluster=None, scheduler=SimpleNamespace(cache=cache), clock=clock,
                           catalogue=CAT, origin=0.0)
-    planner = PrePullPlanner(max_warm_nodes=2)
+    planner = PrePullPlanner(**{"max_warm_nodes": 2, "window_seconds": 3600.0, "lookahead_seconds": 1800.0, **kw})
     planner.attach(ctx)  # type: ignore[arg-type]
     return planner, model, clock
 
@@ -58,8 +65,8 @@ def test_single_arrival_is_not_hot() -> None:
 
 
 def test_recurring_app_is_warmed_on_nodes_with_shared_layers_first() -> None:
-    planner, model, _ = world({"a": 1, "b": 1, "c": 1, "d": 1})
-    model.preload("c", ["app:2"])  # c holds base + cuda: the cheapest pull of app:1
+    # c lists app:2 in its status: it holds base + cuda, the cheapest pull of app:1
+    planner, model, _ = world({"a": 1, "b": 1, "c": 1, "d": 1}, status={"c": "app:2"})
     for i, t in enumerate((0.0, 10.0)):
         planner.on_pod_bound(arrive(planner, f"p{i}", t), "x", t)
     # demand = 0 pending + ceil(2 * 1800 / 3600) = 1 -> one warm node wanted

@@ -263,6 +263,17 @@ def test_plugin_batch_forms_match_per_node(cluster: Any) -> None:
             mask = pl.filter_batch(state, pod, table, rows)  # type: ignore[attr-defined]
             want = [(x := pl.filter(state, pod, ni)) is None or x.is_success() for ni in infos]
             assert mask.tolist() == want, pl.NAME
+            keys_fn = getattr(pl, "filter_batch_status_keys", None)
+            if keys_fn is not None:
+                # rows with equal keys must get equal statuses (placement copies one status to all)
+                keys = keys_fn(state, pod, table, rows)
+                seen: dict[int, Any] = {}
+                for k, ni, ok in zip(keys.tolist(), infos, want, strict=True):
+                    if ok:
+                        continue
+                    x = pl.filter(state, pod, ni)
+                    got = (x.code, x.reasons, x.message())
+                    assert seen.setdefault(k, got) == got, pl.NAME
         fwk.run_pre_score_plugins(state, pod, infos)
         for sp in fwk.score_plugins:
             if sp.NAME in state.skip_score_plugins:

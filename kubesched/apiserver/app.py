@@ -8,7 +8,11 @@ Routes:
   ``/readyz`` answer ``ok``.
 * resources: ``/api/v1/...`` and ``/apis/<group>/<version>/...`` (see
   :mod:`kubesched.apiserver.target`, :mod:`kubesched.apiserver.handlers`,
-  :mod:`kubesched.apiserver.watch`). Every error is a ``Status`` body.
+  :mod:`kubesched.apiserver.watch`). Every error is a ``Status`` body. GETs whose Accept header
+  asks for ``as=Table;g=meta.k8s.io`` (``kubectl get``) get a server-side ``Table``
+  (:mod:`kubesched.apiserver.tables`). Request bodies are JSON or YAML; protobuf/CBOR bodies
+  (kubectl's typed ``create namespace|priorityclass|pdb``) get ``415 UnsupportedMediaType``
+  (kubectl does not fall back to JSON: use ``kubectl apply -f``/``create -f`` with a manifest).
 * test hooks (not part of the Kubernetes API; see :mod:`kubesched.apiserver.testhooks`):
   ``/kubesched/faults`` (GET, POST, DELETE), ``POST /kubesched/drop-watches`` (closes every open
   watch stream; answers ``{"dropped": N}``), ``POST /kubesched/compact`` (forgets watch history
@@ -34,6 +38,7 @@ from kubesched.apiserver import paths
 from kubesched.apiserver.handlers import ResourceHandlers, view_for
 from kubesched.apiserver.paging import Pager
 from kubesched.apiserver.status import ApiError, failure
+from kubesched.apiserver.tables import table_version, to_table
 from kubesched.apiserver.target import Target, parse_target
 from kubesched.apiserver.testhooks import FaultRule, Faults, RequestLog
 from kubesched.apiserver.watch import WatchHub, WatchParams, serve_watch
@@ -168,11 +173,19 @@ async def _grouped(request: web.Request) -> web.StreamResponse:
     )
 
 
+#: Answer to a request body kubesched serve cannot decode (protobuf, CBOR, ...).
+UNSUPPORTED_BODY = ("the body of the request was in an unknown format - accepted media types include: "
+                    "application/json, application/yaml (kubesched serve does not decode {ctype} bodies; "
+                    "`kubectl apply -f`/`kubectl create -f` with a manifest send JSON)")
+
+
 async def _read_body(request: web.Request) -> Any:
     raw = await request.read()
     if not raw:
         return None
     ctype = request.content_type or ""
+    if "protobuf" in ctype or "cbor" in ctype:
+        raise ApiError(415, UNSUPPORTED_BODY.format(ctype=ctype), "UnsupportedMediaType")
     try:
         if "yaml" in ctype:
             return yaml.safe_load(raw)
@@ -203,6 +216,7 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
                 if _is_watch(request) or target.legacy_watch:
                     return await _watch(request, state, target)
                 code, body = h.list(target, query)
+                body = _as_table(request, state, target, body, body["items"])
             elif method == "POST" and (target.namespace is not None or not target.resource.namespaced):
                 code, body = h.create(target, await _read_body(request), query)
             elif method == "DELETE":
@@ -219,6 +233,7 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
             if _is_watch(request) or target.legacy_watch:
                 return await _watch(request, state, target)
             code, body = h.get(target)
+            body = _as_table(request, state, target, body, [body])
         elif method == "PUT":
             code, body = h.update(target, await _read_body(request), query)
         elif method == "PATCH":
@@ -239,6 +254,21 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
     except ValueError as e:
         raise ApiError(422, str(e), "Invalid", _details(target)) from None
     return _json(body, code)
+
+
+def _as_table(request: web.Request, state: ServerState, target: Target, body: Obj, items: list[Obj]) -> Obj:
+    """``body`` (a list or one object), or its server-side ``Table`` when the Accept header asks
+    for one (``kubectl get``); see :mod:`kubesched.apiserver.tables`."""
+    version = table_version(request.headers.get("Accept", ""))
+    if version is None or target.resource is None:
+        return body
+    meta = body.get("metadata") or {}
+    list_meta = {k: meta[k] for k in ("resourceVersion", "continue", "remainingItemCount") if k in meta}
+    try:
+        return to_table(target.resource.kind, items, list_meta, state.clock.now(), version=version,
+                        include_object=request.query.get("includeObject") or "Metadata")
+    except ValueError as e:
+        raise ApiError(400, str(e), "BadRequest") from None
 
 
 def _details(target: Target) -> Obj:

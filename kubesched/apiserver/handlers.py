@@ -314,7 +314,8 @@ class ResourceHandlers:
             grace = _int_param(query, "gracePeriodSeconds", 0)
         if _first(query, "dryRun") or options.get("dryRun"):
             return 200, view_for(res)(current)
-        self.cluster.delete(res.kind_in_store, target.namespace, target.name, grace=grace is None or grace > 0)
+        self.cluster.delete(res.kind_in_store, target.namespace, target.name, grace=grace is None or grace > 0,
+                            grace_period_seconds=None if grace is None else max(0, int(grace)))
         try:
             remaining = self._get(res, target.namespace, target.name)
         except NotFoundError:

@@ -17,6 +17,7 @@ from aiohttp import web
 
 from kubesched.apiserver.admission import admit_new_namespace
 from kubesched.apiserver.app import ServerState, build_app
+from kubesched.apiserver.finalizer import DeletionFinalizer
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster.memory import MemoryCluster
 
@@ -54,6 +55,8 @@ class ServerHandle:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kubesched-apiserver", daemon=True)
         self._stopped = False
+        #: deletes pods whose graceful deletion is over (``finalize_deletions``), else None
+        self.finalizer: DeletionFinalizer | None = None
 
     @property
     def cluster(self) -> MemoryCluster:
@@ -112,6 +115,8 @@ class ServerHandle:
         if self._stopped:
             return
         self._stopped = True
+        if self.finalizer is not None:
+            self.finalizer.stop()
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
@@ -132,14 +137,17 @@ def start_server(
     bookmark_interval: float = 10.0,
     watch_timeout: float | None = 1800.0,
     system_namespaces: bool = True,
+    finalize_deletions: bool = False,
 ) -> ServerHandle:
     """Serve ``cluster`` (a new empty ``MemoryCluster`` on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
 
     ``bookmark_interval``: seconds between watch BOOKMARKs; ``watch_timeout``: seconds a watch
     without ``timeoutSeconds`` lasts (None = until the client leaves). With ``system_namespaces``
-    the namespaces of :data:`SYSTEM_NAMESPACES` are created when missing. Raises OSError when the
-    address cannot be bound.
+    the namespaces of :data:`SYSTEM_NAMESPACES` are created when missing. With
+    ``finalize_deletions`` a :class:`~kubesched.apiserver.finalizer.DeletionFinalizer` deletes pods
+    whose graceful deletion is over (there is no kubelet to do it). Raises OSError when the address
+    cannot be bound.
     """
     clock = clock or RealClock()
     if cluster is None:
@@ -147,7 +155,10 @@ def start_server(
     if system_namespaces:
         ensure_namespaces(cluster)
     state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
-    return ServerHandle(state, address, port, bookmark_interval).start()
+    handle = ServerHandle(state, address, port, bookmark_interval).start()
+    if finalize_deletions:
+        handle.finalizer = DeletionFinalizer(cluster, clock).start()
+    return handle
 
 
 def serve_forever(handle: ServerHandle) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from kubesched.errors import ConfigError
+
 
 @click.command()
 @click.argument("workloads", nargs=-1)
@@ -27,7 +29,13 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     from kubesched.bench.report import results_table, write_json
 
     console = Console() if Console().is_terminal else Console(width=170)
-    all_workloads = load_workloads(config_path)
+    try:
+        all_workloads = load_workloads(config_path)
+    except ConfigError as e:
+        # name the file, unless the error already does (unreadable file, invalid YAML)
+        if config_path and not e.where and e.path != str(config_path):
+            raise e.located(config_path) from None
+        raise
     if list_only:
         for w in all_workloads:
             thr = f"{w.threshold:.0f} pods/s" if w.threshold is not None else "-"

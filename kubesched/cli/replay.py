@@ -58,6 +58,20 @@ def _kubelet_overrides(path: str | None) -> dict[str, Any]:
     return data
 
 
+def _check_profiles(path: str, config: Any) -> None:
+    """Build the scheduler of ``config`` once on an empty cluster, as the replay will, so that a
+    plugin typo or bad plugin args fail at once, naming ``path``. Raises ConfigError."""
+    from kubesched.clock import VirtualClock
+    from kubesched.cluster.memory import MemoryCluster
+    from kubesched.scheduler import new_scheduler
+
+    clock = VirtualClock(0.0)
+    try:
+        new_scheduler(MemoryCluster(clock), config, clock=clock, on_skipped_plugins=None)
+    except ConfigError as e:
+        raise (e.located(path) if not e.where else e) from None
+
+
 @click.command(help=_HELP)
 @click.option("--trace", "trace_path", required=True, type=click.Path(exists=True),
               help="openb directory or pod list, simple YAML trace, or directory with nodes.csv and pods.csv.")
@@ -105,6 +119,8 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
 
     planners: list[PlannerFactory] = [load_planner_factory(DEFAULT_PLANNER)] if prepull else []
     specs = [ConfigSpec(path, load_config(path)) for path in configs] or [ConfigSpec("upstream-default", None)]
+    for path, spec in zip(configs, specs, strict=False):
+        _check_profiles(path, spec.config)  # before the (long) trace load
     catalogue = load_catalogue(images_path)
     assigner = ImageAssigner(catalogue, seed=seed, mode=image_mode, zipf_s=zipf_s, apps=apps)  # type: ignore[arg-type]
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -69,6 +70,8 @@ class RunOptions:
     tls_private_key_file: str | None
     plugin_modules: tuple[str, ...]
     parallel_bindings: int
+    #: the --config file (names the file in config errors found while building the profiles)
+    config_file: str | None = None
 
 
 def _configure_logging(verbosity: int) -> None:
@@ -77,6 +80,9 @@ def _configure_logging(verbosity: int) -> None:
                         format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
     if verbosity < 6:
         logging.getLogger("urllib3").setLevel(logging.WARNING)
+        # urllib3 warns on each of its own connection retries, kubesched logs the failed request
+        # (a child logger: the kubernetes client resets the level of "urllib3" itself)
+        logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
         logging.getLogger("kubernetes").setLevel(logging.WARNING)
 
 
@@ -167,10 +173,27 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         profiling=profiling if profiling is not None else effective.enable_profiling,
         bind_address=bind_address, secure_port=secure_port, port=port, tls_cert_file=tls_cert_file,
         tls_private_key_file=tls_private_key_file, plugin_modules=plugin_modules,
-        parallel_bindings=parallel_bindings)
+        parallel_bindings=parallel_bindings, config_file=config_file)
     if opts.burst < 1 and opts.qps > 0:
         raise ConfigError("--kube-api-burst", "must be at least 1")
-    sys.exit(run_scheduler(opts))
+    _exit(run_scheduler(opts))
+
+
+def _exit(code: int) -> None:
+    """Exit with ``code`` once everything is stopped. As the process's own command line (stdio not
+    redirected by a test runner) it flushes the logs and leaves with ``os._exit``: tearing the
+    interpreter down (thousands of modules of the ``kubernetes`` client) adds a noticeable delay
+    after ``stopped`` for nothing, as kube-scheduler exits at once after its shutdown."""
+    if sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__:
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 def run_scheduler(opts: RunOptions) -> int:
@@ -191,9 +214,14 @@ def run_scheduler(opts: RunOptions) -> int:
     pool = BindingPool(max_workers=opts.parallel_bindings, max_in_flight=opts.parallel_bindings * 16)
     from kubesched.metrics import SchedulerMetrics
 
-    sched = new_scheduler(client, opts.config, clock=clock, registry=registry, binding_executor=pool,
-                          permit_wait_timeout=opts.permit_wait_timeout or None,
-                          metrics=SchedulerMetrics())  # default registry: served at /metrics
+    try:
+        sched = new_scheduler(client, opts.config, clock=clock, registry=registry, binding_executor=pool,
+                              permit_wait_timeout=opts.permit_wait_timeout or None,
+                              metrics=SchedulerMetrics())  # default registry: served at /metrics
+    except ConfigError as e:
+        if opts.config_file and not e.where:
+            raise e.located(opts.config_file) from None
+        raise
 
     shutdown = threading.Event()   # SIGTERM/SIGINT
     lost = threading.Event()       # lease lost
@@ -216,19 +244,24 @@ def run_scheduler(opts: RunOptions) -> int:
             return None
         return elector.is_leader(), elector.last_renew(), opts.lease_duration
 
+    def unhealthy() -> list[str]:
+        return sched.informers.unhealthy()
+
     servers: list[StatusServer] = []
-    try:
-        if opts.secure_port:
-            tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file)
-            servers.append(StatusServer(opts.bind_address, opts.secure_port, synced=synced, leader_health=leader_health,
-                                        now=clock.now, profiling=opts.profiling, tls=tls).start())
-        if opts.port:
-            servers.append(StatusServer(opts.bind_address, opts.port, synced=synced, leader_health=leader_health,
-                                        now=clock.now, profiling=opts.profiling).start())
-    except OSError as e:
-        for s in servers:
-            s.stop()
-        raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}: {e.strerror or e}") from None
+    tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
+        if opts.secure_port else None  # ConfigError naming --tls-cert-file / --tls-private-key-file
+    endpoints = [(opts.secure_port, "--secure-port", tls), (opts.port, "--port", None)]
+    for port, flag, ctx in endpoints:
+        if not port:
+            continue
+        try:
+            servers.append(StatusServer(opts.bind_address, port, synced=synced, unhealthy_informers=unhealthy,
+                                        leader_health=leader_health, now=clock.now, profiling=opts.profiling,
+                                        tls=ctx).start())
+        except OSError as e:
+            _stop_servers(servers)
+            raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}:{port} ({flag}): "
+                              f"{e.strerror or e}") from None
     for s in servers:
         log.info("serving /healthz /readyz /metrics%s on %s", " /debug/pprof/profile" if opts.profiling else "", s.url)
 
@@ -279,20 +312,29 @@ def run_scheduler(opts: RunOptions) -> int:
             signal.signal(sig, handler)
 
 
+def _stop_servers(servers: list[Any]) -> None:
+    """Stop the endpoints at the same time (each waits for its serving loop to notice)."""
+    threads = [threading.Thread(target=s.stop, name="stop-endpoint", daemon=True) for s in servers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+
+
 def _graceful(sched: Any, sched_stop: threading.Event, sched_thread: threading.Thread, pool: Any, elector: Any,
               client: Any, servers: list[Any]) -> int:
-    """Stop taking pods, finish in-flight bindings, release the lease, close watches and servers."""
+    """Stop taking pods (closing the queue wakes the loop's wait at once), finish the scheduling
+    cycle and the in-flight bindings, release the lease, close watches and servers."""
     sched_stop.set()
+    sched.queue.close()
     if sched_thread.is_alive():
         sched_thread.join(30)
-    sched.queue.close()
     pool.shutdown(wait=True)
     if elector is not None and elector.is_leader():
         elector.release()
         log.info("released the lease")
     sched.informers.stop()
     client.close()
-    for s in servers:
-        s.stop()
+    _stop_servers(servers)
     log.info("stopped")
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
@@ -9,6 +11,7 @@ from kubesched.apiserver.server import serve_forever, start_server
 from kubesched.clock import RealClock
 from kubesched.cluster.manifests import load_manifests
 from kubesched.cluster.memory import MemoryCluster
+from kubesched.errors import ConfigError
 
 
 @click.command()
@@ -21,10 +24,19 @@ from kubesched.cluster.memory import MemoryCluster
               help="Write a kubeconfig (context kubesched) for the served API to this path.")
 @click.option("--bookmark-interval", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds between watch BOOKMARK events.")
-def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float) -> None:
+@click.option("--finalize-deletions/--no-finalize-deletions", default=True, show_default=True,
+              help="Play the kubelet's part in pod deletion: delete a bound pod for good once its "
+                   "grace period is over (its deletionTimestamp has passed). Without it a deleted bound "
+                   "pod stays Terminating forever, so `kubectl delete pod` hangs and preemption never "
+                   "completes. Shorten the wait with `kubectl delete --grace-period=N` or the pod's "
+                   "terminationGracePeriodSeconds (default 30 s).")
+def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float,
+          finalize_deletions: bool) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
-    it (kubectl apply needs --validate=false: no OpenAPI schema is served)."""
+    it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
+    JSON or YAML, not protobuf). There are no kubelets: pods are never started, and deletions of
+    bound pods complete when their grace period ends (see --finalize-deletions)."""
     clock = RealClock()
     cluster = MemoryCluster(clock)
     if files:
@@ -33,9 +45,11 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
             click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
         cluster.load(loaded.objects)
     try:
-        handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval)
+        handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
+                              finalize_deletions=finalize_deletions)
     except OSError as e:
-        raise click.ClickException(f"cannot listen on {address}:{port}: {e.strerror or e}") from None
+        reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
+        raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None
     if kubeconfig:
         write_kubeconfig(kubeconfig, handle.url)
         click.echo(f"wrote kubeconfig {kubeconfig} (context kubesched)", err=True)

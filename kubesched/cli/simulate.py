@@ -54,9 +54,11 @@ def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, s
     if write_snapshot:
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
     if output == "json":
-        click.echo(json.dumps(result_dict(res), indent=2))
+        out = click.get_text_stream("stdout")
+        json.dump(result_dict(res), out, indent=2)  # streamed: results of big snapshots exceed 2 GiB
+        out.write("\n")
     elif output == "yaml":
-        click.echo(yaml.safe_dump(result_dict(res), sort_keys=False), nl=False)
+        yaml.safe_dump(result_dict(res), click.get_text_stream("stdout"), sort_keys=False)
     else:
         print_table(res, Console())
     if explain:

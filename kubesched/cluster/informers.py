@@ -7,11 +7,20 @@ its store, emitting add/update/delete for what changed, so no object is lost.
 
 Asynchronous backends (a client with ``watch_resumable(kind, rv, handler, on_gone)``, e.g.
 :class:`kubesched.cluster.kube.KubeClusterClient`) resume dropped watches themselves from the last
-resourceVersion seen and report ``410 Gone`` later, from their watch thread, through ``on_gone``:
-the informer then re-lists (retrying failed lists with backoff 0.8 s doubling to 30 s, as
-client-go's reflector does) and watches again from the new list's resourceVersion. Such a client's
-``dispatch_lock`` is held while the informer delivers re-list results, so handlers never run
-concurrently with the client's watch handlers.
+resourceVersion seen and report, from their watch thread through ``on_gone``, that the informer
+must list again: after ``410 Gone``/``Expired``, ``504 Too large resource version`` (the server's
+resourceVersions went backwards: etcd restore, restarted ``kubesched serve``), any other watch
+error or repeated connection failures. The informer then lists with resourceVersion "" (the
+server's current state), reconciles its store -- an object whose uid changed is delivered as a
+delete plus an add, one whose content changed as an update, so nothing depends on resourceVersions
+being comparable across the two histories -- and watches again from the new list's
+resourceVersion (client-go's reflector, ``tools/cache/reflector.go``). Failed lists are retried with
+backoff 0.8 s doubling to 30 s; re-lists that follow each other within
+:data:`RELIST_BACKOFF_RESET` seconds wait with the same backoff, so a server that keeps failing
+watches is not hammered. Retry warnings are rate-limited (the client's ``retry_log``). While a
+re-list is pending or the watch keeps failing, :attr:`Informer.healthy` is False (``kubesched
+run``'s ``/readyz`` reports it). Such a client's ``dispatch_lock`` is held while the informer
+delivers re-list results, so handlers never run concurrently with the client's watch handlers.
 """
 
 from __future__ import annotations
@@ -19,14 +28,24 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.cluster.client import ClusterClient, Subscription, WatchEvent
+from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import GoneError
 
 log = logging.getLogger(__name__)
+
+#: Backoff of failed lists and of back-to-back re-lists, seconds: first wait and cap.
+RELIST_BACKOFF_INITIAL = 0.8
+RELIST_BACKOFF_MAX = 30.0
+#: A re-list this many seconds after the previous one starts again without waiting.
+RELIST_BACKOFF_RESET = 60.0
+
+_fallback_retry_log = ThrottledLog(log, 30.0)
 
 Obj = dict[str, Any]
 Key = tuple[str, str]
@@ -36,6 +55,17 @@ def object_key(obj: Mapping[str, Any]) -> Key:
     """``(namespace, name)``; namespace is ``""`` for cluster-scoped objects."""
     meta = obj.get("metadata") or {}
     return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def _replaced(prev: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether a re-list found another object under the same key: a different uid, or a pod whose
+    node changed (a pod is never moved nor unbound; after a server restart or an etcd restore the
+    same name can be a new, unbound pod). Delivered as a delete plus an add, never as an update."""
+    if (prev.get("metadata") or {}).get("uid") != (new.get("metadata") or {}).get("uid"):
+        return True
+    before = (prev.get("spec") or {}).get("nodeName")
+    after = (new.get("spec") or {}).get("nodeName")
+    return bool(before) and before != after
 
 
 @dataclass
@@ -65,21 +95,36 @@ class Informer:
         self.handlers.append(h)
 
     _stopped: bool = False
-    #: re-lists done after the first list (410 Gone recoveries)
+    #: re-lists done after the first list (410 Gone and other watch-error recoveries)
     relists: int = 0
+    _recovering: bool = False
+    _wake: threading.Event = field(default_factory=threading.Event)
+    _last_recovery: float = -1e18
+    _recovery_backoff: float = RELIST_BACKOFF_INITIAL
+    #: the InformerSet this informer belongs to (coordinates re-lists), if any
+    group: InformerSet | None = None
 
     def start(self) -> None:
         """List, deliver an add for every object, then watch from the list's resourceVersion."""
         self._stopped = False
+        self._wake.clear()
         self._relist(initial=True)
         self._watch()
 
     def stop(self) -> None:
-        """Stop watching."""
+        """Stop watching (also interrupts a pending re-list backoff)."""
         self._stopped = True
+        self._wake.set()
         if self._subscription is not None:
             self._subscription.stop()
             self._subscription = None
+
+    @property
+    def healthy(self) -> bool:
+        """Synced, no re-list pending, and the watch is not failing (for readiness)."""
+        if not self.synced or self._recovering:
+            return False
+        return not bool(getattr(self._subscription, "failing", False))
 
     def _is_async(self) -> bool:
         return getattr(self.client, "watch_resumable", None) is not None
@@ -99,27 +144,67 @@ class Informer:
             self._subscription = self._subscribe()
 
     def _on_gone(self) -> None:
-        """Called by an asynchronous backend's watch thread after its watch ended with 410 Gone."""
+        """Called by an asynchronous backend's watch thread once its watch ended and the store must
+        be re-listed (410 Gone, too large resourceVersion, watch errors): re-list (after the
+        re-list backoff when the previous re-list was recent), reconcile, watch again."""
         if self._stopped:
             return
-        log.info("informer %s: watch expired (410 Gone), re-listing", self.kind)
-        self._relist(initial=False)
-        if not self._stopped:
-            self._subscription = self._subscribe()
+        sub = self._subscription
+        if self.group is not None:
+            self.group._recover(self, sub)
+        else:
+            self._recover_alone()
+
+    def _recover_alone(self) -> None:
+        """Re-list this informer (after the backoff when the previous re-list was recent), watch again."""
+        self._recovering = True
+        now = time.monotonic()
+        if now - self._last_recovery < RELIST_BACKOFF_RESET:
+            delay = self._recovery_backoff
+            self._recovery_backoff = min(delay * 2, RELIST_BACKOFF_MAX)
+            if self._wake.wait(delay) or self._stopped:
+                return
+        else:
+            self._recovery_backoff = RELIST_BACKOFF_INITIAL
+        self._last_recovery = time.monotonic()
+        try:
+            self._relist(initial=False)
+        except Exception:  # noqa: BLE001 - only when stopped while listing
+            if self._stopped:
+                return
+            raise
+        if self._stopped:
+            return
+        sub = self._subscribe()
+        self._subscription = sub
+        if self._stopped:  # stop() ran while subscribing
+            sub.stop()
+            return
+        self._recovering = False
+
+    def _retry_log(self) -> ThrottledLog:
+        throttle = getattr(self.client, "retry_log", None)
+        return throttle if isinstance(throttle, ThrottledLog) else _fallback_retry_log
 
     def _list(self) -> Any:
         if not self._is_async():
             return self.client.list(self.kind)
-        backoff = 0.8
+        backoff = RELIST_BACKOFF_INITIAL
+        key = "list"  # one line per 30 s for all the kinds (they fail together)
         while True:
             try:
-                return self.client.list(self.kind)
+                res = self.client.list(self.kind)
             except Exception as e:  # noqa: BLE001 - the API server may be failing for a while
                 if self._stopped:
                     raise
-                log.warning("informer %s: list failed: %s; retrying in %.1fs", self.kind, e, backoff)
-                threading.Event().wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                self._retry_log().log(key, logging.WARNING, "informer %s: list failed: %s; retrying in %.1fs",
+                                      self.kind, e, backoff)
+                if self._wake.wait(backoff) and self._stopped:
+                    raise
+                backoff = min(backoff * 2, RELIST_BACKOFF_MAX)
+                continue
+            self._retry_log().reset(key)
+            return res
 
     def _relist(self, initial: bool) -> None:
         res = self._list()
@@ -135,17 +220,31 @@ class Informer:
             old = self.store
             self.store = fresh
             self.resource_version = res.resource_version
-        if not initial:
-            for k, o in old.items():
-                if k not in fresh:
-                    self._dispatch_delete(o)
-        for k, o in fresh.items():
-            prev = old.get(k) if not initial else None
-            if prev is None:
+        if initial:
+            for o in fresh.values():
                 self._dispatch_add(o)
-            elif (prev.get("metadata") or {}).get("resourceVersion") != (o.get("metadata") or {}).get("resourceVersion"):
-                self._dispatch_update(prev, o)
+            self.synced = True
+            return
+        for k, o in old.items():
+            if k not in fresh:
+                self._guarded(self._dispatch_delete, o)
+        for k, o in fresh.items():
+            prev = old.get(k)
+            if prev is None:
+                self._guarded(self._dispatch_add, o)
+            elif _replaced(prev, o):
+                self._guarded(self._dispatch_delete, prev)
+                self._guarded(self._dispatch_add, o)
+            elif prev != o:  # resourceVersions of two server histories are not comparable
+                self._guarded(self._dispatch_update, prev, o)
         self.synced = True
+
+    def _guarded(self, dispatch: Callable[..., None], *objs: Obj) -> None:
+        """A re-list delivery: a failing handler is logged and the reconciliation goes on."""
+        try:
+            dispatch(*objs)
+        except Exception:  # noqa: BLE001 - one handler failure must not leave the store half-delivered
+            log.exception("informer %s: handler failed while reconciling %s/%s", self.kind, *object_key(objs[-1]))
 
     def resync_after_gone(self) -> None:
         """Re-list and reconcile after a ``410 Gone``, then resume watching."""
@@ -204,25 +303,68 @@ class Informer:
 
 
 class InformerSet:
-    """Informers for the kinds the scheduler reads; also the plugins' ``ObjectLister``."""
+    """Informers for the kinds the scheduler reads; also the plugins' ``ObjectLister``.
+
+    Re-lists are coordinated: one informer at a time; and when a watch ended because the server
+    seems to have changed under it (``504 Too large resource version``, repeated connection
+    failures: a restarted server, an etcd restore) every informer re-lists, in the start order
+    (Nodes before Pods), so the scheduler never sees the new server's pods next to the old
+    server's nodes."""
 
     def __init__(self, client: ClusterClient, kinds: Iterable[str]) -> None:
         self.client = client
-        self.informers: dict[str, Informer] = {k: Informer(client, k) for k in kinds}
+        self.informers: dict[str, Informer] = {}
+        self._order: list[str] = []
+        self._recover_lock = threading.Lock()
+        for k in kinds:
+            self.informer(k)
 
     def informer(self, kind: str) -> Informer:
         """The informer of ``kind`` (created on first use)."""
         inf = self.informers.get(kind)
         if inf is None:
-            inf = self.informers[kind] = Informer(self.client, kind)
+            inf = self.informers[kind] = Informer(self.client, kind, group=self)
         return inf
 
     def start(self, order: Iterable[str] | None = None) -> None:
         """Start every informer (``order`` first: e.g. Nodes before Pods so bound pods find their node)."""
         first = list(order or [])
+        self._order = [k for k in first if k in self.informers]
         for k in first + [k for k in self.informers if k not in first]:
             if k in self.informers:
                 self.informers[k].start()
+
+    def _recover(self, trigger: Informer, sub: Subscription | None) -> None:
+        """Re-list ``trigger`` whose watch ``sub`` ended, or every informer when the server changed."""
+        with self._recover_lock:
+            if trigger._stopped or trigger._subscription is not sub:
+                return  # stopped, or already re-listed by a server-wide recovery
+            if not getattr(sub, "server_changed", False):
+                trigger._recover_alone()
+                return
+            ordered = self._order + [k for k in self.informers if k not in self._order]
+            informers = [self.informers[k] for k in ordered]
+            log.info("API server changed under the watches (restarted or restored): re-listing every kind")
+            for inf in informers:
+                inf._recovering = True
+                other = inf._subscription
+                if other is not None and other is not sub:
+                    other.stop()  # its own re-list request (if any) is now moot
+            for inf in informers:
+                if inf._stopped:
+                    continue
+                try:
+                    inf._relist(initial=False)
+                except Exception:  # noqa: BLE001 - only when stopped while listing
+                    if inf._stopped:
+                        continue
+                    raise
+                new = inf._subscribe()
+                inf._subscription = new
+                if inf._stopped:
+                    new.stop()
+                    continue
+                inf._recovering = False
 
     def stop(self) -> None:
         """Stop every informer."""
@@ -232,6 +374,10 @@ class InformerSet:
     def has_synced(self) -> bool:
         """True once every informer has listed."""
         return all(inf.synced for inf in self.informers.values())
+
+    def unhealthy(self) -> list[str]:
+        """Kinds whose informer is not synced, is re-listing or whose watch keeps failing."""
+        return [k for k, inf in self.informers.items() if not inf.healthy]
 
     # ObjectLister
     def list(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:

@@ -13,10 +13,14 @@ seconds up to ``max_retries`` times (client-go ``rest.Request``'s ``checkWait``/
 
 Watches run on one daemon thread each. Handlers of every watch of one client are called under
 :attr:`KubeClusterClient.dispatch_lock`, one at a time (as the embedded store calls them under its
-lock). A watch whose stream ends (server timeout, dropped connection, server error) is resumed from
-the last resourceVersion it saw (events and BOOKMARKs); when the server answers ``410 Gone`` (as an
-``ERROR`` event or an HTTP status) the watch ends and ``on_gone`` is called so the informer can
-re-list (``k8s.io/client-go/tools/cache/reflector.go``).
+lock). A watch whose stream ends normally (server timeout, dropped connection) is resumed from the
+last resourceVersion it saw (events and BOOKMARKs). A watch started with a re-list callback
+(``watch_resumable``'s ``on_gone``) ends and calls it -- so the informer lists again with
+resourceVersion "" and reconciles, as client-go's reflector does -- when the server answers
+``410 Gone``/``Expired``, ``504 Too large resource version`` (the server's history went backwards:
+etcd restore, restarted ``kubesched serve``) or any other ``ERROR`` event or HTTP error, and after
+:data:`WATCH_FAILURES_BEFORE_RELIST` consecutive connection failures; other failures are retried
+with backoff 0.8 s doubling to 30 s. Retry warnings are rate-limited (one line per kind every 30 s).
 
 Upstream references: ``k8s.io/client-go/rest`` (request, retries), ``tools/cache/reflector.go``
 (list with ``limit``/``continue``, watch with ``allowWatchBookmarks`` and ``timeoutSeconds``).
@@ -48,9 +52,10 @@ from kubesched.cluster.client import (
     resource_name,
 )
 from kubesched.cluster.rate_limit import TokenBucket
+from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, GoneError, NotFoundError
 
-__all__ = ["KubeApiError", "KubeClusterClient", "collection_path", "object_path"]
+__all__ = ["KubeApiError", "KubeClusterClient", "collection_path", "is_too_large_resource_version", "object_path"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,14 @@ Obj = dict[str, Any]
 
 #: Page size of list requests (client-go pager default).
 LIST_PAGE_SIZE = 500
+
+#: Watch retry backoff in seconds: first wait, cap (client-go reflector's 800 ms doubling to 30 s).
+WATCH_BACKOFF_INITIAL = 0.8
+WATCH_BACKOFF_MAX = 30.0
+#: Consecutive connection failures (refused, reset, 429) after which a watch with a re-list callback
+#: gives up resuming and asks its informer to re-list (the server may have restarted, with a new
+#: resourceVersion history).
+WATCH_FAILURES_BEFORE_RELIST = 3
 
 
 class KubeApiError(Exception):
@@ -123,6 +136,26 @@ def _retry_after(headers: Any) -> float | None:
         return None
 
 
+def _transport_reason(e: BaseException) -> str:
+    """The useful part of a connection error (``Failed to establish a new connection: [Errno 111]
+    Connection refused``), without urllib3's retry wrapper and connection repr."""
+    reason = getattr(e, "reason", None)
+    text = str(reason if isinstance(reason, BaseException) else e)
+    if text.startswith(("HTTPConnection(", "HTTPSConnection(", "<urllib3")):
+        i = text.find("): ")
+        if i >= 0:
+            text = text[i + 3:]
+    return text
+
+
+def is_too_large_resource_version(err: BaseException) -> bool:
+    """Whether ``err`` is the API server's ``504 Too large resource version`` (the client asked for
+    a resourceVersion the server has not reached, e.g. after an etcd restore or a restarted
+    ``kubesched serve``): client-go's ``isTooLargeResourceVersionError``."""
+    return (isinstance(err, KubeApiError) and err.code == 504
+            and "too large resource version" in err.message.lower())
+
+
 def _error_from_status(code: int, body: Any, headers: Any = None) -> Exception:
     """Map an HTTP error answer (``Status`` body, bytes or str) to kubesched's errors."""
     status: Any = None
@@ -149,6 +182,53 @@ def _error_from_status(code: int, body: Any, headers: Any = None) -> Exception:
     return KubeApiError(code, reason, message, _retry_after(headers))
 
 
+def check_kubeconfig(path: str) -> None:
+    """Check that ``path`` is readable YAML shaped like a kubeconfig (a mapping whose ``clusters``,
+    ``contexts`` and ``users`` are lists of named entries), so that the official loader's internal
+    errors (``list indices must be integers``) never reach the user. Raises ConfigError located in
+    the file, e.g. ``kc.yaml: --kubeconfig: not a kubeconfig: expected a mapping with clusters,
+    contexts and users, got a list``."""
+    import yaml
+
+    def bad(message: str) -> ConfigError:
+        return ConfigError("--kubeconfig", message, path)
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise bad(f"cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise bad("not a kubeconfig: the file is not UTF-8 text") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise bad(f"invalid YAML{where}: {problem}") from None
+    if doc is None:
+        raise bad("the file is empty")
+    if not isinstance(doc, dict):
+        got = {str: "a string", list: "a list", int: "a number", float: "a number", bool: "a boolean"}.get(
+            type(doc), type(doc).__name__)
+        raise bad(f"not a kubeconfig: expected a mapping with clusters, contexts and users, got {got}")
+    for section, inner in (("clusters", "cluster"), ("contexts", "context"), ("users", "user")):
+        entries = doc.get(section)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise bad(f"{section}: must be a list of {{name, {inner}}} entries")
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                raise bad(f"{section}[{i}]: must be a mapping with a name and a {inner}")
+            if entry.get(inner) is not None and not isinstance(entry.get(inner), dict):
+                raise bad(f"{section}[{i}].{inner}: must be a mapping")
+    current = doc.get("current-context")
+    if current is not None and not isinstance(current, str):
+        raise bad("current-context: must be a string")
+
+
 class KubeClusterClient:
     """The :class:`~kubesched.cluster.client.ClusterClient` protocol over an API server.
 
@@ -173,6 +253,8 @@ class KubeClusterClient:
         self.dispatch_lock = threading.RLock()
         self._watches: set[_Watch] = set()
         self._watches_lock = threading.Lock()
+        #: Rate limit of the retry warnings of watches and informers (one line per kind every 30 s).
+        self.retry_log = ThrottledLog(log, 30.0)
 
     # ------------------------------------------------------------------ construction
 
@@ -184,12 +266,14 @@ class KubeClusterClient:
         ``qps`` requests/second with bursts of ``burst``. Raises ConfigError when the kubeconfig
         cannot be loaded or no in-cluster configuration exists."""
         cfg = k8s_client.Configuration()
+        if kubeconfig:
+            check_kubeconfig(kubeconfig)
         try:
             if kubeconfig:
                 k8s_config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
             else:
                 k8s_config.load_incluster_config(client_configuration=cfg)
-        except (k8s_config.ConfigException, OSError, ValueError, TypeError) as e:
+        except Exception as e:  # noqa: BLE001 - the loader raises anything on odd content
             what = "--kubeconfig" if kubeconfig else "in-cluster configuration (no --kubeconfig given)"
             raise ConfigError("", f"cannot load {what}: {e}", kubeconfig or "") from None
         # One connection per watch (14 kinds) plus concurrent requests.
@@ -224,6 +308,8 @@ class KubeClusterClient:
                 code = int(e.status or 0)
                 err = _error_from_status(code, e.body, e.headers) if code else KubeApiError(0, "", str(e.reason))
                 retry_after = err.retry_after if isinstance(err, KubeApiError) else None
+                if is_too_large_resource_version(err):
+                    retry_after = None  # waiting does not help a client ahead of the server: re-list
                 if retry_after is not None and (code == 429 or code >= 500) and attempt < self.max_retries:
                     attempt += 1
                     log.info("%s %s: %s; retrying in %gs (attempt %d)", method, path, err, retry_after, attempt)
@@ -231,7 +317,7 @@ class KubeClusterClient:
                     continue
                 raise err from None
             except (urllib3.exceptions.HTTPError, OSError) as e:
-                raise KubeApiError(0, "", f"{method} {path}: {e}") from None
+                raise KubeApiError(0, "", f"{method} {path}: {_transport_reason(e)}") from None
 
     def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
               content_type: str = "application/json") -> Any:
@@ -334,14 +420,17 @@ class KubeClusterClient:
 
     def watch(self, kind: str, resource_version: str | None, handler: WatchHandler) -> _Watch:
         """Start a resuming watch (see the module docstring). A ``410 Gone`` ends it with an error
-        log; informers use :meth:`watch_resumable` to re-list instead. Never raises GoneError
+        log, other watch errors are retried with backoff; informers use :meth:`watch_resumable` to
+        re-list instead. Never raises GoneError
         synchronously: over HTTP the server reports it inside the stream."""
         return self.watch_resumable(kind, resource_version, handler, None)
 
     def watch_resumable(self, kind: str, resource_version: str | None, handler: WatchHandler,
                         on_gone: Callable[[], None] | None) -> _Watch:
-        """Like :meth:`watch`; on ``410 Gone`` the watch ends and ``on_gone()`` is called on the
-        watch thread (outside :attr:`dispatch_lock`)."""
+        """Like :meth:`watch`; when the informer must re-list (``410 Gone``, ``504 Too large resource
+        version``, any other watch error, repeated connection failures: see the module docstring)
+        the watch ends and ``on_gone()`` is called on the watch thread (outside
+        :attr:`dispatch_lock`)."""
         w = _Watch(self, kind, resource_version, handler, on_gone)
         with self._watches_lock:
             self._watches.add(w)
@@ -411,6 +500,12 @@ class _Watch:
         self._thread = threading.Thread(target=self._run, name=f"watch-{kind}", daemon=True)
         #: streams opened so far (1 + resumptions)
         self.connections = 0
+        #: True while the last attempt failed (cleared once a stream opens)
+        self.failing = False
+        #: set when the watch ended for a re-list because the server seems to have changed under it
+        #: (``504 Too large resource version``: its history went backwards; or repeated connection
+        #: failures: it went away): every kind should then be re-listed, not just this one
+        self.server_changed = False
 
     def start(self) -> None:
         self._thread.start()
@@ -442,8 +537,11 @@ class _Watch:
                 log.exception("watch handler for %s failed on %s", self.kind, ev.type)
 
     def _run(self) -> None:
-        backoff = 0.8
-        gone = False
+        backoff = WATCH_BACKOFF_INITIAL
+        failures = 0
+        relist: str | None = None  # why the informer must re-list (the watch then ends)
+        throttle = self.client.retry_log
+        key = "watch"  # one line per 30 s for all the kinds (they fail together)
         try:
             while not self._stopped.is_set():
                 lo, hi = self.client.watch_timeout
@@ -453,26 +551,46 @@ class _Watch:
                 try:
                     resp = self.client._call("GET", collection_path(self.kind, None), query,
                                              timeout=(self.client.request_timeout, timeout_s + 30))
-                except GoneError:
-                    gone = True
+                except GoneError as e:
+                    relist = f"410 Gone: {e}"
                     return
-                except Exception as e:  # noqa: BLE001 - retried with backoff
+                except Exception as e:  # noqa: BLE001 - retried with backoff, or re-listed
                     if self._stopped.is_set():
                         return
-                    log.warning("watch %s from %s failed: %s; retrying in %.1fs", self.kind,
-                                self.resource_version or "now", e, backoff)
+                    failures += 1
+                    self.failing = True
+                    code = e.code if isinstance(e, KubeApiError) else 0
+                    if self.on_gone is not None and (code not in (0, 429) or failures >= WATCH_FAILURES_BEFORE_RELIST):
+                        relist = str(e)
+                        self.server_changed = code == 0 or is_too_large_resource_version(e)
+                        return
+                    throttle.log(key, logging.WARNING, "watch %s from %s failed: %s; retrying in %.1fs", self.kind,
+                                 self.resource_version or "now", e, backoff)
                     self._stopped.wait(backoff)
-                    backoff = min(backoff * 2, 30.0)
+                    backoff = min(backoff * 2, WATCH_BACKOFF_MAX)
                     continue
                 self.connections += 1
+                self.failing = False
                 self._resp = resp
                 try:
                     if self._stopped.is_set():
                         return
-                    gone = self._consume(resp)
-                    if gone:
+                    error = self._consume(resp)
+                    if error is None:
+                        failures, backoff, self.failing = 0, WATCH_BACKOFF_INITIAL, False
+                        throttle.reset(key)
+                        continue
+                    code, message = error
+                    failures += 1
+                    if code == 410 or self.on_gone is not None:
+                        relist = f"server error {code}: {message}"
+                        self.server_changed = is_too_large_resource_version(KubeApiError(code, "", message))
                         return
-                    backoff = 0.8
+                    self.failing = True
+                    throttle.log(key, logging.WARNING, "watch %s: server error %s: %s; retrying in %.1fs", self.kind,
+                                 code, message, backoff)
+                    self._stopped.wait(backoff)
+                    backoff = min(backoff * 2, WATCH_BACKOFF_MAX)
                 except Exception as e:  # noqa: BLE001 - dropped stream: resume
                     if not self._stopped.is_set():
                         log.info("watch %s interrupted at %s: %s; resuming", self.kind, self.resource_version, e)
@@ -485,28 +603,27 @@ class _Watch:
                         pass
         finally:
             self.client._forget_watch(self)
-            if gone and not self._stopped.is_set():
-                log.info("watch %s: resourceVersion %s is too old (410 Gone)", self.kind, self.resource_version)
+            if relist is not None and not self._stopped.is_set():
+                self.failing = True
                 if self.on_gone is not None:
+                    throttle.log(f"relist {self.kind}", logging.INFO, "watch %s from %s ended (%s); re-listing", self.kind,
+                                 self.resource_version or "now", relist)
                     self.on_gone()
                 else:
-                    log.error("watch of %s ended: 410 Gone and nobody to re-list", self.kind)
+                    log.error("watch of %s ended: %s and nobody to re-list", self.kind, relist)
 
-    def _consume(self, resp: urllib3.BaseHTTPResponse) -> bool:
-        """Deliver the stream's events; True when it ended with 410 Gone."""
+    def _consume(self, resp: urllib3.BaseHTTPResponse) -> tuple[int, str] | None:
+        """Deliver the stream's events; ``(code, message)`` of the ``ERROR`` event that ended it
+        (410 Expired, 504 Too large resource version, ...), None when it simply ended."""
         kind = self.kind
         for line in _lines(resp):
             if self._stopped.is_set():
-                return False
+                return None
             ev = json.loads(line)
             etype = ev.get("type")
             obj = ev.get("object") or {}
             if etype == "ERROR":
-                code = int(obj.get("code") or 0)
-                if code == 410:
-                    return True
-                log.warning("watch %s: server error %s: %s", kind, code, obj.get("message"))
-                return False
+                return int(obj.get("code") or 0), str(obj.get("message") or "")
             rv = str(_meta(obj).get("resourceVersion") or "")
             if etype in ("ADDED", "MODIFIED", "DELETED"):
                 obj.setdefault("kind", kind)
@@ -518,4 +635,4 @@ class _Watch:
                 continue
             if rv:
                 self.resource_version = rv
-        return False
+        return None

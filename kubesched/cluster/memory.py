@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubesched.clock import Clock, rfc3339
+from kubesched.clock import Clock, parse_rfc3339, rfc3339
 from kubesched.cluster.client import (
     CLUSTER_SCOPED_KINDS,
     KIND_API_VERSION,
@@ -360,14 +360,19 @@ class MemoryCluster:
             self._emit(kind, self._rv, WatchEvent("MODIFIED", kind, new, old))
             return new
 
-    def delete(self, kind: str, namespace: str | None, name: str, *, grace: bool = False) -> None:
+    def delete(self, kind: str, namespace: str | None, name: str, *, grace: bool = False,
+               grace_period_seconds: int | None = None) -> None:
         """Delete an object (DELETED event whose object carries the deletion's resourceVersion).
 
         ``grace=True`` on a Pod bound to a node and not Succeeded/Failed only sets
-        ``metadata.deletionTimestamp`` (now + ``spec.terminationGracePeriodSeconds``, default 30)
-        and ``deletionGracePeriodSeconds`` (MODIFIED event; again: no-op) unless the period is 0;
-        unbound pods go at once, as in ``podStrategy.CheckGracefulDelete``. Raises NotFoundError.
-        Upstream: ``DELETE .../{resource}/{name}`` (``genericregistry.Store.Delete``)."""
+        ``metadata.deletionTimestamp`` (now + the grace period) and ``deletionGracePeriodSeconds``
+        (MODIFIED event) unless the period is 0; unbound pods go at once, as in
+        ``podStrategy.CheckGracefulDelete``. The period is ``grace_period_seconds`` (DeleteOptions
+        ``gracePeriodSeconds``) when given, else ``spec.terminationGracePeriodSeconds`` (default
+        30). Deleting a pod that is already being deleted is a no-op, unless a shorter
+        ``grace_period_seconds`` is given: the deletionTimestamp moves earlier (counted from the
+        first deletion, as ``rest.BeforeDelete``), and a period of 0 deletes at once. Raises
+        NotFoundError. Upstream: ``DELETE .../{resource}/{name}`` (``genericregistry.Store.Delete``)."""
         with self._lock:
             store = self._objects.get(kind) or {}
             key = _key(kind, namespace, name)
@@ -376,29 +381,44 @@ class MemoryCluster:
                 raise NotFoundError(f'{resource_name(kind)} "{name}" not found')
             old_meta = old["metadata"]
             if grace and kind == "Pod":
-                if old_meta.get("deletionTimestamp"):
-                    return
                 spec = old.get("spec") or {}
-                phase = (old.get("status") or {}).get("phase")
-                period = spec.get("terminationGracePeriodSeconds")
-                period = 30 if period is None else int(period)
-                if spec.get("nodeName") and phase not in ("Succeeded", "Failed") and period > 0:
-                    self._rv += 1
-                    meta = {
-                        **old_meta,
-                        "resourceVersion": str(self._rv),
-                        "deletionTimestamp": rfc3339(self._clock.now() + period),
-                        "deletionGracePeriodSeconds": period,
-                    }
-                    new = {**old, "metadata": meta}
-                    store[key] = new
-                    self._emit(kind, self._rv, WatchEvent("MODIFIED", kind, new, old))
-                    return
+                period = grace_period_seconds
+                if period is None:
+                    period = spec.get("terminationGracePeriodSeconds")
+                    period = 30 if period is None else int(period)
+                period = max(0, int(period))
+                deleting = old_meta.get("deletionTimestamp")
+                if deleting:
+                    previous = old_meta.get("deletionGracePeriodSeconds")
+                    if grace_period_seconds is None or previous is None or period >= int(previous):
+                        return
+                    if period > 0:
+                        start = parse_rfc3339(str(deleting)) - int(previous)
+                        self._set_deletion(kind, key, old, start + period, period)
+                        return
+                else:
+                    phase = (old.get("status") or {}).get("phase")
+                    if spec.get("nodeName") and phase not in ("Succeeded", "Failed") and period > 0:
+                        self._set_deletion(kind, key, old, self._clock.now() + period, period)
+                        return
             del store[key]
             self._sorted_keys.pop(kind, None)
             self._rv += 1
             final = {**old, "metadata": {**old_meta, "resourceVersion": str(self._rv)}}
             self._emit(kind, self._rv, WatchEvent("DELETED", kind, final, old))
+
+    def _set_deletion(self, kind: str, key: str, old: Obj, when: float, period: int) -> None:
+        """Mark ``old`` as being deleted at epoch seconds ``when`` (caller holds the lock)."""
+        self._rv += 1
+        meta = {
+            **old["metadata"],
+            "resourceVersion": str(self._rv),
+            "deletionTimestamp": rfc3339(when),
+            "deletionGracePeriodSeconds": period,
+        }
+        new = {**old, "metadata": meta}
+        self._objects[kind][key] = new
+        self._emit(kind, self._rv, WatchEvent("MODIFIED", kind, new, old))
 
     def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
         """The ``pods/binding`` subresource (``BindingREST.setPodHostAndAnnotations`` in

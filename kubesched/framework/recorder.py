@@ -13,10 +13,16 @@ from kubesched.framework.results import PostFilterResult
 from kubesched.framework.status import Code, Status
 
 
+#: shared (never mutated) entry for the most common verdict, so that recording thousands of nodes
+#: per attempt costs a pointer per Success rather than a dict
+_SUCCESS: dict[str, Any] = {"code": str(Code.Success), "reasons": []}
+
+
 def status_dict(s: Status | None) -> dict[str, Any]:
-    """``{"code": ..., "reasons": [...]}`` for a possibly-``None`` status."""
-    if s is None:
-        return {"code": str(Code.Success), "reasons": []}
+    """``{"code": ..., "reasons": [...]}`` for a possibly-``None`` status (treat as read-only:
+    Success entries are shared)."""
+    if s is None or (s.code == Code.Success and not s.reasons and s.err is None):
+        return _SUCCESS
     return s.to_dict()
 
 
@@ -44,7 +50,7 @@ class CycleRecorder:
     def record_post_filter(self, plugin: str, s: Status | None, result: PostFilterResult | None,
                            victims: list[str] | None = None) -> None:
         """A PostFilter plugin's status plus its nomination and victims (``namespace/name``)."""
-        d = status_dict(s)
+        d = dict(status_dict(s))
         ni = result.nominating_info if result is not None else None
         d["nominatedNode"] = ni.nominated_node_name if ni is not None and ni.nominated_node_name else None
         d["victims"] = list(victims or [])

@@ -206,6 +206,9 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         for ni in snap.list():
             if ni.name == node_name or ni.node is None or not ni.pods:
                 continue
+            # cheapest test first: a node none of whose pods has an expected end never frees up
+            if not any(expected_end(pi.pod) is not None for pi in ni.pods):
+                continue
             if self.index.saved_bytes(pod, ni) == 0:
                 continue
             pull_c = self.pull_seconds(pod, ni)

@@ -90,6 +90,7 @@ class ImageLayerIndex:
         self.default_bandwidth = float(default_bandwidth)
         self._status_cache: dict[str, tuple[Node, dict[str, int]]] = {}
         self._node_cache: dict[str, tuple[Node | None, int, dict[str, int]]] = {}
+        self._flight_cache: dict[str, tuple[Node | None, int, dict[str, int], int]] = {}
         self._pod_cache: dict[tuple[str, ...], tuple[LayerGroup, ...]] = {}
         self._image_cache: dict[str, CatalogueImage | None] = {}
         #: canonical-alias id -> size (bytes) of unknown images seen in any node's status
@@ -208,6 +209,40 @@ class ImageLayerIndex:
             layers = base
         self._node_cache[ni.name] = (node, ni.generation, layers)
         return layers
+
+    def in_flight_layers(self, ni: NodeInfo) -> tuple[dict[str, int], int]:
+        """``(layer id -> bytes, total bytes)`` of the layers of the node's bound/assumed pods that its
+        status does not list yet: the pulls the node still has to finish (or has just finished
+        and not reported). Cached per (Node object, generation); do not mutate the dict."""
+        node = ni.node
+        cached = self._flight_cache.get(ni.name)
+        if cached is not None and cached[0] is node and cached[1] == ni.generation:
+            return cached[2], cached[3]
+        present = self._status_layers(node) if node is not None else {}
+        coming: dict[str, int] = {}
+        if ni.pods:
+            self._add_pod_images(coming, (ref for pi in ni.pods for ref in pi.pod.images))
+        flight = {lid: size for lid, size in coming.items() if not present.get(lid)}
+        total = sum(flight.values())
+        self._flight_cache[ni.name] = (node, ni.generation, flight, total)
+        return flight, total
+
+    def saved_parts(self, pod: Pod, ni: NodeInfo) -> tuple[int, int, int]:
+        """``(present, in_flight, node_in_flight)`` bytes: the pod's distinct layers listed in the
+        node's status, the pod's layers in flight to it (not listed), and every byte in flight to it
+        (:meth:`in_flight_layers`)."""
+        present_map = self.present_layers(ni)
+        flight, total = self.in_flight_layers(ni)
+        if not present_map and not total:
+            return 0, 0, 0
+        present = ours = 0
+        for g in self.pod_groups(pod):
+            have = g.bytes_on(present_map) if present_map else 0
+            if have:
+                present += have
+            elif total:
+                ours += g.bytes_on(flight)
+        return present, ours, total
 
     def present_layers(self, ni: NodeInfo) -> dict[str, int]:
         """``layer id -> bytes`` listed in the node's status only (no in-flight pulls)."""

@@ -40,12 +40,15 @@ absent from every node status seen so far).
 from __future__ import annotations
 
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass as std_dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import Field
 from pydantic.dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
@@ -57,14 +60,31 @@ from kubesched.framework.status import Code, Status
 from kubesched.plugins.image_layer_index import BANDWIDTH_KEY, ImageLayerIndex
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
+    from kubesched.cache.node_table import NodeTable
     from kubesched.framework.handle import Handle
 
 NAME: Final = "ImagePullTimeSaved"
 STATE_KEY: Final = "PreScore" + NAME
 #: size of the uid -> placement table above which entries older than the window are dropped
 _PRUNE_AT: Final = 4096
+#: image sets whose per-row saved-bytes column is kept for the batch path (least recently used dropped)
+COLUMN_CACHE_SIZE: Final = 256
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+class _Column:
+    """Per-row values of one node table, valid at table ``version`` (see :meth:`ImagePullTimeSaved.score_batch`)."""
+
+    __slots__ = ("table", "version", "values")
+
+    def __init__(self, table: NodeTable, version: int, values: np.ndarray) -> None:
+        self.table = table
+        self.version = version
+        self.values = values
 
 
 @dataclass(config=ARGS_CONFIG)
@@ -81,6 +101,11 @@ class ImagePullTimeSavedArgs:
     * ``recent_window_seconds``: window of the piling guard; default 300 (5 min).
     * ``recent_burst``: pods of one image a node takes per window at full credit; default 8 (one
       8-GPU node full of 1-GPU replicas). 0 disables the guard.
+    * ``in_flight_progress``: fraction of a pull in flight assumed already done when the pod
+      arrives (the scheduler does not see pull progress); default 0.5, in [0, 1].
+    * ``serialized_pulls``: the nodes' kubelets pull one image at a time (``serializeImagePulls``,
+      the kubelet default), so a pod bound to a node waits behind everything the node is still
+      pulling; default true. False: only the pod's own in-flight layers are waited for.
     """
 
     catalogue_path: str | None = None
@@ -89,6 +114,8 @@ class ImagePullTimeSavedArgs:
     score_scale_floor_seconds: float = Field(default=10.0, gt=0)
     recent_window_seconds: float = Field(default=300.0, ge=0)
     recent_burst: int = Field(default=8, ge=0)
+    in_flight_progress: float = Field(default=0.5, ge=0, le=1)
+    serialized_pulls: bool = True
 
 
 @std_dataclass(slots=True)
@@ -117,8 +144,13 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         super().__init__(args or ImagePullTimeSavedArgs(), handle)
         a: ImagePullTimeSavedArgs = self.args
         self.index = ImageLayerIndex(a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second)
-        self._recent: dict[tuple[str, tuple[str, ...]], deque[float]] = {}
+        #: image set -> node -> reservation times (the piling guard's memory)
+        self._recent: dict[tuple[str, ...], dict[str, deque[float]]] = {}
         self._reserved: dict[str, tuple[str, tuple[str, ...], float]] = {}
+        #: batch path: image set -> per-row saved bytes; and the per-row bandwidth column
+        self._saved_columns: OrderedDict[tuple[int, tuple[str, ...]], _Column] = OrderedDict()
+        self._bandwidth_column: _Column | None = None
+        self._flight_column: _Column | None = None
 
     # ---------------------------------------------------------------- time and the guard
 
@@ -128,16 +160,24 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
 
     def recent_count(self, node: str, key: tuple[str, ...], now: float) -> int:
         """Pods with image set ``key`` reserved on ``node`` in ``(now - window, now]``."""
-        q = self._recent.get((node, key))
+        by_node = self._recent.get(key)
+        q = by_node.get(node) if by_node is not None else None
         if not q:
             return 0
         horizon = now - self.args.recent_window_seconds
         while q and q[0] <= horizon:
             q.popleft()
         if not q:
-            del self._recent[(node, key)]
+            self._forget(key, node)
             return 0
         return len(q)
+
+    def _forget(self, key: tuple[str, ...], node: str) -> None:
+        by_node = self._recent.get(key)
+        if by_node is not None:
+            by_node.pop(node, None)
+            if not by_node:
+                del self._recent[key]
 
     # ---------------------------------------------------------------- PreScore / Score
 
@@ -157,23 +197,121 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             s: _PreScoreState = state.read(STATE_KEY)
         except KeyError:
             s = _PreScoreState(pod.images, self._now())
-        saved = self.index.saved_bytes(pod, node_info)
-        if saved == 0:
+        present, ours, flight = self.index.saved_parts(pod, node_info)
+        if present == 0 and flight == 0:
             return 0, None
-        seconds = saved / self.index.bandwidth(node_info.node)
-        if self.args.recent_burst > 0 and self._recent:
+        seconds = self._saved_bytes(present, ours, flight) / self.index.bandwidth(node_info.node)
+        if seconds > 0 and self.args.recent_burst > 0 and self._recent:
             seconds *= damping(self.recent_count(node_info.name, s.key, s.now), self.args.recent_burst)
         return int(1000 * seconds), None
+
+    def _saved_bytes(self, present: Any, ours: Any, flight: Any) -> Any:
+        """Bytes-equivalent of the pull time saved (works on ints and on int64 arrays alike):
+        ``present + ours - (1 - p) * flight`` with serialized pulls, else ``present + p * ours``."""
+        p = self.args.in_flight_progress
+        if self.args.serialized_pulls:
+            return (present + ours) - (1 - p) * flight
+        return present + p * ours
+
+    # ---------------------------------------------------------------- batch path (kubesched.framework.batch)
+
+    def _refresh_column(self, entry: _Column | None, table: NodeTable, dtype: type,
+                        value: Callable[[NodeInfo], float | int]) -> _Column:
+        """``entry`` brought up to date with ``table``: rows changed since its version are
+        recomputed with ``value(NodeInfo)`` (0 for free rows); a new column for a new table."""
+        if entry is None or entry.table is not table:
+            col = np.zeros(table.capacity, dtype=dtype)
+            todo: Iterable[int] = range(len(table.infos))
+        else:
+            col = entry.values
+            if len(col) < table.capacity:
+                grown = np.zeros(table.capacity, dtype=dtype)
+                grown[: len(col)] = col
+                col = grown
+            todo = table.changed_rows(entry.version)
+        infos = table.infos
+        for row in todo:
+            if row >= len(infos):
+                continue
+            ni = infos[row]
+            col[row] = value(ni) if ni is not None and ni.node is not None else 0
+        return _Column(table, table.version, col)
+
+    def parts_columns(self, pod: Pod, table: NodeTable) -> tuple[IntArray, IntArray, IntArray]:
+        """Per-row ``(present, ours, flight)`` bytes of :meth:`ImageLayerIndex.saved_parts` for the
+        nodes of ``table``, cached (per image set for the first two) and recomputed only for the
+        rows changed since the last use: a cycle costs O(changed rows), not O(nodes x layers)."""
+        key = pod.images
+        index = self.index
+        cols: list[IntArray] = []
+        for part in (0, 1):
+            ck = (part, key)
+            entry = self._saved_columns.get(ck)
+            if entry is not None:
+                self._saved_columns.move_to_end(ck)
+            if entry is None or entry.table is not table or entry.version != table.version:
+                entry = self._refresh_column(entry, table, np.int64,
+                                             lambda ni, i=part: index.saved_parts(pod, ni)[i])  # type: ignore[misc]
+                self._saved_columns[ck] = entry
+                if len(self._saved_columns) > COLUMN_CACHE_SIZE:
+                    self._saved_columns.popitem(last=False)
+            cols.append(entry.values)
+        flight = self._flight_column
+        if flight is None or flight.table is not table or flight.version != table.version:
+            flight = self._refresh_column(flight, table, np.int64, lambda ni: index.in_flight_layers(ni)[1])
+            self._flight_column = flight
+        return cols[0], cols[1], flight.values
+
+    def bandwidth_column(self, table: NodeTable) -> FloatArray:
+        """Per-row pull bandwidth (bytes/s) of ``table``'s nodes (1.0 for free rows)."""
+        entry = self._bandwidth_column
+        if entry is None or entry.table is not table or entry.version != table.version:
+            index = self.index
+            entry = self._refresh_column(entry, table, np.float64, lambda ni: index.bandwidth(ni.node))
+            self._bandwidth_column = entry
+        col: FloatArray = entry.values
+        return np.where(col > 0, col, 1.0)
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        """Vectorised :meth:`score` (identical values: the same float64 operations per node)."""
+        try:
+            s: _PreScoreState = state.read(STATE_KEY)
+        except KeyError:
+            s = _PreScoreState(pod.images, self._now())
+        present, ours, flight = (c[rows] for c in self.parts_columns(pod, table))
+        seconds = self._saved_bytes(present, ours, flight) / self.bandwidth_column(table)[rows]
+        seconds = np.where((present == 0) & (flight == 0), 0.0, seconds)
+        by_node = self._recent.get(s.key) if self.args.recent_burst > 0 else None
+        if by_node:
+            factor = np.ones(table.capacity, dtype=np.float64)
+            for node in list(by_node):
+                row = table.rows.get(node)
+                if row is not None:
+                    factor[row] = damping(self.recent_count(node, s.key, s.now), self.args.recent_burst)
+            seconds = np.where(seconds > 0, seconds * factor[rows], seconds)
+        out: IntArray = (1000 * seconds).astype(np.int64)
+        return out
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """Vectorised :meth:`normalize_score`."""
+        if not len(scores):
+            return scores
+        lo = min(int(scores.min()), 0)
+        span = max(int(scores.max()) - lo, int(1000 * self.args.score_scale_floor_seconds))
+        out: IntArray = MAX_NODE_SCORE * (scores - lo) // span
+        return out
 
     def score_extensions(self) -> ScoreExtensions | None:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         """``100 * raw // max(max raw, 1000 * scoreScaleFloorSeconds)``."""
-        top = max((ns.score for ns in scores), default=0)
-        denom = max(top, int(1000 * self.args.score_scale_floor_seconds))
+        if not scores:
+            return None
+        lo = min(min(ns.score for ns in scores), 0)
+        span = max(max(ns.score for ns in scores) - lo, int(1000 * self.args.score_scale_floor_seconds))
         for ns in scores:
-            ns.score = MAX_NODE_SCORE * ns.score // denom
+            ns.score = MAX_NODE_SCORE * (ns.score - lo) // span
         return None
 
     # ---------------------------------------------------------------- Reserve (guard bookkeeping)
@@ -184,7 +322,7 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             return None
         now = self._now()
         key = pod.images
-        self._recent.setdefault((node_name, key), deque()).append(now)
+        self._recent.setdefault(key, {}).setdefault(node_name, deque()).append(now)
         if len(self._reserved) >= _PRUNE_AT:
             horizon = now - self.args.recent_window_seconds
             self._reserved = {uid: e for uid, e in self._reserved.items() if e[2] > horizon}
@@ -196,11 +334,12 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         entry = self._reserved.pop(pod.uid, None)
         if entry is None:
             return
-        q = self._recent.get((entry[0], entry[1]))
+        by_node = self._recent.get(entry[1])
+        q = by_node.get(entry[0]) if by_node is not None else None
         if q is not None:
             try:
                 q.remove(entry[2])
             except ValueError:
                 pass
             if not q:
-                del self._recent[(entry[0], entry[1])]
+                self._forget(entry[1], entry[0])

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
+import numpy as np
 from pydantic import AfterValidator, Field, field_validator
 from pydantic.dataclasses import dataclass
 
@@ -401,6 +402,38 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             ac, rc = table.scalar(name)
             ok &= ac[rows] - rc[rows] >= q
         return ok
+
+    def filter_batch_status_keys(self, state: CycleState, pod: Pod, table: NodeTable,
+                                 rows: IntArray) -> IntArray | None:
+        """Per row an ``int64`` key such that rows with equal keys get equal :meth:`filter`
+        statuses: bits for each failing resource (in :func:`fits_request` order) and for each
+        request exceeding the allocatable (the status's code and reasons depend on nothing else).
+        ``None`` when the batch form declines (kubesched's speed path; see ``framework.batch``)."""
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(req, Resource) or not table.exact:
+            return None
+        key: IntArray = (table.num_pods[rows] + 1 > table.alloc_pods[rows]).astype(np.int64)
+        if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
+            return key
+        bit = 2
+        cols = [(req.milli_cpu, table.alloc_cpu, table.req_cpu), (req.memory, table.alloc_mem, table.req_mem),
+                (req.ephemeral_storage, table.alloc_eph, table.req_eph)]
+        for name in sorted(req.scalar):
+            q = req.scalar[name]
+            if q == 0 or (is_extended_resource(name) and (name in self.ignored_resources
+                                                          or name.split("/")[0] in self.ignored_resource_groups)):
+                continue
+            cols.append((q, *table.scalar(name)))
+        for r, a, u in cols:
+            if r == 0:
+                continue
+            if abs(r) >= _BATCH_SAFE or bit >= 1 << 61:
+                return None
+            av = a[rows]
+            key |= np.where(r > av - u[rows], bit, 0)
+            key |= np.where(r > av, bit << 1, 0)
+            bit <<= 2
+        return key
 
     # PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:

@@ -228,12 +228,28 @@ class Placement:
             got = int(cum[-1]) if cnt else 0
             cut = int(np.searchsorted(cum, need)) + 1 if got >= need else cnt
             visited = mask[:cut]
+            rejected = np.flatnonzero(~visited)
             first = first_out[0]
             plugins = fwk.filter_plugins
-            for i in np.flatnonzero(~visited).tolist():
+            status_keys = self._status_keys(fwk, state, pod, table, rows, rejected, first) if len(rejected) > 1 else None
+            shared: dict[tuple[int, int], Status] = {}
+            for i in rejected.tolist():
                 ni = infos[rows[i]]
-                # earlier plugins pass this node (their masks say so): only the first rejecting one runs
-                s = known[i] if i in known else fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
+                if i in known:
+                    s = known[i]
+                elif status_keys is not None and status_keys[i] >= 0:
+                    # rows whose first rejecting plugin gives the same key get equal statuses
+                    k = (int(first[i]), int(status_keys[i]))
+                    rep = shared.get(k)
+                    if rep is None:
+                        s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
+                        if s is not None and s.is_rejected():
+                            shared[k] = s
+                    else:
+                        s = Status(rep.code, *rep.reasons, err=rep.err, plugin=rep.plugin)
+                else:
+                    # earlier plugins pass this node (their masks say so): only the first rejecting one runs
+                    s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
                 if s is None or s.code == Code.Success:
                     raise SchedulingError(Status(Code.Error, f"batch Filter rejected node {ni.name} that the "
                                                              "per-node Filter accepts"))
@@ -250,6 +266,30 @@ class Placement:
             chunk = max(chunk, 2 * need + 64)
         self._feasible_rows = np.concatenate(feasible_rows) if len(feasible_rows) != 1 else feasible_rows[0]
         return feasible
+
+    @staticmethod
+    def _status_keys(fwk: Framework, state: CycleState, pod: Pod, table: Any, rows: Any, rejected: Any,
+                     first: Any) -> Any:
+        """Per row of ``rows`` the ``filter_batch_status_keys`` key of its first rejecting plugin
+        (-1 where that plugin has none), or ``None`` when no rejected row has a key."""
+        keys = None
+        plugins = fwk.filter_plugins
+        firsts = first[rejected]
+        for idx in np.unique(firsts).tolist():
+            fn = getattr(plugins[idx], "filter_batch_status_keys", None)
+            if fn is None:
+                continue
+            sel = rejected[firsts == idx]
+            try:
+                k = fn(state, pod, table, rows[sel])
+            except Exception:  # noqa: BLE001 - the per-node call reports the plugin's error exactly
+                k = None
+            if k is None:
+                continue
+            if keys is None:
+                keys = np.full(len(rows), -1, dtype=np.int64)
+            keys[sel] = k
+        return keys
 
     def prioritize_nodes_batch(self, fwk: Framework, state: CycleState, pod: Pod, table: Any, rows: Any,
                                nodes: list[NodeInfo]) -> Any:

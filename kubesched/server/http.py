@@ -8,7 +8,9 @@ Routes (GET):
   leads but has not renewed its lease for ``lease_duration + 20`` seconds (client-go's
   ``HealthzAdaptor`` with kube-scheduler's 20 s tolerance).
 * ``/readyz``: ``ok`` once every informer has synced (a replica that is not the leader is ready
-  too); 500 ``[-]sched-handler-sync failed: reason withheld`` before.
+  too); 500 ``[-]sched-handler-sync failed: reason withheld`` before. Afterwards, while informers
+  are re-listing or their watches keep failing (API server down or restarted with older
+  resourceVersions), 500 ``[-]informer-watch failed: Pod, Node`` naming their kinds.
 * ``/metrics``: ``prometheus_client.generate_latest()`` of the default registry (text format 0.0.4).
 * ``/debug/pprof/profile?seconds=N`` (default 30, only with profiling enabled, else 404): a CPU
   profile of every thread for N seconds as a pstats file (see :mod:`kubesched.server.profiling`),
@@ -69,10 +71,14 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send(500, f"[-]{problem} failed: reason withheld\nhealthz check failed\n".encode())
         elif path == "/readyz":
-            if owner.synced():
-                self._send(200, b"ok")
-            else:
+            if not owner.synced():
                 self._send(500, b"[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n")
+                return
+            failing = owner.unhealthy_informers() if owner.unhealthy_informers is not None else []
+            if failing:
+                self._send(500, f"[-]informer-watch failed: {', '.join(failing)}\nreadyz check failed\n".encode())
+            else:
+                self._send(200, b"ok")
         elif path == "/metrics":
             from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
@@ -107,12 +113,14 @@ class StatusServer:
     """The endpoint on ``address``:``port`` (0 = a free port; see :attr:`port` after
     :meth:`start`), TLS when ``tls`` is an ``ssl.SSLContext``.
 
-    ``synced()``: readiness. ``leader_health()``: None, or ``(leading, last_renew, lease_duration)``
+    ``synced()``: readiness (informers listed once). ``unhealthy_informers()``: kinds whose
+    informer is re-listing or failing (readiness fails while non-empty). ``leader_health()``: None, or ``(leading, last_renew, lease_duration)``
     in clock seconds for the leader-election health check; ``now()`` the same clock.
     ``profiling`` enables ``/debug/pprof/profile``.
     """
 
     def __init__(self, address: str, port: int, *, synced: Callable[[], bool],
+                 unhealthy_informers: Callable[[], list[str]] | None = None,
                  leader_health: Callable[[], tuple[bool, float, float] | None] | None = None,
                  now: Callable[[], float] | None = None, profiling: bool = False,
                  tls: ssl.SSLContext | None = None,
@@ -122,6 +130,7 @@ class StatusServer:
         self.address = address
         self.port = port
         self.synced = synced
+        self.unhealthy_informers = unhealthy_informers
         self.leader_health = leader_health
         self.now = now or time.time
         self.profiling = profiling
@@ -165,7 +174,7 @@ class StatusServer:
             httpd.socket = self.tls.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
         self.port = int(httpd.server_address[1])
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"status-server-{self.port}", daemon=True)
         self._thread.start()
         return self

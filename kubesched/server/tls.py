@@ -10,7 +10,9 @@ import os
 import ssl
 import tempfile
 
-__all__ = ["server_context", "self_signed_pem"]
+from kubesched.errors import ConfigError
+
+__all__ = ["check_cert_and_key", "server_context", "self_signed_pem"]
 
 
 def self_signed_pem(host: str) -> tuple[bytes, bytes]:
@@ -42,13 +44,56 @@ def self_signed_pem(host: str) -> tuple[bytes, bytes]:
     return cert.public_bytes(serialization.Encoding.PEM), key_pem
 
 
+def _read(flag: str, path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ConfigError(flag, f"cannot read {path}: {e.strerror or e}") from None
+
+
+def check_cert_and_key(cert_file: str, key_file: str) -> None:
+    """Check that ``cert_file`` holds PEM certificates and ``key_file`` an unencrypted PEM private
+    key matching the first certificate. Raises ConfigError naming the flag and file
+    (``--tls-cert-file: /etc/hostname: no PEM certificate found``)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    cert_pem = _read("--tls-cert-file", cert_file)
+    key_pem = _read("--tls-private-key-file", key_file)
+    try:
+        certs = x509.load_pem_x509_certificates(cert_pem)
+    except ValueError as e:
+        detail = "no PEM certificate found" if b"-----BEGIN CERTIFICATE-----" not in cert_pem else f"invalid certificate: {e}"
+        raise ConfigError("--tls-cert-file", f"{cert_file}: {detail}") from None
+    try:
+        key = serialization.load_pem_private_key(key_pem, password=None)
+    except TypeError:
+        raise ConfigError("--tls-private-key-file", f"{key_file}: the private key is encrypted; give an unencrypted key"
+                          ) from None
+    except Exception as e:  # noqa: BLE001 - cryptography raises several types for bad input
+        detail = "no PEM private key found" if b"PRIVATE KEY-----" not in key_pem else f"invalid private key: {e}"
+        raise ConfigError("--tls-private-key-file", f"{key_file}: {detail}") from None
+    pub = serialization.PublicFormat.SubjectPublicKeyInfo
+    enc = serialization.Encoding.DER
+    if certs[0].public_key().public_bytes(enc, pub) != key.public_key().public_bytes(enc, pub):
+        raise ConfigError("--tls-private-key-file",
+                          f"{key_file} does not match the certificate of --tls-cert-file {cert_file}")
+
+
 def server_context(host: str, cert_file: str | None = None, key_file: str | None = None) -> ssl.SSLContext:
     """A TLS server context with the given files or a fresh self-signed certificate.
-    Raises OSError / ssl.SSLError for unreadable or mismatched files."""
+    Raises ConfigError naming ``--tls-cert-file``/``--tls-private-key-file`` and the file for an
+    unreadable, malformed, encrypted or mismatched certificate or key."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     if cert_file and key_file:
-        ctx.load_cert_chain(cert_file, key_file)
+        check_cert_and_key(cert_file, key_file)
+        try:
+            ctx.load_cert_chain(cert_file, key_file)
+        except (OSError, ssl.SSLError) as e:
+            raise ConfigError("--tls-cert-file", f"cannot use {cert_file} with --tls-private-key-file {key_file}: "
+                              f"{getattr(e, 'reason', None) or e}") from None
         return ctx
     cert, key = self_signed_pem(host)
     with tempfile.TemporaryDirectory(prefix="kubesched-tls-") as d:

@@ -18,6 +18,11 @@ A pod's life in the model (``pkg/kubelet`` behaviour it follows in brackets):
   ``t + container_start_seconds``: the record's ``started_at`` is set and
   ``on_container_started(pod_key, node, started_at)`` is called.
 * :meth:`KubeletModel.pod_finished` -- its images stop being in use (last used = now).
+* :meth:`KubeletModel.prepull` -- a pull for no pod, made by a node agent through the CRI image
+  service (OpenKruise's kruise-daemon ``ImagePullJob`` works this way), not by the kubelet's
+  puller: it takes no kubelet pull slot, so a pod's own pull never queues behind a speculative
+  pre-pull; it shares the node's bandwidth and the registry limit, and pods needing that image
+  (or its layers) join it.
 
 Image GC runs at the kubelet's ``ImageGCPeriod`` ticks (multiples of
 ``image_gc_period_seconds`` on the clock) for nodes whose usage reached the high threshold after a
@@ -279,21 +284,31 @@ class KubeletModel:
     def _new_job(self, n: _Node, image: CatalogueImage, t: float, owner: str | None) -> PullJob:
         job = PullJob(node=n.name, image=image, requested=t, owner=owner)
         n.jobs[image.name] = job
+        if owner is None:
+            # a pre-pull is made by a node agent through the CRI image service (as OpenKruise's
+            # kruise-daemon does for an ImagePullJob), not by the kubelet's image puller: it takes
+            # no kubelet pull slot, so it never delays a pod's own pull (it still shares the
+            # node's bandwidth and the registry limit)
+            self._registry_admit(n, job, t)
+            return job
         n.queue.append(job)
         self._pump_node(n, t)
         return job
 
+    def _registry_admit(self, n: _Node, job: PullJob, t: float) -> None:
+        limit = self.config.registry_max_concurrent_pulls
+        if limit is not None and self._registry_running >= limit:
+            self._registry_queue.append(job)
+        else:
+            self._registry_running += 1
+            self._start(n, job, t)
+
     def _pump_node(self, n: _Node, t: float) -> None:
         slots = self.config.node_pull_slots
-        limit = self.config.registry_max_concurrent_pulls
         while n.queue and (slots is None or n.running < slots):
             job = n.queue.popleft()
             n.running += 1
-            if limit is not None and self._registry_running >= limit:
-                self._registry_queue.append(job)
-            else:
-                self._registry_running += 1
-                self._start(n, job, t)
+            self._registry_admit(n, job, t)
 
     def _pump_registry(self, t: float) -> None:
         limit = self.config.registry_max_concurrent_pulls
@@ -397,7 +412,8 @@ class KubeletModel:
                 del n.inflight[layer.id]
         if n.store.add_image(job.image, t):
             self._changed(n, t)
-        n.running -= 1
+        if job.owner is not None:
+            n.running -= 1  # pre-pulls hold no kubelet pull slot (see _new_job)
         self._registry_running -= 1
         self._pump_registry(t)
         self._pump_node(n, t)
@@ -484,6 +500,10 @@ class KubeletModel:
             elif layer.id in coming:
                 in_flight += layer.size_bytes
         return present, in_flight
+
+    def pulling(self, node: str, image: str | CatalogueImage) -> bool:
+        """True when a pull of ``image`` is queued or running on ``node``."""
+        return self._image(image).name in self._node(node).jobs
 
     def pending_pulls(self, node: str) -> int:
         """Pulls queued or running on ``node``."""
