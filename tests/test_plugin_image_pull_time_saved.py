@@ -90,9 +90,31 @@ def test_shared_layers_and_in_flight_pulls_count(catalogue: str) -> None:
     infos = cluster()
     pl, _ = plugin(catalogue, infos)
     raw, norm = run(pl, make_pod("p", image="app:1"), infos)
-    # 2,130,000,000 B / 80e6 B/s = 26.625 s; n2 shares base+cuda: 2,030,000,000 B = 25.375 s
-    assert raw == {"n1": 26625, "n2": 25375, "n3": 0, "n4": 26625}
-    assert norm == {"n1": 100, "n2": 95, "n3": 0, "n4": 100}
+    # 2,130,000,000 B / 80e6 B/s = 26.625 s; n2 shares base+cuda: 2,030,000,000 B = 25.375 s;
+    # n4 pulls app:1 for its pod (not in status yet): assumed half done, 13.3125 s saved
+    assert raw == {"n1": 26625, "n2": 25375, "n3": 0, "n4": 13312}
+    assert norm == {"n1": 100, "n2": 95, "n3": 0, "n4": 49}
+
+
+def test_a_node_busy_pulling_other_images_scores_below_an_idle_one(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="tiny:1"), infos)
+    # tiny:1 is nowhere; n4 is still pulling app:1 (2.13 GB, assumed half done): with serialized
+    # pulls the pod would wait 13.3125 s behind it. lo = -13312, span = max(0 + 13312, 10000)
+    assert raw == {"n1": 0, "n2": 0, "n3": 0, "n4": -13312}
+    assert norm == {"n1": 100, "n2": 100, "n3": 100, "n4": 0}
+    # parallel pulls: the other pull does not delay the pod
+    pl, _ = plugin(catalogue, infos, serialized_pulls=False)
+    raw, norm = run(pl, make_pod("p", image="tiny:1"), infos)
+    assert raw == {"n1": 0, "n2": 0, "n3": 0, "n4": 0}
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw["n4"] == 13312  # 0.5 * 2.13e9 / 80e6
+    # a pod of app:2 on n4: shares base + cuda in flight (2.03 GB), waits for all 2.13 GB in flight:
+    # (2.03e9 - 0.5 * 2.13e9) / 80e6 = 12.0625 s
+    pl, _ = plugin(catalogue, infos, in_flight_progress=0.5)
+    raw, _ = run(pl, make_pod("p", image="app:2"), infos)
+    assert raw["n4"] == 12062
 
 
 def test_beats_image_locality_on_names_and_spread(catalogue: str) -> None:
@@ -157,8 +179,8 @@ def test_piling_guard_damps_recent_placements_and_expires(catalogue: str) -> Non
         assert pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1") is None
     raw, norm = run(pl, make_pod("p", image="app:1"), infos)
     # 3 recent pods of app:1 on n1: damping 2 / 4 = 0.5 -> 13.3125 s
-    assert raw == {"n1": 13312, "n2": 25375, "n3": 0, "n4": 26625}
-    assert norm == {"n1": 49, "n2": 95, "n3": 0, "n4": 100}  # 1331200 // 26625 = 49
+    assert raw == {"n1": 13312, "n2": 25375, "n3": 0, "n4": 13312}
+    assert norm == {"n1": 52, "n2": 100, "n3": 0, "n4": 52}  # 1331200 // 25375 = 52
     # another image set is not damped by app:1 placements
     raw2, _ = run(pl, make_pod("q", image="app:2"), infos)
     assert raw2["n1"] == 25375
@@ -181,6 +203,15 @@ def test_guard_disabled(catalogue: str) -> None:
     assert raw["n1"] == 26625
 
 
+def test_damping_never_softens_a_penalty(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos, recent_burst=1)
+    for i in range(3):
+        pl.reserve(CycleState(), make_pod(f"r{i}", image="tiny:1"), "n4")
+    raw, _ = run(pl, make_pod("p", image="tiny:1"), infos)
+    assert raw["n4"] == -13312
+
+
 def test_args_decode_and_validation(catalogue: str) -> None:
     a = decode_args(ImagePullTimeSavedArgs, {"cataloguePath": catalogue, "defaultBandwidthBytesPerSecond": 100000000,
                                              "recentBurst": 4, "recentWindowSeconds": 120,
@@ -189,8 +220,10 @@ def test_args_decode_and_validation(catalogue: str) -> None:
             a.score_scale_floor_seconds) == (catalogue, 1e8, 4, 120.0, 5.0)
     d = decode_args(ImagePullTimeSavedArgs, None, "args")
     assert (d.catalogue_path, d.default_bandwidth_bytes_per_second, d.bandwidth_key, d.score_scale_floor_seconds,
-            d.recent_window_seconds, d.recent_burst) == (
-        None, 80e6, "kubesched.io/image-pull-bytes-per-second", 10.0, 300.0, 8)
+            d.recent_window_seconds, d.recent_burst, d.in_flight_progress, d.serialized_pulls) == (
+        None, 80e6, "kubesched.io/image-pull-bytes-per-second", 10.0, 300.0, 8, 0.5, True)
+    with pytest.raises(ConfigError, match="inFlightProgress"):
+        decode_args(ImagePullTimeSavedArgs, {"inFlightProgress": 1.5}, "args")
     with pytest.raises(ConfigError, match="defaultBandwidthBytesPerSecond"):
         decode_args(ImagePullTimeSavedArgs, {"defaultBandwidthBytesPerSecond": 0}, "args")
     with pytest.raises(ConfigError, match="unknown|Unexpected|extra"):
@@ -256,16 +289,20 @@ def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -
     pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, recent_burst=2), handle)  # type: ignore[arg-type]
     pod = make_pod("p", image="app:1")
     # rows in reverse list order: n5, n4, n3, n2, n1; n5 shares base+cuda at twice the bandwidth
-    assert _batch_vs_per_node(pl, pod, snap) == ([12687, 26625, 0, 25375, 26625], [47, 100, 0, 95, 100])
+    assert _batch_vs_per_node(pl, pod, snap) == ([12687, 13312, 0, 25375, 26625], [47, 49, 0, 95, 100])
     # three recent app:1 placements on n1: damping 2 / 4
     for i in range(3):
         pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1")
-    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 26625, 0, 25375, 13312]
-    # a pod of app:1 lands on n3: only n3's row is recomputed, and it now counts the pull in flight
-    cache.add_pod(make_pod("new", image="app:1", node_name="n3"))
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 13312, 0, 25375, 13312]
+    # a pod of app:2 lands on n3: only n3's row is recomputed; it now pulls 2.43 GB (half done
+    # assumed), of which the pod shares base + cuda: (2.03e9 - 0.5 * 2.43e9) / 80e6 = 10.1875 s
+    cache.add_pod(make_pod("new", image="app:2", node_name="n3"))
     cache.update_snapshot(snap)
-    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 26625, 26625, 25375, 13312]
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 13312, 10187, 25375, 13312]
+    # a pod of tiny:1: n3 and n4 are busy pulling, everything else is idle
+    assert _batch_vs_per_node(pl, make_pod("t", image="tiny:1"), snap) == (
+        [0, -13312, -15187, 0, 0], [100, 12, 0, 100, 100])
     # the running pod leaves n4 (no status images there): n4 saves nothing any more
     cache.remove_pod(running)
     cache.update_snapshot(snap)
-    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 0, 26625, 25375, 13312]
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 0, 10187, 25375, 13312]

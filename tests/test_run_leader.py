@@ -30,9 +30,18 @@ def replicas() -> Iterator[list[Replica]]:
 
 
 def _holder(cluster: Cluster) -> str:
-    lease = cluster.api.call_api(
-        f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases/kubesched-it", "GET",
-        response_type="object", _return_http_data_only=True)
+    """The Lease's holder; "" while there is no holder or no Lease yet (a replica is ready, and so
+    started, before its first attempt to create the Lease: on a loaded machine that takes a while)."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        lease = cluster.api.call_api(
+            f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases/kubesched-it", "GET",
+            response_type="object", _return_http_data_only=True)
+    except ApiException as e:
+        if e.status == 404:
+            return ""
+        raise
     return str((lease.get("spec") or {}).get("holderIdentity") or "")
 
 

@@ -203,7 +203,6 @@ class Informer:
                     raise
                 backoff = min(backoff * 2, RELIST_BACKOFF_MAX)
                 continue
-            self._retry_log().reset(key)
             return res
 
     def _relist(self, initial: bool) -> None:

@@ -578,7 +578,6 @@ class _Watch:
                     error = self._consume(resp)
                     if error is None:
                         failures, backoff, self.failing = 0, WATCH_BACKOFF_INITIAL, False
-                        throttle.reset(key)
                         continue
                     code, message = error
                     failures += 1

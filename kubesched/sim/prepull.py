@@ -27,7 +27,7 @@ tick, so an idle cluster costs nothing) the planner computes, per hot applicatio
 
 and, while ``want > 0``, pre-pulls the application's images on nodes with ``room > 0`` that hold
 none of them yet (at most ``max_per_app_per_tick`` nodes per application, ``max_prepulls_per_tick``
-per tick, ``max_warm_nodes`` warm nodes per application), in this order:
+per tick, ``max_warm_nodes`` warm nodes with room per application), in this order:
 
 1. nodes already holding the most bytes of the images (layers shared with images they hold:
    those pulls are the shortest);
@@ -267,14 +267,16 @@ class PrePullPlanner:
             app = self.apps[key]
             holder_sets = [self._live_holders(image) for image in images]
             warm_nodes = set(holder_sets[0]).intersection(*holder_sets[1:]) if holder_sets else set()
-            warm = 0
+            warm = roomy = 0
             for name in warm_nodes:
                 ni = infos.get(name)
-                if ni is not None:
-                    warm += room_for(app.requests, ni, app.affinity)
+                room = room_for(app.requests, ni, app.affinity) if ni is not None else 0
+                if room > 0:
+                    warm += room
+                    roomy += 1
             need = want_total - warm
             slots = min(self.max_per_app_per_tick, self.max_prepulls_per_tick - len(out),
-                        self.max_warm_nodes - len(warm_nodes))
+                        self.max_warm_nodes - roomy)
             if need <= 0 or slots <= 0:
                 continue
             candidates = self._candidates(app, images, infos, by_room, warm_nodes | chosen)
