@@ -142,10 +142,20 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         a: ImageCacheWaitArgs = self.args
         self.index = ImageLayerIndex(a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second)
         self._held: dict[str, float] = {}
+        self._hints: dict[str, tuple[int, bool]] = {}
 
     def _now(self) -> float:
         clock = getattr(self.handle, "clock", None) if self.handle is not None else None
         return clock.now() if clock is not None else time.time()
+
+    def _has_hints(self, ni: NodeInfo) -> bool:
+        """Some pod on ``ni`` has an expected end (cached per node generation)."""
+        cached = self._hints.get(ni.name)
+        if cached is not None and cached[0] == ni.generation:
+            return cached[1]
+        has = any(expected_end(pi.pod) is not None for pi in ni.pods)
+        self._hints[ni.name] = (ni.generation, has)
+        return has
 
     def pull_seconds(self, pod: Pod, ni: NodeInfo) -> float:
         """Estimated seconds until the pod's images are on ``ni`` if it were bound there now."""
@@ -207,7 +217,7 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
             if ni.name == node_name or ni.node is None or not ni.pods:
                 continue
             # cheapest test first: a node none of whose pods has an expected end never frees up
-            if not any(expected_end(pi.pod) is not None for pi in ni.pods):
+            if not self._has_hints(ni):
                 continue
             if self.index.saved_bytes(pod, ni) == 0:
                 continue

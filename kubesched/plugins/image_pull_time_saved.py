@@ -148,7 +148,7 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         self._recent: dict[tuple[str, ...], dict[str, deque[float]]] = {}
         self._reserved: dict[str, tuple[str, tuple[str, ...], float]] = {}
         #: batch path: image set -> per-row saved bytes; and the per-row bandwidth column
-        self._saved_columns: OrderedDict[tuple[int, tuple[str, ...]], _Column] = OrderedDict()
+        self._saved_columns: OrderedDict[tuple[str, ...], _Column] = OrderedDict()
         self._bandwidth_column: _Column | None = None
         self._flight_column: _Column | None = None
 
@@ -243,24 +243,42 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         rows changed since the last use: a cycle costs O(changed rows), not O(nodes x layers)."""
         key = pod.images
         index = self.index
-        cols: list[IntArray] = []
-        for part in (0, 1):
-            ck = (part, key)
-            entry = self._saved_columns.get(ck)
-            if entry is not None:
-                self._saved_columns.move_to_end(ck)
-            if entry is None or entry.table is not table or entry.version != table.version:
-                entry = self._refresh_column(entry, table, np.int64,
-                                             lambda ni, i=part: index.saved_parts(pod, ni)[i])  # type: ignore[misc]
-                self._saved_columns[ck] = entry
-                if len(self._saved_columns) > COLUMN_CACHE_SIZE:
-                    self._saved_columns.popitem(last=False)
-            cols.append(entry.values)
+        entry = self._saved_columns.get(key)
+        if entry is not None:
+            self._saved_columns.move_to_end(key)
+        if entry is None or entry.table is not table or entry.version != table.version:
+            # (present, ours) per row, both refreshed with one saved_parts call per changed row
+            entry = self._refresh_pair(entry, table, lambda ni: index.saved_parts(pod, ni)[:2])
+            self._saved_columns[key] = entry
+            if len(self._saved_columns) > COLUMN_CACHE_SIZE:
+                self._saved_columns.popitem(last=False)
+        pair: IntArray = entry.values
         flight = self._flight_column
         if flight is None or flight.table is not table or flight.version != table.version:
             flight = self._refresh_column(flight, table, np.int64, lambda ni: index.in_flight_layers(ni)[1])
             self._flight_column = flight
-        return cols[0], cols[1], flight.values
+        return pair[:, 0], pair[:, 1], flight.values
+
+    def _refresh_pair(self, entry: _Column | None, table: NodeTable,
+                      value: Callable[[NodeInfo], tuple[int, int]]) -> _Column:
+        """:meth:`_refresh_column` for a ``(capacity, 2)`` int64 array."""
+        if entry is None or entry.table is not table:
+            arr = np.zeros((table.capacity, 2), dtype=np.int64)
+            todo: Iterable[int] = range(len(table.infos))
+        else:
+            arr = entry.values
+            if len(arr) < table.capacity:
+                grown = np.zeros((table.capacity, 2), dtype=np.int64)
+                grown[: len(arr)] = arr
+                arr = grown
+            todo = table.changed_rows(entry.version)
+        infos = table.infos
+        for row in todo:
+            if row >= len(infos):
+                continue
+            ni = infos[row]
+            arr[row] = value(ni) if ni is not None and ni.node is not None else (0, 0)
+        return _Column(table, table.version, arr)
 
     def bandwidth_column(self, table: NodeTable) -> FloatArray:
         """Per-row pull bandwidth (bytes/s) of ``table``'s nodes (1.0 for free rows)."""
