@@ -544,17 +544,11 @@ class Framework:
         """Spec §4.2 Reserve: stop at the first failure."""
         rec = state.recorder
         for pl in self.reserve_plugins:
-            try:
-                s = pl.reserve(state, pod, node_name)
-            except Exception as e:  # noqa: BLE001
-                s = Status(Code.Error, err=e)
+            s = _call(pl.reserve, state, pod, node_name)
             if rec is not None:
                 rec.reserve[pl.NAME] = status_dict(s)
             if s is not None and not s.is_success():
-                if s.is_rejected():
-                    s.plugin = pl.NAME
-                    return s
-                return Status(Code.Error, f'running Reserve plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+                return _failure("Reserve", pl.NAME, s)
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -616,17 +610,11 @@ class Framework:
         for pl in self.pre_bind_plugins:
             if pl.NAME in state.skip_pre_bind_plugins:
                 continue
-            try:
-                s = pl.pre_bind(state, pod, node_name)
-            except Exception as e:  # noqa: BLE001
-                s = Status(Code.Error, err=e)
+            s = _call(pl.pre_bind, state, pod, node_name)
             if rec is not None:
                 rec.pre_bind[pl.NAME] = status_dict(s)
             if s is not None and not s.is_success():
-                if s.is_rejected():
-                    s.plugin = pl.NAME
-                    return s
-                return Status(Code.Error, f'running PreBind plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+                return _failure("PreBind", pl.NAME, s)
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -634,19 +622,13 @@ class Framework:
         rec = state.recorder
         s: Status | None = Status(Code.Skip)
         for pl in self.bind_plugins:
-            try:
-                s = pl.bind(state, pod, node_name)
-            except Exception as e:  # noqa: BLE001
-                s = Status(Code.Error, err=e)
+            s = _call(pl.bind, state, pod, node_name)
             if rec is not None:
                 rec.bind[pl.NAME] = status_dict(s)
             if s is not None and s.is_skip():
                 continue
             if s is not None and not s.is_success():
-                if s.is_rejected():
-                    s.plugin = pl.NAME
-                    return s
-                return Status(Code.Error, f'running Bind plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+                return _failure("Bind", pl.NAME, s)
             return None
         return s
 
@@ -661,3 +643,20 @@ def _invalid_score(plugin: str, score: int) -> Status:
     return Status(Code.Error, f'applying score defaultWeights on Score plugins: plugin "{plugin}" '
                               f"returns an invalid score {score}, it should in the range of "
                               f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", plugin=plugin)
+
+
+def _call(fn: Callable[..., Status | None], *args: Any) -> Status | None:
+    """Run one plugin method; an exception becomes an Error status (a plugin crash never stops the scheduler)."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001
+        return Status(Code.Error, err=e)
+
+
+def _failure(point: str, plugin: str, s: Status) -> Status:
+    """A non-Success status of ``plugin`` at ``point``: rejections keep their code (plugin set),
+    anything else becomes ``Error: running <point> plugin "<name>": <message>`` as upstream."""
+    if s.is_rejected():
+        s.plugin = plugin
+        return s
+    return Status(Code.Error, f'running {point} plugin "{plugin}": {s.message()}', plugin=plugin)
