@@ -306,3 +306,16 @@ def test_trace_snapshot_errors(tmp_path: Path) -> None:
                            "no such file (expected an openb trace csv)")
     code, _, err = run("trace", "snapshot", str(tmp_path), "--pods", "-1", "-o", str(tmp_path / "x.yaml"))
     assert code == 2 and "-1 is not in the range x>=0" in err
+
+
+GOLDEN = ROOT / "tests" / "golden" / "example-cluster-seed7.json"
+
+
+def test_golden_json_of_the_example() -> None:
+    """The whole JSON document for the shipped example, byte for byte. After an intended change of
+    behaviour, regenerate with:
+    ``kubesched simulate -f examples/cluster.yaml --seed 7 -o json > tests/golden/example-cluster-seed7.json``
+    and review the diff."""
+    code, out, err = run("simulate", "-f", EXAMPLE, "--seed", "7", "-o", "json")
+    assert code == 0, err
+    assert out == GOLDEN.read_text()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -60,7 +62,8 @@ def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, s
     elif output == "yaml":
         yaml.safe_dump(result_dict(res), click.get_text_stream("stdout"), sort_keys=False)
     else:
-        print_table(res, Console())
+        # on a terminal rich follows its width; piped output keeps rows whole (COLUMNS overrides)
+        print_table(res, Console() if sys.stdout.isatty() else Console(width=int(os.environ.get("COLUMNS", 200))))
     if explain:
         try:
             pod = find_pod(res, explain)
