@@ -28,6 +28,7 @@ from kubesched.api.timestamps import parse_time
 from kubesched.errors import ManifestError
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+_MISSING = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,6 +392,36 @@ class Pod:
         for s in Pod.__slots__:
             object.__setattr__(q, s, getattr(self, s))
         q.node_name = node_name
+        return q
+
+    def rebound(self, obj: Mapping[str, Any]) -> Pod | None:
+        """This pod's view of ``obj`` when ``obj`` is the same pod after a binding: it differs only
+        in ``spec.nodeName``, ``metadata.resourceVersion``/``managedFields`` and ``status`` (what
+        ``pods/binding`` changes). Returns None when anything else changed, so the caller parses
+        ``obj`` in full. Saves re-parsing every bound pod (spec, quantities, affinity)."""
+        spec = obj.get("spec")
+        meta = obj.get("metadata")
+        old_meta = self.raw.get("metadata") or {}
+        if not isinstance(spec, Mapping) or not isinstance(meta, Mapping) or not spec.get("nodeName"):
+            return None
+        old_spec = self.raw.get("spec") or {}
+        if len(spec) != len(old_spec) + (0 if "nodeName" in old_spec else 1):
+            return None
+        for k, v in spec.items():
+            if k != "nodeName" and old_spec.get(k, _MISSING) != v:
+                return None
+        for k in ("name", "namespace", "uid", "labels", "annotations", "deletionTimestamp", "ownerReferences"):
+            if meta.get(k) != old_meta.get(k):
+                return None
+        status = obj.get("status") or {}
+        if not isinstance(status, Mapping) or status.get("startTime") != (self.raw.get("status") or {}).get("startTime"):
+            return None
+        q = self.with_node_name(str(spec["nodeName"]))
+        q.raw = obj  # type: ignore[assignment]
+        q.resource_version = str(meta.get("resourceVersion") or "")
+        q.nominated_node_name = str(status.get("nominatedNodeName") or "")
+        q.phase = str(status.get("phase") or "")
+        q.conditions = tuple(c for c in status.get("conditions") or [] if isinstance(c, Mapping))
         return q
 
     def with_nominated_node_name(self, node_name: str) -> Pod:

@@ -12,7 +12,6 @@ from typing import Any
 from kubesched.framework.results import PostFilterResult
 from kubesched.framework.status import Code, Status
 
-
 #: shared (never mutated) entry for the most common verdict, so that recording thousands of nodes
 #: per attempt costs a pointer per Success rather than a dict
 _SUCCESS: dict[str, Any] = {"code": str(Code.Success), "reasons": []}

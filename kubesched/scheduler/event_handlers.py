@@ -93,6 +93,10 @@ class EventHandlers:
         self._pods[ck] = p
         return p
 
+    def _remember(self, obj: Mapping[str, Any], pod: Pod) -> None:
+        meta = obj.get("metadata") or {}
+        self._pods[(str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or ""))] = pod
+
     def _forget_parsed(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         self._pods.pop((str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or "")), None)
@@ -158,7 +162,11 @@ class EventHandlers:
     def on_pod_update(self, old_obj: dict[str, Any], new_obj: dict[str, Any]) -> None:
         """Informer update: route by (old bound?, new bound?, terminal?)."""
         old = self.parsed_pod(old_obj)
-        new = self.parsed_pod(new_obj)
+        new = old.rebound(new_obj) if old is not None and not old.node_name else None
+        if new is not None:
+            self._remember(new_obj, new)
+        else:
+            new = self.parsed_pod(new_obj)
         self._forget_parsed(old_obj)
         if new is None:
             if old is not None and not old.node_name and self._responsible(old):
