@@ -114,3 +114,58 @@ def test_no_context_no_plan_and_bad_args() -> None:
     assert planner.plan(1.0) == []
     with pytest.raises(ValueError, match="max_warm_nodes must be >= 0"):
         PrePullPlanner(max_warm_nodes=-1)
+
+
+def test_warm_room_on_holders_covers_demand() -> None:
+    planner, _, _ = world({"a": 8, "b": 8}, status={"a": "app:1"})
+    for i in range(4):
+        planner.on_pod_bound(arrive(planner, f"p{i}", float(i)), "a", float(i))
+    # demand = 0 pending + ceil(4 * 1800 / 3600) = 2 pods; a lists app:1 and has room for 8
+    assert planner.plan(10.0) == []
+
+
+def test_full_holders_do_not_use_up_the_warm_node_budget() -> None:
+    busy_pod = make_pod("gpu-user", requests=GPU, node_name="a")
+    planner, _, _ = world({"a": 1, "b": 1, "c": 1}, pods={"a": [busy_pod]}, status={"a": "app:1"}, max_warm_nodes=1)
+    for i in range(4):
+        arrive(planner, f"p{i}", float(i))
+    # a holds app:1 but has no room: one warm node with room is still wanted -> b (by name)
+    assert planner.plan(10.0) == [("b", APP1)]
+
+
+def test_nodes_with_more_room_first_and_required_affinity_honoured() -> None:
+    planner, _, _ = world({"a": 1, "b": 4, "c": 2}, max_warm_nodes=2)
+    for i in range(4):
+        arrive(planner, f"p{i}", float(i))
+    # demand = 4 pending + 2: b (room 4) then c (room 2)
+    assert planner.plan(10.0) == [("b", APP1), ("c", APP1)]
+    planner, _, _ = world({"a": 1, "b": 4, "c": 2}, max_warm_nodes=2)
+    pinned = {"nodeSelector": {"kubernetes.io/hostname": "a"}}
+    for i in range(4):
+        planner.on_pod_pending(make_pod(f"p{i}", image="app:1", requests=GPU, spec=pinned), float(i))
+    assert planner.plan(10.0) == [("a", APP1)]
+
+
+def test_holders_that_lost_the_image_drop_out() -> None:
+    planner, model, _ = world({"a": 8, "b": 8})
+    for i in range(4):
+        planner.on_pod_bound(arrive(planner, f"p{i}", float(i)), "a", float(i))
+    assert list(planner.holders[APP1]) == ["a"]
+    # the kubelet model never pulled app:1 on a (no pod there in the model): a is not a holder
+    assert planner.plan(10.0) == [("a", APP1)]
+    assert model.pulling("a", "app:1") is False and list(planner.holders[APP1]) == []
+
+
+def test_prepull_takes_no_kubelet_pull_slot() -> None:
+    clock = VirtualClock(0.0)
+    model = KubeletModel(clock, CAT, KubeletImageConfig())
+    model.add_node("n")
+    assert model.prepull("n", "other:1") is True   # 1 GB, 12.7 s
+    clock.advance_to(1.0)
+    record = model.pod_bound("n", "default/p", ["app:1"])
+    # serialized pulls, but the pod's pull starts at once: 3 layers x 0.2 s + 2.13e9 / 80e6 s
+    assert model.pending_pulls("n") == 2 and model.pulling("n", "other:1") is True
+    clock.advance_to(100.0)
+    assert record.pull_wait_seconds == 0.0
+    assert record.pulls_done_at == pytest.approx(1.0 + 0.6 + 26.625)
+    assert model.metrics.bytes_prepulled == 1_000_000_000
