@@ -115,15 +115,6 @@ def test_serve_help_documents_finalize_deletions() -> None:
     assert "delete a bound pod for good once its grace period is over" in " ".join(out.output.split())
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path)
-    try:
-        yield c
-    finally:
-        c.close()
-
-
 @needs_hooks
 def test_preemption_under_serve_and_run_completes(cluster: Cluster) -> None:
     assert cluster.handle is not None

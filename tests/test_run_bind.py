@@ -5,28 +5,8 @@ from __future__ import annotations
 
 import pstats
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from run_support import SCHEDULER_NAME, Cluster, Replica, needs_hooks, scheduler_config, wait_for
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path)
-    try:
-        yield c
-    finally:
-        c.close()
-
-
-@pytest.fixture
-def replicas() -> Iterator[list[Replica]]:
-    started: list[Replica] = []
-    yield started
-    for r in started:
-        r.stop()
 
 
 def test_pods_created_over_the_api_are_bound_with_events_and_conditions(cluster: Cluster,

@@ -5,29 +5,8 @@ upstream message. See tests/run_support.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from run_permit_plugin import ALLOW_AFTER, TIMEOUT
 from run_support import Cluster, Replica, scheduler_config, wait_for
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path)
-    try:
-        yield c
-    finally:
-        c.close()
-
-
-@pytest.fixture
-def replicas() -> Iterator[list[Replica]]:
-    started: list[Replica] = []
-    yield started
-    for r in started:
-        r.stop()
 
 
 def _failed(cluster: Cluster, name: str) -> list[dict]:

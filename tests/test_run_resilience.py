@@ -7,30 +7,10 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from run_support import Cluster, Replica, needs_hooks, scheduler_config, wait_for
 
 pytestmark = needs_hooks
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path)
-    try:
-        yield c
-    finally:
-        c.close()
-
-
-@pytest.fixture
-def replicas() -> Iterator[list[Replica]]:
-    started: list[Replica] = []
-    yield started
-    for r in started:
-        r.stop()
 
 
 def _scheduled_once(cluster: Cluster, names: list[str]) -> None:

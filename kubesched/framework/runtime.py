@@ -301,31 +301,19 @@ class Framework:
         for pl in self.filter_plugins:
             if skip and pl.NAME in skip:
                 continue
-            try:
-                s = pl.filter(state, pod, node_info)
-            except Exception as e:  # noqa: BLE001
-                s = Status(Code.Error, err=e)
+            s = _call(pl.filter, state, pod, node_info)
             if recorder is not None:
                 recorder.record_filter(node_info.name, pl.NAME, s)
             if s is not None and s.code != Code.Success:
-                if not s.is_rejected():
-                    return Status(Code.Error, f'running "{pl.NAME}" filter plugin: {s.message()}', plugin=pl.NAME)
-                s.plugin = pl.NAME
-                return s
+                return _filter_failure(pl.NAME, s)
         return None
 
     def run_filter_plugin(self, pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """One Filter plugin's verdict exactly as :meth:`run_filter_plugins` reports it when every
         earlier plugin passed (used for nodes the batch masks say ``pl`` rejects first)."""
-        try:
-            s = pl.filter(state, pod, node_info)
-        except Exception as e:  # noqa: BLE001
-            s = Status(Code.Error, err=e)
+        s = _call(pl.filter, state, pod, node_info)
         if s is not None and s.code != Code.Success:
-            if not s.is_rejected():
-                return Status(Code.Error, f'running "{pl.NAME}" filter plugin: {s.message()}', plugin=pl.NAME)
-            s.plugin = pl.NAME
-            return s
+            return _filter_failure(pl.NAME, s)
         return None
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
@@ -660,3 +648,12 @@ def _failure(point: str, plugin: str, s: Status) -> Status:
         s.plugin = plugin
         return s
     return Status(Code.Error, f'running {point} plugin "{plugin}": {s.message()}', plugin=plugin)
+
+
+def _filter_failure(plugin: str, s: Status) -> Status:
+    """A Filter plugin's non-Success verdict: rejections keep their code (plugin set), anything
+    else is ``Error: running "<name>" filter plugin: <message>`` (upstream's wording at Filter)."""
+    if s.is_rejected():
+        s.plugin = plugin
+        return s
+    return Status(Code.Error, f'running "{plugin}" filter plugin: {s.message()}', plugin=plugin)
