@@ -56,11 +56,10 @@ def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, s
     if write_snapshot:
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
     if output == "json":
-        out = click.get_text_stream("stdout")
-        json.dump(result_dict(res), out, indent=2)  # streamed: results of big snapshots exceed 2 GiB
-        out.write("\n")
+        json.dump(result_dict(res), sys.stdout, indent=2)  # streamed: results of big snapshots exceed 2 GiB
+        sys.stdout.write("\n")
     elif output == "yaml":
-        yaml.safe_dump(result_dict(res), click.get_text_stream("stdout"), sort_keys=False)
+        yaml.safe_dump(result_dict(res), sys.stdout, sort_keys=False)
     else:
         # on a terminal rich follows its width; piped output keeps rows whole (COLUMNS overrides)
         print_table(res, Console() if sys.stdout.isatty() else Console(width=int(os.environ.get("COLUMNS", 200))))
