@@ -276,8 +276,8 @@ def _batch_vs_per_node(pl: ImagePullTimeSaved, pod: Any, snap: Any) -> tuple[lis
 
 
 def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -> None:
-    from kubesched.testing import node_manifest
     from kubesched.api.node import Node
+    from kubesched.testing import node_manifest
 
     fast = node_manifest("n5", images=[(["docker.io/library/app:2"], 2_430_000_000)])
     fast["metadata"]["annotations"] = {"kubesched.io/image-pull-bytes-per-second": "160e6"}

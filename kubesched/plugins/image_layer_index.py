@@ -21,7 +21,10 @@ Model:
 * Node pull bandwidth (bytes/s): the node annotation or label ``bandwidth_key`` when it parses as
   a positive number, else the plugin's default.
 
-The map of a node is cached per (Node object, ``NodeInfo.generation``), so a scheduling cycle
+* A node's *in-flight map* (:meth:`ImageLayerIndex.in_flight_layers`) is the part of the layer map
+  its status does not list: what the node is still pulling (or has just pulled and not reported).
+
+The maps of a node are cached per (Node object, ``NodeInfo.generation``), so a scheduling cycle
 costs one dict lookup per node once the cluster is warm.
 """
 

@@ -4,11 +4,24 @@ A kubesched plugin (no upstream equivalent; it replaces what upstream's
 ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go`` tries to do, spec §8.7,
 whose own plugin stays exact in :mod:`kubesched.plugins.image_locality`).
 
-Score (raw, per node, milliseconds)::
+Score (raw, per node, milliseconds; may be negative)::
 
-    saved_bytes = bytes of the pod's distinct layers present on the node or in flight to it
-    saved_s     = saved_bytes / bandwidth(node)                         # seconds
-    raw         = int(1000 * saved_s * damping(recent))
+    present  = bytes of the pod's distinct layers listed in the node's status.images
+    ours     = bytes of the pod's other layers in flight to the node (layers of the images of the
+               node's bound/assumed pods that status does not list yet)
+    flight   = every byte in flight to the node (for any pod)
+    p        = inFlightProgress (0.5: a pull in flight is assumed half done)
+    saved    = present + ours - (1 - p) * flight     # serializedPulls: the pod waits behind the
+                                                     # node's whole pull queue, its own layers included
+             = present + p * ours                    # serializedPulls: false
+    seconds  = saved / bandwidth(node)  (x damping(recent) when positive)
+    raw      = int(1000 * seconds)
+
+``saved / bandwidth`` is the pull time the pod saves there compared with pulling everything on an
+idle node: a node holding the image saves the whole pull, a node pulling it saves the part assumed
+done, and a node busy pulling *other* images costs time (negative) because the kubelet pulls one
+image at a time. So a pod that must pull goes to an idle node rather than queue behind a
+multi-GB pull, and a pod never prefers joining a fresh pull to a node that already has the image.
 
 * Layers come from the image catalogue (``cataloguePath``), so images sharing a CUDA or
   PyTorch layer share credit; see :mod:`kubesched.plugins.image_layer_index` for what counts as
@@ -30,9 +43,15 @@ and failure domain. We chose a recent-placement damping over a spare-capacity ca
 Filter plugins already refuse a node without room; what they do not prevent is the *correlated*
 placement of a burst, which is what damping addresses. It costs O(1) per node (a dict lookup).
 
-NormalizeScore: ``score = 100 * raw // max(max(raw over nodes), 1000 * scoreScaleFloorSeconds)``
-(integer arithmetic), so the best node gets 100 when it saves at least the floor, and savings far
-below the floor (a 2 MB busybox) score about 0 instead of dominating the resource scores.
+NormalizeScore: ``lo = min(0, min raw)``, ``score = 100 * (raw - lo) // max(max raw - lo,
+1000 * scoreScaleFloorSeconds)`` (integer arithmetic): without negative raws the best node gets 100
+when it saves at least the floor and savings far below the floor (a 2 MB busybox) score about 0;
+with a busy node (negative raw) in the list, idle nodes score above it.
+
+Batch form (``score_batch``, :mod:`kubesched.framework.batch`): per image set, ``(present, ours)``
+per node-table row, and ``flight`` and bandwidth per row, are cached and recomputed only for the
+rows whose NodeInfo changed since the last use, so a cycle costs O(changed nodes) instead of
+O(nodes x layers); the values equal the per-node ``score`` exactly (same float64 operations).
 PreScore returns Skip for a pod whose images have no known bytes (unknown to the catalogue and
 absent from every node status seen so far).
 """
@@ -44,11 +63,10 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass as std_dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import Field
-from pydantic.dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
+from pydantic import Field
+from pydantic.dataclasses import dataclass
 
 from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
@@ -220,12 +238,12 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         """``entry`` brought up to date with ``table``: rows changed since its version are
         recomputed with ``value(NodeInfo)`` (0 for free rows); a new column for a new table."""
         if entry is None or entry.table is not table:
-            col = np.zeros(table.capacity, dtype=dtype)
+            col: np.ndarray = np.zeros(table.capacity, dtype=dtype)
             todo: Iterable[int] = range(len(table.infos))
         else:
             col = entry.values
             if len(col) < table.capacity:
-                grown = np.zeros(table.capacity, dtype=dtype)
+                grown: np.ndarray = np.zeros(table.capacity, dtype=dtype)
                 grown[: len(col)] = col
                 col = grown
             todo = table.changed_rows(entry.version)

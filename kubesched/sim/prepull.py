@@ -249,7 +249,6 @@ class PrePullPlanner:
         if not ranked:
             return []
         ctx = self.ctx
-        model = ctx.model
         infos = {ni.name: ni for ni in ctx.scheduler.cache.node_infos() if ni.node is not None}
         self._learn_status_images(infos)
         # preference order of nodes without shared layers: most free GPUs, then most free CPU, by name
