@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from image_plugin_support import write_catalogue
 
 from kubesched.api.timestamps import format_time
 from kubesched.clock import VirtualClock
@@ -19,39 +20,11 @@ from kubesched.testing import FakeHandle, make_node, make_pod, node_info, snapsh
 
 NOW = 1_700_000_000.0
 GPU = {"nvidia.com/gpu": "1"}
-CATALOGUE = """
-version: 1
-images:
-  - name: app:1
-    class: gpu
-    source: test
-    confidence: derived
-    layers:
-      - {id: base, size_bytes: 30000000}
-      - {id: cuda, size_bytes: 2000000000}
-      - {id: app1, size_bytes: 100000000}
-  - name: app:2
-    class: gpu
-    source: test
-    confidence: derived
-    layers:
-      - {id: base, size_bytes: 30000000}
-      - {id: cuda, size_bytes: 2000000000}
-      - {id: app2, size_bytes: 400000000}
-  - name: tiny:1
-    class: cpu
-    source: test
-    confidence: derived
-    layers:
-      - {id: tiny, size_bytes: 2000000}
-"""
 
 
 @pytest.fixture(scope="module")
 def catalogue(tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = tmp_path_factory.mktemp("cat") / "catalogue.yaml"
-    path.write_text(CATALOGUE)
-    return str(path)
+    return write_catalogue(tmp_path_factory.mktemp("cat"))
 
 
 def running(name: str, node: str, end_in: float | None, image: str = "app:1", **kw: Any) -> Any:

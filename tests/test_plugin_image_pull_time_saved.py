@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from image_plugin_support import write_catalogue
 
 from kubesched.clock import VirtualClock
 from kubesched.config.args import decode_args
@@ -18,39 +19,10 @@ from kubesched.plugins.image_locality import ImageLocality
 from kubesched.plugins.image_pull_time_saved import ImagePullTimeSaved, ImagePullTimeSavedArgs, damping
 from kubesched.testing import FakeHandle, make_node, make_pod, node_info, snapshot_of
 
-CATALOGUE = """
-version: 1
-images:
-  - name: app:1
-    class: gpu
-    source: test
-    confidence: derived
-    layers:
-      - {id: base, size_bytes: 30000000}
-      - {id: cuda, size_bytes: 2000000000}
-      - {id: app1, size_bytes: 100000000}
-  - name: app:2
-    class: gpu
-    source: test
-    confidence: derived
-    layers:
-      - {id: base, size_bytes: 30000000}
-      - {id: cuda, size_bytes: 2000000000}
-      - {id: app2, size_bytes: 400000000}
-  - name: tiny:1
-    class: cpu
-    source: test
-    confidence: derived
-    layers:
-      - {id: tiny, size_bytes: 2000000}
-"""
-
 
 @pytest.fixture()
 def catalogue(tmp_path: Path) -> str:
-    path = tmp_path / "catalogue.yaml"
-    path.write_text(CATALOGUE)
-    return str(path)
+    return write_catalogue(tmp_path)
 
 
 def plugin(catalogue: str, infos: list[Any], **kw: Any) -> tuple[ImagePullTimeSaved, FakeHandle]:

@@ -234,16 +234,18 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
     # ---------------------------------------------------------------- batch path (kubesched.framework.batch)
 
     def _refresh_column(self, entry: _Column | None, table: NodeTable, dtype: type,
-                        value: Callable[[NodeInfo], float | int]) -> _Column:
+                        value: Callable[[NodeInfo], Any], width: int = 0) -> _Column:
         """``entry`` brought up to date with ``table``: rows changed since its version are
-        recomputed with ``value(NodeInfo)`` (0 for free rows); a new column for a new table."""
+        recomputed with ``value(NodeInfo)`` (0 for free rows); a new column for a new table.
+        ``width > 0`` makes it a ``(capacity, width)`` array (``value`` returns a tuple)."""
+        shape: tuple[int, ...] = (table.capacity, width) if width else (table.capacity,)
         if entry is None or entry.table is not table:
-            col: np.ndarray = np.zeros(table.capacity, dtype=dtype)
+            col: np.ndarray = np.zeros(shape, dtype=dtype)
             todo: Iterable[int] = range(len(table.infos))
         else:
             col = entry.values
             if len(col) < table.capacity:
-                grown: np.ndarray = np.zeros(table.capacity, dtype=dtype)
+                grown: np.ndarray = np.zeros(shape, dtype=dtype)
                 grown[: len(col)] = col
                 col = grown
             todo = table.changed_rows(entry.version)
@@ -266,7 +268,7 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             self._saved_columns.move_to_end(key)
         if entry is None or entry.table is not table or entry.version != table.version:
             # (present, ours) per row, both refreshed with one saved_parts call per changed row
-            entry = self._refresh_pair(entry, table, lambda ni: index.saved_parts(pod, ni)[:2])
+            entry = self._refresh_column(entry, table, np.int64, lambda ni: index.saved_parts(pod, ni)[:2], width=2)
             self._saved_columns[key] = entry
             if len(self._saved_columns) > COLUMN_CACHE_SIZE:
                 self._saved_columns.popitem(last=False)
@@ -276,27 +278,6 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             flight = self._refresh_column(flight, table, np.int64, lambda ni: index.in_flight_layers(ni)[1])
             self._flight_column = flight
         return pair[:, 0], pair[:, 1], flight.values
-
-    def _refresh_pair(self, entry: _Column | None, table: NodeTable,
-                      value: Callable[[NodeInfo], tuple[int, int]]) -> _Column:
-        """:meth:`_refresh_column` for a ``(capacity, 2)`` int64 array."""
-        if entry is None or entry.table is not table:
-            arr = np.zeros((table.capacity, 2), dtype=np.int64)
-            todo: Iterable[int] = range(len(table.infos))
-        else:
-            arr = entry.values
-            if len(arr) < table.capacity:
-                grown = np.zeros((table.capacity, 2), dtype=np.int64)
-                grown[: len(arr)] = arr
-                arr = grown
-            todo = table.changed_rows(entry.version)
-        infos = table.infos
-        for row in todo:
-            if row >= len(infos):
-                continue
-            ni = infos[row]
-            arr[row] = value(ni) if ni is not None and ni.node is not None else (0, 0)
-        return _Column(table, table.version, arr)
 
     def bandwidth_column(self, table: NodeTable) -> FloatArray:
         """Per-row pull bandwidth (bytes/s) of ``table``'s nodes (1.0 for free rows)."""
