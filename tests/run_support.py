@@ -1,4 +1,4 @@
-"""Harness of the ``kubesched run`` integration tests (tests/test_run_*.py).
+"""Harness of the ``kubesched run`` integration tests (tests/modes/run/).
 
 By default each test serves an embedded cluster over the Kubernetes API in-process
 (``start_server``, loopback, random port) and starts ``kubesched run --kubeconfig ...`` as

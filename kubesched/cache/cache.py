@@ -51,9 +51,9 @@ from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.errors import CacheCorruptedError, CacheError, SnapshotInconsistentError
 from kubesched.cache.image_states import ImageState, ImageStateTable, summarize
-from kubesched.cache.node_table import NodeTable
 from kubesched.cache.node_tree import NodeTree
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_table import NodeTable
 from kubesched.framework.snapshot import Snapshot
 
 log = logging.getLogger(__name__)

@@ -25,8 +25,8 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-    from kubesched.bench import load_workloads, run_isolated, run_workload, select
-    from kubesched.bench.report import results_table, write_json
+    from kubesched.modes.bench import load_workloads, run_isolated, run_workload, select
+    from kubesched.modes.bench.report import results_table, write_json
 
     console = Console() if Console().is_terminal else Console(width=170)
     try:

@@ -1,5 +1,5 @@
 """``kubesched replay``: replay a trace through the real scheduler with a kubelet image model, once
-per config, and report pod start-up latency, image pulls and packing (see :mod:`kubesched.sim.replay`)."""
+per config, and report pod start-up latency, image pulls and packing (see :mod:`kubesched.modes.replay.run`)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def _check_profiles(path: str, config: Any) -> None:
               help="YAML of kubelet image-model settings (camelCase, e.g. serializeImagePulls, "
                    "nodeBandwidthBytesPerSecond, imageGCHighThresholdPercent); overrides the trace's.")
 @click.option("--prepull", is_flag=True, default=False,
-              help="Enable the pre-pull planner kubesched.sim.prepull:PrePullPlanner.")
+              help="Enable the pre-pull planner kubesched.prepull.planner:PrePullPlanner.")
 @click.option("--attempt-seconds", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Virtual seconds one scheduling attempt keeps the scheduler busy.")
 @click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
@@ -108,14 +108,14 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
            apps: int, kubelet_path: str | None, prepull: bool, attempt_seconds: float, arrival_scale: float,
            no_html: bool) -> None:
     from kubesched.config.load import load_config
-    from kubesched.sim.catalogue import load_catalogue
-    from kubesched.sim.image_assign import ImageAssigner
-    from kubesched.sim.kubelet_config import KubeletImageConfig
-    from kubesched.sim.planner import DEFAULT_PLANNER, PlannerFactory, load_planner_factory
-    from kubesched.sim.replay import ConfigSpec, ReplayProgress, run_replays
-    from kubesched.sim.report_json import write_pods_csv, write_report_json
-    from kubesched.sim.report_table import summary_table
-    from kubesched.sim.trace_input import load_workload
+    from kubesched.images.assign import ImageAssigner
+    from kubesched.images.catalogue import load_catalogue
+    from kubesched.kubelet.config import KubeletImageConfig
+    from kubesched.modes.replay.report_json import write_pods_csv, write_report_json
+    from kubesched.modes.replay.report_table import summary_table
+    from kubesched.modes.replay.run import ConfigSpec, ReplayProgress, run_replays
+    from kubesched.prepull.hook import DEFAULT_PLANNER, PlannerFactory, load_planner_factory
+    from kubesched.trace.load import load_workload
 
     planners: list[PlannerFactory] = [load_planner_factory(DEFAULT_PLANNER)] if prepull else []
     specs = [ConfigSpec(path, load_config(path)) for path in configs] or [ConfigSpec("upstream-default", None)]
@@ -153,7 +153,7 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     write_pods_csv(out / "pods.csv", results)
     written = ["report.json", "pods.csv"]
     if not no_html:
-        from kubesched.sim.report_html import write_report_html
+        from kubesched.modes.replay.report_html import write_report_html
 
         write_report_html(out / "report.html", results, workload, settings)
         written.append("report.html")

@@ -147,8 +147,8 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         parallel_bindings: int, verbosity: int) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
     whose spec.schedulerName names a profile of the config are bound through pods/binding."""
+    from kubesched.cluster.leader_election import default_identity
     from kubesched.config.defaults import apply_defaults
-    from kubesched.leader_election import default_identity
 
     _configure_logging(verbosity)
     config = load_config(config_file) if config_file else None
@@ -200,12 +200,12 @@ def run_scheduler(opts: RunOptions) -> int:
     """Run until SIGTERM/SIGINT (returns 0) or a lost lease (returns 1). Raises ConfigError for a
     bad kubeconfig, config or plugin module."""
     from kubesched.cluster.kube import KubeClusterClient
-    from kubesched.leader_election import LeaderElectionConfig, LeaderElector
+    from kubesched.cluster.leader_election import LeaderElectionConfig, LeaderElector
     from kubesched.plugins import in_tree_registry
     from kubesched.scheduler.core import BindingPool
     from kubesched.scheduler.factory import new_scheduler
-    from kubesched.server.http import StatusServer
-    from kubesched.server.tls import server_context
+    from kubesched.serving.http import StatusServer
+    from kubesched.serving.tls import server_context
 
     clock = RealClock()
     client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)

@@ -16,8 +16,8 @@ from kubesched.cli.paths import check_output_file
 from kubesched.cluster.manifests import load_manifests, write_manifests
 from kubesched.config.load import load_config
 from kubesched.errors import ConfigError
-from kubesched.simulate.report import explain_tables, find_pod, print_table, result_dict
-from kubesched.simulate.run import run_simulation
+from kubesched.modes.simulate.report import explain_tables, find_pod, print_table, result_dict
+from kubesched.modes.simulate.run import run_simulation
 
 
 @click.command()

@@ -12,7 +12,7 @@ from kubesched.api.pod import Pod
 from kubesched.extenders.wire import Victims
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.status import Code, Status
-from kubesched.plugins.default_preemption_victims import Candidate
+from kubesched.plugins.defaultpreemption.victims import Candidate
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ A plugin may add, next to its per-node methods (which stay the definition):
   (before NormalizeScore); ``None`` as above (that plugin is scored node by node).
 * ``normalize_score_batch(state, pod, scores) -> IntArray``: NormalizeScore on an array.
 
-``table`` is a :class:`kubesched.cache.node_table.NodeTable` and ``rows`` an ``int64`` array of
+``table`` is a :class:`kubesched.framework.node_table.NodeTable` and ``rows`` an ``int64`` array of
 its rows in visiting order. Batch forms must not mutate the table or the NodeInfos.
 
 PreFilter/PreScore passes over *all* nodes may use the table's cached derived data instead of
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from kubesched.api.pod import Pod
-    from kubesched.cache.node_table import NodeTable
     from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_table import NodeTable
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -88,7 +88,7 @@ def go_div_array(a: IntArray, b: Any) -> IntArray:
 
 
 def default_normalize_score_batch(max_priority: int, reverse: bool, scores: IntArray) -> IntArray:
-    """Vectorised :func:`kubesched.framework.normalize.default_normalize_score` (same results):
+    """Vectorised :func:`kubesched.plugins.helper.normalize_score.default_normalize_score` (same results):
     scale so the maximum becomes ``max_priority`` (Go integer division), then reverse if asked."""
     max_count = int(scores.max()) if len(scores) else 0
     if max_count <= 0:

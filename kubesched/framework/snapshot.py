@@ -31,7 +31,7 @@ class Snapshot:
         self.generation = 0
         self.node_index: dict[str, int] = {}
         self.pvc_node_counts: dict[str, int] = {}
-        #: columnar mirror (``kubesched.cache.node_table.NodeTable``) kept by the cache, or None
+        #: columnar mirror (``kubesched.framework.node_table.NodeTable``) kept by the cache, or None
         self.node_table: Any = None
         if node_infos is not None:
             for ni in node_infos:

@@ -1,0 +1,3 @@
+"""Container images as the scheduler and the simulator see them: reference normalisation
+(``names``), the layer catalogue (``catalogue``), seeded image assignment for trace pods
+(``assign``) and what a plugin can know about layers on a node from the API (``layer_index``)."""

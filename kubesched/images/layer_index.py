@@ -1,0 +1,287 @@
+"""What a scheduler plugin can know about image layers on a node, from the API alone.
+
+Shared by :mod:`kubesched.plugins.imagepulltimesaved.image_pull_time_saved` (Score) and
+:mod:`kubesched.plugins.imagecachewait.image_cache_wait` (Permit). A plugin never sees the simulator: the inputs
+are the node's ``status.images`` (names + compressed sizes, as the kubelet reports them, at most
+``nodeStatusMaxImages``), the pods in the node's ``NodeInfo`` (pods bound or assumed to the node:
+their images are present or being pulled there) and an image catalogue that gives images as
+content-addressed layer lists (:mod:`kubesched.images.catalogue`: only its file format is used).
+
+Model:
+
+* Every image name is normalised as container runtimes do (``nginx`` ->
+  ``docker.io/library/nginx:latest``; :mod:`kubesched.images.names`), so ``nginx:1.25`` in a
+  pod matches ``docker.io/library/nginx:1.25`` in node status (upstream ImageLocality does not).
+* A node's *layer map* is ``layer id -> compressed bytes`` of every layer on the node or in flight
+  to it: the layers of each catalogue image listed in status, plus the layers of the images of
+  the node's pods. An image missing from the catalogue is one opaque layer, identified by its
+  normalised name(s) (``image:<canonical>``), of the size in node status.
+* A pod's *layer groups* are its distinct layers (all containers and init containers); an
+  unknown image is one group of its aliases (tag form, digest form), counted at most once.
+* Node pull bandwidth (bytes/s): the node annotation or label ``bandwidth_key`` when it parses as
+  a positive number, else the plugin's default.
+
+* A node's *in-flight map* (:meth:`ImageLayerIndex.in_flight_layers`) is the part of the layer map
+  its status does not list: what the node is still pulling (or has just pulled and not reported).
+
+The maps of a node are cached per (Node object, ``NodeInfo.generation``), so a scheduling cycle
+costs one dict lookup per node once the cluster is warm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kubesched.api.node import Node
+from kubesched.api.pod import Pod
+from kubesched.framework.node_info import NodeInfo
+from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, load_catalogue
+from kubesched.images.names import InvalidImageReference, parse_image_ref
+
+__all__ = ["BANDWIDTH_KEY", "LayerGroup", "ImageLayerIndex", "image_aliases"]
+
+#: Node annotation (or label) giving the node's image pull throughput in bytes per second.
+BANDWIDTH_KEY = "kubesched.io/image-pull-bytes-per-second"
+
+_OPAQUE = "image:"
+
+
+def image_aliases(ref: str) -> tuple[str, ...]:
+    """Opaque-layer ids of an image reference: ``image:<canonical>`` plus ``image:<name:tag>`` and
+    ``image:<name@digest>`` when the reference has both forms. An invalid reference is used
+    verbatim (``image:<ref>``), as the runtime would fail on it anyway."""
+    try:
+        r = parse_image_ref(ref)
+    except InvalidImageReference:
+        return (_OPAQUE + ref,)
+    out = [_OPAQUE + r.canonical]
+    for form in (r.tagged, r.digested):
+        if form is not None and _OPAQUE + form not in out:
+            out.append(_OPAQUE + form)
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class LayerGroup:
+    """One distinct layer of a pod's images: ``ids`` (one layer id, or the aliases of an unknown
+    image) and ``size`` (bytes; 0 when the image is unknown to the catalogue, the node's map then
+    gives the size)."""
+
+    ids: tuple[str, ...]
+    size: int
+
+    def bytes_on(self, layers: dict[str, int]) -> int:
+        """Bytes of this group present or in flight according to a node layer map."""
+        if len(self.ids) == 1:
+            return layers.get(self.ids[0], 0)
+        return max((layers.get(i, 0) for i in self.ids), default=0)
+
+
+class ImageLayerIndex:
+    """Layer maps of nodes and layer groups of pods (see the module docstring).
+
+    Args: ``catalogue_path`` (YAML file in the catalogue format; None = the shipped default),
+    ``bandwidth_key`` (node annotation/label with the pull throughput, bytes/s) and
+    ``default_bandwidth`` (bytes/s, > 0). Raises ConfigError for an unreadable/invalid catalogue.
+    """
+
+    def __init__(self, catalogue_path: str | None = None, bandwidth_key: str = BANDWIDTH_KEY,
+                 default_bandwidth: float = 80e6, catalogue: ImageCatalogue | None = None) -> None:
+        self.catalogue = catalogue if catalogue is not None else load_catalogue(catalogue_path)
+        self.bandwidth_key = bandwidth_key
+        self.default_bandwidth = float(default_bandwidth)
+        self._status_cache: dict[str, tuple[Node, dict[str, int]]] = {}
+        self._node_cache: dict[str, tuple[Node | None, int, dict[str, int]]] = {}
+        self._flight_cache: dict[str, tuple[Node | None, int, dict[str, int], int]] = {}
+        self._pod_cache: dict[tuple[str, ...], tuple[LayerGroup, ...]] = {}
+        self._image_cache: dict[str, CatalogueImage | None] = {}
+        #: canonical-alias id -> size (bytes) of unknown images seen in any node's status
+        self._opaque_sizes: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ images
+
+    def lookup(self, ref: str) -> CatalogueImage | None:
+        """The catalogue image of ``ref`` (any spelling) or None."""
+        try:
+            return self._image_cache[ref]
+        except KeyError:
+            image = self._image_cache[ref] = self.catalogue.get(ref)
+            return image
+
+    def pod_groups(self, pod: Pod) -> tuple[LayerGroup, ...]:
+        """Distinct layer groups of all the pod's images (init containers and containers)."""
+        key = pod.images
+        groups = self._pod_cache.get(key)
+        if groups is None:
+            groups = self._pod_cache[key] = self._groups(key)
+        return groups
+
+    def _groups(self, refs: Sequence[str]) -> tuple[LayerGroup, ...]:
+        seen: set[tuple[str, ...]] = set()
+        out: list[LayerGroup] = []
+        for ref in refs:
+            image = self.lookup(ref)
+            if image is None:
+                ids = image_aliases(ref)
+                if ids not in seen:
+                    seen.add(ids)
+                    out.append(LayerGroup(ids, 0))
+                continue
+            for layer in image.unique_layers:
+                ids = (layer.id,)
+                if ids not in seen:
+                    seen.add(ids)
+                    out.append(LayerGroup(ids, layer.size_bytes))
+        return tuple(out)
+
+    def pod_bytes(self, pod: Pod) -> int:
+        """Total compressed bytes of the pod's distinct layers known to the catalogue, plus the
+        largest status-reported size of each unknown image (0 if no node reported it)."""
+        total = 0
+        for g in self.pod_groups(pod):
+            total += g.size if g.size else max((self._opaque_sizes.get(i, 0) for i in g.ids), default=0)
+        return total
+
+    # ------------------------------------------------------------------ nodes
+
+    def bandwidth(self, node: Node | None) -> float:
+        """Pull throughput of ``node`` in bytes/s (annotation, then label, then the default)."""
+        if node is not None:
+            for source in (node.annotations, node.labels):
+                raw = source.get(self.bandwidth_key)
+                if raw is None:
+                    continue
+                try:
+                    value = float(raw)
+                except (TypeError, ValueError):
+                    continue
+                if value > 0 and value != float("inf"):
+                    return value
+        return self.default_bandwidth
+
+    def _status_layers(self, node: Node) -> dict[str, int]:
+        cached = self._status_cache.get(node.name)
+        if cached is not None and cached[0] is node:
+            return cached[1]
+        layers: dict[str, int] = {}
+        for entry in node.images:
+            image = None
+            for name in entry.names:
+                image = self.lookup(name)
+                if image is not None:
+                    break
+            if image is not None:
+                for layer in image.unique_layers:
+                    layers[layer.id] = layer.size_bytes
+                continue
+            for name in entry.names:
+                for alias in image_aliases(name):
+                    layers[alias] = max(layers.get(alias, 0), entry.size_bytes)
+                    if entry.size_bytes > self._opaque_sizes.get(alias, 0):
+                        self._opaque_sizes[alias] = entry.size_bytes
+        self._status_cache[node.name] = (node, layers)
+        return layers
+
+    def _add_pod_images(self, layers: dict[str, int], refs: Iterable[str]) -> None:
+        for ref in refs:
+            image = self.lookup(ref)
+            if image is not None:
+                for layer in image.unique_layers:
+                    layers.setdefault(layer.id, layer.size_bytes)
+                continue
+            aliases = image_aliases(ref)
+            size = max((self._opaque_sizes.get(a, 0) for a in aliases), default=0)
+            for alias in aliases:
+                if layers.get(alias, 0) < size:
+                    layers[alias] = size
+
+    def node_layers(self, ni: NodeInfo) -> dict[str, int]:
+        """``layer id -> bytes`` present on or in flight to the node (status images + the images of
+        the node's bound/assumed pods). The dict is shared: do not mutate it."""
+        node = ni.node
+        cached = self._node_cache.get(ni.name)
+        if cached is not None and cached[0] is node and cached[1] == ni.generation:
+            return cached[2]
+        base = self._status_layers(node) if node is not None else {}
+        if ni.pods:
+            layers = dict(base)
+            for pi in ni.pods:
+                self._add_pod_images(layers, pi.pod.images)
+        else:
+            layers = base
+        self._node_cache[ni.name] = (node, ni.generation, layers)
+        return layers
+
+    def in_flight_layers(self, ni: NodeInfo) -> tuple[dict[str, int], int]:
+        """``(layer id -> bytes, total bytes)`` of the layers of the node's bound/assumed pods that its
+        status does not list yet: the pulls the node still has to finish (or has just finished
+        and not reported). Cached per (Node object, generation); do not mutate the dict."""
+        node = ni.node
+        cached = self._flight_cache.get(ni.name)
+        if cached is not None and cached[0] is node and cached[1] == ni.generation:
+            return cached[2], cached[3]
+        present = self._status_layers(node) if node is not None else {}
+        coming: dict[str, int] = {}
+        if ni.pods:
+            self._add_pod_images(coming, (ref for pi in ni.pods for ref in pi.pod.images))
+        flight = {lid: size for lid, size in coming.items() if not present.get(lid)}
+        total = sum(flight.values())
+        self._flight_cache[ni.name] = (node, ni.generation, flight, total)
+        return flight, total
+
+    def saved_parts(self, pod: Pod, ni: NodeInfo) -> tuple[int, int, int]:
+        """``(present, in_flight, node_in_flight)`` bytes: the pod's distinct layers listed in the
+        node's status, the pod's layers in flight to it (not listed), and every byte in flight to it
+        (:meth:`in_flight_layers`)."""
+        present_map = self.present_layers(ni)
+        flight, total = self.in_flight_layers(ni)
+        if not present_map and not total:
+            return 0, 0, 0
+        present = ours = 0
+        for g in self.pod_groups(pod):
+            have = g.bytes_on(present_map) if present_map else 0
+            if have:
+                present += have
+            elif total:
+                ours += g.bytes_on(flight)
+        return present, ours, total
+
+    def present_layers(self, ni: NodeInfo) -> dict[str, int]:
+        """``layer id -> bytes`` listed in the node's status only (no in-flight pulls)."""
+        return self._status_layers(ni.node) if ni.node is not None else {}
+
+    def saved_bytes(self, pod: Pod, ni: NodeInfo) -> int:
+        """Bytes of the pod's distinct layers present on or in flight to the node."""
+        layers = self.node_layers(ni)
+        if not layers:
+            return 0
+        return sum(g.bytes_on(layers) for g in self.pod_groups(pod))
+
+    def missing_bytes(self, pod: Pod, ni: NodeInfo) -> int:
+        """Bytes of the pod's distinct layers neither present on nor in flight to the node (an
+        unknown image counts with its largest reported size)."""
+        layers = self.node_layers(ni)
+        missing = 0
+        for g in self.pod_groups(pod):
+            if g.bytes_on(layers):
+                continue
+            missing += g.size if g.size else max((self._opaque_sizes.get(i, 0) for i in g.ids), default=0)
+        return missing
+
+    def absent_from_status(self, pod: Pod, ni: NodeInfo) -> bool:
+        """True when some of the pod's layers are not listed in the node's status (so the pod would
+        wait for a pull, its own or one in flight)."""
+        present = self.present_layers(ni)
+        return any(not g.bytes_on(present) for g in self.pod_groups(pod))
+
+    def in_flight_bytes(self, ni: NodeInfo, exclude: Pod | None = None) -> int:
+        """Bytes the node is still pulling for its pods (``exclude`` left out): layers of their
+        images not listed in status. With serialized pulls a new pull queues behind these."""
+        present = self.present_layers(ni)
+        coming: dict[str, int] = {}
+        for pi in ni.pods:
+            if exclude is not None and pi.pod.uid == exclude.uid:
+                continue
+            self._add_pod_images(coming, pi.pod.images)
+        return sum(size for lid, size in coming.items() if lid not in present)

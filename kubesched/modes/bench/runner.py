@@ -1,0 +1,305 @@
+"""Run one benchmark workload end to end: embedded cluster, real informers, queue, scheduling and
+binding cycles (``Scheduler.schedule_next`` with inline binding), virtual clock.
+
+Pods of an op are created first (``cluster.create``; creation time is reported, not part of the
+throughput, as upstream creates pods from other goroutines), then the scheduler runs until they
+are all bound. When nothing is poppable the virtual clock jumps to the next timer (backoff and
+unschedulable flushes run on it); an op whose pods make no progress for 15 virtual minutes ends
+the workload as ``incomplete``. Any exception becomes a ``failed`` result, never a crash.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.modes.bench.metrics import ThroughputCollector, peak_rss_bytes, percentile
+from kubesched.modes.bench.workloads import Op, Workload
+
+#: virtual seconds without a newly bound pod after which an op is given up
+STALL_VIRTUAL_SECONDS = 900.0
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class WorkloadResult:
+    """Outcome of one workload; :meth:`to_json` gives the ``--output`` entry."""
+
+    name: str
+    nodes: int
+    measured_pods: int
+    threshold: float | None
+    status: str = "ok"
+    error: str = ""
+    scheduled_pods: int = 0
+    duration_seconds: float = 0.0
+    create_seconds: float = 0.0
+    #: CPU seconds (user + system) of this process while the measured pods were scheduled
+    cpu_seconds: float = 0.0
+    attempts: int = 0
+    throughput: dict[str, float] = field(default_factory=dict)
+    latency: dict[str, float] = field(default_factory=dict)
+    peak_rss: int = 0
+    skipped_plugins: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape of issue 3 plus ``status``/``error``/bookkeeping fields."""
+        return {
+            "name": self.name, "nodes": self.nodes, "measuredPods": self.measured_pods,
+            "throughput": self.throughput,
+            "attemptLatencySeconds": self.latency,
+            "peakRssBytes": self.peak_rss, "upstreamThreshold": self.threshold,
+            "status": self.status, "error": self.error, "scheduledPods": self.scheduled_pods,
+            "durationSeconds": self.duration_seconds, "createSeconds": self.create_seconds,
+            "cpuSeconds": self.cpu_seconds,
+            "podsPerCpuSecond": self.scheduled_pods / self.cpu_seconds if self.cpu_seconds > 0 else 0.0,
+            "attempts": self.attempts, "skippedPlugins": self.skipped_plugins,
+        }
+
+
+class _Run:
+    def __init__(self, w: Workload, seed: int, progress: Progress | None, freeze_gc: bool) -> None:
+        from kubesched.clock import VirtualClock
+        from kubesched.cluster.memory import MemoryCluster
+        from kubesched.scheduler import new_scheduler
+
+        self.w = w
+        self.progress = progress
+        self.freeze_gc = freeze_gc
+        self.result = WorkloadResult(w.name, w.nodes, w.measured_pods, w.threshold)
+        self.clock = VirtualClock(0.0)
+        self.cluster = MemoryCluster(self.clock)
+        skipped: list[str] = []
+        self.sched = new_scheduler(self.cluster, None, clock=self.clock, seed=seed,
+                                   on_skipped_plugins=lambda _p, names: skipped.extend(names))
+        self.result.skipped_plugins = skipped
+        self.sched.start()
+        self.sched.queue.run()
+        self.bound: dict[str, int] = {}
+        self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod)
+        self.node_seq = 0
+        self.namespaces: set[str] = set()
+        self.churns: list[tuple[Op, list[tuple[str, str | None, str]], float]] = []
+        self.churn_seq = 0
+        self.done_measured = 0
+
+    def _on_pod(self, ev: Any) -> None:
+        if ev.type != "MODIFIED" or ev.old_object is None:
+            return
+        if (ev.object.get("spec") or {}).get("nodeName") and not (ev.old_object.get("spec") or {}).get("nodeName"):
+            tag = (ev.object["metadata"].get("labels") or {}).get(_OP_LABEL)
+            if tag is not None:
+                self.bound[tag] = self.bound.get(tag, 0) + 1
+
+    # ---- ops --------------------------------------------------------------------------------
+
+    def run(self) -> WorkloadResult:
+        for i, op in enumerate(self.w.ops):
+            if self.result.status != "ok":
+                break
+            getattr(self, "_op_" + op.opcode)(i, op)
+        return self.result
+
+    def _op_createNodes(self, i: int, op: Op) -> None:
+        assert op.template is not None
+        tmpl = op.template
+        meta = tmpl.get("metadata") or {}
+        objs = []
+        for k in range(op.count):
+            name = meta.get("name") if op.count == 1 and meta.get("name") else f"{meta.get('generateName', 'node-')}{self.node_seq}"
+            self.node_seq += 1
+            labels = dict(meta.get("labels") or {})
+            if op.label_key:
+                labels[op.label_key] = op.label_values[k % len(op.label_values)]
+            if op.unique_label_key:
+                labels[op.unique_label_key] = name
+            objs.append({**tmpl, "metadata": {**meta, "name": name, "labels": labels}})
+        self.cluster.load(objs)
+        self._settle()
+
+    def _op_createNamespaces(self, i: int, op: Op) -> None:
+        for k in range(op.count):
+            self._ensure_namespace(f"{op.prefix}-{k}")
+
+    def _ensure_namespace(self, ns: str) -> None:
+        if ns in self.namespaces:
+            return
+        self.namespaces.add(ns)
+        if ns != "default":
+            self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+    def _op_createPods(self, i: int, op: Op) -> None:
+        assert op.template is not None
+        ns = op.namespace or f"namespace-{i}"
+        self._ensure_namespace(ns)
+        tmpl = op.template
+        meta = tmpl.get("metadata") or {}
+        prefix = f"{meta.get('generateName', 'pod-')}{i}-"
+        labels = {**(meta.get("labels") or {}), _OP_LABEL: str(i)}
+        spec = tmpl.get("spec") or {}
+        if op.collect_metrics and self.freeze_gc:
+            gc.collect()
+            gc.freeze()
+        t0 = time.perf_counter()
+        create = self.cluster.create
+        for k in range(op.count):
+            create({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": f"{prefix}{k}", "namespace": ns, "labels": labels}, "spec": spec})
+        if op.collect_metrics:
+            self.result.create_seconds = time.perf_counter() - t0
+        self._schedule_until(str(i), op.count, op.collect_metrics)
+
+    def _op_barrier(self, i: int, op: Op) -> None:
+        self._settle()
+
+    def _op_sleep(self, i: int, op: Op) -> None:
+        self.clock.advance_to(self.clock.now() + op.duration_seconds)
+        self._settle()
+
+    def _op_churn(self, i: int, op: Op) -> None:
+        self.churns.append((op, [], time.perf_counter()))
+
+    # ---- scheduling -------------------------------------------------------------------------
+
+    def _settle(self) -> None:
+        """Schedule whatever is poppable now (no clock jumps)."""
+        while self.sched.schedule_next():
+            pass
+
+    def _churn(self) -> None:
+        now = time.perf_counter()
+        for j, (op, live, last) in enumerate(self.churns):
+            if now - last < op.interval_seconds or not op.templates:
+                continue
+            self.churns[j] = (op, live, now)
+            for t in op.templates:
+                self.churn_seq += 1
+                meta = t.get("metadata") or {}
+                name = f"{meta.get('generateName', meta.get('name', 'churn-'))}{self.churn_seq}"
+                obj = {**t, "metadata": {**meta, "name": name}}
+                if obj.get("kind") == "Pod":
+                    obj["metadata"]["namespace"] = meta.get("namespace", "default")
+                created = self.cluster.create(obj)
+                cm = created["metadata"]
+                live.append((created["kind"], cm.get("namespace") if created["kind"] != "Node" else None, cm["name"]))
+            if op.mode == "recreate":
+                while len(live) > len(op.templates):
+                    kind, ns, name = live.pop(0)
+                    self.cluster.delete(kind, ns, name)
+            elif op.count and len(live) >= op.count * len(op.templates):
+                op.templates = []
+
+    def _schedule_until(self, tag: str, count: int, measure: bool) -> None:
+        sched, clock = self.sched, self.clock
+        collector = ThroughputCollector()
+        latencies: list[float] = []
+        attempts = 0
+        last_bound = 0
+        stall_since = clock.now()
+        progress = self.progress if measure else None
+        if measure:
+            collector.start()
+            cpu0 = time.process_time()
+        perf = time.perf_counter
+        while True:
+            done = self.bound.get(tag, 0)
+            if done >= count:
+                break
+            if self.churns:
+                self._churn()
+            t0 = perf()
+            if sched.schedule_next():
+                attempts += 1
+                if measure:
+                    latencies.append(perf() - t0)
+                    done = self.bound.get(tag, 0)
+                    if done != last_bound:
+                        collector.add(done - last_bound)
+                        if progress is not None and (done % 256 == 0 or done >= count):
+                            progress(done, count)
+                if done != last_bound:
+                    last_bound = done
+                    stall_since = clock.now()
+                continue
+            if clock.now() - stall_since > STALL_VIRTUAL_SECONDS:
+                self.result.status = "incomplete"
+                self.result.error = f"{count - done} of {count} pods still unscheduled after " \
+                                    f"{STALL_VIRTUAL_SECONDS:.0f} virtual seconds without progress"
+                break
+            nxt = clock.next_timer_time()
+            clock.advance_to(max(nxt if nxt is not None else clock.now() + 1.0, clock.now()))
+        if measure:
+            collector.stop()
+            self.result.cpu_seconds = time.process_time() - cpu0
+            latencies.sort()
+            r = self.result
+            r.scheduled_pods = self.bound.get(tag, 0)
+            r.duration_seconds = collector.elapsed
+            r.attempts = attempts
+            r.throughput = collector.summary()
+            r.latency = {"perc50": percentile(latencies, 50), "perc90": percentile(latencies, 90),
+                         "perc99": percentile(latencies, 99)}
+            if progress is not None:
+                progress(r.scheduled_pods, count)
+
+
+#: label put on bench pods: index of the createPods op that made them (counts bound pods per op)
+_OP_LABEL = "kubesched.bench/op"
+
+
+def run_workload(w: Workload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
+    """Run ``w`` in this process. ``progress(done, total)`` is called while measured pods get bound.
+    ``freeze_gc``: ``gc.freeze()`` the loaded objects before the measured op (fewer GC passes)."""
+    result = WorkloadResult(w.name, w.nodes, w.measured_pods, w.threshold)
+    try:
+        run = _Run(w, seed, progress, freeze_gc)
+        result = run.run()
+    except Exception as e:  # noqa: BLE001 - a failing workload is a result row, not a crash
+        result.status = "failed"
+        result.error = f"{type(e).__name__}: {e}"
+        result.error += "\n" + "".join(traceback.format_exc(limit=3))
+    finally:
+        gc.unfreeze()
+    result.peak_rss = peak_rss_bytes()
+    return result
+
+
+def _child(conn: Any, w: Workload, seed: int, freeze_gc: bool) -> None:
+    res = run_workload(w, seed=seed, progress=lambda d, t: conn.send(("progress", d, t)), freeze_gc=freeze_gc)
+    conn.send(("result", res))
+    conn.close()
+
+
+def run_isolated(w: Workload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
+    """Run ``w`` in a forked child process, so that its peak RSS and heap are its own."""
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        return run_workload(w, seed=seed, progress=progress, freeze_gc=freeze_gc)
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, w, seed, freeze_gc), daemon=True)
+    proc.start()
+    child.close()
+    result: WorkloadResult | None = None
+    try:
+        while True:
+            try:
+                msg = parent.recv()
+            except EOFError:
+                break
+            if msg[0] == "progress" and progress is not None:
+                progress(msg[1], msg[2])
+            elif msg[0] == "result":
+                result = msg[1]
+    finally:
+        proc.join()
+    if result is None:
+        result = WorkloadResult(w.name, w.nodes, w.measured_pods, w.threshold, status="failed",
+                                error=f"benchmark process exited with code {proc.exitcode}")
+    return result

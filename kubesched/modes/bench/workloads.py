@@ -1,0 +1,207 @@
+"""Benchmark workloads in the shape of upstream ``scheduler_perf`` config files
+(``test/integration/scheduler_perf/config/performance-config.yaml``).
+
+A file is a list of **test cases**: ``name``, optional ``defaultPodTemplatePath``, a
+``workloadTemplate`` (list of ops) and ``workloads`` (``name``, ``params``, ``threshold``).
+Ops: ``createNodes`` (``count``/``countParam``, ``nodeTemplatePath``, ``labelNodePrepareStrategy``
+``{labelKey, labelValues}`` (values assigned round-robin), ``uniqueNodeLabelStrategy`` ``{labelKey}``),
+``createNamespaces`` (``prefix``, ``count``), ``createPods`` (``count``/``countParam``,
+``podTemplatePath``, ``namespace``, ``collectMetrics``), ``churn`` (``mode`` create|recreate,
+``templatePaths``, ``intervalMilliseconds``, ``number``), ``barrier`` and ``sleep``
+(``duration``, e.g. ``5s``; advances the virtual clock). ``countParam: $x`` takes the workload's
+``params.x``. Template paths are relative to ``kubesched/modes/bench/templates`` (or absolute).
+
+Errors in a file raise :class:`~kubesched.errors.ConfigError` naming the field path.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.errors import ConfigError
+
+OPCODES = ("createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep")
+
+
+@dataclass(slots=True)
+class Op:
+    """One op of a workload template, with ``count`` resolved from the params."""
+
+    opcode: str
+    count: int = 0
+    template: dict[str, Any] | None = None
+    templates: list[dict[str, Any]] = field(default_factory=list)
+    namespace: str | None = None
+    collect_metrics: bool = False
+    label_key: str | None = None
+    label_values: list[str] = field(default_factory=list)
+    unique_label_key: str | None = None
+    prefix: str = "namespace"
+    mode: str = "create"
+    interval_seconds: float = 0.5
+    duration_seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class Workload:
+    """A runnable workload: ``name`` is ``TestCase/Workload``; ``threshold`` in pods/s (or None)."""
+
+    name: str
+    ops: list[Op]
+    params: dict[str, int]
+    threshold: float | None
+
+    @property
+    def nodes(self) -> int:
+        """Nodes created by the workload."""
+        return sum(op.count for op in self.ops if op.opcode == "createNodes")
+
+    @property
+    def measured_pods(self) -> int:
+        """Pods created by ``collectMetrics`` ops."""
+        return sum(op.count for op in self.ops if op.opcode == "createPods" and op.collect_metrics)
+
+
+def templates_dir() -> Path:
+    """The directory of the shipped node/pod templates."""
+    return Path(str(resources.files("kubesched.modes.bench") / "templates"))
+
+
+def _load_template(path: str, where: str, base: Path) -> dict[str, Any]:
+    p = Path(path)
+    if not p.is_absolute():
+        p = base / p
+    try:
+        with open(p, encoding="utf-8") as f:
+            obj = yaml.safe_load(f)
+    except OSError as e:
+        raise ConfigError(where, f"cannot read template {path!r}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(where, f"invalid YAML in template {path!r}: {e}") from None
+    if not isinstance(obj, dict):
+        raise ConfigError(where, f"template {path!r} must be a mapping")
+    return obj
+
+
+def _count(raw: dict[str, Any], params: dict[str, Any], where: str) -> int:
+    if "countParam" in raw:
+        ref = raw["countParam"]
+        if not isinstance(ref, str) or not ref.startswith("$"):
+            raise ConfigError(f"{where}.countParam", "must look like $paramName")
+        if ref[1:] not in params:
+            raise ConfigError(f"{where}.countParam", f"parameter {ref[1:]!r} not set by the workload")
+        v = params[ref[1:]]
+    else:
+        v = raw.get("count", 0)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise ConfigError(f"{where}.count", "must be a non-negative integer")
+    return v
+
+
+def _duration(v: Any, where: str) -> float:
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return float(v)
+    from kubesched.config.duration import parse_go_duration
+
+    try:
+        return float(parse_go_duration(str(v)))
+    except (ValueError, TypeError):
+        raise ConfigError(where, f"invalid duration {v!r}") from None
+
+
+def _op(raw: Any, params: dict[str, Any], default_pod: str | None, where: str, base: Path) -> Op:
+    if not isinstance(raw, dict):
+        raise ConfigError(where, "must be a mapping")
+    code = raw.get("opcode")
+    if code not in OPCODES:
+        raise ConfigError(f"{where}.opcode", f"unknown opcode {code!r} (one of {', '.join(OPCODES)})")
+    op = Op(code)
+    if code in ("createNodes", "createPods", "createNamespaces"):
+        op.count = _count(raw, params, where)
+    if code == "createNodes":
+        op.template = _load_template(raw.get("nodeTemplatePath", "node-default.yaml"), f"{where}.nodeTemplatePath", base)
+        lab = raw.get("labelNodePrepareStrategy")
+        if lab is not None:
+            if not isinstance(lab, dict) or not lab.get("labelKey") or not lab.get("labelValues"):
+                raise ConfigError(f"{where}.labelNodePrepareStrategy", "needs labelKey and labelValues")
+            op.label_key = str(lab["labelKey"])
+            op.label_values = [str(v) for v in lab["labelValues"]]
+        uniq = raw.get("uniqueNodeLabelStrategy")
+        if uniq is not None:
+            if not isinstance(uniq, dict) or not uniq.get("labelKey"):
+                raise ConfigError(f"{where}.uniqueNodeLabelStrategy", "needs labelKey")
+            op.unique_label_key = str(uniq["labelKey"])
+    elif code == "createPods":
+        path = raw.get("podTemplatePath", default_pod)
+        if path is None:
+            raise ConfigError(f"{where}.podTemplatePath", "required (no defaultPodTemplatePath)")
+        op.template = _load_template(path, f"{where}.podTemplatePath", base)
+        op.namespace = raw.get("namespace")
+        op.collect_metrics = bool(raw.get("collectMetrics", False))
+    elif code == "createNamespaces":
+        op.prefix = str(raw.get("prefix", "namespace"))
+    elif code == "churn":
+        op.mode = str(raw.get("mode", "create"))
+        if op.mode not in ("create", "recreate"):
+            raise ConfigError(f"{where}.mode", f"unknown churn mode {op.mode!r} (create or recreate)")
+        paths = raw.get("templatePaths") or []
+        op.templates = [_load_template(p, f"{where}.templatePaths[{i}]", base) for i, p in enumerate(paths)]
+        op.interval_seconds = float(raw.get("intervalMilliseconds", 500)) / 1000.0
+        op.count = int(raw.get("number", 0))
+    elif code == "sleep":
+        op.duration_seconds = _duration(raw.get("duration", 0), f"{where}.duration")
+    return op
+
+
+def load_workloads(path: str | Path | None = None) -> list[Workload]:
+    """Every workload of a config file (default: the shipped ``performance-config.yaml``)."""
+    if path is None:
+        path = Path(str(resources.files("kubesched.modes.bench") / "workloads" / "performance-config.yaml"))
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(str(path), f"cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(str(path), f"invalid YAML: {e}") from None
+    if not isinstance(raw, list):
+        raise ConfigError(str(path), "must be a list of test cases")
+    base = templates_dir()
+    out: list[Workload] = []
+    for i, tc in enumerate(raw):
+        where = f"[{i}]"
+        if not isinstance(tc, dict) or not tc.get("name"):
+            raise ConfigError(f"{where}.name", "required")
+        ops_raw = tc.get("workloadTemplate")
+        if not isinstance(ops_raw, list):
+            raise ConfigError(f"{where}.workloadTemplate", "must be a list of ops")
+        for j, w in enumerate(tc.get("workloads") or []):
+            wwhere = f"{where}.workloads[{j}]"
+            if not isinstance(w, dict) or not w.get("name"):
+                raise ConfigError(f"{wwhere}.name", "required")
+            params = dict(w.get("params") or {})
+            ops = [_op(copy.deepcopy(o), params, tc.get("defaultPodTemplatePath"), f"{where}.workloadTemplate[{k}]", base)
+                   for k, o in enumerate(ops_raw)]
+            thr = w.get("threshold")
+            out.append(Workload(f"{tc['name']}/{w['name']}", ops, params, float(thr) if thr is not None else None))
+    return out
+
+
+def select(workloads: list[Workload], names: list[str]) -> list[Workload]:
+    """Workloads named exactly, or all of a test case when a name has no ``/``. Raises
+    :class:`ConfigError` for an unknown name."""
+    if not names:
+        return workloads
+    out: list[Workload] = []
+    for n in names:
+        hit = [w for w in workloads if w.name == n or w.name.split("/")[0] == n]
+        if not hit:
+            raise ConfigError("WORKLOAD", f"unknown workload {n!r} (see kubesched bench --list)")
+        out.extend(w for w in hit if w not in out)
+    return out

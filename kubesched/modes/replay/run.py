@@ -1,0 +1,510 @@
+"""``kubesched replay``: run a workload through the real scheduler over virtual time, with a
+kubelet image model, once per scheduler config, and measure pod start-up.
+
+One run (:func:`run_replay`) is a discrete-event loop on a :class:`~kubesched.clock.VirtualClock`
+against a :class:`~kubesched.cluster.memory.MemoryCluster`:
+
+1. the workload's nodes are loaded, the scheduler (:func:`~kubesched.scheduler.factory.new_scheduler`:
+   queue, cycle, cache, binding, exactly as ``simulate`` and ``run`` use it) is started;
+2. each pod is created at its arrival time;
+3. while the queue has a poppable pod, one scheduling cycle runs (``Scheduler.schedule_one``; the
+   binding cycle runs inline). Scheduling takes no virtual time unless ``attempt_seconds`` > 0:
+   then the scheduler is busy for that long after each attempt (it pops the next pod only then);
+   events during that time still happen on time;
+4. otherwise the clock advances to the next event: the next arrival, the next clock timer (kubelet
+   pull phases, container starts, image GC ticks, pod finishes, node status refreshes, Permit
+   timeouts), the next backoff flush, the next unschedulable-pods flush or the next planner tick.
+   The queue's two background loops are driven at the times ``PriorityQueue.run`` would use:
+   ``flush_backoff_q_completed`` on whole seconds (only when the backoff queue is not empty) and
+   ``flush_unschedulable_pods_leftover`` every 30 s from the origin (only while unschedulable
+   pods exist);
+5. a bound pod (seen on the cluster watch) is handed to the kubelet model (``pod_bound``); its
+   container starts after its pulls (``on_container_started``); it then runs for its duration and
+   finishes: ``pod_finished`` in the model and the Pod is deleted, freeing its resources;
+6. every ``status_update_seconds`` (10 s, the kubelet's ``nodeStatusUpdateFrequency``) the nodes
+   whose images changed get their ``status.images`` patched (``refresh_node_status``) - the only
+   image information the scheduler sees;
+7. the run ends when no arrival, timer, backoff or poppable pod is left. Pods still pending then
+   are "never scheduled"; pods running until the end stay running.
+
+A pod deleted by the scheduler (preemption victim) is finished in the model and marked
+``preempted``; it is not recreated. The kubelet model does not write pod phases; the scheduler
+does not need them for bound pods.
+
+Pre-pull planners (:mod:`kubesched.prepull.hook`) get ``attach`` / ``on_pod_pending`` /
+``on_pod_bound`` / ``tick`` callbacks and act through ``KubeletModel.prepull``.
+
+The public API: :func:`run_replay` (one config), :func:`run_replays` (several configs, same
+workload and seed), :class:`ReplayResult` (timelines, metrics, series; ``summary()`` gives the
+``report.json`` entry).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.node import Node
+from kubesched.api.pod import Pod
+from kubesched.clock import VirtualClock
+from kubesched.cluster.client import WatchEvent
+from kubesched.cluster.memory import MemoryCluster
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.errors import ManifestError
+from kubesched.images.catalogue import ImageCatalogue
+from kubesched.kubelet.config import KubeletImageConfig
+from kubesched.kubelet.model import KubeletModel
+from kubesched.kubelet.pull_records import PullMetrics
+from kubesched.modes.replay.metrics import PHASES, AllocationTracker, PodTimeline, SeriesPoint, percentiles
+from kubesched.prepull.hook import DEFAULT_TICK_SECONDS, PlannerContext, PlannerFactory, PrePullPlannerHook
+from kubesched.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
+from kubesched.scheduler import Scheduler, new_scheduler
+from kubesched.trace.workload import Workload
+
+__all__ = ["run_replay", "run_replays", "ReplayResult", "ReplayProgress", "ConfigSpec", "CLOCK_ORIGIN",
+           "check_images"]
+
+#: virtual clock time of replay second 0 (2025-01-01T00:00:00Z; a multiple of every period used)
+CLOCK_ORIGIN = 1735689600.0
+#: kubelet ``nodeStatusUpdateFrequency`` default (s)
+STATUS_UPDATE_SECONDS = 10.0
+#: samples taken for the time series (plots)
+SAMPLE_POINTS = 400
+
+#: ``progress(virtual seconds since origin, pods created, pods total)``
+ReplayProgress = Callable[[float, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSpec:
+    """One scheduler config to replay: ``name`` (as reported, e.g. the file name) and the parsed
+    config (None = the upstream default profile)."""
+
+    name: str
+    config: KubeSchedulerConfiguration | None
+
+
+@dataclass
+class ReplayResult:
+    """The outcome of one run.
+
+    ``timelines`` (one per workload pod, in workload order), ``pull_metrics`` (the kubelet
+    model's run totals), ``mean_allocated_fraction`` (time-weighted over ``[0, horizon]``),
+    ``series`` (sampled state, for plots), ``attempts`` (scheduling cycles run), ``end_time``
+    (virtual seconds when the run ended), ``wall_seconds`` (real time the run took), ``planners``
+    (their class names).
+    """
+
+    config: str
+    profiles: list[str]
+    workload: str
+    seed: int | None
+    horizon: float
+    timelines: list[PodTimeline]
+    pull_metrics: PullMetrics
+    mean_allocated_fraction: dict[str, float]
+    series: list[SeriesPoint]
+    attempts: int
+    end_time: float
+    wall_seconds: float
+    planners: list[str] = field(default_factory=list)
+
+    @property
+    def scheduled(self) -> int:
+        """Pods bound at least once."""
+        return sum(1 for t in self.timelines if t.bound is not None)
+
+    @property
+    def never_scheduled(self) -> int:
+        return len(self.timelines) - self.scheduled
+
+    def phase_values(self, prop: str) -> list[float]:
+        """Values of PodTimeline property ``prop`` over the pods that reached it."""
+        out = []
+        for t in self.timelines:
+            v = getattr(t, prop)
+            if v is not None:
+                out.append(v)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """The ``report.json`` entry: the keys of issue 4 (``config``, ``pods``, ``scheduled``,
+        ``neverScheduled``, ``startupLatencySeconds``, ``pullSeconds``, ``bytesPulled``,
+        ``cacheHitRatio``, ``meanAllocatedFraction``) plus the other phases' percentiles and run
+        details. A percentile block is null when no pod reached the phase."""
+        m = self.pull_metrics
+        out: dict[str, Any] = {
+            "config": self.config,
+            "pods": len(self.timelines),
+            "scheduled": self.scheduled,
+            "neverScheduled": self.never_scheduled,
+            "startupLatencySeconds": percentiles(self.phase_values("startup")),
+            "pullSeconds": percentiles(self.phase_values("pull")),
+            "bytesPulled": m.bytes_pulled,
+            "cacheHitRatio": m.cache_hit_ratio,
+            "meanAllocatedFraction": dict(self.mean_allocated_fraction),
+        }
+        for key, prop in PHASES:
+            if key not in out:
+                out[key] = percentiles(self.phase_values(prop))
+        out.update({
+            "started": sum(1 for t in self.timelines if t.started is not None),
+            "preempted": sum(1 for t in self.timelines if t.preempted),
+            "bytesRequested": m.bytes_requested,
+            "bytesCacheHit": m.bytes_cache_hit,
+            "bytesJoined": m.bytes_joined,
+            "bytesPrepulled": m.bytes_prepulled,
+            "pullsStarted": m.pulls_started,
+            "pullsJoined": m.pulls_joined,
+            "prepulls": m.prepulls,
+            "imageGCRuns": m.gc_runs,
+            "imagesRemoved": m.images_removed,
+            "schedulingAttempts": self.attempts,
+            "profiles": list(self.profiles),
+            "planners": list(self.planners),
+            "seed": self.seed,
+            "horizonSeconds": self.horizon,
+            "endSeconds": self.end_time,
+            "wallSeconds": round(self.wall_seconds, 3),
+        })
+        return out
+
+
+def check_images(workload: Workload, catalogue: ImageCatalogue) -> None:
+    """Raise :class:`~kubesched.errors.ManifestError` (``Pod ns/name: spec.containers[i].image``)
+    for the first workload pod whose image is not in ``catalogue``."""
+    for wp in workload.pods:
+        spec = wp.manifest.get("spec") or {}
+        for field_name in ("initContainers", "containers"):
+            for i, c in enumerate(spec.get(field_name) or []):
+                image = c.get("image") if isinstance(c, Mapping) else None
+                if not isinstance(image, str) or catalogue.get(image) is None:
+                    raise ManifestError(f"spec.{field_name}[{i}].image",
+                                        f"image {image!r} is not in the image catalogue {catalogue.where}",
+                                        f"Pod {wp.key}")
+
+
+class _Run:
+    """State of one replay run (see the module docstring for the loop)."""
+
+    def __init__(self, workload: Workload, spec: ConfigSpec, catalogue: ImageCatalogue,
+                 kubelet_config: KubeletImageConfig, seed: int | None, planners: Sequence[PrePullPlannerHook],
+                 attempt_seconds: float, status_update_seconds: float, sample_points: int,
+                 progress: ReplayProgress | None) -> None:
+        self.workload = workload
+        self.spec = spec
+        self.seed = seed
+        self.origin = CLOCK_ORIGIN
+        self.clock = VirtualClock(self.origin)
+        self.cluster = MemoryCluster(self.clock, history_limit=1000, event_limit=1000)
+        self.catalogue = catalogue
+        self.model = KubeletModel(self.clock, catalogue, kubelet_config,
+                                  on_container_started=self._container_started,
+                                  on_images_changed=self._images_changed)
+        self.planners = list(planners)
+        self.attempt_seconds = attempt_seconds
+        self.status_period = status_update_seconds
+        self.progress = progress
+        self.timelines: dict[str, PodTimeline] = {wp.key: PodTimeline(wp.key, wp.arrival) for wp in workload.pods}
+        self.durations = {wp.key: wp.duration for wp in workload.pods}
+        self.requests: dict[str, Mapping[str, int]] = {}
+        self.finish_timers: dict[str, Any] = {}
+        self.status_timer: Any = None
+        self.current: str | None = None
+        self.attempts = 0
+        self.pending = 0
+        self.running = 0
+        allocatable: dict[str, int] = {}
+        for obj in workload.nodes:
+            try:
+                node = Node.from_manifest(obj)
+            except ManifestError as e:
+                raise e.located(f"Node {(obj.get('metadata') or {}).get('name')}") from None
+            for r, v in node.allocatable.items():
+                allocatable[r] = allocatable.get(r, 0) + v
+        self.tracker = AllocationTracker(allocatable, workload.horizon)
+        self.series: list[SeriesPoint] = []
+        self.sample_points = sample_points if workload.horizon > 0 else 0
+        self.sample_index = 0
+
+    # ------------------------------------------------------------------ helpers
+
+    def t(self) -> float:
+        """Seconds since the origin."""
+        return self.clock.now() - self.origin
+
+    def _sample(self, t: float) -> None:
+        m = self.model.metrics
+        self.series.append(SeriesPoint(t, m.bytes_pulled, m.bytes_requested, m.bytes_cache_hit, self.pending,
+                                       self.running, self.tracker.fractions()))
+
+    def _samples_before(self, limit: float) -> None:
+        """Take the samples due strictly before clock time ``limit``: sample k of
+        ``sample_points`` is at ``horizon * k / sample_points`` seconds since the origin."""
+        points = self.sample_points
+        horizon = self.workload.horizon
+        while self.sample_index <= points:
+            at = horizon * self.sample_index / points if points else 0.0
+            if self.origin + at >= limit:
+                return
+            self._sample(at)
+            self.sample_index += 1
+
+    # ------------------------------------------------------------------ callbacks
+
+    def _on_pod_event(self, ev: WatchEvent) -> None:
+        obj = ev.object
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        tl = self.timelines.get(key)
+        if tl is None:
+            return
+        node = (obj.get("spec") or {}).get("nodeName")
+        if ev.type == "MODIFIED":
+            old = ev.old_object or {}
+            if node and not (old.get("spec") or {}).get("nodeName"):
+                self._bound(key, tl, obj, node)
+        elif ev.type == "DELETED" and node and tl.finished is None and tl.bound is not None:
+            # deleted by someone else than the replay (a preemption victim)
+            tl.preempted = True
+            self._finish(key, tl, node, delete=False)
+
+    def _bound(self, key: str, tl: PodTimeline, obj: Mapping[str, Any], node: str) -> None:
+        t = self.t()
+        if self.current == key:
+            tl.assumed = t
+        tl.bound = t
+        tl.node = node
+        pod = Pod.from_manifest(obj)
+        self.requests[key] = pod.requests
+        self.tracker.add(pod.requests, t)
+        self.pending -= 1
+        self.running += 1
+        tl.images = tuple(self.catalogue[i].name for i in pod.images)
+        self.model.pod_bound(node, key, pod.images)
+        for planner in self.planners:
+            planner.on_pod_bound(pod, node, t)
+
+    def _container_started(self, key: str, node: str, when: float) -> None:
+        tl = self.timelines[key]
+        t = when - self.origin
+        tl.started = t
+        record = self.model.records[key]
+        tl.pulls_done = None if record.pulls_done_at is None else record.pulls_done_at - self.origin
+        tl.pull_wait_seconds = record.pull_wait_seconds
+        tl.pull_seconds = record.pull_seconds
+        tl.bytes_requested = record.bytes_requested
+        tl.bytes_cache_hit = record.bytes_cache_hit
+        tl.bytes_pulled = record.bytes_pulled
+        duration = self.durations[key]
+        if duration is not None:
+            self.finish_timers[key] = self.clock.call_at(when + duration, lambda: self._finish(key, tl, node))
+
+    def _finish(self, key: str, tl: PodTimeline, node: str, delete: bool = True) -> None:
+        t = self.t()
+        tl.finished = t
+        timer = self.finish_timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        self.model.pod_finished(node, key)
+        self.tracker.remove(self.requests.pop(key), t)
+        self.running -= 1
+        if delete:
+            ns, _, name = key.partition("/")
+            self.cluster.delete("Pod", ns, name)
+
+    def _images_changed(self, node: str, when: float) -> None:
+        if self.status_timer is None:
+            period = self.status_period
+            rel = when - self.origin
+            tick = self.origin + (math.floor(rel / period) + 1) * period if period > 0 else when
+            self.status_timer = self.clock.call_at(tick, self._refresh_status)
+
+    def _refresh_status(self) -> None:
+        self.status_timer = None
+        for node in self.model.pop_dirty_nodes():
+            self.model.refresh_node_status(self.cluster, node)
+
+    # ------------------------------------------------------------------ the loop
+
+    def _attempt(self) -> bool:
+        sched = self.scheduler
+        qpi = sched.queue.pop()
+        if qpi is None:
+            return False
+        key = qpi.pod.key
+        tl = self.timelines.get(key)
+        t = self.t()
+        if tl is not None:
+            if tl.first_attempt is None:
+                tl.first_attempt = t
+            tl.attempts += 1
+        self.attempts += 1
+        self.current = key
+        try:
+            sched.schedule_one(qpi)
+        finally:
+            self.current = None
+        if tl is not None and tl.bound is None and sched.cache.is_assumed_pod(qpi.pod):
+            tl.assumed = t  # reserved, waiting in Permit: bound later
+        return True
+
+    def run(self) -> ReplayResult:
+        wall0 = time.perf_counter()
+        wl = self.workload
+        self.cluster.load([dict(n) for n in wl.nodes])
+        for obj in wl.nodes:
+            self.model.add_node(str((obj.get("metadata") or {}).get("name")))
+        self.scheduler: Scheduler = new_scheduler(self.cluster, self.spec.config, clock=self.clock, seed=self.seed,
+                                                  record=False)
+        self.scheduler.start()
+        self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod_event)
+        ctx = PlannerContext(self.model, self.cluster, self.scheduler, self.clock, self.catalogue, self.origin)
+        ticks = []
+        for planner in self.planners:
+            planner.attach(ctx)
+            ticks.append(float(getattr(planner, "tick_seconds", DEFAULT_TICK_SECONDS) or DEFAULT_TICK_SECONDS))
+        origin = self.origin
+        # the loop works in absolute clock time (floats compared exactly with the clock's own
+        # values); times are turned into seconds since the origin only for recording
+        next_tick = [origin for _ in self.planners]
+        queue = self.scheduler.queue
+        pods = wl.pods
+        arrivals = [origin + p.arrival for p in pods]
+        total = len(pods)
+        i = 0
+        busy_until = -math.inf
+        last_leftover = -math.inf
+        period = UNSCHEDULABLE_FLUSH_PERIOD
+        loops = 0
+        clock = self.clock
+        while True:
+            loops += 1
+            if self.progress is not None and loops % 256 == 0:
+                self.progress(self.t(), i, total)
+            now = clock.now()
+            while i < total and arrivals[i] <= now:
+                self._create(pods[i])
+                i += 1
+            for j, planner in enumerate(self.planners):
+                if next_tick[j] <= now:
+                    planner.tick(now - origin)
+                    next_tick[j] = origin + (math.floor((now - origin) / ticks[j]) + 1) * ticks[j]
+            if now >= busy_until and self._attempt():
+                if self.attempt_seconds > 0:
+                    busy_until = now + self.attempt_seconds
+                continue
+            # nothing to schedule now: find the next event
+            hard: list[float] = []
+            if i < total:
+                hard.append(arrivals[i])
+            nt = clock.next_timer_time()
+            if nt is not None:
+                hard.append(nt)
+            backoff_at = None
+            if queue.len_backoff() > 0:
+                # the queue's backoff flush runs on whole seconds and releases a pod at the first
+                # tick whose floor is past its expiry
+                expiry = queue.next_backoff_expiry()
+                tick = math.floor(expiry) + 1 if expiry is not None else math.floor(now) + 1
+                backoff_at = float(max(tick, math.floor(now) + 1))
+                hard.append(backoff_at)
+            if now < busy_until and queue.len_active() > 0:
+                hard.append(busy_until)
+            if not hard:
+                break
+            nxt = min(hard)
+            leftover_at = None
+            if queue.len_unschedulable() > 0:
+                k = math.ceil((now - origin) / period)
+                if origin + k * period <= last_leftover:
+                    k += 1
+                leftover_at = origin + k * period
+                nxt = min(nxt, leftover_at)
+            for j in range(len(self.planners)):
+                nxt = min(nxt, next_tick[j])
+            nxt = max(nxt, now)
+            self._samples_before(nxt)
+            clock.advance_to(nxt)
+            if backoff_at is not None and nxt >= backoff_at:
+                queue.flush_backoff_q_completed()
+            if leftover_at is not None and nxt >= leftover_at:
+                last_leftover = leftover_at
+                queue.flush_unschedulable_pods_leftover()
+        end = self.t()
+        self._samples_before(math.inf)
+        if self.progress is not None:
+            self.progress(end, i, total)
+        mean = self.tracker.mean_fractions()
+        return ReplayResult(
+            config=self.spec.name, profiles=list(self.scheduler.profiles), workload=wl.description, seed=self.seed,
+            horizon=wl.horizon, timelines=[self.timelines[wp.key] for wp in pods], pull_metrics=self.model.metrics,
+            mean_allocated_fraction=mean, series=self.series, attempts=self.attempts, end_time=end,
+            wall_seconds=time.perf_counter() - wall0, planners=[type(p).__name__ for p in self.planners])
+
+    def _create(self, wp: Any) -> None:
+        now = self.t()
+        # the arrival as the clock sees it (same float rounding as every other recorded time)
+        self.timelines[wp.key].arrival = now
+        obj = self.cluster.create(dict(wp.manifest))
+        self.pending += 1
+        if self.planners:
+            pod = Pod.from_manifest(obj)
+            for planner in self.planners:
+                planner.on_pod_pending(pod, now)
+
+
+def run_replay(workload: Workload, spec: ConfigSpec | KubeSchedulerConfiguration | None = None, *,
+               catalogue: ImageCatalogue, kubelet_config: KubeletImageConfig | None = None,
+               seed: int | None = 0, planners: Sequence[PrePullPlannerHook] = (), attempt_seconds: float = 0.0,
+               status_update_seconds: float = STATUS_UPDATE_SECONDS, sample_points: int = SAMPLE_POINTS,
+               progress: ReplayProgress | None = None) -> ReplayResult:
+    """Replay ``workload`` once with scheduler config ``spec`` (a :class:`ConfigSpec`, a parsed
+    config, or None for the upstream default profile).
+
+    ``catalogue``: images of the pods (every pod image must be in it); ``kubelet_config``: the
+    kubelet image model settings (default: :class:`KubeletImageConfig` defaults updated with the
+    workload's ``kubelet`` overrides); ``seed``: the scheduler's tie-breaking seed;
+    ``planners``: pre-pull planner objects for this run (:mod:`kubesched.prepull.hook`);
+    ``attempt_seconds``: virtual time one scheduling attempt keeps the scheduler busy (>= 0);
+    ``status_update_seconds``: period of the node ``status.images`` refresh (> 0);
+    ``sample_points``: samples of the time series over ``[0, horizon]``; ``progress``: called
+    now and then with (virtual seconds, pods created, pods total).
+
+    Raises ManifestError for a pod image missing from the catalogue or a malformed node,
+    ConfigError for a bad config, ValueError for a negative ``attempt_seconds`` or a non-positive
+    ``status_update_seconds``.
+    """
+    if not attempt_seconds >= 0:
+        raise ValueError(f"attempt_seconds must be >= 0, got {attempt_seconds!r}")
+    if not status_update_seconds > 0:
+        raise ValueError(f"status_update_seconds must be > 0, got {status_update_seconds!r}")
+    if not isinstance(spec, ConfigSpec):
+        spec = ConfigSpec("upstream-default" if spec is None else "config", spec)
+    check_images(workload, catalogue)
+    if kubelet_config is None:
+        kubelet_config = KubeletImageConfig.from_mapping(workload.kubelet, workload.description) \
+            if workload.kubelet else KubeletImageConfig()
+    run = _Run(workload, spec, catalogue, kubelet_config, seed, planners, attempt_seconds, status_update_seconds,
+               sample_points, progress)
+    return run.run()
+
+
+def run_replays(workload: Workload, specs: Sequence[ConfigSpec], *, catalogue: ImageCatalogue,
+                kubelet_config: KubeletImageConfig | None = None, seed: int | None = 0,
+                planners: Sequence[PlannerFactory] = (), attempt_seconds: float = 0.0,
+                status_update_seconds: float = STATUS_UPDATE_SECONDS, sample_points: int = SAMPLE_POINTS,
+                progress: Callable[[ConfigSpec], ReplayProgress | None] | None = None) -> list[ReplayResult]:
+    """:func:`run_replay` for each spec in order, same workload and seed; ``planners`` are
+    factories called once per run (a fresh planner per config); ``progress(spec)`` returns the
+    progress callback of that run."""
+    results = []
+    for spec in specs:
+        results.append(run_replay(workload, spec, catalogue=catalogue, kubelet_config=kubelet_config, seed=seed,
+                                  planners=[make() for make in planners], attempt_seconds=attempt_seconds,
+                                  status_update_seconds=status_update_seconds, sample_points=sample_points,
+                                  progress=progress(spec) if progress is not None else None))
+    return results

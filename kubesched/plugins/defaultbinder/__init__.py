@@ -1,0 +1,1 @@
+"""The DefaultBinder plugin (``pkg/scheduler/framework/plugins/defaultbinder``)."""

@@ -1,0 +1,1 @@
+"""The DefaultPreemption plugin (``pkg/scheduler/framework/plugins/defaultpreemption``)."""

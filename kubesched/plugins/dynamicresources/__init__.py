@@ -1,0 +1,1 @@
+"""The DynamicResources plugin (``pkg/scheduler/framework/plugins/dynamicresources``)."""

@@ -1,0 +1,1 @@
+"""The ImageCacheWait plugin (kubesched's own; no upstream counterpart)."""

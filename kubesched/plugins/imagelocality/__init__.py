@@ -1,0 +1,1 @@
+"""The ImageLocality plugin (``pkg/scheduler/framework/plugins/imagelocality``)."""

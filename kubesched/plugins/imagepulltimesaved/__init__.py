@@ -1,0 +1,1 @@
+"""The ImagePullTimeSaved plugin (kubesched's own; no upstream counterpart)."""

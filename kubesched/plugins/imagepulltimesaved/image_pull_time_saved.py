@@ -1,0 +1,362 @@
+"""ImagePullTimeSaved: score nodes by the image pull time a pod would save there.
+
+A kubesched plugin (no upstream equivalent; it replaces what upstream's
+``pkg/scheduler/framework/plugins/imagelocality/image_locality.go`` tries to do, spec §8.7,
+whose own plugin stays exact in :mod:`kubesched.plugins.imagelocality.image_locality`).
+
+Score (raw, per node, milliseconds; may be negative)::
+
+    present  = bytes of the pod's distinct layers listed in the node's status.images
+    ours     = bytes of the pod's other layers in flight to the node (layers of the images of the
+               node's bound/assumed pods that status does not list yet)
+    flight   = every byte in flight to the node (for any pod)
+    p        = inFlightProgress (0.5: a pull in flight is assumed half done)
+    saved    = present + ours - (1 - p) * flight     # serializedPulls: the pod waits behind the
+                                                     # node's whole pull queue, its own layers included
+             = present + p * ours                    # serializedPulls: false
+    seconds  = saved / bandwidth(node)  (x damping(recent) when positive)
+    raw      = int(1000 * seconds)
+
+``saved / bandwidth`` is the pull time the pod saves there compared with pulling everything on an
+idle node: a node holding the image saves the whole pull, a node pulling it saves the part assumed
+done, and a node busy pulling *other* images costs time (negative) because the kubelet pulls one
+image at a time. So a pod that must pull goes to an idle node rather than queue behind a
+multi-GB pull, and a pod never prefers joining a fresh pull to a node that already has the image.
+
+* Layers come from the image catalogue (``cataloguePath``), so images sharing a CUDA or
+  PyTorch layer share credit; see :mod:`kubesched.images.layer_index` for what counts as
+  present or in flight (node ``status.images`` + images of the node's pods) and for names
+  (``nginx:1.25`` matches ``docker.io/library/nginx:1.25``).
+* ``bandwidth(node)``: node annotation/label ``kubesched.io/image-pull-bytes-per-second``, else
+  ``defaultBandwidthBytesPerSecond``.
+* No ImageLocality spread factor (``num_nodes / total_nodes``): that factor makes a cached
+  multi-GB image worth nothing exactly when it is on few nodes, which is when it matters.
+
+**Guard against piling** (why upstream has the spread factor: every replica of a workload
+chasing the one node holding its image). ``damping(recent) = min(1, recentBurst / (recent + 1))``
+where ``recent`` counts the pods with the same image set that this plugin saw reserved on the
+node during the last ``recentWindowSeconds``. A node takes ``recentBurst`` pods of one image per
+window at full credit (they share one pull, which is exactly the saving we want); past that its
+credit decays as ``burst / (n + 1)``, so a burst of replicas spills over to other nodes (which then
+pull in parallel and become holders themselves) instead of queueing behind one node's capacity
+and failure domain. We chose a recent-placement damping over a spare-capacity cap because the
+Filter plugins already refuse a node without room; what they do not prevent is the *correlated*
+placement of a burst, which is what damping addresses. It costs O(1) per node (a dict lookup).
+
+NormalizeScore: ``lo = min(0, min raw)``, ``score = 100 * (raw - lo) // max(max raw - lo,
+1000 * scoreScaleFloorSeconds)`` (integer arithmetic): without negative raws the best node gets 100
+when it saves at least the floor and savings far below the floor (a 2 MB busybox) score about 0;
+with a busy node (negative raw) in the list, idle nodes score above it.
+
+Batch form (``score_batch``, :mod:`kubesched.framework.batch`): per image set, ``(present, ours)``
+per node-table row, and ``flight`` and bandwidth per row, are cached and recomputed only for the
+rows whose NodeInfo changed since the last use, so a cycle costs O(changed nodes) instead of
+O(nodes x layers); the values equal the per-node ``score`` exactly (same float64 operations).
+PreScore returns Skip for a pod whose images have no known bytes (unknown to the catalogue and
+absent from every node status seen so far).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass as std_dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import Field
+from pydantic.dataclasses import dataclass
+
+from kubesched.api.pod import Pod
+from kubesched.config.args import ARGS_CONFIG
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import PreScorePlugin, ReservePlugin, ScoreExtensions, ScorePlugin
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
+from kubesched.framework.status import Code, Status
+from kubesched.images.layer_index import BANDWIDTH_KEY, ImageLayerIndex
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.node_table import NodeTable
+
+NAME: Final = "ImagePullTimeSaved"
+STATE_KEY: Final = "PreScore" + NAME
+#: size of the uid -> placement table above which entries older than the window are dropped
+_PRUNE_AT: Final = 4096
+#: image sets whose per-row saved-bytes column is kept for the batch path (least recently used dropped)
+COLUMN_CACHE_SIZE: Final = 256
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+class _Column:
+    """Per-row values of one node table, valid at table ``version`` (see :meth:`ImagePullTimeSaved.score_batch`)."""
+
+    __slots__ = ("table", "version", "values")
+
+    def __init__(self, table: NodeTable, version: int, values: np.ndarray) -> None:
+        self.table = table
+        self.version = version
+        self.values = values
+
+
+@dataclass(config=ARGS_CONFIG)
+class ImagePullTimeSavedArgs:
+    """Args of :class:`ImagePullTimeSaved` (YAML keys in camelCase).
+
+    * ``catalogue_path`` (``cataloguePath``): image catalogue YAML; None = the shipped
+      ``kubesched/data/image-catalogue.yaml``. Images not in it are one opaque layer.
+    * ``default_bandwidth_bytes_per_second``: pull throughput of a node without the
+      ``bandwidth_key`` annotation/label; default 80e6 B/s (pulls are bound by single-core gzip
+      inflate, 80-100 MB/s, ``../shared/data/image-catalogue-facts.md`` §3a, well under NIC speed).
+    * ``bandwidth_key``: node annotation (or label) with the node's throughput, bytes/s.
+    * ``score_scale_floor_seconds``: a saving of this many seconds or more can reach 100; default 10.
+    * ``recent_window_seconds``: window of the piling guard; default 300 (5 min).
+    * ``recent_burst``: pods of one image a node takes per window at full credit; default 8 (one
+      8-GPU node full of 1-GPU replicas). 0 disables the guard.
+    * ``in_flight_progress``: fraction of a pull in flight assumed already done when the pod
+      arrives (the scheduler does not see pull progress); default 0.5, in [0, 1].
+    * ``serialized_pulls``: the nodes' kubelets pull one image at a time (``serializeImagePulls``,
+      the kubelet default), so a pod bound to a node waits behind everything the node is still
+      pulling; default true. False: only the pod's own in-flight layers are waited for.
+    """
+
+    catalogue_path: str | None = None
+    default_bandwidth_bytes_per_second: float = Field(default=80e6, gt=0)
+    bandwidth_key: str = BANDWIDTH_KEY
+    score_scale_floor_seconds: float = Field(default=10.0, gt=0)
+    recent_window_seconds: float = Field(default=300.0, ge=0)
+    recent_burst: int = Field(default=8, ge=0)
+    in_flight_progress: float = Field(default=0.5, ge=0, le=1)
+    serialized_pulls: bool = True
+
+
+@std_dataclass(slots=True)
+class _PreScoreState:
+    key: tuple[str, ...]
+    now: float
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def damping(recent: int, burst: int) -> float:
+    """``min(1, burst / (recent + 1))``; 1.0 when ``burst`` is 0 (guard disabled)."""
+    if burst <= 0:
+        return 1.0
+    return min(1.0, burst / (recent + 1))
+
+
+class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePlugin):
+    """Score = estimated image pull seconds saved on the node (see the module docstring)."""
+
+    NAME = NAME
+    Args = ImagePullTimeSavedArgs
+
+    def __init__(self, args: ImagePullTimeSavedArgs | None = None, handle: Handle | None = None) -> None:
+        super().__init__(args or ImagePullTimeSavedArgs(), handle)
+        a: ImagePullTimeSavedArgs = self.args
+        self.index = ImageLayerIndex(a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second)
+        #: image set -> node -> reservation times (the piling guard's memory)
+        self._recent: dict[tuple[str, ...], dict[str, deque[float]]] = {}
+        self._reserved: dict[str, tuple[str, tuple[str, ...], float]] = {}
+        #: batch path: image set -> per-row saved bytes; and the per-row bandwidth column
+        self._saved_columns: OrderedDict[tuple[str, ...], _Column] = OrderedDict()
+        self._bandwidth_column: _Column | None = None
+        self._flight_column: _Column | None = None
+
+    # ---------------------------------------------------------------- time and the guard
+
+    def _now(self) -> float:
+        clock = getattr(self.handle, "clock", None) if self.handle is not None else None
+        return clock.now() if clock is not None else time.monotonic()
+
+    def recent_count(self, node: str, key: tuple[str, ...], now: float) -> int:
+        """Pods with image set ``key`` reserved on ``node`` in ``(now - window, now]``."""
+        by_node = self._recent.get(key)
+        q = by_node.get(node) if by_node is not None else None
+        if not q:
+            return 0
+        horizon = now - self.args.recent_window_seconds
+        while q and q[0] <= horizon:
+            q.popleft()
+        if not q:
+            self._forget(key, node)
+            return 0
+        return len(q)
+
+    def _forget(self, key: tuple[str, ...], node: str) -> None:
+        by_node = self._recent.get(key)
+        if by_node is not None:
+            by_node.pop(node, None)
+            if not by_node:
+                del self._recent[key]
+
+    # ---------------------------------------------------------------- PreScore / Score
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Skip when the pod's images have no known bytes; else store the per-cycle state."""
+        if self.index.pod_bytes(pod) == 0:
+            for ni in nodes:  # unknown image: learn its size from the nodes' status
+                self.index.node_layers(ni)
+            if self.index.pod_bytes(pod) == 0:
+                return Status(Code.Skip)
+        state.write(STATE_KEY, _PreScoreState(pod.images, self._now()))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Raw score: milliseconds of pull saved on the node, damped by the piling guard."""
+        try:
+            s: _PreScoreState = state.read(STATE_KEY)
+        except KeyError:
+            s = _PreScoreState(pod.images, self._now())
+        present, ours, flight = self.index.saved_parts(pod, node_info)
+        if present == 0 and flight == 0:
+            return 0, None
+        seconds = self._saved_bytes(present, ours, flight) / self.index.bandwidth(node_info.node)
+        if seconds > 0 and self.args.recent_burst > 0 and self._recent:
+            seconds *= damping(self.recent_count(node_info.name, s.key, s.now), self.args.recent_burst)
+        return int(1000 * seconds), None
+
+    def _saved_bytes(self, present: Any, ours: Any, flight: Any) -> Any:
+        """Bytes-equivalent of the pull time saved (works on ints and on int64 arrays alike):
+        ``present + ours - (1 - p) * flight`` with serialized pulls, else ``present + p * ours``."""
+        p = self.args.in_flight_progress
+        if self.args.serialized_pulls:
+            return (present + ours) - (1 - p) * flight
+        return present + p * ours
+
+    # ---------------------------------------------------------------- batch path (kubesched.framework.batch)
+
+    def _refresh_column(self, entry: _Column | None, table: NodeTable, dtype: type,
+                        value: Callable[[NodeInfo], Any], width: int = 0) -> _Column:
+        """``entry`` brought up to date with ``table``: rows changed since its version are
+        recomputed with ``value(NodeInfo)`` (0 for free rows); a new column for a new table.
+        ``width > 0`` makes it a ``(capacity, width)`` array (``value`` returns a tuple)."""
+        shape: tuple[int, ...] = (table.capacity, width) if width else (table.capacity,)
+        if entry is None or entry.table is not table:
+            col: np.ndarray = np.zeros(shape, dtype=dtype)
+            todo: Iterable[int] = range(len(table.infos))
+        else:
+            col = entry.values
+            if len(col) < table.capacity:
+                grown: np.ndarray = np.zeros(shape, dtype=dtype)
+                grown[: len(col)] = col
+                col = grown
+            todo = table.changed_rows(entry.version)
+        infos = table.infos
+        for row in todo:
+            if row >= len(infos):
+                continue
+            ni = infos[row]
+            col[row] = value(ni) if ni is not None and ni.node is not None else 0
+        return _Column(table, table.version, col)
+
+    def parts_columns(self, pod: Pod, table: NodeTable) -> tuple[IntArray, IntArray, IntArray]:
+        """Per-row ``(present, ours, flight)`` bytes of :meth:`ImageLayerIndex.saved_parts` for the
+        nodes of ``table``, cached (per image set for the first two) and recomputed only for the
+        rows changed since the last use: a cycle costs O(changed rows), not O(nodes x layers)."""
+        key = pod.images
+        index = self.index
+        entry = self._saved_columns.get(key)
+        if entry is not None:
+            self._saved_columns.move_to_end(key)
+        if entry is None or entry.table is not table or entry.version != table.version:
+            # (present, ours) per row, both refreshed with one saved_parts call per changed row
+            entry = self._refresh_column(entry, table, np.int64, lambda ni: index.saved_parts(pod, ni)[:2], width=2)
+            self._saved_columns[key] = entry
+            if len(self._saved_columns) > COLUMN_CACHE_SIZE:
+                self._saved_columns.popitem(last=False)
+        pair: IntArray = entry.values
+        flight = self._flight_column
+        if flight is None or flight.table is not table or flight.version != table.version:
+            flight = self._refresh_column(flight, table, np.int64, lambda ni: index.in_flight_layers(ni)[1])
+            self._flight_column = flight
+        return pair[:, 0], pair[:, 1], flight.values
+
+    def bandwidth_column(self, table: NodeTable) -> FloatArray:
+        """Per-row pull bandwidth (bytes/s) of ``table``'s nodes (1.0 for free rows)."""
+        entry = self._bandwidth_column
+        if entry is None or entry.table is not table or entry.version != table.version:
+            index = self.index
+            entry = self._refresh_column(entry, table, np.float64, lambda ni: index.bandwidth(ni.node))
+            self._bandwidth_column = entry
+        col: FloatArray = entry.values
+        return np.where(col > 0, col, 1.0)
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        """Vectorised :meth:`score` (identical values: the same float64 operations per node)."""
+        try:
+            s: _PreScoreState = state.read(STATE_KEY)
+        except KeyError:
+            s = _PreScoreState(pod.images, self._now())
+        present, ours, flight = (c[rows] for c in self.parts_columns(pod, table))
+        seconds = self._saved_bytes(present, ours, flight) / self.bandwidth_column(table)[rows]
+        seconds = np.where((present == 0) & (flight == 0), 0.0, seconds)
+        by_node = self._recent.get(s.key) if self.args.recent_burst > 0 else None
+        if by_node:
+            factor = np.ones(table.capacity, dtype=np.float64)
+            for node in list(by_node):
+                row = table.rows.get(node)
+                if row is not None:
+                    factor[row] = damping(self.recent_count(node, s.key, s.now), self.args.recent_burst)
+            seconds = np.where(seconds > 0, seconds * factor[rows], seconds)
+        out: IntArray = (1000 * seconds).astype(np.int64)
+        return out
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """Vectorised :meth:`normalize_score`."""
+        if not len(scores):
+            return scores
+        lo = min(int(scores.min()), 0)
+        span = max(int(scores.max()) - lo, int(1000 * self.args.score_scale_floor_seconds))
+        out: IntArray = MAX_NODE_SCORE * (scores - lo) // span
+        return out
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        """``100 * raw // max(max raw, 1000 * scoreScaleFloorSeconds)``."""
+        if not scores:
+            return None
+        lo = min(min(ns.score for ns in scores), 0)
+        span = max(max(ns.score for ns in scores) - lo, int(1000 * self.args.score_scale_floor_seconds))
+        for ns in scores:
+            ns.score = MAX_NODE_SCORE * (ns.score - lo) // span
+        return None
+
+    # ---------------------------------------------------------------- Reserve (guard bookkeeping)
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Record the placement for the piling guard (never fails)."""
+        if self.args.recent_burst <= 0:
+            return None
+        now = self._now()
+        key = pod.images
+        self._recent.setdefault(key, {}).setdefault(node_name, deque()).append(now)
+        if len(self._reserved) >= _PRUNE_AT:
+            horizon = now - self.args.recent_window_seconds
+            self._reserved = {uid: e for uid, e in self._reserved.items() if e[2] > horizon}
+        self._reserved[pod.uid] = (node_name, key, now)
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Forget the placement recorded by :meth:`reserve` (idempotent)."""
+        entry = self._reserved.pop(pod.uid, None)
+        if entry is None:
+            return
+        by_node = self._recent.get(entry[1])
+        q = by_node.get(entry[0]) if by_node is not None else None
+        if q is not None:
+            try:
+                q.remove(entry[2])
+            except ValueError:
+                pass
+            if not q:
+                self._forget(entry[1], entry[0])

@@ -1,0 +1,1 @@
+"""The NodeAffinity plugin (``pkg/scheduler/framework/plugins/nodeaffinity``)."""

@@ -1,0 +1,1 @@
+"""The NodeName plugin (``pkg/scheduler/framework/plugins/nodename``)."""

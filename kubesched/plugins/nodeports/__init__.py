@@ -1,0 +1,1 @@
+"""The NodePorts plugin (``pkg/scheduler/framework/plugins/nodeports``)."""

@@ -1,0 +1,2 @@
+"""The NodeResourcesFit and NodeResourcesBalancedAllocation plugins and their shared resource-allocation
+scoring (``pkg/scheduler/framework/plugins/noderesources``)."""

@@ -1,0 +1,185 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource usage stays balanced.
+
+Follows upstream ``pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`` at
+v1.35 (spec §8.4) and the args checks of ``ValidateNodeResourcesBalancedAllocationArgs``. Uses the
+pods' *actual* requests (no non-zero defaults) for both the pod and the node; amounts are integers
+(cpu millicores, memory bytes, extended resources counts).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import field
+from typing import TYPE_CHECKING, Annotated, Final
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import AfterValidator, field_validator
+from pydantic.dataclasses import dataclass
+
+from kubesched.api.pod import Pod
+from kubesched.config.args import ARGS_CONFIG
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import PreScorePlugin, ScorePlugin
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.results import MAX_NODE_SCORE
+from kubesched.framework.status import Code, Status
+from kubesched.plugins.noderesources.scoring import (
+    ResourceSpec,
+    default_resources,
+    pod_request_list,
+    requested_and_allocatable,
+    requested_and_allocatable_batch,
+)
+
+if TYPE_CHECKING:
+    from kubesched.framework.batch import IntArray
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.node_table import NodeTable
+
+NAME: Final = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+
+def _check_weight_is_one(r: ResourceSpec) -> ResourceSpec:
+    if r.weight != 1:
+        raise ValueError("must be 1")
+    return r
+
+
+@dataclass(config=ARGS_CONFIG)
+class NodeResourcesBalancedAllocationArgs:
+    """``resources`` to balance (default cpu, memory; empty -> default). Weights must be 1 (0 -> 1)
+    and names unique; violations raise pydantic ``ValidationError``."""
+
+    resources: list[Annotated[ResourceSpec, AfterValidator(_check_weight_is_one)]] = field(
+        default_factory=default_resources)
+
+    @field_validator("resources")
+    @classmethod
+    def _unique_default(cls, v: list[ResourceSpec]) -> list[ResourceSpec]:
+        if not v:
+            return default_resources()
+        seen: set[str] = set()
+        for r in v:
+            if r.name in seen:
+                raise ValueError(f'Duplicate value: "{r.name}"')
+            seen.add(r.name)
+        return v
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """``balancedResourceScorer``: ``int((1 - std) * 100)`` where std is the (population) standard
+    deviation of the per-resource fractions ``min(requested/allocatable, 1)`` over resources with
+    allocatable != 0 (``|f0 - f1| / 2`` for two). Float operations in upstream order."""
+    fractions: list[float] = []
+    total = 0.0
+    for i, a in enumerate(allocatable):
+        if a == 0:
+            continue
+        f = min(float(requested[i]) / float(a), 1.0)
+        total += f
+        fractions.append(f)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / float(len(fractions))
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / float(len(fractions)))
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_resource_score_batch(requested: Sequence[IntArray], allocatable: Sequence[IntArray]) -> IntArray:
+    """Column form of :func:`balanced_resource_score`: per row, the fractions of the resources
+    with allocatable != 0 (in resource order) give the standard deviation exactly as the scalar
+    code computes it (adding ``0.0`` for skipped resources leaves every float sum unchanged)."""
+    n = len(allocatable[0])
+    count = np.zeros(n, dtype=np.int64)
+    total = np.zeros(n, dtype=np.float64)
+    fracs: list[npt.NDArray[np.float64]] = []
+    valids: list[npt.NDArray[np.bool_]] = []
+    first = np.zeros(n, dtype=np.float64)
+    second = np.zeros(n, dtype=np.float64)
+    for q, a in zip(requested, allocatable, strict=False):
+        valid = a != 0
+        f = np.minimum(q.astype(np.float64) / np.where(valid, a, 1).astype(np.float64), 1.0)
+        f = np.where(valid, f, 0.0)
+        total = total + f
+        first = np.where(valid & (count == 0), f, first)
+        second = np.where(valid & (count == 1), f, second)
+        count += valid
+        fracs.append(f)
+        valids.append(valid)
+    std = np.where(count == 2, np.abs((first - second) / 2), 0.0)
+    many = count > 2
+    if many.any():
+        mean = total / np.where(many, count, 1).astype(np.float64)
+        acc = np.zeros(n, dtype=np.float64)
+        for f, valid in zip(fracs, valids, strict=False):
+            d = np.where(valid, f - mean, 0.0)
+            acc = acc + d * d
+        std = np.where(many, np.sqrt(acc / np.where(many, count, 1).astype(np.float64)), std)
+    out: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return out
+
+
+class _PreScoreState:
+    """The pod's actual request of each configured resource."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: list[int]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+    """Score = how evenly the node's resources would be used with the pod added (0..100, no
+    normalization); PreScore Skips best-effort pods (all configured requests 0).
+    Source: ``noderesources/balanced_allocation.go``."""
+
+    NAME = NAME
+    Args = NodeResourcesBalancedAllocationArgs
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None,
+                 handle: Handle | None = None) -> None:
+        super().__init__(args or NodeResourcesBalancedAllocationArgs(), handle)
+        self.resources: list[ResourceSpec] = list(self.args.resources)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Skip for a best-effort pod; else store its per-resource requests."""
+        reqs = pod_request_list(pod, self.resources, True)
+        if all(r == 0 for r in reqs):
+            return Status(Code.Skip)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(reqs))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """:func:`balanced_resource_score` with the node's requested amounts plus the pod's."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if isinstance(s, _PreScoreState):
+            reqs = s.pod_requests
+        else:
+            reqs = pod_request_list(pod, self.resources, True)
+            if all(r == 0 for r in reqs):
+                return 0, None
+        if not self.resources:
+            return 0, Status(Code.Error, "resources not found")
+        requested, allocatable = requested_and_allocatable(node_info, self.resources, reqs, True)
+        return balanced_resource_score(requested, allocatable), None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        """Vectorised :meth:`score` (same float operations in the same order, so identical results)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState) or not self.resources or not table.exact:
+            return None
+        cols = requested_and_allocatable_batch(table, rows, self.resources, s.pod_requests, True)
+        if cols is None:
+            return None
+        return balanced_resource_score_batch(cols[0], cols[1])

@@ -1,0 +1,1 @@
+"""The NodeUnschedulable plugin (``pkg/scheduler/framework/plugins/nodeunschedulable``)."""

@@ -1,0 +1,1 @@
+"""The NodeVolumeLimits plugin (``pkg/scheduler/framework/plugins/nodevolumelimits``)."""

@@ -1,0 +1,1 @@
+"""The PodTopologySpread plugin (``pkg/scheduler/framework/plugins/podtopologyspread``)."""

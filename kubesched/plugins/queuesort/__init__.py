@@ -1,0 +1,1 @@
+"""The PrioritySort plugin (``pkg/scheduler/framework/plugins/queuesort``)."""

@@ -1,0 +1,1 @@
+"""The SchedulingGates plugin (``pkg/scheduler/framework/plugins/schedulinggates``)."""

@@ -1,0 +1,1 @@
+"""The TaintToleration plugin (``pkg/scheduler/framework/plugins/tainttoleration``)."""

@@ -1,0 +1,1 @@
+"""The VolumeBinding plugin (``pkg/scheduler/framework/plugins/volumebinding``)."""

@@ -1,0 +1,1 @@
+"""The VolumeRestrictions plugin (``pkg/scheduler/framework/plugins/volumerestrictions``)."""

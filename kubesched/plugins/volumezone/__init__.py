@@ -1,0 +1,1 @@
+"""The VolumeZone plugin (``pkg/scheduler/framework/plugins/volumezone``)."""

@@ -1,0 +1,1 @@
+"""Image pre-pulling: the planner hook protocol (``hook``) and ``PrePullPlanner`` (``planner``)."""

@@ -1,0 +1,79 @@
+"""The workload a replay runs: nodes, and pods with an arrival time and a run time.
+
+Times are seconds relative to the replay origin (second 0 = ``Workload.origin`` in the source
+trace's own time scale, kept only for the report). A pod arrives (is created) at ``arrival``, and
+once its container is running it runs for ``duration`` seconds, then finishes and is deleted
+(``None``: it runs until the replay ends). The measurement interval for time-averaged metrics
+(packing) is ``[0, horizon]``: the same for every config, whatever their latencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["WorkloadPod", "Workload"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadPod:
+    """One pod of the workload.
+
+    ``manifest``: the Pod manifest created at ``arrival`` (namespace and name set; its container
+    images must be in the catalogue); ``arrival`` (s, >= 0); ``duration`` (s, >= 0, or None = until
+    the end of the replay); ``source``: a free label (e.g. the trace row's phase) for reports.
+    """
+
+    name: str
+    namespace: str
+    arrival: float
+    duration: float | None
+    manifest: Mapping[str, Any]
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """Nodes (Node manifests, loaded before the first arrival) and pods sorted by (arrival, name).
+
+    ``origin``: the trace time of replay second 0 (informational); ``horizon``: end of the
+    measurement interval (s, >= 0); ``description``: where it came from, for the report;
+    ``notes``: anything the loader wants the user to know (rows skipped, window used);
+    ``kubelet``: :class:`~kubesched.kubelet.config.KubeletImageConfig` overrides that come with
+    the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``).
+    """
+
+    nodes: Sequence[Mapping[str, Any]]
+    pods: Sequence[WorkloadPod]
+    horizon: float
+    origin: float = 0.0
+    description: str = ""
+    notes: tuple[str, ...] = field(default=())
+    kubelet: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_arrival_scale(self, factor: float) -> Workload:
+        """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
+        unchanged, so ``factor < 1`` packs the same pods into less time (a heavier load). Raises
+        ValueError for ``factor <= 0``."""
+        if not factor > 0:
+            raise ValueError(f"the arrival scale must be > 0, got {factor!r}")
+        if factor == 1:
+            return self
+        pods = [WorkloadPod(p.name, p.namespace, p.arrival * factor, p.duration, p.manifest, p.source)
+                for p in self.pods]
+        return Workload(self.nodes, pods, horizon=self.horizon * factor, origin=self.origin,
+                        description=self.description, notes=(*self.notes, f"arrival times scaled by {factor:g}"),
+                        kubelet=self.kubelet)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for pod in self.pods:
+            if pod.key in seen:
+                raise ValueError(f"duplicate pod {pod.key} in the workload")
+            seen.add(pod.key)

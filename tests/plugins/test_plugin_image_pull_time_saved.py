@@ -1,0 +1,284 @@
+"""ImagePullTimeSaved: pull seconds saved per node, layer-aware, normalised, with the piling guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from image_plugin_support import write_catalogue
+
+from kubesched.clock import VirtualClock
+from kubesched.config.args import decode_args
+from kubesched.errors import ConfigError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.results import NodeScore
+from kubesched.framework.status import Code
+from kubesched.plugins import IN_TREE
+from kubesched.plugins.imagelocality.image_locality import ImageLocality
+from kubesched.plugins.imagepulltimesaved.image_pull_time_saved import (
+    ImagePullTimeSaved,
+    ImagePullTimeSavedArgs,
+    damping,
+)
+from kubesched.testing import FakeHandle, make_node, make_pod, node_info, snapshot_of
+
+
+@pytest.fixture()
+def catalogue(tmp_path: Path) -> str:
+    return write_catalogue(tmp_path)
+
+
+def plugin(catalogue: str, infos: list[Any], **kw: Any) -> tuple[ImagePullTimeSaved, FakeHandle]:
+    handle = FakeHandle(snapshot_of(infos))
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    args = ImagePullTimeSavedArgs(catalogue_path=catalogue, **kw)
+    return ImagePullTimeSaved(args, handle), handle  # type: ignore[arg-type]
+
+
+def run(pl: ImagePullTimeSaved, pod: Any, infos: list[Any]) -> tuple[dict[str, int], dict[str, int]]:
+    state = CycleState()
+    assert pl.pre_score(state, pod, infos) is None
+    raw = []
+    for ni in infos:
+        s, st = pl.score(state, pod, ni)
+        assert st is None
+        raw.append(NodeScore(ni.name, s))
+    before = {ns.name: ns.score for ns in raw}
+    assert pl.normalize_score(state, pod, raw) is None
+    return before, {ns.name: ns.score for ns in raw}
+
+
+def cluster() -> list[Any]:
+    return [
+        node_info(make_node("n1", images=[(["docker.io/library/app:1"], 2_130_000_000)])),
+        node_info(make_node("n2", images=[(["docker.io/library/app:2"], 2_430_000_000)])),
+        node_info(make_node("n3")),
+        node_info(make_node("n4"), [make_pod("running", image="app:1", node_name="n4")]),
+    ]
+
+
+def test_registered_in_tree() -> None:
+    assert IN_TREE["ImagePullTimeSaved"] == "kubesched.plugins.imagepulltimesaved.image_pull_time_saved:ImagePullTimeSaved"
+
+
+def test_shared_layers_and_in_flight_pulls_count(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="app:1"), infos)
+    # 2,130,000,000 B / 80e6 B/s = 26.625 s; n2 shares base+cuda: 2,030,000,000 B = 25.375 s;
+    # n4 pulls app:1 for its pod (not in status yet): assumed half done, 13.3125 s saved
+    assert raw == {"n1": 26625, "n2": 25375, "n3": 0, "n4": 13312}
+    assert norm == {"n1": 100, "n2": 95, "n3": 0, "n4": 49}
+
+
+def test_a_node_busy_pulling_other_images_scores_below_an_idle_one(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="tiny:1"), infos)
+    # tiny:1 is nowhere; n4 is still pulling app:1 (2.13 GB, assumed half done): with serialized
+    # pulls the pod would wait 13.3125 s behind it. lo = -13312, span = max(0 + 13312, 10000)
+    assert raw == {"n1": 0, "n2": 0, "n3": 0, "n4": -13312}
+    assert norm == {"n1": 100, "n2": 100, "n3": 100, "n4": 0}
+    # parallel pulls: the other pull does not delay the pod
+    pl, _ = plugin(catalogue, infos, serialized_pulls=False)
+    raw, norm = run(pl, make_pod("p", image="tiny:1"), infos)
+    assert raw == {"n1": 0, "n2": 0, "n3": 0, "n4": 0}
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw["n4"] == 13312  # 0.5 * 2.13e9 / 80e6
+    # a pod of app:2 on n4: shares base + cuda in flight (2.03 GB), waits for all 2.13 GB in flight:
+    # (2.03e9 - 0.5 * 2.13e9) / 80e6 = 12.0625 s
+    pl, _ = plugin(catalogue, infos, in_flight_progress=0.5)
+    raw, _ = run(pl, make_pod("p", image="app:2"), infos)
+    assert raw["n4"] == 12062
+
+
+def test_beats_image_locality_on_names_and_spread(catalogue: str) -> None:
+    # ImageLocality sees "app:1" vs "docker.io/library/app:1" as different images -> 0 everywhere
+    infos = cluster()
+    il = ImageLocality(None, FakeHandle(snapshot_of(infos)))  # type: ignore[arg-type]
+    assert [il.score(CycleState(), make_pod("p", image="app:1"), ni)[0] for ni in infos] == [0, 0, 0, 0]
+
+
+def test_node_bandwidth_annotation(catalogue: str) -> None:
+    fast = make_node("fast", images=[(["docker.io/library/app:1"], 2_130_000_000)])
+    fast.annotations = {"kubesched.io/image-pull-bytes-per-second": "160e6"}  # type: ignore[misc]
+    labelled = make_node("labelled", images=[(["docker.io/library/app:1"], 2_130_000_000)],
+                         labels={"kubesched.io/image-pull-bytes-per-second": "40000000"})
+    bad = make_node("bad", images=[(["docker.io/library/app:1"], 2_130_000_000)],
+                    labels={"kubesched.io/image-pull-bytes-per-second": "fast"})
+    infos = [node_info(fast), node_info(labelled), node_info(bad)]
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw == {"fast": 13312, "labelled": 53250, "bad": 26625}
+    assert norm == {"fast": 24, "labelled": 100, "bad": 50}  # 1331200 // 53250 = 24
+
+
+def test_unknown_image_is_one_opaque_layer_from_node_status(catalogue: str) -> None:
+    infos = [
+        node_info(make_node("n1", images=[(["registry.local/x@sha256:" + "a" * 64, "registry.local/x:1"],
+                                           500_000_000)])),
+        node_info(make_node("n2")),
+    ]
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="registry.local/x:1"), infos)
+    # 500 MB / 80 MB/s = 6.25 s, below the 10 s floor: 100 * 6250 // 10000
+    assert raw == {"n1": 6250, "n2": 0}
+    assert norm == {"n1": 62, "n2": 0}
+
+
+def test_tiny_saving_stays_near_zero(catalogue: str) -> None:
+    infos = [node_info(make_node("n1", images=[(["docker.io/library/tiny:1"], 2_000_000)])), node_info(make_node("n2"))]
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="tiny:1"), infos)
+    assert raw == {"n1": 25, "n2": 0}
+    assert norm == {"n1": 0, "n2": 0}
+
+
+def test_unknown_image_nobody_has_is_skipped(catalogue: str) -> None:
+    infos = [node_info(make_node("n1"))]
+    pl, _ = plugin(catalogue, infos)
+    st = pl.pre_score(CycleState(), make_pod("p", image="registry.local/nobody:1"), infos)
+    assert st is not None and st.code == Code.Skip
+
+
+def test_damping_values() -> None:
+    assert [damping(n, 2) for n in range(5)] == [1.0, 1.0, 2 / 3, 0.5, 0.4]
+    assert damping(100, 0) == 1.0
+
+
+def test_piling_guard_damps_recent_placements_and_expires(catalogue: str) -> None:
+    infos = cluster()
+    pl, handle = plugin(catalogue, infos, recent_burst=2, recent_window_seconds=60.0)
+    clock: VirtualClock = handle.clock  # type: ignore[assignment]
+    for i in range(3):
+        assert pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1") is None
+    raw, norm = run(pl, make_pod("p", image="app:1"), infos)
+    # 3 recent pods of app:1 on n1: damping 2 / 4 = 0.5 -> 13.3125 s
+    assert raw == {"n1": 13312, "n2": 25375, "n3": 0, "n4": 13312}
+    assert norm == {"n1": 52, "n2": 100, "n3": 0, "n4": 52}  # 1331200 // 25375 = 52
+    # another image set is not damped by app:1 placements
+    raw2, _ = run(pl, make_pod("q", image="app:2"), infos)
+    assert raw2["n1"] == 25375
+    # unreserve forgets one placement: 2 recent -> 2 / 3
+    pl.unreserve(CycleState(), make_pod("r0", image="app:1"), "n1")
+    pl.unreserve(CycleState(), make_pod("r0", image="app:1"), "n1")  # idempotent
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw["n1"] == 17750
+    clock.advance_to(1060.0)
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw["n1"] == 26625
+
+
+def test_guard_disabled(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos, recent_burst=0)
+    for i in range(5):
+        pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1")
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert raw["n1"] == 26625
+
+
+def test_damping_never_softens_a_penalty(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos, recent_burst=1)
+    for i in range(3):
+        pl.reserve(CycleState(), make_pod(f"r{i}", image="tiny:1"), "n4")
+    raw, _ = run(pl, make_pod("p", image="tiny:1"), infos)
+    assert raw["n4"] == -13312
+
+
+def test_args_decode_and_validation(catalogue: str) -> None:
+    a = decode_args(ImagePullTimeSavedArgs, {"cataloguePath": catalogue, "defaultBandwidthBytesPerSecond": 100000000,
+                                             "recentBurst": 4, "recentWindowSeconds": 120,
+                                             "scoreScaleFloorSeconds": 5}, "args")
+    assert (a.catalogue_path, a.default_bandwidth_bytes_per_second, a.recent_burst, a.recent_window_seconds,
+            a.score_scale_floor_seconds) == (catalogue, 1e8, 4, 120.0, 5.0)
+    d = decode_args(ImagePullTimeSavedArgs, None, "args")
+    assert (d.catalogue_path, d.default_bandwidth_bytes_per_second, d.bandwidth_key, d.score_scale_floor_seconds,
+            d.recent_window_seconds, d.recent_burst, d.in_flight_progress, d.serialized_pulls) == (
+        None, 80e6, "kubesched.io/image-pull-bytes-per-second", 10.0, 300.0, 8, 0.5, True)
+    with pytest.raises(ConfigError, match="inFlightProgress"):
+        decode_args(ImagePullTimeSavedArgs, {"inFlightProgress": 1.5}, "args")
+    with pytest.raises(ConfigError, match="defaultBandwidthBytesPerSecond"):
+        decode_args(ImagePullTimeSavedArgs, {"defaultBandwidthBytesPerSecond": 0}, "args")
+    with pytest.raises(ConfigError, match="unknown|Unexpected|extra"):
+        decode_args(ImagePullTimeSavedArgs, {"bogus": 1}, "args")
+
+
+def test_default_catalogue_matches_layers_between_real_images() -> None:
+    infos = [node_info(make_node("n1", images=[(["docker.io/pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime"],
+                                                3_030_000_000)])), node_info(make_node("n2"))]
+    handle = FakeHandle(snapshot_of(infos))
+    pl = ImagePullTimeSaved(None, handle)  # type: ignore[arg-type]
+    raw, norm = run(pl, make_pod("p", image="registry.example.com/ml/bert-finetune:v3"), infos)
+    # bert-finetune:v3 = the pytorch runtime image's 4 layers (3.03 GB) + a 150 MB app layer
+    assert raw == {"n1": 37875, "n2": 0}
+    assert norm == {"n1": 100, "n2": 0}
+
+
+def _cache_snapshot(nodes: list[Any], pods: list[Any]) -> Any:
+    from kubesched.cache.cache import Cache
+    from kubesched.framework.snapshot import Snapshot
+
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(n)
+    for p in pods:
+        cache.add_pod(p)
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    assert snap.node_table is not None
+    return cache, snap
+
+
+def _batch_vs_per_node(pl: ImagePullTimeSaved, pod: Any, snap: Any) -> tuple[list[int], list[int]]:
+    import numpy as np
+
+    table = snap.node_table
+    rows = table.order[::-1].copy()  # any visiting order
+    infos = [table.infos[r] for r in rows]
+    state = CycleState()
+    assert pl.pre_score(state, pod, infos) is None
+    raw = pl.score_batch(state, pod, table, rows)
+    assert raw is not None
+    want = [pl.score(state, pod, ni)[0] for ni in infos]
+    assert raw.tolist() == want
+    ns = [NodeScore(ni.name, v) for ni, v in zip(infos, want, strict=True)]
+    pl.normalize_score(state, pod, ns)
+    got = pl.normalize_score_batch(state, pod, np.array(raw, dtype=np.int64))
+    assert got.tolist() == [x.score for x in ns]
+    return raw.tolist(), got.tolist()
+
+
+def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -> None:
+    from kubesched.api.node import Node
+    from kubesched.testing import node_manifest
+
+    fast = node_manifest("n5", images=[(["docker.io/library/app:2"], 2_430_000_000)])
+    fast["metadata"]["annotations"] = {"kubesched.io/image-pull-bytes-per-second": "160e6"}
+    nodes = [n.node for n in cluster()] + [Node.from_manifest(fast)]
+    running = make_pod("running", image="app:1", node_name="n4")
+    cache, snap = _cache_snapshot(nodes, [running])
+    handle = FakeHandle(snap)
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, recent_burst=2), handle)  # type: ignore[arg-type]
+    pod = make_pod("p", image="app:1")
+    # rows in reverse list order: n5, n4, n3, n2, n1; n5 shares base+cuda at twice the bandwidth
+    assert _batch_vs_per_node(pl, pod, snap) == ([12687, 13312, 0, 25375, 26625], [47, 49, 0, 95, 100])
+    # three recent app:1 placements on n1: damping 2 / 4
+    for i in range(3):
+        pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1")
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 13312, 0, 25375, 13312]
+    # a pod of app:2 lands on n3: only n3's row is recomputed; it now pulls 2.43 GB (half done
+    # assumed), of which the pod shares base + cuda: (2.03e9 - 0.5 * 2.43e9) / 80e6 = 10.1875 s
+    cache.add_pod(make_pod("new", image="app:2", node_name="n3"))
+    cache.update_snapshot(snap)
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 13312, 10187, 25375, 13312]
+    # a pod of tiny:1: n3 and n4 are busy pulling, everything else is idle
+    assert _batch_vs_per_node(pl, make_pod("t", image="tiny:1"), snap) == (
+        [0, -13312, -15187, 0, 0], [100, 12, 0, 100, 100])
+    # the running pod leaves n4 (no status images there): n4 saves nothing any more
+    cache.remove_pod(running)
+    cache.update_snapshot(snap)
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 0, 10187, 25375, 13312]
