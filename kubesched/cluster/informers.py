@@ -69,8 +69,9 @@ def _replaced(prev: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
 
 
 @dataclass
-class EventHandlers:
-    """Callbacks of one informer: ``on_add(obj)``, ``on_update(old, new)``, ``on_delete(obj)``."""
+class ResourceEventHandlerFuncs:
+    """Callbacks of one informer (client-go ``cache.ResourceEventHandlerFuncs``): ``on_add(obj)``,
+    ``on_update(old, new)``, ``on_delete(obj)``."""
 
     on_add: Callable[[Obj], None] | None = None
     on_update: Callable[[Obj, Obj], None] | None = None
@@ -84,13 +85,13 @@ class Informer:
     client: ClusterClient
     kind: str
     store: dict[Key, Obj] = field(default_factory=dict)
-    handlers: list[EventHandlers] = field(default_factory=list)
+    handlers: list[ResourceEventHandlerFuncs] = field(default_factory=list)
     resource_version: str = ""
     synced: bool = False
     _subscription: Subscription | None = None
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
-    def add_handlers(self, h: EventHandlers) -> None:
+    def add_handlers(self, h: ResourceEventHandlerFuncs) -> None:
         """Register handlers (before :meth:`start`)."""
         self.handlers.append(h)
 

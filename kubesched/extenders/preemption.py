@@ -11,8 +11,8 @@ from typing import Any
 from kubesched.api.pod import Pod
 from kubesched.extenders.wire import Victims
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.preemption import Candidate
 from kubesched.framework.status import Code, Status
-from kubesched.plugins.defaultpreemption.victims import Candidate
 
 log = logging.getLogger(__name__)
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
-from kubesched.cluster.informers import EventHandlers as InformerHandlers
 from kubesched.cluster.informers import InformerSet
+from kubesched.cluster.informers import ResourceEventHandlerFuncs as InformerHandlers
 from kubesched.errors import ManifestError
 from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,
@@ -28,7 +28,20 @@ from kubesched.framework.events import (
 from kubesched.queue.pod_events import pod_scheduling_properties_change
 
 if TYPE_CHECKING:
-    from kubesched.scheduler.core import Scheduler
+    from kubesched.cache.cache import Cache
+    from kubesched.framework.runtime import Framework
+    from kubesched.queue.scheduling_queue import PriorityQueue
+
+
+class SchedulerParts(Protocol):
+    """What the handlers use of the :class:`~kubesched.scheduler.core.Scheduler` (structural, so
+    this module does not import the scheduler): its cache, queue, profiles by scheduler name and
+    the ``"namespace/name" -> message`` map of malformed pods."""
+
+    cache: Cache
+    queue: PriorityQueue
+    profiles: dict[str, Framework]
+    invalid_pods: dict[str, str]
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +80,7 @@ def _key(obj: Mapping[str, Any]) -> str:
 class EventHandlers:
     """Wires informers to the scheduler's cache and queue."""
 
-    def __init__(self, sched: Scheduler) -> None:
+    def __init__(self, sched: SchedulerParts) -> None:
         self.sched = sched
         self._pods: dict[tuple[str, str], Pod] = {}
         self._nodes: dict[str, Node] = {}

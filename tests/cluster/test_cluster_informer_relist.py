@@ -15,7 +15,7 @@ from run_support import wait_for
 
 from kubesched.apiserver import ServerHandle, start_server
 from kubesched.cluster.client import ListResult, WatchEvent
-from kubesched.cluster.informers import EventHandlers, Informer
+from kubesched.cluster.informers import Informer, ResourceEventHandlerFuncs
 from kubesched.cluster.kube import KubeApiError, KubeClusterClient, is_too_large_resource_version
 from kubesched.cluster.throttled_log import ThrottledLog
 
@@ -47,7 +47,7 @@ def test_relist_reconciles_by_content_and_uid_not_resource_version() -> None:
                          _pod("fresh", "u7", "3")], "3")
     calls: list[tuple[str, str]] = []
     inf = Informer(_Lists(first, second), "Pod")  # type: ignore[arg-type]
-    inf.add_handlers(EventHandlers(lambda o: calls.append(("add", o["metadata"]["name"])),
+    inf.add_handlers(ResourceEventHandlerFuncs(lambda o: calls.append(("add", o["metadata"]["name"])),
                                    lambda old, new: calls.append(("update", new["metadata"]["name"])),
                                    lambda o: calls.append(("delete", o["metadata"]["name"]))))
     inf._relist(initial=True)
@@ -68,7 +68,7 @@ def test_relist_goes_on_when_a_handler_fails(caplog: pytest.LogCaptureFixture) -
             raise RuntimeError("boom")
         added.append(o["metadata"]["name"])
 
-    inf.add_handlers(EventHandlers(on_add=on_add))
+    inf.add_handlers(ResourceEventHandlerFuncs(on_add=on_add))
     inf._relist(initial=True)
     inf._relist(initial=False)
     assert added == ["a", "c"]
@@ -132,7 +132,7 @@ def test_informer_recovers_from_a_watch_ahead_of_the_server(server: ServerHandle
                            "spec": {"containers": [{"name": "c", "image": "x"}]}})
     inf = Informer(client, "Pod")
     adds: list[str] = []
-    inf.add_handlers(EventHandlers(on_add=lambda o: adds.append(o["metadata"]["name"])))
+    inf.add_handlers(ResourceEventHandlerFuncs(on_add=lambda o: adds.append(o["metadata"]["name"])))
     inf.start()
     try:
         assert adds == ["a"] and inf.healthy

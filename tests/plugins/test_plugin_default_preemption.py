@@ -26,6 +26,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.preemption import Candidate
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.results import NominatingInfo, NominatingMode, PostFilterResult
 from kubesched.framework.runtime import Framework
@@ -34,7 +35,6 @@ from kubesched.framework.waiting_pods import WaitingPod
 from kubesched.plugins import in_tree_registry
 from kubesched.plugins.defaultpreemption.default_preemption import DefaultPreemption, DefaultPreemptionArgs
 from kubesched.plugins.defaultpreemption.victims import (
-    Candidate,
     compile_pdbs,
     filter_pods_with_pdb_violation,
     pick_one_node_for_preemption,

@@ -46,10 +46,10 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interfaces import EnqueueExtensions, PostFilterPlugin
 from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.preemption import Candidate
 from kubesched.framework.results import NominatingInfo, NominatingMode, PostFilterResult
 from kubesched.framework.status import Code, FrameworkError, Status
 from kubesched.plugins.defaultpreemption.victims import (
-    Candidate,
     CompiledPDB,
     compile_pdbs,
     pick_one_node_for_preemption,

@@ -13,7 +13,7 @@ Times are epoch seconds (float); a pod without ``status.startTime`` counts as st
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from kubesched.api.labels import LabelSelector, parse_label_selector
@@ -21,6 +21,7 @@ from kubesched.api.pod import Pod
 from kubesched.errors import ManifestError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.preemption import Candidate
 from kubesched.framework.status import Code, Status
 
 NO_VICTIMS_MSG: Final = "No preemption victims found for incoming pod"
@@ -43,16 +44,6 @@ class FilterRunner(Protocol):
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
                                             pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None: ...
-
-
-@dataclass(slots=True)
-class Candidate:
-    """A node where preemption makes room: ``victims`` most important first, and how many of them
-    violate a PodDisruptionBudget (upstream ``candidate`` / ``extenderv1.Victims``)."""
-
-    name: str
-    victims: list[Pod] = field(default_factory=list)
-    num_pdb_violations: int = 0
 
 
 @dataclass(slots=True)

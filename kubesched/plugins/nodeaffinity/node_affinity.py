@@ -47,6 +47,12 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResult
 from kubesched.framework.status import Code, Status
+from kubesched.plugins.helper.node_selector_batch import (
+    OBJECT_NAME_FIELD,
+    required_mask_batch,
+    selector_mask_batch,
+    term_mask_batch,
+)
 from kubesched.plugins.helper.normalize_score import default_normalize_score
 
 if TYPE_CHECKING:
@@ -60,7 +66,6 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
-OBJECT_NAME_FIELD = "metadata.name"
 
 _LABEL_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
@@ -254,79 +259,6 @@ def pre_filter_node_names(selector: NodeSelector) -> set[str] | None:
             return None
         node_names = set(term_names) if node_names is None else node_names | term_names
     return node_names
-
-
-def requirement_mask_batch(r: NodeSelectorRequirement, table: NodeTable, rows: IntArray,
-                           field: bool) -> BoolArray | None:
-    """Rows satisfying one requirement (``field``: a ``matchFields`` one, on ``metadata.name``);
-    ``None`` when only the per-node path can tell."""
-    if field:
-        if r.key != OBJECT_NAME_FIELD:
-            return np.zeros(len(rows), dtype=np.bool_)
-        if r.operator not in ("In", "NotIn"):
-            return None
-        wanted = np.fromiter((table.rows.get(v, -1) for v in r.values), dtype=np.int64, count=len(r.values))
-        hit = np.isin(rows, wanted)
-        return hit if r.operator == "In" else ~hit
-    lc = table.label(r.key)
-    codes = lc.codes[rows]
-    op = r.operator
-    if op == "Exists":
-        return codes != 0
-    if op == "DoesNotExist":
-        return codes == 0
-    if op in ("In", "NotIn"):
-        ids = [c for v in r.values if (c := lc.vocab.get(v)) is not None]
-        hit = np.isin(codes, ids) if ids else np.zeros(len(rows), dtype=np.bool_)
-        return hit if op == "In" else ~hit
-    lut = np.fromiter((r.matches_value(v) for v in [None, *lc.values]), dtype=np.bool_, count=len(lc.values) + 1)
-    out: BoolArray = lut[codes]
-    return out
-
-
-def term_mask_batch(term: NodeSelectorTerm, table: NodeTable, rows: IntArray) -> BoolArray | None:
-    """Rows matching a node selector term (requirements ANDed; an empty term matches nothing)."""
-    mask = np.full(len(rows), bool(term.match_expressions or term.match_fields), dtype=np.bool_)
-    for r in term.match_expressions:
-        m = requirement_mask_batch(r, table, rows, False)
-        if m is None:
-            return None
-        mask &= m
-    for r in term.match_fields:
-        m = requirement_mask_batch(r, table, rows, True)
-        if m is None:
-            return None
-        mask &= m
-    return mask
-
-
-def selector_mask_batch(selector: NodeSelector, table: NodeTable, rows: IntArray) -> BoolArray | None:
-    """Rows matching a node selector (terms ORed; no term matches nothing)."""
-    mask = np.zeros(len(rows), dtype=np.bool_)
-    for t in selector.terms:
-        m = term_mask_batch(t, table, rows)
-        if m is None:
-            return None
-        mask |= m
-    return mask
-
-
-def required_mask_batch(required: RequiredNodeAffinity, table: NodeTable, rows: IntArray) -> BoolArray | None:
-    """Rows matching a pod's nodeSelector AND required node affinity."""
-    mask = np.ones(len(rows), dtype=np.bool_)
-    if required.label_selector is not None:
-        for k, v in required.label_selector.items():
-            lc = table.label(k)
-            c = lc.vocab.get(v)
-            if c is None:
-                return np.zeros(len(rows), dtype=np.bool_)
-            mask &= lc.codes[rows] == c
-    if required.node_selector is not None:
-        m = selector_mask_batch(required.node_selector, table, rows)
-        if m is None:
-            return None
-        mask &= m
-    return mask
 
 
 def preferred_score_batch(terms: Sequence[PreferredSchedulingTerm], table: NodeTable, rows: IntArray) -> IntArray | None:

@@ -28,7 +28,7 @@ from kubesched.api.required_node_affinity import RequiredNodeAffinity, get_requi
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
 from kubesched.framework.batch import BoolArray, IntArray, label_lookup
 from kubesched.framework.node_table import NodeTable
-from kubesched.plugins.nodeaffinity.node_affinity import required_mask_batch
+from kubesched.plugins.helper.node_selector_batch import required_mask_batch
 from kubesched.plugins.podtopologyspread.common import HONOR, SpreadConstraint, count_pods_match_selector
 
 _DO_NOT_SCHEDULE_TAINTS = (NO_SCHEDULE, NO_EXECUTE)

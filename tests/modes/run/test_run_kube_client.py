@@ -14,7 +14,7 @@ from run_support import wait_for
 from kubesched.apiserver import ServerHandle, start_server
 from kubesched.clock import RealClock
 from kubesched.cluster.client import WatchEvent
-from kubesched.cluster.informers import EventHandlers, Informer
+from kubesched.cluster.informers import Informer, ResourceEventHandlerFuncs
 from kubesched.cluster.kube import KubeApiError, KubeClusterClient, collection_path, object_path
 from kubesched.cluster.rate_limit import TokenBucket
 from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
@@ -174,7 +174,7 @@ def test_informer_relists_after_gone_without_losing_or_duplicating(server: Serve
     deletes: list[str] = []
     updates: list[str] = []
     inf = Informer(client, "Pod")
-    inf.add_handlers(EventHandlers(lambda o: adds.append(o["metadata"]["name"]),
+    inf.add_handlers(ResourceEventHandlerFuncs(lambda o: adds.append(o["metadata"]["name"]),
                                    lambda old, new: updates.append(new["metadata"]["name"]),
                                    lambda o: deletes.append(o["metadata"]["name"])))
     inf.start()
