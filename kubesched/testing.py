@@ -16,8 +16,11 @@ from typing import Any
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import FilterPlugin
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Status
 
 
 def pod_manifest(name: str, namespace: str = "default", *, cpu: str | None = None, memory: str | None = None,
@@ -130,10 +133,16 @@ class _NoObjects:
 
 
 class FakeHandle:
-    """A minimal plugin handle over a fixed snapshot (no nominated pods, no waiting pods)."""
+    """A minimal plugin handle over a fixed snapshot (no nominated pods, no waiting pods, no
+    extenders, no metrics). ``filter_plugins`` are what ``run_filter_plugins_with_nominated_pods``
+    runs, in order (none: every node passes); the PreFilter extensions are no-ops."""
 
-    def __init__(self, snapshot: Snapshot | None = None, objects: Any = None, seed: int = 0) -> None:
+    def __init__(self, snapshot: Snapshot | None = None, objects: Any = None, seed: int = 0,
+                 filter_plugins: Sequence[FilterPlugin] = ()) -> None:
         self._snapshot = snapshot or Snapshot([])
+        self.filter_plugins = list(filter_plugins)
+        self.extenders: list[Any] = []
+        self.metrics: Any = None
         self.profile_name = "default-scheduler"
         self.parallelism = 16
         self.rng = random.Random(seed)
@@ -157,6 +166,22 @@ class FakeHandle:
 
     def activate(self, pods: Mapping[str, Pod]) -> None:
         pass
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status | None:
+        for pl in self.filter_plugins:
+            s = pl.filter(state, pod, node_info)
+            if s is not None and not s.is_success():
+                return s
+        return None
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        return None
 
 
 __all__ = ["FakeHandle", "PodInfo", "make_node", "make_pod", "node_info", "node_manifest", "pod_manifest", "snapshot_of"]

@@ -1,20 +1,36 @@
 """``CycleState`` (spec §1.3; ``pkg/scheduler/framework/cycle_state.go``).
 
-Per-attempt key -> state store shared by a profile's plugins; values should implement
-``clone()`` when they change under the PreFilter AddPod/RemovePod extensions.
+Per-attempt key -> state store shared by a profile's plugins. A plugin's state is a
+:class:`StateData` (``clone()`` copies what the PreFilter AddPod/RemovePod extensions change;
+:class:`ReadOnlyStateData` for state nothing changes after it is written); any other value is
+shared between clones.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from abc import ABC, abstractmethod
+from typing import Any
 
 PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
 
 
-class StateData(Protocol):
-    """A value stored in CycleState."""
+class StateData(ABC):
+    """A plugin's value in CycleState (upstream ``fwk.StateData``)."""
 
-    def clone(self) -> StateData: ...
+    __slots__ = ()
+
+    @abstractmethod
+    def clone(self) -> StateData:
+        """A copy that later changes to either side do not affect (``Clone``)."""
+
+
+class ReadOnlyStateData(StateData):
+    """State that is never changed after it is written: ``clone`` returns the same object."""
+
+    __slots__ = ()
+
+    def clone(self) -> StateData:
+        return self
 
 
 class StateNotFoundError(LookupError):
@@ -56,12 +72,11 @@ class CycleState:
         self._storage.pop(key, None)
 
     def clone(self) -> CycleState:
-        """Clone every value via its own ``clone()`` (values without one are shared);
-        the skip sets and flag are copied by reference, as upstream does."""
+        """Clone every :class:`StateData` value (other values are shared); the skip sets and flag
+        are copied by reference, as upstream does."""
         c = CycleState()
         for k, v in self._storage.items():
-            cl = getattr(v, "clone", None)
-            c._storage[k] = cl() if cl is not None else v
+            c._storage[k] = v.clone() if isinstance(v, StateData) else v
         c.record_plugin_metrics = self.record_plugin_metrics
         c.skip_filter_plugins = self.skip_filter_plugins
         c.skip_score_plugins = self.skip_score_plugins

@@ -9,7 +9,7 @@ read through ``handle.objects`` as Kubernetes JSON dicts; writes go through ``ha
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from kubesched.clock import Clock
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.node_info import NodeInfo, PodInfo
+    from kubesched.framework.preemption import PreemptionExtender
     from kubesched.framework.snapshot import Snapshot
     from kubesched.framework.status import Status
 
@@ -56,17 +57,33 @@ class Nominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
 
 
+class MetricRecorder(Protocol):
+    """Plugin-facing metrics (upstream ``Handle.MetricsRecorder``): ``inc``/``observe`` a metric
+    by its upstream name (e.g. ``scheduler_preemption_attempts_total``) with its labels."""
+
+    def inc(self, name: str, labels: Mapping[str, str], value: float = 1) -> None: ...
+
+    def observe(self, name: str, labels: Mapping[str, str], value: float) -> None: ...
+
+
 class Handle(Protocol):
-    """The framework handle passed to plugin constructors."""
+    """The framework handle passed to plugin constructors.
+
+    ``clock`` is ``None`` when a plugin runs outside a scheduler (then it reads wall time);
+    ``extenders`` are the scheduler's HTTP extenders (``Handle.Extenders()``, for the preempt verb);
+    ``metrics`` is ``None`` when the scheduler records no metrics.
+    """
 
     profile_name: str
     parallelism: int
-    clock: Clock
+    clock: Clock | None
     rng: random.Random
     objects: ObjectLister
     client: Any
-    event_recorder: EventRecorder
+    event_recorder: EventRecorder | None
     nominator: Nominator | None
+    extenders: Sequence[PreemptionExtender]
+    metrics: MetricRecorder | None
 
     def snapshot(self) -> Snapshot: ...
 

@@ -13,10 +13,26 @@ from kubesched.api.timestamps import format_time
 from kubesched.clock import VirtualClock
 from kubesched.config.args import decode_args
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.status import Code
+from kubesched.framework.interfaces import FilterPlugin
+from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.status import Code, Status
 from kubesched.plugins import IN_TREE
-from kubesched.plugins.imagecachewait.image_cache_wait import ImageCacheWait, ImageCacheWaitArgs, expected_end
+from kubesched.plugins.imagecachewait.image_cache_wait import (
+    ImageCacheWait,
+    ImageCacheWaitArgs,
+    expected_end,
+    fits_by_resources,
+)
 from kubesched.testing import FakeHandle, make_node, make_pod, node_info, snapshot_of
+
+
+class _ResourcesFit(FilterPlugin):
+    """The profile's filters as these tests see them: the pod count and requests must fit."""
+
+    NAME = "ResourcesFit"
+
+    def filter(self, state: CycleState, pod: Any, node_info: NodeInfo) -> Status | None:
+        return None if fits_by_resources(pod, node_info) else Status(Code.Unschedulable, "Insufficient resources")
 
 NOW = 1_700_000_000.0
 GPU = {"nvidia.com/gpu": "1"}
@@ -47,7 +63,7 @@ def setup(catalogue: str, warm_end_in: float | None, cold_pods: list[Any] | None
     warm = node_info(make_node("warm", allocatable=GPU, images=[(["docker.io/library/app:1"], 2_130_000_000)]),
                      [running("old", "warm", warm_end_in)])
     cold = node_info(make_node("cold", allocatable=GPU), cold_pods or [])
-    handle = FakeHandle(snapshot_of([cold, warm]))
+    handle = FakeHandle(snapshot_of([cold, warm]), filter_plugins=[_ResourcesFit()])
     handle.clock = VirtualClock(NOW)  # type: ignore[assignment]
     pl = ImageCacheWait(ImageCacheWaitArgs(catalogue_path=catalogue, **kw), handle)  # type: ignore[arg-type]
     return pl, make_pod("new", image="app:1", requests=GPU)

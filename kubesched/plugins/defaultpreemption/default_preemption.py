@@ -190,7 +190,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         try:
             result, status = self._preempt(state, pod, filtered_node_status_map, victims)
         finally:
-            m = getattr(self.handle, "metrics", None)
+            m = self.handle.metrics if self.handle is not None else None
             if m is not None:
                 m.inc(PREEMPTION_ATTEMPTS, {}, 1)
         if status is not None and not status.is_success():
@@ -208,12 +208,12 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         return self.handle
 
     def _now(self) -> float:
-        clock = getattr(self._fh(), "clock", None)
+        clock = self._fh().clock
         return float(clock.now()) if clock is not None else time.time()
 
     def _latest_pod(self, pod: Pod) -> tuple[Pod | None, Status | None]:
         """Re-read the preemptor from the informer cache (``PodLister.Get``)."""
-        objects = getattr(self._fh(), "objects", None)
+        objects = self._fh().objects
         if objects is None:
             return pod, None
         obj = objects.get("Pod", pod.namespace, pod.name)
@@ -249,7 +249,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             statuses.absent_nodes_status = Status(Code.UnschedulableAndUnresolvable, NOT_HELPFUL_MSG)
             fit_error = FitError(pod.key, len(all_nodes), Diagnosis(node_to_status=statuses))
             return PostFilterResult(NominatingInfo("", NominatingMode.Override)), Status(Code.Unschedulable, str(fit_error))
-        extenders = getattr(fh, "extenders", None)
+        extenders = fh.extenders
         if extenders:
             from kubesched.extenders.preemption import call_extenders
 
@@ -284,7 +284,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         if not potential:
             self._clear_nominated_node_names([pod])
             return [], NodeToStatus(), []
-        objects = getattr(self._fh(), "objects", None)
+        objects = self._fh().objects
         pdbs: list[CompiledPDB] = compile_pdbs(objects.list("PodDisruptionBudget")) if objects is not None else []
         offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates, now)
@@ -330,7 +330,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
     def _prepare_candidate(self, c: Candidate, pod: Pod) -> Status | None:
         """``prepareCandidate`` (synchronous): evict every victim not already terminating, then clear
         the nomination of lower-priority pods nominated to the node. The first API error stops it."""
-        m = getattr(self.handle, "metrics", None)
+        m = self.handle.metrics if self.handle is not None else None
         if m is not None:
             m.observe(PREEMPTION_VICTIMS, {}, len(c.victims))
         for victim in c.victims:
@@ -341,7 +341,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             except Exception as e:  # noqa: BLE001 - an API error becomes the Error status
                 return Status(Code.Error, err=e)
         fh = self._fh()
-        nominator = getattr(fh, "nominator", None)
+        nominator = fh.nominator
         if nominator is not None:
             lower = [pi.pod for pi in nominator.nominated_pods_for_node(c.name) if pi.pod.priority < pod.priority]
             self._clear_nominated_node_names(lower)
@@ -367,7 +367,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             except NotFoundError:
                 log.debug("victim %s is already deleted", victim.key)
                 return
-        recorder = getattr(fh, "event_recorder", None)
+        recorder = fh.event_recorder
         if recorder is not None:
             recorder.eventf(victim, preemptor, "Normal", "Preempted", "Preempting",
                             f"Preempted by pod {preemptor.uid} on node {node_name}")

@@ -32,7 +32,7 @@ from pydantic.dataclasses import dataclass
 from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.config.duration import GoDuration
-from kubesched.framework.cycle_state import CycleState, StateNotFoundError
+from kubesched.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.handle import Handle
@@ -71,7 +71,7 @@ class DynamicResourcesArgs:
         return v
 
 
-class _State:
+class _State(StateData):
     """The pod's ``spec.resourceClaims`` entries (empty for pods without claims)."""
 
     __slots__ = ("claims",)

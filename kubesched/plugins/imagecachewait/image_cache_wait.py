@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass as std_dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import Field
 from pydantic.dataclasses import dataclass
@@ -120,7 +120,7 @@ def expected_end(pod: Pod) -> float | None:
 
 def fits_by_resources(pod: Pod, ni: NodeInfo) -> bool:
     """NodeResourcesFit's resource check alone: pod count and every requested resource within
-    allocatable (fallback when the handle cannot run the profile's filters)."""
+    allocatable (used when the plugin runs without a handle)."""
     if len(ni.pods) + 1 > ni.allocatable.allowed_pod_number:
         return False
     req = ni.requested
@@ -145,7 +145,7 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         self._hints: dict[str, tuple[int, bool]] = {}
 
     def _now(self) -> float:
-        clock = getattr(self.handle, "clock", None) if self.handle is not None else None
+        clock = self.handle.clock if self.handle is not None else None
         return clock.now() if clock is not None else time.time()
 
     def _has_hints(self, ni: NodeInfo) -> bool:
@@ -165,10 +165,9 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         return pending / self.index.bandwidth(ni.node)
 
     def _passes(self, state: CycleState, pod: Pod, ni: NodeInfo) -> bool:
-        run = getattr(self.handle, "run_filter_plugins_with_nominated_pods", None) if self.handle else None
-        if run is None:
+        if self.handle is None:
             return fits_by_resources(pod, ni)
-        s = run(state, pod, ni)
+        s = self.handle.run_filter_plugins_with_nominated_pods(state, pod, ni)
         return s is None or s.is_success()
 
     def free_in(self, state: CycleState, pod: Pod, ni: NodeInfo, now: float) -> float | None:
@@ -185,15 +184,15 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         ending.sort(key=lambda e: (e[0], e[1].pod.key))
         clone = ni.snapshot()
         st = state.clone()
-        remove_ext: Any = getattr(self.handle, "run_pre_filter_extension_remove_pod", None) if self.handle else None
+        handle = self.handle
         i = 0
         while i < len(ending):
             t = ending[i][0]
             while i < len(ending) and ending[i][0] == t:
                 pi = ending[i][1]
                 clone.remove_pod(pi.pod)
-                if remove_ext is not None:
-                    remove_ext(st, pod, pi, clone)
+                if handle is not None:
+                    handle.run_pre_filter_extension_remove_pod(st, pod, pi, clone)
                 i += 1
             if self._passes(st, pod, clone):
                 return max(t - now, 0.0)

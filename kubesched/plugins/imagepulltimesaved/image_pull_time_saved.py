@@ -70,7 +70,7 @@ from pydantic.dataclasses import dataclass
 
 from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import CycleState, ReadOnlyStateData
 from kubesched.framework.interfaces import PreScorePlugin, ReservePlugin, ScoreExtensions, ScorePlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
@@ -137,11 +137,11 @@ class ImagePullTimeSavedArgs:
 
 
 @std_dataclass(slots=True)
-class _PreScoreState:
+class _ImageSetState(ReadOnlyStateData):
     key: tuple[str, ...]
     now: float
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _ImageSetState:
         return self
 
 
@@ -173,7 +173,7 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
     # ---------------------------------------------------------------- time and the guard
 
     def _now(self) -> float:
-        clock = getattr(self.handle, "clock", None) if self.handle is not None else None
+        clock = self.handle.clock if self.handle is not None else None
         return clock.now() if clock is not None else time.monotonic()
 
     def recent_count(self, node: str, key: tuple[str, ...], now: float) -> int:
@@ -206,15 +206,15 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
                 self.index.node_layers(ni)
             if self.index.pod_bytes(pod) == 0:
                 return Status(Code.Skip)
-        state.write(STATE_KEY, _PreScoreState(pod.images, self._now()))
+        state.write(STATE_KEY, _ImageSetState(pod.images, self._now()))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """Raw score: milliseconds of pull saved on the node, damped by the piling guard."""
         try:
-            s: _PreScoreState = state.read(STATE_KEY)
+            s: _ImageSetState = state.read(STATE_KEY)
         except KeyError:
-            s = _PreScoreState(pod.images, self._now())
+            s = _ImageSetState(pod.images, self._now())
         present, ours, flight = self.index.saved_parts(pod, node_info)
         if present == 0 and flight == 0:
             return 0, None
@@ -292,9 +292,9 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score` (identical values: the same float64 operations per node)."""
         try:
-            s: _PreScoreState = state.read(STATE_KEY)
+            s: _ImageSetState = state.read(STATE_KEY)
         except KeyError:
-            s = _PreScoreState(pod.images, self._now())
+            s = _ImageSetState(pod.images, self._now())
         present, ours, flight = (c[rows] for c in self.parts_columns(pod, table))
         seconds = self._saved_bytes(present, ours, flight) / self.bandwidth_column(table)[rows]
         seconds = np.where((present == 0) & (flight == 0), 0.0, seconds)

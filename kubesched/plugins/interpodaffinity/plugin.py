@@ -24,7 +24,7 @@ from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.framework.affinity_term import AffinityTerm, WeightedAffinityTerm, affinity_terms
 from kubesched.framework.batch import BoolArray, IntArray, table_for
-from kubesched.framework.cycle_state import CycleState, StateNotFoundError
+from kubesched.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -131,7 +131,7 @@ def _update_with_anti_affinity_terms(m: dict[TopologyPair, int], terms: Iterable
 # --- PreFilter state -------------------------------------------------------------------------
 
 
-class PreFilterState:
+class PreFilterState(StateData):
     """``preFilterState``: the three count maps, the incoming pod's required terms (namespace
     selectors resolved) and its namespace labels. ``clone`` copies the maps."""
 

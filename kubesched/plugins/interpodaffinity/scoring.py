@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.framework.affinity_term import AffinityTerm, WeightedAffinityTerm
+from kubesched.framework.cycle_state import StateData
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 
@@ -26,7 +27,7 @@ ScoreMap = dict[str, dict[str, int]]
 
 
 @dataclass(slots=True)
-class PreScoreState:
+class PreScoreState(StateData):
     """``preScoreState``: the accumulated ``topology_score``, the incoming pod's preferred terms
     (namespaceSelector resolved to namespaces) and its namespace labels. Not changed by
     AddPod/RemovePod: ``clone`` is self."""

@@ -27,7 +27,7 @@ from kubesched.api.pod import Pod
 from kubesched.api.required_node_affinity import RequiredNodeAffinity, get_required_node_affinity
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.framework.batch import default_normalize_score_batch
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import CycleState, ReadOnlyStateData
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -215,7 +215,7 @@ class NodeAffinityArgs:
 
 
 @std_dataclass(slots=True)
-class _PreFilterState:
+class _PreFilterState(ReadOnlyStateData):
     required_node_selector_and_affinity: RequiredNodeAffinity
 
     def clone(self) -> _PreFilterState:
@@ -223,10 +223,10 @@ class _PreFilterState:
 
 
 @std_dataclass(slots=True)
-class _PreScoreState:
+class _PreferredTermsState(ReadOnlyStateData):
     preferred_node_affinity: tuple[PreferredSchedulingTerm, ...] | None
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _PreferredTermsState:
         return self
 
 
@@ -351,7 +351,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         preferred = pod_preferred_node_affinity(pod)
         if preferred is None and self.added_pref_sched_terms is None:
             return Status(Code.Skip)
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
+        state.write(PRE_SCORE_STATE_KEY, _PreferredTermsState(preferred))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -363,7 +363,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         if self.added_pref_sched_terms is not None:
             count += score_preferred_terms(self.added_pref_sched_terms, node)
         s = state.get(PRE_SCORE_STATE_KEY)
-        preferred = s.preferred_node_affinity if isinstance(s, _PreScoreState) else pod_preferred_node_affinity(pod)
+        preferred = s.preferred_node_affinity if isinstance(s, _PreferredTermsState) else pod_preferred_node_affinity(pod)
         if preferred is not None:
             count += score_preferred_terms(preferred, node)
         return count, None
@@ -372,7 +372,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         """Vectorised :meth:`score`."""
         total = np.zeros(len(rows), dtype=np.int64)
         s = state.get(PRE_SCORE_STATE_KEY)
-        preferred = s.preferred_node_affinity if isinstance(s, _PreScoreState) else pod_preferred_node_affinity(pod)
+        preferred = s.preferred_node_affinity if isinstance(s, _PreferredTermsState) else pod_preferred_node_affinity(pod)
         for terms in (self.added_pref_sched_terms, preferred):
             if terms is not None:
                 m = preferred_score_batch(terms, table, rows)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api.pod import ContainerPort, Pod
-from kubesched.framework.cycle_state import CycleState, StateNotFoundError
+from kubesched.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE_ADD, ClusterEventWithHint, QueueingHint
 from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from kubesched.framework.node_info import HostPortInfo, NodeInfo
@@ -33,7 +33,7 @@ ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 
 
 @dataclass(slots=True)
-class _PreFilterState:
+class _PreFilterState(StateData):
     """The pod's wanted host ports (not affected by AddPod/RemovePod, so ``clone`` returns self)."""
 
     ports: tuple[ContainerPort, ...]

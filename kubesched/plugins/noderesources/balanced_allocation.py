@@ -26,6 +26,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.noderesources.scoring import (
+    PodRequestsState,
     ResourceSpec,
     default_resources,
     pod_request_list,
@@ -127,18 +128,6 @@ def balanced_resource_score_batch(requested: Sequence[IntArray], allocatable: Se
     return out
 
 
-class _PreScoreState:
-    """The pod's actual request of each configured resource."""
-
-    __slots__ = ("pod_requests",)
-
-    def __init__(self, pod_requests: list[int]) -> None:
-        self.pod_requests = pod_requests
-
-    def clone(self) -> _PreScoreState:
-        return self
-
-
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     """Score = how evenly the node's resources would be used with the pod added (0..100, no
     normalization); PreScore Skips best-effort pods (all configured requests 0).
@@ -157,13 +146,13 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         reqs = pod_request_list(pod, self.resources, True)
         if all(r == 0 for r in reqs):
             return Status(Code.Skip)
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(reqs))
+        state.write(PRE_SCORE_STATE_KEY, PodRequestsState(reqs))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """:func:`balanced_resource_score` with the node's requested amounts plus the pod's."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        if isinstance(s, _PreScoreState):
+        if isinstance(s, PodRequestsState):
             reqs = s.pod_requests
         else:
             reqs = pod_request_list(pod, self.resources, True)
@@ -177,7 +166,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score` (same float operations in the same order, so identical results)."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        if not isinstance(s, _PreScoreState) or not self.resources or not table.exact:
+        if not isinstance(s, PodRequestsState) or not self.resources or not table.exact:
             return None
         cols = requested_and_allocatable_batch(table, rows, self.resources, s.pod_requests, True)
         if cols is None:

@@ -44,7 +44,9 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.status import Code, Status
+from kubesched.plugins.helper.shape_score import UtilizationShapePoint, validate_shape
 from kubesched.plugins.noderesources.scoring import (
+    PodRequestsState,
     ResourceSpec,
     Scorer,
     default_resources,
@@ -97,28 +99,6 @@ def _check_fit_weight(r: ResourceSpec) -> ResourceSpec:
 
 
 @dataclass(config=ARGS_CONFIG)
-class UtilizationShapePoint:
-    """A RequestedToCapacityRatio shape point: ``utilization`` 0..100 (percent), ``score`` 0..10."""
-
-    utilization: int = 0
-    score: int = 0
-
-    @field_validator("utilization")
-    @classmethod
-    def _utilization_range(cls, v: int) -> int:
-        if not 0 <= v <= 100:
-            raise ValueError("not in valid range [0, 100]")
-        return v
-
-    @field_validator("score")
-    @classmethod
-    def _score_range(cls, v: int) -> int:
-        if not 0 <= v <= 10:
-            raise ValueError("not in valid range [0, 10]")
-        return v
-
-
-@dataclass(config=ARGS_CONFIG)
 class RequestedToCapacityRatioParam:
     """``requestedToCapacityRatio``: a non-empty ``shape`` with strictly increasing utilizations."""
 
@@ -127,12 +107,7 @@ class RequestedToCapacityRatioParam:
     @field_validator("shape")
     @classmethod
     def _valid_shape(cls, v: list[UtilizationShapePoint]) -> list[UtilizationShapePoint]:
-        if not v:
-            raise ValueError("at least one point must be specified")
-        for i in range(1, len(v)):
-            if v[i - 1].utilization >= v[i].utilization:
-                raise ValueError(f"utilization values must be sorted in increasing order "
-                                 f"(shape[{i}].utilization = {v[i].utilization})")
+        validate_shape(v)
         return v
 
 
@@ -326,18 +301,6 @@ def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> Qu
 # --- plugin ----------------------------------------------------------------------------------
 
 
-class _PreScoreState:
-    """The pod's request of each scored resource (non-zero cpu/memory)."""
-
-    __slots__ = ("pod_requests",)
-
-    def __init__(self, pod_requests: list[int]) -> None:
-        self.pod_requests = pod_requests
-
-    def clone(self) -> _PreScoreState:
-        return self
-
-
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     """Filter: the node's free allocatable covers the pod's requests (statuses per spec §8.3).
     Score: LeastAllocated / MostAllocated / RequestedToCapacityRatio over the configured
@@ -438,13 +401,13 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     # PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Store the pod's per-resource requests (non-zero cpu/memory) under ``PreScoreNodeResourcesFit``."""
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(pod_request_list(pod, self.resources, False)))
+        state.write(PRE_SCORE_STATE_KEY, PodRequestsState(pod_request_list(pod, self.resources, False)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """The strategy's score (0..100) of ``node_info`` for ``pod``."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        pod_requests = s.pod_requests if isinstance(s, _PreScoreState) else pod_request_list(
+        pod_requests = s.pod_requests if isinstance(s, PodRequestsState) else pod_request_list(
             pod, self.resources, False)
         if not self.resources:
             return 0, Status(Code.Error, "resources not found")
@@ -456,7 +419,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if self.strategy_type not in (LEAST_ALLOCATED, MOST_ALLOCATED) or not self.resources or not table.exact:
             return None
         s = state.get(PRE_SCORE_STATE_KEY)
-        pod_requests = s.pod_requests if isinstance(s, _PreScoreState) else pod_request_list(
+        pod_requests = s.pod_requests if isinstance(s, PodRequestsState) else pod_request_list(
             pod, self.resources, False)
         cols = requested_and_allocatable_batch(table, rows, self.resources, pod_requests, False)
         if cols is None:

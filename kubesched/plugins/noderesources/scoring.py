@@ -22,16 +22,14 @@ from kubesched.api.pod import Pod
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.framework.batch import IntArray, go_div_array
+from kubesched.framework.cycle_state import ReadOnlyStateData
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE
+from kubesched.plugins.helper.shape_score import MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION
 
 if TYPE_CHECKING:
     from kubesched.framework.node_table import NodeTable
 
-#: ``config.MaxCustomPriorityScore``: the top of the RequestedToCapacityRatio shape's score scale.
-MAX_CUSTOM_PRIORITY_SCORE: Final = 10
-#: ``maxUtilization`` of requested_to_capacity_ratio.go (percent).
-MAX_UTILIZATION: Final = 100
 
 
 @dataclass(config=ARGS_CONFIG)
@@ -171,6 +169,16 @@ def least_allocated_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
 def most_allocated_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
     """``mostResourceScorer``: integer weighted mean of :func:`most_requested_score`."""
     return _weighted_mean_scorer(resources, most_requested_score)
+
+
+class PodRequestsState(ReadOnlyStateData):
+    """PreScore state of NodeResourcesFit and NodeResourcesBalancedAllocation: the pod's request
+    of each scored resource, in the plugin's resource order (millicores / bytes / counts)."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: list[int]) -> None:
+        self.pod_requests = pod_requests
 
 
 # --- RequestedToCapacityRatio -------------------------------------------------------------

@@ -18,7 +18,7 @@ from kubesched.api.node import Node
 from kubesched.api.pod import Pod, TopologySpreadConstraint
 from kubesched.api.required_node_affinity import get_required_node_affinity
 from kubesched.framework.batch import BoolArray, IntArray, table_for
-from kubesched.framework.cycle_state import CycleState, StateNotFoundError
+from kubesched.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -75,7 +75,7 @@ _MAX_INT32: Final = 2**31 - 1
 # --- PreFilter state -------------------------------------------------------------------------
 
 
-class PreFilterState:
+class PreFilterState(StateData):
     """``preFilterState``: the hard constraints, per constraint ``value -> matching pods`` over the
     eligible nodes, and per constraint the two "critical paths" (the two smallest domains as
     tracked incrementally; ``[value, count]`` pairs) from which the global minimum is read.

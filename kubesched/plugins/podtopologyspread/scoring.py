@@ -16,6 +16,7 @@ from typing import Any, Final
 from kubesched.api.node import HOSTNAME_LABEL
 from kubesched.api.pod import Pod
 from kubesched.api.required_node_affinity import get_required_node_affinity
+from kubesched.framework.cycle_state import StateData
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 from kubesched.plugins.podtopologyspread.common import (
@@ -45,7 +46,7 @@ def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
 
 
 @dataclass(slots=True)
-class PreScoreState:
+class PreScoreState(StateData):
     """``preScoreState``: soft constraints, nodes ignored for lacking a key, per-constraint
     ``value -> matching pod count`` (hostname constraints are counted in Score) and the
     per-constraint weights ``ln(size + 2)``. Not changed by AddPod/RemovePod: ``clone`` is self."""

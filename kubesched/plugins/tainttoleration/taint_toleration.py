@@ -22,7 +22,7 @@ from kubesched.api.taints import (
     find_untolerated,
 )
 from kubesched.framework.batch import default_normalize_score_batch
-from kubesched.framework.cycle_state import CycleState, StateNotFoundError
+from kubesched.framework.cycle_state import CycleState, ReadOnlyStateData, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -57,12 +57,12 @@ _DO_NOT_SCHEDULE = (NO_SCHEDULE, NO_EXECUTE)
 
 
 @dataclass(slots=True)
-class _PreScoreState:
+class _TolerationsState(ReadOnlyStateData):
     """The pod's tolerations with an empty effect or ``PreferNoSchedule``."""
 
     tolerations_prefer_no_schedule: tuple[Toleration, ...]
 
-    def clone(self) -> _PreScoreState:
+    def clone(self) -> _TolerationsState:
         return self
 
 
@@ -119,7 +119,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Store the pod's PreferNoSchedule-relevant tolerations; never Skips."""
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(tolerations_prefer_no_schedule(pod.tolerations)))
+        state.write(PRE_SCORE_STATE_KEY, _TolerationsState(tolerations_prefer_no_schedule(pod.tolerations)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -129,7 +129,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         except StateNotFoundError as e:
             return 0, Status.as_status(RuntimeError(
                 f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: {e.args[0] if e.args else e}'))
-        if not isinstance(s, _PreScoreState):
+        if not isinstance(s, _TolerationsState):
             return 0, Status.as_status(RuntimeError(f"invalid PreScore state, got type {type(s).__name__}"))
         node = node_info.node
         if node is None:
@@ -139,7 +139,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score` (raw counts), evaluated once per distinct taint set."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        if not isinstance(s, _PreScoreState):
+        if not isinstance(s, _TolerationsState):
             return None
         sets = table.taint_sets
         if len(sets) == 1:

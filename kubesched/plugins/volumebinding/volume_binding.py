@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 from pydantic.dataclasses import dataclass
 
 from kubesched.api.labels import parse_label_selector
@@ -67,7 +67,7 @@ from kubesched.api.storage import (
 )
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.errors import KubeschedError, ManifestError
-from kubesched.framework.cycle_state import CycleState, StateNotFoundError
+from kubesched.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -86,6 +86,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.status import Code, Status
+from kubesched.plugins.helper.shape_score import UtilizationShapePoint, validate_shape
 from kubesched.plugins.volumebinding.assume_cache import AssumeCache
 
 NAME = "VolumeBinding"
@@ -96,14 +97,6 @@ ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinit
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
-
-
-@dataclass(config=ARGS_CONFIG)
-class UtilizationShapePoint:
-    """A point of the StorageCapacityScoring shape: ``utilization`` 0..100 (%), ``score`` 0..10."""
-
-    utilization: int = Field(default=0, ge=0, le=100)
-    score: int = Field(default=0, ge=0, le=10)
 
 
 def _default_shape() -> list[UtilizationShapePoint]:
@@ -128,11 +121,7 @@ class VolumeBindingArgs:
     @field_validator("shape")
     @classmethod
     def _shape(cls, v: list[UtilizationShapePoint]) -> list[UtilizationShapePoint]:
-        if not v:
-            raise ValueError("at least one point must be specified")
-        for i in range(1, len(v)):
-            if v[i - 1].utilization >= v[i].utilization:
-                raise ValueError("utilization values must be sorted in increasing order")
+        validate_shape(v)
         return v
 
 
@@ -148,7 +137,7 @@ class PodVolumes:
         # after Reserve, dynamic_provisions' ``raw`` carry the selected-node annotation
 
 
-class _State:
+class _State(StateData):
     """Per-cycle data; shared by clones (upstream ``stateData.Clone`` returns itself)."""
 
     __slots__ = ("has_claims", "bound", "unbound_delay", "pvs_by_class", "by_node", "all_bound")

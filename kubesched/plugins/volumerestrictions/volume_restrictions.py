@@ -23,7 +23,7 @@ from typing import Any
 from kubesched.api.pod import Pod
 from kubesched.api.storage import READ_WRITE_ONCE_POD, PersistentVolumeClaim, not_found
 from kubesched.errors import ManifestError
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import CycleState, StateData
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -51,7 +51,7 @@ ERR_REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the s
 _RESTRICTED = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
 
-class _PreFilterState:
+class _PreFilterState(StateData):
     """The pod's RWOP claim names and how many of them are in use by other pods."""
 
     __slots__ = ("rwop_claims", "conflicting_ref_count")

@@ -33,7 +33,7 @@ from kubesched.api.storage import (
     pod_claims,
 )
 from kubesched.errors import ManifestError
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import CycleState, StateData
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -64,7 +64,7 @@ class PVTopology:
     values: frozenset[str]
 
 
-class _State:
+class _State(StateData):
     __slots__ = ("topologies",)
 
     def __init__(self, topologies: list[PVTopology]) -> None:
