@@ -18,18 +18,14 @@ Two implementations:
 
 All times are seconds (float). ``now()`` is seconds since the Unix epoch for
 the real clock and an arbitrary origin (default 0.0) for the virtual clock.
-Helpers :func:`rfc3339` / :func:`rfc3339_micro` / :func:`parse_rfc3339`
-convert to and from the timestamp strings Kubernetes writes
-(``metav1.Time`` / ``metav1.MicroTime``).
+Timestamp text (``metav1.Time`` / ``metav1.MicroTime``) is :mod:`kubesched.api.timestamps`.
 """
 
 from __future__ import annotations
 
-import calendar
 import heapq
 import itertools
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -40,9 +36,6 @@ __all__ = [
     "Timer",
     "RealClock",
     "VirtualClock",
-    "rfc3339",
-    "rfc3339_micro",
-    "parse_rfc3339",
 ]
 
 _log = logging.getLogger(__name__)
@@ -301,53 +294,3 @@ class VirtualClock:
 
     def __repr__(self) -> str:
         return f"VirtualClock(now={self._now}, pending={self.pending()})"
-
-
-# --- timestamp formatting (metav1.Time / metav1.MicroTime) ---------------------------------
-
-_sec_cache: tuple[int, str] = (-(2**62), "")
-
-
-def rfc3339(t: float) -> str:
-    """``metav1.Time`` text for epoch seconds ``t``: UTC, second precision, e.g. ``2024-05-01T12:00:00Z``."""
-    global _sec_cache
-    sec = int(t // 1)
-    cached = _sec_cache
-    if cached[0] == sec:
-        return cached[1]
-    text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(sec))
-    _sec_cache = (sec, text)
-    return text
-
-
-def rfc3339_micro(t: float) -> str:
-    """``metav1.MicroTime`` text: UTC with 6 fraction digits, e.g. ``2024-05-01T12:00:00.250000Z``."""
-    sec = int(t // 1)
-    micros = int(round((t - sec) * 1_000_000))
-    if micros >= 1_000_000:
-        sec += 1
-        micros -= 1_000_000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{micros:06d}Z"
-
-
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$"
-)
-
-
-def parse_rfc3339(text: str) -> float:
-    """Epoch seconds for an RFC 3339 timestamp (``Z`` or ``+hh:mm`` offset, optional fraction).
-
-    Raises ValueError on malformed text.
-    """
-    m = _RFC3339.match(text.strip())
-    if m is None:
-        raise ValueError(f"invalid RFC 3339 timestamp {text!r}")
-    year, mon, day, hh, mm, ss = (int(m.group(i)) for i in range(1, 7))
-    seconds = float(calendar.timegm((year, mon, day, hh, mm, ss, 0, 0, 0)))
-    if m.group(7):
-        seconds += float(m.group(7))
-    if m.group(9):
-        offset = int(m.group(10)) * 3600 + int(m.group(11)) * 60
-        seconds -= offset if m.group(9) == "+" else -offset
-    return seconds

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubesched.clock import RealClock, VirtualClock, parse_rfc3339, rfc3339, rfc3339_micro
+from kubesched.clock import RealClock, VirtualClock
 
 
 def test_virtual_clock_fires_in_time_order_ties_in_insertion_order() -> None:
@@ -102,13 +102,3 @@ def test_real_clock_timer_fires_and_cancel_prevents() -> None:
     assert done.wait(10.0)
     clock.close()
     assert cancelled_ran == []
-
-
-def test_rfc3339_formatting_and_parsing() -> None:
-    assert rfc3339(0) == "1970-01-01T00:00:00Z"
-    assert rfc3339(1704067200.9) == "2024-01-01T00:00:00Z"
-    assert rfc3339_micro(1704067200.25) == "2024-01-01T00:00:00.250000Z"
-    assert parse_rfc3339("2024-01-01T00:00:00Z") == 1704067200.0
-    assert parse_rfc3339("2024-01-01T02:00:00.5+02:00") == 1704067200.5
-    with pytest.raises(ValueError, match="invalid RFC 3339 timestamp 'yesterday'"):
-        parse_rfc3339("yesterday")

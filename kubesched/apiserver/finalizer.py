@@ -18,7 +18,8 @@ import logging
 import threading
 from typing import Any
 
-from kubesched.clock import Clock, parse_rfc3339
+from kubesched.api.timestamps import parse_rfc3339
+from kubesched.clock import Clock
 from kubesched.cluster.client import Subscription, WatchEvent
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import NotFoundError

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kubesched.api.timestamps import parse_rfc3339
 from kubesched.apiserver.events import to_core
-from kubesched.clock import parse_rfc3339
 
 __all__ = ["human_duration", "table_version", "to_table"]
 

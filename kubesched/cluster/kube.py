@@ -42,7 +42,8 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
-from kubesched.clock import Clock, RealClock, rfc3339_micro
+from kubesched.api.timestamps import rfc3339_micro
+from kubesched.clock import Clock, RealClock
 from kubesched.cluster.client import (
     CLUSTER_SCOPED_KINDS,
     KIND_API_VERSION,

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.clock import Clock, parse_rfc3339, rfc3339_micro
+from kubesched.api.timestamps import parse_rfc3339, rfc3339_micro
+from kubesched.clock import Clock
 from kubesched.cluster.client import ClusterClient
 from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
 

@@ -46,7 +46,8 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubesched.clock import Clock, parse_rfc3339, rfc3339
+from kubesched.api.timestamps import parse_rfc3339, rfc3339
+from kubesched.clock import Clock
 from kubesched.cluster.client import (
     CLUSTER_SCOPED_KINDS,
     KIND_API_VERSION,

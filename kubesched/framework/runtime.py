@@ -63,10 +63,6 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 _ALL_EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.Wildcard, ActionType.All))]
 
 
-class FrameworkError(Exception):
-    """An internal error of a plugin run (becomes an Error status)."""
-
-
 class Framework:
     """One profile's plugins and the logic that runs them.
 

@@ -30,6 +30,7 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.results import NominatingInfo, NominatingMode
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.sort_key import QueueSortKey
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.events import ClientEventRecorder
 from kubesched.scheduler.placement import NoNodesAvailableError, Placement, SchedulingError
@@ -160,7 +161,7 @@ class Scheduler:
             profile_of=self.profile_name_for,
             pod_lister=self._informer_pod,
             namespace_labels=self.informers.namespace_labels,
-            sort_key=_priority_sort_key if type(first.queue_sort_plugin).__name__ == "PrioritySort" else None,
+            sort_key=qs.sort_key if isinstance(qs := first.queue_sort_plugin, QueueSortKey) else None,
             metrics=metrics,
         )
         for fwk in self.profiles.values():
@@ -484,19 +485,14 @@ def _bind_profile(cb: Callable[[str, list[str]], None] | None,
     return report
 
 
-def _priority_sort_key(qpi: QueuedPodInfo) -> tuple[int, float]:
-    """PrioritySort's order as a heap key: higher priority first, then earlier timestamp."""
-    return (-qpi.pod_info.pod.priority, qpi.timestamp)
-
-
 def _fit_status(fe: FitError) -> Status:
     return Status(Code.Unschedulable, err=fe)
 
 
 def _rfc3339(t: float) -> str:
-    from kubesched.api.timestamps import format_time
+    from kubesched.api.timestamps import rfc3339
 
-    return format_time(t)
+    return rfc3339(t)
 
 
 def _hint_map(fwk: Framework) -> list[tuple[Any, list[tuple[str, Any]]]]:

@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 from kubesched.api.pod import Pod
-from kubesched.api.timestamps import format_time
+from kubesched.api.timestamps import rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class ClientEventRecorder:
         ev: dict[str, Any] = {
             "apiVersion": "events.k8s.io/v1", "kind": "Event",
             "metadata": {"name": f"{regarding.name}.{int(now * 1e9):x}.{self._seq}", "namespace": regarding.namespace},
-            "eventTime": format_time(now), "reportingController": self.reporting_controller,
+            "eventTime": rfc3339(now), "reportingController": self.reporting_controller,
             "reportingInstance": f"{self.reporting_controller}-{self.instance}", "action": action, "reason": reason,
             "type": eventtype, "note": truncate_note(note),
             "regarding": {"kind": "Pod", "namespace": regarding.namespace, "name": regarding.name, "uid": regarding.uid,

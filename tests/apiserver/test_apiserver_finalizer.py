@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from run_support import Cluster, Replica, needs_hooks, scheduler_config, wait_for
 
+from kubesched.api.timestamps import rfc3339
 from kubesched.apiserver import ServerHandle, start_server, write_kubeconfig
 from kubesched.apiserver.finalizer import DeletionFinalizer
-from kubesched.clock import VirtualClock, rfc3339
+from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import NotFoundError
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from image_plugin_support import write_catalogue
 
-from kubesched.api.timestamps import format_time
+from kubesched.api.timestamps import rfc3339
 from kubesched.clock import VirtualClock
 from kubesched.config.args import decode_args
 from kubesched.framework.cycle_state import CycleState
@@ -44,7 +44,7 @@ def catalogue(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def running(name: str, node: str, end_in: float | None, image: str = "app:1", **kw: Any) -> Any:
-    ann = {} if end_in is None else {"kubesched.io/expected-end-time": format_time(NOW + end_in)}
+    ann = {} if end_in is None else {"kubesched.io/expected-end-time": rfc3339(NOW + end_in)}
     spec = {"containers": [{"name": "c", "image": image, "resources": {"requests": GPU}}]}
     return make_pod(name, node_name=node, spec=spec, **kw) if not ann else _annotated(name, node, spec, ann, **kw)
 
@@ -124,7 +124,7 @@ def test_pulls_in_flight_on_the_chosen_node_lengthen_its_pull(catalogue: str) ->
 
 
 def test_active_deadline_fallback() -> None:
-    p = make_pod("p", spec={"activeDeadlineSeconds": 600}, status={"startTime": format_time(NOW)})
+    p = make_pod("p", spec={"activeDeadlineSeconds": 600}, status={"startTime": rfc3339(NOW)})
     assert expected_end(p) == NOW + 600
     assert expected_end(make_pod("q")) is None
 

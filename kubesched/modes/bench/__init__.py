@@ -2,6 +2,6 @@
 embedded cluster (see :mod:`kubesched.modes.bench.workloads`, :mod:`kubesched.modes.bench.runner`)."""
 
 from kubesched.modes.bench.runner import WorkloadResult, run_isolated, run_workload
-from kubesched.modes.bench.workloads import Workload, load_workloads, select
+from kubesched.modes.bench.workloads import BenchWorkload, load_workloads, select
 
-__all__ = ["Workload", "WorkloadResult", "load_workloads", "run_isolated", "run_workload", "select"]
+__all__ = ["BenchWorkload", "WorkloadResult", "load_workloads", "run_isolated", "run_workload", "select"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.modes.bench.metrics import ThroughputCollector, peak_rss_bytes, percentile
-from kubesched.modes.bench.workloads import Op, Workload
+from kubesched.modes.bench.workloads import BenchWorkload, Op
 
 #: virtual seconds without a newly bound pod after which an op is given up
 STALL_VIRTUAL_SECONDS = 900.0
@@ -64,7 +64,7 @@ class WorkloadResult:
 
 
 class _Run:
-    def __init__(self, w: Workload, seed: int, progress: Progress | None, freeze_gc: bool) -> None:
+    def __init__(self, w: BenchWorkload, seed: int, progress: Progress | None, freeze_gc: bool) -> None:
         from kubesched.clock import VirtualClock
         from kubesched.cluster.memory import MemoryCluster
         from kubesched.scheduler import new_scheduler
@@ -253,7 +253,7 @@ class _Run:
 _OP_LABEL = "kubesched.bench/op"
 
 
-def run_workload(w: Workload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
+def run_workload(w: BenchWorkload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
     """Run ``w`` in this process. ``progress(done, total)`` is called while measured pods get bound.
     ``freeze_gc``: ``gc.freeze()`` the loaded objects before the measured op (fewer GC passes)."""
     result = WorkloadResult(w.name, w.nodes, w.measured_pods, w.threshold)
@@ -270,13 +270,13 @@ def run_workload(w: Workload, *, seed: int = 0, progress: Progress | None = None
     return result
 
 
-def _child(conn: Any, w: Workload, seed: int, freeze_gc: bool) -> None:
+def _child(conn: Any, w: BenchWorkload, seed: int, freeze_gc: bool) -> None:
     res = run_workload(w, seed=seed, progress=lambda d, t: conn.send(("progress", d, t)), freeze_gc=freeze_gc)
     conn.send(("result", res))
     conn.close()
 
 
-def run_isolated(w: Workload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
+def run_isolated(w: BenchWorkload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
     """Run ``w`` in a forked child process, so that its peak RSS and heap are its own."""
     try:
         ctx = multiprocessing.get_context("fork")

@@ -49,7 +49,7 @@ class Op:
 
 
 @dataclass(slots=True)
-class Workload:
+class BenchWorkload:
     """A runnable workload: ``name`` is ``TestCase/Workload``; ``threshold`` in pods/s (or None)."""
 
     name: str
@@ -159,7 +159,7 @@ def _op(raw: Any, params: dict[str, Any], default_pod: str | None, where: str, b
     return op
 
 
-def load_workloads(path: str | Path | None = None) -> list[Workload]:
+def load_workloads(path: str | Path | None = None) -> list[BenchWorkload]:
     """Every workload of a config file (default: the shipped ``performance-config.yaml``)."""
     if path is None:
         path = Path(str(resources.files("kubesched.modes.bench") / "workloads" / "performance-config.yaml"))
@@ -173,7 +173,7 @@ def load_workloads(path: str | Path | None = None) -> list[Workload]:
     if not isinstance(raw, list):
         raise ConfigError(str(path), "must be a list of test cases")
     base = templates_dir()
-    out: list[Workload] = []
+    out: list[BenchWorkload] = []
     for i, tc in enumerate(raw):
         where = f"[{i}]"
         if not isinstance(tc, dict) or not tc.get("name"):
@@ -189,16 +189,16 @@ def load_workloads(path: str | Path | None = None) -> list[Workload]:
             ops = [_op(copy.deepcopy(o), params, tc.get("defaultPodTemplatePath"), f"{where}.workloadTemplate[{k}]", base)
                    for k, o in enumerate(ops_raw)]
             thr = w.get("threshold")
-            out.append(Workload(f"{tc['name']}/{w['name']}", ops, params, float(thr) if thr is not None else None))
+            out.append(BenchWorkload(f"{tc['name']}/{w['name']}", ops, params, float(thr) if thr is not None else None))
     return out
 
 
-def select(workloads: list[Workload], names: list[str]) -> list[Workload]:
+def select(workloads: list[BenchWorkload], names: list[str]) -> list[BenchWorkload]:
     """Workloads named exactly, or all of a test case when a name has no ``/``. Raises
     :class:`ConfigError` for an unknown name."""
     if not names:
         return workloads
-    out: list[Workload] = []
+    out: list[BenchWorkload] = []
     for n in names:
         hit = [w for w in workloads if w.name == n or w.name.split("/")[0] == n]
         if not hit:

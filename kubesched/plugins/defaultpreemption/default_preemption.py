@@ -32,7 +32,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
 from kubesched.api.pod import Pod
-from kubesched.clock import rfc3339
+from kubesched.api.timestamps import rfc3339
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.errors import ManifestError, NotFoundError
 from kubesched.framework.cycle_state import CycleState

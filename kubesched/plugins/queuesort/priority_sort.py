@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubesched.framework.interfaces import QueueSortPlugin
+from kubesched.framework.sort_key import QueueSortKey
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
     from kubesched.framework.queued_pod_info import QueuedPodInfo
 
 
-class PrioritySort(QueueSortPlugin):
+class PrioritySort(QueueSortPlugin, QueueSortKey):
     """Order activeQ by priority (descending), then by queue timestamp (ascending). No args."""
 
     NAME = "PrioritySort"
@@ -30,3 +31,7 @@ class PrioritySort(QueueSortPlugin):
         p1 = a.pod_info.pod.priority
         p2 = b.pod_info.pod.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+    def sort_key(self, qpi: QueuedPodInfo) -> tuple[int, float]:
+        """``less`` as a heap key: higher priority first, then the earlier queue timestamp."""
+        return (-qpi.pod_info.pod.priority, qpi.timestamp)
