@@ -1,3 +1,100 @@
-"""kubesched: a Kubernetes scheduler in Python."""
+"""kubesched: a Kubernetes scheduler in Python.
+
+The user API, in one import::
+
+    import kubesched
+
+    config = kubesched.load_config("sched.yaml")   # KubeSchedulerConfiguration
+    loaded = kubesched.load_manifests(["cluster.yaml"])
+    result = kubesched.run_simulation(loaded.manifests, config, seed=7)   # SimulationResult
+    cluster = kubesched.MemoryCluster(kubesched.VirtualClock())
+    sched = kubesched.new_scheduler(cluster, config, clock=kubesched.VirtualClock())
+
+Errors are :class:`KubeschedError` and its subclasses (:class:`ConfigError` and
+:class:`ManifestError` name the file field). Plugin authors import from :mod:`kubesched.framework`.
+Everything but ``__version__`` and the errors is imported on first use, so ``import kubesched``
+stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from kubesched.errors import (
+    AlreadyExistsError,
+    ConfigError,
+    ConflictError,
+    FieldError,
+    GoneError,
+    KubeschedError,
+    ManifestError,
+    NotFoundError,
+    NotImplementedPluginError,
+)
+
+if TYPE_CHECKING:
+    from kubesched.clock import RealClock, VirtualClock
+    from kubesched.cluster.manifests import load_manifests
+    from kubesched.cluster.memory import MemoryCluster
+    from kubesched.config.load import default_config, load_config, parse_config
+    from kubesched.config.types import KubeSchedulerConfiguration
+    from kubesched.modes.simulate.run import SimulationResult, run_simulation
+    from kubesched.scheduler.core import Scheduler
+    from kubesched.scheduler.factory import new_scheduler
 
 __version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "KubeSchedulerConfiguration": "kubesched.config.types",
+    "MemoryCluster": "kubesched.cluster.memory",
+    "RealClock": "kubesched.clock",
+    "Scheduler": "kubesched.scheduler.core",
+    "SimulationResult": "kubesched.modes.simulate.run",
+    "VirtualClock": "kubesched.clock",
+    "default_config": "kubesched.config.load",
+    "load_config": "kubesched.config.load",
+    "load_manifests": "kubesched.cluster.manifests",
+    "new_scheduler": "kubesched.scheduler.factory",
+    "parse_config": "kubesched.config.load",
+    "run_simulation": "kubesched.modes.simulate.run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kubesched' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = [
+    "AlreadyExistsError",
+    "ConfigError",
+    "ConflictError",
+    "FieldError",
+    "GoneError",
+    "KubeSchedulerConfiguration",
+    "KubeschedError",
+    "ManifestError",
+    "MemoryCluster",
+    "NotFoundError",
+    "NotImplementedPluginError",
+    "RealClock",
+    "Scheduler",
+    "SimulationResult",
+    "VirtualClock",
+    "__version__",
+    "default_config",
+    "load_config",
+    "load_manifests",
+    "new_scheduler",
+    "parse_config",
+    "run_simulation",
+]

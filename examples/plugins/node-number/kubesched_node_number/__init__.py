@@ -8,12 +8,7 @@ from collections.abc import Sequence
 
 from pydantic.dataclasses import dataclass
 
-from kubesched.api.pod import Pod
-from kubesched.config.args import ARGS_CONFIG
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import PreScorePlugin, ScorePlugin
-from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.status import Status
+from kubesched.framework import ARGS_CONFIG, CycleState, NodeInfo, Pod, PreScorePlugin, ScorePlugin, Status
 
 _STATE_KEY = "PreScoreNodeNumber"
 
