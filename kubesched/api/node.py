@@ -93,7 +93,8 @@ class Node:
 
 
 def zone_key(labels: Mapping[str, str]) -> str:
-    """``utilnode.GetZoneKey`` (spec §7.3): ``region + ":\\x00:" + zone`` or ``""`` when both are empty."""
+    """``utilnode.GetZoneKey`` (``pkg/scheduler/backend/cache/node_tree.go``): ``region + ":\\x00:" + zone``
+    or ``""`` when both are empty."""
     region = labels.get(BETA_REGION_LABEL) or labels.get(REGION_LABEL) or ""
     zone = labels.get(BETA_ZONE_LABEL) or labels.get(ZONE_LABEL) or ""
     if not region and not zone:

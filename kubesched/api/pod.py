@@ -2,7 +2,8 @@
 
 ``Pod.from_manifest(obj)`` parses once: quantities become integers (``cpu`` in
 millicores, the rest in base units), selectors/affinity/tolerations are compiled, and
-effective requests (spec §2.1) are precomputed. The original dict is kept as ``raw``
+effective requests (``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests``) are precomputed. The
+original dict is kept as ``raw``
 (never mutated). API-server defaulting that a real cluster applies before the scheduler
 ever sees a pod is applied here too (``pkg/apis/core/v1/defaults.go``): a container
 request missing for a resource that has a limit defaults to that limit.

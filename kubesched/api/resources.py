@@ -1,4 +1,5 @@
-"""Resource arithmetic: the ``Resource`` struct (spec §2.2) and effective pod requests (§2.1).
+"""Resource arithmetic: the ``Resource`` struct (``pkg/scheduler/framework/types.go`` ``Resource``) and
+effective pod requests (``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests``).
 
 Amounts are integers: ``cpu`` in millicores, everything else in base units (bytes for
 memory/ephemeral-storage/hugepages, counts for ``pods`` and extended resources).
@@ -135,7 +136,8 @@ def pod_requests(containers: Iterable[tuple[Mapping[str, int], str | None]],
                  pod_level: Mapping[str, int] | None,
                  overhead: Mapping[str, int] | None,
                  non_missing: Mapping[str, int] | None = None) -> dict[str, int]:
-    """Effective pod requests (spec §2.1, ``resource.PodRequests``).
+    """Effective pod requests (``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests``,
+    ``resource.PodRequests``).
 
     ``containers``/``init_containers`` are ``(requests, restartPolicy)`` pairs in declaration
     order; ``pod_level`` is ``spec.resources.requests`` (or ``None``); ``overhead`` is

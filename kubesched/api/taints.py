@@ -1,6 +1,7 @@
 """Taints and tolerations (``k8s.io/api/core/v1/toleration.go``, ``taint.go``).
 
-Matching rules (spec §8.2): the effect must match unless the toleration's effect is
+Matching rules (``k8s.io/api/core/v1/toleration.go`` ``ToleratesTaint``): the effect must match unless the
+toleration's effect is
 empty; the key must match unless the toleration's key is empty (which requires
 operator ``Exists``); ``Equal`` (or empty) compares values, ``Exists`` matches any value.
 """

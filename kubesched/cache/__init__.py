@@ -1,5 +1,5 @@
 """The scheduler cache: pods (bound and assumed) per node, node tree order, image states and
-incremental snapshots (spec §7; ``pkg/scheduler/backend/cache``)."""
+incremental snapshots (``pkg/scheduler/backend/cache``)."""
 
 from kubesched.cache.cache import Cache, CacheDump, SnapshotUpdate
 from kubesched.cache.errors import CacheCorruptedError, CacheError, SnapshotInconsistentError

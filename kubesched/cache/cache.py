@@ -1,24 +1,26 @@
-"""The scheduler cache (spec §7; ``pkg/scheduler/backend/cache/cache.go``).
+"""The scheduler cache (``pkg/scheduler/backend/cache/cache.go``).
 
 It aggregates pods (bound and *assumed*) per node into :class:`NodeInfo` objects, keeps the
 node tree (zone round-robin order, :mod:`kubesched.cache.node_tree`) and the cluster-wide
 image states (:mod:`kubesched.cache.image_states`), and copies what changed into a
 :class:`Snapshot` once per scheduling cycle.
 
-Pod state machine (§7.1), keyed by pod **UID**::
+Pod state machine (``pkg/scheduler/backend/cache/cache.go``), keyed by pod **UID**::
 
     assume_pod ──> assumed ──add_pod (informer)──> added ──update_pod──> added
         │             │                              └──remove_pod──> gone
         │             └──forget_pod──> gone
         └ finish_binding only sets a flag (assumed pods never expire: upstream's TTL is 0)
 
-Node bookkeeping (§7.2): every mutation of a NodeInfo bumps its ``generation`` (a global
+Node bookkeeping (``pkg/scheduler/backend/cache/cache.go`` ``AddNode``/``UpdateNode``): every mutation of a
+NodeInfo bumps its ``generation`` (a global
 counter) and moves it to the most-recent end of a recency list (an ``OrderedDict``;
 upstream uses a doubly linked list with the head as most recent). ``remove_node`` keeps a
 *ghost* NodeInfo (``node is None``) while pods remain on it; ghosts, and NodeInfos created
 because pods arrived before their node, never appear in snapshots.
 
-Snapshot update (§7.4) walks the recency list from the most recent item while
+Snapshot update (``pkg/scheduler/backend/cache/cache.go`` ``UpdateSnapshot``) walks the recency list from
+the most recent item while
 ``generation > snapshot.generation`` — O(changed nodes) — cloning each changed NodeInfo into
 the snapshot **in place** (the snapshot's NodeInfo object keeps its identity, as upstream's
 ``*existing = *clone``; only its fields are replaced). Upstream quirks kept on purpose

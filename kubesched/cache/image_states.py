@@ -1,4 +1,5 @@
-"""Cluster-wide image states (spec §7.2, §8.7; ``addNodeImageStates`` / ``removeNodeImageStates``
+"""Cluster-wide image states (``pkg/scheduler/backend/cache/cache.go`` ``AddNode``/``UpdateNode``;
+``addNodeImageStates`` / ``removeNodeImageStates``
 in ``pkg/scheduler/backend/cache/cache.go`` and ``ImageStateSummary`` in
 ``pkg/scheduler/framework/types.go``).
 

@@ -1,5 +1,5 @@
-"""``NodeTree``: node names grouped by zone, listed zone-round-robin (spec §7.3;
-``pkg/scheduler/backend/cache/node_tree.go``).
+"""``NodeTree``: node names grouped by zone, listed zone-round-robin
+(``pkg/scheduler/backend/cache/node_tree.go``).
 
 Zones are kept in first-seen order (a zone that becomes empty is dropped and, if it
 reappears, goes to the end), nodes within a zone in insertion order. ``list()`` yields

@@ -1,11 +1,11 @@
 """Profile defaults of ``KubeSchedulerConfiguration`` v1.
 
 Source: ``pkg/scheduler/apis/config/v1/default_plugins.go`` (``getDefaultPlugins``,
-``mergePlugins``, ``mergePluginSet``) and ``defaults.go`` (``SetDefaults_KubeSchedulerConfiguration``);
-spec §8.1 and §11 "Plugin-set merge with defaults".
+``mergePlugins``, ``mergePluginSet``) and ``defaults.go`` (``SetDefaults_KubeSchedulerConfiguration``).
 
 The default profile enables every in-tree plugin through ``multiPoint`` only; the framework expands
-``multiPoint`` to the individual extension points (spec §4.1), so after :func:`apply_defaults` the
+``multiPoint`` to the individual extension points (``pkg/scheduler/framework/runtime/framework.go``
+``NewFramework``), so after :func:`apply_defaults` the
 other points hold only what the user wrote.
 
 Not done here: upstream also appends default ``pluginConfig`` entries for enabled plugins that have
@@ -101,7 +101,8 @@ def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
 
 
 def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> KubeSchedulerProfile:
-    """The upstream default profile (spec §8.1) under ``scheduler_name``."""
+    """The upstream default profile (``pkg/scheduler/apis/config/v1/default_plugins.go``) under
+    ``scheduler_name``."""
     return KubeSchedulerProfile(scheduler_name=scheduler_name, plugins=default_plugins())
 
 

@@ -124,7 +124,7 @@ def load_config(path: str | Path) -> KubeSchedulerConfiguration:
 
 def default_config() -> KubeSchedulerConfiguration:
     """The configuration used without ``--config``: every field defaulted and one profile
-    ``default-scheduler`` with the default plugins (spec §8.1, §11)."""
+    ``default-scheduler`` with the default plugins (``pkg/scheduler/apis/config/v1/default_plugins.go``)."""
     config = apply_defaults(KubeSchedulerConfiguration())
     validate_config(config)
     return config

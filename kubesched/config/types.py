@@ -2,7 +2,7 @@
 
 Source: ``staging/src/k8s.io/kube-scheduler/config/v1/types.go`` plus the component-base
 ``ClientConnectionConfiguration``/``LeaderElectionConfiguration``/``DebuggingConfiguration``, with the
-field defaults of ``pkg/scheduler/apis/config/v1/defaults.go`` (spec §10, §11).
+field defaults of ``pkg/scheduler/apis/config/v1/defaults.go``.
 
 Conventions:
 
@@ -239,7 +239,8 @@ class ExtenderManagedResource(_Model):
 
 
 class Extender(_Model):
-    """``extenders[]`` (spec §10). ``http_timeout`` in float seconds (default 5s; 0 -> 5s).
+    """``extenders[]`` (``pkg/scheduler/extender.go``). ``http_timeout`` in float seconds (default 5s; 0 ->
+    5s).
 
     ``weight`` multiplies prioritize scores (must be > 0 when ``prioritize_verb`` is set).
     """
@@ -272,7 +273,8 @@ class Extender(_Model):
 class KubeSchedulerConfiguration(_Model):
     """The whole ``KubeSchedulerConfiguration`` v1 document.
 
-    Defaults: ``parallelism`` 16, ``percentageOfNodesToScore`` None (= 0 = adaptive, spec §5.4),
+    Defaults: ``parallelism`` 16, ``percentageOfNodesToScore`` None (= 0 = adaptive,
+    ``pkg/scheduler/schedule_one.go`` ``numFeasibleNodesToFind``),
     ``podInitialBackoffSeconds`` 1, ``podMaxBackoffSeconds`` 10, ``enableProfiling`` true,
     ``enableContentionProfiling`` = ``enableProfiling`` when unset, ``delayCacheUntilActive`` false.
     ``healthzBindAddress``/``metricsBindAddress`` are accepted for old files but ignored (deprecated;

@@ -3,7 +3,7 @@
 Source: ``pkg/scheduler/apis/config/validation/validation.go`` (``ValidateKubeSchedulerConfiguration``,
 ``validateKubeSchedulerProfile``, ``validatePluginConfig``, ``validateCommonQueueSort``,
 ``validateExtenders``) and component-base ``ValidateClientConnectionConfiguration`` /
-``ValidateLeaderElectionConfiguration``; spec §10, §11.
+``ValidateLeaderElectionConfiguration``.
 
 Errors are reported in upstream order as :class:`ConfigError` with the upstream field path and the
 upstream detail text (without the ``Invalid value: <v>:`` prefix), e.g.

@@ -1,4 +1,4 @@
-"""HTTP scheduler extenders (spec §10; ``pkg/scheduler/extender.go``).
+"""HTTP scheduler extenders (``pkg/scheduler/extender.go``).
 
 Public API:
 

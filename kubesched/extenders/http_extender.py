@@ -1,5 +1,4 @@
-"""``HTTPExtender``: a scheduler extender reached over HTTP(S) (spec §10;
-``pkg/scheduler/extender.go``).
+"""``HTTPExtender``: a scheduler extender reached over HTTP(S) (``pkg/scheduler/extender.go``).
 
 The scheduler calls it through ``is_filter/is_prioritizer/is_binder/supports_preemption``,
 ``is_interested(pod)``, ``is_ignorable()``, ``filter``, ``prioritize``, ``bind`` and

@@ -1,4 +1,4 @@
-"""Extenders' say in preemption (spec §9 step 5; ``pkg/scheduler/framework/preemption/preemption.go``
+"""Extenders' say in preemption (``pkg/scheduler/framework/preemption/preemption.go``
 ``callExtenders``).
 """
 

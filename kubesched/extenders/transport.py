@@ -1,5 +1,5 @@
-"""HTTP transport of an extender: TLS settings and the JSON POST (spec §10 "Transport";
-``pkg/scheduler/extender.go`` ``makeTransport``/``send`` and client-go ``transport.TLSConfigFor``).
+"""HTTP transport of an extender: TLS settings and the JSON POST (``pkg/scheduler/extender.go``
+``makeTransport``/``send`` and client-go ``transport.TLSConfigFor``).
 
 Errors keep upstream's wording where kubesched can produce it:
 

@@ -1,4 +1,4 @@
-"""JSON shapes exchanged with an HTTP extender (spec §10; ``staging/src/k8s.io/kube-scheduler/extender/v1/types.go``).
+"""JSON shapes exchanged with an HTTP extender (``staging/src/k8s.io/kube-scheduler/extender/v1/types.go``).
 
 The Go structs have **no JSON tags**, so keys are the capitalised Go field names (``Pod``,
 ``NodeNames``, ``FailedAndUnresolvableNodes``...). Embedded Kubernetes objects (Pod, NodeList)

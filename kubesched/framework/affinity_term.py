@@ -1,4 +1,4 @@
-"""Pre-processed pod (anti-)affinity terms (spec §2.3; ``pkg/scheduler/framework/types.go``
+"""Pre-processed pod (anti-)affinity terms (``pkg/scheduler/framework/types.go``
 ``AffinityTerm``/``newAffinityTerm``).
 
 ``matchLabelKeys``/``mismatchLabelKeys`` are folded into the selector using the owning

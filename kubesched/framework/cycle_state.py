@@ -1,4 +1,4 @@
-"""``CycleState`` (spec §1.3; ``pkg/scheduler/framework/cycle_state.go``).
+"""``CycleState`` (``pkg/scheduler/framework/cycle_state.go``).
 
 Per-attempt key -> state store shared by a profile's plugins. A plugin's state is a
 :class:`StateData` (``clone()`` copies what the PreFilter AddPod/RemovePod extensions change;

@@ -1,5 +1,4 @@
-"""``NodeToStatus``, ``Diagnosis`` and ``FitError`` (spec §1.2, §5.9;
-``pkg/scheduler/framework/types.go``)."""
+"""``NodeToStatus``, ``Diagnosis`` and ``FitError`` (``pkg/scheduler/framework/types.go``)."""
 
 from __future__ import annotations
 
@@ -77,7 +76,8 @@ class FitError(Exception):
         return self.message()
 
     def message(self) -> str:
-        """Build the upstream ``FitError.Error()`` text (spec §5.9)."""
+        """Build the upstream ``FitError.Error()`` text (``pkg/scheduler/schedule_one.go``
+        ``handleSchedulingFailure`` and ``FitError.Error``)."""
         d = self.diagnosis
         msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
         if d.pre_filter_msg:

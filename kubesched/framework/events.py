@@ -1,4 +1,4 @@
-"""Cluster events and queueing hints (spec §3; ``staging/.../framework/types.go``).
+"""Cluster events and queueing hints (``staging/.../framework/types.go``).
 
 A plugin registers ``ClusterEventWithHint`` entries; when an event arrives the queue asks
 each relevant hint whether the event may make a rejected pod schedulable.
@@ -89,7 +89,8 @@ class ClusterEvent:
         return self.resource == EventResource.Wildcard and self.action_type == ActionType.All
 
     def match(self, incoming: ClusterEvent) -> bool:
-        """True if this *registered* event covers ``incoming`` (spec §3)."""
+        """True if this *registered* event covers ``incoming``
+        (``staging/src/k8s.io/kube-scheduler/framework/interface.go``)."""
         if self.is_wildcard():
             return True
         r = self.resource

@@ -1,5 +1,5 @@
-"""``Handle``: what a plugin may use of the scheduler (spec §3 "Handle";
-``staging/.../framework/interface.go`` ``Handle``). The framework runtime implements it.
+"""``Handle``: what a plugin may use of the scheduler (``staging/.../framework/interface.go`` ``Handle``).
+The framework runtime implements it.
 
 Plugins never import a backend: objects other than Pods/Nodes (PVCs, PVs, StorageClasses,
 CSINodes, PDBs, Namespaces, Services, ReplicaSets, StatefulSets, ReplicationControllers) are
@@ -52,7 +52,7 @@ class WaitingPod(Protocol):
 
 
 class Nominator(Protocol):
-    """Pods nominated to nodes (spec §6.8)."""
+    """Pods nominated to nodes (``pkg/scheduler/backend/queue/nominator.go``)."""
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
 

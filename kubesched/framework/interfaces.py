@@ -1,4 +1,4 @@
-"""Extension-point interfaces (spec §3; ``staging/src/k8s.io/kube-scheduler/framework/interface.go``).
+"""Extension-point interfaces (``staging/src/k8s.io/kube-scheduler/framework/interface.go``).
 
 A plugin is a class deriving from :class:`Plugin` and from one ABC per extension point it
 implements. It declares ``NAME`` (the upstream plugin name) and ``Args`` (its args

@@ -1,4 +1,4 @@
-"""``PodInfo`` and ``NodeInfo`` (spec §2.3; ``pkg/scheduler/framework/types.go``).
+"""``PodInfo`` and ``NodeInfo`` (``pkg/scheduler/framework/types.go``).
 
 ``NodeInfo`` aggregates what is scheduled on a node: pods (including assumed ones), the
 requested and non-zero-requested resources (millicores / bytes / counts), used host ports,

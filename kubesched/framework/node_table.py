@@ -11,7 +11,8 @@ are ``order[(start + i) % n]``. Columns (all ``int64`` unless noted):
 
 * ``alloc_cpu`` (millicores), ``alloc_mem``, ``alloc_eph`` (bytes), ``alloc_pods`` (count);
 * ``req_cpu``, ``req_mem``, ``req_eph``: requested by the node's pods (assumed included);
-* ``nz_cpu``, ``nz_mem``: non-zero requested (spec §2.1 defaults);
+* ``nz_cpu``, ``nz_mem``: non-zero requested (``k8s.io/component-helpers/resource/helpers.go``
+``PodRequests``);
 * ``num_pods``; ``unschedulable`` (bool); ``has_ports`` (bool: some host port in use);
 * ``taint_sig`` (``int32``): id of the node's taint tuple in ``taint_sets`` (0 = no taints);
 * lazily created, then maintained: scalar resources (``scalar_alloc``/``scalar_req`` by name),

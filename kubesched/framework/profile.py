@@ -1,5 +1,5 @@
-"""Resolve a profile's per-extension-point plugin lists (spec §4.1;
-``pkg/scheduler/framework/runtime/framework.go`` ``NewFramework``/``expandMultiPointPlugins``).
+"""Resolve a profile's per-extension-point plugin lists (``pkg/scheduler/framework/runtime/framework.go``
+``NewFramework``/``expandMultiPointPlugins``).
 
 Input is the profile's ``plugins`` after the config layer merged it with the defaults;
 output is, per point, the ordered ``(name, weight)`` list, and the Score weights.

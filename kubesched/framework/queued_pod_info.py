@@ -1,4 +1,5 @@
-"""``QueuedPodInfo`` (spec §6.1): a pod in the scheduling queue with its attempt bookkeeping.
+"""``QueuedPodInfo`` (``pkg/scheduler/backend/queue/scheduling_queue.go`` ``PriorityQueue``): a pod in the
+scheduling queue with its attempt bookkeeping.
 
 Times (``timestamp``, ``initial_attempt_timestamp``, ``backoff_expiration``) are seconds on
 the scheduler's clock.

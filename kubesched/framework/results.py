@@ -1,4 +1,4 @@
-"""Small result types of the extension points (spec §1.2)."""
+"""Small result types of the extension points (``pkg/scheduler/framework/types.go``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The framework runtime of one profile: builds the plugins and runs each extension point in
-upstream order (spec §4; ``pkg/scheduler/framework/runtime/framework.go``).
+upstream order (``pkg/scheduler/framework/runtime/framework.go``).
 
 The ``Framework`` is also the plugins' :class:`~kubesched.framework.handle.Handle`. It knows no
 plugin by name: plugins come from a :class:`~kubesched.framework.registry.Registry`.
@@ -188,7 +188,8 @@ class Framework:
 
     def enqueue_hints(self) -> list[tuple[str, list[ClusterEventWithHint]]]:
         """Per plugin relevant to requeueing (PreEnqueue/PreFilter/Filter/Reserve/Permit), its registered
-        events; plugins without EnqueueExtensions are registered for every event (spec §4.1 step 6)."""
+        events; plugins without EnqueueExtensions are registered for every event
+        (``pkg/scheduler/framework/runtime/framework.go`` ``NewFramework``)."""
         names: list[str] = []
         for lst in (self.pre_enqueue_plugins, self.pre_filter_plugins, self.filter_plugins,
                     self.reserve_plugins, self.permit_plugins):
@@ -217,7 +218,8 @@ class Framework:
 
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
                                nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None, set[str]]:
-        """Spec §4.2 PreFilter. Returns ``(result, status, plugins that returned node sets or rejected)``."""
+        """Upstream ``RunPreFilterPlugins``. Returns
+        ``(result, status, plugins that returned node sets or rejected)``."""
         result: PreFilterResult | None = None
         plugins_with_nodes: list[str] = []
         skip: set[str] = set()
@@ -292,7 +294,8 @@ class Framework:
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                            recorder: Any = None) -> Status | None:
-        """Spec §4.2 Filter: first non-Success stops; rejections keep their code, anything else is an Error."""
+        """Upstream ``RunFilterPlugins``: first non-Success stops; rejections keep their code, anything else
+        is an Error."""
         skip = state.skip_filter_plugins
         for pl in self.filter_plugins:
             if skip and pl.NAME in skip:
@@ -314,7 +317,8 @@ class Framework:
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                                recorder: Any = None) -> Status | None:
-        """Spec §4.2: filter once with higher-or-equal-priority nominated pods added, then without."""
+        """Upstream ``RunFilterPluginsWithNominatedPods``: filter once with higher-or-equal-priority
+        nominated pods added, then without."""
         nominated: list[PodInfo] = []
         if self.nominator is not None:
             for pi in self.nominator.nominated_pods_for_node(node_info.name):
@@ -425,7 +429,7 @@ class Framework:
 
     def run_post_filter_plugins(self, state: CycleState, pod: Pod,
                                 node_to_status: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
-        """Spec §4.2 PostFilter."""
+        """Upstream ``RunPostFilterPlugins``."""
         reasons: list[str] = []
         rejector_plugin = ""
         result: PostFilterResult | None = None
@@ -454,7 +458,7 @@ class Framework:
     # ---- PreScore / Score -----------------------------------------------------------------------
 
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        """Spec §4.2 PreScore: Skip adds to the score-skip set; failures are Errors."""
+        """Upstream ``RunPreScorePlugins``: Skip adds to the score-skip set; failures are Errors."""
         skip: set[str] = set()
         rec = state.recorder
         for pl in self.pre_score_plugins:
@@ -474,7 +478,7 @@ class Framework:
 
     def run_score_plugins(self, state: CycleState, pod: Pod,
                           nodes: Sequence[NodeInfo]) -> tuple[list[NodePluginScores], Status | None]:
-        """Spec §4.2 Score: score, normalize, range-check, weight and total per node."""
+        """Upstream ``RunScorePlugins``: score, normalize, range-check, weight and total per node."""
         plugins = [pl for pl in self.score_plugins if pl.NAME not in state.skip_score_plugins]
         result = [NodePluginScores(ni.name) for ni in nodes]
         rec = state.recorder
@@ -525,7 +529,7 @@ class Framework:
     # ---- Reserve / Permit -----------------------------------------------------------------------
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Spec §4.2 Reserve: stop at the first failure."""
+        """Upstream ``RunReservePluginsReserve``: stop at the first failure."""
         rec = state.recorder
         for pl in self.reserve_plugins:
             s = _call(pl.reserve, state, pod, node_name)
@@ -541,7 +545,8 @@ class Framework:
             pl.unreserve(state, pod, node_name)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Spec §4.2 Permit. A ``Wait`` registers a :class:`WaitingPod` (timeouts capped at 15 minutes,
+        """Upstream ``RunPermitPlugins``. A ``Wait`` registers a :class:`WaitingPod` (timeouts capped at 15
+        minutes,
         or at ``permit_wait_timeout`` when set)."""
         timeouts: dict[str, float] = {}
         rec = state.recorder
@@ -572,7 +577,7 @@ class Framework:
     # ---- Binding --------------------------------------------------------------------------------
 
     def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Spec §4.2 PreBindPreFlight: Error -> Error; any Success -> Success; all Skip -> Skip."""
+        """Upstream ``RunPreBindPreFlights``: Error -> Error; any Success -> Success; all Skip -> Skip."""
         if not self.pre_bind_plugins:
             return Status(Code.Skip)
         skip: set[str] = set()
@@ -589,7 +594,7 @@ class Framework:
         return None
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Spec §4.2 PreBind: in order, first failure stops."""
+        """Upstream ``RunPreBindPlugins``: in order, first failure stops."""
         rec = state.recorder
         for pl in self.pre_bind_plugins:
             if pl.NAME in state.skip_pre_bind_plugins:
@@ -602,7 +607,7 @@ class Framework:
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Spec §4.2 Bind: the first plugin that does not Skip decides."""
+        """Upstream ``RunBindPlugins``: the first plugin that does not Skip decides."""
         rec = state.recorder
         s: Status | None = Status(Code.Skip)
         for pl in self.bind_plugins:
@@ -623,7 +628,8 @@ class Framework:
 
 
 def _invalid_score(plugin: str, score: int) -> Status:
-    """The Error status of a score outside [0, 100] after normalizing (spec §4.2)."""
+    """The Error status of a score outside [0, 100] after normalizing
+    (``pkg/scheduler/framework/runtime/framework.go``)."""
     return Status(Code.Error, f'applying score defaultWeights on Score plugins: plugin "{plugin}" '
                               f"returns an invalid score {score}, it should in the range of "
                               f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", plugin=plugin)

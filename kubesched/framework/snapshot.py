@@ -1,5 +1,5 @@
-"""``Snapshot``: the immutable per-cycle view of the cluster's NodeInfos (spec §7.4;
-``pkg/scheduler/backend/cache/snapshot.go``). Plugins read it through ``handle.snapshot()``.
+"""``Snapshot``: the immutable per-cycle view of the cluster's NodeInfos
+(``pkg/scheduler/backend/cache/snapshot.go``). Plugins read it through ``handle.snapshot()``.
 """
 
 from __future__ import annotations

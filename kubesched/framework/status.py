@@ -1,4 +1,4 @@
-"""``Code`` and ``Status`` (spec §1.1; ``staging/src/k8s.io/kube-scheduler/framework/interface.go``).
+"""``Code`` and ``Status`` (``staging/src/k8s.io/kube-scheduler/framework/interface.go``).
 
 A ``None`` status means Success, as a nil ``*Status`` does upstream.
 """

@@ -1,4 +1,4 @@
-"""Pods parked by Permit (spec §4.2 "Waiting pod"; ``pkg/scheduler/framework/runtime/waiting_pods_map.go``).
+"""Pods parked by Permit (``pkg/scheduler/framework/runtime/waiting_pods_map.go``).
 
 One timer per waiting plugin on the scheduler's clock. The outcome is delivered once, to
 callbacks registered with :meth:`WaitingPod.on_done` (the binding cycle), so the same code

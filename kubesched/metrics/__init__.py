@@ -1,4 +1,5 @@
-"""Prometheus metrics of the scheduler with upstream names, types, labels and buckets (spec §12).
+"""Prometheus metrics of the scheduler with upstream names, types, labels and buckets
+(``pkg/scheduler/metrics/metrics.go``).
 
 Public API:
 

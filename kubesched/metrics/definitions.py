@@ -1,5 +1,5 @@
 """The scheduler's Prometheus metrics: names, types, labels, buckets and help texts as upstream
-registers them (spec §12; ``pkg/scheduler/metrics/metrics.go``, ``pkg/scheduler/metrics/profile_metrics.go``).
+registers them (``pkg/scheduler/metrics/metrics.go``, ``pkg/scheduler/metrics/profile_metrics.go``).
 
 Help texts carry component-base's stability prefix (``[STABLE] ``/``[BETA] ``/``[ALPHA] ``), as
 ``kube-scheduler``'s ``/metrics`` shows them. Bucket layouts are ``ExponentialBuckets(start, factor, count)``.

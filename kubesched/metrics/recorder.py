@@ -49,7 +49,8 @@ def collectors_for(registry: CollectorRegistry) -> dict[str, Any]:
 
 
 class SchedulerMetrics:
-    """Records the scheduler's metrics (spec §12) into a ``prometheus_client`` registry.
+    """Records the scheduler's metrics (``pkg/scheduler/metrics/metrics.go``) into a ``prometheus_client``
+    registry.
 
     Implements :class:`~kubesched.queue.metrics.QueueMetrics` (``inc``/``set``/``observe`` by
     upstream metric name with a ``{label: value}`` mapping), so the same object goes to the queue,

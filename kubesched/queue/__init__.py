@@ -1,4 +1,5 @@
-"""The scheduling queue (spec §6): :class:`PriorityQueue` with activeQ, backoffQ,
+"""The scheduling queue (``pkg/scheduler/backend/queue/scheduling_queue.go``): :class:`PriorityQueue` with
+activeQ, backoffQ,
 unschedulable pods, queueing hints, PreEnqueue gating and the :class:`Nominator`."""
 
 from kubesched.queue.metrics import NullQueueMetrics, QueueMetrics

@@ -1,4 +1,4 @@
-"""The backoff queue (spec §6.1-6.2; ``pkg/scheduler/backend/queue/backoff_queue.go``).
+"""The backoff queue (``pkg/scheduler/backend/queue/backoff_queue.go``).
 
 Two heaps ordered by backoff expiration: the *regular* heap holds pods rejected by plugins
 (ties broken by the activeQ order) and the *error* heap pods that failed with an error (no

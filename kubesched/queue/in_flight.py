@@ -1,5 +1,6 @@
 """In-flight pods and the cluster events seen while they are being scheduled
-(spec §6.6-6.7; ``inFlightPods``/``inFlightEvents`` of ``activeQueue`` in
+(``pkg/scheduler/backend/queue/scheduling_queue.go`` ``AddUnschedulableIfNotPresent``;
+``inFlightPods``/``inFlightEvents`` of ``activeQueue`` in
 ``pkg/scheduler/backend/queue/active_queue.go``).
 
 Each popped pod records a marker (a sequence number); events are appended with increasing

@@ -1,4 +1,4 @@
-"""Metric hooks of the scheduling queue (spec §12; ``pkg/scheduler/metrics/metrics.go``).
+"""Metric hooks of the scheduling queue (``pkg/scheduler/metrics/metrics.go``).
 
 The queue reports through a small :class:`QueueMetrics` protocol so it does not depend on a
 Prometheus client; ``kubesched.metrics`` (or a test) supplies a recorder. Names and label

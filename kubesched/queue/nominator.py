@@ -1,4 +1,4 @@
-"""The nominator (spec §6.8; ``pkg/scheduler/backend/queue/nominator.go``).
+"""The nominator (``pkg/scheduler/backend/queue/nominator.go``).
 
 Remembers which node each preempting pod was nominated to: ``node -> {uid: PodInfo}`` (in
 nomination order) and ``uid -> node``. Not thread-safe on its own: the

@@ -1,4 +1,5 @@
-"""Cluster events derived from a pod update (spec §6.7; ``PodSchedulingPropertiesChange`` in
+"""Cluster events derived from a pod update (``pkg/scheduler/backend/queue/scheduling_queue.go``
+``MoveAllToActiveOrBackoffQueue``; ``PodSchedulingPropertiesChange`` in
 ``pkg/scheduler/framework/events.go``).
 
 The resource is ``UnscheduledPod`` when the new pod has no ``spec.nodeName``, else

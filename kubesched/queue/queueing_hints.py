@@ -1,5 +1,6 @@
 """Queueing hints: deciding whether a cluster event may make a rejected pod schedulable
-(spec §6.6-6.7; ``isPodWorthRequeuing``/``isEventOfInterest`` in
+(``pkg/scheduler/backend/queue/scheduling_queue.go`` ``AddUnschedulableIfNotPresent``;
+``isPodWorthRequeuing``/``isEventOfInterest`` in
 ``pkg/scheduler/backend/queue/scheduling_queue.go``).
 
 ``hints`` maps a profile name to ``[(registered_event, [(plugin_name, hint_fn | None), ...]), ...]``
@@ -77,7 +78,8 @@ class QueueingHints:
         return self.interested_plugins(event) is not None
 
     def worth_requeuing(self, p: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> QueueingStrategy:
-        """``isPodWorthRequeuing`` (spec §6.6)."""
+        """``isPodWorthRequeuing`` (``pkg/scheduler/backend/queue/scheduling_queue.go``
+        ``AddUnschedulableIfNotPresent``)."""
         unsched = p.unschedulable_plugins
         pending = p.pending_plugins
         if not unsched and not pending:

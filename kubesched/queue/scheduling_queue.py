@@ -1,4 +1,4 @@
-"""``PriorityQueue``: the scheduling queue (spec §6; ``pkg/scheduler/backend/queue/scheduling_queue.go``,
+"""``PriorityQueue``: the scheduling queue (``pkg/scheduler/backend/queue/scheduling_queue.go``,
 ``active_queue.go``, ``backoff_queue.go``).
 
 Three sub-queues keyed by ``namespace/name``:
@@ -175,7 +175,8 @@ class PriorityQueue:
             self._record_pending()
 
     def update(self, old_pod: Pod | None, new_pod: Pod) -> None:
-        """An unscheduled pod changed (spec §6.7): in-flight -> record the derived events; in
+        """An unscheduled pod changed (``pkg/scheduler/backend/queue/scheduling_queue.go``
+        ``MoveAllToActiveOrBackoffQueue``): in-flight -> record the derived events; in
         activeQ/backoffQ -> update in place; in unschedulablePods -> update and evaluate the derived
         events; unknown -> add to activeQ (event ``UnscheduledPodUpdate``)."""
         with self._lock:
@@ -271,7 +272,8 @@ class PriorityQueue:
             return self._sched_cycle
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
-        """Requeue a pod after a failed attempt (spec §6.6; ``scheduling_cycle`` is informational).
+        """Requeue a pod after a failed attempt (``pkg/scheduler/backend/queue/scheduling_queue.go``
+        ``AddUnschedulableIfNotPresent``; ``scheduling_cycle`` is informational).
 
         Bumps ``consecutive_errors_count`` (no rejector plugins) or ``unschedulable_count``,
         refreshes ``timestamp``, then places the pod by the strategy derived from the events seen
@@ -313,7 +315,8 @@ class PriorityQueue:
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old_obj: Any = None, new_obj: Any = None,
                                       pre_check: Callable[[Pod], bool] | None = None) -> None:
-        """A cluster event (spec §6.7): re-evaluate unschedulable pods (optionally only those
+        """A cluster event (``pkg/scheduler/backend/queue/scheduling_queue.go``
+        ``MoveAllToActiveOrBackoffQueue``): re-evaluate unschedulable pods (optionally only those
         passing ``pre_check(pod)``) through the queueing hints and move the worthy ones.
         No-op when no profile registered a matching event (and it is not the wildcard)."""
         with self._lock:

@@ -1,4 +1,5 @@
-"""The unschedulable pod pool (spec §6.1; ``unschedulablePods`` in
+"""The unschedulable pod pool (``pkg/scheduler/backend/queue/scheduling_queue.go`` ``PriorityQueue``;
+``unschedulablePods`` in
 ``pkg/scheduler/backend/queue/scheduling_queue.go``).
 
 A dict keyed by ``namespace/name`` holding pods rejected by plugins (and gated pods, counted

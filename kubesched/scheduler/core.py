@@ -1,5 +1,5 @@
 """The scheduler: one scheduling cycle per pod, then an (optionally concurrent) binding cycle
-(spec §5; ``pkg/scheduler/scheduler.go`` and ``pkg/scheduler/schedule_one.go``).
+(``pkg/scheduler/scheduler.go`` and ``pkg/scheduler/schedule_one.go``).
 
 The same ``Scheduler`` serves every mode: ``simulate`` and ``replay`` drive
 :meth:`Scheduler.schedule_next` on a virtual clock against the embedded cluster; ``run``
@@ -54,8 +54,8 @@ def run_inline(fn: Callable[[], None]) -> None:
 
 class BindingPool:
     """Binding executor for a real clock: binding cycles run on at most ``max_workers`` threads,
-    concurrently with the next scheduling cycles (spec §5.8's ``go bindingCycle``). At most
-    ``max_in_flight`` cycles are queued or running; submitting more blocks the submitter (the
+    concurrently with the next scheduling cycles (``pkg/scheduler/schedule_one.go``: ``go bindingCycle``).
+    At most ``max_in_flight`` cycles are queued or running; submitting more blocks the submitter (the
     scheduling loop), which bounds memory and API pressure. After :meth:`halt` new cycles are
     dropped (the process is going away: lost lease); :meth:`shutdown` waits for those in flight
     (graceful stop). Thread-safe."""
@@ -219,7 +219,7 @@ class Scheduler:
                 log.exception("scheduling %s failed", qpi.key)
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
-        """Spec §5.1 ``ScheduleOne`` for a popped pod."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``ScheduleOne`` for a popped pod."""
         pod = qpi.pod
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None:
@@ -249,7 +249,8 @@ class Scheduler:
     # ---- scheduling cycle -----------------------------------------------------------------------
 
     def scheduling_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, start: float) -> None:
-        """Spec §5.2-§5.6: find a host, assume, Reserve, Permit; then hand over to the binding cycle."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``schedulingCycle``: find a host, assume, Reserve,
+        Permit; then hand over to the binding cycle."""
         pod = qpi.pod
         self.cache.update_snapshot(self.snapshot)
         try:
@@ -333,7 +334,8 @@ class Scheduler:
 
     def binding_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, assumed: Pod,
                       start: float, waiting: Any, wait_start: float | None = None) -> None:
-        """Spec §5.8: PreBindPreFlight (+ nominatedNodeName), WaitOnPermit, PreBind, Bind, PostBind."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``bindingCycle``: PreBindPreFlight (+
+        nominatedNodeName), WaitOnPermit, PreBind, Bind, PostBind."""
         pod = qpi.pod
         pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
         if pf is not None and not pf.is_success() and not pf.is_skip():
@@ -414,7 +416,8 @@ class Scheduler:
 
     def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status,
                        nominating: NominatingInfo | None, start: float) -> None:
-        """Spec §5.9 failure handler: requeue, nominate, FailedScheduling event, PodScheduled=False."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``handleSchedulingFailure``: requeue, nominate,
+        FailedScheduling event, PodScheduled=False."""
         pod = qpi.pod
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
         if self.metrics is not None and hasattr(self.metrics, "attempt"):

@@ -1,5 +1,4 @@
-"""Informer event handlers feeding the cache and the queue (spec §6.7 "Informer hooks";
-``pkg/scheduler/eventhandlers.go``).
+"""Informer event handlers feeding the cache and the queue (``pkg/scheduler/eventhandlers.go``).
 
 Pods are parsed once per resourceVersion. A malformed pod is never scheduled: its error is
 recorded in ``scheduler.invalid_pods`` (``"namespace/name" -> message``), logged, and a

@@ -32,8 +32,9 @@ def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | No
     through ``on_skipped_plugins``; a user config naming them fails with ``not implemented yet``.
 
     ``extenders``: ``None`` builds an :class:`~kubesched.extenders.HTTPExtender` per
-    ``config.extenders`` entry (non-ignorable first, spec §10); a list replaces them.
-    ``metrics``: a :class:`~kubesched.metrics.SchedulerMetrics` to record spec §12's metrics into;
+    ``config.extenders`` entry (non-ignorable first, ``pkg/scheduler/extender.go``); a list replaces them.
+    ``metrics``: a :class:`~kubesched.metrics.SchedulerMetrics` to record
+    ``pkg/scheduler/metrics/metrics.go`` metrics into;
     ``None`` records nothing and adds no cost.
 
     Raises :class:`~kubesched.errors.ConfigError` for invalid configs or plugin args (and

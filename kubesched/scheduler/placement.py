@@ -1,5 +1,5 @@
-"""Choosing a node for a pod: filtering, scoring and host selection (spec §5.2-§5.5, §5.7;
-``pkg/scheduler/schedule_one.go`` ``schedulePod``, ``findNodesThatFitPod``,
+"""Choosing a node for a pod: filtering, scoring and host selection (``pkg/scheduler/schedule_one.go``
+``schedulePod``, ``findNodesThatFitPod``,
 ``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``).
 """
 
@@ -54,7 +54,8 @@ class ScheduleResult:
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
-    """How many feasible nodes to look for among ``num_all_nodes`` (spec §5.4). ``percentage``
+    """How many feasible nodes to look for among ``num_all_nodes`` (``pkg/scheduler/schedule_one.go``
+    ``numFeasibleNodesToFind``). ``percentage``
     ``None`` or 0 means adaptive: ``50 - n/125`` percent, at least 5 percent, at least 100 nodes."""
     if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
         return num_all_nodes
@@ -81,7 +82,8 @@ class Placement:
         self._table_list: Any = None
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> ScheduleResult:
-        """Spec §5.2. Raises :class:`NoNodesAvailableError`, :class:`FitError` or :class:`SchedulingError`."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``schedulePod``. Raises
+        :class:`NoNodesAvailableError`, :class:`FitError` or :class:`SchedulingError`."""
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailableError()
         self._feasible_rows = None
@@ -114,7 +116,8 @@ class Placement:
 
     def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod,
                                 snapshot: Snapshot) -> tuple[list[NodeInfo], Diagnosis]:
-        """Spec §5.3: PreFilter, the nominated-node fast path, then filtering."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``findNodesThatFitPod``: PreFilter, the nominated-node
+        fast path, then filtering."""
         diagnosis = Diagnosis()
         all_nodes = snapshot.list()
         pre_res, s, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
@@ -153,7 +156,8 @@ class Placement:
 
     def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                                      nodes: list[NodeInfo]) -> list[NodeInfo]:
-        """Spec §5.4: visit ``nodes`` from the rotating start index until enough feasible nodes are found."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``numFeasibleNodesToFind``: visit ``nodes`` from the
+        rotating start index until enough feasible nodes are found."""
         n = len(nodes)
         if n == 0:
             return []
@@ -330,7 +334,8 @@ class Placement:
         return nodes[best].name
 
     def run_extender_filters(self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo]:
-        """Spec §10: extenders filter sequentially over the shrinking list (none configured: identity)."""
+        """Upstream ``pkg/scheduler/extender.go``: extenders filter sequentially over the shrinking list
+        (none configured: identity)."""
         for ext in self.extenders:
             if not feasible:
                 break
@@ -352,7 +357,8 @@ class Placement:
 
     def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,
                          nodes: list[NodeInfo]) -> list[NodePluginScores]:
-        """Spec §5.5: PreScore, Score (weighted), plus extender priorities × weight × 10."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``prioritizeNodes``: PreScore, Score (weighted), plus
+        extender priorities × weight × 10."""
         prioritizers = [e for e in self.extenders if e.is_prioritizer()] if self.extenders else []
         if not fwk.has_score_plugins() and not prioritizers:
             return [NodePluginScores(ni.name, total_score=1) for ni in nodes]

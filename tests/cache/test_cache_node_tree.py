@@ -1,4 +1,5 @@
-"""Node tree order (spec §7.3): zone round-robin, zones first-seen, nodes per zone in insertion order."""
+"""Node tree order (``pkg/scheduler/backend/cache/node_tree.go``): zone round-robin, zones first-seen, nodes
+per zone in insertion order."""
 
 from __future__ import annotations
 

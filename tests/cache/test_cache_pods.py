@@ -1,4 +1,5 @@
-"""Pod state machine of the cache (spec §7.1): assume / finish_binding / forget / add / update / remove."""
+"""Pod state machine of the cache (``pkg/scheduler/backend/cache/cache.go``): assume / finish_binding /
+forget / add / update / remove."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Incremental snapshot update (spec §7.4), ghosts, image states (§7.2/§8.7) and isolation."""
+"""Incremental snapshot update (``pkg/scheduler/backend/cache/cache.go`` ``UpdateSnapshot``), ghosts, image
+states (``pkg/scheduler/backend/cache/cache.go`` ``AddNode``/``UpdateNode``) and isolation."""
 
 from __future__ import annotations
 

@@ -7,12 +7,18 @@ v1.35); the arithmetic is in the comments. Shared facts used below:
 * Default profile weights: TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1,
   PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1.
 * No node has a PreferNoSchedule taint, so TaintToleration scores 0 everywhere and its reverse
-  normalisation gives 100 -> 300 weighted on every feasible node (§8.5).
-* Images are never present on nodes: ImageLocality = 0 (§8.7).
+  normalisation gives 100 -> 300 weighted on every feasible node
+  (``pkg/scheduler/framework/plugins/helper/normalize_score.go``).
+* Images are never present on nodes: ImageLocality = 0
+  (``pkg/scheduler/framework/plugins/imagelocality/image_locality.go``).
 * NodeResourcesFit LeastAllocated: per resource ``(alloc-req)*100//alloc``, mean of cpu and memory
-  with ``//`` (§8.3). BalancedAllocation: ``int((1 - |f_cpu - f_mem|/2) * 100)`` (§8.4).
+  with ``//`` (``pkg/scheduler/framework/plugins/noderesources/fit.go``). BalancedAllocation:
+  ``int((1 - |f_cpu - f_mem|/2) * 100)``
+  (``pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go``).
 * FitError message format and the DynamicResources PostFilter tail ``no new claims to deallocate,``
-  before ``preemption: ...`` come from §5.9; preemption messages from §9.
+  before ``preemption: ...`` come from ``pkg/scheduler/schedule_one.go`` ``handleSchedulingFailure`` and
+  ``FitError.Error``; preemption messages from
+  ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go``.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from kubesched.modes.simulate.run import PodOutcome, SimulationResult, run_simul
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "e2e"
 
-#: tail every PostFilter message starts with when DynamicResources runs first (§5.9)
+#: tail every PostFilter message starts with when DynamicResources runs first
+#: (``pkg/scheduler/schedule_one.go`` ``handleSchedulingFailure`` and ``FitError.Error``)
 DRA = "no new claims to deallocate, preemption: "
 
 
@@ -199,7 +206,8 @@ def test_spread_min_domains_unset_places_the_third_replica() -> None:
 # ---- System default spreading (Service selects the pod) ----------------------------------------
 
 def test_spread_system_defaults_from_service() -> None:
-    # web-new has no constraints; Service "web" selects it -> System defaults (§8.8):
+    # web-new has no constraints; Service "web" selects it -> System defaults
+    # (``pkg/scheduler/framework/plugins/podtopologyspread``):
     #   hostname maxSkew 3: size = 3 filtered nodes, w = ln 5 = 1.6094
     #   zone maxSkew 5: domains {a, b}, w = ln 4 = 1.3863, counts a = 2, b = 1
     #   a1: 2*1.6094 + 2 + 2*1.3863 + 4 = 11.99 -> 12
@@ -304,7 +312,8 @@ def test_preemption_prefers_the_node_without_pdb_violation() -> None:
 
 
 def test_preemption_policy_never() -> None:
-    # never (prio 2000, preemptionPolicy Never): both nodes full -> Insufficient cpu; §9 step 2.
+    # never (prio 2000, preemptionPolicy Never): both nodes full -> Insufficient cpu;
+    # ``PodEligibleToPreemptOthers``.
     docs = [d for d in fixture_docs("preemption_pdb_violation.yaml") if d["metadata"]["name"] != "hi"]
     out = outcomes(simulate_docs(docs))
     assert out["never"].status == "Unschedulable"
@@ -450,7 +459,7 @@ def test_volume_plugins_end_to_end() -> None:
     assert {o.status for n, o in out.items() if n in ("c-solo", "d-imm", "e-missing")} == {"Unschedulable"}
 
 
-# ---- 7. the §5.9 message: affinity + taints, preemption not helpful --------------------------
+# ---- 7. the FitError message: affinity + taints, preemption not helpful --------------------------
 
 def test_affinity_and_taints_message() -> None:
     # t1..t3: untolerated taint (UnschedulableAndUnresolvable); u1..u3: no app=db pod anywhere and
@@ -496,7 +505,7 @@ def test_resource_claim_pod_is_unschedulable_not_a_crash() -> None:
 # ---- 9. the default profile is complete ------------------------------------------------------
 
 DEFAULT_PLUGINS_V1 = [
-    # spec §8.1 multiPoint order (DynamicResources before DefaultPreemption)
+    # ``pkg/scheduler/apis/config/v1/default_plugins.go`` (DynamicResources before DefaultPreemption)
     "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
     "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
     "PodTopologySpread", "InterPodAffinity", "DynamicResources", "DefaultPreemption",

@@ -1,4 +1,5 @@
-"""HTTP extenders (spec §10) against a real extender server on 127.0.0.1: filter, prioritize,
+"""HTTP extenders (``pkg/scheduler/extender.go``) against a real extender server on 127.0.0.1: filter,
+prioritize,
 bind and preempt verbs, nodeCacheCapable, managedResources, ignorable, errors and TLS."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Prometheus metrics (spec §12): a small simulate-style run with metrics on, read back from
+"""Prometheus metrics (``pkg/scheduler/metrics/metrics.go``): a small simulate-style run with metrics on,
+read back from
 ``prometheus_client.generate_latest``."""
 
 from __future__ import annotations

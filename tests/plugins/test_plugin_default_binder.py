@@ -1,4 +1,4 @@
-"""DefaultBinder (spec §8.11)."""
+"""DefaultBinder (``pkg/scheduler/framework/plugins/defaultbinder/default_binder.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DefaultPreemption (spec §9): args, eligibility, victim selection with reprieve and PDBs,
+"""DefaultPreemption (``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go``): args,
+eligibility, victim selection with reprieve and PDBs,
 pickOneNodeForPreemption criteria, synchronous preparation and exact messages.
 
 Scenarios run a real Framework (PrioritySort, NodeResourcesFit, DefaultPreemption, DefaultBinder)
@@ -544,7 +545,7 @@ def test_no_nodes_message_when_unresolvable_manual_statuses() -> None:
 
 
 def test_fit_error_example_of_the_spec() -> None:
-    # spec §5.9 example tail, reproduced from a diagnosis with one Unschedulable node
+    # the ``FitError.Error`` tail, reproduced from a diagnosis with one Unschedulable node
     env = Env([node("n1"), node("n2", cpu="1"), node("n3", cpu="1")], [bound("big", "n1", "4", 500)])
     pod = env.add_pending(pending("hi", "2", 100))
     m = NodeToStatus({"n1": Status(Code.Unschedulable, "Insufficient cpu"),

@@ -1,4 +1,5 @@
-"""ImageLocality (spec §8.7): spread-scaled image sizes, clamped to [23 MiB, 1000 MiB x containers]."""
+"""ImageLocality (``pkg/scheduler/framework/plugins/imagelocality/image_locality.go``): spread-scaled image
+sizes, clamped to [23 MiB, 1000 MiB x containers]."""
 
 from __future__ import annotations
 

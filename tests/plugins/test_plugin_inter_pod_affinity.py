@@ -1,4 +1,5 @@
-"""InterPodAffinity: exact filter verdicts/reasons and scores from spec §8.9."""
+"""InterPodAffinity: exact filter verdicts/reasons and scores from
+``pkg/scheduler/framework/plugins/interpodaffinity``."""
 
 from __future__ import annotations
 

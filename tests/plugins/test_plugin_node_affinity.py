@@ -1,5 +1,6 @@
-"""NodeAffinity (spec §8.2, §8.6, §8.11), its args, the required-node-affinity matcher and the
-default NormalizeScore (spec §8.5)."""
+"""NodeAffinity (``pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go``), its args, the
+required-node-affinity matcher and the
+default NormalizeScore (``pkg/scheduler/framework/plugins/helper/normalize_score.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NodeName (spec §8.2)."""
+"""NodeName (``pkg/scheduler/framework/plugins/nodename/node_name.go``)."""
 
 from __future__ import annotations
 

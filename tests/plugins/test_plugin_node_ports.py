@@ -1,4 +1,4 @@
-"""NodePorts (spec §2.3, §8.2, §8.11)."""
+"""NodePorts (``pkg/scheduler/framework/plugins/nodeports/node_ports.go``)."""
 
 from __future__ import annotations
 

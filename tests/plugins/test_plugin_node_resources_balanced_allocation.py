@@ -1,5 +1,5 @@
-"""NodeResourcesBalancedAllocation (spec §8.4, v1.35 formula): actual requests, fractions capped at
-1, ``int((1 - std) * 100)``; best-effort pods are skipped at PreScore."""
+"""NodeResourcesBalancedAllocation (``pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go``,
+v1.35 formula): actual requests, fractions capped at 1, ``int((1 - std) * 100)``; best-effort pods are skipped at PreScore."""
 
 from __future__ import annotations
 

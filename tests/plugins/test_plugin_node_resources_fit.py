@@ -1,4 +1,5 @@
-"""NodeResourcesFit (spec §8.3): Filter reasons/codes, the three scoring strategies, args
+"""NodeResourcesFit (``pkg/scheduler/framework/plugins/noderesources/fit.go``): Filter reasons/codes, the
+three scoring strategies, args
 validation and queueing hints. Expected values are computed by hand from the spec formulas."""
 
 from __future__ import annotations

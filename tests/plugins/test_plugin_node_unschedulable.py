@@ -1,4 +1,4 @@
-"""NodeUnschedulable (spec §8.2, §8.11)."""
+"""NodeUnschedulable (``pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""PodTopologySpread: exact filter verdicts/reasons and scores from spec §8.8."""
+"""PodTopologySpread: exact filter verdicts/reasons and scores from
+``pkg/scheduler/framework/plugins/podtopologyspread``."""
 
 from __future__ import annotations
 

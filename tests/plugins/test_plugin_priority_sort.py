@@ -1,4 +1,4 @@
-"""PrioritySort (spec §6.1)."""
+"""PrioritySort (``pkg/scheduler/framework/plugins/queuesort/priority_sort.go``)."""
 
 from __future__ import annotations
 

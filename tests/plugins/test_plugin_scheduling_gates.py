@@ -1,4 +1,4 @@
-"""SchedulingGates (spec §6.5, §8.2, §8.11)."""
+"""SchedulingGates (``pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go``)."""
 
 from __future__ import annotations
 

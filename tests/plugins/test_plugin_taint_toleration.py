@@ -1,4 +1,4 @@
-"""TaintToleration (spec §8.2, §8.5, §8.11)."""
+"""TaintToleration (``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Backoff arithmetic and the two backoff heaps (spec §6.2)."""
+"""Backoff arithmetic and the two backoff heaps (``pkg/scheduler/backend/queue/backoff_queue.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Nominator (spec §6.8) and derived pod-update events (spec §6.7)."""
+"""Nominator (``pkg/scheduler/backend/queue/nominator.go``) and derived pod-update events
+(``pkg/scheduler/backend/queue/scheduling_queue.go`` ``MoveAllToActiveOrBackoffQueue``)."""
 
 from __future__ import annotations
 

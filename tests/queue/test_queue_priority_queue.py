@@ -1,4 +1,4 @@
-"""PriorityQueue behaviour on a virtual clock (spec §6)."""
+"""PriorityQueue behaviour on a virtual clock (``pkg/scheduler/backend/queue/scheduling_queue.go``)."""
 
 from __future__ import annotations
 

@@ -49,7 +49,8 @@ class WorkloadResult:
     skipped_plugins: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON shape of issue 3 plus ``status``/``error``/bookkeeping fields."""
+        """One ``--json`` result entry (name, nodes, measured pods, throughput, latency percentiles,
+        RSS, threshold) plus ``status``/``error``/bookkeeping fields."""
         return {
             "name": self.name, "nodes": self.nodes, "measuredPods": self.measured_pods,
             "throughput": self.throughput,

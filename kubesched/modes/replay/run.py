@@ -131,9 +131,9 @@ class ReplayResult:
         return out
 
     def summary(self) -> dict[str, Any]:
-        """The ``report.json`` entry: the keys of issue 4 (``config``, ``pods``, ``scheduled``,
+        """The ``report.json`` entry: ``config``, ``pods``, ``scheduled``,
         ``neverScheduled``, ``startupLatencySeconds``, ``pullSeconds``, ``bytesPulled``,
-        ``cacheHitRatio``, ``meanAllocatedFraction``) plus the other phases' percentiles and run
+        ``cacheHitRatio``, ``meanAllocatedFraction``, plus the other phases' percentiles and run
         details. A percentile block is null when no pod reached the phase."""
         m = self.pull_metrics
         out: dict[str, Any] = {

@@ -1,5 +1,5 @@
-"""DefaultBinder: binds the pod through the API (``pods/binding``) (spec §8.11;
-``pkg/scheduler/framework/plugins/defaultbinder/default_binder.go``).
+"""DefaultBinder: binds the pod through the API (``pods/binding``)
+(``pkg/scheduler/framework/plugins/defaultbinder/default_binder.go``).
 """
 
 from __future__ import annotations

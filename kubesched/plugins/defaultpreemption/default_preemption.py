@@ -1,5 +1,5 @@
 """DefaultPreemption: when no node fits, evict lower-priority pods from the best node and
-nominate the pod there (spec §9).
+nominate the pod there (``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go``).
 
 Follows upstream ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go``
 (PostFilter, args, eligibility, candidate count) and ``pkg/scheduler/framework/preemption/
@@ -68,7 +68,8 @@ NEVER_MSG: Final = "not eligible due to preemptionPolicy=Never."
 TERMINATING_MSG: Final = "not eligible due to a terminating pod on the nominated node."
 DISRUPTION_TARGET: Final = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
-#: metric names (spec §12), recorded through ``handle.metrics`` (a ``QueueMetrics`` recorder) when set
+#: metric names (``pkg/scheduler/metrics/metrics.go``), recorded through ``handle.metrics`` (a
+#: ``QueueMetrics`` recorder) when set
 PREEMPTION_ATTEMPTS: Final = "scheduler_preemption_attempts_total"
 PREEMPTION_VICTIMS: Final = "scheduler_preemption_victims"
 
@@ -176,7 +177,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
     # ---- EnqueueExtensions ------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """AssignedPod Delete with an always-QueueSkip hint (spec §8.11)."""
+        """AssignedPod Delete with an always-QueueSkip hint (the plugin's ``EventsToRegister``)."""
         return [ClusterEventWithHint(ClusterEvent(EventResource.AssignedPod, ActionType.Delete),
                                      is_schedulable_after_pod_deletion)]
 
@@ -184,7 +185,8 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
 
     def post_filter(self, state: CycleState, pod: Pod,
                     filtered_node_status_map: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
-        """Spec §9. Success returns ``PostFilterResult(NominatingInfo(node, Override))`` after the
+        """Upstream ``preemption.Evaluator.Preempt``. Success returns
+        ``PostFilterResult(NominatingInfo(node, Override))`` after the
         victims were evicted; every non-empty message is prefixed ``preemption: ``."""
         victims: list[Pod] = []
         try:

@@ -1,4 +1,6 @@
-"""Victim selection and candidate ranking of DefaultPreemption (spec §9 steps 4 and 6).
+"""Victim selection and candidate ranking of DefaultPreemption
+(``pkg/scheduler/framework/preemption/preemption.go`` ``SelectVictimsOnNode`` and
+``pickOneNodeForPreemption``).
 
 Follows upstream ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go``
 (``SelectVictimsOnNode``, ``filterPodsWithPDBViolation``) and

@@ -1,4 +1,4 @@
-"""DynamicResources (``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``, spec §5.9, §8.1).
+"""DynamicResources (``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``).
 
 kubesched does not implement Dynamic Resource Allocation (no ResourceClaim/ResourceSlice/DeviceClass
 handling, no device allocation). The plugin is still in the default profile because it shapes

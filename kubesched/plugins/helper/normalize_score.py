@@ -1,5 +1,5 @@
-"""The generic NormalizeScore helper (spec §8.5;
-``pkg/scheduler/framework/plugins/helper/normalize_score.go`` ``DefaultNormalizeScore``).
+"""The generic NormalizeScore helper (``pkg/scheduler/framework/plugins/helper/normalize_score.go``
+``DefaultNormalizeScore``).
 
 Every plugin that normalizes "by the maximum" uses this one implementation.
 """

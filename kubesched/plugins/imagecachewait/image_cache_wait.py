@@ -1,7 +1,8 @@
 """ImageCacheWait: a Permit plugin that briefly holds a pod whose image would have to be pulled on
 the chosen node when a node that already holds the image is about to have room for it.
 
-A kubesched plugin (no upstream equivalent; Permit semantics follow spec §4.2 and upstream
+A kubesched plugin (no upstream equivalent; Permit semantics follow
+``pkg/scheduler/framework/runtime/framework.go`` and upstream
 ``pkg/scheduler/framework/runtime/framework.go`` ``RunPermitPlugins``: a Wait is capped at 15 min).
 
 Model (times in seconds, bytes compressed; layer knowledge as in

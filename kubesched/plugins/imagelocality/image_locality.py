@@ -1,6 +1,6 @@
 """ImageLocality: favour nodes that already hold the pod's container images.
 
-Follows upstream ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go`` (spec §8.7).
+Follows upstream ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go``.
 Image sizes are bytes; the per-image contribution is scaled by the fraction of nodes holding it
 to avoid piling pods onto the few nodes that have an image.
 """

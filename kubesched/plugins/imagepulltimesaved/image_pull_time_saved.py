@@ -1,7 +1,7 @@
 """ImagePullTimeSaved: score nodes by the image pull time a pod would save there.
 
 A kubesched plugin (no upstream equivalent; it replaces what upstream's
-``pkg/scheduler/framework/plugins/imagelocality/image_locality.go`` tries to do, spec §8.7,
+``pkg/scheduler/framework/plugins/imagelocality/image_locality.go`` tries to do,
 whose own plugin stays exact in :mod:`kubesched.plugins.imagelocality.image_locality`).
 
 Score (raw, per node, milliseconds; may be negative)::

@@ -1,6 +1,5 @@
 """InterPodAffinity: required/preferred pod (anti-)affinity between the incoming pod and the
-pods already placed (spec §8.9, §8.2, §8.11, §2.3 affinity terms;
-``pkg/scheduler/framework/plugins/interpodaffinity/{plugin,filtering,scoring}.go``).
+pods already placed (``pkg/scheduler/framework/plugins/interpodaffinity/{plugin,filtering,scoring}.go``).
 
 PreFilter counts, keyed by ``(topologyKey, value)``: existing pods' required anti-affinity terms
 matching the incoming pod, existing pods matching *all* the incoming pod's required affinity terms

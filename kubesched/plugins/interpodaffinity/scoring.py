@@ -1,5 +1,4 @@
-"""InterPodAffinity scoring (spec §8.9 "Score";
-``pkg/scheduler/framework/plugins/interpodaffinity/scoring.go``).
+"""InterPodAffinity scoring (``pkg/scheduler/framework/plugins/interpodaffinity/scoring.go``).
 
 ``topology_score[key][value]`` accumulates, for every existing pod on a labelled node, the
 weights of: the incoming pod's preferred affinity (+w) / anti-affinity (-w) terms the existing

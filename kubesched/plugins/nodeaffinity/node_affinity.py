@@ -1,6 +1,6 @@
 """NodeAffinity: the pod's ``nodeSelector`` and required node affinity must match the node,
 the scheduler-enforced ``addedAffinity`` too; preferred terms add their weights to the score
-(spec §8.2, §8.6, §8.11; ``pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go``,
+(``pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go``,
 args validation ``pkg/scheduler/apis/config/validation/validation_pluginargs.go``
 ``ValidateNodeAffinityArgs``).
 """

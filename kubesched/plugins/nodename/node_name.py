@@ -1,5 +1,5 @@
-"""NodeName: a pod with ``spec.nodeName`` only fits that node (spec §8.2;
-``pkg/scheduler/framework/plugins/nodename/node_name.go``).
+"""NodeName: a pod with ``spec.nodeName`` only fits that node
+(``pkg/scheduler/framework/plugins/nodename/node_name.go``).
 """
 
 from __future__ import annotations

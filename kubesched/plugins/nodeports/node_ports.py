@@ -1,5 +1,5 @@
-"""NodePorts: the pod's host ports must be free on the node (spec §2.3, §8.2, §8.11;
-``pkg/scheduler/framework/plugins/nodeports/node_ports.go``).
+"""NodePorts: the pod's host ports must be free on the node
+(``pkg/scheduler/framework/plugins/nodeports/node_ports.go``).
 
 Host ports are taken from regular and restartable init containers (``hostPort > 0``; empty
 ``hostIP`` -> ``0.0.0.0``, empty protocol -> ``TCP``), as :attr:`Pod.host_ports` holds them.
@@ -43,7 +43,8 @@ class _PreFilterState(StateData):
 
 
 def fits_ports(want: Iterable[ContainerPort], in_use: HostPortInfo) -> bool:
-    """``fitsPorts``: True if none of ``want`` conflicts with ``in_use`` (spec §2.3 rules)."""
+    """``fitsPorts``: True if none of ``want`` conflicts with ``in_use``
+    (``pkg/scheduler/framework/types.go`` ``HostPortInfo.CheckConflict``)."""
     return not any(in_use.check_conflict(p) for p in want)
 
 

@@ -1,7 +1,8 @@
 """NodeResourcesBalancedAllocation: favour nodes whose resource usage stays balanced.
 
 Follows upstream ``pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`` at
-v1.35 (spec §8.4) and the args checks of ``ValidateNodeResourcesBalancedAllocationArgs``. Uses the
+v1.35 (``pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go``) and the args checks of
+``ValidateNodeResourcesBalancedAllocationArgs``. Uses the
 pods' *actual* requests (no non-zero defaults) for both the pod and the node; amounts are integers
 (cpu millicores, memory bytes, extended resources counts).
 """

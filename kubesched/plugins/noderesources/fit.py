@@ -4,7 +4,7 @@ Follows upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (PreFi
 PreScore, Score, EventsToRegister and queueing hints), the scoring strategies of
 ``least_allocated.go``, ``most_allocated.go`` and ``requested_to_capacity_ratio.go`` (in
 :mod:`kubesched.plugins.noderesources.scoring`) and the args validation of
-``pkg/scheduler/apis/config/validation/validation_pluginargs.go`` (spec §8.3, §11).
+``pkg/scheduler/apis/config/validation/validation_pluginargs.go``.
 
 Amounts are integers: cpu in millicores, memory/ephemeral-storage in bytes, extended resources
 in counts.
@@ -225,7 +225,8 @@ def fits_request(req: Resource, node_info: NodeInfo, ignored: frozenset[str] = f
 
 
 def pod_request_resource(pod: Pod) -> Resource:
-    """``computePodResourceRequest``: the pod's effective requests (spec §2.1) as a Resource."""
+    """``computePodResourceRequest``: the pod's effective requests
+    (``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests``) as a Resource."""
     return Resource.from_list(pod.requests)
 
 
@@ -302,7 +303,7 @@ def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> Qu
 
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
-    """Filter: the node's free allocatable covers the pod's requests (statuses per spec §8.3).
+    """Filter: the node's free allocatable covers the pod's requests (statuses as upstream ``fitsRequest``).
     Score: LeastAllocated / MostAllocated / RequestedToCapacityRatio over the configured
     resources, using non-zero cpu/memory requests. Source: ``noderesources/fit.go``."""
 

@@ -3,7 +3,8 @@
 Follows upstream ``pkg/scheduler/framework/plugins/noderesources/resource_allocation.go``
 (per-resource ``(allocatable, requested)`` pairs), ``least_allocated.go``, ``most_allocated.go``,
 ``requested_to_capacity_ratio.go`` and ``pkg/scheduler/framework/plugins/helper/shape_score.go``
-(spec §8.3). Amounts are integers: cpu in millicores, memory/ephemeral-storage/hugepages in
+(``pkg/scheduler/framework/plugins/noderesources/fit.go``). Amounts are integers: cpu in millicores,
+memory/ephemeral-storage/hugepages in
 bytes, extended resources in counts. Arithmetic reproduces Go ``int64`` semantics: products wrap
 at 64 bits and integer division truncates toward zero.
 """
@@ -77,7 +78,8 @@ def pod_request_list(pod: Pod, resources: Sequence[ResourceSpec], use_requested:
     """``calculatePodResourceRequestList``: the pod's request of each configured resource.
 
     ``use_requested=False`` (NodeResourcesFit) uses the non-zero requests (per-container cpu 100m /
-    memory 200Mi defaults, spec §2.1); ``True`` (BalancedAllocation) uses the actual requests.
+    memory 200Mi defaults, ``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests``); ``True``
+    (BalancedAllocation) uses the actual requests.
     Both include pod-level requests and overhead.
     """
     reqs: Mapping[str, int] = pod.requests if use_requested else pod.non_zero_requests

@@ -1,6 +1,6 @@
 """NodeUnschedulable: rejects nodes with ``spec.unschedulable`` unless the pod tolerates the
-``node.kubernetes.io/unschedulable:NoSchedule`` taint (spec §8.2, §8.11;
-``pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go``).
+``node.kubernetes.io/unschedulable:NoSchedule`` taint
+(``pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go``).
 """
 
 from __future__ import annotations

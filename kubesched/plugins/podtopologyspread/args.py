@@ -1,4 +1,4 @@
-"""PodTopologySpread args (spec §8.8, §11; ``PodTopologySpreadArgs`` of
+"""PodTopologySpread args (``PodTopologySpreadArgs`` of
 ``pkg/scheduler/apis/config/v1/types_pluginargs.go``, validation from
 ``pkg/scheduler/apis/config/validation/validation_pluginargs.go`` ``ValidatePodTopologySpreadArgs``).
 """

@@ -1,5 +1,5 @@
-"""PodTopologySpread building blocks shared by filtering and scoring (spec §8.8;
-``pkg/scheduler/framework/plugins/podtopologyspread/common.go`` and
+"""PodTopologySpread building blocks shared by filtering and scoring
+(``pkg/scheduler/framework/plugins/podtopologyspread/common.go`` and
 ``pkg/scheduler/framework/plugins/helper/spread.go`` ``DefaultSelector``).
 
 A constraint's selector is a :class:`~kubesched.api.labels.LabelSelector` or ``None``, the

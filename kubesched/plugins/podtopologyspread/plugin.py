@@ -1,5 +1,5 @@
-"""PodTopologySpread: spread pods matching a selector evenly over topology domains (spec §8.8,
-§8.2, §8.11; ``pkg/scheduler/framework/plugins/podtopologyspread/{plugin,filtering,scoring,common}.go``,
+"""PodTopologySpread: spread pods matching a selector evenly over topology domains
+(``pkg/scheduler/framework/plugins/podtopologyspread/{plugin,filtering,scoring,common}.go``,
 args validation from ``pkg/scheduler/apis/config/validation/validation_pluginargs.go``).
 
 Hard constraints (``DoNotSchedule``) are enforced by PreFilter/Filter, soft ones

@@ -1,5 +1,4 @@
-"""PodTopologySpread scoring (spec §8.8 "Score";
-``pkg/scheduler/framework/plugins/podtopologyspread/scoring.go``).
+"""PodTopologySpread scoring (``pkg/scheduler/framework/plugins/podtopologyspread/scoring.go``).
 
 Raw score of a node = ``round(Σ cnt_c * ln(size_c + 2) + (maxSkew_c - 1))`` over the soft
 constraints whose key the node has (Go ``math.Round``: half away from zero); NormalizeScore

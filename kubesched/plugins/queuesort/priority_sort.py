@@ -1,5 +1,5 @@
-"""PrioritySort: the default QueueSort plugin (spec §6.1;
-``pkg/scheduler/framework/plugins/queuesort/priority_sort.go``).
+"""PrioritySort: the default QueueSort plugin
+(``pkg/scheduler/framework/plugins/queuesort/priority_sort.go``).
 
 ``less(a, b)`` is True when ``a`` has a higher priority (``spec.priority``, 0 when unset), or the
 same priority and an earlier queue ``timestamp`` (seconds on the scheduler clock).

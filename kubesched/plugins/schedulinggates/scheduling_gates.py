@@ -1,5 +1,5 @@
-"""SchedulingGates: keeps pods with ``spec.schedulingGates`` out of activeQ (spec §6.5, §8.2, §8.11;
-``pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go``).
+"""SchedulingGates: keeps pods with ``spec.schedulingGates`` out of activeQ
+(``pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go``).
 """
 
 from __future__ import annotations

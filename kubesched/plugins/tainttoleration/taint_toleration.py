@@ -1,6 +1,5 @@
 """TaintToleration: NoSchedule/NoExecute taints must be tolerated; untolerated PreferNoSchedule
-taints lower the score (spec §8.2, §8.5, §8.11;
-``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``).
+taints lower the score (``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``).
 """
 
 from __future__ import annotations

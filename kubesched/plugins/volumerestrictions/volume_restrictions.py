@@ -1,6 +1,6 @@
 """VolumeRestrictions (``pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go``).
 
-Two checks (spec §8.2):
+Two checks (``Filter``):
 
 * inline-volume conflicts with pods already on the node: the same GCE PD (unless every mount
   is read-only), AWS EBS volume ID, iSCSI IQN (unless all read-only) or RBD image (overlapping
