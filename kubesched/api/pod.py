@@ -328,7 +328,7 @@ class Pod:
         if isinstance(pres, Mapping):
             for k, v in _resource_list(pres.get("limits"), "spec.resources.limits").items():
                 if k in ("cpu", "memory") or k.startswith("hugepages-"):
-                    p.pod_level_requests.setdefault(k, v)  # type: ignore[attr-defined]
+                    p.pod_level_requests.setdefault(k, v)
         p.tolerations = parse_tolerations(spec.get("tolerations"), "spec.tolerations")
         ns = spec.get("nodeSelector") or {}
         if not isinstance(ns, Mapping):

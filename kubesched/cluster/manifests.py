@@ -56,7 +56,7 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):  # type: ignore[misc]
     """Safe loader (C-accelerated when available) that keeps timestamps as strings."""
 
 

@@ -503,7 +503,7 @@ class MemoryCluster:
                     replay = [WatchEvent("ADDED", kind, o, None) for o in self.list(kind).items]
             else:
                 try:
-                    since = int(resource_version)  # type: ignore[arg-type]
+                    since = int(resource_version)
                 except ValueError:
                     raise ValueError(f"invalid resource version {resource_version!r}") from None
                 if since > self._rv:

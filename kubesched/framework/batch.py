@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from kubesched.api.pod import Pod
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.snapshot import Snapshot
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -44,8 +45,8 @@ def table_for(handle: Any, nodes: Sequence[Any]) -> NodeTable | None:
     and the table mirrors it; else ``None`` (the caller walks ``nodes``)."""
     if not TABLE_PRECOMPUTE or handle is None:
         return None
-    snap = handle.snapshot()
-    table = getattr(snap, "node_table", None)
+    snap: Snapshot = handle.snapshot()
+    table = snap.node_table
     if table is None or snap.node_info_list is not nodes or len(table) != len(nodes):
         return None
     return table

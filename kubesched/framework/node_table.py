@@ -374,7 +374,7 @@ class NodeTable:
         changed since its last use. ``initial_rows`` (default: all rows) are the only rows whose
         contribution can be non-empty when the entry is first built (called only then). The returned dict is the
         cache's own: callers must copy it before changing it."""
-        entry = self._derived_get(key)
+        entry: _Aggregate | None = self._derived_get(key)
         infos = self.infos
         if entry is None:
             entry = _Aggregate()

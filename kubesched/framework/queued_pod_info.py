@@ -8,8 +8,13 @@ the scheduler's clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kubesched.framework.node_info import PodInfo
+
+if TYPE_CHECKING:
+    from kubesched.api.pod import Pod
+    from kubesched.framework.events import ClusterEvent
 
 
 @dataclass(eq=False, slots=True)
@@ -26,10 +31,10 @@ class QueuedPodInfo:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
     gating_plugin: str = ""
-    gating_plugin_events: list = field(default_factory=list)
+    gating_plugin_events: list[ClusterEvent] = field(default_factory=list)
 
     @property
-    def pod(self):  # type: ignore[no-untyped-def]
+    def pod(self) -> Pod:
         """The queued :class:`~kubesched.api.pod.Pod`."""
         return self.pod_info.pod
 

@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kubesched.framework.node_info import NodeInfo
+
+if TYPE_CHECKING:
+    from kubesched.framework.node_table import NodeTable
 
 
 class Snapshot:
@@ -32,7 +35,7 @@ class Snapshot:
         self.node_index: dict[str, int] = {}
         self.pvc_node_counts: dict[str, int] = {}
         #: columnar mirror (``kubesched.framework.node_table.NodeTable``) kept by the cache, or None
-        self.node_table: Any = None
+        self.node_table: NodeTable | None = None
         if node_infos is not None:
             for ni in node_infos:
                 self.node_info_map[ni.name] = ni
