@@ -19,7 +19,11 @@ Errors (from :mod:`kubesched.errors`) mirror the API server's status reasons:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NamedTuple, Protocol
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from kubesched.cluster.throttled_log import ThrottledLog
 
 __all__ = [
     "CLUSTER_SCOPED_KINDS",
@@ -126,6 +130,34 @@ class Subscription(Protocol):
 
 
 WatchHandler = Callable[[WatchEvent], None]
+
+
+@runtime_checkable
+class ResumableSubscription(Protocol):
+    """A watch that resumes by itself after errors (``KubeClusterClient``'s): ``failing`` while its
+    last attempt failed; ``server_changed`` when it ended because the server's history went
+    backwards or the server went away (every kind must then be re-listed, not just this one)."""
+
+    failing: bool
+    server_changed: bool
+
+    def stop(self) -> None: ...
+
+
+@runtime_checkable
+class ResumableWatchClient(Protocol):
+    """A client whose watches outlive errors and whose handler calls are serialised
+    (``KubeClusterClient``; the embedded store is neither and is driven synchronously).
+
+    ``watch_resumable(kind, resource_version, handler, on_gone)`` is ``watch`` that calls
+    ``on_gone()`` (outside ``dispatch_lock``) when the informer must re-list; ``dispatch_lock`` is
+    held around every handler call; ``retry_log`` rate-limits the retry warnings."""
+
+    dispatch_lock: AbstractContextManager[Any]
+    retry_log: ThrottledLog
+
+    def watch_resumable(self, kind: str, resource_version: str | None, handler: WatchHandler,
+                        on_gone: Callable[[], None] | None) -> ResumableSubscription: ...
 
 
 class ClusterClient(Protocol):

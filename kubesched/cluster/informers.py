@@ -33,7 +33,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cluster.client import ClusterClient, Subscription, WatchEvent
+from kubesched.cluster.client import (
+    ClusterClient,
+    ResumableSubscription,
+    ResumableWatchClient,
+    Subscription,
+    WatchEvent,
+)
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import GoneError
 
@@ -125,16 +131,15 @@ class Informer:
         """Synced, no re-list pending, and the watch is not failing (for readiness)."""
         if not self.synced or self._recovering:
             return False
-        return not bool(getattr(self._subscription, "failing", False))
+        sub = self._subscription
+        return not (isinstance(sub, ResumableSubscription) and sub.failing)
 
     def _is_async(self) -> bool:
-        return getattr(self.client, "watch_resumable", None) is not None
+        return isinstance(self.client, ResumableWatchClient)
 
     def _subscribe(self) -> Subscription:
-        resumable = getattr(self.client, "watch_resumable", None)
-        if resumable is not None:
-            sub: Subscription = resumable(self.kind, self.resource_version, self._on_event, self._on_gone)
-            return sub
+        if isinstance(self.client, ResumableWatchClient):
+            return self.client.watch_resumable(self.kind, self.resource_version, self._on_event, self._on_gone)
         return self.client.watch(self.kind, self.resource_version, self._on_event)
 
     def _watch(self) -> None:
@@ -184,8 +189,7 @@ class Informer:
         self._recovering = False
 
     def _retry_log(self) -> ThrottledLog:
-        throttle = getattr(self.client, "retry_log", None)
-        return throttle if isinstance(throttle, ThrottledLog) else _fallback_retry_log
+        return self.client.retry_log if isinstance(self.client, ResumableWatchClient) else _fallback_retry_log
 
     def _list(self) -> Any:
         if not self._is_async():
@@ -210,8 +214,8 @@ class Informer:
         res = self._list()
         if not initial:
             self.relists += 1
-        lock = getattr(self.client, "dispatch_lock", None)
-        with lock if lock is not None else contextlib.nullcontext():
+        client = self.client
+        with client.dispatch_lock if isinstance(client, ResumableWatchClient) else contextlib.nullcontext():
             self._reconcile(res, initial)
 
     def _reconcile(self, res: Any, initial: bool) -> None:
@@ -339,7 +343,7 @@ class InformerSet:
         with self._recover_lock:
             if trigger._stopped or trigger._subscription is not sub:
                 return  # stopped, or already re-listed by a server-wide recovery
-            if not getattr(sub, "server_changed", False):
+            if not (isinstance(sub, ResumableSubscription) and sub.server_changed):
                 trigger._recover_alone()
                 return
             ordered = self._order + [k for k in self.informers if k not in self._order]
