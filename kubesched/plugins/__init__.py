@@ -1,4 +1,6 @@
-"""kubesched's in-tree plugins, one module per plugin named after it.
+"""kubesched's in-tree plugins: one package per plugin, named as upstream's package
+(``pkg/scheduler/framework/plugins/<package>``), and :mod:`kubesched.plugins.helper` for what
+several plugins share. Plugin packages never import each other (``lint-imports``).
 
 ``IN_TREE`` maps each upstream plugin name to ``"module:Class"``; modules are imported
 lazily so that a profile only loads what it uses. Third-party plugins are found through
