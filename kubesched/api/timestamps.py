@@ -60,10 +60,12 @@ def parse_rfc3339(text: str) -> float:
     return seconds
 
 
-def parse_time(text: str | None) -> float | None:
-    """:func:`parse_rfc3339` for an optional field: ``None`` or ``""`` -> ``None``.
+def parse_time(text: object) -> float | None:
+    """:func:`parse_rfc3339` for an optional field of a manifest: ``None`` or ``""`` -> ``None``.
 
-    Raises ValueError on malformed text."""
+    Raises ValueError on malformed text and for anything else that is not a string."""
     if not text:
         return None
+    if not isinstance(text, str):
+        raise ValueError(f"must be an RFC 3339 timestamp string, got {type(text).__name__}")
     return parse_rfc3339(text)

@@ -24,3 +24,5 @@ def test_parse_time_of_optional_fields() -> None:
     assert parse_time("2024-01-01T00:00:00Z") == 1704067200.0
     with pytest.raises(ValueError, match="invalid RFC 3339 timestamp 'soon'"):
         parse_time("soon")
+    with pytest.raises(ValueError, match="must be an RFC 3339 timestamp string, got int"):
+        parse_time(5)

@@ -41,9 +41,11 @@ def requirement_mask_batch(r: NodeSelectorRequirement, table: NodeTable, rows: I
     codes = lc.codes[rows]
     op = r.operator
     if op == "Exists":
-        return codes != 0
+        exists: BoolArray = codes != 0
+        return exists
     if op == "DoesNotExist":
-        return codes == 0
+        absent: BoolArray = codes == 0
+        return absent
     if op in ("In", "NotIn"):
         ids = [c for v in r.values if (c := lc.vocab.get(v)) is not None]
         hit = np.isin(codes, ids) if ids else np.zeros(len(rows), dtype=np.bool_)
