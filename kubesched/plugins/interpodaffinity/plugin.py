@@ -146,7 +146,7 @@ class PreFilterState(StateData):
         self.existing_anti_affinity_counts: dict[TopologyPair, int] = {}
         self.affinity_counts: dict[TopologyPair, int] = {}
         self.anti_affinity_counts: dict[TopologyPair, int] = {}
-        #: ``(table version, inter_pod_affinity_batch.filter_lookups(...))`` cached by ``filter_batch``
+        #: ``(table version, batch.filter_lookups(...))`` cached by ``filter_batch``
         self.batch_lookups: Any = None
 
     def clone(self) -> PreFilterState:
