@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from kubesched.framework.interfaces import QueueSortPlugin
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.queued_pod_info import QueuedPodInfo
+from kubesched.framework.sort_key import QueueSortKey
 from kubesched.plugins.queuesort.priority_sort import PrioritySort
 from kubesched.testing import make_pod
 
@@ -61,3 +62,16 @@ def test_order_is_priority_desc_then_timestamp_asc(items: list[tuple[int, float]
         for b in pods:
             assert not (pl.less(a, b) and pl.less(b, a))
             assert pl.less(a, b) == ((a.pod.priority, -a.timestamp) > (b.pod.priority, -b.timestamp))
+
+
+@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(-10, 10)), st.floats(0, 100, allow_nan=False)),
+                min_size=2, max_size=8))
+def test_sort_key_orders_exactly_like_less(entries: list[tuple[int | None, float]]) -> None:
+    """``QueueSortKey``: ``sort_key(a) < sort_key(b)`` exactly when ``less(a, b)``."""
+    pl = PrioritySort()
+    assert isinstance(pl, QueueSortKey)
+    items = [qpi(f"p{i}", prio, ts) for i, (prio, ts) in enumerate(entries)]
+    for a in items:
+        for b in items:
+            assert (pl.sort_key(a) < pl.sort_key(b)) is pl.less(a, b)
+    assert pl.sort_key(qpi("x", 5, 2.5)) == (-5, 2.5)
