@@ -1,8 +1,6 @@
 """Test doubles shared by the volume plugin tests: an object store that is both the plugins'
 ``handle.objects`` lister and a minimal ``ClusterClient`` (get/update/patch_status) with
-resourceVersion bumps and optimistic-concurrency checks, plus manifest builders. Like the embedded
-cluster, the client runs the PV controller's part of a binding
-(:func:`kubesched.cluster.pv_controller.complete_binding`) when an update sets a PV's ``claimRef``."""
+resourceVersion bumps and optimistic-concurrency checks, plus manifest builders."""
 
 from __future__ import annotations
 
@@ -10,7 +8,6 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.cluster.pv_controller import claim_ref_changed, complete_binding
 from kubesched.errors import ConflictError, NotFoundError
 from kubesched.framework.snapshot import Snapshot
 from kubesched.testing import FakeHandle
@@ -75,10 +72,7 @@ class FakeClient:
         else:
             new.pop("status", None)
         self.store.writes.append(("update", obj["kind"], meta.get("namespace") or "", meta["name"]))
-        stored = self.store.put(new)
-        if obj["kind"] == "PersistentVolume" and claim_ref_changed(cur, stored):
-            complete_binding(self, stored)
-        return stored
+        return self.store.put(new)
 
     def patch_status(self, kind: str, namespace: str | None, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         cur = copy.deepcopy(self.get(kind, namespace, name))

@@ -12,10 +12,7 @@ and ``pkg/registry/core/pod/storage``) for the simulator, the benchmark and ever
   5-character suffix from a seeded RNG;
 * a bounded event history per kind (default 10000) for ``watch`` from a resourceVersion; older
   versions raise :class:`~kubesched.errors.GoneError` (HTTP 410);
-* Events (``create_event``) in a bounded list, see :meth:`MemoryCluster.events`;
-* the PV controller's part of a volume binding (:mod:`kubesched.cluster.pv_controller`): an update
-  that sets a PersistentVolume's ``spec.claimRef`` is followed by the PV and PVC writes that
-  complete the binding (``pv_controller=False`` turns this off).
+* Events (``create_event``) in a bounded list, see :meth:`MemoryCluster.events`.
 
 Ownership: objects handed to ``create``/``update``/``load`` are shallow-copied at the top level and
 in ``metadata`` (the store writes there); nested values (``spec``, ``status``, ...) are shared, so
@@ -57,7 +54,6 @@ from kubesched.cluster.client import (
     resource_name,
 )
 from kubesched.cluster.patch import merge_status_patch, set_condition
-from kubesched.cluster.pv_controller import claim_ref_changed, complete_binding
 from kubesched.cluster.selector import compile_selector
 from kubesched.errors import AlreadyExistsError, ConflictError, GoneError, NotFoundError
 
@@ -126,13 +122,11 @@ class MemoryCluster:
 
     ``clock`` stamps ``creationTimestamp``/``deletionTimestamp``/condition times;
     ``history_limit`` is the number of watch events retained per kind (>= 0);
-    ``event_limit`` the number of Events kept by :meth:`events`; ``seed`` seeds ``generateName``;
-    ``pv_controller`` completes volume bindings as kube-controller-manager would.
+    ``event_limit`` the number of Events kept by :meth:`events`; ``seed`` seeds ``generateName``.
     """
 
     def __init__(
-        self, clock: Clock, *, history_limit: int = 10000, event_limit: int = 10000, seed: int = 0,
-        pv_controller: bool = True,
+        self, clock: Clock, *, history_limit: int = 10000, event_limit: int = 10000, seed: int = 0
     ) -> None:
         if history_limit < 0 or event_limit < 0:
             raise ValueError("history_limit and event_limit must be >= 0")
@@ -152,7 +146,6 @@ class MemoryCluster:
         self._dispatching = False
         self._events: deque[Obj] = deque(maxlen=event_limit)
         self._events_total = 0
-        self._pv_controller = pv_controller
 
     # ------------------------------------------------------------------ reads
 
@@ -346,8 +339,6 @@ class MemoryCluster:
             new_meta["resourceVersion"] = str(self._rv)
             store[key] = new
             self._emit(kind, self._rv, WatchEvent("MODIFIED", kind, new, old))
-            if kind == "PersistentVolume" and self._pv_controller and claim_ref_changed(old, new):
-                complete_binding(self, new)
             return new
 
     def patch_status(self, kind: str, namespace: str | None, name: str, patch: Obj) -> Obj:

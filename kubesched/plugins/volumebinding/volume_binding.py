@@ -25,10 +25,10 @@ matching from ``k8s.io/component-helpers/storage/volume/pv_helpers.go`` ``FindMa
   and provisioning claims (``volume.kubernetes.io/selected-node``) in the plugin's assume caches, so a
   later pod of the same run does not take the same PV; Unreserve reverts them.
 * PreBindPreFlight: Skip when every claim was already bound. PreBind writes through ``handle.client``:
-  the PV update (claimRef); the PV controller completes the binding (PV and PVC ``Bound``; in the
-  embedded cluster :mod:`kubesched.cluster.pv_controller` does it synchronously) and PreBind assumes
-  the PV and PVC as they then are. For provisioning the PVC gets the ``selected-node`` annotation as
-  upstream does; there
+  the PV update (claimRef), then what upstream's PV controller would do since the embedded cluster has
+  none: PV ``status.phase: Bound``, PVC ``spec.volumeName`` + annotations ``pv.kubernetes.io/bind-completed``
+  and ``pv.kubernetes.io/bound-by-controller``, PVC status ``phase: Bound`` with the PV's access modes
+  and capacity. For provisioning the PVC gets the ``selected-node`` annotation as upstream does; there
   is no provisioner in the embedded cluster, so such claims stay Pending and upstream's PreBind would
   wait up to ``bindTimeoutSeconds`` and fail; kubesched's PreBind returns Success right after annotating.
   Writes are synchronous, so upstream's poll for completion (bounded by ``bindTimeoutSeconds``) is not needed.
@@ -51,6 +51,7 @@ from kubesched.api.labels import parse_label_selector
 from kubesched.api.pod import Pod
 from kubesched.api.quantity import QuantityError, value
 from kubesched.api.storage import (
+    ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     BINDING_WAIT_FOR_FIRST_CONSUMER,
@@ -544,7 +545,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 new_pv = client.update(copy.deepcopy(dict(pv_obj)))
                 self.pv_cache.assume(new_pv)
                 done_bindings += 1
-                self._assume_bound(client, new_pv, pvc)
+                self._complete_binding(client, new_pv, pvc)
             for pvc in pod_volumes.dynamic_provisions:
                 new_pvc = client.update(copy.deepcopy(dict(pvc.raw)))
                 self.pvc_cache.assume(new_pvc)
@@ -557,12 +558,28 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             return Status.as_status(e)
         return None
 
-    def _assume_bound(self, client: Any, pv_obj: Mapping[str, Any], pvc: PersistentVolumeClaim) -> None:
-        """Assume the PV and its claim as the cluster now has them: completing the binding is the PV
-        controller's job (kube-controller-manager; :mod:`kubesched.cluster.pv_controller` in the
-        embedded cluster), which binds the claim once PreBind has written ``claimRef``."""
-        self.pv_cache.assume(dict(client.get("PersistentVolume", "", str(_get(pv_obj, "metadata", "name")))))
-        self.pvc_cache.assume(dict(client.get("PersistentVolumeClaim", pvc.namespace, pvc.name)))
+    def _complete_binding(self, client: Any, pv_obj: Mapping[str, Any], pvc: PersistentVolumeClaim) -> None:
+        """The PV controller's part of a binding (the embedded cluster has no PV controller)."""
+        pv_name = str(_get(pv_obj, "metadata", "name"))
+        new_pv = client.patch_status("PersistentVolume", "", pv_name, {"phase": "Bound"})
+        self.pv_cache.assume(new_pv)
+        current = client.get("PersistentVolumeClaim", pvc.namespace, pvc.name)
+        claim = copy.deepcopy(dict(current))
+        meta = claim.setdefault("metadata", {})
+        ann = meta.setdefault("annotations", {})
+        ann[ANN_BIND_COMPLETED] = "yes"
+        ann[ANN_BOUND_BY_CONTROLLER] = "yes"
+        claim.setdefault("spec", {})["volumeName"] = pv_name
+        client.update(claim)
+        status: dict[str, Any] = {"phase": "Bound"}
+        modes = _get(pv_obj, "spec", "accessModes")
+        if modes:
+            status["accessModes"] = list(modes)
+        cap = _get(pv_obj, "spec", "capacity")
+        if isinstance(cap, Mapping):
+            status["capacity"] = dict(cap)
+        new_claim = client.patch_status("PersistentVolumeClaim", pvc.namespace, pvc.name, status)
+        self.pvc_cache.assume(new_claim)
 
     # ---------------------------------------------------------------- events
     def events_to_register(self) -> list[ClusterEventWithHint]:
