@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -13,26 +12,58 @@ import yaml
 from rich.console import Console
 
 from kubesched.cli.paths import check_output_file
-from kubesched.cluster.manifests import load_manifests, write_manifests
+from kubesched.cluster.manifests import Manifest, load_manifests, write_manifests
+from kubesched.cluster.unknown_fields import unknown_fields
 from kubesched.config.load import load_config
-from kubesched.errors import ConfigError
-from kubesched.modes.simulate.report import explain_tables, find_pod, print_table, result_dict
+from kubesched.errors import ConfigError, ManifestError
+from kubesched.modes.simulate.report import (
+    explain_grids,
+    find_pod,
+    pod_names,
+    pods_grid,
+    print_grids,
+    render_plain,
+    render_rich,
+    result_dict,
+    summary_line,
+)
 from kubesched.modes.simulate.run import run_simulation
 
 
+#: Exit code when the run finished but some pod ended in ``Error`` (malformed pod, unknown
+#: PriorityClass, SchedulerError); input and usage errors exit with 2, as every command.
+EXIT_POD_ERRORS = 1
+
+_FORMATS = ["table", "wide", "name", "json", "yaml"]
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """YAML without anchors and aliases: repeated objects are written out in full each time."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 @click.command()
-@click.option("-f", "--filename", "files", multiple=True, required=True, type=click.Path(),
-              help="Manifest file or directory (YAML, JSON, kind: List); repeatable.")
+@click.option("-f", "--filename", "files", multiple=True, required=True, type=click.Path(allow_dash=True),
+              help="Manifest file or directory (YAML, JSON, kind: List); repeatable; - reads standard input.")
 @click.option("-R", "--recursive", is_flag=True, help="Also read the subdirectories of -f directories (as kubectl -R).")
 @click.option("--config", "config_path", type=click.Path(), help="A KubeSchedulerConfiguration (v1) file.")
 @click.option("--seed", type=int, default=None, help="Seed for tie-breaking; the same seed gives the same output.")
-@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True,
-              help="table: one row per pod; json/yaml: the SimulationResult document with every attempt.")
+@click.option("-o", "--output", type=click.Choice(_FORMATS), default="table", show_default=True,
+              help="table: one row per pod (wide: with profile and attempts); name: pod/<name> per line; "
+                   "json/yaml: the SimulationResult document with every attempt.")
+@click.option("--no-headers", is_flag=True, help="table/wide: print no header row, title or summary (as kubectl).")
+@click.option("--strict", is_flag=True,
+              help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).")
 @click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
 @click.option("--write-snapshot", type=click.Path(), help="Write the resulting cluster as a manifest file.")
 def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, seed: int | None, output: str,
-             explain: str | None, write_snapshot: str | None) -> None:
-    """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result."""
+             no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
+    """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
+
+    Exit codes: 0 when every pod got an outcome other than Error, 1 when some pod ended in Error
+    (each named with its file and document), 2 for bad input or usage."""
     if write_snapshot:
         check_output_file(write_snapshot, "--write-snapshot")
     loaded = load_manifests(list(files), recursive=recursive)
@@ -40,8 +71,9 @@ def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, s
         click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
     if not loaded.manifests:
         click.echo(f"warning: no objects found in {', '.join(files)}", err=True)
+    report_unknown_fields(loaded.manifests, strict=strict)
     config = load_config(config_path) if config_path else None
-    record: bool | Callable[[Any], bool] = output != "table"
+    record: bool | Callable[[Any], bool] = output in ("json", "yaml")
     if not record and explain:
         ref = explain
 
@@ -55,19 +87,45 @@ def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, s
         raise
     if write_snapshot:
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
+    terminal = sys.stdout.isatty()
     if output == "json":
         json.dump(result_dict(res), sys.stdout, indent=2)  # streamed: results of big snapshots exceed 2 GiB
         sys.stdout.write("\n")
     elif output == "yaml":
-        yaml.safe_dump(result_dict(res), sys.stdout, sort_keys=False)
+        yaml.dump(result_dict(res), sys.stdout, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True)
+    elif output == "name":
+        sys.stdout.write("".join(n + "\n" for n in pod_names(res)))
     else:
-        # on a terminal rich follows its width; piped output keeps rows whole (COLUMNS overrides)
-        print_table(res, Console() if sys.stdout.isatty() else Console(width=int(os.environ.get("COLUMNS", 200))))
+        grid = pods_grid(res, wide=output == "wide")
+        if terminal and not no_headers:
+            Console().print(render_rich(grid))
+        else:
+            sys.stdout.write(render_plain(grid, headers=not no_headers))
+        if not no_headers:
+            sys.stdout.write(summary_line(res) + "\n")
     if explain:
         try:
             pod = find_pod(res, explain)
         except KeyError as e:
             raise click.BadParameter(str(e.args[0]), param_hint="--explain") from None
-        console = Console(stderr=output != "table")
-        for t in explain_tables(pod):
-            console.print(t)
+        to_stderr = output not in ("table", "wide")
+        stream = sys.stderr if to_stderr else sys.stdout
+        console = Console(stderr=to_stderr) if stream.isatty() else None
+        print_grids(explain_grids(pod), console, stream)
+    errors = [p for p in res.pods if p.status == "Error"]
+    if errors:
+        click.echo(f"error: {len(errors)} pod(s) ended in Error:", err=True)
+        for p in errors:
+            click.echo(f"  {p.message}", err=True)  # the message names file, document and pod
+        sys.exit(EXIT_POD_ERRORS)
+
+
+def report_unknown_fields(manifests: Sequence[Manifest], *, strict: bool) -> None:
+    """Warn on stderr, once per field, as kubectl's client-side validation does:
+    ``warning: cluster.yaml doc 3 (Pod shop/web): unknown field "spec.nodeSelecter"``; with
+    ``strict`` the first one is a :class:`ManifestError` instead (exit 2)."""
+    for m in manifests:
+        for path in unknown_fields(m.obj):
+            if strict:
+                raise ManifestError("", f'unknown field "{path}"', where=m.where)
+            click.echo(f'warning: {m.where}: unknown field "{path}"', err=True)

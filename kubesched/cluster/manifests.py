@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,10 @@ LOADABLE_KINDS: frozenset[str] = frozenset(
 )
 
 _SUFFIXES = (".yaml", ".yml", ".json")
+
+#: The file name that means standard input (``-f -``), as kubectl; messages call it ``STDIN``.
+STDIN = "-"
+STDIN_SOURCE = "STDIN"
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -138,9 +143,13 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _files(paths: Sequence[str | Path], recursive: bool) -> list[tuple[Path, str]]:
-    out: list[tuple[Path, str]] = []
+def _files(paths: Sequence[str | Path], recursive: bool) -> list[tuple[Path | None, str]]:
+    """(path, source name) of every file to read; ``-`` is standard input (path None), as kubectl."""
+    out: list[tuple[Path | None, str]] = []
     for p in paths:
+        if str(p) == STDIN:
+            out.append((None, STDIN_SOURCE))
+            continue
         path = Path(p)
         if path.is_dir():
             found = sorted(
@@ -156,15 +165,23 @@ def _files(paths: Sequence[str | Path], recursive: bool) -> list[tuple[Path, str
     return out
 
 
-def _documents(path: Path, source: str) -> Iterable[tuple[int, object]]:
-    """(1-based document index, parsed document) of one file."""
+def _read_text(path: Path | None, source: str) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        if path is None:
+            return sys.stdin.buffer.read().decode("utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ManifestError("", "not valid UTF-8 text", where=source) from None
     except OSError as err:
         raise ManifestError("", err.strerror or str(err), where=source) from None
-    if path.suffix.lower() == ".json":
+
+
+def _documents(path: Path | None, source: str) -> Iterable[tuple[int, object]]:
+    """(1-based document index, parsed document) of one file (``path`` None: standard input, JSON
+    when it starts with ``{`` or ``[``, else YAML)."""
+    text = _read_text(path, source)
+    is_json = text.lstrip().startswith(("{", "[")) if path is None else path.suffix.lower() == ".json"
+    if is_json:
         try:
             yield 1, json.loads(text)
         except json.JSONDecodeError as err:

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kubesched.errors import NotFoundError
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult
 
 API_VERSION = "kubesched.io/v1alpha1"
@@ -25,15 +27,65 @@ def result_dict(res: SimulationResult) -> dict[str, Any]:
     }
 
 
-def pods_table(res: SimulationResult) -> Table:
-    """One row per pod: pod, node (or ``<pending>``), status and the upstream message."""
-    t = Table(title=f"kubesched simulate — profile {res.profile}", show_lines=False)
-    t.add_column("POD", overflow="fold")
-    t.add_column("NODE")
-    t.add_column("STATUS")
-    t.add_column("MESSAGE", overflow="fold")
+@dataclass(frozen=True)
+class Grid:
+    """A titled table of text cells, rendered as plain kubectl-style columns or as a rich table."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+
+
+def pods_grid(res: SimulationResult, *, wide: bool = False) -> Grid:
+    """One row per pod: pod, node (or ``<pending>``), status and the upstream message; ``wide``
+    adds the profile, ``spec.priority`` (0 when unset, as ``corev1helpers.PodPriority``) and ``status.nominatedNodeName`` of the pod at the end of
+    the run (as ``kubectl -o wide`` adds columns); the message stays the last column."""
+    headers = ["POD", "NODE", "STATUS"] + (["PROFILE", "PRIORITY", "NOMINATED NODE"] if wide else []) + ["MESSAGE"]
+    rows = []
     for p in res.pods:
-        t.add_row(Text(f"{p.namespace}/{p.name}"), Text(p.node or "<pending>"), p.status, Text(p.message))
+        row = [f"{p.namespace}/{p.name}", p.node or "<pending>", p.status]
+        if wide:
+            obj = _final_object(res, p)
+            priority = (obj.get("spec") or {}).get("priority")
+            nominated = (obj.get("status") or {}).get("nominatedNodeName")
+            row += [p.profile or "<none>", str(priority or 0), nominated or "<none>"]
+        rows.append([*row, p.message])
+    return Grid(f"kubesched simulate — profile {res.profile}", headers, rows)
+
+
+def _final_object(res: SimulationResult, p: PodOutcome) -> dict[str, Any]:
+    """The pod as the embedded cluster holds it after the run (``{}`` once deleted, e.g. preempted)."""
+    try:
+        return res.cluster.get("Pod", p.namespace, p.name)
+    except NotFoundError:
+        return {}
+
+
+def pod_names(res: SimulationResult) -> list[str]:
+    """``-o name``: ``pod/<name>`` per pod, as ``kubectl get -o name`` prints (no namespace)."""
+    return [f"pod/{p.name}" for p in res.pods]
+
+
+def render_plain(grid: Grid, *, headers: bool = True) -> str:
+    """kubectl's column layout (``text/tabwriter`` with minwidth 10, padding 3, as
+    ``k8s.io/cli-runtime/pkg/printers/tabwriter.go: GetNewTabWriter``): no box drawing, no
+    truncation, the last column unpadded. Returns the text with a trailing newline (empty for no rows
+    and no headers)."""
+    rows = ([grid.headers] if headers else []) + grid.rows
+    if not rows:
+        return ""
+    widths = [max(10, max(len(r[i]) for r in rows) + 3) for i in range(len(grid.headers))]
+    lines = ["".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=False)) + r[-1] for r in rows]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def render_rich(grid: Grid) -> Table:
+    """The same grid as a rich table (for terminals); cells fold, never truncate."""
+    t = Table(title=grid.title, show_lines=False)
+    for h in grid.headers:
+        t.add_column(h, overflow="fold")
+    for r in grid.rows:
+        t.add_row(*(Text(c) for c in r))
     return t
 
 
@@ -56,47 +108,28 @@ def find_pod(res: SimulationResult, ref: str) -> PodOutcome:
     return matches[0]
 
 
-def explain_tables(p: PodOutcome) -> list[Table | Text]:
-    """Per attempt: a node-by-plugin table of filter verdicts and of raw/normalized/weighted scores."""
-    tables: list[Table | Text] = []
+def explain_grids(p: PodOutcome) -> list[Grid | str]:
+    """Per attempt: PreFilter results, a node-by-plugin table of Filter verdicts, raw / normalized /
+    weighted scores and PostFilter results; a line of text for a pod that had no attempt."""
+    out: list[Grid | str] = []
     if not p.results:
         why = f"{p.status}: {p.message}" if p.message else p.status
-        tables.append(Text(f"{p.namespace}/{p.name}: no scheduling attempt ({why})"))
+        out.append(f"{p.namespace}/{p.name}: no scheduling attempt ({why})")
     for i, rec in enumerate(p.results, 1):
         d = rec.to_dict()
         title = f"{p.namespace}/{p.name} — attempt {i}: selected {d['selectedNode'] or '<none>'}"
         if d["preFilter"]:
-            t = Table(title=f"{title} — PreFilter")
-            t.add_column("PLUGIN")
-            t.add_column("RESULT")
-            for plugin, st in d["preFilter"].items():
-                t.add_row(plugin, Text(_status_text(st)))
-            tables.append(t)
+            out.append(Grid(f"{title} — PreFilter", ["PLUGIN", "RESULT"],
+                            [[plugin, _status_text(st)] for plugin, st in d["preFilter"].items()]))
         filt: dict[str, dict[str, Any]] = d["filter"]
         if filt:
-            plugins: list[str] = []
-            for per_node in filt.values():
-                for pl in per_node:
-                    if pl not in plugins:
-                        plugins.append(pl)
-            t = Table(title=f"{title} — Filter")
-            t.add_column("NODE")
-            for pl in plugins:
-                t.add_column(pl, overflow="fold")
-            for node, per_node in filt.items():
-                t.add_row(Text(node), *[Text(_status_text(per_node[pl])) if pl in per_node else "" for pl in plugins])
-            tables.append(t)
+            plugins = _plugins(filt)
+            out.append(Grid(f"{title} — Filter", ["NODE", *plugins],
+                            [[node, *[_status_text(per_node[pl]) if pl in per_node else "" for pl in plugins]]
+                             for node, per_node in filt.items()]))
         if d["score"]:
-            plugins = []
-            for per_node in d["score"].values():
-                for pl in per_node:
-                    if pl not in plugins:
-                        plugins.append(pl)
-            t = Table(title=f"{title} — Score (raw / normalized / weighted)")
-            t.add_column("NODE")
-            for pl in plugins:
-                t.add_column(pl)
-            t.add_column("TOTAL")
+            plugins = _plugins(d["score"])
+            rows = []
             for node, per_node in d["score"].items():
                 cells = []
                 total = 0
@@ -108,19 +141,22 @@ def explain_tables(p: PodOutcome) -> list[Table | Text]:
                     fin = d["finalScore"].get(node, {}).get(pl, 0)
                     total += fin
                     cells.append(f"{per_node[pl]} / {norm} / {fin}")
-                t.add_row(Text(node), *cells, str(total))
-            tables.append(t)
+                rows.append([node, *cells, str(total)])
+            out.append(Grid(f"{title} — Score (raw / normalized / weighted)", ["NODE", *plugins, "TOTAL"], rows))
         if d["postFilter"]:
-            t = Table(title=f"{title} — PostFilter")
-            t.add_column("PLUGIN")
-            t.add_column("RESULT", overflow="fold")
-            t.add_column("NOMINATED")
-            t.add_column("VICTIMS", overflow="fold")
-            for plugin, st in d["postFilter"].items():
-                t.add_row(plugin, Text(_status_text(st)), Text(st.get("nominatedNode") or ""),
-                          Text(", ".join(st.get("victims") or [])))
-            tables.append(t)
-    return tables
+            out.append(Grid(f"{title} — PostFilter", ["PLUGIN", "RESULT", "NOMINATED", "VICTIMS"],
+                            [[plugin, _status_text(st), st.get("nominatedNode") or "",
+                              ", ".join(st.get("victims") or [])] for plugin, st in d["postFilter"].items()]))
+    return out
+
+
+def _plugins(per_node: dict[str, dict[str, Any]]) -> list[str]:
+    """Plugin names in first-seen order across the nodes of a per-node map."""
+    seen: dict[str, None] = {}
+    for entries in per_node.values():
+        for pl in entries:
+            seen.setdefault(pl)
+    return list(seen)
 
 
 def _status_text(st: dict[str, Any]) -> str:
@@ -131,7 +167,15 @@ def _status_text(st: dict[str, Any]) -> str:
     return f"{code}: {reasons}" if reasons else code
 
 
-def print_table(res: SimulationResult, console: Console) -> None:
-    """Print the pod table and the summary."""
-    console.print(pods_table(res))
-    console.print(summary_line(res))
+def print_grids(items: list[Grid | str], console: Console | None, out: TextIO, *, headers: bool = True) -> None:
+    """Print grids: as rich tables on ``console`` (a terminal), else as plain columns on ``out``
+    with each grid's title on its own line before it (the summary and free text as they are)."""
+    for item in items:
+        if console is not None:
+            console.print(item if isinstance(item, str) else render_rich(item))
+        elif isinstance(item, str):
+            out.write(item + "\n")
+        else:
+            if headers and item.title:
+                out.write(item.title + "\n")
+            out.write(render_plain(item, headers=headers))

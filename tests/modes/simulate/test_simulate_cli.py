@@ -24,9 +24,9 @@ def run(*args: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def simulate_json(*args: str) -> dict:
+def simulate_json(*args: str, exit_code: int = 0) -> dict:
     code, out, err = run("simulate", *args, "-o", "json")
-    assert code == 0, err
+    assert code == exit_code, err
     doc = json.loads(out)
     jsonschema.validate(doc, SCHEMA)
     return doc
@@ -114,7 +114,7 @@ def test_config_changes_strategy() -> None:
 
 
 def test_invalid_pod_is_reported_and_others_scheduled() -> None:
-    doc = simulate_json("-f", str(FIX / "bad_quantity.yaml"))
+    doc = simulate_json("-f", str(FIX / "bad_quantity.yaml"), exit_code=1)
     pods = by_name(doc)
     assert pods["default/ok-1"]["status"] == "Scheduled"
     assert pods["default/ok-2"]["status"] == "Scheduled"
@@ -236,7 +236,7 @@ spec:
   priorityClassName: hihg
   containers: [{name: c, image: busybox}]
 """)
-    doc = simulate_json("-f", f, "--seed", "1")
+    doc = simulate_json("-f", f, "--seed", "1", exit_code=1)
     pods = by_name(doc)
     assert pods["default/vip"]["status"] == "Scheduled" and pods["default/vip"]["node"] == "n1"
     assert pods["default/vip"]["results"][0]["postFilter"]["DefaultPreemption"]["victims"] == ["default/filler"]
