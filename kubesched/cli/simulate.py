@@ -29,7 +29,6 @@ from kubesched.modes.simulate.report import (
 )
 from kubesched.modes.simulate.run import run_simulation
 
-
 #: Exit code when the run finished but some pod ended in ``Error`` (malformed pod, unknown
 #: PriorityClass, SchedulerError); input and usage errors exit with 2, as every command.
 EXIT_POD_ERRORS = 1
