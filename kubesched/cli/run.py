@@ -284,13 +284,29 @@ def run_scheduler(opts: RunOptions) -> int:
         pool.halt()
         lost.set()
 
+    start_error: list[BaseException] = []
+
+    def start_informers() -> None:
+        try:
+            sched.start()
+        except Exception as e:  # closing the client at shutdown ends a list that is still retrying
+            if not shutdown.is_set():
+                start_error.append(e)
+                shutdown.set()
+
     try:
-        start_thread = threading.Thread(target=sched.start, name="informers-start", daemon=True)
+        start_thread = threading.Thread(target=start_informers, name="informers-start", daemon=True)
         start_thread.start()
         while start_thread.is_alive() and not shutdown.is_set():
             start_thread.join(0.2)
         if shutdown.is_set():
-            return _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers)
+            if start_error:
+                log.error("starting the informers failed: %s", start_error[0])
+            else:
+                log.info("shutting down before the caches synced (no pod was scheduled)")
+            code = _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers)
+            start_thread.join(5)
+            return 1 if start_error else code
         sched.queue.run()
         log.info("caches synced: %d nodes, %d pods", len(sched.informers.list("Node")), len(sched.informers.list("Pod")))
         if opts.leader_elect:

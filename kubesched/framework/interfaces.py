@@ -11,7 +11,7 @@ per-node methods remain the definition of a plugin's behaviour.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC, ABCMeta, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,7 +28,18 @@ if TYPE_CHECKING:
     from kubesched.framework.queued_pod_info import QueuedPodInfo
 
 
-class Plugin:
+class _PluginMeta(ABCMeta):
+    """Lets a plugin list :class:`Plugin` itself among its bases in any position:
+    ``class P(Plugin, FilterPlugin, ScorePlugin)`` is the same class as
+    ``class P(FilterPlugin, ScorePlugin)`` (a base that another base already derives from is
+    dropped, where Python would refuse the base order with an MRO error)."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kw: Any) -> _PluginMeta:
+        kept = tuple(b for b in bases if not any(o is not b and issubclass(o, b) for o in bases))
+        return super().__new__(mcls, name, kept, namespace, **kw)
+
+
+class Plugin(metaclass=_PluginMeta):
     """Base of every plugin: ``NAME`` and the ``Args`` type; constructed as ``cls(args, handle)``."""
 
     NAME: ClassVar[str] = ""

@@ -66,15 +66,23 @@ class Registry:
         if target is None:
             raise ConfigError(path, f'plugin "{name}" does not exist')
         module, _, attr = target.partition(":")
+        in_tree = module.startswith("kubesched.")
+        origin = f"plugin {name!r} ({target})" if in_tree else \
+            f"plugin {name!r} (entry point {name} = {target!r} in group {ENTRY_POINT_GROUP})"
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as e:
-            if e.name == module:
+            if in_tree and e.name == module:
                 raise NotImplementedPluginError(path, f"plugin {name} is not implemented yet in kubesched") from None
-            raise
-        cls = getattr(mod, attr)
+            raise ConfigError(path, f"{origin}: cannot import {module}: {e}") from None
+        except Exception as e:  # a third-party module may fail in any way while importing
+            raise ConfigError(path, f"{origin}: importing {module} failed: {type(e).__name__}: {e}") from None
+        cls = getattr(mod, attr, None)
+        if cls is None:
+            raise ConfigError(path, f"{origin}: module {module} has no attribute {attr!r}")
         if not (isinstance(cls, type) and issubclass(cls, Plugin)):
-            raise ConfigError(path, f"{target} is not a kubesched plugin class")
+            raise ConfigError(path, f"{origin}: {target} is not a kubesched plugin class "
+                                    "(derive it from kubesched.framework.Plugin and an extension-point interface)")
         self._classes[name] = cls
         return cls
 

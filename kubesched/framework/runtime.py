@@ -122,8 +122,9 @@ class Framework:
                 instances[name] = cls(args, cast("Handle", self))
             except ConfigError:
                 raise
-            except (ValueError, TypeError) as e:
-                raise ConfigError(f"{profile_path}.pluginConfig", f"initializing plugin {name!r}: {e}") from None
+            except Exception as e:  # a third-party plugin may raise anything: one line, naming it
+                raise ConfigError(f"{profile_path}.pluginConfig",
+                                  f"initializing plugin {name!r}: {type(e).__name__}: {e}") from None
         self.plugins = instances
         p = resolved.points
         self.pre_enqueue_plugins: list[PreEnqueuePlugin] = [instances[n] for n in p["preEnqueue"]]  # type: ignore[misc]

@@ -102,3 +102,19 @@ spec:
     assert err.splitlines()[-2:] == [
         "error: 1 pod(s) ended in Error:",
         f'  {bad} doc 14 (Pod shop/broken): spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"']
+
+
+def test_plugin_class_may_list_plugin_first() -> None:
+    from kubesched.framework.interfaces import FilterPlugin, Plugin, ScorePlugin
+
+    class Both(Plugin, FilterPlugin, ScorePlugin):
+        NAME = "Both"
+
+        def filter(self, state, pod, node_info):  # type: ignore[no-untyped-def]
+            return None
+
+        def score(self, state, pod, node_info):  # type: ignore[no-untyped-def]
+            return 7, None
+
+    assert Both.__mro__ == (Both, FilterPlugin, ScorePlugin, Plugin, object)
+    assert Both(None, None).score(None, None, None) == (7, None)
