@@ -42,6 +42,6 @@ current-context: c
     text = "".join(lines) + rest
     assert proc.returncode == 0, text
     assert "Traceback" not in text
-    tail = [line.split("] ", 1)[1] for line in text.splitlines()[-3:]]
-    assert tail == ["received SIGINT: shutting down",
-                    "shutting down before the caches synced (no pod was scheduled)", "stopped"]
+    tail = [line.split("] ", 1)[1] for line in text.splitlines()[-3:]]  # klog: I1201 10:00:00.000000 pid file:line] "msg"
+    assert tail == ['"received SIGINT: shutting down"',
+                    '"shutting down before the caches synced (no pod was scheduled)"', '"stopped"']

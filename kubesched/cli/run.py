@@ -29,6 +29,8 @@ from kubesched.config.duration import parse_go_duration
 from kubesched.config.load import default_config, load_config
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ConfigError
+from kubesched.logs import FORMATS
+from kubesched.logs import configure as configure_logging
 
 log = logging.getLogger("kubesched.run")
 
@@ -72,18 +74,6 @@ class RunOptions:
     parallel_bindings: int
     #: the --config file (names the file in config errors found while building the profiles)
     config_file: str | None = None
-
-
-def _configure_logging(verbosity: int) -> None:
-    level = logging.DEBUG if verbosity >= 4 else logging.INFO
-    logging.basicConfig(level=level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
-    if verbosity < 6:
-        logging.getLogger("urllib3").setLevel(logging.WARNING)
-        # urllib3 warns on each of its own connection retries, kubesched logs the failed request
-        # (a child logger: the kubernetes client resets the level of "urllib3" itself)
-        logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
-        logging.getLogger("kubernetes").setLevel(logging.WARNING)
 
 
 def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
@@ -136,7 +126,10 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
               help="Python module whose register(registry) adds out-of-tree plugins; repeatable.")
 @click.option("--parallel-bindings", type=click.IntRange(1, 256), default=16, show_default=True,
               help="Binding cycles running at once.")
-@click.option("-v", "--v", "verbosity", type=click.IntRange(0, 10), default=0, help="Log verbosity (4+: debug).")
+@click.option("-v", "--v", "verbosity", type=click.IntRange(0, 10), default=0,
+              help="klog verbosity: 2 logs every pod's outcome, 4 debug detail, 6+ the HTTP client too.")
+@click.option("--logging-format", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text: klog lines; json: one JSON object per line (as kube-scheduler's --logging-format).")
 def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | None, kube_api_burst: int | None,
         leader_elect: bool | None, leader_elect_lease_duration: float | None,
         leader_elect_renew_deadline: float | None, leader_elect_retry_period: float | None,
@@ -144,13 +137,13 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         leader_elect_resource_namespace: str | None, leader_elect_identity: str | None,
         permit_wait_timeout: float, profiling: bool | None, bind_address: str, secure_port: int, port: int,
         tls_cert_file: str | None, tls_private_key_file: str | None, plugin_modules: tuple[str, ...],
-        parallel_bindings: int, verbosity: int) -> None:
+        parallel_bindings: int, verbosity: int, logging_format: str) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
     whose spec.schedulerName names a profile of the config are bound through pods/binding."""
     from kubesched.cluster.leader_election import default_identity
     from kubesched.config.defaults import apply_defaults
 
-    _configure_logging(verbosity)
+    configure_logging(verbosity, logging_format)
     config = load_config(config_file) if config_file else None
     effective = apply_defaults(config.model_copy(deep=True) if config is not None else default_config())
     cc, le = effective.client_connection, effective.leader_election

@@ -32,6 +32,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.sort_key import QueueSortKey
 from kubesched.framework.status import Code, Status
+from kubesched.logs import KObj, v_info
 from kubesched.scheduler.events import ClientEventRecorder
 from kubesched.scheduler.placement import NoNodesAvailableError, Placement, SchedulingError
 
@@ -370,6 +371,7 @@ class Scheduler:
             return
         fwk.event_recorder.eventf(pod, None, "Normal", "Scheduled", "Binding",  # type: ignore[union-attr]
                                   f"Successfully assigned {pod.namespace}/{pod.name} to {host}")
+        v_info(log, 2, "Successfully bound pod to node", pod=KObj(pod.namespace, pod.name), node=host)
         if self.metrics is not None and hasattr(self.metrics, "pod_scheduled"):
             now = self.clock.now()
             first = qpi.initial_attempt_timestamp
@@ -443,6 +445,14 @@ class Scheduler:
             pod = current
         self.queue.add_nominated_pod(qpi.pod_info, nominating)
         msg = status.message()
+        # pkg/scheduler/schedule_one.go: handleSchedulingFailure's log lines
+        if isinstance(err, NoNodesAvailableError):
+            v_info(log, 2, "Unable to schedule pod; no nodes are registered to the cluster; waiting",
+                   pod=KObj(pod.namespace, pod.name))
+        elif isinstance(err, FitError) or status.is_rejected():
+            v_info(log, 2, "Unable to schedule pod; no fit; waiting", pod=KObj(pod.namespace, pod.name), err=msg)
+        else:
+            log.error("Error scheduling pod; retrying", extra={"kv": {"pod": KObj(pod.namespace, pod.name), "err": msg}})
         fwk.event_recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", msg)  # type: ignore[union-attr]
         self._patch_failed_status(pod, reason, msg, nominating)
 
