@@ -13,7 +13,7 @@ from kubesched.cluster.manifests import Manifest
 from kubesched.config.load import parse_config
 from kubesched.errors import ConfigError
 from kubesched.framework import registry as registry_module
-from kubesched.simulate.run import run_simulation
+from kubesched.modes.simulate.run import run_simulation
 from kubesched.testing import node_manifest, pod_manifest
 
 GROUP = registry_module.ENTRY_POINT_GROUP
