@@ -1,8 +1,11 @@
 """kubesched: a Kubernetes scheduler in Python.
 
-The user API, in one import::
+The user API, in one import (docs/python-api.md)::
 
     import kubesched
+
+    sim = kubesched.simulate("cluster.yaml", seed=7)      # Simulation: .pods, .explain(pod), .to_frame()
+    rep = kubesched.replay("trace/", [None, "image-aware.yaml"])   # Replay: .summaries(), .figures()
 
     config = kubesched.load_config("sched.yaml")   # KubeSchedulerConfiguration
     loaded = kubesched.load_manifests(["cluster.yaml"])
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
     from kubesched.cluster.memory import MemoryCluster
     from kubesched.config.load import default_config, load_config, parse_config
     from kubesched.config.types import KubeSchedulerConfiguration
+    from kubesched.modes.replay.api import Replay, replay
+    from kubesched.modes.simulate.api import PodExplanation, Simulation, simulate
     from kubesched.modes.simulate.run import SimulationResult, run_simulation
     from kubesched.scheduler.core import Scheduler
     from kubesched.scheduler.factory import new_scheduler
@@ -46,6 +51,11 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    "simulate": "kubesched.modes.simulate.api",
+    "Simulation": "kubesched.modes.simulate.api",
+    "PodExplanation": "kubesched.modes.simulate.api",
+    "replay": "kubesched.modes.replay.api",
+    "Replay": "kubesched.modes.replay.api",
     "KubeSchedulerConfiguration": "kubesched.config.types",
     "MemoryCluster": "kubesched.cluster.memory",
     "RealClock": "kubesched.clock",
@@ -86,8 +96,11 @@ __all__ = [
     "MemoryCluster",
     "NotFoundError",
     "NotImplementedPluginError",
+    "PodExplanation",
     "RealClock",
+    "Replay",
     "Scheduler",
+    "Simulation",
     "SimulationResult",
     "VirtualClock",
     "__version__",
@@ -96,5 +109,7 @@ __all__ = [
     "load_manifests",
     "new_scheduler",
     "parse_config",
+    "replay",
     "run_simulation",
+    "simulate",
 ]

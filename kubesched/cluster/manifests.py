@@ -16,7 +16,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,8 @@ import yaml
 from kubesched.cluster.client import CLUSTER_SCOPED_KINDS
 from kubesched.errors import ManifestError
 
-__all__ = ["LOADABLE_KINDS", "LoadResult", "Manifest", "load_manifests", "write_manifests"]
+__all__ = ["LOADABLE_KINDS", "LoadResult", "Manifest", "add_documents", "load_manifests", "parse_documents",
+           "write_manifests"]
 
 Obj = dict[str, Any]
 
@@ -181,6 +182,10 @@ def _documents(path: Path | None, source: str) -> Iterable[tuple[int, object]]:
     when it starts with ``{`` or ``[``, else YAML)."""
     text = _read_text(path, source)
     is_json = text.lstrip().startswith(("{", "[")) if path is None else path.suffix.lower() == ".json"
+    return _parse_text(text, source, is_json)
+
+
+def _parse_text(text: str, source: str, is_json: bool) -> Iterator[tuple[int, object]]:
     if is_json:
         try:
             yield 1, json.loads(text)
@@ -261,43 +266,54 @@ def load_manifests(paths: Sequence[str | Path], *, recursive: bool = False) -> L
     directory``. Only loadable kinds need ``metadata.name``; skipped kinds are not validated further.
     """
     result = LoadResult()
+    for path, source in _files(paths, recursive):
+        add_documents(result, _documents(path, source), source)
+    return result
+
+
+def parse_documents(text: str, source: str) -> Iterable[tuple[int, object]]:
+    """(1-based document index, parsed document) of YAML/JSON ``text`` named ``source`` in messages."""
+    return _parse_text(text, source, text.lstrip().startswith(("{", "[")))
+
+
+def add_documents(result: LoadResult, documents: Iterable[tuple[int, object]], source: str) -> None:
+    """Validate parsed ``documents`` of ``source`` (see :func:`load_manifests`) into ``result``:
+    loadable objects appended, ``List`` documents expanded, other kinds counted. Raises ManifestError."""
     skipped = result.skipped_kinds
     manifests = result.manifests
-    for path, source in _files(paths, recursive):
-        for doc_index, doc in _documents(path, source):
-            if doc is None:
-                continue
-            where = _doc_where(source, doc_index)
-            kind = _check_object(doc, where)
-            assert kind is not None and isinstance(doc, dict)
-            if _is_list_kind(kind, doc):
-                items = doc.get("items")
-                if items is None:
-                    items = []
-                if not isinstance(items, list):
-                    raise ManifestError("items", f"must be a list, got {_type_name(items)}", where=where)
-                item_kind = kind[: -len("List")] or None
-                api_version = doc.get("apiVersion")
-                for item_index, item in enumerate(items, start=1):
-                    item_where = _doc_where(source, doc_index, item_index)
-                    ikind = _check_object(item, item_where, item_kind)
-                    assert ikind is not None and isinstance(item, dict)
-                    if ikind not in LOADABLE_KINDS:
-                        skipped[ikind] = skipped.get(ikind, 0) + 1
-                        continue
-                    _check_identity(item, item_where)
-                    if item.get("kind") != ikind:
-                        item = {"apiVersion": api_version, "kind": ikind, **item}
-                        if not item["apiVersion"]:
-                            del item["apiVersion"]
-                    manifests.append(Manifest(item, source, doc_index, item_index))
-                continue
-            if kind not in LOADABLE_KINDS:
-                skipped[kind] = skipped.get(kind, 0) + 1
-                continue
-            _check_identity(doc, where)
-            manifests.append(Manifest(doc, source, doc_index))
-    return result
+    for doc_index, doc in documents:
+        if doc is None:
+            continue
+        where = _doc_where(source, doc_index)
+        kind = _check_object(doc, where)
+        assert kind is not None and isinstance(doc, dict)
+        if _is_list_kind(kind, doc):
+            items = doc.get("items")
+            if items is None:
+                items = []
+            if not isinstance(items, list):
+                raise ManifestError("items", f"must be a list, got {_type_name(items)}", where=where)
+            item_kind = kind[: -len("List")] or None
+            api_version = doc.get("apiVersion")
+            for item_index, item in enumerate(items, start=1):
+                item_where = _doc_where(source, doc_index, item_index)
+                ikind = _check_object(item, item_where, item_kind)
+                assert ikind is not None and isinstance(item, dict)
+                if ikind not in LOADABLE_KINDS:
+                    skipped[ikind] = skipped.get(ikind, 0) + 1
+                    continue
+                _check_identity(item, item_where)
+                if item.get("kind") != ikind:
+                    item = {"apiVersion": api_version, "kind": ikind, **item}
+                    if not item["apiVersion"]:
+                        del item["apiVersion"]
+                manifests.append(Manifest(item, source, doc_index, item_index))
+            continue
+        if kind not in LOADABLE_KINDS:
+            skipped[kind] = skipped.get(kind, 0) + 1
+            continue
+        _check_identity(doc, where)
+        manifests.append(Manifest(doc, source, doc_index))
 
 
 _TOP_ORDER = ("apiVersion", "kind", "metadata", "spec", "status")

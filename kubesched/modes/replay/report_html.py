@@ -121,15 +121,21 @@ th:first-child, td:first-child { text-align: left; }
 """
 
 
+def report_figures(results: Sequence[ReplayResult]) -> dict[str, go.Figure]:
+    """The report's plotly figures by name: ``latency`` (start-up latency CDF), ``bytes``
+    (cumulative GB pulled), ``cacheHit`` (cumulative byte cache-hit ratio), ``utilisation``."""
+    return {
+        "latency": _latency_cdf(results),
+        "bytes": _over_time(results, "Bytes pulled (cumulative)", "GB", lambda p: p.bytes_pulled / 1e9),
+        "cacheHit": _over_time(results, "Cache hit ratio (cumulative, bytes)", "ratio", lambda p: p.cache_hit_ratio),
+        "utilisation": _utilisation(results),
+    }
+
+
 def render_html(results: Sequence[ReplayResult], workload: Workload | None = None,
                 kubelet: Mapping[str, Any] | None = None) -> str:
     """The whole page as a string (plotly.js embedded once, in the first figure)."""
-    figures = [
-        _latency_cdf(results),
-        _over_time(results, "Bytes pulled (cumulative)", "GB", lambda p: p.bytes_pulled / 1e9),
-        _over_time(results, "Cache hit ratio (cumulative, bytes)", "ratio", lambda p: p.cache_hit_ratio),
-        _utilisation(results),
-    ]
+    figures = list(report_figures(results).values())
     parts = [fig.to_html(full_html=False, include_plotlyjs=(i == 0), default_width="100%")
              for i, fig in enumerate(figures)]
     meta = []
