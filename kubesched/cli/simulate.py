@@ -44,8 +44,16 @@ class _PlainDumper(yaml.SafeDumper):
 
 
 @click.command()
-@click.option("-f", "--filename", "files", multiple=True, required=True, type=click.Path(allow_dash=True),
-              help="Manifest file or directory (YAML, JSON, kind: List); repeatable; - reads standard input.")
+@click.option("-f", "--filename", "files", multiple=True, type=click.Path(allow_dash=True),
+              help="Manifest file or directory (YAML, JSON, kind: List); repeatable; - reads standard input. "
+                   "With --kubeconfig: extra objects (e.g. pending pods) added to the live state.")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="Start from a live cluster's state (read only, as `kubesched snapshot` reads it); "
+                   "nothing is ever written to that cluster.")
+@click.option("--context", default=None, help="With --kubeconfig: the kubeconfig context.")
+@click.option("-n", "--namespace", default=None,
+              help="With --kubeconfig: namespaced objects of this namespace only (bound pods of every namespace "
+                   "are still read).")
 @click.option("-R", "--recursive", is_flag=True, help="Also read the subdirectories of -f directories (as kubectl -R).")
 @click.option("--config", "config_path", type=click.Path(), help="A KubeSchedulerConfiguration (v1) file.")
 @click.option("--seed", type=int, default=None, help="Seed for tie-breaking; the same seed gives the same output.")
@@ -57,20 +65,25 @@ class _PlainDumper(yaml.SafeDumper):
               help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).")
 @click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
 @click.option("--write-snapshot", type=click.Path(), help="Write the resulting cluster as a manifest file.")
-def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, seed: int | None, output: str,
+def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None, namespace: str | None,
+             recursive: bool, config_path: str | None, seed: int | None, output: str,
              no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
     Exit codes: 0 when every pod got an outcome other than Error, 1 when some pod ended in Error
     (each named with its file and document), 2 for bad input or usage."""
+    if not files and not kubeconfig:
+        raise click.UsageError("give manifests with -f/--filename, or a cluster with --kubeconfig")
     if write_snapshot:
         check_output_file(write_snapshot, "--write-snapshot")
     loaded = load_manifests(list(files), recursive=recursive)
     for kind, count in sorted(loaded.skipped_kinds.items()):
         click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
-    if not loaded.manifests:
+    if files and not loaded.manifests:
         click.echo(f"warning: no objects found in {', '.join(files)}", err=True)
     report_unknown_fields(loaded.manifests, strict=strict)
+    if kubeconfig:
+        loaded.manifests[:0] = live_manifests(kubeconfig, context, namespace)
     config = load_config(config_path) if config_path else None
     record: bool | Callable[[Any], bool] = output in ("json", "yaml")
     if not record and explain:
@@ -117,6 +130,19 @@ def simulate(files: tuple[str, ...], recursive: bool, config_path: str | None, s
         for p in errors:
             click.echo(f"  {p.message}", err=True)  # the message names file, document and pod
         sys.exit(EXIT_POD_ERRORS)
+
+
+def live_manifests(kubeconfig: str, context: str | None, namespace: str | None) -> list[Manifest]:
+    """The live state of a cluster as manifests located ``cluster <kubeconfig> (Kind ns/name)``."""
+    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.cluster.live_snapshot import read_snapshot
+
+    client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
+    try:
+        objects = read_snapshot(client, namespace)
+    finally:
+        client.close()
+    return [Manifest(o, f"cluster {kubeconfig}", i) for i, o in enumerate(objects, start=1)]
 
 
 def report_unknown_fields(manifests: Sequence[Manifest], *, strict: bool) -> None:

@@ -27,7 +27,7 @@ from kubesched.cluster.client import CLUSTER_SCOPED_KINDS
 from kubesched.errors import ManifestError
 
 __all__ = ["LOADABLE_KINDS", "LoadResult", "Manifest", "add_documents", "load_manifests", "parse_documents",
-           "write_manifests"]
+           "render_manifests", "write_manifests"]
 
 Obj = dict[str, Any]
 
@@ -60,6 +60,13 @@ STDIN_SOURCE = "STDIN"
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _PlainDumper(_BaseDumper):  # type: ignore[misc]
+    """Safe dumper (C-accelerated when available) that never writes anchors/aliases."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc]
@@ -337,37 +344,32 @@ def _ordered(obj: Obj) -> Obj:
     return out
 
 
-def write_manifests(path: str | Path, objects: Sequence[Obj], *, as_list: bool = False) -> None:
-    """Write ``objects`` to ``path``: multi-document YAML (``---`` before each object), or one
-    ``apiVersion: v1, kind: List`` document when ``as_list`` is true; a ``.json`` path always gets a
-    JSON List. Key order is stable (see :func:`_ordered`), so equal inputs give identical files;
-    the file is replaced atomically. :func:`load_manifests` reads the result back unchanged.
+def render_manifests(objects: Sequence[Obj], *, as_json: bool = False, as_list: bool = False) -> str:
+    """``objects`` as text: multi-document YAML (``---`` before each object), one ``kind: List``
+    YAML document when ``as_list``, or a JSON ``List`` when ``as_json``. Key order is stable (see
+    :func:`_ordered`) and YAML has no anchors or aliases (a repeated object is written in full)."""
+    docs = [_ordered(o) for o in objects]
+    if as_json:
+        return json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2, ensure_ascii=False) + "\n"
+    if as_list:
+        body = {"apiVersion": "v1", "kind": "List", "items": docs}
+        return yaml.dump(body, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    if not docs:
+        return ""
+    return yaml.dump_all(docs, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                         explicit_start=True)
+
+
+def write_manifests(path: str | Path, objects: Sequence[Obj], *, as_list: bool = False,
+                    as_json: bool | None = None) -> None:
+    """Write :func:`render_manifests` of ``objects`` to ``path`` (JSON when ``as_json``, by default
+    for a ``.json`` path), replacing the file atomically. Equal inputs give identical files, and
+    :func:`load_manifests` reads the result back unchanged.
     """
     target = Path(path)
-    docs = [_ordered(o) for o in objects]
-    if target.suffix.lower() == ".json":
-        text = (
-            json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2, ensure_ascii=False)
-            + "\n"
-        )
-    elif as_list:
-        body = {"apiVersion": "v1", "kind": "List", "items": docs}
-        text = yaml.dump(
-            body, Dumper=_BaseDumper, sort_keys=False, default_flow_style=False, allow_unicode=True
-        )
-    else:
-        text = (
-            yaml.dump_all(
-                docs,
-                Dumper=_BaseDumper,
-                sort_keys=False,
-                default_flow_style=False,
-                allow_unicode=True,
-                explicit_start=True,
-            )
-            if docs
-            else ""
-        )
+    if as_json is None:
+        as_json = target.suffix.lower() == ".json"
+    text = render_manifests(objects, as_json=as_json, as_list=as_list)
     directory = target.parent if str(target.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
     try:

@@ -300,11 +300,11 @@ profiles:
 
 
 def test_trace_snapshot_errors(tmp_path: Path) -> None:
-    code, _, err = run("trace", "snapshot", str(tmp_path), "-o", str(tmp_path / "x.yaml"))
+    code, _, err = run("trace", "snapshot", str(tmp_path), "--output", str(tmp_path / "x.yaml"))
     assert code == 2
     assert err.strip() == (f"error: {tmp_path / 'openb_node_list_all_node.csv'}: "
                            "no such file (expected an openb trace csv)")
-    code, _, err = run("trace", "snapshot", str(tmp_path), "--pods", "-1", "-o", str(tmp_path / "x.yaml"))
+    code, _, err = run("trace", "snapshot", str(tmp_path), "--pods", "-1", "--output", str(tmp_path / "x.yaml"))
     assert code == 2 and "-1 is not in the range x>=0" in err
 
 

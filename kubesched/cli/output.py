@@ -1,0 +1,30 @@
+"""Where commands put what they produce: ``-o`` is always a format (as kubectl's), a file is
+written with ``--output FILE`` (the format following its extension unless ``-o`` says otherwise),
+and without ``--output`` the result goes to standard output."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from kubesched.cli.paths import check_output_file
+
+__all__ = ["OUTPUT_FILE_HELP", "SNAPSHOT_FORMATS", "write_objects"]
+
+SNAPSHOT_FORMATS = ("yaml", "json")
+OUTPUT_FILE_HELP = "Write to this file (YAML, or JSON for a .json name) instead of standard output."
+
+
+def write_objects(objects: list[dict[str, Any]], output: str | None, fmt: str | None, flag: str) -> None:
+    """Write ``objects`` as a snapshot: to ``output`` (multi-document YAML, or a JSON ``List``) or to
+    stdout. ``fmt`` (``yaml``/``json``) overrides the extension. Raises KubeschedError for an
+    output path that cannot be created (checked before writing)."""
+    from kubesched.cluster.manifests import render_manifests, write_manifests
+
+    if output is not None:
+        check_output_file(output, flag)
+        as_json = fmt == "json" if fmt else Path(output).suffix.lower() == ".json"
+        write_manifests(output, objects, as_json=as_json)
+        return
+    sys.stdout.write(render_manifests(objects, as_json=fmt == "json"))

@@ -1,0 +1,43 @@
+"""``kubesched snapshot``: read a live cluster (or ``kubesched serve``) into a snapshot file that
+``simulate`` and ``serve`` load unchanged (see :mod:`kubesched.cluster.live_snapshot`)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kubesched.cli.output import OUTPUT_FILE_HELP, SNAPSHOT_FORMATS, write_objects
+
+
+@click.command()
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="kubeconfig of the cluster (default: in-cluster service account).")
+@click.option("--context", default=None, help="kubeconfig context (default: its current-context).")
+@click.option("-n", "--namespace", default=None,
+              help="Namespaced objects of this namespace only (bound pods of every namespace are still read: "
+                   "they hold their nodes' resources).")
+@click.option("-o", "--format", "fmt", type=click.Choice(SNAPSHOT_FORMATS), default=None,
+              help="yaml (default) or json; with --output, default from its extension.")
+@click.option("--output", "output", type=click.Path(dir_okay=False), default=None, help=OUTPUT_FILE_HELP)
+def snapshot(kubeconfig: str | None, context: str | None, namespace: str | None, fmt: str | None,
+             output: str | None) -> None:
+    """Read every kind `simulate` loads from a cluster (never Secrets, never a write), strip
+    managedFields and status noise, and write them as one snapshot.
+
+    Example: kubesched snapshot --kubeconfig ~/.kube/config -n shop --output snapshot.yaml"""
+    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.cluster.live_snapshot import read_snapshot
+
+    client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
+    try:
+        objects = read_snapshot(client, namespace)
+    finally:
+        client.close()
+    write_objects(objects, output, fmt, "--output")
+    counts: dict[str, int] = {}
+    for o in objects:
+        counts[o["kind"]] = counts.get(o["kind"], 0) + 1
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no objects"
+    click.echo(f"read {summary}" + (f"; wrote {output}" if output else ""), err=True)
+    sys.stdout.flush()
