@@ -153,10 +153,13 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     write_pods_csv(out / "pods.csv", results)
     written = ["report.json", "pods.csv"]
     if not no_html:
-        from kubesched.modes.replay.report_html import write_report_html
-
-        write_report_html(out / "report.html", results, workload, settings)
-        written.append("report.html")
+        try:
+            from kubesched.modes.replay.report_html import write_report_html
+        except ImportError as e:  # plotly is the optional extra "report"
+            click.echo(f"note: report.html skipped ({e}; pip install 'kubesched[report]')", err=True)
+        else:
+            write_report_html(out / "report.html", results, workload, settings)
+            written.append("report.html")
     console = Console(width=max(Console().width, 160)) if sys.stdout.isatty() else Console(width=200)
     console.print(summary_table(results))
     click.echo(f"wrote {', '.join(str(out / w) for w in written)}")

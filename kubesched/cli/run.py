@@ -202,6 +202,10 @@ def run_scheduler(opts: RunOptions) -> int:
 
     clock = RealClock()
     client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)
+    from kubesched.metrics.component import ComponentMetrics
+
+    component_metrics = ComponentMetrics.for_registry()  # the default registry, served at /metrics
+    client.component_metrics = component_metrics
     registry = in_tree_registry()
     load_plugin_modules(registry, opts.plugin_modules)
     pool = BindingPool(max_workers=opts.parallel_bindings, max_in_flight=opts.parallel_bindings * 16)
@@ -266,11 +270,14 @@ def run_scheduler(opts: RunOptions) -> int:
     sched_thread = threading.Thread(target=sched.run, args=(sched_stop,), name="scheduling-loop", daemon=True)
 
     def start_scheduling() -> None:
+        if opts.leader_elect:
+            component_metrics.leading(opts.lease_name, True)
         if not sched_thread.is_alive() and not shutdown.is_set():
             log.info("starting the scheduling loop")
             sched_thread.start()
 
     def stopped_leading() -> None:
+        component_metrics.leading(opts.lease_name, False)
         if shutdown.is_set():
             return  # graceful release
         sched_stop.set()
@@ -303,6 +310,7 @@ def run_scheduler(opts: RunOptions) -> int:
         sched.queue.run()
         log.info("caches synced: %d nodes, %d pods", len(sched.informers.list("Node")), len(sched.informers.list("Pod")))
         if opts.leader_elect:
+            component_metrics.leading(opts.lease_name, False)
             elector = LeaderElector(client, le_cfg, clock, on_started_leading=start_scheduling,
                                     on_stopped_leading=stopped_leading,
                                     on_new_leader=lambda who: log.info("new leader elected: %s", who))

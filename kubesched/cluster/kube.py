@@ -33,9 +33,10 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -55,6 +56,9 @@ from kubesched.cluster.client import (
 from kubesched.cluster.rate_limit import TokenBucket
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, GoneError, NotFoundError
+
+if TYPE_CHECKING:
+    from kubesched.metrics.component import ComponentMetrics
 
 __all__ = ["KubeApiError", "KubeClusterClient", "collection_path", "is_too_large_resource_version", "object_path"]
 
@@ -256,6 +260,9 @@ class KubeClusterClient:
         self._watches_lock = threading.Lock()
         #: Rate limit of the retry warnings of watches and informers (one line per kind every 30 s).
         self.retry_log = ThrottledLog(log, 30.0)
+        #: ``rest_client_*`` metrics of every request (set by ``kubesched run``; None: not recorded).
+        self.component_metrics: ComponentMetrics | None = None
+        self._host = urlsplit(str(getattr(api_client.configuration, "host", "") or "")).netloc
 
     # ------------------------------------------------------------------ construction
 
@@ -295,18 +302,24 @@ class KubeClusterClient:
         if isinstance(timeout, int | float):
             timeout = (timeout, timeout)  # the client only honours int or (connect, read)
         attempt = 0
+        metrics = self.component_metrics
         while True:
-            if self.limiter is not None:
-                self.limiter.accept()
+            waited = self.limiter.accept() if self.limiter is not None else 0.0
+            started = time.monotonic()
             try:
-                return self.api.call_api(
+                resp = self.api.call_api(
                     path, method, query_params=params,
                     header_params={"Accept": "application/json", "Content-Type": content_type},
                     body=body, auth_settings=["BearerToken"], _preload_content=False,
                     _return_http_data_only=True,
                     _request_timeout=timeout)
+                if metrics is not None:
+                    metrics.request(method, self._host, resp.status, time.monotonic() - started, waited)
+                return resp
             except ApiException as e:
                 code = int(e.status or 0)
+                if metrics is not None:
+                    metrics.request(method, self._host, code or None, time.monotonic() - started, waited)
                 err = _error_from_status(code, e.body, e.headers) if code else KubeApiError(0, "", str(e.reason))
                 retry_after = err.retry_after if isinstance(err, KubeApiError) else None
                 if is_too_large_resource_version(err):
@@ -318,6 +331,8 @@ class KubeClusterClient:
                     continue
                 raise err from None
             except (urllib3.exceptions.HTTPError, OSError) as e:
+                if metrics is not None:
+                    metrics.request(method, self._host, None, time.monotonic() - started, waited)
                 raise KubeApiError(0, "", f"{method} {path}: {_transport_reason(e)}") from None
 
     def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,

@@ -15,12 +15,16 @@ from kubesched.config.load import parse_config
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+BASE = DEPLOY / "base"
 K8S_VERSION = "1.35.0"
 
 
 def documents() -> list[tuple[str, dict[str, Any]]]:
+    """The objects of the kustomize base, read from the files its kustomization lists (the base
+    has no transformers beyond a label, so this is what ``kubectl kustomize`` renders)."""
     out = []
-    for f in sorted(DEPLOY.glob("*.yaml")):
+    for name in yaml.safe_load((BASE / "kustomization.yaml").read_text())["resources"]:
+        f = BASE / name
         for i, doc in enumerate(yaml.safe_load_all(f.read_text())):
             if doc is not None:
                 out.append((f"{f.name}#{i}", doc))
@@ -38,7 +42,7 @@ def test_deploy_has_the_expected_objects() -> None:
         ("ClusterRoleBinding", "kubesched:kube-scheduler"), ("ClusterRoleBinding", "kubesched:volume-scheduler"),
         ("ConfigMap", "kubesched-config"), ("Deployment", "kubesched"),
         ("Role", "kubesched:leader-election"), ("RoleBinding", "kubesched:leader-election"),
-        ("ServiceAccount", "kubesched"),
+        ("Service", "kubesched-metrics"), ("ServiceAccount", "kubesched"),
     ]
 
 
@@ -136,10 +140,21 @@ def test_deployment_runs_two_leader_elected_replicas_with_probes() -> None:
     assert "config.yaml" in by_kind("ConfigMap")[0]["data"]
 
 
-def test_dockerfile() -> None:
+def test_dockerfile_is_multi_stage_without_the_report_stack() -> None:
     lines = [ln.strip() for ln in (DEPLOY / "Dockerfile").read_text().splitlines() if ln.strip() and
              not ln.lstrip().startswith("#")]
-    assert lines[0] == "FROM python:3.11-slim"
-    assert any(ln.startswith("RUN pip install .") for ln in lines)
-    assert 'ENTRYPOINT ["kubesched"]' in lines
-    assert any(ln.startswith("USER 65532") for ln in lines)
+    stages = [ln for ln in lines if ln.startswith("FROM ")]
+    assert stages == ["FROM python:3.11-slim AS build", "FROM python:3.11-slim AS runtime"]
+    runtime = lines[lines.index(stages[1]):]
+    assert "COPY --from=build /wheels /wheels" in runtime
+    install = next(ln for ln in runtime if ln.startswith("RUN pip install"))
+    assert install.startswith("RUN pip install --no-index --find-links /wheels kubesched ")
+    assert "[" not in install  # no extras: no plotly, pandas, dask
+    assert 'ENTRYPOINT ["kubesched"]' in runtime and any(ln.startswith("USER 65532") for ln in runtime)
+    import tomllib
+
+    project = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["project"]
+    base = " ".join(project["dependencies"]).lower()
+    for heavy in ("plotly", "pandas", "dask", "playwright"):
+        assert heavy not in base, heavy
+    assert any(d.startswith("plotly") for d in project["optional-dependencies"]["report"])
