@@ -24,6 +24,7 @@ from typing import Any
 
 import click
 
+from kubesched import __version__
 from kubesched.clock import RealClock
 from kubesched.config.duration import parse_go_duration
 from kubesched.config.load import default_config, load_config
@@ -130,6 +131,10 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
               help="klog verbosity: 2 logs every pod's outcome, 4 debug detail, 6+ the HTTP client too.")
 @click.option("--logging-format", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: klog lines; json: one JSON object per line (as kube-scheduler's --logging-format).")
+@click.option("--write-config-to", type=click.Path(dir_okay=False), default=None,
+              help="Write the effective configuration (defaults and flags applied) to this file and exit.")
+@click.version_option(__version__, "--version", prog_name="kubesched",
+                      message="%(prog)s v%(version)s (kube-scheduler v1.35 behaviour)")
 def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | None, kube_api_burst: int | None,
         leader_elect: bool | None, leader_elect_lease_duration: float | None,
         leader_elect_renew_deadline: float | None, leader_elect_retry_period: float | None,
@@ -137,7 +142,7 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         leader_elect_resource_namespace: str | None, leader_elect_identity: str | None,
         permit_wait_timeout: float, profiling: bool | None, bind_address: str, secure_port: int, port: int,
         tls_cert_file: str | None, tls_private_key_file: str | None, plugin_modules: tuple[str, ...],
-        parallel_bindings: int, verbosity: int, logging_format: str) -> None:
+        parallel_bindings: int, verbosity: int, logging_format: str, write_config_to: str | None) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
     whose spec.schedulerName names a profile of the config are bound through pods/binding."""
     from kubesched.cluster.leader_election import default_identity
@@ -169,7 +174,40 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         parallel_bindings=parallel_bindings, config_file=config_file)
     if opts.burst < 1 and opts.qps > 0:
         raise ConfigError("--kube-api-burst", "must be at least 1")
+    if write_config_to:
+        write_effective_config(opts, write_config_to)
+        click.echo(f"wrote the effective configuration to {write_config_to}", err=True)
+        return
     _exit(run_scheduler(opts))
+
+
+def effective_config_document(opts: RunOptions) -> dict[str, Any]:
+    """The configuration ``run`` uses, as a v1 document: the file's (or the default) with every
+    default applied and the command-line flags that override fields written into it, as
+    kube-scheduler's ``--write-config-to`` and ``/configz`` show it
+    (``cmd/kube-scheduler/app/options/options.go: ApplyTo``)."""
+    from kubesched.config.load import dump_config
+
+    le = opts.effective.leader_election.model_copy(update={
+        "leader_elect": opts.leader_elect, "lease_duration": opts.lease_duration,
+        "renew_deadline": opts.renew_deadline, "retry_period": opts.retry_period,
+        "resource_name": opts.lease_name, "resource_namespace": opts.lease_namespace})
+    cc = opts.effective.client_connection.model_copy(update={"qps": opts.qps, "burst": opts.burst})
+    cfg = opts.effective.model_copy(update={"leader_election": le, "client_connection": cc,
+                                            "enable_profiling": opts.profiling})
+    return dump_config(cfg)
+
+
+def write_effective_config(opts: RunOptions, path: str) -> None:
+    """Write :func:`effective_config_document` as YAML to ``path``. Raises KubeschedError for a path
+    that cannot be created."""
+    import yaml
+
+    from kubesched.cli.paths import check_output_file
+
+    check_output_file(path, "--write-config-to")
+    with open(path, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(effective_config_document(opts), fh, sort_keys=False)
 
 
 def _exit(code: int) -> None:
