@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import click
 import yaml
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.cli.paths import check_output_file
 from kubesched.cluster.manifests import Manifest, load_manifests, write_manifests
@@ -58,8 +60,12 @@ class _PlainDumper(yaml.SafeDumper):
 @click.option("--config", "config_path", type=click.Path(), help="A KubeSchedulerConfiguration (v1) file.")
 @click.option("--seed", type=int, default=None, help="Seed for tie-breaking; the same seed gives the same output.")
 @click.option("-o", "--output", type=click.Choice(_FORMATS), default="table", show_default=True,
-              help="table: one row per pod (wide: with profile and attempts); name: pod/<name> per line; "
-                   "json/yaml: the SimulationResult document with every attempt.")
+              help="table: one row per pod (wide: with profile, priority, nominated node); name: pod/<name> per "
+                   "line; json/yaml: the SimulationResult document (see --detail).")
+@click.option("--detail", type=click.Choice(["compact", "full"]), default="compact", show_default=True,
+              help="json/yaml: compact keeps each pod's last attempt with Filter verdicts counted per plugin and "
+                   "reason and the chosen node's scores; full keeps every attempt with every node's verdicts and "
+                   "scores (large: nodes x attempts).")
 @click.option("--no-headers", is_flag=True, help="table/wide: print no header row, title or summary (as kubectl).")
 @click.option("--strict", is_flag=True,
               help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).")
@@ -67,7 +73,7 @@ class _PlainDumper(yaml.SafeDumper):
 @click.option("--write-snapshot", type=click.Path(), help="Write the resulting cluster as a manifest file.")
 def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None, namespace: str | None,
              recursive: bool, config_path: str | None, seed: int | None, output: str,
-             no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
+             detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
     Exit codes: 0 when every pod got an outcome other than Error, 1 when some pod ended in Error
@@ -92,7 +98,9 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
         def record(pod: Any) -> bool:
             return bool(pod.key == ref or ("/" not in ref and pod.name == ref))
     try:
-        res = run_simulation(loaded.manifests, config, seed=seed, record=record)
+        with simulation_progress() as progress:
+            res = run_simulation(loaded.manifests, config, seed=seed, record=record,
+                                 compact=record is True and detail == "compact", progress=progress)
     except ConfigError as e:
         if config_path and not e.where:
             raise e.located(config_path) from None
@@ -130,6 +138,20 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
         for p in errors:
             click.echo(f"  {p.message}", err=True)  # the message names file, document and pod
         sys.exit(EXIT_POD_ERRORS)
+
+
+@contextmanager
+def simulation_progress() -> Iterator[Callable[[int, int, float], None]]:
+    """A progress bar on stderr (pods settled / pending, virtual time), shown only on a terminal."""
+    console = Console(stderr=True)
+    with Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("pods"),
+                  TextColumn("[dim]virtual {task.fields[vt]:.0f}s"), TimeElapsedColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("simulate", total=None, vt=0.0)
+
+        def update(settled: int, total: int, virtual_seconds: float) -> None:
+            bar.update(task, completed=settled, total=total, vt=virtual_seconds)
+        yield update
 
 
 def live_manifests(kubeconfig: str, context: str | None, namespace: str | None) -> list[Manifest]:

@@ -51,8 +51,8 @@ def _runner() -> CliRunner:
 
 
 def cli_json(path: Path, *extra: str, seed: int = 1) -> tuple[dict[str, Any], str]:
-    """Run ``kubesched simulate -f path -o json --seed N``; returns (document, stderr)."""
-    res = _runner().invoke(main, ["simulate", "-f", str(path), "-o", "json", "--seed", str(seed), *extra])
+    """Run ``kubesched simulate -f path -o json --detail full --seed N``; returns (document, stderr)."""
+    res = _runner().invoke(main, ["simulate", "-f", str(path), "-o", "json", "--detail", "full", "--seed", str(seed), *extra])
     assert res.exit_code == 0, (res.output, res.stderr, res.exception)
     return json.loads(res.stdout), res.stderr
 

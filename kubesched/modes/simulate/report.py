@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kubesched.errors import NotFoundError
+from kubesched.modes.simulate.compact import compact_attempt
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult
 
 API_VERSION = "kubesched.io/v1alpha1"
@@ -18,13 +19,22 @@ KIND = "SimulationResult"
 
 
 def result_dict(res: SimulationResult) -> dict[str, Any]:
-    """The stable JSON document (see the schema and README "JSON contract")."""
-    return {
-        "apiVersion": API_VERSION, "kind": KIND, "profile": res.profile, "seed": res.seed,
-        "pods": [{"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status,
-                  "node": p.node, "message": p.message, "results": [r.to_dict() for r in p.results]}
-                 for p in res.pods],
-    }
+    """The stable JSON document (see the schema and README "JSON contract"), in the detail the run
+    recorded (``res.detail``: ``full`` or ``compact``)."""
+    if res.detail == "compact":
+        pods = [{"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status, "node": p.node,
+                 "message": p.message, "attempts": p.attempts or 0,
+                 "lastAttempt": _compact(p.results[-1]) if p.results else None} for p in res.pods]
+    else:
+        pods = [{"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status,
+                 "node": p.node, "message": p.message, "results": [r.to_dict() for r in p.results]}
+                for p in res.pods]
+    return {"apiVersion": API_VERSION, "kind": KIND, "profile": res.profile, "seed": res.seed, "detail": res.detail,
+            "pods": pods}
+
+
+def _compact(rec: Any) -> dict[str, Any]:
+    return rec if isinstance(rec, dict) else compact_attempt(rec.to_dict())
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,15 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ManifestError
 from kubesched.framework.recorder import CycleRecorder
+from kubesched.framework.registry import Registry
+from kubesched.modes.simulate.compact import CompactRecords
 from kubesched.scheduler import Scheduler, new_scheduler
 
 DEFAULT_START = 1735689600.0  # 2025-01-01T00:00:00Z
 #: safety bound on scheduling attempts per pending pod (a livelock would otherwise never end)
 MAX_ATTEMPTS_PER_POD = 50
+#: attempts between two progress reports
+PROGRESS_EVERY = 200
 
 
 @dataclass
@@ -38,6 +42,8 @@ class PodOutcome:
     message: str
     results: list[CycleRecorder] = field(default_factory=list)
     profile: str | None = None
+    #: scheduling attempts (compact records count them; full records are one per attempt)
+    attempts: int | None = None
 
 
 @dataclass
@@ -50,6 +56,8 @@ class SimulationResult:
     cluster: MemoryCluster
     scheduler: Scheduler
     attempts: int
+    #: ``full``: every attempt recorded with every node; ``compact``: only each pod's last attempt, summarised
+    detail: str = "full"
 
 
 def _start_time(objects: Iterable[Mapping[str, Any]]) -> float:
@@ -102,15 +110,25 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
 
 
 def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration | None, *, seed: int | None = None,
-                   record: bool | Callable[[Pod], bool] = True) -> SimulationResult:
+                   record: bool | Callable[[Pod], bool] = True, registry: Registry | None = None,
+                   compact: bool = False,
+                   progress: Callable[[int, int, float], None] | None = None) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
-    for a bad config; malformed Pods become ``Error`` outcomes."""
+    for a bad config; malformed Pods become ``Error`` outcomes.
+
+    ``record``: which pods get per-plugin records (True: all); ``compact``: keep only each pod's
+    last attempt, summarised (:mod:`kubesched.modes.simulate.compact`); ``progress``: called every
+    few hundred attempts and at the end with (pods settled, pods pending at the start, virtual
+    seconds since the start)."""
     objects, pod_errors = validate_manifests(manifests)
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record)
+    sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
+    records = CompactRecords() if compact else None
+    if records is not None:
+        sched.records = records
     pending_keys = [f"{m.namespace or 'default'}/{m.name}" for m in manifests
                     if m.kind == "Pod" and not ((m.obj.get("spec") or {}).get("nodeName"))
                     and (m.obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
@@ -119,17 +137,32 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     sched.start()
     attempts = 0
     limit = MAX_ATTEMPTS_PER_POD * max(1, len(pending_keys))
+    start = clock.now()
+
+    def report() -> None:
+        if progress is not None:
+            q = sched.queue
+            unsettled = q.len_active() + q.len_backoff() + q.in_flight_count()
+            progress(max(0, len(pending_keys) - unsettled), len(pending_keys), clock.now() - start)
     while attempts < limit:
         if sched.schedule_next():
             attempts += 1
+            if attempts % PROGRESS_EVERY == 0:
+                report()
             continue
         nxt = clock.next_timer_time()
         if nxt is None:
             break
         clock.advance_to(max(nxt, clock.now()))
+    report()
+    if records is not None:
+        records.finish()
     profile = ",".join(sched.profiles)
     outcomes = collect_outcomes(sched, cluster, pending_keys, bound_at_start, pod_errors)
-    return SimulationResult(profile, seed, outcomes, cluster, sched, attempts)
+    if records is not None:
+        for o in outcomes:
+            o.attempts = records.attempts(f"{o.namespace}/{o.name}")
+    return SimulationResult(profile, seed, outcomes, cluster, sched, attempts, "compact" if compact else "full")
 
 
 def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: list[str], bound_at_start: set[str],
