@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -30,13 +31,25 @@ from kubesched.errors import ConfigError
                    "pod stays Terminating forever, so `kubectl delete pod` hangs and preemption never "
                    "completes. Shorten the wait with `kubectl delete --grace-period=N` or the pod's "
                    "terminationGracePeriodSeconds (default 30 s).")
+@click.option("--detach", is_flag=True,
+              help="Serve from a background process and return once the API answers (and the kubeconfig is "
+                   "written): scripts can use it on the next line. Its pid goes to --pid-file, its log to --log-file.")
+@click.option("--pid-file", type=click.Path(dir_okay=False), default=None,
+              help="With --detach: where to write the server's pid (default: the kubeconfig path + .pid).")
+@click.option("--log-file", type=click.Path(dir_okay=False), default=None,
+              help="With --detach: the server's log (default: the kubeconfig path + .log).")
 def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float,
-          finalize_deletions: bool) -> None:
+          finalize_deletions: bool, detach: bool, pid_file: str | None, log_file: str | None) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
     it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
     JSON or YAML, not protobuf). There are no kubelets: pods are never started, and deletions of
     bound pods complete when their grace period ends (see --finalize-deletions)."""
+    if detach:
+        from kubesched.cli.detach import serve_detached
+
+        serve_detached(sys.argv, kubeconfig, pid_file, log_file)
+        return
     clock = RealClock()
     cluster = MemoryCluster(clock)
     if files:
