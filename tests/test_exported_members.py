@@ -12,6 +12,7 @@ KUBESCHED = {
     "KubeschedError", "ManifestError", "MemoryCluster", "NotFoundError", "NotImplementedPluginError", "RealClock",
     "Scheduler", "SimulationResult", "VirtualClock", "__version__", "default_config", "load_config",
     "load_manifests", "new_scheduler", "parse_config", "run_simulation",
+    "simulate", "Simulation", "PodExplanation", "replay", "Replay",
 }
 
 FRAMEWORK = {
@@ -35,6 +36,8 @@ def test_kubesched_exports() -> None:
     assert kubesched.__version__ == "0.1.0"
     assert kubesched.load_config.__module__ == "kubesched.config.load"
     assert kubesched.Scheduler.__module__ == "kubesched.scheduler.core"
+    assert kubesched.simulate.__module__ == "kubesched.modes.simulate.api"
+    assert kubesched.replay.__module__ == "kubesched.modes.replay.api"
     assert set(dir(kubesched)) >= KUBESCHED
 
 

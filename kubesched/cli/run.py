@@ -240,7 +240,7 @@ def run_scheduler(opts: RunOptions) -> int:
 
     clock = RealClock()
     client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)
-    from kubesched.metrics.component import ComponentMetrics
+    from kubesched.cluster.client_metrics import ComponentMetrics
 
     component_metrics = ComponentMetrics.for_registry()  # the default registry, served at /metrics
     client.component_metrics = component_metrics

@@ -58,7 +58,7 @@ from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, GoneError, NotFoundError
 
 if TYPE_CHECKING:
-    from kubesched.metrics.component import ComponentMetrics
+    from kubesched.cluster.client_metrics import ComponentMetrics
 
 __all__ = ["KubeApiError", "KubeClusterClient", "collection_path", "is_too_large_resource_version", "object_path"]
 

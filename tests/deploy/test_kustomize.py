@@ -96,7 +96,7 @@ def test_every_metric_named_by_dashboard_and_rules_is_served() -> None:
     from prometheus_client import CollectorRegistry, generate_latest
 
     from kubesched.metrics import SchedulerMetrics
-    from kubesched.metrics.component import ComponentMetrics
+    from kubesched.cluster.client_metrics import ComponentMetrics
 
     registry = CollectorRegistry()
     SchedulerMetrics(registry)

@@ -29,8 +29,8 @@ def _blocks(lang: str) -> list[str]:
 @pytest.fixture
 def doc_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     module = types.ModuleType("writing_plugins_doc")
+    monkeypatch.setitem(sys.modules, module.__name__, module)  # dataclasses look their module up
     exec(compile(_blocks("python")[0], str(DOC), "exec"), module.__dict__)  # noqa: S102 - the page's own code
-    monkeypatch.setitem(sys.modules, module.__name__, module)
     return module
 
 

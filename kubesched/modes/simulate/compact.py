@@ -59,18 +59,18 @@ def compact_attempt(full: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Attempts(list[Any]):
-    """One pod's records: only the newest attempt is kept; ``count`` counts them all."""
+    """One pod's records: only the newest attempt is kept; ``total`` counts them all."""
 
     def __init__(self, owner: CompactRecords) -> None:
         super().__init__()
-        self.count = 0
+        self.total = 0
         self._owner = owner
 
     def append(self, rec: Any) -> None:
         self._owner._compact_previous()
         self.clear()
         super().append(rec)
-        self.count += 1
+        self.total += 1
         self._owner._last = self
 
 
@@ -100,4 +100,4 @@ class CompactRecords(dict[str, list[Any]]):
 
     def attempts(self, key: str) -> int:
         got = self.get(key)
-        return got.count if isinstance(got, _Attempts) else len(got or [])
+        return got.total if isinstance(got, _Attempts) else len(got or [])

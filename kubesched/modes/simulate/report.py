@@ -21,6 +21,7 @@ KIND = "SimulationResult"
 def result_dict(res: SimulationResult) -> dict[str, Any]:
     """The stable JSON document (see the schema and README "JSON contract"), in the detail the run
     recorded (``res.detail``: ``full`` or ``compact``)."""
+    pods: list[dict[str, Any]]
     if res.detail == "compact":
         pods = [{"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status, "node": p.node,
                  "message": p.message, "attempts": p.attempts or 0,

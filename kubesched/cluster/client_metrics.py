@@ -1,5 +1,5 @@
-"""Metrics of the Kubernetes components' shared libraries that kube-scheduler exports next to its
-own: the REST client's (``k8s.io/component-base/metrics/prometheus/restclient/metrics.go``) and
+"""Metrics of the Kubernetes client libraries that kube-scheduler exports next to its own: the
+REST client's (``k8s.io/component-base/metrics/prometheus/restclient/metrics.go``) and
 leader election's (``.../clientgo/leaderelection/metrics.go``).
 
 * ``rest_client_requests_total{code, host, method}``: requests by HTTP status code (``<error>``
