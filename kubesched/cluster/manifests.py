@@ -25,7 +25,7 @@ import yaml
 from kubesched.cluster.client import CLUSTER_SCOPED_KINDS
 from kubesched.errors import ManifestError
 
-__all__ = ["LOADABLE_KINDS", "LoadResult", "Manifest", "load_manifests", "write_manifests"]
+__all__ = ["LOADABLE_KINDS", "LoadResult", "Manifest", "load_manifest_text", "load_manifests", "write_manifests"]
 
 Obj = dict[str, Any]
 
@@ -164,7 +164,12 @@ def _documents(path: Path, source: str) -> Iterable[tuple[int, object]]:
         raise ManifestError("", "not valid UTF-8 text", where=source) from None
     except OSError as err:
         raise ManifestError("", err.strerror or str(err), where=source) from None
-    if path.suffix.lower() == ".json":
+    return _text_documents(text, source, path.suffix.lower() == ".json")
+
+
+def _text_documents(text: str, source: str, is_json: bool) -> Iterable[tuple[int, object]]:
+    """(1-based document index, parsed document) of a file's text."""
+    if is_json:
         try:
             yield 1, json.loads(text)
         except json.JSONDecodeError as err:
@@ -244,43 +249,56 @@ def load_manifests(paths: Sequence[str | Path], *, recursive: bool = False) -> L
     directory``. Only loadable kinds need ``metadata.name``; skipped kinds are not validated further.
     """
     result = LoadResult()
+    for path, source in _files(paths, recursive):
+        _collect(result, source, _documents(path, source))
+    return result
+
+
+def load_manifest_text(text: str, source: str, *, is_json: bool = False) -> LoadResult:
+    """:func:`load_manifests` for text held in memory (e.g. YAML pasted into a form); ``source``
+    names it in messages (``added.yaml doc 2 (Pod default/p): ...``). Raises ManifestError."""
+    result = LoadResult()
+    _collect(result, source, _text_documents(text, source, is_json))
+    return result
+
+
+def _collect(result: LoadResult, source: str, documents: Iterable[tuple[int, object]]) -> None:
+    """Append the loadable objects of ``documents`` to ``result`` (see :func:`load_manifests`)."""
     skipped = result.skipped_kinds
     manifests = result.manifests
-    for path, source in _files(paths, recursive):
-        for doc_index, doc in _documents(path, source):
-            if doc is None:
-                continue
-            where = _doc_where(source, doc_index)
-            kind = _check_object(doc, where)
-            assert kind is not None and isinstance(doc, dict)
-            if _is_list_kind(kind, doc):
-                items = doc.get("items")
-                if items is None:
-                    items = []
-                if not isinstance(items, list):
-                    raise ManifestError("items", f"must be a list, got {_type_name(items)}", where=where)
-                item_kind = kind[: -len("List")] or None
-                api_version = doc.get("apiVersion")
-                for item_index, item in enumerate(items, start=1):
-                    item_where = _doc_where(source, doc_index, item_index)
-                    ikind = _check_object(item, item_where, item_kind)
-                    assert ikind is not None and isinstance(item, dict)
-                    if ikind not in LOADABLE_KINDS:
-                        skipped[ikind] = skipped.get(ikind, 0) + 1
-                        continue
-                    _check_identity(item, item_where)
-                    if item.get("kind") != ikind:
-                        item = {"apiVersion": api_version, "kind": ikind, **item}
-                        if not item["apiVersion"]:
-                            del item["apiVersion"]
-                    manifests.append(Manifest(item, source, doc_index, item_index))
-                continue
-            if kind not in LOADABLE_KINDS:
-                skipped[kind] = skipped.get(kind, 0) + 1
-                continue
-            _check_identity(doc, where)
-            manifests.append(Manifest(doc, source, doc_index))
-    return result
+    for doc_index, doc in documents:
+        if doc is None:
+            continue
+        where = _doc_where(source, doc_index)
+        kind = _check_object(doc, where)
+        assert kind is not None and isinstance(doc, dict)
+        if _is_list_kind(kind, doc):
+            items = doc.get("items")
+            if items is None:
+                items = []
+            if not isinstance(items, list):
+                raise ManifestError("items", f"must be a list, got {_type_name(items)}", where=where)
+            item_kind = kind[: -len("List")] or None
+            api_version = doc.get("apiVersion")
+            for item_index, item in enumerate(items, start=1):
+                item_where = _doc_where(source, doc_index, item_index)
+                ikind = _check_object(item, item_where, item_kind)
+                assert ikind is not None and isinstance(item, dict)
+                if ikind not in LOADABLE_KINDS:
+                    skipped[ikind] = skipped.get(ikind, 0) + 1
+                    continue
+                _check_identity(item, item_where)
+                if item.get("kind") != ikind:
+                    item = {"apiVersion": api_version, "kind": ikind, **item}
+                    if not item["apiVersion"]:
+                        del item["apiVersion"]
+                manifests.append(Manifest(item, source, doc_index, item_index))
+            continue
+        if kind not in LOADABLE_KINDS:
+            skipped[kind] = skipped.get(kind, 0) + 1
+            continue
+        _check_identity(doc, where)
+        manifests.append(Manifest(doc, source, doc_index))
 
 
 _TOP_ORDER = ("apiVersion", "kind", "metadata", "spec", "status")
