@@ -78,7 +78,7 @@ class Attempt:
 
 @dataclass
 class AttemptLog:
-    """A :class:`~kubesched.simulate.run.SimulationObserver` keeping what :func:`objects_at` and the
+    """A :class:`~kubesched.modes.simulate.run.SimulationObserver` keeping what :func:`objects_at` and the
     explanation need (see the module docstring)."""
 
     attempts: list[Attempt] = field(default_factory=list)
