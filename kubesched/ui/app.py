@@ -31,6 +31,7 @@ from kubesched.ui.session import LiveSession, Run, Session, diff_runs, effective
 __all__ = ["make_app", "STATIC_DIR", "plotly_js_path"]
 
 STATIC_DIR = Path(__file__).with_name("static")
+_CLOSING = web.AppKey("closing", asyncio.Event)
 _JSON_LIMIT = 32 * 1024 * 1024
 
 
@@ -279,10 +280,11 @@ class _Api:
         or in live mode a watch event arrived), checked twice a second; a comment every 15 s."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
         await resp.prepare(request)
+        closing: asyncio.Event = request.app[_CLOSING]
         last = -1
         idle = 0.0
         try:
-            while True:
+            while not closing.is_set():
                 g = self._generation()
                 if g != last:
                     await resp.write(f"data: {json.dumps({'generation': g})}\n\n".encode())
@@ -290,7 +292,10 @@ class _Api:
                 elif idle >= 15:
                     await resp.write(b": keep-alive\n\n")
                     idle = 0.0
-                await asyncio.sleep(0.5)
+                try:
+                    await asyncio.wait_for(closing.wait(), 0.5)
+                except TimeoutError:
+                    pass
                 idle += 0.5
         except (ConnectionResetError, asyncio.CancelledError):
             pass
@@ -356,6 +361,12 @@ def make_app(*, session: Session | None = None, live: LiveSession | None = None,
     """The application for a snapshot ``session`` or a ``live`` cluster (exactly one)."""
     api = _Api(session, live)
     app = web.Application(middlewares=[security_middleware(address, port_of, token)], client_max_size=_JSON_LIMIT)
+    app[_CLOSING] = asyncio.Event()
+
+    async def on_shutdown(a: web.Application) -> None:
+        a[_CLOSING].set()  # ends the server-sent event streams
+
+    app.on_shutdown.append(on_shutdown)
     r = app.router
     r.add_get("/", _index)
     r.add_get("/static/plotly.min.js", _plotly)

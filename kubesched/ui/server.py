@@ -49,7 +49,7 @@ class UiServer:
     async def _start(self) -> None:
         self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port)
+        site = web.TCPSite(self._runner, self.address, self.port, shutdown_timeout=2.0)
         await site.start()
         server = site._server  # the bound socket gives the port when 0 was asked
         if server is not None and self.port == 0:

@@ -103,10 +103,17 @@ async function loadPods() {
   tb.replaceChildren(...data.rows.map((p) => el("tr", { "data-pod": p.key },
     el("td", {}, p.key), el("td", {}, statusBadge(p.status)), el("td", {}, p.node || (p.nominatedNode ? `(nominated ${p.nominatedNode})` : "")),
     el("td", { class: "num" }, p.attempts || ""), el("td", { class: "msg" }, p.message),
-    el("td", {}, el("button", { type: "button", class: "link", onclick: () => openWhy(p.key) }, "why?")))));
+    el("td", {}, whyButton(p)))));
   pager($("#pods-pager"), data, state.pods, loadPods);
   const dl = $("#pending-pods");
   dl.replaceChildren(...data.rows.filter((p) => p.status !== "Running" && p.status !== "Bound").map((p) => el("option", { value: p.key })));
+}
+
+function whyButton(p) {
+  // a simulated pod with attempts, or in the live view any pod not bound yet
+  const live = state.info && state.info.mode === "live" && state.run === null;
+  if (!(p.attempts > 0 || (live && !p.node))) return null;
+  return el("button", { type: "button", class: "link", onclick: () => openWhy(p.key) }, "why?");
 }
 
 function fillSelect(sel, values) {
@@ -225,18 +232,19 @@ async function loadWhyNodes() {
     el("button", { type: "button", onclick: () => { state.why.reason = null; state.why.offset = 0; loadWhyNodes(); } }, "×")) : "");
   const th = (label, key, cls) => el("th", { class: "sortable" + (state.why.sort === key ? " sorted" + (state.why.desc ? "" : " asc") : "") + (cls ? " " + cls : ""),
     "data-sort": key, onclick: () => { if (state.why.sort === key) state.why.desc = !state.why.desc; else { state.why.sort = key; state.why.desc = key !== "node" && key !== "verdict"; } state.why.offset = 0; loadWhyNodes(); } }, label);
-  $("#why-table thead").replaceChildren(el("tr", {}, th("node", "node"), th("verdict", "verdict"),
-    ...ex.filterPlugins.map((pl) => th(pl, `filter:${pl}`)),
-    ...ex.scorePlugins.map((pl) => th(`${pl} raw / norm / weighted`, `score:${pl}`)), th("total", "total")));
+  $("#why-table thead").replaceChildren(el("tr", {}, th("node", "node"), th("total", "total"), th("verdict", "verdict"),
+    ...ex.filterPlugins.map((pl) => th(pl, `filter:${pl}`, "filter-col")),
+    ...ex.scorePlugins.map((pl) => th(el("span", {}, pl, el("br"), el("small", {}, "raw / norm / weighted")), `score:${pl}`))));
   $("#why-table tbody").replaceChildren(...data.rows.map((r) => el("tr", { class: r.selected ? "selected" : null, "data-node": r.node },
     el("td", {}, r.node + (r.selected ? " ★" : "")),
+    el("td", { class: "num" }, r.total ?? ""),
     el("td", { class: "reason " + (r.feasible ? "ok-cell" : "bad-cell") }, r.feasible ? "feasible" : `${r.failedPlugin}: ${r.reason}`),
     ...ex.filterPlugins.map((pl) => {
       const v = r.filter[pl];
-      return el("td", { class: v === undefined ? "" : v === "Success" ? "ok-cell" : "bad-cell reason" }, v === undefined ? "" : v === "Success" ? "✓" : v);
+      if (v === undefined) return el("td", { title: "not run (an earlier Filter plugin rejected the node)" }, "");
+      return v === "Success" ? el("td", { class: "ok-cell", title: "Success" }, "✓") : el("td", { class: "bad-cell", title: v }, "✗ " + v.split(":")[0]);
     }),
-    ...ex.scorePlugins.map((pl) => { const v = r.scores[pl]; return el("td", { class: "num" }, v ? `${v[0]} / ${v[1] ?? ""} / ${v[2] ?? ""}` : ""); }),
-    el("td", { class: "num" }, r.total ?? ""))));
+    ...ex.scorePlugins.map((pl) => { const v = r.scores[pl]; return el("td", { class: "num" }, v ? `${v[0]} / ${v[1] ?? ""} / ${v[2] ?? ""}` : ""); }))));
   pager($("#why-pager"), data, state.why, loadWhyNodes);
 }
 
