@@ -47,9 +47,9 @@ class UiServer:
         return f"http://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
 
     async def _start(self) -> None:
-        self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port, shutdown_timeout=2.0)
+        site = web.TCPSite(self._runner, self.address, self.port)
         await site.start()
         server = site._server  # the bound socket gives the port when 0 was asked
         if server is not None and self.port == 0:

@@ -4,43 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
+from ui_support import ADDED_POD, BATCH_BIG_MESSAGE, EXAMPLE, FIT_WEIGHT_10, replay_report
+
 from kubesched.cluster.manifests import load_manifests
 from kubesched.ui.server import UiServer
 from kubesched.ui.session import Session
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "cluster.yaml"
-BATCH_BIG_MESSAGE = (
-    "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu. no new claims to deallocate, "
-    "preemption: 0/5 nodes are available: 1 No preemption victims found for incoming pod, 4 Preemption is not "
-    "helpful for scheduling.")
-ADDED_POD = """apiVersion: v1
-kind: Pod
-metadata: {name: api-1, namespace: shop, labels: {app: api}}
-spec:
-  affinity:
-    nodeAffinity:
-      preferredDuringSchedulingIgnoredDuringExecution:
-      - weight: 1
-        preference:
-          matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [zone-b]}]
-  containers: [{name: api, image: nginx:1.25, resources: {requests: {cpu: 500m, memory: 512Mi}}}]
-"""
-FIT_WEIGHT_10 = """apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled:
-      - {name: NodeResourcesFit, weight: 10}
-"""
-
 
 def _session() -> Session:
     s = Session(load_manifests([EXAMPLE]).manifests, None, sources=["examples/cluster.yaml"])
@@ -239,20 +211,12 @@ def test_static_assets_ship_in_the_package(http: httpx.Client) -> None:
 
 
 def test_replay_report_plots(http: httpx.Client) -> None:
-    from kubesched.sim.catalogue import load_catalogue
-    from kubesched.sim.image_assign import ImageAssigner
-    from kubesched.sim.replay import ConfigSpec, run_replay
-    from kubesched.sim.report_json import report_dict
-    from kubesched.sim.trace_input import load_workload
-
-    fix = ROOT / "tests" / "fixtures" / "replay"
-    cat = load_catalogue(fix / "catalogue.yaml")
-    wl = load_workload(fix / "tiny.yaml", ImageAssigner(cat, seed=0))
-    report = json.loads(json.dumps(report_dict([run_replay(wl, ConfigSpec("a.yaml", None), catalogue=cat, seed=0)])))
+    report = replay_report()
+    report["runs"] = report["runs"][:1]
     old = {"runs": [{k: v for k, v in report["runs"][0].items() if k != "plots"} | {"config": "b.yaml"}]}
     view = http.post("/api/v1/reports", json={"reports": [{"name": "one.json", "report": report},
                                                           {"name": "old.json", "report": old}]}).json()
-    assert [r["config"] for r in view["rows"]] == ["one.json: a.yaml", "old.json: b.yaml"]
+    assert [r["config"] for r in view["rows"]] == ["one.json: upstream-default", "old.json: b.yaml"]
     assert view["columns"][:4] == ["config", "pods", "scheduled", "never scheduled"]
     assert view["rows"][0]["cells"][:3] == [5, 5, 0]
     assert view["rows"][0]["cells"][7] == 0.44  # GB pulled

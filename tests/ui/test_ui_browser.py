@@ -14,8 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_ui_api import ADDED_POD, BATCH_BIG_MESSAGE, EXAMPLE, FIT_WEIGHT_10, ROOT
-from ui_browser_support import browser_page, require_browser, screenshot
+from ui_support import (
+    ADDED_POD,
+    BATCH_BIG_MESSAGE,
+    EXAMPLE,
+    FIT_WEIGHT_10,
+    browser_page,
+    replay_report,
+    require_browser,
+    screenshot,
+)
 
 from kubesched.cluster.manifests import load_manifests
 from kubesched.ui.server import UiServer
@@ -35,21 +43,9 @@ def ui() -> Iterator[UiServer]:
 
 
 def _report_file(tmp_path: Path) -> Path:
-    from kubesched.sim.catalogue import load_catalogue
-    from kubesched.sim.image_assign import ImageAssigner
-    from kubesched.sim.replay import ConfigSpec, run_replay
-    from kubesched.sim.report_json import write_report_json
-    from kubesched.sim.trace_input import load_workload
-
-    fix = ROOT / "tests" / "fixtures" / "replay"
-    cat = load_catalogue(fix / "catalogue.yaml")
-    wl = load_workload(fix / "tiny.yaml", ImageAssigner(cat, seed=0))
-    from kubesched.config.load import load_config
-
-    configs = [("upstream-default", None),
-               ("image-aware", load_config(ROOT / "examples" / "replay" / "image-aware.yaml"))]
-    results = [run_replay(wl, ConfigSpec(name, cfg), catalogue=cat, seed=0) for name, cfg in configs]
-    return write_report_json(tmp_path / "report.json", results)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(replay_report()))
+    return path
 
 
 def test_main_flow(ui: UiServer, tmp_path: Path) -> None:
@@ -133,7 +129,7 @@ def test_main_flow(ui: UiServer, tmp_path: Path) -> None:
         # replay report: the same plots as report.html
         page.click("#tabs button[data-tab=reports]")
         page.set_input_files("#report-files", str(_report_file(tmp_path)))
-        expect(page.locator("#report-plots .plot")).to_have_count(4)
+        expect(page.locator("#report-plots .plot")).to_have_count(4, timeout=30000)
         expect(page.locator("#report-plots .plot .main-svg").first).to_be_visible(timeout=30000)
         assert [t.split("\t")[0] for t in page.locator("#report-table tbody tr").all_inner_texts()] == [
             "upstream-default", "image-aware"]
