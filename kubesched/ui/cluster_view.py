@@ -147,7 +147,7 @@ def pod_rows(pods: Iterable[Obj], status_of: Mapping[str, PodStatus]) -> list[di
             "schedulerName": spec.get("schedulerName") or "default-scheduler",
         })
     order = {s: i for i, s in enumerate(STATUS_ORDER)}
-    rows.sort(key=lambda r: (order.get(r["status"], len(order)), r["key"]))
+    rows.sort(key=lambda r: (order.get(str(r["status"]), len(order)), str(r["key"])))
     return rows
 
 

@@ -81,12 +81,12 @@ def security_middleware(address: str, port_of: Callable[[], int], token: str | N
             if not presented or not hmac.compare_digest(presented.encode(), token.encode()):
                 return _error(401, "a token is required: open the URL printed at start-up, or send "
                                    "Authorization: Bearer <token>")
-        resp = await handler(request)
-        resp.headers.setdefault("Content-Security-Policy", _CSP)
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("X-Frame-Options", "DENY")
-        resp.headers.setdefault("Referrer-Policy", "no-referrer")
-        resp.headers.setdefault("Cache-Control", "no-store" if request.path.startswith("/api/") else "no-cache")
-        return resp
+        answer = await handler(request)
+        answer.headers.setdefault("Content-Security-Policy", _CSP)
+        answer.headers.setdefault("X-Content-Type-Options", "nosniff")
+        answer.headers.setdefault("X-Frame-Options", "DENY")
+        answer.headers.setdefault("Referrer-Policy", "no-referrer")
+        answer.headers.setdefault("Cache-Control", "no-store" if request.path.startswith("/api/") else "no-cache")
+        return answer
 
     return middleware

@@ -23,8 +23,8 @@ from kubesched.cluster.informers import EventHandlers, InformerSet
 from kubesched.cluster.manifests import Manifest, load_manifest_text
 from kubesched.config.load import dump_config, load_config_text
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.scheduler.core import WATCHED_KINDS
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult, run_simulation
+from kubesched.scheduler.core import WATCHED_KINDS
 from kubesched.ui.cluster_view import PodStatus, live_pod_status
 from kubesched.ui.explain import ExplainError, Explanation, explain_attempt, explain_objects
 from kubesched.ui.history import AttemptLog
@@ -122,7 +122,7 @@ def diff_runs(before: Run, after: Run) -> dict[str, Any]:
     "node", "message"} | null, "after": ...}]}``; changes sorted by change kind, then pod.
     """
     a, b = before.outcomes, after.outcomes
-    changes = []
+    changes: list[dict[str, Any]] = []
     counts = {"moved": 0, "newlyScheduled": 0, "newlyPending": 0, "messageChanged": 0, "statusChanged": 0,
               "added": 0, "removed": 0, "unchanged": 0}
     for key in sorted(set(a) | set(b)):
@@ -147,7 +147,7 @@ def diff_runs(before: Run, after: Run) -> dict[str, Any]:
         if kind != "unchanged":
             changes.append({"pod": key, "change": kind, "before": _side(x), "after": _side(y)})
     order = list(counts)
-    changes.sort(key=lambda c: (order.index(c["change"]), c["pod"]))
+    changes.sort(key=lambda c: (order.index(str(c["change"])), str(c["pod"])))
     return {"before": before.id, "after": after.id, "counts": counts, "changes": changes}
 
 

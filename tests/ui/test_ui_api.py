@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
-
 from ui_support import ADDED_POD, BATCH_BIG_MESSAGE, EXAMPLE, FIT_WEIGHT_10, replay_report
 
 from kubesched.cluster.manifests import load_manifests
 from kubesched.ui.server import UiServer
 from kubesched.ui.session import Session
+
 
 def _session() -> Session:
     s = Session(load_manifests([EXAMPLE]).manifests, None, sources=["examples/cluster.yaml"])
