@@ -237,6 +237,7 @@ class _Api:
                                           keep_config="config" not in body)
         except KubeschedError as e:
             raise _json_error(web.HTTPUnprocessableEntity, str(e)) from None
+        await asyncio.to_thread(self._tables, run)  # the page asks for them next
         out = run.summary()
         out["diff"] = diff_runs(previous, run) if previous is not None else None
         return web.json_response(out, status=201)
@@ -360,6 +361,8 @@ def make_app(*, session: Session | None = None, live: LiveSession | None = None,
              port_of: Callable[[], int] = lambda: 8080, token: str | None = None) -> web.Application:
     """The application for a snapshot ``session`` or a ``live`` cluster (exactly one)."""
     api = _Api(session, live)
+    if session is not None and session.runs:
+        api._tables(session.runs[-1])  # the first page load needs them
     app = web.Application(middlewares=[security_middleware(address, port_of, token)], client_max_size=_JSON_LIMIT)
     app[_CLOSING] = asyncio.Event()
 
