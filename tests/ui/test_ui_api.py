@@ -225,3 +225,21 @@ def test_replay_report_plots(http: httpx.Client) -> None:
         "Cache hit ratio (cumulative, bytes)", "Utilisation: allocated / allocatable"]
     r = http.post("/api/v1/reports", json={"reports": [{"name": "x.json", "report": {"nope": 1}}]})
     assert (r.status_code, r.json()["error"]) == (422, 'x.json: not a kubesched replay report.json (no "runs" list)')
+
+
+def test_whatif_added_nodes_change_pending_reasons(http: httpx.Client) -> None:
+    small = ("apiVersion: v1\nkind: Node\nmetadata: {name: small-c1, labels: {topology.kubernetes.io/zone: zone-c}}\n"
+             "status:\n  allocatable: {cpu: \"2\", memory: 4Gi, pods: \"110\"}\n")
+    d = http.post("/api/v1/runs", json={"added": small}).json()["diff"]
+    assert d["changes"] == [{"pod": "shop/batch-big", "change": "messageChanged",
+                             "before": {"status": "Unschedulable", "node": None, "message": BATCH_BIG_MESSAGE},
+                             "after": {"status": "Unschedulable", "node": None, "message": (
+                                 "0/6 nodes are available: 2 node(s) had untolerated taint(s), 4 Insufficient cpu. "
+                                 "no new claims to deallocate, preemption: 0/6 nodes are available: 1 No preemption "
+                                 "victims found for incoming pod, 5 Preemption is not helpful for scheduling.")}}]
+    big = small.replace("small-c1", "big-c1").replace('cpu: "2"', 'cpu: "32"')
+    d = http.post("/api/v1/runs", json={"added": big}).json()["diff"]
+    assert [(c["pod"], c["change"], c["after"]["node"]) for c in d["changes"]] == [
+        ("shop/batch-big", "newlyScheduled", "big-c1")]
+    nodes = {r["name"]: r for r in http.get("/api/v1/nodes").json()["rows"]}
+    assert nodes["big-c1"]["resources"]["cpu"] == {"allocatable": 32000, "requested": 6000}

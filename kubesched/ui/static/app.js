@@ -292,17 +292,18 @@ function renderDiff(d, id) {
   const box = $("#diff");
   if (!d) { box.replaceChildren(el("p", { class: "note" }, `run ${id}: first run, nothing to compare with`)); return; }
   const c = d.counts;
-  const side = (s) => s ? `${s.status}${s.node ? " on " + s.node : ""}` : "—";
+  const side = (s) => s ? el("td", {}, `${s.status}${s.node ? " on " + s.node : ""}`,
+    s.message ? el("div", { class: "msg", text: s.message }) : null) : el("td", {}, "—");
   box.replaceChildren(
     el("h3", {}, `Placement diff: run ${d.after} against run ${d.before}`),
     el("div", { class: "summary-line", id: "diff-counts" },
       `${c.moved} moved, ${c.newlyScheduled} newly scheduled, ${c.newlyPending} newly pending, ${c.statusChanged} status changed, ` +
       `${c.messageChanged} pending reason changed, ${c.added} added, ${c.removed} removed, ${c.unchanged} unchanged`),
     el("table", { class: "grid", id: "diff-table" }, el("thead", {}, el("tr", {}, el("th", {}, "pod"), el("th", {}, "change"),
-      el("th", {}, `run ${d.before}`), el("th", {}, `run ${d.after}`), el("th", {}, "message now"))),
+      el("th", {}, `run ${d.before}`), el("th", {}, `run ${d.after}`))),
     el("tbody", {}, d.changes.map((ch) => el("tr", { class: `change-${ch.change}`, "data-pod": ch.pod },
       el("td", {}, el("button", { type: "button", class: "link", onclick: () => openWhy(ch.pod) }, ch.pod)), el("td", {}, ch.change),
-      el("td", {}, side(ch.before)), el("td", {}, side(ch.after)), el("td", { class: "msg" }, ch.after ? ch.after.message : ""))))));
+      side(ch.before), side(ch.after))))));
 }
 
 // ---- replay reports ----------------------------------------------------------------------------
