@@ -142,3 +142,43 @@ def test_report_of_a_replay_is_json_with_plot_data(tmp_path: Path) -> None:
     plots = doc["runs"][0]["plots"]
     assert list(plots) == ["startupCdf", "series"]
     assert plots["startupCdf"]["fraction"][-1] == 1.0
+
+
+def test_live_page_follows_the_watch(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from kubesched.apiserver import start_server, write_kubeconfig
+    from kubesched.clock import RealClock
+    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.cluster.memory import MemoryCluster
+    from kubesched.ui.session import LiveSession
+
+    require_browser()
+    cluster = MemoryCluster(RealClock())
+    cluster.load(load_manifests([EXAMPLE]).objects)
+    api = start_server(cluster, bookmark_interval=0.5)
+    live = LiveSession(KubeClusterClient.from_kubeconfig(
+        str(write_kubeconfig(tmp_path / "kubeconfig", api.url)), qps=0, burst=0), None)
+    live.start()
+    srv = UiServer(live=live, port=0).start()
+    try:
+        with browser_page(tmp_path / "profile") as page:
+            page.goto(srv.url)
+            page.wait_for_selector("body[data-ready='1']")
+            expect(page.locator("#live-dot")).to_be_visible()
+            expect(page.locator("#pods-table tr[data-pod='shop/batch-big'] td").nth(1)).to_have_text("Pending")
+            cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late", "namespace": "shop"},
+                            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+            expect(page.locator("#pods-table tr[data-pod='shop/late']")).to_have_count(1, timeout=10000)
+            cluster.patch_status("Pod", "shop", "batch-big", {"conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": BATCH_BIG_MESSAGE}]})
+            row = page.locator("#pods-table tr[data-pod='shop/batch-big']")
+            expect(row.locator("td.msg")).to_have_text(BATCH_BIG_MESSAGE, timeout=10000)
+            row.get_by_role("button", name="why?").click()
+            expect(page.locator("#why-summary li").first).to_have_text(
+                "3 node(s) NodeResourcesFit: Insufficient cpu", timeout=10000)
+            assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        srv.stop()
+        live.stop()
+        api.stop()
