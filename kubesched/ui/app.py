@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
 from aiohttp import web
 
 from kubesched import __version__
@@ -26,7 +27,16 @@ from kubesched.ui.cluster_view import filter_pods, node_rows, page, pod_rows
 from kubesched.ui.explain import ExplainError, Explanation
 from kubesched.ui.reports import report_view
 from kubesched.ui.security import security_middleware
-from kubesched.ui.session import LiveSession, Run, Session, diff_runs, effective_yaml
+from kubesched.ui.session import (
+    STARTER_CONFIG,
+    LiveSession,
+    Run,
+    Session,
+    diff_runs,
+    effective_yaml,
+    score_weights,
+    set_score_weights,
+)
 
 __all__ = ["make_app", "STATIC_DIR", "plotly_js_path"]
 
@@ -204,12 +214,23 @@ class _Api:
         else:
             assert runs is not None
             source, editor = runs.config_source, runs.editor_config()
-        effective = None
+        effective = weights = None
         if runs is not None and runs.runs:
             effective = effective_yaml(runs.effective_config())
-        from kubesched.ui.session import STARTER_CONFIG
+            weights = score_weights(runs.runs[-1])
+        return web.json_response({"editor": editor or STARTER_CONFIG, "source": source, "effective": effective,
+                                  "scoreWeights": weights})
 
-        return web.json_response({"editor": editor or STARTER_CONFIG, "source": source, "effective": effective})
+    async def weights(self, request: web.Request) -> web.Response:
+        body = await _body(request)
+        weights = body.get("weights")
+        if not isinstance(weights, dict) or not all(isinstance(v, dict) for v in weights.values()):
+            raise _bad('body must be {"config": yaml, "weights": {profile: {plugin: weight}}}')
+        try:
+            text = set_score_weights(_text(body, "config"), weights)
+        except (ValueError, yaml.YAMLError) as e:
+            raise _json_error(web.HTTPUnprocessableEntity, str(e).replace("\n", " ")) from None
+        return web.json_response({"config": text})
 
     async def validate(self, request: web.Request) -> web.Response:
         body = await _body(request)
@@ -383,6 +404,7 @@ def make_app(*, session: Session | None = None, live: LiveSession | None = None,
     r.add_get(f"{p}/pods/{{namespace}}/{{name}}/explain/nodes", api.explain_nodes)
     r.add_get(f"{p}/config", api.config)
     r.add_post(f"{p}/config/validate", api.validate)
+    r.add_post(f"{p}/config/weights", api.weights)
     r.add_get(f"{p}/runs", api.list_runs)
     r.add_post(f"{p}/runs", api.create_run)
     r.add_get(f"{p}/runs/{{run}}", api.get_run)

@@ -29,7 +29,7 @@ from kubesched.ui.cluster_view import PodStatus, live_pod_status
 from kubesched.ui.explain import ExplainError, Explanation, explain_attempt, explain_objects
 from kubesched.ui.history import AttemptLog
 
-__all__ = ["Run", "Session", "LiveSession", "diff_runs", "effective_yaml", "ExplainError", "STARTER_CONFIG",
+__all__ = ["Run", "Session", "LiveSession", "diff_runs", "effective_yaml", "score_weights", "set_score_weights", "ExplainError", "STARTER_CONFIG",
            "CONFIG_SOURCE", "ADDED_SOURCE"]
 
 #: names the editor's texts in error messages, as file names would be
@@ -223,6 +223,51 @@ class Session:
         r = self.get(run_id)
         cfg = r.result.scheduler.config
         return dump_config(cfg)
+
+
+def score_weights(run: Run) -> dict[str, dict[str, int]]:
+    """Per profile (schedulerName), each enabled Score plugin's weight, in the order they run."""
+    return {name: {pl.NAME: fwk.score_weights.get(pl.NAME, 1) for pl in fwk.score_plugins}
+            for name, fwk in run.result.scheduler.profiles.items()}
+
+
+def set_score_weights(text: str | None, weights: Mapping[str, Mapping[str, int]]) -> str:
+    """``text`` (a KubeSchedulerConfiguration; empty: a minimal one) with, per profile, each given
+    plugin's weight set in ``plugins.multiPoint.enabled`` (the entry is added when missing; a
+    profile missing from the document is added), which overrides the default weight as in
+    upstream's ``pkg/scheduler/apis/config/v1/default_plugins.go: mergePlugins``. Comments are not
+    kept. Raises ValueError when the text is not a YAML mapping with a ``profiles`` list or a weight
+    is not a positive integer."""
+    doc = yaml.safe_load(text) if text and text.strip() else yaml.safe_load(STARTER_CONFIG)
+    if not isinstance(doc, dict):
+        raise ValueError("the configuration is not a YAML mapping")
+    profiles = doc.setdefault("profiles", [])
+    if not isinstance(profiles, list):
+        raise ValueError("profiles: must be a list")
+    for profile_name, per_plugin in weights.items():
+        prof = next((p for p in profiles if isinstance(p, dict)
+                     and (p.get("schedulerName") or "default-scheduler") == profile_name), None)
+        if prof is None:
+            prof = {"schedulerName": profile_name}
+            profiles.append(prof)
+        plugins = prof.get("plugins") if isinstance(prof.get("plugins"), dict) else None
+        if plugins is None:
+            plugins = prof["plugins"] = {}
+        mp = plugins.get("multiPoint") if isinstance(plugins.get("multiPoint"), dict) else None
+        if mp is None:
+            mp = plugins["multiPoint"] = {}
+        enabled = mp.get("enabled") if isinstance(mp.get("enabled"), list) else None
+        if enabled is None:
+            enabled = mp["enabled"] = []
+        for plugin, weight in per_plugin.items():
+            if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+                raise ValueError(f"{profile_name}: {plugin}: weight must be a positive integer, got {weight!r}")
+            entry = next((e for e in enabled if isinstance(e, dict) and e.get("name") == plugin), None)
+            if entry is None:
+                enabled.append({"name": plugin, "weight": weight})
+            else:
+                entry["weight"] = weight
+    return yaml.safe_dump(doc, sort_keys=False)
 
 
 def effective_yaml(doc: Mapping[str, Any]) -> str:

@@ -243,3 +243,24 @@ def test_whatif_added_nodes_change_pending_reasons(http: httpx.Client) -> None:
         ("shop/batch-big", "newlyScheduled", "big-c1")]
     nodes = {r["name"]: r for r in http.get("/api/v1/nodes").json()["rows"]}
     assert nodes["big-c1"]["resources"]["cpu"] == {"allocatable": 32000, "requested": 6000}
+
+
+def test_score_weights_written_into_the_config(http: httpx.Client) -> None:
+    cfg = http.get("/api/v1/config").json()
+    assert cfg["scoreWeights"] == {"default-scheduler": {
+        "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}}
+    r = http.post("/api/v1/config/weights", json={"config": cfg["editor"],
+                                                  "weights": {"default-scheduler": {"NodeResourcesFit": 10}}})
+    text = r.json()["config"]
+    assert text == ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+                    "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n"
+                    "      - name: NodeResourcesFit\n        weight: 10\n")
+    again = http.post("/api/v1/config/weights", json={"config": text, "weights": {
+        "default-scheduler": {"NodeResourcesFit": 4, "ImageLocality": 2}}}).json()["config"]
+    assert "name: NodeResourcesFit\n        weight: 4\n      - name: ImageLocality\n        weight: 2\n" in again
+    run = http.post("/api/v1/runs", json={"config": again}).json()
+    assert run["id"] == 2
+    assert http.get("/api/v1/config").json()["scoreWeights"]["default-scheduler"]["NodeResourcesFit"] == 4
+    bad = http.post("/api/v1/config/weights", json={"config": text, "weights": {"default-scheduler": {"X": 0}}})
+    assert (bad.status_code, bad.json()["error"]) == (422, "default-scheduler: X: weight must be a positive integer, got 0")

@@ -18,7 +18,6 @@ from ui_support import (
     ADDED_POD,
     BATCH_BIG_MESSAGE,
     EXAMPLE,
-    FIT_WEIGHT_10,
     browser_page,
     replay_report,
     require_browser,
@@ -112,7 +111,12 @@ def test_main_flow(ui: UiServer, tmp_path: Path) -> None:
         page.fill("#added-text", ADDED_POD)
         page.click("#rerun-btn")
         page.wait_for_selector("#diff-table tr[data-pod='shop/api-1'].change-added")
-        page.fill("#config-text", FIT_WEIGHT_10)
+        # change a score weight in the weights table: it is written into the YAML, then re-run
+        weight = page.get_by_label("NodeResourcesFit weight")
+        expect(weight).to_have_value("1")
+        weight.fill("10")
+        page.click("#weights-btn")
+        expect(page.locator("#config-text")).to_have_value(re.compile(r"- name: NodeResourcesFit\n\s+weight: 10\n"))
         page.click("#rerun-btn")
         page.wait_for_selector("#diff-table tr[data-pod='shop/api-1'].change-moved")
         cells = page.locator("#diff-table tr[data-pod='shop/api-1'] td").all_inner_texts()

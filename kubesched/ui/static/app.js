@@ -255,6 +255,33 @@ async function loadConfig(force) {
   if (force || !ta.value) ta.value = c.editor;
   $("#config-source").textContent = `(${c.source})`;
   $("#effective-config").textContent = c.effective || "";
+  const rows = [];
+  for (const [profile, plugins] of Object.entries(c.scoreWeights || {})) {
+    for (const [plugin, w] of Object.entries(plugins)) {
+      rows.push(el("tr", {}, el("td", {}, profile), el("td", {}, plugin),
+        el("td", {}, el("input", { type: "number", min: "1", step: "1", value: String(w), "data-profile": profile,
+          "data-plugin": plugin, "data-weight": String(w), "aria-label": `${plugin} weight` }))));
+    }
+  }
+  $("#weights-table tbody").replaceChildren(...rows);
+  $("#weights").hidden = rows.length === 0;
+}
+
+async function writeWeights() {
+  showError($("#whatif-error"), null); $("#whatif-ok").hidden = true;
+  const weights = {};
+  for (const inp of document.querySelectorAll("#weights-table input")) {
+    if (inp.value === inp.dataset.weight) continue;
+    const w = Number(inp.value);
+    if (!Number.isInteger(w) || w < 1) { showError($("#whatif-error"), new Error(`${inp.dataset.plugin}: weight must be a positive integer`)); return; }
+    (weights[inp.dataset.profile] = weights[inp.dataset.profile] || {})[inp.dataset.plugin] = w;
+  }
+  if (!Object.keys(weights).length) { $("#whatif-ok").hidden = false; $("#whatif-ok").textContent = "no weight changed"; return; }
+  try {
+    const r = await api("/config/weights", { body: { config: $("#config-text").value, weights } });
+    $("#config-text").value = r.config;
+    $("#whatif-ok").hidden = false; $("#whatif-ok").textContent = "weights written into the YAML: re-run to see what moves";
+  } catch (e) { showError($("#whatif-error"), e); }
 }
 
 async function loadRuns() {
@@ -389,6 +416,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#why-filters").addEventListener("input", whyReload);
   $("#why-filters").addEventListener("submit", (e) => e.preventDefault());
   $("#validate-btn").addEventListener("click", validate);
+  $("#weights-btn").addEventListener("click", writeWeights);
   $("#rerun-btn").addEventListener("click", rerun);
   $("#report-files").addEventListener("change", (e) => openReports([...e.target.files]));
   await loadInfo();
