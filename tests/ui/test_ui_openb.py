@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ui_support import ROOT, browser_page, require_browser
+from ui_support import ROOT, browser_page, require_browser, screenshot
 
 from kubesched.cluster.manifests import Manifest
 from kubesched.ui.server import UiServer
@@ -66,6 +66,8 @@ def test_openb_first_paint_and_why_table(openb: UiServer, tmp_path: Path) -> Non
             expect(page.locator("#why-table tbody tr")).to_have_count(100, timeout=60000)
             whys.append(time.perf_counter() - t0)
             assert page.locator("#why-pager").inner_text().endswith("of 1523\nnext ›")
+            if i == 0:
+                screenshot(page, "why-openb")
             # a scheduled pod: scores on the evaluated nodes, the chosen one first
             page.fill("#why-form input[name=pod]", f"default/openb-pod-{1000 + i:04d}")
             t0 = time.perf_counter()

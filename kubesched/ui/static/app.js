@@ -208,7 +208,8 @@ async function loadWhy() {
     el("div", { class: "summary-line" }, `${s.evaluated} node(s) evaluated of ${ex.nodes}, ${s.feasible} feasible` +
       (s.notEvaluated ? `, ${s.notEvaluated} not evaluated (percentageOfNodesToScore)` : "") +
       (ex.reproduced === false ? " — warning: the re-run did not reproduce the recorded outcome" : "")),
-    s.reasons.length ? reasons : null);
+    s.reasons.length ? reasons : null,
+    el("div", { class: "note" }, "Rows: the chosen node first, then by total score, then in the order the scheduler evaluated the nodes; click a column to sort."));
   $("#why-stages pre").textContent = JSON.stringify({ preFilter: ex.preFilter, postFilter: ex.postFilter, preScore: ex.preScore,
     reserve: ex.reserve, permit: ex.permit, preBind: ex.preBind, bind: ex.bind }, null, 2);
   await loadWhyNodes();
