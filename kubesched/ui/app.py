@@ -43,6 +43,8 @@ __all__ = ["make_app", "STATIC_DIR", "plotly_js_path"]
 STATIC_DIR = Path(__file__).with_name("static")
 _CLOSING = web.AppKey("closing", asyncio.Event)
 _JSON_LIMIT = 32 * 1024 * 1024
+#: seconds between two change notifications in live mode
+LIVE_MIN_INTERVAL = 1.0
 
 
 def plotly_js_path() -> Path:
@@ -299,18 +301,20 @@ class _Api:
 
     async def watch(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events: ``data: {"generation": N}`` whenever the views change (a run ended,
-        or in live mode a watch event arrived), checked twice a second; a comment every 15 s."""
+        or in live mode a watch event arrived: at most every :data:`LIVE_MIN_INTERVAL` seconds, so a
+        busy cluster does not keep the page recomputing), checked twice a second; a comment every 15 s."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
         await resp.prepare(request)
         closing: asyncio.Event = request.app[_CLOSING]
         last = -1
         idle = 0.0
+        since = LIVE_MIN_INTERVAL
         try:
             while not closing.is_set():
                 g = self._generation()
-                if g != last:
+                if g != last and (self.live is None or since >= LIVE_MIN_INTERVAL):
                     await resp.write(f"data: {json.dumps({'generation': g})}\n\n".encode())
-                    last, idle = g, 0.0
+                    last, idle, since = g, 0.0, 0.0
                 elif idle >= 15:
                     await resp.write(b": keep-alive\n\n")
                     idle = 0.0
@@ -319,6 +323,7 @@ class _Api:
                 except TimeoutError:
                     pass
                 idle += 0.5
+                since += 0.5
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         return resp
