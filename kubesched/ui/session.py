@@ -238,27 +238,19 @@ def set_score_weights(text: str | None, weights: Mapping[str, Mapping[str, int]]
     upstream's ``pkg/scheduler/apis/config/v1/default_plugins.go: mergePlugins``. Comments are not
     kept. Raises ValueError when the text is not a YAML mapping with a ``profiles`` list or a weight
     is not a positive integer."""
-    doc = yaml.safe_load(text) if text and text.strip() else yaml.safe_load(STARTER_CONFIG)
+    doc: Any = yaml.safe_load(text) if text and text.strip() else yaml.safe_load(STARTER_CONFIG)
     if not isinstance(doc, dict):
         raise ValueError("the configuration is not a YAML mapping")
-    profiles = doc.setdefault("profiles", [])
+    profiles: Any = doc.setdefault("profiles", [])
     if not isinstance(profiles, list):
         raise ValueError("profiles: must be a list")
     for profile_name, per_plugin in weights.items():
-        prof = next((p for p in profiles if isinstance(p, dict)
-                     and (p.get("schedulerName") or "default-scheduler") == profile_name), None)
+        prof: Any = next((p for p in profiles if isinstance(p, dict)
+                          and (p.get("schedulerName") or "default-scheduler") == profile_name), None)
         if prof is None:
             prof = {"schedulerName": profile_name}
             profiles.append(prof)
-        plugins = prof.get("plugins") if isinstance(prof.get("plugins"), dict) else None
-        if plugins is None:
-            plugins = prof["plugins"] = {}
-        mp = plugins.get("multiPoint") if isinstance(plugins.get("multiPoint"), dict) else None
-        if mp is None:
-            mp = plugins["multiPoint"] = {}
-        enabled = mp.get("enabled") if isinstance(mp.get("enabled"), list) else None
-        if enabled is None:
-            enabled = mp["enabled"] = []
+        enabled = _child(_child(_child(prof, "plugins", dict), "multiPoint", dict), "enabled", list)
         for plugin, weight in per_plugin.items():
             if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
                 raise ValueError(f"{profile_name}: {plugin}: weight must be a positive integer, got {weight!r}")
@@ -268,6 +260,14 @@ def set_score_weights(text: str | None, weights: Mapping[str, Mapping[str, int]]
             else:
                 entry["weight"] = weight
     return yaml.safe_dump(doc, sort_keys=False)
+
+
+def _child(parent: dict[str, Any], key: str, kind: type) -> Any:
+    """``parent[key]``, replaced by a new empty ``kind`` when missing or of another type."""
+    v = parent.get(key)
+    if not isinstance(v, kind):
+        v = parent[key] = kind()
+    return v
 
 
 def effective_yaml(doc: Mapping[str, Any]) -> str:
