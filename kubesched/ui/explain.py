@@ -224,6 +224,8 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
     if attempt is not None and attempt.result is not None:
         if attempt.result == "Scheduled":
             reproduced = rec.selected_node == attempt.node and result == "Scheduled"
+        elif attempt.result == "Waiting":  # held at Permit: no Event yet, a Wait status recorded
+            reproduced = result is None and any(st["code"] == "Wait" for st in rec.permit.values())
         else:
             reproduced = (result, message) == (attempt.result, attempt.message)
     sched.queue.close()
