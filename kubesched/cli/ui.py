@@ -25,8 +25,12 @@ from kubesched.errors import ConfigError
 @click.option("--token", envvar="KUBESCHED_UI_TOKEN", default=None,
               help="Require this token (Authorization: Bearer, or the URL printed at start-up); "
                    "generated when --address is not loopback. Env: KUBESCHED_UI_TOKEN.")
+@click.option("--tls-cert-file", type=click.Path(dir_okay=False), default=None,
+              help="Serve HTTPS with this certificate (PEM); with --tls-private-key-file.")
+@click.option("--tls-private-key-file", type=click.Path(dir_okay=False), default=None,
+              help="The certificate's private key (PEM, unencrypted).")
 def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_path: str | None, seed: int,
-       address: str, port: int, token: str | None) -> None:
+       address: str, port: int, token: str | None, tls_cert_file: str | None, tls_private_key_file: str | None) -> None:
     """Serve a web UI: the cluster, why a pod is pending, and what-if runs of a changed profile."""
     from kubesched.cluster.manifests import load_manifests
     from kubesched.config.load import load_config_text
@@ -46,6 +50,13 @@ def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_p
             raise ConfigError("", f"cannot read config file: {e}", config_path) from None
         source = os.path.basename(config_path)
         config = load_config_text(config_text, config_path)
+    if bool(tls_cert_file) != bool(tls_private_key_file):
+        raise click.UsageError("--tls-cert-file and --tls-private-key-file go together")
+    ssl_context = None
+    if tls_cert_file and tls_private_key_file:
+        from kubesched.serving.tls import server_context
+
+        ssl_context = server_context(address, tls_cert_file, tls_private_key_file)
     if not is_loopback(address) and not token:
         token = new_token()
     session = live = None
@@ -63,7 +74,7 @@ def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_p
         client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100)
         live = LiveSession(client, config_text, config_source=source, config=config)
         live.start()
-    server = UiServer(session=session, live=live, address=address, port=port, token=token)
+    server = UiServer(session=session, live=live, address=address, port=port, token=token, ssl_context=ssl_context)
     try:
         server.serve_forever(lambda url: click.echo(f"kubesched ui: serving {url}", err=True))
     finally:

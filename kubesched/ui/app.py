@@ -248,7 +248,10 @@ class _Api:
     async def create_run(self, request: web.Request) -> web.Response:
         body = await _body(request)
         if self.live is not None:
-            runs = self.live.snapshot_session(fresh=bool(body.get("freshSnapshot")))
+            fresh = bool(body.get("freshSnapshot"))
+            runs = self.live.snapshot_session(fresh=fresh)
+            if fresh:  # run ids start again: forget the rows of the previous series
+                self._rows = {k: v for k, v in self._rows.items() if k[0] != "run"}
             if not runs.runs:  # the baseline: the cluster as it is, with the UI's --config
                 await asyncio.to_thread(runs.run, runs.config_text, "")
         else:
@@ -384,12 +387,14 @@ async def _plotly(request: web.Request) -> web.FileResponse:
 
 
 def make_app(*, session: Session | None = None, live: LiveSession | None = None, address: str = "127.0.0.1",
-             port_of: Callable[[], int] = lambda: 8080, token: str | None = None) -> web.Application:
-    """The application for a snapshot ``session`` or a ``live`` cluster (exactly one)."""
+             port_of: Callable[[], int] = lambda: 8080, token: str | None = None,
+             scheme: str = "http") -> web.Application:
+    """The application for a snapshot ``session`` or a ``live`` cluster (exactly one), served over
+    ``scheme``."""
     api = _Api(session, live)
     if session is not None and session.runs:
         api._tables(session.runs[-1])  # the first page load needs them
-    app = web.Application(middlewares=[security_middleware(address, port_of, token)], client_max_size=_JSON_LIMIT)
+    app = web.Application(middlewares=[security_middleware(address, port_of, token, scheme)], client_max_size=_JSON_LIMIT)
     app[_CLOSING] = asyncio.Event()
 
     async def on_shutdown(a: web.Application) -> None:

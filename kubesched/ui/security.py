@@ -46,9 +46,11 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
-def security_middleware(address: str, port_of: Callable[[], int], token: str | None) -> Callable[..., Awaitable[web.StreamResponse]]:
+def security_middleware(address: str, port_of: Callable[[], int], token: str | None,
+                        scheme: str = "http") -> Callable[..., Awaitable[web.StreamResponse]]:
     """The middleware for a UI bound to ``address`` (``port_of()`` gives the bound port once known)
-    with an optional ``token``."""
+    with an optional ``token``, served over ``scheme`` (``http`` or ``https``: the cookie is then
+    ``Secure``)."""
     loopback = is_loopback(address)
 
     def allowed_hosts() -> set[str]:
@@ -62,7 +64,7 @@ def security_middleware(address: str, port_of: Callable[[], int], token: str | N
         if loopback and host not in allowed_hosts():
             return _error(403, f"unexpected Host header {host!r}")
         origin = request.headers.get("Origin")
-        if origin is not None and origin != f"http://{host}":
+        if origin is not None and origin != f"{scheme}://{host}":
             return _error(403, f"cross-origin request from {origin!r} refused")
         if request.headers.get("Sec-Fetch-Site") == "cross-site":
             return _error(403, "cross-site request refused")
@@ -74,7 +76,8 @@ def security_middleware(address: str, port_of: Callable[[], int], token: str | N
                 if not hmac.compare_digest(given.encode(), token.encode()):
                     return _error(401, "invalid token")
                 resp = web.Response(status=302, headers={"Location": "/"})
-                resp.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict", path="/")
+                resp.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict", path="/",
+                                secure=scheme == "https")
                 return resp
             auth = request.headers.get("Authorization", "")
             presented = auth[7:] if auth.startswith("Bearer ") else request.cookies.get(TOKEN_COOKIE, "")

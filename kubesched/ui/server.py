@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import ssl
 import threading
 from collections.abc import Callable
 
@@ -24,16 +25,21 @@ def new_token() -> str:
 
 class UiServer:
     """The UI on ``address:port`` (``port=0``: any free port, see :attr:`port`) on its own thread
-    and event loop. ``token`` is required (ValueError) when ``address`` is not loopback."""
+    and event loop, over HTTPS with ``ssl_context``. ``token`` is required (ValueError) when
+    ``address`` is not loopback."""
 
     def __init__(self, *, session: Session | None = None, live: LiveSession | None = None,
-                 address: str = "127.0.0.1", port: int = 8080, token: str | None = None) -> None:
+                 address: str = "127.0.0.1", port: int = 8080, token: str | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         if not is_loopback(address) and not token:
             raise ValueError(f"a token is required to serve on the non-loopback address {address}")
         self.address = address
         self.port = port
         self.token = token
-        self._app = make_app(session=session, live=live, address=address, port_of=lambda: self.port, token=token)
+        self.ssl_context = ssl_context
+        self.scheme = "https" if ssl_context is not None else "http"
+        self._app = make_app(session=session, live=live, address=address, port_of=lambda: self.port, token=token,
+                             scheme=self.scheme)
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -42,14 +48,14 @@ class UiServer:
 
     @property
     def url(self) -> str:
-        """``http://address:port/`` (with ``?token=`` when a token is set)."""
+        """``http(s)://address:port/`` (with ``?token=`` when a token is set)."""
         host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"http://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
+        return f"{self.scheme}://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
 
     async def _start(self) -> None:
         self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port)
+        site = web.TCPSite(self._runner, self.address, self.port, ssl_context=self.ssl_context)
         await site.start()
         server = site._server  # the bound socket gives the port when 0 was asked
         if server is not None and self.port == 0:

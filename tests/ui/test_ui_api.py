@@ -264,3 +264,20 @@ def test_score_weights_written_into_the_config(http: httpx.Client) -> None:
     assert http.get("/api/v1/config").json()["scoreWeights"]["default-scheduler"]["NodeResourcesFit"] == 4
     bad = http.post("/api/v1/config/weights", json={"config": text, "weights": {"default-scheduler": {"X": 0}}})
     assert (bad.status_code, bad.json()["error"]) == (422, "default-scheduler: X: weight must be a positive integer, got 0")
+
+
+def test_https_with_a_token() -> None:
+    from kubesched.serving.tls import server_context
+
+    srv = UiServer(session=_session(), port=0, token="t0k", ssl_context=server_context("127.0.0.1")).start()
+    try:
+        assert srv.url == f"https://127.0.0.1:{srv.port}/?token=t0k"
+        with httpx.Client(base_url=f"https://127.0.0.1:{srv.port}", verify=False, timeout=30) as c:
+            r = c.get("/", params={"token": "t0k"})
+            assert r.status_code == 302 and "Secure" in r.headers["set-cookie"]
+            ok = c.post("/api/v1/config/validate", json={}, headers={"Origin": f"https://127.0.0.1:{srv.port}"})
+            assert ok.status_code == 200
+            plain = c.post("/api/v1/config/validate", json={}, headers={"Origin": f"http://127.0.0.1:{srv.port}"})
+            assert plain.status_code == 403
+    finally:
+        srv.stop()

@@ -96,3 +96,16 @@ def test_live_why_and_whatif_never_write(http: httpx.Client, apiserver: ServerHa
     assert apiserver.cluster.resource_version == before
     assert not (apiserver.cluster.get("Pod", "shop", "web-1").get("spec") or {}).get("nodeName")
     assert http.get("/api/v1/pods/shop/web-1").json()["node"] is None
+
+
+def test_live_whatif_fresh_snapshot(http: httpx.Client, apiserver: ServerHandle) -> None:
+    assert http.post("/api/v1/runs", json={}).json()["id"] == 2
+    apiserver.cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late", "namespace": "shop"},
+                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    assert _until(lambda: "shop/late" in _pods(http))
+    stale = http.post("/api/v1/runs", json={}).json()
+    assert (stale["id"], stale["pods"]) == (3, 6)  # the snapshot taken before the pod existed
+    fresh = http.post("/api/v1/runs", json={"freshSnapshot": True}).json()
+    assert (fresh["id"], fresh["pods"], fresh["diff"]["before"]) == (2, 7, 1)
+    late = http.get("/api/v1/pods/shop/late", params={"run": 2}).json()
+    assert late["status"] == "Scheduled", late

@@ -74,6 +74,7 @@ async function loadInfo() {
   state.info = info;
   $("#mode").textContent = info.mode === "live" ? "live cluster" : `snapshot: ${info.sources.join(", ")}`;
   $("#live-dot").hidden = info.mode !== "live";
+  $("#fresh-label").hidden = info.mode !== "live";
   const sel = $("#run-select");
   const current = sel.value;
   sel.replaceChildren();
@@ -305,7 +306,10 @@ async function rerun() {
   showError($("#whatif-error"), null); $("#whatif-ok").hidden = true;
   $("#whatif-busy").hidden = false; $("#rerun-btn").disabled = true;
   try {
-    const r = await api("/runs", { body: { config: $("#config-text").value, added: $("#added-text").value } });
+    const body = { config: $("#config-text").value, added: $("#added-text").value };
+    if ($("#fresh-snapshot").checked) body.freshSnapshot = true;
+    const r = await api("/runs", { body });
+    $("#fresh-snapshot").checked = false;
     state.run = null;
     await loadInfo();
     if (state.info.mode === "live") { state.run = r.id; $("#run-select").value = String(r.id); }
