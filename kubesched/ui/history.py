@@ -70,7 +70,7 @@ class Attempt:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"attempt", "seq", "time", "result", "node", "message", "nominatedNode"}``."""
-        from kubesched.clock import rfc3339
+        from kubesched.api.timestamps import rfc3339
 
         return {"attempt": self.index, "seq": self.seq, "time": rfc3339(self.time), "result": self.result,
                 "node": self.node, "message": self.message, "nominatedNode": self.nominated_node}

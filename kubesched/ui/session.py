@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.cluster.informers import EventHandlers, InformerSet
+from kubesched.cluster.informers import InformerSet, ResourceEventHandlerFuncs
 from kubesched.cluster.manifests import Manifest, load_manifest_text
 from kubesched.config.load import dump_config, load_config_text
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -290,7 +290,7 @@ class LiveSession:
         self.generation = 0
         self.whatif: Session | None = None
         self._listeners: list[Callable[[], None]] = []
-        bump = EventHandlers(on_add=lambda _o: self._bump(), on_update=lambda _a, _b: self._bump(),
+        bump = ResourceEventHandlerFuncs(on_add=lambda _o: self._bump(), on_update=lambda _a, _b: self._bump(),
                              on_delete=lambda _o: self._bump())
         for kind in ("Node", "Pod", "Event"):
             self.informers.informer(kind).add_handlers(bump)
