@@ -23,6 +23,7 @@ from typing import Any
 
 from kubesched.cluster.client import CLUSTER_SCOPED_KINDS, WatchEvent
 from kubesched.cluster.memory import MemoryCluster
+from kubesched.errors import NotFoundError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.scheduler import Scheduler
 from kubesched.scheduler.core import WATCHED_KINDS
@@ -123,7 +124,7 @@ class AttemptLog:
         ns, _, name = a.pod.partition("/")
         try:
             obj = self._cluster.get("Pod", ns, name)
-        except Exception:  # noqa: BLE001 - deleted during its own attempt (e.g. by a Permit plugin)
+        except NotFoundError:  # deleted during its own attempt (e.g. by a Permit plugin)
             return
         status = obj.get("status") or {}
         a.nominated_node = status.get("nominatedNodeName") or None
