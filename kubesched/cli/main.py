@@ -44,6 +44,9 @@ def _register() -> None:
     from kubesched.cli import snapshot
 
     main.add_command(snapshot.snapshot)
+    from kubesched.cli import ui
+
+    main.add_command(ui.ui)
 
 
 _register()

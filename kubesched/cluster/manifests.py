@@ -26,8 +26,8 @@ import yaml
 from kubesched.cluster.client import CLUSTER_SCOPED_KINDS
 from kubesched.errors import ManifestError
 
-__all__ = ["LOADABLE_KINDS", "LoadResult", "Manifest", "add_documents", "load_manifests", "parse_documents",
-           "render_manifests", "write_manifests"]
+__all__ = ["LOADABLE_KINDS", "LoadResult", "Manifest", "add_documents", "load_manifest_text", "load_manifests",
+           "parse_documents", "render_manifests", "write_manifests"]
 
 Obj = dict[str, Any]
 
@@ -275,6 +275,14 @@ def load_manifests(paths: Sequence[str | Path], *, recursive: bool = False) -> L
     result = LoadResult()
     for path, source in _files(paths, recursive):
         add_documents(result, _documents(path, source), source)
+    return result
+
+
+def load_manifest_text(text: str, source: str, *, is_json: bool = False) -> LoadResult:
+    """:func:`load_manifests` for text held in memory (e.g. YAML pasted into a form); ``source``
+    names it in messages (``added.yaml doc 2 (Pod default/p): ...``). Raises ManifestError."""
+    result = LoadResult()
+    add_documents(result, _parse_text(text, source, is_json), source)
     return result
 
 

@@ -122,6 +122,23 @@ def load_config(path: str | Path) -> KubeSchedulerConfiguration:
         raise err.located(where) from None
 
 
+def load_config_text(text: str, where: str) -> KubeSchedulerConfiguration:
+    """:func:`load_config` for YAML (or JSON, which is YAML) held in memory, e.g. typed into a form;
+    ``where`` names it in messages exactly as a file name would (``sched.yaml: profiles[0]...``).
+
+    Raises:
+        ConfigError: as :func:`load_config`, located at ``where``.
+    """
+    try:
+        try:
+            document = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
+        except yaml.YAMLError as exc:
+            raise ConfigError("", f"invalid YAML: {exc}".replace("\n", " ")) from None
+        return parse_config(document)
+    except ConfigError as err:
+        raise err.located(where) from None
+
+
 def default_config() -> KubeSchedulerConfiguration:
     """The configuration used without ``--config``: every field defaulted and one profile
     ``default-scheduler`` with the default plugins (``pkg/scheduler/apis/config/v1/default_plugins.go``)."""

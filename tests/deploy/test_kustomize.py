@@ -95,8 +95,8 @@ def _dashboard_and_rule_metrics() -> set[str]:
 def test_every_metric_named_by_dashboard_and_rules_is_served() -> None:
     from prometheus_client import CollectorRegistry, generate_latest
 
-    from kubesched.metrics import SchedulerMetrics
     from kubesched.cluster.client_metrics import ComponentMetrics
+    from kubesched.metrics import SchedulerMetrics
 
     registry = CollectorRegistry()
     SchedulerMetrics(registry)

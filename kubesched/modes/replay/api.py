@@ -63,9 +63,10 @@ class Replay:
     def figures(self) -> dict[str, go.Figure]:
         """The plotly figures of report.html by name (``latency``, ``bytes``, ``cacheHit``,
         ``utilisation``)."""
-        from kubesched.modes.replay.report_html import report_figures
+        from kubesched.modes.replay.report_plots import plot_data, report_figures
 
-        return report_figures(self.runs)
+        figures = report_figures([{"config": r.config, "plots": plot_data(r)} for r in self.runs])
+        return dict(zip(("latency", "bytes", "cacheHit", "utilisation"), figures, strict=True))
 
     def to_frame(self) -> pandas.DataFrame:
         """One row per config with its summary metrics (nested values flattened as ``a.b``). Needs pandas."""

@@ -6,7 +6,8 @@
                "startupLatencySeconds": {"p50": s, "p90": s, "p95": s, "p99": s},
                "pullSeconds": {...same...}, "bytesPulled": bytes, "cacheHitRatio": 0..1,
                "meanAllocatedFraction": {"cpu": f, "memory": f, "nvidia.com/gpu": f, ...},
-               ...more keys: see ReplayResult.summary()}],
+               ...more keys: see ReplayResult.summary(),
+               "plots": {...the data of report.html's plots: see kubesched.sim.report_plots}}],
      "workload": {"trace": ..., "pods": N, "nodes": N, "horizonSeconds": s, "originSeconds": s, "notes": [...]},
      "kubelet": {camelCase KubeletImageConfig}, "seed": N}
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.modes.replay.metrics import PHASES
+from kubesched.modes.replay.report_plots import plot_data
 from kubesched.modes.replay.run import ReplayResult
 from kubesched.trace.workload import Workload
 
@@ -36,7 +38,7 @@ POD_COLUMNS = ("config", "pod", "node", "arrival", "firstAttempt", "attempts", "
 def report_dict(results: Sequence[ReplayResult], workload: Workload | None = None,
                 kubelet: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The report as a JSON-ready dict (``runs`` in the order the configs were given)."""
-    out: dict[str, Any] = {"runs": [r.summary() for r in results]}
+    out: dict[str, Any] = {"runs": [{**r.summary(), "plots": plot_data(r)} for r in results]}
     if workload is not None:
         out["workload"] = {"trace": workload.description, "pods": len(workload.pods), "nodes": len(workload.nodes),
                            "horizonSeconds": workload.horizon, "originSeconds": workload.origin,

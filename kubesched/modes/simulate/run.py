@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.api.pod import Pod
 from kubesched.api.timestamps import parse_time
@@ -19,6 +19,7 @@ from kubesched.cluster.manifests import Manifest
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ManifestError
+from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.registry import Registry
 from kubesched.modes.simulate.compact import CompactRecords
@@ -29,6 +30,17 @@ DEFAULT_START = 1735689600.0  # 2025-01-01T00:00:00Z
 MAX_ATTEMPTS_PER_POD = 50
 #: attempts between two progress reports
 PROGRESS_EVERY = 200
+
+
+class SimulationObserver(Protocol):
+    """Watches a run: ``loaded`` once the input is in the cluster (before the scheduler's informers
+    start), then ``before_attempt``/``after_attempt`` around every scheduling cycle."""
+
+    def loaded(self, cluster: MemoryCluster, sched: Scheduler) -> None: ...
+
+    def before_attempt(self, qpi: QueuedPodInfo) -> None: ...
+
+    def after_attempt(self, qpi: QueuedPodInfo) -> None: ...
 
 
 @dataclass
@@ -111,16 +123,17 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
 
 def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration | None, *, seed: int | None = None,
                    record: bool | Callable[[Pod], bool] = True, registry: Registry | None = None,
-                   compact: bool = False,
-                   progress: Callable[[int, int, float], None] | None = None) -> SimulationResult:
+                   compact: bool = False, progress: Callable[[int, int, float], None] | None = None,
+                   observer: SimulationObserver | None = None) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
     for a bad config; malformed Pods become ``Error`` outcomes.
 
-    ``record``: which pods get per-plugin records (True: all); ``compact``: keep only each pod's
-    last attempt, summarised (:mod:`kubesched.modes.simulate.compact`); ``progress``: called every
-    few hundred attempts and at the end with (pods settled, pods pending at the start, virtual
-    seconds since the start)."""
+    ``record``: which pods get per-plugin records (True: all); ``registry``: the plugin registry
+    (default: in-tree plus entry points); ``compact``: keep only each pod's last attempt,
+    summarised (:mod:`kubesched.modes.simulate.compact`); ``progress``: called every few hundred
+    attempts and at the end with (pods settled, pods pending at the start, virtual seconds since
+    the start); ``observer`` sees the loaded cluster and every attempt."""
     objects, pod_errors = validate_manifests(manifests)
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
@@ -134,6 +147,8 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
                     and (m.obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
     bound_at_start = {f"{m.namespace or 'default'}/{m.name}" for m in manifests
                       if m.kind == "Pod" and (m.obj.get("spec") or {}).get("nodeName")}
+    if observer is not None:
+        observer.loaded(cluster, sched)
     sched.start()
     attempts = 0
     limit = MAX_ATTEMPTS_PER_POD * max(1, len(pending_keys))
@@ -145,7 +160,13 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
             unsettled = q.len_active() + q.len_backoff() + q.in_flight_count()
             progress(max(0, len(pending_keys) - unsettled), len(pending_keys), clock.now() - start)
     while attempts < limit:
-        if sched.schedule_next():
+        qpi = sched.queue.pop()
+        if qpi is not None:
+            if observer is not None:
+                observer.before_attempt(qpi)
+            sched.schedule_one(qpi)
+            if observer is not None:
+                observer.after_attempt(qpi)
             attempts += 1
             if attempts % PROGRESS_EVERY == 0:
                 report()
