@@ -41,6 +41,9 @@ def _register() -> None:
     from kubesched.cli import run
 
     main.add_command(run.run)
+    from kubesched.cli import images
+
+    main.add_command(images.images)
 
 
 _register()

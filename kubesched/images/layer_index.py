@@ -38,6 +38,7 @@ from kubesched.api.pod import Pod
 from kubesched.framework.node_info import NodeInfo
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, load_catalogue
 from kubesched.images.names import InvalidImageReference, parse_image_ref
+from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
 
 __all__ = ["BANDWIDTH_KEY", "LayerGroup", "ImageLayerIndex", "image_aliases"]
 
@@ -87,7 +88,7 @@ class ImageLayerIndex:
     """
 
     def __init__(self, catalogue_path: str | None = None, bandwidth_key: str = BANDWIDTH_KEY,
-                 default_bandwidth: float = 80e6, catalogue: ImageCatalogue | None = None) -> None:
+                 default_bandwidth: float = DEFAULT_PULL_BYTES_PER_SECOND, catalogue: ImageCatalogue | None = None) -> None:
         self.catalogue = catalogue if catalogue is not None else load_catalogue(catalogue_path)
         self.bandwidth_key = bandwidth_key
         self.default_bandwidth = float(default_bandwidth)

@@ -55,6 +55,7 @@ from kubesched.framework.interfaces import EnqueueExtensions, PermitPlugin
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.status import Code, Status
 from kubesched.images.layer_index import BANDWIDTH_KEY, ImageLayerIndex
+from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
@@ -78,7 +79,7 @@ class ImageCacheWaitArgs:
     * ``requeue_grace_seconds``: added to the expected free time to cover the requeue and the next
       scheduling cycle (initial backoff 1 s); default 2.
     * ``catalogue_path``, ``default_bandwidth_bytes_per_second``, ``bandwidth_key``: as for
-      ImagePullTimeSaved (defaults: shipped catalogue, 80e6 B/s, ``kubesched.io/image-pull-bytes-per-second``).
+      ImagePullTimeSaved (defaults: shipped catalogue, 45e6 B/s, ``kubesched.io/image-pull-bytes-per-second``).
     """
 
     max_wait_seconds: float = Field(default=60.0, ge=0)
@@ -86,7 +87,7 @@ class ImageCacheWaitArgs:
     min_gain_seconds: float = Field(default=10.0, ge=0)
     requeue_grace_seconds: float = Field(default=2.0, ge=0)
     catalogue_path: str | None = None
-    default_bandwidth_bytes_per_second: float = Field(default=80e6, gt=0)
+    default_bandwidth_bytes_per_second: float = Field(default=DEFAULT_PULL_BYTES_PER_SECOND, gt=0)
     bandwidth_key: str = BANDWIDTH_KEY
 
 

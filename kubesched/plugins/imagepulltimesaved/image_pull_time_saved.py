@@ -76,6 +76,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 from kubesched.framework.status import Code, Status
 from kubesched.images.layer_index import BANDWIDTH_KEY, ImageLayerIndex
+from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -112,8 +113,8 @@ class ImagePullTimeSavedArgs:
     * ``catalogue_path`` (``cataloguePath``): image catalogue YAML; None = the shipped
       ``kubesched/data/image-catalogue.yaml``. Images not in it are one opaque layer.
     * ``default_bandwidth_bytes_per_second``: pull throughput of a node without the
-      ``bandwidth_key`` annotation/label; default 80e6 B/s (pulls are bound by single-core gzip
-      inflate, 80-100 MB/s, ``../shared/data/image-catalogue-facts.md`` §3a, well under NIC speed).
+      ``bandwidth_key`` annotation/label; default 45e6 B/s, the kubelet model's per-pull throughput
+      (:data:`kubesched.images.pull_model.DEFAULT_PULL_BYTES_PER_SECOND`).
     * ``bandwidth_key``: node annotation (or label) with the node's throughput, bytes/s.
     * ``score_scale_floor_seconds``: a saving of this many seconds or more can reach 100; default 10.
     * ``recent_window_seconds``: window of the piling guard; default 300 (5 min).
@@ -127,7 +128,7 @@ class ImagePullTimeSavedArgs:
     """
 
     catalogue_path: str | None = None
-    default_bandwidth_bytes_per_second: float = Field(default=80e6, gt=0)
+    default_bandwidth_bytes_per_second: float = Field(default=DEFAULT_PULL_BYTES_PER_SECOND, gt=0)
     bandwidth_key: str = BANDWIDTH_KEY
     score_scale_floor_seconds: float = Field(default=10.0, gt=0)
     recent_window_seconds: float = Field(default=300.0, ge=0)
