@@ -36,9 +36,12 @@ def _kubelet_config(path: str | None) -> Any:
               help="Layers of the --size image (default 1).")
 @click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False), help=_KUBELET_HELP)
 @click.option("--catalogue", "catalogue_path", type=click.Path(exists=True, dir_okay=False), help=_CATALOGUE_HELP)
+@click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
+              help="Look IMAGE up in its registry when the catalogue does not have it, with these "
+                   "registry settings (kubesched.images.registry_settings).")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def estimate(image: str | None, size: int | None, layers: int | None, kubelet_path: str | None,
-             catalogue_path: str | None, output: str) -> None:
+             catalogue_path: str | None, registry_path: str | None, output: str) -> None:
     """Print the seconds the pull model predicts for pulling IMAGE (from the image catalogue), or an
     image of --size BYTES in --layers N layers, on an idle node: per-pull cost + per-layer cost +
     bytes / throughput, with the kubelet settings of --kubelet (default: the calibrated defaults).
@@ -54,9 +57,12 @@ def estimate(image: str | None, size: int | None, layers: int | None, kubelet_pa
 
         catalogue = load_catalogue(catalogue_path)
         found = catalogue.get(image)
+        if found is None and registry_path is not None:
+            found = _registry_image(image, registry_path).to_catalogue_image()
         if found is None:
             raise KubeschedError(f"image {image!r} is not in the image catalogue "
-                                 f"{catalogue_path or 'shipped with kubesched'}; give --size BYTES [--layers N]")
+                                 f"{catalogue_path or 'shipped with kubesched'}; give --size BYTES [--layers N] "
+                                 "or --registry-settings FILE")
         name, size, layers = found.name, sum(x.size_bytes for x in found.unique_layers), len(found.unique_layers)
     assert size is not None
     n_layers = layers or 1
@@ -68,6 +74,37 @@ def estimate(image: str | None, size: int | None, layers: int | None, kubelet_pa
     width = max(len("IMAGE"), len(label))
     click.echo(f"{'IMAGE':<{width}}  {'BYTES':>14}  {'LAYERS':>6}  {'SECONDS':>8}")
     click.echo(f"{label:<{width}}  {size:>14}  {n_layers:>6}  {seconds:>8.3f}")
+
+
+def _registry_image(image: str, settings_path: str | None) -> Any:
+    from kubesched.images.registry import RegistryClient
+    from kubesched.images.registry_settings import load_registry_settings
+
+    client = RegistryClient(load_registry_settings(settings_path))
+    try:
+        return client.image_layers(image)
+    finally:
+        client.close()
+
+
+@images.command()
+@click.argument("image")
+@click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
+              help="Registry settings YAML: endpoint, TLS, credentials per registry, platform "
+                   "(kubesched.images.registry_settings; default: HTTPS, no credentials, linux/amd64).")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def layers(image: str, registry_path: str | None, output: str) -> None:
+    """Fetch IMAGE's manifest from its registry (OCI distribution API: index -> platform manifest)
+    and print its layers: digest and compressed bytes, bottom first."""
+    got = _registry_image(image, registry_path)
+    if output == "json":
+        click.echo(json.dumps({"image": got.ref.canonical, "digest": got.digest, "manifestDigest": got.manifest_digest,
+                               "mediaType": got.media_type, "bytes": got.size_bytes,
+                               "layers": [{"digest": d, "size": n} for d, n in got.layers]}))
+        return
+    click.echo(f"{got.ref.canonical}  {got.digest}  ({len(got.layers)} layers, {got.size_bytes} bytes)")
+    for d, n in got.layers:
+        click.echo(f"  {d}  {n:>14}")
 
 
 def _read_events_file(path: str) -> list[Any]:

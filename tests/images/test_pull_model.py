@@ -128,7 +128,7 @@ def test_estimate_errors(tmp_path: Path) -> None:
     code, out = _cli("no-such/image:1")
     assert code == 2
     assert out.strip() == ("error: image 'no-such/image:1' is not in the image catalogue shipped with kubesched; "
-                           "give --size BYTES [--layers N]")
+                           "give --size BYTES [--layers N] or --registry-settings FILE")
     code, out = _cli()
     assert code == 2 and "give either IMAGE or --size BYTES" in out
     code, out = _cli("redis", "--size", "1")
