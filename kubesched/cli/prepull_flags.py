@@ -15,7 +15,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 class PrePullOptions:
     """``--prepull`` settings: puller pods' ``namespace``, ``interval`` (s) between ticks,
     ``max_per_tick`` new puller pods, ``timeout`` (s) per puller pod, ``catalogue`` (None: shipped),
-    ``priority_class`` ("" = none)."""
+    ``priority_class`` ("" = none), ``mechanism`` (auto, pods, imagepulljob)."""
 
     namespace: str
     interval: float
@@ -23,6 +23,7 @@ class PrePullOptions:
     timeout: float
     catalogue: str | None
     priority_class: str
+    mechanism: str = "auto"
 
 
 def prepull_flags(f: F) -> F:
@@ -42,6 +43,9 @@ def prepull_flags(f: F) -> F:
                      help="Seconds after which an unfinished puller pod is deleted (outcome timeout)."),
         click.option("--prepull-catalogue", type=click.Path(exists=True, dir_okay=False), default=None,
                      help="Image catalogue YAML (default: the shipped one)."),
+        click.option("--prepull-mechanism", type=click.Choice(["auto", "pods", "imagepulljob"]), default="auto",
+                     show_default=True,
+                     help="auto: OpenKruise ImagePullJob objects when the API server serves that CRD, else puller pods."),
         click.option("--prepull-priority-class", default="kubesched-prepull", show_default=True,
                      help="PriorityClass of puller pods (created with value -1000000 when missing; '' for none)."),
     ]
@@ -54,5 +58,6 @@ def prepull_options(kw: dict[str, Any]) -> PrePullOptions | None:
     """Pop the ``--prepull*`` values out of ``kw``; None without ``--prepull``."""
     enabled = kw.pop("prepull")
     opts = PrePullOptions(kw.pop("prepull_namespace"), kw.pop("prepull_interval"), kw.pop("prepull_max_per_tick"),
-                          kw.pop("prepull_timeout"), kw.pop("prepull_catalogue"), kw.pop("prepull_priority_class"))
+                          kw.pop("prepull_timeout"), kw.pop("prepull_catalogue"), kw.pop("prepull_priority_class"),
+                          kw.pop("prepull_mechanism"))
     return opts if enabled else None

@@ -233,7 +233,8 @@ def run_scheduler(opts: RunOptions) -> int:
 
         p = opts.prepull
         prepuller = PrePullController.for_scheduler(
-            sched, client, clock, p.catalogue, namespace=p.namespace, interval=p.interval,
+            sched, client, clock, p.catalogue, api_client=client.api, mechanism=p.mechanism,
+            namespace=p.namespace, interval=p.interval,
             max_new_per_tick=p.max_per_tick, timeout_seconds=p.timeout, priority_class_name=p.priority_class or None)
 
     shutdown = threading.Event()   # SIGTERM/SIGINT

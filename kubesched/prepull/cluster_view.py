@@ -5,7 +5,7 @@ objects only, the way the kubelet image model does it in the replay:
 
 * ``has_image``: the node's ``status.images`` lists the image (any spelling: tag or digest form,
   normalised);
-* ``pulling`` / ``pending_pulls``: a puller pod of the controller is pulling it (or anything) on
+* ``pulling`` / ``pending_pulls``: a pre-pull of the controller is pulling it (or anything) on
   the node, or a pod bound to the node with the image is still ``Pending`` (its kubelet is
   pulling, or about to);
 * ``layer_bytes``: bytes of the image's catalogue layers listed on the node (through the layers of
@@ -14,7 +14,7 @@ objects only, the way the kubelet image model does it in the replay:
   ``ephemeral-storage`` capacity (unbounded when it reports none); a node with ``DiskPressure``
   reports a full disk, so the planner's disk check passes it over for the next candidate;
 * ``prepull``: queues the image for the node's puller pod of this tick, refusing a node that
-  has ``DiskPressure``, already runs a puller pod, or is past the per-tick cap of new pullers.
+  has ``DiskPressure``, already runs a pre-pull, or is past the per-tick cap of new pre-pulls.
 
 :meth:`ClusterImageView.refresh` takes a consistent copy (the scheduler cache's NodeInfo clones,
 the informers' pods) at the start of each tick.
@@ -32,7 +32,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
 from kubesched.images.layer_index import ImageLayerIndex
 from kubesched.images.names import InvalidImageReference, parse_image_ref
-from kubesched.prepull.puller_pod import PREPULL_IMAGES_ANNOTATION, PREPULL_NODE_LABEL, is_puller
+from kubesched.prepull.puller_pod import is_puller
 
 __all__ = ["ClusterImageView", "NodeDisk", "has_disk_pressure"]
 
@@ -91,28 +91,27 @@ class ClusterImageView:
         self.requests: dict[str, list[str]] = {}
         self.refused_disk_pressure = 0
 
-    def refresh(self, nodes: Iterable[NodeInfo], pods: Iterable[Mapping[str, Any]]) -> None:
-        """Take this tick's copy: NodeInfos (clones) and every pod object; clears the requests."""
+    def refresh(self, nodes: Iterable[NodeInfo], pods: Iterable[Mapping[str, Any]],
+                active: Iterable[tuple[str, Iterable[str]]] = ()) -> None:
+        """Take this tick's copy: NodeInfos (clones), every pod object (puller pods among them are
+        skipped) and the active pre-pulls ``(node, images)``; clears the requests."""
         self.nodes = {ni.name: ni for ni in nodes if ni.node is not None}
         self._status = {name: _names(n for entry in ni.node.images for n in entry.names)   # type: ignore[union-attr]
                         for name, ni in self.nodes.items()}
         self._busy, self._pullers, self._pending = {}, {}, {}
+        for node, images in active:
+            self._pullers[node] = self._pullers.get(node, 0) + 1
+            self._busy.setdefault(node, set()).update(_names(images))
         for obj in pods:
-            meta = obj.get("metadata") or {}
             status = obj.get("status") or {}
-            if status.get("phase") not in (None, "", "Pending"):
+            if is_puller(obj) or status.get("phase") not in (None, "", "Pending"):
                 continue
-            if is_puller(obj):
-                node = (meta.get("labels") or {}).get(PREPULL_NODE_LABEL, "")
-                images = [i for i in (meta.get("annotations") or {}).get(PREPULL_IMAGES_ANNOTATION, "").split(",") if i]
-                self._pullers[node] = self._pullers.get(node, 0) + 1
-            else:
-                spec = obj.get("spec") or {}
-                node = spec.get("nodeName") or ""
-                if not node:
-                    continue
-                images = [c.get("image", "") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
-                self._pending[node] = self._pending.get(node, 0) + 1
+            spec = obj.get("spec") or {}
+            node = spec.get("nodeName") or ""
+            if not node:
+                continue
+            images = [c.get("image", "") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
+            self._pending[node] = self._pending.get(node, 0) + 1
             self._busy.setdefault(node, set()).update(_names(images))
         self.requests = {}
         self.refused_disk_pressure = 0

@@ -33,27 +33,20 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubesched.api.pod import Pod
-from kubesched.api.timestamps import format_time, parse_time
+from kubesched.api.timestamps import format_time
 from kubesched.clock import Clock
 from kubesched.cluster.informers import EventHandlers, InformerSet
 from kubesched.cluster.kube import KubeApiError
-from kubesched.errors import KubeschedError, NotFoundError
+from kubesched.errors import ConfigError, KubeschedError, NotFoundError
 from kubesched.framework.node_info import NodeInfo
 from kubesched.images.catalogue import ImageCatalogue
 from kubesched.prepull.cluster_view import ClusterImageView, has_disk_pressure
 from kubesched.prepull.hook import PlannerContext
+from kubesched.prepull.mechanisms import ActivePull, PullerPods, PullMechanism
 from kubesched.prepull.metrics import PrePullMetrics
 from kubesched.prepull.planner import PrePullPlanner
 from kubesched.prepull.precision import PrecisionTracker
-from kubesched.prepull.puller_pod import (
-    DEFAULT_PRIORITY_CLASS,
-    PREPULL_IMAGES_ANNOTATION,
-    PREPULL_NODE_LABEL,
-    is_puller,
-    priority_class,
-    pull_outcome,
-    puller_pod,
-)
+from kubesched.prepull.puller_pod import DEFAULT_PRIORITY_CLASS, is_puller, priority_class
 
 __all__ = ["PrePullController", "REPORTING_CONTROLLER"]
 
@@ -86,14 +79,15 @@ class PrePullController:
     arrivals), ``catalogue``, ``clock``; keyword: ``namespace`` of the puller pods,
     ``planner`` (default :class:`PrePullPlanner` with its defaults), ``interval`` seconds between
     ticks, ``max_new_per_tick``, ``timeout_seconds`` per puller pod, ``priority_class_name``
-    (None: no class), ``metrics``.
+    (None: no class), ``metrics``, ``mechanism`` (default: puller pods; see
+    :mod:`kubesched.prepull.mechanisms`).
     """
 
     def __init__(self, client: Any, informers: InformerSet, cache: Any, profiles: Iterable[str],
                  catalogue: ImageCatalogue, clock: Clock, *, namespace: str = "kube-system",
                  planner: PrePullPlanner | None = None, interval: float = 15.0, max_new_per_tick: int = 8,
                  timeout_seconds: float = 600.0, priority_class_name: str | None = DEFAULT_PRIORITY_CLASS,
-                 metrics: PrePullMetrics | None = None) -> None:
+                 metrics: PrePullMetrics | None = None, mechanism: PullMechanism | None = None) -> None:
         if interval <= 0 or max_new_per_tick < 1 or timeout_seconds <= 0:
             raise ValueError("interval and timeout_seconds must be > 0 and max_new_per_tick >= 1")
         self.client = client
@@ -108,6 +102,7 @@ class PrePullController:
         self.timeout_seconds = timeout_seconds
         self.priority_class_name = priority_class_name
         self.metrics = metrics or PrePullMetrics()
+        self.mechanism: PullMechanism = mechanism or PullerPods(client, informers, namespace, priority_class_name)
         self.view = ClusterImageView(catalogue, max_new_per_tick)
         self.precision = PrecisionTracker()
         self.origin = clock.now()
@@ -119,15 +114,30 @@ class PrePullController:
                                            clock=clock, catalogue=catalogue, origin=self.origin))
 
     @classmethod
-    def for_scheduler(cls, sched: Any, client: Any, clock: Clock, catalogue_path: str | None = None,
-                      **kwargs: Any) -> PrePullController:
+    def for_scheduler(cls, sched: Any, client: Any, clock: Clock, catalogue_path: str | None = None, *,
+                      api_client: Any | None = None, mechanism: str = "auto", **kwargs: Any) -> PrePullController:
         """A controller reading ``sched``'s informers and cache, its handlers registered (call
-        before ``sched.start()``); ``kwargs`` as for the constructor. Raises ConfigError for a bad
-        catalogue."""
+        before ``sched.start()``). ``mechanism``: ``auto`` (ImagePullJob when discovery through
+        ``api_client`` finds it, else puller pods), ``pods`` or ``imagepulljob``; ``kwargs`` as for
+        the constructor. Raises ConfigError for a bad catalogue or mechanism."""
         from kubesched.images.catalogue import load_catalogue
+        from kubesched.prepull.mechanisms import discover
 
-        controller = cls(client, sched.informers, sched.cache, sched.profiles, load_catalogue(catalogue_path),
-                         clock, **kwargs)
+        catalogue = load_catalogue(catalogue_path)
+        custom = None
+        if api_client is not None:
+            from kubernetes import client as k8s
+
+            custom = k8s.CustomObjectsApi(api_client)
+        try:
+            chosen = discover(client, sched.informers, kwargs.get("namespace", "kube-system"),
+                              kwargs.get("priority_class_name", DEFAULT_PRIORITY_CLASS),
+                              kwargs.get("timeout_seconds", 600.0), custom, mechanism)
+        except ValueError as e:
+            raise ConfigError("--prepull-mechanism", str(e)) from None
+        log.info("pre-pull mechanism: %s", chosen.name)
+        controller = cls(client, sched.informers, sched.cache, sched.profiles, catalogue, clock,
+                         mechanism=chosen, **kwargs)
         controller.register()
         return controller
 
@@ -227,13 +237,13 @@ class PrePullController:
     # ------------------------------------------------------------------ one tick
 
     def tick(self) -> list[tuple[str, list[str]]]:
-        """Reap, plan, act (see the module docstring). Returns the ``(node, images)`` of the puller
-        pods created."""
+        """Reap, plan, act (see the module docstring). Returns the ``(node, images)`` of the
+        pre-pulls started."""
+        active = [pull for pull in self.mechanism.pulls() if not self._reap(pull)]
         pods = self.informers.list("Pod")
-        live = [p for p in pods if not self._reap(p)]
         nodes = list(self.cache.dump().nodes.values())
         with self._lock:
-            self.view.refresh(nodes, live)
+            self.view.refresh(nodes, pods, [(pull.node, pull.images) for pull in active])
             self._scheduler.cache.infos = [ni for ni in nodes if ni.node is not None]
             self.planner.tick(self._t())
             requests = dict(self.view.requests)
@@ -243,32 +253,24 @@ class PrePullController:
                 created.append((node, images))
         return created
 
-    def _reap(self, obj: Mapping[str, Any]) -> bool:
-        """Handle one pod of the informer: True when it is a finished (now deleted) puller pod."""
-        if not is_puller(obj):
-            return False
-        meta = obj.get("metadata") or {}
-        if meta.get("namespace") != self.namespace:
-            return False
-        name = str(meta.get("name") or "")
-        if name in self._reaped:
+    def _reap(self, pull: ActivePull) -> bool:
+        """True when ``pull`` is finished (or timed out) and now deleted and counted."""
+        if pull.name in self._reaped:
             return True
-        outcome = pull_outcome(obj)
+        outcome = pull.outcome
         if outcome is None:
-            created = parse_time(meta.get("creationTimestamp"))
-            if created is None or self.clock.now() - created < self.timeout_seconds:
+            if pull.created is None or self.clock.now() - pull.created < self.timeout_seconds:
                 return False
             outcome = "timeout"
-        node = (meta.get("labels") or {}).get(PREPULL_NODE_LABEL, "")
-        images = [i for i in (meta.get("annotations") or {}).get(PREPULL_IMAGES_ANNOTATION, "").split(",") if i]
         try:
-            self.client.delete("Pod", self.namespace, name)
+            self.mechanism.delete(pull)
         except NotFoundError:
             pass
-        except (KubeschedError, KubeApiError) as e:
-            log.warning("pre-pull: cannot delete puller pod %s/%s: %s", self.namespace, name, e)
+        except Exception as e:  # noqa: BLE001 - any API error: retried next tick
+            log.warning("pre-pull: cannot delete %s %s/%s: %s", self.mechanism.name, self.namespace, pull.name, e)
             return False
-        self._reaped.add(name)
+        self._reaped.add(pull.name)
+        node, images = pull.node, list(pull.images)
         with self._lock:
             for image in images:
                 self.metrics.prepulls.labels(outcome).inc()
@@ -280,12 +282,12 @@ class PrePullController:
                 else:
                     self.precision.failed(node, image)
             self._precision_metrics()
+        what = f"{', '.join(images)} ({self.mechanism.name} {pull.name})"
         if outcome == "succeeded":
-            self._event(node, "Normal", "PrePulled", f"Pre-pulled {', '.join(images)} (puller pod {name})")
+            self._event(node, "Normal", "PrePulled", f"Pre-pulled {what}")
         else:
             self._event(node, "Warning", "PrePullFailed",
-                        f"Pre-pull of {', '.join(images)} {'timed out' if outcome == 'timeout' else 'failed'} "
-                        f"(puller pod {name})")
+                        f"Pre-pull of {what} {'timed out' if outcome == 'timeout' else 'failed'}")
         log.info("pre-pull on %s of %s: %s", node, ", ".join(images), outcome)
         return True
 
@@ -293,19 +295,18 @@ class PrePullController:
         ni = self.view.nodes.get(node)
         if ni is None or ni.node is None or has_disk_pressure(ni.node):
             return False
-        manifest = puller_pod(node, ni.node.uid, images, self.namespace, self.priority_class_name)
         try:
-            created = self.client.create(manifest)
-        except (KubeschedError, KubeApiError) as e:
-            log.warning("pre-pull: cannot create a puller pod on %s for %s: %s", node, ", ".join(images), e)
+            name = self.mechanism.start(node, ni.node.uid, images)
+        except Exception as e:  # noqa: BLE001 - any API error: the planner tries again later
+            log.warning("pre-pull: cannot start a pre-pull (%s) on %s for %s: %s", self.mechanism.name, node,
+                        ", ".join(images), e)
             return False
-        name = (created.get("metadata") or {}).get("name", "") if isinstance(created, Mapping) else ""
         with self._lock:
             for image in images:
                 self.precision.started(node, image)
             self._precision_metrics()
-        self._event(node, "Normal", "PrePulling", f"Pre-pulling {', '.join(images)} (puller pod {name})")
-        log.info("pre-pull on %s: %s (puller pod %s/%s)", node, ", ".join(images), self.namespace, name)
+        self._event(node, "Normal", "PrePulling", f"Pre-pulling {', '.join(images)} ({self.mechanism.name} {name})")
+        log.info("pre-pull on %s: %s (%s %s/%s)", node, ", ".join(images), self.mechanism.name, self.namespace, name)
         return True
 
     def _event(self, node: str, kind: str, reason: str, note: str) -> None:
