@@ -29,6 +29,7 @@ import base64
 import hashlib
 import json
 import re
+import ssl
 import threading
 import time
 from collections.abc import Generator
@@ -187,7 +188,10 @@ class RegistryClient:
                 if hs.insecure_skip_verify:
                     verify = False
                 elif hs.ca_file:
-                    verify = hs.ca_file
+                    try:
+                        verify = ssl.create_default_context(cafile=hs.ca_file)
+                    except (OSError, ssl.SSLError) as e:
+                        raise RegistryError(f"registry {host}: caFile {hs.ca_file}: {e}") from None
                 client = httpx.Client(auth=_TokenAuth(hs.credentials()), verify=verify,
                                       timeout=self.settings.timeout_seconds, follow_redirects=True,
                                       transport=self._transport)

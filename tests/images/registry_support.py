@@ -194,8 +194,9 @@ class Registry:
             self.tokens.close()
 
 
-def start_registry(tmp: Path, token_auth: bool = False) -> Iterator[Registry]:
-    """Start ``docker-registry`` (skip the test when absent or when it does not answer in 15 s)."""
+def start_registry(tmp: Path, token_auth: bool = False, tls: bool = False) -> Iterator[Registry]:
+    """Start ``docker-registry`` (skip the test when absent or when it does not answer in 15 s);
+    with ``tls``, HTTPS with a certificate for 127.0.0.1 from a test CA (``tmp / "ca.pem"``)."""
     binary = shutil.which("docker-registry") or shutil.which("registry")
     if binary is None:
         pytest.skip("docker-registry (Debian package docker-registry) is not installed")
@@ -207,18 +208,33 @@ def start_registry(tmp: Path, token_auth: bool = False) -> Iterator[Registry]:
     if tokens is not None:
         config["auth"] = {"token": {"realm": tokens.url, "service": SERVICE, "issuer": ISSUER,
                                     "rootcertbundle": str(tokens.bundle)}}
+    verify: Any = True
+    if tls:
+        import trustme
+
+        ca = trustme.CA()
+        cert = ca.issue_cert("127.0.0.1")
+        ca.cert_pem.write_to_path(str(tmp / "ca.pem"))
+        cert.cert_chain_pems[0].write_to_path(str(tmp / "server.pem"))
+        cert.private_key_pem.write_to_path(str(tmp / "server.key"))
+        config["http"]["tls"] = {"certificate": str(tmp / "server.pem"), "key": str(tmp / "server.key")}
+        import ssl
+
+        verify = ssl.create_default_context(cafile=str(tmp / "ca.pem"))
     path = tmp / "registry.yml"
     path.write_text(json.dumps(config))          # JSON is YAML
     log = open(tmp / "registry.log", "wb")      # noqa: SIM115 - closed with the process
     proc = subprocess.Popen([binary, "serve", str(path)], stdout=log, stderr=subprocess.STDOUT)
-    registry = Registry(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}", proc, tokens)
+    scheme = "https" if tls else "http"
+    registry = Registry(f"127.0.0.1:{port}", f"{scheme}://127.0.0.1:{port}", proc, tokens,
+                        httpx.Client(timeout=10, verify=verify))
     deadline = time.monotonic() + 15
     try:
         while True:
             if proc.poll() is not None:
                 pytest.skip(f"docker-registry exited at start: {(tmp / 'registry.log').read_text()[-500:]}")
             try:
-                if httpx.get(f"{registry.url}/v2/", timeout=1).status_code in (200, 401):
+                if httpx.get(f"{registry.url}/v2/", timeout=1, verify=verify).status_code in (200, 401):
                     break
             except httpx.HTTPError:
                 pass

@@ -259,3 +259,24 @@ def test_cli_layers_and_estimate_from_the_registry(registry: Registry, images: d
     assert res.exit_code == 2
     assert res.output.strip() == (f"error: image {ref[:-2]}:nope: GET {registry.url}/v2/team/app/manifests/nope: "
                                   "HTTP 404: MANIFEST_UNKNOWN manifest unknown")
+
+
+@pytest.fixture(scope="module")
+def tls_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Registry, Path]]:
+    tmp = tmp_path_factory.mktemp("tls-registry")
+    for reg in start_registry(tmp, tls=True):
+        yield reg, tmp / "ca.pem"
+
+
+def test_per_registry_tls_settings(tls_registry: tuple[Registry, Path]) -> None:
+    reg, ca = tls_registry
+    digest, _, layers = reg.push_image("tls/app", [APP2], ref="1")
+    ref = f"{reg.host}/tls/app:1"
+    with pytest.raises(RegistryError, match=r"CERTIFICATE_VERIFY_FAILED"):
+        RegistryClient().image_layers(ref)                     # the test CA is not a system CA
+    with_ca = RegistryClient(RegistrySettings(registries={reg.host: RegistryHostSettings(ca_file=str(ca))}))
+    assert with_ca.image_layers(ref).layers == tuple(layers)
+    no_verify = RegistryClient(RegistrySettings(registries={reg.host: RegistryHostSettings(insecure_skip_verify=True)}))
+    assert no_verify.image_layers(ref).digest == digest
+    with_ca.close()
+    no_verify.close()
