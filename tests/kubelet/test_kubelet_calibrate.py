@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.cli.main import main
 from kubesched.images.catalogue import default_catalogue
@@ -185,3 +187,24 @@ def test_cli_calibrate_reads_a_clusters_events(cluster: Any, tmp_path: Path) -> 
     assert res.exit_code == 0, res.output
     assert read_kubelet_settings(str(out)) == {"decompressBytesPerSecond": 45000000, "pullFixedSeconds": 1.0,
                                                "layerLatencySeconds": 0.037}
+
+
+@settings(max_examples=60, deadline=None)
+@given(fixed=st.floats(0.0, 5.0), mbps=st.floats(1.0, 500.0),
+       sizes=st.lists(st.integers(1_000_000, 20_000_000_000), min_size=3, max_size=12, unique=True))
+def test_fit_recovers_any_exact_line(fixed: float, mbps: float, sizes: list[int]) -> None:
+    """Pulls exactly on a line with a non-negative intercept give back that line."""
+    bps = mbps * 1e6
+    points = [PullPoint("x", s, None, fixed + LAYER + s / bps) for s in sizes]
+    fit = calibrate(points, LAYER)
+    assert fit.bytes_per_second == pytest.approx(bps, rel=1e-6)
+    assert fit.fixed_seconds == pytest.approx(fixed, abs=1e-6 * max(1.0, max(sizes) / bps))
+    assert fit.outliers == 0
+
+
+@given(h=st.integers(0, 50), m=st.integers(0, 59), ms=st.integers(0, 59_999))
+def test_go_duration_of_kubelet_forms(h: int, m: int, ms: int) -> None:
+    """Durations as Go prints them (``1h2m3.456s``, ``2m0.5s``, ``890ms``) parse to their value."""
+    seconds = ms / 1000
+    text = (f"{h}h{m}m" if h else f"{m}m" if m else "") + (f"{seconds:g}s" if (h or m or ms >= 1000) else f"{ms}ms")
+    assert parse_go_duration(text) == pytest.approx(h * 3600 + m * 60 + seconds)
