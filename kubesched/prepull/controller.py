@@ -239,7 +239,9 @@ class PrePullController:
     def tick(self) -> list[tuple[str, list[str]]]:
         """Reap, plan, act (see the module docstring). Returns the ``(node, images)`` of the
         pre-pulls started."""
-        active = [pull for pull in self.mechanism.pulls() if not self._reap(pull)]
+        pulls = self.mechanism.pulls()
+        self._reaped &= {pull.name for pull in pulls}   # deleted ones the informer still lists
+        active = [pull for pull in pulls if not self._reap(pull)]
         pods = self.informers.list("Pod")
         nodes = list(self.cache.dump().nodes.values())
         with self._lock:
