@@ -40,8 +40,8 @@ def test_bad_go_durations(text: str) -> None:
 
 
 def test_messages() -> None:
-    m = 'Successfully pulled image "ghcr.io/x/tgi:2.4" in 1m53.8s (2m0.1s including waiting). Image size: 5650343354 bytes.'
-    assert parse_pulled_message(m, "n1") == PulledEvent("ghcr.io/x/tgi:2.4", 113.8, 120.1, 5650343354, "n1")
+    m = 'Successfully pulled image "registry.example.com/x/tgi:2.4" in 1m53.8s (2m0.1s including waiting). Image size: 5650343354 bytes.'
+    assert parse_pulled_message(m, "n1") == PulledEvent("registry.example.com/x/tgi:2.4", 113.8, 120.1, 5650343354, "n1")
     # kubelets before v1.30: no size; older ones: no waiting time either
     assert parse_pulled_message('Successfully pulled image "nginx" in 890ms (890ms including waiting)') == \
         PulledEvent("nginx", 0.89, 0.89, None)
