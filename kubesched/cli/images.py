@@ -23,7 +23,8 @@ def images() -> None:
 
 
 def _kubelet_config(path: str | None) -> Any:
-    from kubesched.kubelet.config import KubeletImageConfig, read_kubelet_settings
+    from kubesched.kubelet.config import KubeletImageConfig
+    from kubesched.kubelet.settings_file import read_kubelet_settings
 
     return KubeletImageConfig.from_mapping(read_kubelet_settings(path), path or "")
 
@@ -160,7 +161,8 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
     from kubesched.images.catalogue import load_catalogue
     from kubesched.kubelet.calibrate import calibrate as fit
     from kubesched.kubelet.calibrate import pull_points
-    from kubesched.kubelet.config import KubeletImageConfig, read_kubelet_settings
+    from kubesched.kubelet.config import KubeletImageConfig
+    from kubesched.kubelet.settings_file import read_kubelet_settings
 
     if (kubeconfig is None) == (events_path is None):
         raise click.UsageError("give either --kubeconfig or --events")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -42,9 +43,19 @@ timelines). Prints a summary table.
 
 
 def _kubelet_overrides(path: str | None) -> dict[str, Any]:
-    from kubesched.kubelet.config import read_kubelet_settings
-
-    return read_kubelet_settings(path)
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError("", f"cannot read the kubelet settings: {e.strerror or e}", path) from None
+    except yaml.YAMLError as e:
+        raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("", "must be a mapping of kubelet image settings (camelCase)", path)
+    return data
 
 
 def _check_profiles(path: str, config: Any) -> None:

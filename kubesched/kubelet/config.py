@@ -34,10 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from kubesched.errors import ConfigError
 from kubesched.images.pull_model import (
@@ -47,7 +44,7 @@ from kubesched.images.pull_model import (
     PullModel,
 )
 
-__all__ = ["KubeletImageConfig", "read_kubelet_settings"]
+__all__ = ["KubeletImageConfig"]
 
 _CAMEL = {
     "serializeImagePulls": "serialize_image_pulls",
@@ -177,22 +174,3 @@ class KubeletImageConfig:
         """camelCase dict of every field (the inverse of :meth:`from_mapping`)."""
         return {_SNAKE_TO_CAMEL[f.name]: getattr(self, f.name) for f in fields(self)}
 
-
-def read_kubelet_settings(path: str | None) -> dict[str, Any]:
-    """The camelCase kubelet image settings in the YAML file ``path`` (``{}`` for None or an empty
-    file), as ``replay --kubelet`` and ``images estimate --kubelet`` read them; the keys are checked
-    by :meth:`KubeletImageConfig.from_mapping`. Raises ConfigError (naming the file) when the file
-    cannot be read, is not YAML or is not a mapping."""
-    if path is None:
-        return {}
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError("", f"cannot read the kubelet settings: {e.strerror or e}", path) from None
-    except yaml.YAMLError as e:
-        raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError("", "must be a mapping of kubelet image settings (camelCase)", path)
-    return data

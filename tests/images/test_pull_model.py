@@ -21,8 +21,9 @@ from kubesched.images.pull_model import (
     DEFAULT_PULL_FIXED_SECONDS,
     PullModel,
 )
-from kubesched.kubelet.config import KubeletImageConfig, read_kubelet_settings
+from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.kubelet.model import KubeletModel
+from kubesched.kubelet.settings_file import read_kubelet_settings
 from kubesched.plugins.imagecachewait.image_cache_wait import ImageCacheWaitArgs
 from kubesched.plugins.imagepulltimesaved.image_pull_time_saved import ImagePullTimeSavedArgs
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from kubesched.cli.main import main
 from kubesched.images.catalogue import default_catalogue
 from kubesched.kubelet.calibrate import CalibrationError, PullPoint, calibrate, pull_points
-from kubesched.kubelet.config import KubeletImageConfig, read_kubelet_settings
+from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.kubelet.pulled_events import (
     PulledEvent,
     parse_go_duration,
@@ -23,6 +23,7 @@ from kubesched.kubelet.pulled_events import (
     pulled_events,
     pulled_events_in_text,
 )
+from kubesched.kubelet.settings_file import read_kubelet_settings
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
