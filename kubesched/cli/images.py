@@ -150,10 +150,12 @@ def _cluster_events(kubeconfig: str, context: str | None) -> list[Any]:
               help="Base kubelet settings: kept in the output, and their layerLatencySeconds is used in the fit.")
 @click.option("--catalogue", "catalogue_path", type=click.Path(exists=True, dir_okay=False),
               help=_CATALOGUE_HELP + " It gives the layer counts (and sizes, for events without one).")
+@click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
+              help="Look up the layer counts of images missing from the catalogue in their registries.")
 @click.option("-o", "--output", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Write the kubelet-model file here (default: print it).")
 def calibrate(kubeconfig: str | None, context: str | None, events_path: str | None, kubelet_path: str | None,
-              catalogue_path: str | None, out_path: str | None) -> None:
+              catalogue_path: str | None, registry_path: str | None, out_path: str | None) -> None:
     """Fit the pull model's throughput and per-pull cost to a cluster's kubelet `Pulled` events
     (`Successfully pulled image "X" in 1.2s (3.4s including waiting). Image size: N bytes.`) and
     write a kubelet-model file for `kubesched replay --kubelet` and `images estimate --kubelet`.
@@ -171,7 +173,26 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
     base = read_kubelet_settings(kubelet_path)
     config = KubeletImageConfig.from_mapping(base, kubelet_path or "")
     events = _cluster_events(kubeconfig, context) if kubeconfig else _read_events_file(str(events_path))
-    points, skipped = pull_points(events, load_catalogue(catalogue_path))
+    lookup = None
+    client = None
+    if registry_path is not None:
+        from kubesched.images.registry import RegistryClient, RegistryError
+        from kubesched.images.registry_settings import load_registry_settings
+
+        client = RegistryClient(load_registry_settings(registry_path))
+        registry = client
+
+        def lookup(ref: str) -> Any:
+            try:
+                return registry.image_layers(ref).to_catalogue_image()
+            except RegistryError as e:
+                click.echo(f"warning: layers of {ref} unknown: {e}", err=True)
+                return None
+    try:
+        points, skipped = pull_points(events, load_catalogue(catalogue_path), lookup)
+    finally:
+        if client is not None:
+            client.close()
     result = fit(points, config.layer_latency_seconds, skipped)
     settings = {**base, **result.kubelet_settings()}
     KubeletImageConfig.from_mapping(settings, "the fitted settings")   # what replay --kubelet will check

@@ -6,7 +6,7 @@ Model (:mod:`kubesched.images.pull_model`)::
 
 ``layer_seconds`` is not fitted (a cluster's events rarely separate it from the fixed cost); it is
 taken from the base kubelet settings and subtracted first. ``layers_i`` comes from the image
-catalogue where it knows the image, else 1. The two unknowns ``fixed`` and ``1 / throughput`` are
+catalogue where it knows the image (or from a registry lookup, when one is given), else 1. The two unknowns ``fixed`` and ``1 / throughput`` are
 fitted by least squares on ``(bytes_i, y_i)`` made robust with Huber weights (iteratively
 reweighted least squares, tuning constant 1.345, scale = 1.4826 x the median absolute residual):
 a pull that was slow for reasons of its own (a throttled registry, a cold disk) pulls the fit
@@ -19,7 +19,7 @@ fitted time does not grow with size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.errors import KubeschedError
-from kubesched.images.catalogue import ImageCatalogue
+from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
 from kubesched.images.pull_model import DEFAULT_LAYER_SECONDS
 from kubesched.kubelet.pulled_events import PulledEvent
 
@@ -80,14 +80,21 @@ class Calibration:
         }
 
 
-def pull_points(events: Iterable[PulledEvent], catalogue: ImageCatalogue | None) -> tuple[list[PullPoint], int]:
+def pull_points(events: Iterable[PulledEvent], catalogue: ImageCatalogue | None,
+                lookup: Callable[[str], CatalogueImage | None] | None = None) -> tuple[list[PullPoint], int]:
     """Usable pulls of ``events`` and the number skipped. A pull's size is the event's (else the
-    catalogue's); its layer count the catalogue's (else None). Pulls with no known size or a size
-    of 0 are skipped."""
+    image's); its layer count the image's (else None). The image is the catalogue's, else what
+    ``lookup(ref)`` returns (a registry lookup, asked once per reference). Pulls with no known size
+    or a size of 0 are skipped."""
     points: list[PullPoint] = []
     skipped = 0
+    looked: dict[str, CatalogueImage | None] = {}
     for ev in events:
         image = catalogue.get(ev.image) if catalogue is not None else None
+        if image is None and lookup is not None:
+            if ev.image not in looked:
+                looked[ev.image] = lookup(ev.image)
+            image = looked[ev.image]
         size = ev.size_bytes if ev.size_bytes is not None else (image.size_bytes if image is not None else None)
         if not size:
             skipped += 1

@@ -280,3 +280,33 @@ def test_per_registry_tls_settings(tls_registry: tuple[Registry, Path]) -> None:
     assert no_verify.image_layers(ref).digest == digest
     with_ca.close()
     no_verify.close()
+
+
+def test_cli_calibrate_takes_layer_counts_from_the_registry(registry: Registry, images: dict[str, Any],
+                                                            tmp_path: Path) -> None:
+    """Pulls of registry images: 2-layer team/app:1 and team/app:2, 1-layer team/plain:1; the
+    per-layer cost (37 ms) is subtracted per layer the registry reports, so the fit is exact."""
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    f = tmp_path / "registries.yaml"
+    f.write_text(f"registries:\n  '{registry.host}': {{insecure: true}}\n")
+    events = []
+    for ref, layers, size in ((f"{registry.host}/team/app:1", 2, 45_000_000), (f"{registry.host}/team/app:2", 2,
+                                                                              450_000_000),
+                              (f"{registry.host}/team/plain:1", 1, 900_000_000),
+                              (f"{registry.host}/team/missing:1", 1, 2_250_000_000)):
+        seconds = 1.0 + 0.037 * layers + size / 45e6
+        events.append({"reason": "Pulled", "message": f'Successfully pulled image "{ref}" in {seconds:.3f}s '
+                                                      f"({seconds:.3f}s including waiting). Image size: {size} bytes."})
+    src = tmp_path / "events.json"
+    src.write_text(json.dumps({"items": events}))
+    out = tmp_path / "kubelet.yaml"
+    res = CliRunner().invoke(main, ["images", "calibrate", "--events", str(src), "--registry-settings", str(f),
+                                    "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert f"warning: layers of {registry.host}/team/missing:1 unknown: " in res.output
+    text = out.read_text()
+    assert "# from 4 pulls (3 with known layer counts, 0 outliers, 0 skipped without a size):" in text
+    assert "decompressBytesPerSecond: 45000000\npullFixedSeconds: 1.0\n" in text
