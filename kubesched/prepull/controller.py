@@ -33,9 +33,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubesched.api.pod import Pod
-from kubesched.api.timestamps import format_time
+from kubesched.api.timestamps import rfc3339_micro
 from kubesched.clock import Clock
-from kubesched.cluster.informers import EventHandlers, InformerSet
+from kubesched.cluster.informers import InformerSet
+from kubesched.cluster.informers import ResourceEventHandlerFuncs as EventHandlers
 from kubesched.cluster.kube import KubeApiError
 from kubesched.errors import ConfigError, KubeschedError, NotFoundError
 from kubesched.framework.node_info import NodeInfo
@@ -318,7 +319,7 @@ class PrePullController:
         now = self.clock.now()
         ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
               "metadata": {"name": f"{node}.{int(now * 1e9):x}.{self._seq}", "namespace": "default"},
-              "eventTime": format_time(now), "reportingController": REPORTING_CONTROLLER,
+              "eventTime": rfc3339_micro(now), "reportingController": REPORTING_CONTROLLER,
               "reportingInstance": REPORTING_CONTROLLER, "action": "PrePull", "reason": reason, "type": kind,
               "note": note, "regarding": {"kind": "Node", "name": node, "uid": uid, "apiVersion": "v1"}}
         try:
