@@ -47,6 +47,9 @@ def _register() -> None:
     from kubesched.cli import ui
 
     main.add_command(ui.ui)
+    from kubesched.cli import images
+
+    main.add_command(images.images)
 
 
 _register()

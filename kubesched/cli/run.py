@@ -25,6 +25,7 @@ from typing import Any
 import click
 
 from kubesched import __version__
+from kubesched.cli.prepull_flags import PrePullOptions, prepull_flags, prepull_options
 from kubesched.clock import RealClock
 from kubesched.config.duration import parse_go_duration
 from kubesched.config.load import default_config, load_config
@@ -75,6 +76,8 @@ class RunOptions:
     parallel_bindings: int
     #: the --config file (names the file in config errors found while building the profiles)
     config_file: str | None = None
+    #: --prepull settings (None: no pre-pull controller)
+    prepull: PrePullOptions | None = None
 
 
 def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
@@ -135,6 +138,7 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
               help="Write the effective configuration (defaults and flags applied) to this file and exit.")
 @click.version_option(__version__, "--version", prog_name="kubesched",
                       message="%(prog)s v%(version)s (kube-scheduler v1.35 behaviour)")
+@prepull_flags
 def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | None, kube_api_burst: int | None,
         leader_elect: bool | None, leader_elect_lease_duration: float | None,
         leader_elect_renew_deadline: float | None, leader_elect_retry_period: float | None,
@@ -142,7 +146,8 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         leader_elect_resource_namespace: str | None, leader_elect_identity: str | None,
         permit_wait_timeout: float, profiling: bool | None, bind_address: str, secure_port: int, port: int,
         tls_cert_file: str | None, tls_private_key_file: str | None, plugin_modules: tuple[str, ...],
-        parallel_bindings: int, verbosity: int, logging_format: str, write_config_to: str | None) -> None:
+        parallel_bindings: int, verbosity: int, logging_format: str, write_config_to: str | None,
+        **prepull: Any) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
     whose spec.schedulerName names a profile of the config are bound through pods/binding."""
     from kubesched.cluster.leader_election import default_identity
@@ -171,7 +176,7 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         profiling=profiling if profiling is not None else effective.enable_profiling,
         bind_address=bind_address, secure_port=secure_port, port=port, tls_cert_file=tls_cert_file,
         tls_private_key_file=tls_private_key_file, plugin_modules=plugin_modules,
-        parallel_bindings=parallel_bindings, config_file=config_file)
+        parallel_bindings=parallel_bindings, config_file=config_file, prepull=prepull_options(prepull))
     if opts.burst < 1 and opts.qps > 0:
         raise ConfigError("--kube-api-burst", "must be at least 1")
     if write_config_to:
@@ -258,6 +263,16 @@ def run_scheduler(opts: RunOptions) -> int:
             raise e.located(opts.config_file) from None
         raise
 
+    prepuller = None
+    if opts.prepull is not None:
+        from kubesched.prepull.controller import PrePullController
+
+        p = opts.prepull
+        prepuller = PrePullController.for_scheduler(
+            sched, client, clock, p.catalogue, api_client=client.api, mechanism=p.mechanism,
+            namespace=p.namespace, interval=p.interval,
+            max_new_per_tick=p.max_per_tick, timeout_seconds=p.timeout, priority_class_name=p.priority_class or None)
+
     shutdown = threading.Event()   # SIGTERM/SIGINT
     lost = threading.Event()       # lease lost
     sched_stop = threading.Event()  # scheduling loop
@@ -313,6 +328,8 @@ def run_scheduler(opts: RunOptions) -> int:
         if not sched_thread.is_alive() and not shutdown.is_set():
             log.info("starting the scheduling loop")
             sched_thread.start()
+            if prepuller is not None:
+                threading.Thread(target=prepuller.run, args=(sched_stop,), name="prepull", daemon=True).start()
 
     def stopped_leading() -> None:
         component_metrics.leading(opts.lease_name, False)

@@ -32,19 +32,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.framework.node_info import NodeInfo
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, load_catalogue
 from kubesched.images.names import InvalidImageReference, parse_image_ref
+from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
 
-__all__ = ["BANDWIDTH_KEY", "LayerGroup", "ImageLayerIndex", "image_aliases"]
+__all__ = ["BANDWIDTH_KEY", "LayerGroup", "LayerSource", "ImageLayerIndex", "image_aliases"]
 
 #: Node annotation (or label) giving the node's image pull throughput in bytes per second.
 BANDWIDTH_KEY = "kubesched.io/image-pull-bytes-per-second"
 
 _OPAQUE = "image:"
+
+
+class LayerSource(Protocol):
+    """Where layers of images missing from the catalogue come from (a registry, in the
+    background): ``lookup`` must never block; ``generation`` grows whenever an answer changes."""
+
+    generation: int
+
+    def lookup(self, ref: str) -> CatalogueImage | None: ...
 
 
 def image_aliases(ref: str) -> tuple[str, ...]:
@@ -87,8 +98,11 @@ class ImageLayerIndex:
     """
 
     def __init__(self, catalogue_path: str | None = None, bandwidth_key: str = BANDWIDTH_KEY,
-                 default_bandwidth: float = 80e6, catalogue: ImageCatalogue | None = None) -> None:
+                 default_bandwidth: float = DEFAULT_PULL_BYTES_PER_SECOND, catalogue: ImageCatalogue | None = None,
+                 source: LayerSource | None = None) -> None:
         self.catalogue = catalogue if catalogue is not None else load_catalogue(catalogue_path)
+        self.source = source
+        self._source_generation = source.generation if source is not None else 0
         self.bandwidth_key = bandwidth_key
         self.default_bandwidth = float(default_bandwidth)
         self._status_cache: dict[str, tuple[Node, dict[str, int]]] = {}
@@ -102,12 +116,29 @@ class ImageLayerIndex:
     # ------------------------------------------------------------------ images
 
     def lookup(self, ref: str) -> CatalogueImage | None:
-        """The catalogue image of ``ref`` (any spelling) or None."""
+        """The catalogue image of ``ref`` (any spelling), else the layer source's answer (never
+        blocking: None until a background lookup completes), else None."""
         try:
             return self._image_cache[ref]
         except KeyError:
-            image = self._image_cache[ref] = self.catalogue.get(ref)
+            image = self.catalogue.get(ref)
+            if image is None and self.source is not None:
+                image = self.source.lookup(ref)
+            self._image_cache[ref] = image
             return image
+
+    def sync(self) -> bool:
+        """Drop every cached map when the layer source learned something since the last call (so the
+        images it looked up stop being opaque). Returns True when the caches were dropped. Cheap:
+        one integer comparison when nothing changed."""
+        source = self.source
+        if source is None or source.generation == self._source_generation:
+            return False
+        self._source_generation = source.generation
+        for cache in (self._status_cache, self._node_cache, self._flight_cache, self._pod_cache,
+                      self._image_cache, self._opaque_sizes):
+            cache.clear()
+        return True
 
     def pod_groups(self, pod: Pod) -> tuple[LayerGroup, ...]:
         """Distinct layer groups of all the pod's images (init containers and containers)."""

@@ -1,2 +1,3 @@
 """The kubelet image model (used by ``kubesched replay``): per-node image pulls, layers, image
-disk, image GC and ``node.status.images`` on a virtual clock."""
+disk, image GC and ``node.status.images`` on a virtual clock; and what real kubelets report about
+their pulls (``pulled_events``) with the fit of the model to them (``calibrate``)."""

@@ -2,7 +2,8 @@
 
 Field names mirror ``KubeletConfiguration`` (``k8s.io/kubelet/config/v1beta1``) where one exists;
 :meth:`KubeletImageConfig.from_mapping` reads them in that camelCase spelling. Defaults and their
-sources (``../shared/data/image-catalogue-facts.md`` = "facts"):
+sources ("facts" = the image facts cited in ``docs/image-acceleration.md``; the pull-time defaults
+are shared with the scheduler plugins through :mod:`kubesched.images.pull_model`):
 
 =================================  ==============  ==========================================================
 field                              default         source / reasoning
@@ -10,9 +11,11 @@ field                              default         source / reasoning
 serialize_image_pulls              True            kubelet default (facts 3c)
 max_parallel_image_pulls           None            kubelet default (nil = unlimited when not serialized)
 node_bandwidth_bps                 3.0e9 B/s       24 Gbit/s, the smallest GPU-VM NIC figure (facts 3e)
-decompress_bps                     80e6 B/s        single-core gzip inflate of compressed input, 80-100 MB/s
-                                                   (facts 3a/3b, containerd#13559); the lower end
-layer_latency_seconds              0.2 s           assumption: no measured per-layer round trip (facts gap 3)
+decompress_bps                     45e6 B/s        end-to-end throughput of one pull (fetch + gzip inflate + unpack):
+                                                   median of public kubelet ``Pulled`` events for multi-GB images
+                                                   (:mod:`kubesched.images.pull_model`)
+pull_fixed_seconds                 1.0 s           cost of every pull besides its bytes (same events; 0.9-1.15 s)
+layer_latency_seconds              0.037 s         cost per layer fetched (same events)
 registry_max_concurrent_pulls      None            unlimited (set it to model a registry that queues pulls)
 registry_bandwidth_bps             None            unlimited (set it to model a shared registry uplink)
 container_start_seconds            1.0 s           start with the image present: ~1-2 s typical, SLO p99 5 s (facts 4)
@@ -34,6 +37,12 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kubesched.errors import ConfigError
+from kubesched.images.pull_model import (
+    DEFAULT_LAYER_SECONDS,
+    DEFAULT_PULL_BYTES_PER_SECOND,
+    DEFAULT_PULL_FIXED_SECONDS,
+    PullModel,
+)
 
 __all__ = ["KubeletImageConfig"]
 
@@ -43,6 +52,7 @@ _CAMEL = {
     "nodeBandwidthBytesPerSecond": "node_bandwidth_bps",
     "decompressBytesPerSecond": "decompress_bps",
     "layerLatencySeconds": "layer_latency_seconds",
+    "pullFixedSeconds": "pull_fixed_seconds",
     "registryMaxConcurrentPulls": "registry_max_concurrent_pulls",
     "registryBandwidthBytesPerSecond": "registry_bandwidth_bps",
     "containerStartSeconds": "container_start_seconds",
@@ -64,8 +74,9 @@ class KubeletImageConfig:
     serialize_image_pulls: bool = True
     max_parallel_image_pulls: int | None = None
     node_bandwidth_bps: float = 3.0e9
-    decompress_bps: float = 80e6
-    layer_latency_seconds: float = 0.2
+    decompress_bps: float = DEFAULT_PULL_BYTES_PER_SECOND
+    layer_latency_seconds: float = DEFAULT_LAYER_SECONDS
+    pull_fixed_seconds: float = DEFAULT_PULL_FIXED_SECONDS
     registry_max_concurrent_pulls: int | None = None
     registry_bandwidth_bps: float | None = None
     container_start_seconds: float = 1.0
@@ -88,6 +99,13 @@ class KubeletImageConfig:
             return 1
         return self.max_parallel_image_pulls
 
+    def pull_model(self) -> PullModel:
+        """The idle-node pull time of this configuration: fixed and per-layer cost, and a throughput
+        of ``min(decompress_bps, node_bandwidth_bps, registry_bandwidth_bps)``."""
+        rate = min(self.decompress_bps, self.node_bandwidth_bps,
+                   self.registry_bandwidth_bps if self.registry_bandwidth_bps is not None else float("inf"))
+        return PullModel(self.pull_fixed_seconds, self.layer_latency_seconds, rate)
+
     def validate(self) -> None:
         """Raise ConfigError (path ``kubelet.<camelCaseField>``) for an invalid value; the GC and
         parallel-pull rules follow ``pkg/kubelet/apis/config/validation/validation.go``."""
@@ -107,7 +125,7 @@ class KubeletImageConfig:
         for name in ("node_bandwidth_bps", "decompress_bps", "uncompressed_ratio", "image_disk_bytes"):
             positive(name)
         positive("registry_bandwidth_bps", allow_none=True)
-        for name in ("layer_latency_seconds", "container_start_seconds", "image_minimum_gc_age_seconds",
+        for name in ("layer_latency_seconds", "pull_fixed_seconds", "container_start_seconds", "image_minimum_gc_age_seconds",
                      "image_gc_period_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -155,3 +173,4 @@ class KubeletImageConfig:
     def to_mapping(self) -> dict[str, Any]:
         """camelCase dict of every field (the inverse of :meth:`from_mapping`)."""
         return {_SNAKE_TO_CAMEL[f.name]: getattr(self, f.name) for f in fields(self)}
+

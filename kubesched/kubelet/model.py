@@ -338,7 +338,7 @@ class KubeletModel:
             n.inflight[layer.id] = job
         job.own_layers = tuple(own)
         job.own_bytes = sum(layer.size_bytes for layer in own)
-        latency = len(own) * self.config.layer_latency_seconds
+        latency = self.config.pull_fixed_seconds + len(own) * self.config.layer_latency_seconds
         if latency > 0:
             job.timer = self.clock.call_at(t + latency, lambda: self._begin_transfer(n, job, self.clock.now()))
         else:

@@ -8,7 +8,8 @@ A :class:`PullJob` pulls one image on one node. Its life, in virtual seconds:
 2. ``started`` -- it holds both slots; the layers to fetch are decided now: layers on the node
    are skipped (cache hits), layers being fetched by another active job on the node are joined
    (not fetched twice), the rest (``own_layers``) are fetched by this job;
-3. latency phase of ``len(own_layers) * layer_latency_seconds``;
+3. latency phase of ``pull_fixed_seconds + len(own_layers) * layer_latency_seconds`` (manifest and
+   config requests, one request per layer fetched);
 4. transfer phase: ``own_bytes`` at a rate that changes when other jobs start or end:
    ``rate = min(decompress_bps, node_bandwidth / transferring jobs on the node)``, then, when a
    registry bandwidth is set, max-min fair shares of it across all transferring jobs
@@ -16,7 +17,7 @@ A :class:`PullJob` pulls one image on one node. Its life, in virtual seconds:
 5. ``done`` -- once its own transfer ended and every job it joined ended its transfer; the image
    is then present on the node and the slots are released.
 
-With constant rates the pull time is ``len(own_layers) * latency + own_bytes / min(bandwidth
+With constant rates the pull time is ``fixed + len(own_layers) * latency + own_bytes / min(bandwidth
 share, decompress)``. Layers fetched by a job count on the node when its image completes.
 """
 

@@ -34,15 +34,16 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from kubesched.errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from kubesched.api.pod import Pod
-    from kubesched.clock import VirtualClock
-    from kubesched.cluster.memory import MemoryCluster
-    from kubesched.images.catalogue import ImageCatalogue
-    from kubesched.kubelet.model import KubeletModel
-    from kubesched.scheduler.core import Scheduler
+    from kubesched.clock import Clock
+    from kubesched.cluster.client import ClusterClient
+    from kubesched.framework.node_info import NodeInfo
+    from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
 
 __all__ = ["PlannerContext", "PrePullPlannerHook", "PlannerFactory", "DEFAULT_PLANNER", "DEFAULT_TICK_SECONDS",
-           "load_planner_factory"]
+           "NodeImageDisk", "NodeImageView", "NodeInfoSource", "PlannerScheduler", "load_planner_factory"]
 
 #: the planner ``--prepull`` enables (written outside the replay; imported lazily)
 DEFAULT_PLANNER = "kubesched.prepull.planner:PrePullPlanner"
@@ -50,22 +51,66 @@ DEFAULT_PLANNER = "kubesched.prepull.planner:PrePullPlanner"
 DEFAULT_TICK_SECONDS = 10.0
 
 
+class NodeImageDisk(Protocol):
+    """A node's image disk as a planner sees it (bytes)."""
+
+    @property
+    def usage_bytes(self) -> int: ...
+
+    @property
+    def capacity_bytes(self) -> int: ...
+
+    def disk_bytes(self, compressed_bytes: int) -> int: ...
+
+    def has_image(self, name: str) -> bool: ...
+
+
+class NodeImageView(Protocol):
+    """The images of the nodes and the way to start a pre-pull: the kubelet model in the replay
+    (:class:`~kubesched.kubelet.model.KubeletModel`), the API objects on a real cluster
+    (:class:`~kubesched.prepull.cluster_view.ClusterImageView`). ``image`` is a catalogue image or
+    its name."""
+
+    def prepull(self, node: str, image: str | CatalogueImage, now: float | None = None) -> bool: ...
+
+    def has_image(self, node: str, image: str | CatalogueImage) -> bool: ...
+
+    def pulling(self, node: str, image: str | CatalogueImage) -> bool: ...
+
+    def pending_pulls(self, node: str) -> int: ...
+
+    def layer_bytes(self, node: str, image: str | CatalogueImage) -> tuple[int, int]: ...
+
+    def store(self, node: str) -> NodeImageDisk: ...
+
+
+class NodeInfoSource(Protocol):
+    def node_infos(self) -> Iterable[NodeInfo]: ...
+
+
+class PlannerScheduler(Protocol):
+    """The part of the scheduler a planner reads: its cache's NodeInfos."""
+
+    @property
+    def cache(self) -> NodeInfoSource: ...
+
+
 @dataclass(frozen=True, slots=True)
 class PlannerContext:
     """What a planner may use during a run.
 
-    ``model``: the kubelet image model (``prepull``, ``layer_bytes``, ``has_image``,
-    ``pending_pulls``, ``bandwidth_bps``, ``store(node)``); ``cluster``: the embedded cluster
+    ``model``: the node images (:class:`NodeImageView`: ``prepull``, ``layer_bytes``,
+    ``has_image``, ``pulling``, ``pending_pulls``, ``store(node)``); ``cluster``: the cluster
     (read only: ``list("Node")``, ``list("Pod")``, ``get``); ``scheduler``: the scheduler
-    (``queue.pending_pods()``, ``cache``); ``clock``: the virtual clock (read ``now()`` only);
+    (its ``cache``); ``clock``: the clock (read ``now()`` only);
     ``catalogue``: the image catalogue; ``origin``: clock time of replay second 0, so
     ``t = clock.now() - origin``.
     """
 
-    model: KubeletModel
-    cluster: MemoryCluster
-    scheduler: Scheduler
-    clock: VirtualClock
+    model: NodeImageView
+    cluster: ClusterClient
+    scheduler: PlannerScheduler
+    clock: Clock
     catalogue: ImageCatalogue
     origin: float
 

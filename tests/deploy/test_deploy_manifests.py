@@ -38,10 +38,13 @@ def by_kind(kind: str) -> list[dict[str, Any]]:
 def test_deploy_has_the_expected_objects() -> None:
     kinds = sorted((d["kind"], d["metadata"]["name"]) for _, d in documents())
     assert kinds == [
-        ("ClusterRole", "kubesched:kube-scheduler"), ("ClusterRole", "kubesched:volume-scheduler"),
-        ("ClusterRoleBinding", "kubesched:kube-scheduler"), ("ClusterRoleBinding", "kubesched:volume-scheduler"),
+        ("ClusterRole", "kubesched:kube-scheduler"), ("ClusterRole", "kubesched:prepull-priorityclass"),
+        ("ClusterRole", "kubesched:volume-scheduler"),
+        ("ClusterRoleBinding", "kubesched:kube-scheduler"), ("ClusterRoleBinding", "kubesched:prepull-priorityclass"),
+        ("ClusterRoleBinding", "kubesched:volume-scheduler"),
         ("ConfigMap", "kubesched-config"), ("Deployment", "kubesched"),
-        ("Role", "kubesched:leader-election"), ("RoleBinding", "kubesched:leader-election"),
+        ("Role", "kubesched:leader-election"), ("Role", "kubesched:prepull"),
+        ("RoleBinding", "kubesched:leader-election"), ("RoleBinding", "kubesched:prepull"),
         ("Service", "kubesched-metrics"), ("ServiceAccount", "kubesched"),
     ]
 

@@ -40,7 +40,8 @@ def _catalogue() -> ImageCatalogue:
     ]}, "test")
 
 
-BASE = dict(node_bandwidth_bps=1000.0, decompress_bps=100.0, layer_latency_seconds=0.5, container_start_seconds=1.0)
+BASE = dict(node_bandwidth_bps=1000.0, decompress_bps=100.0, layer_latency_seconds=0.5, pull_fixed_seconds=0.0,
+            container_start_seconds=1.0)
 
 
 def _model(**cfg: Any) -> tuple[VirtualClock, KubeletModel, list[tuple[str, str, float]]]:
@@ -165,7 +166,7 @@ def test_finished_pod_cancels_its_start() -> None:
 # x1/x2/x3: one 150 B layer each -> 300 B on disk (ratio 2.0). Disk 1000 B: three images = 900 B,
 # usagePercent = 100 - 100*100//1000 = 90 >= 85 -> amountToFree = 1000*20//100 - 100 = 100.
 
-GC = dict(layer_latency_seconds=0.0, image_disk_bytes=1000, uncompressed_ratio=2.0)
+GC = dict(layer_latency_seconds=0.0, pull_fixed_seconds=0.0, image_disk_bytes=1000, uncompressed_ratio=2.0)
 
 
 def test_gc_evicts_least_recently_used_at_the_next_gc_tick() -> None:

@@ -65,6 +65,7 @@ def setup(catalogue: str, warm_end_in: float | None, cold_pods: list[Any] | None
     cold = node_info(make_node("cold", allocatable=GPU), cold_pods or [])
     handle = FakeHandle(snapshot_of([cold, warm]), filter_plugins=[_ResourcesFit()])
     handle.clock = VirtualClock(NOW)  # type: ignore[assignment]
+    kw.setdefault("default_bandwidth_bytes_per_second", 80e6)  # the arithmetic below uses 80 MB/s
     pl = ImageCacheWait(ImageCacheWaitArgs(catalogue_path=catalogue, **kw), handle)  # type: ignore[arg-type]
     return pl, make_pod("new", image="app:1", requests=GPU)
 

@@ -14,6 +14,8 @@ from kubesched.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.results import NodeScore
 from kubesched.framework.status import Code
+from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
+from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.plugins import IN_TREE
 from kubesched.plugins.imagelocality.image_locality import ImageLocality
 from kubesched.plugins.imagepulltimesaved.image_pull_time_saved import (
@@ -29,9 +31,14 @@ def catalogue(tmp_path: Path) -> str:
     return write_catalogue(tmp_path)
 
 
+#: the arithmetic in these tests uses 80 MB/s (the default is the pull model's, checked below)
+BW = 80e6
+
+
 def plugin(catalogue: str, infos: list[Any], **kw: Any) -> tuple[ImagePullTimeSaved, FakeHandle]:
     handle = FakeHandle(snapshot_of(infos))
     handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    kw.setdefault("default_bandwidth_bytes_per_second", BW)
     args = ImagePullTimeSavedArgs(catalogue_path=catalogue, **kw)
     return ImagePullTimeSaved(args, handle), handle  # type: ignore[arg-type]
 
@@ -197,7 +204,8 @@ def test_args_decode_and_validation(catalogue: str) -> None:
     d = decode_args(ImagePullTimeSavedArgs, None, "args")
     assert (d.catalogue_path, d.default_bandwidth_bytes_per_second, d.bandwidth_key, d.score_scale_floor_seconds,
             d.recent_window_seconds, d.recent_burst, d.in_flight_progress, d.serialized_pulls) == (
-        None, 80e6, "kubesched.io/image-pull-bytes-per-second", 10.0, 300.0, 8, 0.5, True)
+        None, DEFAULT_PULL_BYTES_PER_SECOND, "kubesched.io/image-pull-bytes-per-second", 10.0, 300.0, 8, 0.5, True)
+    assert DEFAULT_PULL_BYTES_PER_SECOND == KubeletImageConfig().decompress_bps == 45e6
     with pytest.raises(ConfigError, match="inFlightProgress"):
         decode_args(ImagePullTimeSavedArgs, {"inFlightProgress": 1.5}, "args")
     with pytest.raises(ConfigError, match="defaultBandwidthBytesPerSecond"):
@@ -212,8 +220,9 @@ def test_default_catalogue_matches_layers_between_real_images() -> None:
     handle = FakeHandle(snapshot_of(infos))
     pl = ImagePullTimeSaved(None, handle)  # type: ignore[arg-type]
     raw, norm = run(pl, make_pod("p", image="registry.example.com/ml/bert-finetune:v3"), infos)
-    # bert-finetune:v3 = the pytorch runtime image's 4 layers (3.03 GB) + a 150 MB app layer
-    assert raw == {"n1": 37875, "n2": 0}
+    # bert-finetune:v3 = the pytorch runtime image's 4 layers (3.03 GB) + a 150 MB app layer;
+    # 3.03e9 B / 45e6 B/s (the default throughput) = 67.333 s
+    assert raw == {"n1": 67333, "n2": 0}
     assert norm == {"n1": 100, "n2": 0}
 
 
@@ -262,7 +271,8 @@ def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -
     cache, snap = _cache_snapshot(nodes, [running])
     handle = FakeHandle(snap)
     handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, recent_burst=2), handle)  # type: ignore[arg-type]
+    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, recent_burst=2,
+                                                        default_bandwidth_bytes_per_second=BW), handle)  # type: ignore[arg-type]
     pod = make_pod("p", image="app:1")
     # rows in reverse list order: n5, n4, n3, n2, n1; n5 shares base+cuda at twice the bandwidth
     assert _batch_vs_per_node(pl, pod, snap) == ([12687, 13312, 0, 25375, 26625], [47, 49, 0, 95, 100])

@@ -160,12 +160,12 @@ def test_prepull_takes_no_kubelet_pull_slot() -> None:
     clock = VirtualClock(0.0)
     model = KubeletModel(clock, CAT, KubeletImageConfig())
     model.add_node("n")
-    assert model.prepull("n", "other:1") is True   # 1 GB, 12.7 s
+    assert model.prepull("n", "other:1") is True   # 1 GB, 23 s with the default pull model
     clock.advance_to(1.0)
     record = model.pod_bound("n", "default/p", ["app:1"])
-    # serialized pulls, but the pod's pull starts at once: 3 layers x 0.2 s + 2.13e9 / 80e6 s
+    # serialized pulls, but the pod's pull starts at once: 1 s + 3 layers x 0.037 s + 2.13e9 / 45e6 s
     assert model.pending_pulls("n") == 2 and model.pulling("n", "other:1") is True
     clock.advance_to(100.0)
     assert record.pull_wait_seconds == 0.0
-    assert record.pulls_done_at == pytest.approx(1.0 + 0.6 + 26.625)
+    assert record.pulls_done_at == pytest.approx(1.0 + 1.0 + 0.111 + 2.13e9 / 45e6)
     assert model.metrics.bytes_prepulled == 1_000_000_000

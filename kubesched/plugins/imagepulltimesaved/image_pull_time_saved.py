@@ -76,6 +76,8 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 from kubesched.framework.status import Code, Status
 from kubesched.images.layer_index import BANDWIDTH_KEY, ImageLayerIndex
+from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
+from kubesched.images.registry_layers import shared_registry_source
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -112,8 +114,8 @@ class ImagePullTimeSavedArgs:
     * ``catalogue_path`` (``cataloguePath``): image catalogue YAML; None = the shipped
       ``kubesched/data/image-catalogue.yaml``. Images not in it are one opaque layer.
     * ``default_bandwidth_bytes_per_second``: pull throughput of a node without the
-      ``bandwidth_key`` annotation/label; default 80e6 B/s (pulls are bound by single-core gzip
-      inflate, 80-100 MB/s, ``../shared/data/image-catalogue-facts.md`` §3a, well under NIC speed).
+      ``bandwidth_key`` annotation/label; default 45e6 B/s, the kubelet model's per-pull throughput
+      (:data:`kubesched.images.pull_model.DEFAULT_PULL_BYTES_PER_SECOND`).
     * ``bandwidth_key``: node annotation (or label) with the node's throughput, bytes/s.
     * ``score_scale_floor_seconds``: a saving of this many seconds or more can reach 100; default 10.
     * ``recent_window_seconds``: window of the piling guard; default 300 (5 min).
@@ -124,16 +126,22 @@ class ImagePullTimeSavedArgs:
     * ``serialized_pulls``: the nodes' kubelets pull one image at a time (``serializeImagePulls``,
       the kubelet default), so a pod bound to a node waits behind everything the node is still
       pulling; default true. False: only the pod's own in-flight layers are waited for.
+    * ``registry_settings_path``: registry settings YAML
+      (:mod:`kubesched.images.registry_settings`); when set, images missing from the catalogue are
+      looked up in their registries in the background (:mod:`kubesched.images.registry_layers`):
+      the first cycles score such an image as one opaque layer, later ones see its layers.
+      Default None: no lookups.
     """
 
     catalogue_path: str | None = None
-    default_bandwidth_bytes_per_second: float = Field(default=80e6, gt=0)
+    default_bandwidth_bytes_per_second: float = Field(default=DEFAULT_PULL_BYTES_PER_SECOND, gt=0)
     bandwidth_key: str = BANDWIDTH_KEY
     score_scale_floor_seconds: float = Field(default=10.0, gt=0)
     recent_window_seconds: float = Field(default=300.0, ge=0)
     recent_burst: int = Field(default=8, ge=0)
     in_flight_progress: float = Field(default=0.5, ge=0, le=1)
     serialized_pulls: bool = True
+    registry_settings_path: str | None = None
 
 
 @std_dataclass(slots=True)
@@ -161,7 +169,9 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
     def __init__(self, args: ImagePullTimeSavedArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or ImagePullTimeSavedArgs(), handle)
         a: ImagePullTimeSavedArgs = self.args
-        self.index = ImageLayerIndex(a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second)
+        source = shared_registry_source(a.registry_settings_path) if a.registry_settings_path else None
+        self.index = ImageLayerIndex(a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second,
+                                     source=source)
         #: image set -> node -> reservation times (the piling guard's memory)
         self._recent: dict[tuple[str, ...], dict[str, deque[float]]] = {}
         self._reserved: dict[str, tuple[str, tuple[str, ...], float]] = {}
@@ -201,6 +211,9 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Skip when the pod's images have no known bytes; else store the per-cycle state."""
+        if self.index.sync():   # a registry lookup finished: the cached columns are stale
+            self._saved_columns.clear()
+            self._flight_column = None
         if self.index.pod_bytes(pod) == 0:
             for ni in nodes:  # unknown image: learn its size from the nodes' status
                 self.index.node_layers(ni)

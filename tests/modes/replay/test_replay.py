@@ -131,7 +131,8 @@ def test_never_scheduled_pod(catalogue: Any) -> None:
 
 
 def test_image_whose_layers_are_all_present_starts(catalogue: Any) -> None:
-    """``base:1`` on a node that holds app-a (hence the base layer) completes its pull at once."""
+    """``base:1`` on a node that holds app-a (hence the base layer) completes its pull at once (with
+    no per-pull cost; by default a pull that fetches no layer still costs ``pullFixedSeconds``)."""
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}]
 
@@ -140,7 +141,7 @@ def test_image_whose_layers_are_all_present_starts(catalogue: Any) -> None:
                 "spec": {"containers": [{"name": "c", "image": image}]}}
     wl = Workload(nodes, [WorkloadPod("a", "default", 0.0, None, pod("a", "example.com/app-a:1")),
                           WorkloadPod("b", "default", 100.0, None, pod("b", "example.com/base:1"))],
-                  horizon=100.0, kubelet={"containerStartSeconds": 1.0})
+                  horizon=100.0, kubelet={"containerStartSeconds": 1.0, "pullFixedSeconds": 0.0})
     r = run_replay(wl, None, catalogue=catalogue)
     b = r.timelines[1]
     assert b.started == 101.0 and b.pull == 0.0 and b.bytes_pulled == 0 and b.bytes_cache_hit == 100_000_000

@@ -1,0 +1,142 @@
+"""The pull model: calibrated defaults shared by the kubelet model and the image plugins, the
+presets in examples/kubelet/, and ``kubesched images estimate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubesched.cli.main import main
+from kubesched.clock import VirtualClock
+from kubesched.config.args import decode_args
+from kubesched.errors import ConfigError
+from kubesched.images.catalogue import parse_catalogue
+from kubesched.images.pull_model import (
+    DEFAULT_LAYER_SECONDS,
+    DEFAULT_PULL_BYTES_PER_SECOND,
+    DEFAULT_PULL_FIXED_SECONDS,
+    PullModel,
+)
+from kubesched.kubelet.config import KubeletImageConfig
+from kubesched.kubelet.model import KubeletModel
+from kubesched.kubelet.settings_file import read_kubelet_settings
+from kubesched.plugins.imagecachewait.image_cache_wait import ImageCacheWaitArgs
+from kubesched.plugins.imagepulltimesaved.image_pull_time_saved import ImagePullTimeSavedArgs
+
+REPO = Path(__file__).resolve().parents[2]
+PRESETS = REPO / "examples" / "kubelet"
+
+
+def test_defaults_are_the_published_figures_and_shared() -> None:
+    assert (DEFAULT_PULL_FIXED_SECONDS, DEFAULT_LAYER_SECONDS, DEFAULT_PULL_BYTES_PER_SECOND) == (1.0, 0.037, 45e6)
+    k = KubeletImageConfig()
+    assert (k.pull_fixed_seconds, k.layer_latency_seconds, k.decompress_bps) == (1.0, 0.037, 45e6)
+    assert k.pull_model() == PullModel()
+    assert decode_args(ImagePullTimeSavedArgs, None, "a").default_bandwidth_bytes_per_second == 45e6
+    assert decode_args(ImageCacheWaitArgs, None, "a").default_bandwidth_bytes_per_second == 45e6
+    assert k.to_mapping()["pullFixedSeconds"] == 1.0
+    with pytest.raises(ConfigError, match="kubelet.pullFixedSeconds: must be >= 0, got -1"):
+        KubeletImageConfig.from_mapping({"pullFixedSeconds": -1})
+
+
+def test_seconds() -> None:
+    m = PullModel()
+    # 1 s + 10 x 0.037 s + 5,650,343,354 B / 45e6 B/s
+    assert m.seconds(5_650_343_354, 10) == pytest.approx(1.0 + 0.37 + 125.56318564444444)
+    assert m.seconds(0) == pytest.approx(1.037)
+    assert PullModel(0.0, 0.0, 100.0).seconds(250, 3) == 2.5
+    with pytest.raises(ValueError, match="at least one layer"):
+        m.seconds(1, 0)
+    with pytest.raises(ValueError, match="bytes_per_second must be > 0"):
+        PullModel(bytes_per_second=0)
+
+
+def test_pull_model_throughput_is_the_slowest_of_the_kubelet_limits() -> None:
+    k = KubeletImageConfig(node_bandwidth_bps=30e6, registry_bandwidth_bps=40e6)
+    assert k.pull_model().bytes_per_second == 30e6
+    assert KubeletImageConfig(registry_bandwidth_bps=20e6).pull_model().bytes_per_second == 20e6
+
+
+CATALOGUE = """
+version: 1
+images:
+  - name: app:1
+    class: gpu
+    source: test
+    confidence: derived
+    layers:
+      - {id: base, size_bytes: 30000000}
+      - {id: cuda, size_bytes: 2000000000}
+      - {id: app1, size_bytes: 100000000}
+"""
+
+
+@pytest.mark.parametrize("preset", [None, "tuned-node.yaml", "slow-registry.yaml"])
+def test_kubelet_model_idle_pull_equals_the_estimate(preset: str | None) -> None:
+    """The replay's kubelet and the estimator are one model: an idle node's pull of a 3-layer image
+    takes exactly ``PullModel.seconds``."""
+    settings = read_kubelet_settings(str(PRESETS / preset) if preset else None)
+    config = KubeletImageConfig.from_mapping(settings)
+    clock = VirtualClock(0.0)
+    model = KubeletModel(clock, parse_catalogue(yaml.safe_load(CATALOGUE)), config)
+    record = model.pod_bound("n1", "default/p", ["app:1"], now=0.0)
+    clock.run_until()
+    assert record.pull_seconds == pytest.approx(config.pull_model().seconds(2_130_000_000, 3))
+
+
+def test_presets() -> None:
+    tuned = KubeletImageConfig.from_mapping(read_kubelet_settings(str(PRESETS / "tuned-node.yaml")))
+    slow = KubeletImageConfig.from_mapping(read_kubelet_settings(str(PRESETS / "slow-registry.yaml")))
+    assert (tuned.serialize_image_pulls, tuned.max_parallel_image_pulls, tuned.decompress_bps) == (False, 3, 190e6)
+    assert (slow.serialize_image_pulls, slow.decompress_bps, slow.pull_fixed_seconds) == (True, 15e6, 1.0)
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(main, ["images", "estimate", *args])
+    return res.exit_code, res.output
+
+
+def test_estimate_catalogue_image_table_and_json() -> None:
+    # redis:latest in the shipped catalogue: 7 layers, 55,474,442 B -> 1 + 0.259 + 1.23277 s
+    code, out = _cli("redis")
+    assert code == 0, out
+    assert out.splitlines() == [
+        "IMAGE                                    BYTES  LAYERS   SECONDS",
+        "docker.io/library/redis:latest        55474442       7     2.492",
+    ]
+    code, out = _cli("docker.io/library/redis:latest", "-o", "json")
+    assert json.loads(out) == {"image": "docker.io/library/redis:latest", "bytes": 55474442, "layers": 7,
+                               "seconds": 2.492}
+
+
+def test_estimate_size_and_kubelet_file(tmp_path: Path) -> None:
+    code, out = _cli("--size", "5650343354", "--layers", "10", "-o", "json")
+    assert json.loads(out) == {"image": None, "bytes": 5650343354, "layers": 10, "seconds": 126.933}
+    code, out = _cli("--size", "3000000000", "--layers", "5", "--kubelet", str(PRESETS / "slow-registry.yaml"),
+                     "-o", "json")
+    assert json.loads(out)["seconds"] == 201.185      # 1 + 0.185 + 200
+    k = tmp_path / "k.yaml"
+    k.write_text("decompressBytesPerSecond: 100\npullFixedSeconds: 0\nlayerLatencySeconds: 0\n")
+    code, out = _cli("--size", "250", "--kubelet", str(k))
+    assert code == 0 and out.splitlines()[1].split() == ["-", "250", "1", "2.500"]
+
+
+def test_estimate_errors(tmp_path: Path) -> None:
+    code, out = _cli("no-such/image:1")
+    assert code == 2
+    assert out.strip() == ("error: image 'no-such/image:1' is not in the image catalogue shipped with kubesched; "
+                           "give --size BYTES [--layers N] or --registry-settings FILE")
+    code, out = _cli()
+    assert code == 2 and "give either IMAGE or --size BYTES" in out
+    code, out = _cli("redis", "--size", "1")
+    assert code == 2 and "give either IMAGE or --size BYTES" in out
+    code, out = _cli("redis", "--layers", "2")
+    assert code == 2 and "--layers goes with --size" in out
+    k = tmp_path / "k.yaml"
+    k.write_text("pullFixedSecond: 1\n")
+    code, out = _cli("--size", "1", "--kubelet", str(k))
+    assert code == 2 and out.startswith(f"error: {k}: kubelet.pullFixedSecond: unknown field")
