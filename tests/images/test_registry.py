@@ -304,7 +304,7 @@ def test_cli_calibrate_takes_layer_counts_from_the_registry(registry: Registry, 
     src.write_text(json.dumps({"items": events}))
     out = tmp_path / "kubelet.yaml"
     res = CliRunner().invoke(main, ["images", "calibrate", "--events", str(src), "--registry-settings", str(f),
-                                    "-o", str(out)])
+                                    "--output", str(out)])
     assert res.exit_code == 0, res.output
     assert f"warning: layers of {registry.host}/team/missing:1 unknown: " in res.output
     text = out.read_text()
