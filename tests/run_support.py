@@ -200,13 +200,15 @@ def scheduler_config(tmp: Path, namespace: str, *, lease: bool = False, permit_p
 class Replica:
     """One ``kubesched run`` subprocess with its plain-HTTP status port."""
 
-    def __init__(self, cluster: Cluster, config: Path, *args: str, name: str = "replica") -> None:
+    def __init__(self, cluster: Cluster, config: Path, *args: str, name: str = "replica",
+                 kubeconfig_flag: bool = True) -> None:
         self.port = free_port()
         self.log_path = cluster.tmp / f"{name}-{self.port}.log"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO),
                                                               os.environ.get("PYTHONPATH", "")])}
         cmd = [sys.executable, "-c", "from kubesched.cli.main import main; main()", "run",
-               "--kubeconfig", cluster.kubeconfig, "--config", str(config), "--secure-port", "0",
+               *(["--kubeconfig", cluster.kubeconfig] if kubeconfig_flag else []), "--config", str(config),
+               "--secure-port", "0",
                "--port", str(self.port), "--leader-elect-identity", f"{name}-{self.port}", "-v", "2", *args]
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)

@@ -25,10 +25,12 @@ from typing import Any
 import click
 
 from kubesched import __version__
+from kubesched.cli.pflag import PflagIntRange, bool_flag_options
 from kubesched.cli.prepull_flags import PrePullOptions, prepull_flags, prepull_options
 from kubesched.clock import RealClock
 from kubesched.config.duration import parse_go_duration
 from kubesched.config.load import default_config, load_config
+from kubesched.config.run_fields import check_run_fields
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ConfigError
 from kubesched.logs import FORMATS
@@ -96,14 +98,15 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
 
 @click.command()
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig of the API server; without it the in-cluster service account is used.")
+              help="Kubeconfig of the API server (default: clientConnection.kubeconfig of --config); "
+                   "without either, the in-cluster service account is used.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).")
 @click.option("--kube-api-qps", type=float, default=None,
               help="QPS towards the API server (default: clientConnection.qps, 50).")
 @click.option("--kube-api-burst", type=int, default=None,
               help="Burst towards the API server (default: clientConnection.burst, 100).")
-@click.option("--leader-elect", type=click.BOOL, default=None,
+@click.option("--leader-elect", **bool_flag_options(),
               help="Campaign for a Lease and schedule only while leading (default: leaderElection.leaderElect, true).")
 @click.option("--leader-elect-lease-duration", callback=_duration, default=None, help="Default 15s.")
 @click.option("--leader-elect-renew-deadline", callback=_duration, default=None, help="Default 10s.")
@@ -114,7 +117,7 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
 @click.option("--leader-elect-identity", default=None, help="Holder identity (default <hostname>_<uuid>).")
 @click.option("--permit-wait-timeout", callback=_duration, default="0s", show_default=True,
               help="Longest any Permit plugin may hold a pod (0: the plugin's own timeout, capped at 15m).")
-@click.option("--profiling", type=click.BOOL, default=None,
+@click.option("--profiling", **bool_flag_options(),
               help="Serve /debug/pprof/profile (default: enableProfiling, true).")
 @click.option("--bind-address", default="127.0.0.1", show_default=True,
               help="Address of the health/metrics endpoint (0.0.0.0 for every interface).")
@@ -130,7 +133,7 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
               help="Python module whose register(registry) adds out-of-tree plugins; repeatable.")
 @click.option("--parallel-bindings", type=click.IntRange(1, 256), default=16, show_default=True,
               help="Binding cycles running at once.")
-@click.option("-v", "--v", "verbosity", type=click.IntRange(0, 10), default=0,
+@click.option("-v", "--v", "verbosity", type=PflagIntRange(0, 10), default=0,
               help="klog verbosity: 2 logs every pod's outcome, 4 debug detail, 6+ the HTTP client too.")
 @click.option("--logging-format", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: klog lines; json: one JSON object per line (as kube-scheduler's --logging-format).")
@@ -157,12 +160,16 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
     config = load_config(config_file) if config_file else None
     effective = apply_defaults(config.model_copy(deep=True) if config is not None else default_config())
     cc, le = effective.client_connection, effective.leader_election
+    try:
+        check_run_fields(config)
+    except ConfigError as e:
+        raise e.located(config_file or "") from None
     if leader_elect_resource_lock is not None and leader_elect_resource_lock != "leases":
         raise ConfigError("--leader-elect-resource-lock", f'only "leases" is supported, got "{leader_elect_resource_lock}"')
     if bool(tls_cert_file) != bool(tls_private_key_file):
         raise ConfigError("--tls-cert-file", "--tls-cert-file and --tls-private-key-file go together")
     opts = RunOptions(
-        kubeconfig=kubeconfig, config=config, effective=effective,
+        kubeconfig=kubeconfig or cc.kubeconfig or None, config=config, effective=effective,
         qps=kube_api_qps if kube_api_qps is not None else cc.qps,
         burst=kube_api_burst if kube_api_burst is not None else cc.burst,
         leader_elect=leader_elect if leader_elect is not None else le.leader_elect,

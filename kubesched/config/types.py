@@ -301,6 +301,7 @@ class KubeSchedulerConfiguration(_Model):
     def _contention_follows_profiling(self) -> KubeSchedulerConfiguration:
         if "enable_contention_profiling" not in self.model_fields_set:
             self.enable_contention_profiling = self.enable_profiling
+            self.model_fields_set.discard("enable_contention_profiling")  # still "not set by the user"
         return self
 
     def profile(self, scheduler_name: str) -> KubeSchedulerProfile:
