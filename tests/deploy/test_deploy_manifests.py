@@ -38,9 +38,10 @@ def by_kind(kind: str) -> list[dict[str, Any]]:
 def test_deploy_has_the_expected_objects() -> None:
     kinds = sorted((d["kind"], d["metadata"]["name"]) for _, d in documents())
     assert kinds == [
-        ("ClusterRole", "kubesched:kube-scheduler"), ("ClusterRole", "kubesched:prepull-priorityclass"),
-        ("ClusterRole", "kubesched:volume-scheduler"),
-        ("ClusterRoleBinding", "kubesched:kube-scheduler"), ("ClusterRoleBinding", "kubesched:prepull-priorityclass"),
+        ("ClusterRole", "kubesched:kube-scheduler"), ("ClusterRole", "kubesched:metrics-reader"),
+        ("ClusterRole", "kubesched:prepull-priorityclass"), ("ClusterRole", "kubesched:volume-scheduler"),
+        ("ClusterRoleBinding", "kubesched:auth-delegator"), ("ClusterRoleBinding", "kubesched:kube-scheduler"),
+        ("ClusterRoleBinding", "kubesched:prepull-priorityclass"),
         ("ClusterRoleBinding", "kubesched:volume-scheduler"),
         ("ConfigMap", "kubesched-config"), ("Deployment", "kubesched"),
         ("Role", "kubesched:leader-election"), ("Role", "kubesched:prepull"),
@@ -88,34 +89,58 @@ def _grants(role: dict[str, Any]) -> set[tuple[str, str, str, str]]:
 READ = ("get", "list", "watch")
 
 
-def test_rbac_is_explicit_and_matches_the_bootstrap_roles() -> None:
+#: What upstream's bootstrap ClusterRoles grant (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go,
+#: v1.35): ``system:kube-scheduler`` (without its leader-election and legacy endpoints lock rules) and
+#: ``system:volume-scheduler``; plus ``system:auth-delegator``.
+UPSTREAM_KUBE_SCHEDULER = (
+    {(g, "events", v, "*any*") for g in ("", "events.k8s.io") for v in ("create", "patch", "update")}
+    | {("", "nodes", v, "*any*") for v in READ}
+    | {("", "pods", v, "*any*") for v in (*READ, "delete")}
+    | {("", r, "create", "*any*") for r in ("pods/binding", "bindings")}
+    | {("", "pods/status", v, "*any*") for v in ("patch", "update")}
+    | {("", r, v, "*any*") for r in ("services", "replicationcontrollers", "namespaces",
+                                    "persistentvolumeclaims", "persistentvolumes") for v in READ}
+    | {(g, "replicasets", v, "*any*") for g in ("apps", "extensions") for v in READ}
+    | {("apps", "statefulsets", v, "*any*") for v in READ}
+    | {("policy", "poddisruptionbudgets", v, "*any*") for v in READ}
+    | {("authentication.k8s.io", "tokenreviews", "create", "*any*"),
+       ("authorization.k8s.io", "subjectaccessreviews", "create", "*any*")}
+    | {("storage.k8s.io", r, v, "*any*") for r in ("csinodes", "csidrivers", "csistoragecapacities") for v in READ}
+    | {("resource.k8s.io", r, v, "*any*") for r in ("resourceclaims", "deviceclasses", "resourceslices")
+       for v in READ}
+    | {("resource.k8s.io", "resourceclaims/status", v, "*any*") for v in (*READ, "update", "patch")}
+)
+UPSTREAM_VOLUME_SCHEDULER = (
+    {("", r, v, "*any*") for r in ("persistentvolumes", "persistentvolumeclaims") for v in (*READ, "update", "patch")}
+    | {("storage.k8s.io", "storageclasses", v, "*any*") for v in READ}
+)
+
+
+def test_rbac_is_explicit_and_within_the_bootstrap_roles() -> None:
     for _, d in documents():
         if d["kind"] in ("ClusterRole", "Role"):
             for r in d["rules"]:
-                assert "*" not in r["apiGroups"] + r["resources"] + r["verbs"], (d["metadata"]["name"], r)
+                assert "*" not in r.get("apiGroups", []) + r.get("resources", []) + r["verbs"], (d["metadata"]["name"], r)
     roles = {d["metadata"]["name"]: d for d in by_kind("ClusterRole")}
     ks = _grants(roles["kubesched:kube-scheduler"])
-    expected = {(g, "events", v, "*any*") for g in ("", "events.k8s.io") for v in ("create", "patch", "update")}
-    expected |= {("", "nodes", v, "*any*") for v in READ}
-    expected |= {("", "pods", v, "*any*") for v in (*READ, "delete")}
-    expected |= {("", r, "create", "*any*") for r in ("pods/binding", "bindings")}
-    expected |= {("", "pods/status", v, "*any*") for v in ("patch", "update")}
-    expected |= {("", r, v, "*any*") for r in ("services", "replicationcontrollers", "namespaces",
-                                              "persistentvolumeclaims", "persistentvolumes") for v in READ}
-    expected |= {(g, "replicasets", v, "*any*") for g in ("apps", "extensions") for v in READ}
-    expected |= {("apps", "statefulsets", v, "*any*") for v in READ}
-    expected |= {("policy", "poddisruptionbudgets", v, "*any*") for v in READ}
-    expected |= {("authentication.k8s.io", "tokenreviews", "create", "*any*"),
-                 ("authorization.k8s.io", "subjectaccessreviews", "create", "*any*")}
-    expected |= {("storage.k8s.io", r, v, "*any*") for r in ("csinodes", "csidrivers", "csistoragecapacities")
-                 for v in READ}
-    expected |= {("resource.k8s.io", r, v, "*any*") for r in ("resourceclaims", "deviceclasses", "resourceslices")
-                 for v in READ}
-    expected |= {("resource.k8s.io", "resourceclaims/status", v, "*any*") for v in (*READ, "update", "patch")}
-    assert ks == expected
     vs = _grants(roles["kubesched:volume-scheduler"])
+    assert ks <= UPSTREAM_KUBE_SCHEDULER
+    assert vs <= UPSTREAM_VOLUME_SCHEDULER
+    assert not ks & vs  # every grant once
+    watched = {("", r) for r in ("nodes", "pods", "services", "replicationcontrollers", "namespaces")} | {
+        ("apps", "replicasets"), ("apps", "statefulsets"), ("policy", "poddisruptionbudgets")} | {
+        ("storage.k8s.io", r) for r in ("csinodes", "csidrivers", "csistoragecapacities")}
+    expected = {(g, r, v, "*any*") for g, r in watched for v in ("list", "watch")}
+    expected |= {("events.k8s.io", "events", "create", "*any*"), ("", "pods", "delete", "*any*"),
+                 ("", "pods/binding", "create", "*any*"), ("", "pods/status", "patch", "*any*")}
+    assert ks == expected
     assert vs == ({("", r, v, "*any*") for r in ("persistentvolumes", "persistentvolumeclaims")
-                   for v in (*READ, "update", "patch")} | {("storage.k8s.io", "storageclasses", v, "*any*") for v in READ})
+                   for v in ("list", "watch", "update")} | {("storage.k8s.io", "storageclasses", v, "*any*")
+                                                            for v in ("list", "watch")})
+    assert roles["kubesched:metrics-reader"]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    bindings = {b["metadata"]["name"]: b for b in by_kind("ClusterRoleBinding")}
+    assert bindings["kubesched:auth-delegator"]["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:auth-delegator"}
     sa = by_kind("ServiceAccount")[0]["metadata"]
     for b in by_kind("ClusterRoleBinding") + by_kind("RoleBinding"):
         assert b["subjects"] == [{"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}]
