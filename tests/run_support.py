@@ -38,6 +38,28 @@ REPO = TESTS_DIR.parent
 
 needs_hooks = pytest.mark.skipif(bool(E2E_KUBECONFIG), reason="needs kubesched serve's test hooks")
 
+#: Bearer tokens ``serve`` authenticates in these tests (TokenReview) and what its ABAC policy lets
+#: them read on a scheduler's endpoints (SubjectAccessReview): ``READER_TOKEN`` any path,
+#: ``METRICS_TOKEN`` only /metrics, ``NOBODY_TOKEN`` nothing (authenticated, no policy).
+READER_TOKEN = "it-reader-token"
+METRICS_TOKEN = "it-metrics-token"
+NOBODY_TOKEN = "it-nobody-token"
+
+
+def test_reviews() -> Any:
+    """The tokens and policies of the embedded server (see the constants above)."""
+    from kubesched.apiserver.reviews import AbacPolicy, Reviews, StaticToken
+
+    return Reviews(
+        {READER_TOKEN: StaticToken("it-reader", "u1", ("it-readers",)),
+         METRICS_TOKEN: StaticToken("it-scraper", "u2"),
+         NOBODY_TOKEN: StaticToken("it-nobody", "u3")},
+        [AbacPolicy(group="it-readers", non_resource_path="*", readonly=True),
+         AbacPolicy(user="it-scraper", non_resource_path="/metrics", readonly=True)])
+
+
+test_reviews.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -67,13 +89,17 @@ class Cluster:
             self.kubeconfig = E2E_KUBECONFIG
             self.api = k8s_config.new_client_from_config(config_file=E2E_KUBECONFIG)
             self.namespace = f"kubesched-it-{uuid.uuid4().hex[:8]}"
+            # a token allowed to read the scheduler's endpoints (the kubeconfig's own by default)
+            self.reader_token = os.environ.get("KUBESCHED_E2E_TOKEN") or str(
+                (self.api.configuration.api_key or {}).get("authorization", "")).removeprefix("Bearer ")
         else:
-            self.handle = start_server(bookmark_interval=0.5)
+            self.handle = start_server(bookmark_interval=0.5, reviews=test_reviews())
             self.kubeconfig = str(write_kubeconfig(tmp / "kubeconfig", self.handle.url))
             cfg = k8s.Configuration()
             cfg.host = self.handle.url
             self.api = k8s.ApiClient(cfg)
             self.namespace = "it"
+            self.reader_token = READER_TOKEN
         self.core = k8s.CoreV1Api(self.api)
         self.events_api = k8s.EventsV1Api(self.api)
         self.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
@@ -213,10 +239,16 @@ class Replica:
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         self.identity = f"{name}-{self.port}"
+        self.reader_token = cluster.reader_token
 
-    def get(self, path: str, timeout: float = 5) -> tuple[int, bytes, dict[str, str]]:
+    def get(self, path: str, timeout: float = 5, token: str | None = "") -> tuple[int, bytes, dict[str, str]]:
+        """GET ``path`` from the plain-HTTP port with a bearer ``token`` (default: the cluster's reader
+        token; None: anonymous)."""
+        token = self.reader_token if token == "" else token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
+            req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers)
+            with urllib.request.urlopen(req, timeout=timeout) as r:
                 return r.status, r.read(), dict(r.headers)
         except urllib.error.HTTPError as e:
             return e.code, e.read(), dict(e.headers)

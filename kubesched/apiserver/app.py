@@ -6,6 +6,8 @@ Routes:
   ``/apis/<group>/<version>``; ``/openapi/v2`` and ``/openapi/v3`` answer 404 (clients fall back to
   their built-in types; ``kubectl apply`` needs ``--validate=false``); ``/healthz``, ``/livez``,
   ``/readyz`` answer ``ok``.
+* reviews: ``POST /apis/authentication.k8s.io/v1/tokenreviews`` and
+  ``POST /apis/authorization.k8s.io/v1/subjectaccessreviews`` (see :mod:`kubesched.apiserver.reviews`).
 * resources: ``/api/v1/...`` and ``/apis/<group>/<version>/...`` (see
   :mod:`kubesched.apiserver.target`, :mod:`kubesched.apiserver.handlers`,
   :mod:`kubesched.apiserver.watch`). Every error is a ``Status`` body. GETs whose Accept header
@@ -37,6 +39,7 @@ from aiohttp import web
 from kubesched.apiserver import paths
 from kubesched.apiserver.handlers import ResourceHandlers, view_for
 from kubesched.apiserver.paging import Pager
+from kubesched.apiserver.reviews import Reviews
 from kubesched.apiserver.status import ApiError, failure
 from kubesched.apiserver.tables import table_version, to_table
 from kubesched.apiserver.target import Target, parse_target
@@ -82,6 +85,7 @@ class ServerState:
     hub: WatchHub = field(default_factory=WatchHub)
     faults: Faults = field(default_factory=Faults)
     requests: RequestLog = field(default_factory=RequestLog)
+    reviews: Reviews = field(default_factory=Reviews)
     pager: Pager = field(init=False)
     handlers: ResourceHandlers = field(init=False)
 
@@ -317,6 +321,23 @@ async def _watch(request: web.Request, state: ServerState, target: Target) -> we
     return await serve_watch(request, state.cluster, state.hub, params)
 
 
+# ----------------------------------------------------------------------------- reviews
+
+
+async def _token_review(request: web.Request) -> web.Response:
+    try:
+        return _json(_state(request).reviews.token_review(await _read_body(request)), 201)
+    except ValueError as e:
+        raise ApiError(422, f"TokenReview is invalid: {e}", "Invalid") from None
+
+
+async def _subject_access_review(request: web.Request) -> web.Response:
+    try:
+        return _json(_state(request).reviews.subject_access_review(await _read_body(request)), 201)
+    except ValueError as e:
+        raise ApiError(422, f"SubjectAccessReview is invalid: {e}", "Invalid") from None
+
+
 # ----------------------------------------------------------------------------- test hooks
 
 
@@ -374,6 +395,8 @@ def build_app(state: ServerState) -> web.Application:
     r.add_route("*", "/api/{version}/{tail:.*}", _core)
     r.add_get("/apis/{group}", _api_group)
     r.add_route("*", "/apis/{group}/{version}", _grouped_root)
+    r.add_post("/apis/authentication.k8s.io/v1/tokenreviews", _token_review)
+    r.add_post("/apis/authorization.k8s.io/v1/subjectaccessreviews", _subject_access_review)
     r.add_route("*", "/apis/{group}/{version}/{tail:.*}", _grouped)
     r.add_get("/kubesched/faults", _faults_get)
     r.add_post("/kubesched/faults", _faults_post)

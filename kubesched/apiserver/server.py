@@ -18,6 +18,7 @@ from aiohttp import web
 from kubesched.apiserver.admission import admit_new_namespace
 from kubesched.apiserver.app import ServerState, build_app
 from kubesched.apiserver.finalizer import DeletionFinalizer
+from kubesched.apiserver.reviews import Reviews
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster.memory import MemoryCluster
 
@@ -138,6 +139,7 @@ def start_server(
     watch_timeout: float | None = 1800.0,
     system_namespaces: bool = True,
     finalize_deletions: bool = False,
+    reviews: Reviews | None = None,
 ) -> ServerHandle:
     """Serve ``cluster`` (a new empty ``MemoryCluster`` on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
@@ -146,8 +148,9 @@ def start_server(
     without ``timeoutSeconds`` lasts (None = until the client leaves). With ``system_namespaces``
     the namespaces of :data:`SYSTEM_NAMESPACES` are created when missing. With
     ``finalize_deletions`` a :class:`~kubesched.apiserver.finalizer.DeletionFinalizer` deletes pods
-    whose graceful deletion is over (there is no kubelet to do it). Raises OSError when the address
-    cannot be bound.
+    whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
+    policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.apiserver.reviews`).
+    Raises OSError when the address cannot be bound.
     """
     clock = clock or RealClock()
     if cluster is None:
@@ -155,6 +158,8 @@ def start_server(
     if system_namespaces:
         ensure_namespaces(cluster)
     state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
+    if reviews is not None:
+        state.reviews = reviews
     handle = ServerHandle(state, address, port, bookmark_interval).start()
     if finalize_deletions:
         handle.finalizer = DeletionFinalizer(cluster, clock).start()

@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
@@ -35,6 +35,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ConfigError
 from kubesched.logs import FORMATS
 from kubesched.logs import configure as configure_logging
+from kubesched.serving.delegation import DelegationOptions
 
 log = logging.getLogger("kubesched.run")
 
@@ -80,6 +81,8 @@ class RunOptions:
     config_file: str | None = None
     #: --prepull settings (None: no pre-pull controller)
     prepull: PrePullOptions | None = None
+    #: delegated authentication/authorization of the endpoints
+    delegation: DelegationOptions = field(default_factory=DelegationOptions)
 
 
 def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
@@ -129,6 +132,14 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
               help="Serving certificate for --secure-port (default: self-signed at start).")
 @click.option("--tls-private-key-file", type=click.Path(dir_okay=False), default=None,
               help="Key of --tls-cert-file.")
+@click.option("--authentication-kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="Kubeconfig of the API server that checks bearer tokens (TokenReview) of requests to the "
+                   "endpoints (default: the scheduler's own kubeconfig, else in-cluster).")
+@click.option("--authorization-kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="Kubeconfig of the API server that authorises requests to the endpoints "
+                   "(SubjectAccessReview; default: the scheduler's own kubeconfig, else in-cluster).")
+@click.option("--authorization-always-allow-paths", default="/healthz,/readyz,/livez", show_default=True,
+              help="Comma-separated paths served without authorization (a trailing * matches a prefix).")
 @click.option("--plugin-module", "plugin_modules", multiple=True,
               help="Python module whose register(registry) adds out-of-tree plugins; repeatable.")
 @click.option("--parallel-bindings", type=click.IntRange(1, 256), default=16, show_default=True,
@@ -148,7 +159,8 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         leader_elect_resource_lock: str | None, leader_elect_resource_name: str | None,
         leader_elect_resource_namespace: str | None, leader_elect_identity: str | None,
         permit_wait_timeout: float, profiling: bool | None, bind_address: str, secure_port: int, port: int,
-        tls_cert_file: str | None, tls_private_key_file: str | None, plugin_modules: tuple[str, ...],
+        tls_cert_file: str | None, tls_private_key_file: str | None, authentication_kubeconfig: str | None,
+        authorization_kubeconfig: str | None, authorization_always_allow_paths: str, plugin_modules: tuple[str, ...],
         parallel_bindings: int, verbosity: int, logging_format: str, write_config_to: str | None,
         **prepull: Any) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
@@ -183,7 +195,9 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         profiling=profiling if profiling is not None else effective.enable_profiling,
         bind_address=bind_address, secure_port=secure_port, port=port, tls_cert_file=tls_cert_file,
         tls_private_key_file=tls_private_key_file, plugin_modules=plugin_modules,
-        parallel_bindings=parallel_bindings, config_file=config_file, prepull=prepull_options(prepull))
+        parallel_bindings=parallel_bindings, config_file=config_file, prepull=prepull_options(prepull),
+        delegation=DelegationOptions(authentication_kubeconfig, authorization_kubeconfig,
+                                     tuple(p for p in authorization_always_allow_paths.split(",") if p.strip())))
     if opts.burst < 1 and opts.qps > 0:
         raise ConfigError("--kube-api-burst", "must be at least 1")
     if write_config_to:
@@ -247,7 +261,8 @@ def run_scheduler(opts: RunOptions) -> int:
     from kubesched.plugins import in_tree_registry
     from kubesched.scheduler.core import BindingPool
     from kubesched.scheduler.factory import new_scheduler
-    from kubesched.serving.http import StatusServer
+    from kubesched.serving.delegation import build_request_auth
+    from kubesched.serving.http import RequestAuth, StatusServer
     from kubesched.serving.tls import server_context
 
     clock = RealClock()
@@ -304,6 +319,8 @@ def run_scheduler(opts: RunOptions) -> int:
     def unhealthy() -> list[str]:
         return sched.informers.unhealthy()
 
+    authenticator, authorizer, _review_clients = build_request_auth(opts.delegation, opts.kubeconfig)
+    auth = RequestAuth(authenticator, authorizer)
     servers: list[StatusServer] = []
     tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
         if opts.secure_port else None  # ConfigError naming --tls-cert-file / --tls-private-key-file
@@ -314,7 +331,7 @@ def run_scheduler(opts: RunOptions) -> int:
         try:
             servers.append(StatusServer(opts.bind_address, port, synced=synced, unhealthy_informers=unhealthy,
                                         leader_health=leader_health, now=clock.now, profiling=opts.profiling,
-                                        tls=ctx).start())
+                                        tls=ctx, auth=auth).start())
         except OSError as e:
             _stop_servers(servers)
             raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}:{port} ({flag}): "

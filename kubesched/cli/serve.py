@@ -8,6 +8,7 @@ import sys
 import click
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
+from kubesched.apiserver.reviews import Reviews, load_policy_file, load_token_file
 from kubesched.apiserver.server import serve_forever, start_server
 from kubesched.clock import RealClock
 from kubesched.cluster.manifests import load_manifests
@@ -38,13 +39,24 @@ from kubesched.errors import ConfigError
               help="With --detach: where to write the server's pid (default: the kubeconfig path + .pid).")
 @click.option("--log-file", type=click.Path(dir_okay=False), default=None,
               help="With --detach: the server's log (default: the kubeconfig path + .log).")
+@click.option("--token-auth-file", type=click.Path(dir_okay=False), default=None,
+              help="Static tokens TokenReview authenticates (kube-apiserver's CSV format: "
+                   'token,user,uid,"group1,group2").')
+@click.option("--authorization-policy-file", type=click.Path(dir_okay=False), default=None,
+              help="ABAC policy SubjectAccessReview answers with (kube-apiserver's format: one "
+                   "abac.authorization.kubernetes.io/v1beta1 Policy JSON object per line).")
 def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float,
-          finalize_deletions: bool, detach: bool, pid_file: str | None, log_file: str | None) -> None:
+          finalize_deletions: bool, detach: bool, pid_file: str | None, log_file: str | None,
+          token_auth_file: str | None, authorization_policy_file: str | None) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
     it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
     JSON or YAML, not protobuf). There are no kubelets: pods are never started, and deletions of
-    bound pods complete when their grace period ends (see --finalize-deletions)."""
+    bound pods complete when their grace period ends (see --finalize-deletions). TokenReview and
+    SubjectAccessReview are answered from --token-auth-file and --authorization-policy-file, so a
+    scheduler's secure port can delegate to it."""
+    reviews = Reviews(load_token_file(token_auth_file) if token_auth_file else {},
+                      load_policy_file(authorization_policy_file) if authorization_policy_file else [])
     if detach:
         from kubesched.cli.detach import serve_detached
 
@@ -59,7 +71,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         cluster.load(loaded.objects)
     try:
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
-                              finalize_deletions=finalize_deletions)
+                              finalize_deletions=finalize_deletions, reviews=reviews)
     except OSError as e:
         reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
         raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None

@@ -1,9 +1,14 @@
-"""The scheduler's own HTTP endpoint (``kubesched run``): health, readiness, metrics, profiling.
+"""The scheduler's own HTTP endpoint (``kubesched run``): health, readiness, metrics, profiling,
+behind delegated authentication (TokenReview) and authorization (SubjectAccessReview) as
+kube-scheduler's ``--secure-port``.
 
 See :mod:`kubesched.serving.http` for the routes, :mod:`kubesched.serving.profiling` for the CPU
-profile format and :mod:`kubesched.serving.tls` for the serving certificate.
+profile format, :mod:`kubesched.serving.tls` for the serving certificate,
+:mod:`kubesched.serving.authn` / :mod:`kubesched.serving.authz` for the checks,
+:mod:`kubesched.serving.delegation` (building both from the flags) and
+:mod:`kubesched.serving.review_client` (the API client they use).
 """
 
-from kubesched.serving.http import StatusServer
+from kubesched.serving.http import RequestAuth, StatusServer
 
-__all__ = ["StatusServer"]
+__all__ = ["RequestAuth", "StatusServer"]

@@ -1,8 +1,20 @@
 """HTTP(S) endpoint of ``kubesched run`` (kube-scheduler's ``--secure-port`` handler chain,
-``cmd/kube-scheduler/app/server.go`` ``newHealthEndpointsAndMetricsHandler``), without authn/authz:
-bind it to loopback or protect it by network policy.
+``cmd/kube-scheduler/app/server.go`` ``newHealthEndpointsAndMetricsHandler`` behind
+``buildHandlerChain``: authentication, then authorization, then the route), served by aiohttp on
+its own thread and event loop.
 
-Routes (GET):
+Every request is first authenticated and authorised (:mod:`kubesched.serving.authn`,
+:mod:`kubesched.serving.authz`) when the server has a :class:`RequestAuth`:
+
+* a rejected bearer token: 401, a ``Status`` body with reason ``Unauthorized``;
+* a user (or ``system:anonymous``) not allowed the path: 403, ``Status`` reason ``Forbidden``,
+  message ``forbidden: User "system:anonymous" cannot get path "/metrics"``;
+* a review that failed: 500, ``Status`` reason ``InternalError``.
+
+The checks run before routing, so an unknown path is 403 for a user who may not see it, 404 for one
+who may. The reviews are blocking API calls: they run on a small thread pool, never on the loop.
+
+Routes (GET and HEAD):
 
 * ``/healthz`` (also ``/livez``): ``ok``; 500 ``[-]leaderElection failed`` when this replica
   leads but has not renewed its lease for ``lease_duration + 20`` seconds (client-go's
@@ -16,97 +28,151 @@ Routes (GET):
   profile of every thread for N seconds as a pstats file (see :mod:`kubesched.serving.profiling`),
   ``Content-Type: application/octet-stream``, ``Content-Disposition: attachment;
   filename=profile.pstats``; 500 if a profile is already running, 400 for a bad ``seconds``.
+
+Connections: idle keep-alive connections are closed after :data:`KEEPALIVE_TIMEOUT` seconds;
+request headers must arrive within aiohttp's limits (8 KiB lines).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import ssl
 import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+
+from aiohttp import web
 
 from kubesched.serving.profiling import ProfilerBusyError, cpu_profile
+from kubesched.serving.authn import Authenticator, Unauthorized
+from kubesched.serving.authz import AuthorizationError, Authorizer, forbidden_message
 
-__all__ = ["HEALTHZ_LEADER_TOLERANCE", "StatusServer"]
+__all__ = ["HEALTHZ_LEADER_TOLERANCE", "KEEPALIVE_TIMEOUT", "RequestAuth", "StatusServer"]
 
 log = logging.getLogger(__name__)
 
 #: Seconds past the lease duration a leader may go without renewing before ``/healthz`` fails.
 HEALTHZ_LEADER_TOLERANCE = 20.0
+#: Seconds an idle keep-alive connection stays open.
+KEEPALIVE_TIMEOUT = 60.0
+
+_OWNER: web.AppKey[StatusServer] = web.AppKey("status_server")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+@dataclass(frozen=True)
+class RequestAuth:
+    """The authentication and authorization every request of the endpoint goes through."""
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        log.debug("%s %s", self.address_string(), format % args)
-
-    def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8",
-              headers: dict[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("X-Content-Type-Options", "nosniff")
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def do_HEAD(self) -> None:  # noqa: N802 - stdlib naming
-        self.do_GET()
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        owner = self.server.owner
-        url = urlsplit(self.path)
-        path = url.path.rstrip("/") or "/"
-        if path in ("/healthz", "/livez"):
-            problem = owner.health_problem()
-            if problem is None:
-                self._send(200, b"ok")
-            else:
-                self._send(500, f"[-]{problem} failed: reason withheld\nhealthz check failed\n".encode())
-        elif path == "/readyz":
-            if not owner.synced():
-                self._send(500, b"[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n")
-                return
-            failing = owner.unhealthy_informers() if owner.unhealthy_informers is not None else []
-            if failing:
-                self._send(500, f"[-]informer-watch failed: {', '.join(failing)}\nreadyz check failed\n".encode())
-            else:
-                self._send(200, b"ok")
-        elif path == "/metrics":
-            from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
-
-            self._send(200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
-        elif path == "/debug/pprof/profile" and owner.profiling:
-            raw = (parse_qs(url.query).get("seconds") or ["30"])[0]
-            try:
-                seconds = float(raw)
-                if not seconds >= 0:
-                    raise ValueError
-            except ValueError:
-                self._send(400, f"invalid value for \"seconds\": {raw!r}\n".encode())
-                return
-            try:
-                data = owner.profile(seconds)
-            except ProfilerBusyError as e:
-                self._send(500, f"Could not enable CPU profiling: {e}\n".encode())
-                return
-            self._send(200, data, "application/octet-stream",
-                       {"Content-Disposition": 'attachment; filename="profile.pstats"'})
-        else:
-            self._send(404, b"404 page not found\n")
+    authenticator: Authenticator
+    authorizer: Authorizer
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    owner: StatusServer
+def _status(code: int, reason: str, message: str) -> web.Response:
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+            "reason": reason, "code": code}
+    if code == 403:
+        body["details"] = {}
+    return web.Response(status=code, body=json.dumps(body).encode(), content_type="application/json",
+                        headers={"X-Content-Type-Options": "nosniff"})
+
+
+def _text(code: int, body: bytes, ctype: str = "text/plain", charset: str | None = "utf-8",
+          headers: dict[str, str] | None = None) -> web.Response:
+    resp = web.Response(status=code, body=body, content_type=ctype, charset=charset, headers=headers)
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    return resp
+
+
+@web.middleware
+async def _authn_authz(request: web.Request,
+                       handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    owner = request.app[_OWNER]
+    auth = owner.auth
+    if auth is None:
+        return await handler(request)
+    loop = asyncio.get_running_loop()
+    header = request.headers.get("Authorization")
+    try:
+        user = await loop.run_in_executor(owner.review_pool, auth.authenticator.authenticate, header)
+    except Unauthorized as e:
+        log.debug("%s %s: unauthorized: %s", request.method, request.path, e)
+        return _status(401, "Unauthorized", "Unauthorized")
+    path = request.path
+    try:
+        decision = await loop.run_in_executor(owner.review_pool, auth.authorizer.authorize, user, request.method, path)
+    except AuthorizationError as e:
+        return _status(500, "InternalError", f'Internal Server Error: "{path}": {e}')
+    if not decision.allowed:
+        log.debug("forbidden: %s %s for %s", request.method, path, user.name)
+        return _status(403, "Forbidden", forbidden_message(user, request.method, path, decision.reason))
+    return await handler(request)
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    problem = request.app[_OWNER].health_problem()
+    if problem is None:
+        return _text(200, b"ok")
+    return _text(500, f"[-]{problem} failed: reason withheld\nhealthz check failed\n".encode())
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    owner = request.app[_OWNER]
+    if not owner.synced():
+        return _text(500, b"[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n")
+    failing = owner.unhealthy_informers() if owner.unhealthy_informers is not None else []
+    if failing:
+        return _text(500, f"[-]informer-watch failed: {', '.join(failing)}\nreadyz check failed\n".encode())
+    return _text(200, b"ok")
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+    data = await asyncio.get_running_loop().run_in_executor(None, generate_latest, REGISTRY)
+    resp = web.Response(status=200, body=data)
+    resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    return resp
+
+
+async def _profile(request: web.Request) -> web.Response:
+    owner = request.app[_OWNER]
+    if not owner.profiling:
+        return await _not_found(request)
+    raw = request.query.get("seconds") or "30"
+    try:
+        seconds = float(raw)
+        if not seconds >= 0:
+            raise ValueError
+    except ValueError:
+        return _text(400, f"invalid value for \"seconds\": {raw!r}\n".encode())
+    try:
+        data = await asyncio.get_running_loop().run_in_executor(None, owner.profile, seconds)
+    except ProfilerBusyError as e:
+        return _text(500, f"Could not enable CPU profiling: {e}\n".encode())
+    return _text(200, data, "application/octet-stream", None,
+                 {"Content-Disposition": 'attachment; filename="profile.pstats"'})
+
+
+async def _not_found(request: web.Request) -> web.Response:
+    return _text(404, b"404 page not found\n")
+
+
+def _build_app(owner: StatusServer) -> web.Application:
+    app = web.Application(middlewares=[_authn_authz], client_max_size=1024 * 1024)
+    app[_OWNER] = owner
+    r = app.router
+    for path, handler in (("/healthz", _healthz), ("/livez", _healthz), ("/readyz", _readyz),
+                          ("/metrics", _metrics), ("/debug/pprof/profile", _profile)):
+        r.add_get(path, handler)  # also HEAD
+        r.add_get(path + "/", handler, allow_head=True)
+    r.add_route("*", "/{tail:.*}", _not_found)
+    return app
 
 
 class StatusServer:
@@ -114,9 +180,11 @@ class StatusServer:
     :meth:`start`), TLS when ``tls`` is an ``ssl.SSLContext``.
 
     ``synced()``: readiness (informers listed once). ``unhealthy_informers()``: kinds whose
-    informer is re-listing or failing (readiness fails while non-empty). ``leader_health()``: None, or ``(leading, last_renew, lease_duration)``
-    in clock seconds for the leader-election health check; ``now()`` the same clock.
-    ``profiling`` enables ``/debug/pprof/profile``.
+    informer is re-listing or failing (readiness fails while non-empty). ``leader_health()``:
+    None, or ``(leading, last_renew, lease_duration)`` in clock seconds for the leader-election
+    health check; ``now()`` the same clock. ``profiling`` enables ``/debug/pprof/profile``.
+    ``auth``: authentication and authorization of every request (None: none, for tests of the
+    routes only).
     """
 
     def __init__(self, address: str, port: int, *, synced: Callable[[], bool],
@@ -124,9 +192,8 @@ class StatusServer:
                  leader_health: Callable[[], tuple[bool, float, float] | None] | None = None,
                  now: Callable[[], float] | None = None, profiling: bool = False,
                  tls: ssl.SSLContext | None = None,
-                 profiler: Callable[[float], bytes] = cpu_profile) -> None:
-        import time
-
+                 profiler: Callable[[float], bytes] = cpu_profile,
+                 auth: RequestAuth | None = None) -> None:
         self.address = address
         self.port = port
         self.synced = synced
@@ -136,7 +203,11 @@ class StatusServer:
         self.profiling = profiling
         self.tls = tls
         self.profile = profiler
-        self._httpd: _Server | None = None
+        self.auth = auth
+        #: threads for the blocking TokenReview / SubjectAccessReview calls
+        self.review_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="status-review")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -162,26 +233,44 @@ class StatusServer:
             return "leaderElection"
         return None
 
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(_build_app(self), access_log=None, handler_cancellation=True,
+                                     shutdown_timeout=1.0, keepalive_timeout=KEEPALIVE_TIMEOUT)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.address, self.port, ssl_context=self.tls, reuse_address=True)
+        await site.start()
+        sockets: Any = getattr(site._server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+
     def start(self) -> StatusServer:
         """Bind and serve from a daemon thread. Raises OSError when the address is in use."""
-        import socket
-
-        family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
-        server_cls = type("_BoundServer", (_Server,), {"address_family": family})
-        httpd = server_cls((self.address, self.port), _Handler)
-        httpd.owner = self
-        if self.tls is not None:
-            httpd.socket = self.tls.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
-        self.port = int(httpd.server_address[1])
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"status-server-{self.port}", daemon=True)
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self._start())
+        except BaseException:
+            loop.close()
+            raise
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name=f"status-server-{self.port}", daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
         """Stop serving (idempotent)."""
-        httpd, self._httpd = self._httpd, None
-        if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        runner = self._runner
+        if runner is not None:
+            fut = asyncio.run_coroutine_threadsafe(runner.cleanup(), loop)
+            try:
+                fut.result(5)
+            except Exception:  # noqa: BLE001 - best effort at shutdown
+                pass
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+        if not loop.is_running():
+            loop.close()
+        self.review_pool.shutdown(wait=False, cancel_futures=True)
