@@ -48,9 +48,9 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.serving.profiling import ProfilerBusyError, cpu_profile
 from kubesched.serving.authn import Authenticator, Unauthorized
 from kubesched.serving.authz import AuthorizationError, Authorizer, forbidden_message
+from kubesched.serving.profiling import ProfilerBusyError, cpu_profile
 
 __all__ = ["HEALTHZ_LEADER_TOLERANCE", "KEEPALIVE_TIMEOUT", "RequestAuth", "StatusServer"]
 
