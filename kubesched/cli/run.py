@@ -256,6 +256,7 @@ def _exit(code: int) -> None:
 def run_scheduler(opts: RunOptions) -> int:
     """Run until SIGTERM/SIGINT (returns 0) or a lost lease (returns 1). Raises ConfigError for a
     bad kubeconfig, config or plugin module."""
+    from kubesched.cluster.fencing import LeaseFence
     from kubesched.cluster.kube import KubeClusterClient
     from kubesched.cluster.leader_election import LeaderElectionConfig, LeaderElector
     from kubesched.plugins import in_tree_registry
@@ -393,6 +394,7 @@ def run_scheduler(opts: RunOptions) -> int:
             elector = LeaderElector(client, le_cfg, clock, on_started_leading=start_scheduling,
                                     on_stopped_leading=stopped_leading,
                                     on_new_leader=lambda who: log.info("new leader elected: %s", who))
+            client.write_guard = LeaseFence(elector.valid_until, stopped_leading)  # no write on a stale lease
             log.info("attempting to acquire lease %s/%s as %s", le_cfg.namespace, le_cfg.name, le_cfg.identity)
             threading.Thread(target=elector.run, args=(shutdown,), name="leader-election", daemon=True).start()
         else:

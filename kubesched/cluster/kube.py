@@ -53,6 +53,7 @@ from kubesched.cluster.client import (
     WatchHandler,
     resource_name,
 )
+from kubesched.cluster.fencing import WriteGuard
 from kubesched.cluster.rate_limit import TokenBucket
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, GoneError, NotFoundError
@@ -263,6 +264,8 @@ class KubeClusterClient:
         #: ``rest_client_*`` metrics of every request (set by ``kubesched run``; None: not recorded).
         self.component_metrics: ComponentMetrics | None = None
         self._host = urlsplit(str(getattr(api_client.configuration, "host", "") or "")).netloc
+        #: consulted immediately before each mutating request is sent (see kubesched.cluster.fencing)
+        self.write_guard: WriteGuard | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -306,6 +309,8 @@ class KubeClusterClient:
         while True:
             waited = self.limiter.accept() if self.limiter is not None else 0.0
             started = time.monotonic()
+            if self.write_guard is not None and method != "GET":
+                self.write_guard.check(method, path)  # LeaseLostError: never sent
             try:
                 resp = self.api.call_api(
                     path, method, query_params=params,

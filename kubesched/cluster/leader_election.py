@@ -21,6 +21,7 @@ import logging
 import random
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,7 +81,7 @@ class LeaderElector:
                  on_started_leading: Callable[[], None] | None = None,
                  on_stopped_leading: Callable[[], None] | None = None,
                  on_new_leader: Callable[[str], None] | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, monotonic: Callable[[], float] = time.monotonic) -> None:
         config.validate()
         self.client = client
         self.config = config
@@ -97,6 +98,8 @@ class LeaderElector:
         self._leading = False
         self._last_renew = 0.0
         self._reported_leader = ""
+        self._monotonic = monotonic
+        self._valid_until = float("-inf")
 
     # ------------------------------------------------------------------ state
 
@@ -115,6 +118,13 @@ class LeaderElector:
         with self._lock:
             rec = self._observed_record
             return str(rec.get("holderIdentity") or "") if rec else ""
+
+    def valid_until(self) -> float:
+        """Monotonic seconds until which this candidate's lease is fresh: ``renew_deadline`` after
+        the start of the last successful acquire/renew while leading, ``-inf`` otherwise (see
+        :mod:`kubesched.cluster.fencing`)."""
+        with self._lock:
+            return self._valid_until if self._leading else float("-inf")
 
     def last_renew(self) -> float:
         """Clock time of the last successful acquire or renew (0 before)."""
@@ -199,12 +209,14 @@ class LeaderElector:
         (``on_stopped_leading``) -- the caller must stop scheduling at once.
         """
         cfg = self.config
+        attempt_started = self._monotonic()
         ok = self.try_acquire_or_renew()
         now = self.clock.now()
         started = stopped = False
         with self._lock:
             if ok:
                 self._last_renew = now
+                self._valid_until = attempt_started + cfg.renew_deadline
                 if not self._leading:
                     self._leading = True
                     started = True

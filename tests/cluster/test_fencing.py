@@ -1,0 +1,52 @@
+"""LeaseFence refuses every write once the lease is not fresh, calls on_stale once, and lets the
+Lease's own requests through; LeaderElector.valid_until counts from the start of the last
+successful renewal."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesched.clock import VirtualClock
+from kubesched.cluster.fencing import LeaseFence, LeaseLostError
+from kubesched.cluster.leader_election import LeaderElectionConfig, LeaderElector
+from kubesched.cluster.memory import MemoryCluster
+
+
+class Mono:
+    def __init__(self) -> None:
+        self.t = 50.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_fence_refuses_after_the_deadline_and_stays_closed() -> None:
+    mono = Mono()
+    until = [60.0]
+    stale: list[int] = []
+    fence = LeaseFence(lambda: until[0], lambda: stale.append(1), mono)
+    fence.check("POST", "/api/v1/namespaces/a/pods/p/binding")
+    mono.t = 60.0
+    with pytest.raises(LeaseLostError, match="POST /api/v1/namespaces/a/pods/p/binding: refused"):
+        fence.check("POST", "/api/v1/namespaces/a/pods/p/binding")
+    fence.check("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched")
+    until[0] = 100.0  # a later renewal does not reopen it: the replica is stopping
+    with pytest.raises(LeaseLostError):
+        fence.check("PATCH", "/api/v1/namespaces/a/pods/p/status")
+    assert (stale, fence.refused) == ([1], 2)
+
+
+def test_elector_valid_until_is_renew_deadline_after_the_attempt_started() -> None:
+    clock = VirtualClock()
+    mono = Mono()
+    cluster = MemoryCluster(clock)
+    cfg = LeaderElectionConfig(identity="me", lease_duration=15, renew_deadline=10, retry_period=2)
+    el = LeaderElector(cluster, cfg, clock, monotonic=mono)
+    assert el.valid_until() == float("-inf")
+    el.step()
+    assert el.is_leader() and el.valid_until() == 60.0
+    mono.t = 58.0
+    el.step()
+    assert el.valid_until() == 68.0
+    el.release()
+    assert el.valid_until() == float("-inf")
