@@ -47,10 +47,42 @@ class FakeStore:
 
 
 class FakeClient:
-    """The subset of ``ClusterClient`` VolumeBinding uses, writing into a :class:`FakeStore`."""
+    """The subset of ``ClusterClient`` VolumeBinding and the PV controller use, writing into a
+    :class:`FakeStore`. After each write the embedded cluster's PV controller reconciles every
+    object (``controller=True``), as it does on the store's watch events."""
 
-    def __init__(self, store: FakeStore) -> None:
+    def __init__(self, store: FakeStore, controller: bool = True) -> None:
+        from kubesched.cluster.pv_controller import PVController
+
         self.store = store
+        self.controller = PVController(self) if controller else None  # type: ignore[arg-type]
+        self._syncing = False
+
+    def _after_write(self) -> None:
+        if self.controller is None or self._syncing:
+            return
+        self._syncing = True
+        try:
+            while True:
+                n = len(self.store.writes)
+                self.controller.sync_all()
+                if len(self.store.writes) == n:
+                    break
+        finally:
+            self._syncing = False
+
+    def list(self, kind: str, namespace: str | None = None) -> Any:
+        from kubesched.cluster.client import ListResult
+
+        return ListResult([copy.deepcopy(dict(o)) for o in self.store.list(kind, namespace)], str(self.store.rv))
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        new = copy.deepcopy(obj)
+        new.setdefault("metadata", {}).setdefault("uid", f"uid-{obj['kind'].lower()}-{obj['metadata']['name']}")
+        self.store.writes.append(("create", obj["kind"], new["metadata"].get("namespace") or "", new["metadata"]["name"]))
+        out = self.store.put(new)
+        self._after_write()
+        return out
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
         o = self.store.get(kind, namespace, name)
@@ -72,13 +104,17 @@ class FakeClient:
         else:
             new.pop("status", None)
         self.store.writes.append(("update", obj["kind"], meta.get("namespace") or "", meta["name"]))
-        return self.store.put(new)
+        out = self.store.put(new)
+        self._after_write()
+        return out
 
     def patch_status(self, kind: str, namespace: str | None, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         cur = copy.deepcopy(self.get(kind, namespace, name))
         cur.setdefault("status", {}).update(copy.deepcopy(patch))
         self.store.writes.append(("patch_status", kind, namespace or "", name))
-        return self.store.put(cur)
+        out = self.store.put(cur)
+        self._after_write()
+        return out
 
 
 def handle_with(store: FakeStore, snapshot: Snapshot | None = None) -> FakeHandle:

@@ -21,6 +21,7 @@ from kubesched.apiserver.finalizer import DeletionFinalizer
 from kubesched.apiserver.reviews import Reviews
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster.memory import MemoryCluster
+from kubesched.cluster.pv_controller import PVController
 
 __all__ = ["SYSTEM_NAMESPACES", "ServerHandle", "ensure_namespaces", "serve_forever", "start_server"]
 
@@ -140,6 +141,7 @@ def start_server(
     system_namespaces: bool = True,
     finalize_deletions: bool = False,
     reviews: Reviews | None = None,
+    pv_controller: bool = False,
 ) -> ServerHandle:
     """Serve ``cluster`` (a new empty ``MemoryCluster`` on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
@@ -150,6 +152,8 @@ def start_server(
     ``finalize_deletions`` a :class:`~kubesched.apiserver.finalizer.DeletionFinalizer` deletes pods
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.apiserver.reviews`).
+    With ``pv_controller`` a :class:`~kubesched.cluster.pv_controller.PVController` binds claims and
+    provisions volumes as kube-controller-manager and a provisioner would.
     Raises OSError when the address cannot be bound.
     """
     clock = clock or RealClock()
@@ -160,6 +164,8 @@ def start_server(
     state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
     if reviews is not None:
         state.reviews = reviews
+    if pv_controller:
+        PVController(cluster).start()
     handle = ServerHandle(state, address, port, bookmark_interval).start()
     if finalize_deletions:
         handle.finalizer = DeletionFinalizer(cluster, clock).start()

@@ -51,7 +51,8 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
     it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
-    JSON or YAML, not protobuf). There are no kubelets: pods are never started, and deletions of
+    JSON or YAML, not protobuf). A PV controller binds claims to the volumes the scheduler chose and
+    provisions volumes for claims with a selected node. There are no kubelets: pods are never started, and deletions of
     bound pods complete when their grace period ends (see --finalize-deletions). TokenReview and
     SubjectAccessReview are answered from --token-auth-file and --authorization-policy-file, so a
     scheduler's secure port can delegate to it."""
@@ -71,7 +72,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         cluster.load(loaded.objects)
     try:
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
-                              finalize_deletions=finalize_deletions, reviews=reviews)
+                              finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True)
     except OSError as e:
         reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
         raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None

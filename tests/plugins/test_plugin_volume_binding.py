@@ -246,6 +246,36 @@ def test_dynamic_provisioning_topology_and_selected_node() -> None:
     assert pl.reserve(state, pod, "n1") is None
     assert pl.pre_bind_pre_flight(state, pod, "n1") is None
     assert pl.pre_bind(state, pod, "n1") is None
+    # PreBind wrote only the annotation; the embedded provisioner and PV controller did the rest
+    assert [w for w in store.writes if w[1] == "PersistentVolumeClaim" and w[0] == "update"][0] == (
+        "update", "PersistentVolumeClaim", "default", "data")
+    claim = store.get("PersistentVolumeClaim", "default", "data")
+    assert claim["metadata"]["annotations"] == {"volume.kubernetes.io/selected-node": "n1",
+                                                "pv.kubernetes.io/bind-completed": "yes",
+                                                "pv.kubernetes.io/bound-by-controller": "yes"}
+    assert claim["spec"]["volumeName"] == "pvc-uid-pvc-data" and claim["status"]["phase"] == "Bound"
+    vol = store.get("PersistentVolume", "", "pvc-uid-pvc-data")
+    assert vol["metadata"]["annotations"] == {"pv.kubernetes.io/provisioned-by": "ebs.csi.aws.com"}
+    assert vol["spec"]["claimRef"]["uid"] == "uid-pvc-data" and vol["status"]["phase"] == "Bound"
+    assert vol["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]
+
+
+def test_pre_bind_waits_for_provisioning_until_the_bind_timeout() -> None:
+    """Without a provisioner the claim stays Pending with its selected node, and PreBind gives up
+    after bindTimeoutSeconds as upstream's does."""
+    objs = [storage_class("ebs", provisioner="ebs.csi.aws.com", allowed_zones=["a"]), pvc("data", sc="ebs")]
+    store = FakeStore(objs)
+    handle = handle_with(store, snapshot_of([node_info(N1), node_info(N2)]))
+    handle.client.controller = None  # nobody provisions
+    pl = VolumeBinding(VolumeBindingArgs(bind_timeout_seconds=0), handle)
+    pod = make_pod("web", spec=pvc_volumes("data"))
+    state = CycleState()
+    pl.pre_filter(state, pod, [])
+    _filter_all(pl, pod, state)
+    assert pl.reserve(state, pod, "n1") is None
+    st = pl.pre_bind(state, pod, "n1")
+    assert st is not None and (st.code, st.message()) == (Code.Error, "binding volumes: context deadline exceeded")
     claim = store.get("PersistentVolumeClaim", "default", "data")
     assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "n1"
     assert "volumeName" not in claim["spec"] and claim["status"]["phase"] == "Pending"

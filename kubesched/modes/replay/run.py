@@ -52,6 +52,7 @@ from kubesched.api.pod import Pod
 from kubesched.clock import VirtualClock
 from kubesched.cluster.client import WatchEvent
 from kubesched.cluster.memory import MemoryCluster
+from kubesched.cluster.pv_controller import PVController
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ManifestError
 from kubesched.images.catalogue import ImageCatalogue
@@ -200,6 +201,7 @@ class _Run:
         self.origin = CLOCK_ORIGIN
         self.clock = VirtualClock(self.origin)
         self.cluster = MemoryCluster(self.clock, history_limit=1000, event_limit=1000)
+        self.pv_controller = PVController(self.cluster).start()
         self.catalogue = catalogue
         self.model = KubeletModel(self.clock, catalogue, kubelet_config,
                                   on_container_started=self._container_started,

@@ -24,14 +24,14 @@ matching from ``k8s.io/component-helpers/storage/volume/pv_helpers.go`` ``FindMa
 * Reserve: assumes the chosen bindings (PV ``spec.claimRef`` + ``pv.kubernetes.io/bound-by-controller``)
   and provisioning claims (``volume.kubernetes.io/selected-node``) in the plugin's assume caches, so a
   later pod of the same run does not take the same PV; Unreserve reverts them.
-* PreBindPreFlight: Skip when every claim was already bound. PreBind writes through ``handle.client``:
-  the PV update (claimRef), then what upstream's PV controller would do since the embedded cluster has
-  none: PV ``status.phase: Bound``, PVC ``spec.volumeName`` + annotations ``pv.kubernetes.io/bind-completed``
-  and ``pv.kubernetes.io/bound-by-controller``, PVC status ``phase: Bound`` with the PV's access modes
-  and capacity. For provisioning the PVC gets the ``selected-node`` annotation as upstream does; there
-  is no provisioner in the embedded cluster, so such claims stay Pending and upstream's PreBind would
-  wait up to ``bindTimeoutSeconds`` and fail; kubesched's PreBind returns Success right after annotating.
-  Writes are synchronous, so upstream's poll for completion (bounded by ``bindTimeoutSeconds``) is not needed.
+* PreBindPreFlight: Skip when every claim was already bound. PreBind writes through ``handle.client``
+  only what upstream's binder writes: the PV update (``claimRef``, ``bound-by-controller``) for a
+  static binding, the PVC update (``volume.kubernetes.io/selected-node``) for provisioning. The rest
+  (PVC ``spec.volumeName``, ``pv.kubernetes.io/bind-completed``, both objects' ``status``, the
+  provisioned PV) is the PV controller's and the provisioner's job -- in a real cluster
+  kube-controller-manager's, in the embedded cluster :mod:`kubesched.cluster.pv_controller`'s.
+  PreBind then waits, on the informer's objects, until every claim is fully bound (upstream
+  ``checkBindings``), at most ``bindTimeoutSeconds``.
 
 Not modelled: CSI migration of in-tree PVs (``tryTranslatePVToCSI``) and StorageCapacityScoring (the
 Score extension, alpha): ``shape`` is validated but unused.
@@ -51,7 +51,6 @@ from kubesched.api.labels import parse_label_selector
 from kubesched.api.pod import Pod
 from kubesched.api.quantity import QuantityError, value
 from kubesched.api.storage import (
-    ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     BINDING_WAIT_FOR_FIRST_CONSUMER,
@@ -63,9 +62,11 @@ from kubesched.api.storage import (
     StorageClass,
     access_modes_fit,
     ephemeral_owner_error,
+    newer_version,
     not_found,
     pod_claims,
 )
+from kubesched.clock import RealClock
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.errors import KubeschedError, ManifestError
 from kubesched.framework.cycle_state import CycleState, StateData, StateNotFoundError
@@ -98,6 +99,8 @@ ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinit
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+#: Seconds between two checks of PreBind's wait for the PV controller (``binder.go``: 1 s).
+BIND_POLL_INTERVAL = 1.0
 
 
 def _default_shape() -> list[UtilizationShapePoint]:
@@ -525,7 +528,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         return Status(Code.Skip) if s.all_bound else None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """``BindPodVolumes``: write bindings and provisioning requests through ``handle.client``."""
+        """``BindPodVolumes``: write the bindings (PV ``claimRef``) and provisioning requests (PVC
+        ``selected-node``) through ``handle.client``, then wait until the PV controller (and a
+        provisioner) completed them: checked at once, then every :data:`BIND_POLL_INTERVAL`
+        seconds of ``handle.clock`` up to ``bindTimeoutSeconds`` (``binder.go`` ``checkBindings``).
+        Error statuses: a write failed (the assumed objects are restored), a claimRef or
+        ``selected-node`` annotation was reset meanwhile (``provisioning failed for PVC "<c>"``),
+        or ``binding volumes: context deadline exceeded``."""
         try:
             s: _State = state.read(STATE_KEY)
         except StateNotFoundError as e:
@@ -540,15 +549,18 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             return Status.as_status(RuntimeError("binding volumes: no cluster client"))
         done_bindings = 0
         done_provisions = 0
+        written_pvs: list[Mapping[str, Any]] = []
+        written_pvcs: list[Mapping[str, Any]] = []
         try:
-            for pv_obj, pvc in pod_volumes.static_bindings:
+            for pv_obj, _ in pod_volumes.static_bindings:
                 new_pv = client.update(copy.deepcopy(dict(pv_obj)))
                 self.pv_cache.assume(new_pv)
+                written_pvs.append(new_pv)
                 done_bindings += 1
-                self._complete_binding(client, new_pv, pvc)
             for pvc in pod_volumes.dynamic_provisions:
                 new_pvc = client.update(copy.deepcopy(dict(pvc.raw)))
                 self.pvc_cache.assume(new_pvc)
+                written_pvcs.append(new_pvc)
                 done_provisions += 1
         except (KubeschedError, ValueError) as e:
             for pv_obj, _ in pod_volumes.static_bindings[done_bindings:]:
@@ -556,30 +568,72 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             for pvc in pod_volumes.dynamic_provisions[done_provisions:]:
                 self.pvc_cache.restore(pvc.key)
             return Status.as_status(e)
-        return None
+        claims = [pvc for _, pvc in pod_volumes.static_bindings]
+        return self._wait_for_bindings(node_name, list(zip(written_pvs, claims, strict=True)), written_pvcs)
 
-    def _complete_binding(self, client: Any, pv_obj: Mapping[str, Any], pvc: PersistentVolumeClaim) -> None:
-        """The PV controller's part of a binding (the embedded cluster has no PV controller)."""
-        pv_name = str(_get(pv_obj, "metadata", "name"))
-        new_pv = client.patch_status("PersistentVolume", "", pv_name, {"phase": "Bound"})
-        self.pv_cache.assume(new_pv)
-        current = client.get("PersistentVolumeClaim", pvc.namespace, pvc.name)
-        claim = copy.deepcopy(dict(current))
-        meta = claim.setdefault("metadata", {})
-        ann = meta.setdefault("annotations", {})
-        ann[ANN_BIND_COMPLETED] = "yes"
-        ann[ANN_BOUND_BY_CONTROLLER] = "yes"
-        claim.setdefault("spec", {})["volumeName"] = pv_name
-        client.update(claim)
-        status: dict[str, Any] = {"phase": "Bound"}
-        modes = _get(pv_obj, "spec", "accessModes")
-        if modes:
-            status["accessModes"] = list(modes)
-        cap = _get(pv_obj, "spec", "capacity")
-        if isinstance(cap, Mapping):
-            status["capacity"] = dict(cap)
-        new_claim = client.patch_status("PersistentVolumeClaim", pvc.namespace, pvc.name, status)
-        self.pvc_cache.assume(new_claim)
+    def _wait_for_bindings(self, node_name: str, bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
+                           provisions: list[Mapping[str, Any]]) -> Status | None:
+        clock = self._handle.clock or RealClock()
+        deadline = clock.now() + self.args.bind_timeout_seconds
+        while True:
+            try:
+                if self._check_bindings(node_name, bindings, provisions):
+                    return None
+            except ValueError as e:
+                return Status.as_status(RuntimeError(f"binding volumes: {e}"))
+            if clock.now() >= deadline:
+                return Status.as_status(RuntimeError("binding volumes: context deadline exceeded"))
+            clock.sleep(min(BIND_POLL_INTERVAL, max(0.0, deadline - clock.now())))
+
+    def _check_bindings(self, node_name: str, bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
+                        provisions: list[Mapping[str, Any]]) -> bool:
+        """``checkBindings`` on the informer's objects: True when every claim is fully bound;
+        False to keep waiting (also while the informer is older than what PreBind wrote); raises
+        ValueError when a binding was undone."""
+        objects = self._handle.objects
+        for written, claim in bindings:
+            name = str(_get(written, "metadata", "name"))
+            pv = objects.get("PersistentVolume", "", name)
+            pvc = objects.get("PersistentVolumeClaim", claim.namespace, claim.name)
+            if pv is None:
+                raise ValueError(f'failed to check binding: persistentvolume "{name}" not found')
+            if pvc is None:
+                raise ValueError(f'failed to check binding: persistentvolumeclaim "{claim.key}" not found')
+            if newer_version(str(_get(written, "metadata", "resourceVersion") or ""),
+                             str(_get(pv, "metadata", "resourceVersion") or "")):
+                return False
+            if _get(pv, "spec", "claimRef") is None:
+                raise ValueError(f'ClaimRef got reset for pv "{name}"')
+            if not PersistentVolumeClaim.from_obj(pvc).fully_bound:
+                return False
+        labels: Mapping[str, str] = {}
+        info = self._handle.snapshot().get(node_name)
+        if info is not None and info.node is not None:
+            labels = info.node.labels
+        for written in provisions:
+            ns = str(_get(written, "metadata", "namespace") or "default")
+            name = str(_get(written, "metadata", "name"))
+            obj = objects.get("PersistentVolumeClaim", ns, name)
+            if obj is None:
+                raise ValueError(f'failed to check provisioning pvc: persistentvolumeclaim "{ns}/{name}" not found')
+            if newer_version(str(_get(written, "metadata", "resourceVersion") or ""),
+                             str(_get(obj, "metadata", "resourceVersion") or "")):
+                return False
+            claim = PersistentVolumeClaim.from_obj(obj)
+            selected = claim.annotations.get(ANN_SELECTED_NODE)
+            if selected is None:
+                raise ValueError(f'selectedNode annotation reset for PVC "{name}"')
+            if selected != node_name:
+                raise ValueError(f'provisioning failed for PVC "{name}"')
+            if claim.volume_name:
+                pv_obj = objects.get("PersistentVolume", "", claim.volume_name)
+                if pv_obj is None:
+                    return False  # not seen yet
+                if not PersistentVolume.from_obj(pv_obj).node_affinity_matches(labels):
+                    raise ValueError(f'pv "{claim.volume_name}" node affinity doesn\'t match node "{node_name}"')
+            if not claim.fully_bound:
+                return False
+        return True
 
     # ---------------------------------------------------------------- events
     def events_to_register(self) -> list[ClusterEventWithHint]:
