@@ -110,7 +110,8 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
 @click.option("--kube-api-burst", type=int, default=None,
               help="Burst towards the API server (default: clientConnection.burst, 100).")
 @click.option("--leader-elect", **bool_flag_options(),
-              help="Campaign for a Lease and schedule only while leading (default: leaderElection.leaderElect, true).")
+              help="Campaign for a Lease and schedule only while leading; the bare flag means true "
+                   "(default: leaderElection.leaderElect, true).")
 @click.option("--leader-elect-lease-duration", callback=_duration, default=None, help="Default 15s.")
 @click.option("--leader-elect-renew-deadline", callback=_duration, default=None, help="Default 10s.")
 @click.option("--leader-elect-retry-period", callback=_duration, default=None, help="Default 2s.")
@@ -121,7 +122,7 @@ def load_plugin_modules(registry: Any, modules: tuple[str, ...]) -> None:
 @click.option("--permit-wait-timeout", callback=_duration, default="0s", show_default=True,
               help="Longest any Permit plugin may hold a pod (0: the plugin's own timeout, capped at 15m).")
 @click.option("--profiling", **bool_flag_options(),
-              help="Serve /debug/pprof/profile (default: enableProfiling, true).")
+              help="Serve /debug/pprof/profile; the bare flag means true (default: enableProfiling, true).")
 @click.option("--bind-address", default="127.0.0.1", show_default=True,
               help="Address of the health/metrics endpoint (0.0.0.0 for every interface).")
 @click.option("--secure-port", type=click.IntRange(0, 65535), default=10259, show_default=True,
