@@ -187,9 +187,10 @@ class Cluster:
 
 
 def scheduler_config(tmp: Path, namespace: str, *, lease: bool = False, permit_plugin: bool = False,
-                     qps: float | None = None, burst: int | None = None) -> Path:
+                     qps: float | None = None, burst: int | None = None,
+                     lease_timings: tuple[str, str, str] = ("2s", "1500ms", "500ms")) -> Path:
     """A KubeSchedulerConfiguration with profile ``kubesched-it`` (short lease timings when
-    ``lease``; the test Permit plugin when ``permit_plugin``)."""
+    ``lease``: duration, renew deadline, retry period; the test Permit plugin when ``permit_plugin``)."""
     plugins = ""
     if permit_plugin:
         plugins = textwrap.dedent("""\
@@ -205,9 +206,9 @@ def scheduler_config(tmp: Path, namespace: str, *, lease: bool = False, permit_p
         podMaxBackoffSeconds: 2
         leaderElection:
           leaderElect: {'true' if lease else 'false'}
-          leaseDuration: 2s
-          renewDeadline: 1500ms
-          retryPeriod: 500ms
+          leaseDuration: {lease_timings[0]}
+          renewDeadline: {lease_timings[1]}
+          retryPeriod: {lease_timings[2]}
           resourceName: kubesched-it
           resourceNamespace: {namespace}
         """)
@@ -242,9 +243,11 @@ class Replica:
         self.reader_token = cluster.reader_token
 
     def get(self, path: str, timeout: float = 5, token: str | None = "") -> tuple[int, bytes, dict[str, str]]:
-        """GET ``path`` from the plain-HTTP port with a bearer ``token`` (default: the cluster's reader
-        token; None: anonymous)."""
-        token = self.reader_token if token == "" else token
+        """GET ``path`` from the plain-HTTP port with a bearer ``token`` (default: anonymous for the
+        health paths, which need no review -- so they answer while the API server is down -- and
+        the cluster's reader token for the others; None: anonymous)."""
+        if token == "":
+            token = None if path.split("?")[0] in ("/healthz", "/readyz", "/livez") else self.reader_token
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
             req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers)

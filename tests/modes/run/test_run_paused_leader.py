@@ -1,7 +1,7 @@
 """A leader paused (SIGSTOP) with bindings queued loses its lease to the other replica; when it
 resumes (SIGCONT) none of its stale writes reach the API server (kubesched.cluster.fencing): it
 stops, and no node ends over capacity (without the fence its queued bindings of pods that no
-longer fit land on full nodes). Bounded: 20 nodes, 600 pods, about 40 s."""
+longer fit land on full nodes). Bounded: 20 nodes, 600 pods, about 40 s (at most ~6 min)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,10 @@ def _millicpu_by_node(cluster: Cluster) -> dict[str, int]:
 def test_paused_leader_never_writes_on_a_stale_lease(cluster: Cluster, replicas: list[Replica]) -> None:
     cluster.add_nodes(NODES, cpu=str(CPU))
     # a slow API client (QPS 80) keeps bindings queued in the leader when it is paused
-    cfg = scheduler_config(cluster.tmp, cluster.namespace, lease=True, qps=80, burst=10)
+    # lease timings long enough that a replica starved of CPU by a loaded test machine keeps its
+    # lease; the pause below is longer than the lease
+    cfg = scheduler_config(cluster.tmp, cluster.namespace, lease=True, qps=80, burst=10,
+                           lease_timings=("5s", "4s", "1s"))
     a = Replica(cluster, cfg, "--parallel-bindings=8", name="a")
     b = Replica(cluster, cfg, "--parallel-bindings=8", name="b")
     replicas += [a, b]
@@ -58,7 +61,7 @@ def test_paused_leader_never_writes_on_a_stale_lease(cluster: Cluster, replicas:
     assert cluster.handle is not None
     for i in range(EARLY):
         cluster.store_create_pod(f"early-{i:03d}", cpu=POD_CPU)
-    wait_for(lambda: len(cluster.bound()) >= 30, 30, "the leader binding")
+    wait_for(lambda: len(cluster.bound()) >= 30, 60, "the leader binding")
     leader.proc.send_signal(signal.SIGSTOP)
     # pods the follower places first: they fill the nodes, the early pods the paused leader has
     # queued bindings for no longer fit (no preemption)
@@ -67,12 +70,12 @@ def test_paused_leader_never_writes_on_a_stale_lease(cluster: Cluster, replicas:
         pod["spec"].update(priority=10, preemptionPolicy="Never")
         cluster.handle.cluster.create(pod)
     try:
-        wait_for(lambda: _holder(cluster) == follower.identity, 15, "the follower taking the lease")
+        wait_for(lambda: _holder(cluster) == follower.identity, 40, "the follower taking the lease")
         # the follower fills every node; the paused leader still holds bindings of pods that do not fit
-        wait_for(lambda: len(cluster.bound()) >= CAPACITY, 60, "the follower filling the nodes")
+        wait_for(lambda: len(cluster.bound()) >= CAPACITY, 120, "the follower filling the nodes")
     finally:
         leader.proc.send_signal(signal.SIGCONT)
-    assert leader.proc.wait(20) == 1  # stops as on a lost lease
+    assert leader.proc.wait(30) == 1  # stops as on a lost lease
     log = leader.log()
     assert "lease not renewed within the renew deadline" in log and "leaderelection lost" in log
 
@@ -80,7 +83,7 @@ def test_paused_leader_never_writes_on_a_stale_lease(cluster: Cluster, replicas:
         n = len(cluster.bound())
         time.sleep(1.5)
         return n >= CAPACITY and n == len(cluster.bound())
-    wait_for(settled, 60, f"{CAPACITY} pods bound")
+    wait_for(settled, 120, f"{CAPACITY} pods bound")
     used = _millicpu_by_node(cluster)
     over = {n: m for n, m in used.items() if m > CPU * 1000}
     assert not over, f"{len(over)} of {NODES} nodes over capacity (millicpu): {over}"
