@@ -81,6 +81,7 @@ class ClientConnectionConfiguration(_Model):
     def _zero_means_default(self) -> ClientConnectionConfiguration:
         if not self.content_type:
             self.content_type = "application/vnd.kubernetes.protobuf"
+            self.model_fields_set.discard("content_type")  # empty means unset
         if self.qps == 0:
             self.qps = 50.0
         if self.burst == 0:

@@ -74,6 +74,15 @@ def test_unsupported_client_fields_are_refused_by_name(tmp_path: Path, extra: st
     assert (res.exit_code, res.output) == (2, f"error: {cfg}: {message}\n")
 
 
+def test_empty_content_type_means_unset(tmp_path: Path) -> None:
+    from kubesched.config.load import load_config
+    from kubesched.config.run_fields import check_run_fields
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(CONFIG.format(extra='clientConnection:\n  contentType: ""\nenableContentionProfiling: false'))
+    check_run_fields(load_config(str(cfg)))  # no error
+
+
 def test_config_kubeconfig_field_reaches_the_client(tmp_path: Path) -> None:
     bad = tmp_path / "kc.yaml"
     bad.write_text("- a\n")
