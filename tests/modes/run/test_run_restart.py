@@ -58,7 +58,7 @@ def test_run_recovers_when_serve_restarts_with_older_resource_versions(tmp_path:
         old = [f"old-{i}" for i in range(20)]
         for n in old:
             first.cluster.create(_pod(n))
-        harness = types.SimpleNamespace(tmp=tmp_path, kubeconfig=kubeconfig)
+        harness = types.SimpleNamespace(tmp=tmp_path, kubeconfig=kubeconfig, reader_token=None)
         replica = Replica(harness, scheduler_config(tmp_path, NS), name="r")  # type: ignore[arg-type]
         replica.wait_ready(timeout=60)
         wait_for(lambda: _bound(first, old), 60, "the first server's pods bound")

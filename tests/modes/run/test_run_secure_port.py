@@ -20,6 +20,7 @@ from run_support import (
     free_port,
     needs_hooks,
     scheduler_config,
+    wait_for,
 )
 
 pytestmark = needs_hooks  # the tokens and policy are the embedded server's
@@ -91,7 +92,7 @@ def test_always_allow_paths_flag(cluster: Cluster, replicas: list[Replica]) -> N
     r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace),
                 "--authorization-always-allow-paths=/healthz,/metr*")
     replicas.append(r)
-    r.wait_ready()
+    wait_for(lambda: r.get("/readyz", 1, token=READER_TOKEN)[0] == 200, 30, "readyz")
     assert r.get("/metrics", token=None)[0] == 200
     assert r.get("/readyz", token=None)[0] == 403  # no longer in the list
 
