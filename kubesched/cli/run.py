@@ -29,7 +29,7 @@ from kubesched.cli.pflag import PflagIntRange, bool_flag_options
 from kubesched.cli.prepull_flags import PrePullOptions, prepull_flags, prepull_options
 from kubesched.clock import RealClock
 from kubesched.config.duration import parse_go_duration
-from kubesched.config.load import default_config, load_config
+from kubesched.config.load import default_config, dump_config, load_config
 from kubesched.config.run_fields import check_run_fields
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ConfigError
@@ -323,6 +323,11 @@ def run_scheduler(opts: RunOptions) -> int:
 
     authenticator, authorizer, _review_clients = build_request_auth(opts.delegation, opts.kubeconfig)
     auth = RequestAuth(authenticator, authorizer)
+    componentconfig = dump_config(opts.effective)
+
+    def configz() -> dict[str, Any]:
+        return {"componentconfig": componentconfig}
+
     servers: list[StatusServer] = []
     tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
         if opts.secure_port else None  # ConfigError naming --tls-cert-file / --tls-private-key-file
@@ -333,7 +338,7 @@ def run_scheduler(opts: RunOptions) -> int:
         try:
             servers.append(StatusServer(opts.bind_address, port, synced=synced, unhealthy_informers=unhealthy,
                                         leader_health=leader_health, now=clock.now, profiling=opts.profiling,
-                                        tls=ctx, auth=auth).start())
+                                        tls=ctx, auth=auth, configz=configz).start())
         except OSError as e:
             _stop_servers(servers)
             raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}:{port} ({flag}): "

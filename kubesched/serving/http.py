@@ -24,6 +24,8 @@ Routes (GET and HEAD):
   are re-listing or their watches keep failing (API server down or restarted with older
   resourceVersions), 500 ``[-]informer-watch failed: Pod, Node`` naming their kinds.
 * ``/metrics``: ``prometheus_client.generate_latest()`` of the default registry (text format 0.0.4).
+* ``/configz``: ``{"componentconfig": <the effective KubeSchedulerConfiguration>}`` as JSON
+  (``k8s.io/component-base/configz``).
 * ``/debug/pprof/profile?seconds=N`` (default 30, only with profiling enabled, else 404): a CPU
   profile of every thread for N seconds as a pstats file (see :mod:`kubesched.serving.profiling`),
   ``Content-Type: application/octet-stream``, ``Content-Disposition: attachment;
@@ -159,6 +161,14 @@ async def _profile(request: web.Request) -> web.Response:
                  {"Content-Disposition": 'attachment; filename="profile.pstats"'})
 
 
+async def _configz(request: web.Request) -> web.Response:
+    owner = request.app[_OWNER]
+    if owner.configz is None:
+        return await _not_found(request)
+    body = json.dumps(owner.configz()).encode()
+    return _text(200, body, "application/json", None)
+
+
 async def _not_found(request: web.Request) -> web.Response:
     return _text(404, b"404 page not found\n")
 
@@ -168,7 +178,7 @@ def _build_app(owner: StatusServer) -> web.Application:
     app[_OWNER] = owner
     r = app.router
     for path, handler in (("/healthz", _healthz), ("/livez", _healthz), ("/readyz", _readyz),
-                          ("/metrics", _metrics), ("/debug/pprof/profile", _profile)):
+                          ("/metrics", _metrics), ("/debug/pprof/profile", _profile), ("/configz", _configz)):
         r.add_get(path, handler)  # also HEAD
         r.add_get(path + "/", handler, allow_head=True)
     r.add_route("*", "/{tail:.*}", _not_found)
@@ -184,7 +194,7 @@ class StatusServer:
     None, or ``(leading, last_renew, lease_duration)`` in clock seconds for the leader-election
     health check; ``now()`` the same clock. ``profiling`` enables ``/debug/pprof/profile``.
     ``auth``: authentication and authorization of every request (None: none, for tests of the
-    routes only).
+    routes only). ``configz()``: the document of ``/configz`` (None: 404).
     """
 
     def __init__(self, address: str, port: int, *, synced: Callable[[], bool],
@@ -193,7 +203,8 @@ class StatusServer:
                  now: Callable[[], float] | None = None, profiling: bool = False,
                  tls: ssl.SSLContext | None = None,
                  profiler: Callable[[float], bytes] = cpu_profile,
-                 auth: RequestAuth | None = None) -> None:
+                 auth: RequestAuth | None = None,
+                 configz: Callable[[], dict[str, Any]] | None = None) -> None:
         self.address = address
         self.port = port
         self.synced = synced
@@ -204,6 +215,7 @@ class StatusServer:
         self.tls = tls
         self.profile = profiler
         self.auth = auth
+        self.configz = configz
         #: threads for the blocking TokenReview / SubjectAccessReview calls
         self.review_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="status-review")
         self._loop: asyncio.AbstractEventLoop | None = None

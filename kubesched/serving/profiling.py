@@ -26,6 +26,12 @@ class ProfilerBusyError(RuntimeError):
     """Another CPU profile is being taken (one at a time, as Go's ``StartCPUProfile``)."""
 
 
+def _profiled_interval(sleep: object, seconds: float) -> None:
+    """The profiling thread's own wait, as a Python function: a profile always has at least this
+    entry (pstats cannot load an empty profile, which an idle process would otherwise give)."""
+    sleep(seconds)  # type: ignore[operator]
+
+
 def cpu_profile(seconds: float, *, sleep: object = time.sleep) -> bytes:
     """Profile every thread's CPU time for ``seconds`` (clamped to 0..:data:`MAX_PROFILE_SECONDS`)
     and return the pstats file's bytes. Raises ProfilerBusyError when a profile is running."""
@@ -39,7 +45,7 @@ def cpu_profile(seconds: float, *, sleep: object = time.sleep) -> bytes:
         yappi.set_clock_type("cpu")
         yappi.start(builtins=False, profile_threads=True)
         try:
-            sleep(seconds)  # type: ignore[operator]
+            _profiled_interval(sleep, seconds)
         finally:
             yappi.stop()
         stats = yappi.get_func_stats()

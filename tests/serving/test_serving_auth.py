@@ -154,3 +154,15 @@ def test_token_and_policy_files(tmp_path: Path) -> None:
         load_policy_file(str(policy))
     assert str(e.value) == (f"--authorization-policy-file: {policy} line 1: spec.users: unknown field (known: user, "
                             "group, readonly, apiGroup, resource, namespace, nonResourcePath)")
+
+
+def test_profile_of_an_idle_process_loads(tmp_path: Path) -> None:
+    """pstats refuses an empty profile: the profiling thread's own wait is always in it."""
+    import pstats
+
+    from kubesched.serving.profiling import cpu_profile
+
+    path = tmp_path / "p.pstats"
+    path.write_bytes(cpu_profile(0.0))
+    stats = pstats.Stats(str(path))
+    assert any(name == "_profiled_interval" for _, _, name in stats.stats)  # type: ignore[attr-defined]

@@ -70,8 +70,14 @@ def test_anonymous_and_unauthorised_requests_get_no_data(cluster: Cluster, repli
                                                '"/debug/pprof/profile": No policy matched.')
     # the reader may profile; unknown paths are then 404
     code, body, headers = r.get("/debug/pprof/profile?seconds=0.2", timeout=15, token=READER_TOKEN)
-    assert code == 200 and headers["Content-Disposition"] == 'attachment; filename="profile.pstats"'
+    assert code == 200, body
+    assert headers["Content-Disposition"] == 'attachment; filename="profile.pstats"'
     assert r.get("/nope", token=READER_TOKEN)[0] == 404
+    code, body, headers = r.get("/configz", token=READER_TOKEN)
+    assert code == 200 and headers["Content-Type"] == "application/json"
+    cc = json.loads(body)["componentconfig"]
+    assert (cc["kind"], cc["leaderElection"]["leaseDuration"], cc["profiles"][0]["schedulerName"]) == (
+        "KubeSchedulerConfiguration", "2s", "kubesched-it")
 
 
 def test_review_answers_are_cached(cluster: Cluster, replicas: list[Replica]) -> None:
