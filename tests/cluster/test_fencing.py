@@ -50,3 +50,36 @@ def test_elector_valid_until_is_renew_deadline_after_the_attempt_started() -> No
     assert el.valid_until() == 68.0
     el.release()
     assert el.valid_until() == float("-inf")
+
+
+def test_kube_client_consults_the_guard_before_sending_writes() -> None:
+    """Refused writes never reach the transport; reads and the Lease's own requests do."""
+    from kubesched.cluster.kube import KubeClusterClient
+
+    sent: list[tuple[str, str]] = []
+
+    class Transport:
+        def call_api(self, path: str, method: str, **kwargs: object) -> object:
+            sent.append((method, path))
+
+            class Resp:
+                data = b"{}"
+
+                def drain_conn(self) -> None: ...
+
+                def release_conn(self) -> None: ...
+            return Resp()
+
+    client = KubeClusterClient(Transport())  # type: ignore[arg-type]
+    stale: list[int] = []
+    client.write_guard = LeaseFence(lambda: float("-inf"), lambda: stale.append(1))
+    with pytest.raises(LeaseLostError):
+        client.bind("a", "p", "u", "n1")
+    with pytest.raises(LeaseLostError):
+        client.delete("Pod", "a", "victim")
+    client.get("Pod", "a", "p")
+    client.update({"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+                   "metadata": {"name": "l", "namespace": "kube-system"}, "spec": {}})
+    assert sent == [("GET", "/api/v1/namespaces/a/pods/p"),
+                    ("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l")]
+    assert stale == [1]
