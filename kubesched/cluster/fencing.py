@@ -18,6 +18,7 @@ flight fail, forget their assumed pods, and the process exits as on a lost lease
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,9 @@ from kubesched.errors import KubeschedError
 __all__ = ["LeaseFence", "LeaseLostError", "WriteGuard"]
 
 log = logging.getLogger(__name__)
+
+#: The Lease requests of leader election itself (never fenced).
+_LEASE_PATH = re.compile(r"^/apis/coordination\.k8s\.io/v1/(namespaces/[^/]+/)?leases(/[^/]+)?$")
 
 
 class LeaseLostError(KubeschedError):
@@ -57,7 +61,7 @@ class LeaseFence:
         self.refused = 0
 
     def check(self, method: str, path: str) -> None:
-        if "/leases/" in path or path.endswith("/leases"):
+        if _LEASE_PATH.match(path):
             return
         now = self._monotonic()
         until = self._valid_until()

@@ -30,10 +30,13 @@ def test_fence_refuses_after_the_deadline_and_stays_closed() -> None:
     with pytest.raises(LeaseLostError, match="POST /api/v1/namespaces/a/pods/p/binding: refused"):
         fence.check("POST", "/api/v1/namespaces/a/pods/p/binding")
     fence.check("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched")
+    fence.check("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases")
+    with pytest.raises(LeaseLostError):  # a pod named "leases" is no Lease
+        fence.check("POST", "/api/v1/namespaces/leases/pods/leases/binding")
     until[0] = 100.0  # a later renewal does not reopen it: the replica is stopping
     with pytest.raises(LeaseLostError):
         fence.check("PATCH", "/api/v1/namespaces/a/pods/p/status")
-    assert (stale, fence.refused) == ([1], 2)
+    assert (stale, fence.refused) == ([1], 3)
 
 
 def test_elector_valid_until_is_renew_deadline_after_the_attempt_started() -> None:
