@@ -62,6 +62,7 @@ def test_kube_client_consults_the_guard_before_sending_writes() -> None:
     sent: list[tuple[str, str]] = []
 
     class Transport:
+        configuration = None
         def call_api(self, path: str, method: str, **kwargs: object) -> object:
             sent.append((method, path))
 

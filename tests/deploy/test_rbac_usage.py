@@ -1,4 +1,4 @@
-"""deploy/rbac.yaml grants what ``kubesched run`` uses and nothing more: a run through every API
+"""deploy/base/rbac.yaml grants what ``kubesched run`` uses and nothing more: a run through every API
 path of the scheduler (informers, leader election, binding, status patches, preemption, events,
 volume binding, delegated authentication and authorization of its endpoint) against ``kubesched
 serve``, whose request log gives every (API group, resource, verb) the scheduler sent. Each must be
@@ -21,7 +21,7 @@ AUTH_DELEGATOR = {("authentication.k8s.io", "tokenreviews", "create"),
 
 def granted() -> set[tuple[str, str, str]]:
     out = set(AUTH_DELEGATOR)
-    for doc in yaml.safe_load_all((DEPLOY / "rbac.yaml").read_text()):
+    for doc in yaml.safe_load_all((DEPLOY / "base" / "rbac.yaml").read_text()):
         if doc["kind"] not in ("ClusterRole", "Role") or doc["metadata"]["name"] == "kubesched:metrics-reader":
             continue
         for rule in doc["rules"]:
