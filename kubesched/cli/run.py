@@ -29,8 +29,8 @@ from kubesched.cli.pflag import PflagIntRange, bool_flag_options
 from kubesched.cli.prepull_flags import PrePullOptions, prepull_flags, prepull_options
 from kubesched.clock import RealClock
 from kubesched.config.duration import parse_go_duration
-from kubesched.config.load import default_config, dump_config, load_config
-from kubesched.config.run_fields import check_run_fields
+from kubesched.config.load import default_config, load_config
+from kubesched.config.run_fields import JSON, check_run_fields
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ConfigError
 from kubesched.logs import FORMATS
@@ -219,9 +219,13 @@ def effective_config_document(opts: RunOptions) -> dict[str, Any]:
         "leader_elect": opts.leader_elect, "lease_duration": opts.lease_duration,
         "renew_deadline": opts.renew_deadline, "retry_period": opts.retry_period,
         "resource_name": opts.lease_name, "resource_namespace": opts.lease_namespace})
-    cc = opts.effective.client_connection.model_copy(update={"qps": opts.qps, "burst": opts.burst})
+    # what is in effect: kubesched talks JSON and has no contention profile (config/run_fields.py)
+    cc = opts.effective.client_connection.model_copy(update={"qps": opts.qps, "burst": opts.burst,
+                                                             "kubeconfig": opts.kubeconfig or "",
+                                                             "content_type": JSON})
     cfg = opts.effective.model_copy(update={"leader_election": le, "client_connection": cc,
-                                            "enable_profiling": opts.profiling})
+                                            "enable_profiling": opts.profiling,
+                                            "enable_contention_profiling": False})
     return dump_config(cfg)
 
 
@@ -323,7 +327,7 @@ def run_scheduler(opts: RunOptions) -> int:
 
     authenticator, authorizer, _review_clients = build_request_auth(opts.delegation, opts.kubeconfig)
     auth = RequestAuth(authenticator, authorizer)
-    componentconfig = dump_config(opts.effective)
+    componentconfig = effective_config_document(opts)
 
     def configz() -> dict[str, Any]:
         return {"componentconfig": componentconfig}
