@@ -332,6 +332,12 @@ def run_scheduler(opts: RunOptions) -> int:
     def configz() -> dict[str, Any]:
         return {"componentconfig": componentconfig}
 
+    from prometheus_client import CollectorRegistry
+
+    from kubesched.metrics.pod_resources import PodResourcesCollector
+
+    resources = CollectorRegistry()  # /metrics/resources: the pods' requests and limits, read at each scrape
+    resources.register(PodResourcesCollector(lambda: sched.informers.list("Pod")))
     servers: list[StatusServer] = []
     tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
         if opts.secure_port else None  # ConfigError naming --tls-cert-file / --tls-private-key-file
@@ -342,7 +348,8 @@ def run_scheduler(opts: RunOptions) -> int:
         try:
             servers.append(StatusServer(opts.bind_address, port, synced=synced, unhealthy_informers=unhealthy,
                                         leader_health=leader_health, now=clock.now, profiling=opts.profiling,
-                                        tls=ctx, auth=auth, configz=configz).start())
+                                        tls=ctx, auth=auth, configz=configz,
+                                        resources_registry=resources).start())
         except OSError as e:
             _stop_servers(servers)
             raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}:{port} ({flag}): "

@@ -24,6 +24,8 @@ Routes (GET and HEAD):
   are re-listing or their watches keep failing (API server down or restarted with older
   resourceVersions), 500 ``[-]informer-watch failed: Pod, Node`` naming their kinds.
 * ``/metrics``: ``prometheus_client.generate_latest()`` of the default registry (text format 0.0.4).
+* ``/metrics/resources``: ``kube_pod_resource_request`` / ``kube_pod_resource_limit`` of every pod
+  the scheduler knows (``pkg/scheduler/metrics/resources``), behind the same authorisation.
 * ``/configz``: ``{"componentconfig": <the effective KubeSchedulerConfiguration>}`` as JSON
   (``k8s.io/component-base/configz``).
 * ``/debug/pprof/profile?seconds=N`` (default 30, only with profiling enabled, else 404): a CPU
@@ -46,13 +48,16 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from kubesched.serving.authn import Authenticator, Unauthorized
 from kubesched.serving.authz import AuthorizationError, Authorizer, forbidden_message
 from kubesched.serving.profiling import ProfilerBusyError, cpu_profile
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
 
 __all__ = ["HEALTHZ_LEADER_TOLERANCE", "KEEPALIVE_TIMEOUT", "RequestAuth", "StatusServer"]
 
@@ -142,6 +147,19 @@ async def _metrics(request: web.Request) -> web.Response:
     return resp
 
 
+async def _metrics_resources(request: web.Request) -> web.Response:
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    owner = request.app[_OWNER]
+    if owner.resources_registry is None:
+        return await _not_found(request)
+    data = await asyncio.get_running_loop().run_in_executor(None, generate_latest, owner.resources_registry)
+    resp = web.Response(status=200, body=data)
+    resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    return resp
+
+
 async def _profile(request: web.Request) -> web.Response:
     owner = request.app[_OWNER]
     if not owner.profiling:
@@ -178,7 +196,8 @@ def _build_app(owner: StatusServer) -> web.Application:
     app[_OWNER] = owner
     r = app.router
     for path, handler in (("/healthz", _healthz), ("/livez", _healthz), ("/readyz", _readyz),
-                          ("/metrics", _metrics), ("/debug/pprof/profile", _profile), ("/configz", _configz)):
+                          ("/metrics", _metrics), ("/metrics/resources", _metrics_resources),
+                          ("/debug/pprof/profile", _profile), ("/configz", _configz)):
         r.add_get(path, handler)  # also HEAD
         r.add_get(path + "/", handler, allow_head=True)
     r.add_route("*", "/{tail:.*}", _not_found)
@@ -194,7 +213,8 @@ class StatusServer:
     None, or ``(leading, last_renew, lease_duration)`` in clock seconds for the leader-election
     health check; ``now()`` the same clock. ``profiling`` enables ``/debug/pprof/profile``.
     ``auth``: authentication and authorization of every request (None: none, for tests of the
-    routes only). ``configz()``: the document of ``/configz`` (None: 404).
+    routes only). ``configz()``: the document of ``/configz`` (None: 404). ``resources_registry``:
+    what ``/metrics/resources`` exposes (the pods' requests and limits; None: 404).
     """
 
     def __init__(self, address: str, port: int, *, synced: Callable[[], bool],
@@ -204,7 +224,8 @@ class StatusServer:
                  tls: ssl.SSLContext | None = None,
                  profiler: Callable[[float], bytes] = cpu_profile,
                  auth: RequestAuth | None = None,
-                 configz: Callable[[], dict[str, Any]] | None = None) -> None:
+                 configz: Callable[[], dict[str, Any]] | None = None,
+                 resources_registry: CollectorRegistry | None = None) -> None:
         self.address = address
         self.port = port
         self.synced = synced
@@ -216,6 +237,7 @@ class StatusServer:
         self.profile = profiler
         self.auth = auth
         self.configz = configz
+        self.resources_registry = resources_registry
         #: threads for the blocking TokenReview / SubjectAccessReview calls
         self.review_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="status-review")
         self._loop: asyncio.AbstractEventLoop | None = None
