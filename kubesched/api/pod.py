@@ -24,6 +24,7 @@ from kubesched.api.node_selector import (
 )
 from kubesched.api.quantity import QuantityError, resource_value
 from kubesched.api.resources import NON_ZERO_DEFAULTS, pod_requests
+from kubesched.api.shape import parse_checked
 from kubesched.api.taints import Toleration, parse_tolerations
 from kubesched.api.timestamps import parse_time
 from kubesched.errors import ManifestError
@@ -276,7 +277,12 @@ class Pod:
     @classmethod
     def from_manifest(cls, obj: Mapping[str, Any]) -> Pod:
         """Parse a Pod manifest dict. Raises :class:`ManifestError` with a field path such as
-        ``spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"``."""
+        ``spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"`` (field types are
+        checked first, :func:`kubesched.api.shape.check_shape`)."""
+        return parse_checked("Pod", obj, cls._parse)
+
+    @classmethod
+    def _parse(cls, obj: Mapping[str, Any]) -> Pod:
         p = cls.__new__(cls)
         meta = obj.get("metadata")
         if not isinstance(meta, Mapping):
