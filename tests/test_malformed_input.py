@@ -277,7 +277,7 @@ def test_fuzzed_manifests_through_simulate(tmp_path_factory: pytest.TempPathFact
 # ---- bounded YAML -----------------------------------------------------------------------------
 
 BOMB = "\n".join(["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
-                 + [f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]" for p, c in zip("abcdefgh", "bcdefghi")])
+                 + [f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]" for p, c in zip("abcdefgh", "bcdefghi", strict=True)])
 
 
 def _bounded(fn: Any, *args: Any) -> Exception:
