@@ -170,8 +170,8 @@ class _Sched:
 
 def _parse_as_run_does(obj: dict[str, Any]) -> None:
     """What ``run`` does with a watched object of this kind."""
-    from kubesched.plugins.default_preemption_victims import compile_pdbs
-    from kubesched.plugins.pod_topology_spread_common import default_selector
+    from kubesched.plugins.defaultpreemption.victims import compile_pdbs
+    from kubesched.plugins.podtopologyspread.common import default_selector
     from kubesched.scheduler.event_handlers import EventHandlers
 
     kind = obj["kind"]
@@ -258,7 +258,7 @@ def test_node_labels_string_names_the_field() -> None:
 @given(st.sampled_from(CASES), st.sampled_from(["replace", "delete"]), st.sampled_from(WRONG))
 def test_fuzzed_manifests_through_simulate(tmp_path_factory: pytest.TempPathFactory,
                                            case: tuple[int, tuple[Any, ...]], action: str, new: Any) -> None:
-    from kubesched.simulate.run import run_simulation
+    from kubesched.modes.simulate.run import run_simulation
 
     index, path = case
     objs = [copy.deepcopy(o) for o in OBJECTS]
