@@ -91,7 +91,8 @@ def _remove(obj: Any, parts: list[str | int]) -> None:
 
 
 def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The pod reduced to what any pod has: name, namespace, uid, resourceVersion, node, phase."""
+    """The pod reduced to what any pod has: name, namespace, uid, resourceVersion, node,
+    scheduler name, phase and conditions."""
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
     spec = obj.get("spec")
@@ -106,8 +107,14 @@ def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(spec.get(k), str):
             out_spec[k] = spec[k]
     out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": keep_meta, "spec": out_spec}
+    out_status: dict[str, Any] = {}
     if isinstance(status.get("phase"), str):
-        out["status"] = {"phase": status["phase"]}
+        out_status["phase"] = status["phase"]
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        out_status["conditions"] = [c for c in conditions if isinstance(c, Mapping)]
+    if out_status:
+        out["status"] = out_status
     return out
 
 

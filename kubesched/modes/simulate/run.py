@@ -198,7 +198,9 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
 
 def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: list[str], bound_at_start: set[str],
                      pod_errors: Mapping[str, str]) -> list[PodOutcome]:
-    """Classify every pod that was pending at the start, plus pods preempted during the run."""
+    """Classify every pod that was pending at the start, plus pods preempted during the run and
+    bound pods that did not parse (``Error`` rows naming their node: they still count there for
+    what can be read of them, see :func:`kubesched.api.pod_partial.readable_pod`)."""
     current = {}
     for o in cluster.list("Pod").items:
         meta = _field(o, "metadata")
@@ -248,6 +250,12 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
         profile = _field(pod_obj, "spec").get("schedulerName") or "default-scheduler"
         outcome.profile = profile if profile in sched.profiles and outcome.status != "Error" else None
     for key in sorted(bound_at_start):
+        if key in pod_errors and key in current:
+            ns, name = key.split("/", 1)
+            node = _field(current[key], "spec").get("nodeName")
+            out.append(PodOutcome(ns, name, "Error", node if isinstance(node, str) else None,
+                                  f"{pod_errors[key]} (bound pod, counted on its node for what can be read)", []))
+            continue
         if key not in current:
             ns, name = key.split("/", 1)
             out.append(PodOutcome(ns, name, "Preempted", None, preempted.get(key, "deleted during the run"), []))
