@@ -79,7 +79,7 @@ def _malformed_pending(cluster: Cluster) -> dict[str, tuple[dict[str, Any], str]
     """name -> (manifest, the field path its condition must name)."""
     req = ("spec", "containers", 0, "resources", "requests")
     na = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [_expression("Gt", ["three"], "gen")]}]}}}
+        {"matchExpressions": [_expression("Gt", ["3", "4"], "gen")]}]}}}
     pa = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchExpressions": [_expression("Maybe", ["a"], "app")]}, "topologyKey": "zone"}]}}
     cases: dict[str, tuple[dict[str, Any], str]] = {}
@@ -116,14 +116,18 @@ def _malformed_pending(cluster: Cluster) -> dict[str, tuple[dict[str, Any], str]
     add("when-unsatisfiable", _set(base, ("spec", "topologySpreadConstraints"), [
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Sometimes"}]),
         "spec.topologySpreadConstraints[0].whenUnsatisfiable")
-    add("non-integer-gt", _set(base, ("spec", "affinity"), na),
+    add("gt-two-values", _set(base, ("spec", "affinity"), na),
         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
-        ".matchExpressions[0].values[0]")
+        ".matchExpressions[0].values")
+    add("invalid-label-key", _set(base, ("spec", "affinity"), {"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"bad key!": "x"}}, "topologyKey": "zone"}]}}),
+        "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchLabels")
     add("host-port-string", _set(base, ("spec", "containers", 0, "ports"), [{"containerPort": 80, "hostPort": "80"}]),
         "spec.containers[0].ports[0].hostPort")
     add("node-selector-list", _set(base, ("spec", "nodeSelector"), ["zone=a"]), "spec.nodeSelector")
     add("gates-strings", _set(base, ("spec", "schedulingGates"), ["a", "b"]), "spec.schedulingGates[0]")
-    for name, (pod, path) in cases.items():
+    for name, (pod, _) in cases.items():
         if isinstance(pod.get("metadata"), dict):
             pod["metadata"]["name"] = name
     return cases
@@ -140,6 +144,9 @@ def test_malformed_pending_pods_get_one_event_and_condition(cluster: Cluster, re
     r.wait_ready()
     cluster.core.create_namespaced_pod(cluster.namespace, _pod(cluster, "good"))
     cluster.core.create_namespaced_pod(cluster.namespace, _pod(cluster, "huge", cpu="1000"))
+    gt = _pod(cluster, "non-integer-gt", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [_expression("Gt", ["three"], "gen")]}]}}})
+    cluster.core.create_namespaced_pod(cluster.namespace, gt)
 
     def conditions() -> dict[str, dict[str, Any]] | None:
         out = {}
@@ -148,7 +155,7 @@ def test_malformed_pending_pods_get_one_event_and_condition(cluster: Cluster, re
             for c in status.get("conditions") or []:
                 if isinstance(c, dict) and c.get("type") == "PodScheduled":
                     out[name] = c
-        return out if all(n in out for n in cases) and "huge" in out else None
+        return out if all(n in out for n in (*cases, "huge", "non-integer-gt")) else None
 
     conds = wait_for(conditions, 30, "a PodScheduled condition on every malformed pod")
     cluster.wait_bound(["good"])
@@ -157,8 +164,12 @@ def test_malformed_pending_pods_get_one_event_and_condition(cluster: Cluster, re
         assert (c["status"], c["reason"]) == ("False", "SchedulerError"), name
         assert c["message"].startswith(f"{path}: "), (name, c["message"])
     time.sleep(3.0)  # several backoff periods: nothing is reported twice
+    # a Gt value upstream cannot parse is not an API error: the term matches no node
+    assert (conds["non-integer-gt"]["reason"], conds["non-integer-gt"]["message"]) == (
+        "Unschedulable", "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. "
+        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     failed = Counter(e["regarding"]["name"] for e in _events(cluster, "FailedScheduling"))
-    assert failed == Counter({**{n: 1 for n in cases}, "huge": 1})
+    assert failed == Counter({**{n: 1 for n in cases}, "huge": 1, "non-integer-gt": 1})
     notes = {e["regarding"]["name"]: e["note"] for e in _events(cluster, "FailedScheduling")}
     assert notes["toleration-seconds"] == "spec.tolerations[0].tolerationSeconds: must be an integer, got string"
     assert notes["gates-strings"] == "spec.schedulingGates[0]: must be an object, got string"
