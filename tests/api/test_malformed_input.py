@@ -324,3 +324,54 @@ def test_manifest_and_config_loaders_refuse_bombs(tmp_path: Path) -> None:
     cfg.write_text(BOMB)
     assert str(_bounded(load_config, cfg)) == (
         f"{cfg}: invalid YAML: document contains excessive aliasing (line 4, column 11)")
+
+
+# ---- configs ----------------------------------------------------------------------------------
+
+CONFIG: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+    "parallelism": 16, "percentageOfNodesToScore": 50, "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 10,
+    "clientConnection": {"qps": 50, "burst": 100},
+    "leaderElection": {"leaderElect": False, "leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"},
+    "profiles": [{
+        "schedulerName": "default-scheduler",
+        "plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 2}],
+                              "disabled": [{"name": "ImageLocality"}]}},
+        "pluginConfig": [
+            {"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+                "type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}]}}},
+            {"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": [
+                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}]}},
+            {"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 1}},
+            {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 600}},
+        ]}],
+    "extenders": [{"urlPrefix": "http://127.0.0.1:1/", "filterVerb": "filter", "weight": 1,
+                   "managedResources": [{"name": "example.com/foo", "ignoredByScheduler": True}]}],
+}
+CONFIG_CASES = _paths(CONFIG)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(CONFIG_CASES), st.sampled_from(["replace", "replace", "delete"]), st.sampled_from(WRONG))
+def test_fuzzed_configs_raise_only_config_errors(path: tuple[Any, ...], action: str, new: Any) -> None:
+    from kubesched.config.load import parse_config
+
+    doc = copy.deepcopy(CONFIG)
+    parent: Any = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    if action == "delete":
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = new
+    try:
+        parse_config(doc)
+    except KubeschedError as e:
+        assert "\n" not in str(e)
+
+
+def test_base_config_parses() -> None:
+    from kubesched.config.load import parse_config
+
+    config = parse_config(copy.deepcopy(CONFIG))
+    assert [p.scheduler_name for p in config.profiles] == ["default-scheduler"]

@@ -115,7 +115,6 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
         seen[ident] = m
         try:
             if m.kind == "Pod":
-                check_shape(obj, "Pod")
                 obj = admit_priority(obj, classes)
                 Pod.from_manifest(obj)
             elif m.kind == "Node":
