@@ -12,7 +12,7 @@ other pod is unaffected.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api.node import Node
@@ -89,6 +89,16 @@ def _key(obj: Mapping[str, Any]) -> str:
 def _cache_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     meta = _meta(obj)
     return str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or "")
+
+
+def _guarded(kind: str, fn: Callable[..., None]) -> Callable[..., None]:
+    """``fn`` with any failure logged naming the object, so one bad object never stops the watch."""
+    def call(*objs: Any) -> None:
+        try:
+            fn(*objs)
+        except Exception:  # noqa: BLE001 - the informer must keep delivering every other object
+            log.exception("%s %s: event handler %s failed", kind, _key(objs[-1]), fn.__name__)
+    return call
 
 
 class EventHandlers:
@@ -193,9 +203,11 @@ class EventHandlers:
 
     def register(self, informers: InformerSet) -> None:
         """Attach handlers to the Pod, Node and storage informers."""
-        informers.informer("Pod").add_handlers(InformerHandlers(self.on_pod_add, self.on_pod_update, self.on_pod_delete))
-        informers.informer("Node").add_handlers(InformerHandlers(self.on_node_add, self.on_node_update,
-                                                                 self.on_node_delete))
+        informers.informer("Pod").add_handlers(InformerHandlers(
+            _guarded("Pod", self.on_pod_add), _guarded("Pod", self.on_pod_update), _guarded("Pod", self.on_pod_delete)))
+        informers.informer("Node").add_handlers(InformerHandlers(
+            _guarded("Node", self.on_node_add), _guarded("Node", self.on_node_update),
+            _guarded("Node", self.on_node_delete)))
         for kind, resource in _KIND_RESOURCE.items():
             informers.informer(kind).add_handlers(self._storage_handlers(resource))
 
