@@ -12,7 +12,8 @@ billions of nodes) loads quickly but hangs or exhausts memory in whatever walks 
   1,000 nodes, and the share of nodes reached through aliases exceeds 99 % (up to 400,000 nodes),
   falling linearly to 10 % at 4,000,000 nodes. Expansion is also capped at
   :data:`MAX_EXPANDED_NODES` outright.
-- **Nesting** deeper than :data:`MAX_DEPTH` collections is refused (``exceeded max depth``).
+- **Nesting** deeper than :data:`MAX_DEPTH` collections is refused (``exceeded max depth``), and
+  so is an alias inside the collection it names (a recursive object).
 
 The check costs nothing for the common input: text without ``*`` has no aliases, and a text whose
 indentation and bracket count bound its depth below the limit is not scanned. Otherwise libyaml's
@@ -105,7 +106,9 @@ def _scan(text: str | bytes) -> None:
             if ev.anchor is not None:
                 sizes[ev.anchor] = 1
         elif isinstance(ev, yaml.AliasEvent):
-            size = sizes.get(ev.anchor, 1)
+            if any(anchor == ev.anchor for anchor, _ in stack):
+                raise YAMLLimitError(f"recursive alias *{ev.anchor}{_where(ev.start_mark)}", doc)
+            size = sizes.get(ev.anchor or "", 1)
             decoded += size
             aliases += size
             if decoded > MAX_EXPANDED_NODES or (

@@ -303,6 +303,10 @@ def test_deep_nesting_refused_quickly() -> None:
     assert str(_bounded(load_json, "[" * 300 + "]" * 300)) == f"exceeded max depth of {MAX_DEPTH}"
 
 
+def test_recursive_alias_refused() -> None:
+    assert str(_bounded(check_yaml, "a: &x [1, *x]\n")) == "recursive alias *x (line 1, column 11)"
+
+
 def test_ordinary_anchors_and_nesting_still_load() -> None:
     assert safe_load("base: &b {cpu: 1}\nuse: *b\n") == {"base": {"cpu": 1}, "use": {"cpu": 1}}
     nested = "[" * MAX_DEPTH + "]" * MAX_DEPTH
