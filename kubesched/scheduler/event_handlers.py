@@ -40,12 +40,17 @@ if TYPE_CHECKING:
 class SchedulerParts(Protocol):
     """What the handlers use of the :class:`~kubesched.scheduler.core.Scheduler` (structural, so
     this module does not import the scheduler): its cache, queue, profiles by scheduler name and
-    the ``"namespace/name" -> message`` map of malformed pods."""
+    the ``"namespace/name" -> message`` map of malformed pods, and its status update for a pod
+    that cannot be scheduled."""
 
     cache: Cache
     queue: PriorityQueue
     profiles: dict[str, Framework]
     invalid_pods: dict[str, str]
+
+    def patch_failed_status(self, pod: Pod, reason: str, msg: str, nominating: Any) -> None:
+        """``PodScheduled=False`` with ``reason``/``msg`` (see ``Scheduler.patch_failed_status``)."""
+
 
 log = logging.getLogger(__name__)
 
