@@ -7,7 +7,9 @@ operator, ...) from a copy and parses again, until the rest parses. When a remov
 of the pod's resource requests (a container's ``resources``, ``spec.overhead``,
 ``spec.resources``, or a whole container), the requests cannot be trusted and the pod is given
 :data:`UNREADABLE_REQUEST` of CPU, memory and ephemeral storage, so its node is full for new pods
-until the pod changes (never empty). The first error is kept for reporting.
+until the pod changes (never empty). Such a pod is never a preemption victim: its priority is
+taken as :data:`UNREADABLE_PRIORITY` (the scheduler does not delete what it cannot read). The first
+error is kept for reporting.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from typing import Any
 from kubesched.api.pod import Pod
 from kubesched.errors import ManifestError
 
-__all__ = ["UNREADABLE_REQUEST", "ReadablePod", "readable_pod"]
+__all__ = ["UNREADABLE_PRIORITY", "UNREADABLE_REQUEST", "ReadablePod", "readable_pod"]
 
 #: Request given to each of cpu (millicores), memory and ephemeral-storage (bytes) of a pod whose
 #: requests cannot be read: more than any node has, small enough that sums stay exact in int64.
 UNREADABLE_REQUEST = 2**50
 _UNREADABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+#: Priority of a pod that did not parse: the highest int32, above every preemptor's.
+UNREADABLE_PRIORITY = 2**31 - 1
 #: removals before giving up on the spec and keeping only the pod's identity and node
 _MAX_REMOVALS = 64
 _REQUEST_PATH = re.compile(r"^spec\.(?:overhead|resources)|^spec\.(?:init)?[cC]ontainers(?:\[\d+\](?:\.resources.*)?)?$")
@@ -151,5 +155,6 @@ def readable_pod(obj: Mapping[str, Any]) -> ReadablePod:
         nz = dict(pod.non_zero_requests)
         nz.update({r: UNREADABLE_REQUEST for r in _UNREADABLE_RESOURCES})
         pod.non_zero_requests = nz
+    pod.priority = UNREADABLE_PRIORITY
     pod.raw = obj  # type: ignore[assignment]
     return ReadablePod(pod, first, unreadable)

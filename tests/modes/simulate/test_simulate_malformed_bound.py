@@ -82,3 +82,18 @@ def test_probe_that_fits_only_beside_an_unreadable_pod_is_unschedulable(tmp_path
     pods = {p["name"]: p for p in json.loads(r.stdout)["pods"]}
     assert pods["probe"]["status"] == "Unschedulable"
     assert pods["probe"]["message"].startswith("0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.")
+
+
+def test_unreadable_bound_pod_is_never_a_preemption_victim(tmp_path: Path) -> None:
+    bound = _set((*REQ, "cpu"), "lots")
+    high = _pod("high", "3")
+    high["spec"]["priority"] = 1000
+    f = tmp_path / "cluster.json"
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [_node("full"), bound, high]}))
+    r = CliRunner().invoke(main, ["simulate", "-f", str(f), "-o", "json"], catch_exceptions=False)
+    pods = {p["name"]: p for p in json.loads(r.stdout)["pods"]}
+    assert (pods["bound"]["status"], pods["bound"]["node"]) == ("Error", "full")
+    assert pods["high"]["status"] == "Unschedulable"
+    assert pods["high"]["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+        "available: 1 No preemption victims found for incoming pod.")
