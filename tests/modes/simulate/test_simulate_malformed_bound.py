@@ -95,5 +95,6 @@ def test_unreadable_bound_pod_is_never_a_preemption_victim(tmp_path: Path) -> No
     assert (pods["bound"]["status"], pods["bound"]["node"]) == ("Error", "full")
     assert pods["high"]["status"] == "Unschedulable"
     assert pods["high"]["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory. no new claims to deallocate, "
+        "preemption: 0/1 nodes are "
         "available: 1 No preemption victims found for incoming pod.")
