@@ -41,8 +41,9 @@ def _simulate(tmp_path: Path, *objs: dict[str, Any]) -> dict[str, dict[str, Any]
     f = tmp_path / "cluster.json"
     f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [_node("n1"), _node("n2"), *objs]}))
     r = CliRunner().invoke(main, ["simulate", "-f", str(f), "-o", "json"], catch_exceptions=False)
-    assert r.exit_code == 0, r.stderr
-    return {p["name"]: p for p in json.loads(r.stdout)["pods"]}
+    pods = {p["name"]: p for p in json.loads(r.stdout)["pods"]}
+    assert r.exit_code == (1 if any(p["status"] == "Error" for p in pods.values()) else 0), r.stderr
+    return pods
 
 
 def _required_node_affinity(*exprs: dict[str, Any]) -> dict[str, Any]:

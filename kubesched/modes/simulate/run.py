@@ -226,7 +226,7 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
             out.append(PodOutcome(ns, name, "Ignored", None, f"skip schedule deleting pod: {key}", records))
             continue
         spec = _field(obj, "spec")
-        sched_name = spec.get("schedulerName") or "default-scheduler"
+        sched_name = str(spec.get("schedulerName") or "default-scheduler")
         if spec.get("nodeName"):
             out.append(PodOutcome(ns, name, "Scheduled", spec["nodeName"], "", records))
             continue
@@ -246,7 +246,7 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
         out.append(PodOutcome(ns, name, status, None, msg, records))
     for outcome in out:
         pod_obj = current.get(f"{outcome.namespace}/{outcome.name}") or {}
-        profile = _field(pod_obj, "spec").get("schedulerName") or "default-scheduler"
+        profile = str(_field(pod_obj, "spec").get("schedulerName") or "default-scheduler")
         outcome.profile = profile if profile in sched.profiles and outcome.status != "Error" else None
     for key in sorted(bound_at_start):
         if key in pod_errors and key in current:

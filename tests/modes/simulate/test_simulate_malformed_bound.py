@@ -64,12 +64,13 @@ def test_unparseable_bound_pod_keeps_its_node_full(tmp_path: Path, case: str) ->
     f.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
                              "items": [_node("full"), _node("free"), bound, _pod("probe", "1")]}))
     r = CliRunner().invoke(main, ["simulate", "-f", str(f), "-o", "json"], catch_exceptions=False)
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 1, r.stderr  # a pod ended in Error: the bound one
     pods = {p["name"]: p for p in json.loads(r.stdout)["pods"]}
     assert (pods["probe"]["status"], pods["probe"]["node"]) == ("Scheduled", "free")
     assert (pods["bound"]["status"], pods["bound"]["node"]) == ("Error", "full")
     assert pods["bound"]["message"] == (
         f"{f} doc 1 item 3 (Pod default/bound): {message} (bound pod, counted on its node for what can be read)")
+    assert r.stderr == f"error: 1 pod(s) ended in Error:\n  {pods['bound']['message']}\n"
 
 
 def test_probe_that_fits_only_beside_an_unreadable_pod_is_unschedulable(tmp_path: Path) -> None:
