@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from kubesched.api.label_validation import go_quote, label_value_errors, qualified_name_errors
 from kubesched.errors import ManifestError
 
 _OPS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -74,10 +76,45 @@ class LabelSelector:
 EVERYTHING = LabelSelector(())
 
 
+@lru_cache(maxsize=8192)
+def label_key_error(key: str) -> str | None:
+    """The API server's complaint about label key ``key`` (``ValidateLabelName``), or None."""
+    errs = qualified_name_errors(key)
+    return f"Invalid value: {go_quote(key)}: {'; '.join(errs)}" if errs else None
+
+
+def _aggregate(errs: list[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``."""
+    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+
+
+def selector_value_error(raw: Any) -> str | None:
+    """What ``metav1.LabelSelectorAsSelector`` refuses in an already parsed selector dict: a value
+    that is not a valid label value, as ``labels.NewRequirement`` words it, e.g.
+    ``values[0][app]: Invalid value: "{{.bad}}": a valid label must be ...``; None when it converts.
+    (The API server keeps such values in pod (anti-)affinity selectors of pods created before it
+    validated them, so the scheduler meets them; upstream then fails to parse the pod's terms.)"""
+    if not isinstance(raw, Mapping):
+        return None
+    for k, v in sorted((raw.get("matchLabels") or {}).items()):
+        errs = label_value_errors(str(v))
+        if errs:
+            return f"values[0][{k}]: Invalid value: {go_quote(str(v))}: {'; '.join(errs)}"
+    for e in raw.get("matchExpressions") or []:
+        key = str(e.get("key"))
+        found = [f"values[{i}][{key}]: Invalid value: {go_quote(str(v))}: {'; '.join(errs)}"
+                 for i, v in enumerate(e.get("values") or []) if (errs := label_value_errors(str(v)))]
+        if found:
+            return _aggregate(found)
+    return None
+
+
 def parse_label_selector(raw: Any, path: str) -> LabelSelector | None:
     """Parse a ``LabelSelector`` dict; ``None`` stays ``None`` (the nil selector).
 
-    Raises :class:`ManifestError` naming ``path`` for a malformed selector.
+    Raises :class:`ManifestError` naming ``path`` for a malformed selector, including a label key
+    the API server refuses (``ValidateLabelSelector``: ``matchLabels`` keys, ``matchExpressions[].key``).
+    Values are not checked here (see :func:`selector_value_error`).
     """
     if raw is None:
         return None
@@ -88,6 +125,9 @@ def parse_label_selector(raw: Any, path: str) -> LabelSelector | None:
     if not isinstance(ml, Mapping):
         raise ManifestError(f"{path}.matchLabels", "must be an object")
     for k, v in sorted(ml.items()):
+        bad = label_key_error(str(k))
+        if bad is not None:
+            raise ManifestError(f"{path}.matchLabels", bad)
         reqs.append(Requirement(str(k), "In", frozenset((str(v),))))
     for i, e in enumerate(raw.get("matchExpressions") or []):
         p = f"{path}.matchExpressions[{i}]"
@@ -101,6 +141,9 @@ def parse_label_selector(raw: Any, path: str) -> LabelSelector | None:
             raise ManifestError(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'")
         if op in ("Exists", "DoesNotExist") and values:
             raise ManifestError(f"{p}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+        bad = label_key_error(str(e["key"]))
+        if bad is not None:
+            raise ManifestError(f"{p}.key", bad)
         reqs.append(Requirement(str(e["key"]), op, frozenset(str(v) for v in values)))
     return LabelSelector(tuple(reqs))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.pod import _resource_list
+from kubesched.api.shape import parse_checked
 from kubesched.api.taints import Taint, parse_taints
 from kubesched.errors import ManifestError
 
@@ -52,7 +53,12 @@ class Node:
 
     @classmethod
     def from_manifest(cls, obj: Mapping[str, Any]) -> Node:
-        """Parse a Node manifest; raises :class:`ManifestError` naming the field path."""
+        """Parse a Node manifest; raises :class:`ManifestError` naming the field path (field types
+        are checked first, :func:`kubesched.api.shape.check_shape`)."""
+        return parse_checked("Node", obj, cls._parse)
+
+    @classmethod
+    def _parse(cls, obj: Mapping[str, Any]) -> Node:
         n = cls.__new__(cls)
         meta = obj.get("metadata")
         if not isinstance(meta, Mapping) or not meta.get("name"):

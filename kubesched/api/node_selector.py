@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.label_validation import go_quote, label_value_errors
+from kubesched.api.labels import label_key_error
 from kubesched.errors import ManifestError
 
 _OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -46,10 +48,15 @@ class NodeSelectorRequirement:
 
 @dataclass(frozen=True, slots=True)
 class NodeSelectorTerm:
-    """One ``nodeSelectorTerms[]`` entry."""
+    """One ``nodeSelectorTerms[]`` entry. ``parse_error`` is set (and both requirement lists are
+    empty, so the term matches nothing) when upstream cannot convert the term to a selector: a
+    value that is not a valid label value, or a ``Gt``/``Lt`` value that is not an integer
+    (``nodeaffinity.go: newNodeSelectorTerm``), e.g.
+    ``matchExpressions[0].values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer``."""
 
     match_expressions: tuple[NodeSelectorRequirement, ...]
     match_fields: tuple[NodeSelectorRequirement, ...]
+    parse_error: str | None = None
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
         """True if all requirements hold; a term with no requirements matches nothing."""
@@ -86,7 +93,18 @@ class PreferredSchedulingTerm:
     preference: NodeSelectorTerm
 
 
-def _parse_reqs(raw: Any, path: str, fields: bool) -> tuple[NodeSelectorRequirement, ...]:
+def _is_int(v: str) -> bool:
+    """``strconv.ParseInt(v, 10, 64)`` succeeds."""
+    if not v or not (v.isascii() and (v.isdigit() or (v[0] in "+-" and v[1:].isdigit()))):
+        return False
+    return -(2**63) <= int(v) < 2**63
+
+
+def _parse_reqs(raw: Any, path: str, fields: bool, rel: str,
+                problems: list[str]) -> tuple[NodeSelectorRequirement, ...]:
+    """Requirements; what the API server refuses raises ManifestError (``ValidateNodeSelectorRequirement``),
+    what only upstream's selector conversion refuses is appended to ``problems`` (paths relative to
+    the term, ``rel`` being ``matchExpressions``/``matchFields``)."""
     if not raw:
         return ()
     if not isinstance(raw, list):
@@ -100,27 +118,41 @@ def _parse_reqs(raw: Any, path: str, fields: bool) -> tuple[NodeSelectorRequirem
         if op not in _OPS:
             raise ManifestError(f"{p}.operator", f'unsupported operator "{op}"')
         vals = tuple(str(v) for v in (e.get("values") or []))
-        if op in ("Gt", "Lt"):
-            if len(vals) != 1:
-                raise ManifestError(f"{p}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
-            try:
-                int(vals[0])
-            except ValueError:
-                raise ManifestError(f"{p}.values[0]", "must be an integer") from None
-        if fields and e["key"] != "metadata.name":
-            raise ManifestError(f"{p}.key", 'not a valid field selector key; only "metadata.name" is supported')
-        out.append(NodeSelectorRequirement(str(e["key"]), op, vals))
+        key = str(e["key"])
+        if op in ("Gt", "Lt") and len(vals) != 1:
+            raise ManifestError(f"{p}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
+        if fields:
+            if key != "metadata.name":
+                raise ManifestError(f"{p}.key", 'not a valid field selector key; only "metadata.name" is supported')
+        else:
+            bad = label_key_error(key)
+            if bad is not None:
+                raise ManifestError(f"{p}.key", bad)
+            for j, v in enumerate(vals):
+                if op in ("Gt", "Lt") and not _is_int(v):
+                    problems.append(f"{rel}[{i}].values[{j}]: Invalid value: {go_quote(v)}: "
+                                    "for 'Gt', 'Lt' operators, the value must be an integer")
+                errs = label_value_errors(v)
+                if errs:
+                    problems.append(f"{rel}[{i}].values[{j}][{key}]: Invalid value: {go_quote(v)}: {'; '.join(errs)}")
+        out.append(NodeSelectorRequirement(key, op, vals))
     return tuple(out)
 
 
 def parse_node_selector_term(raw: Any, path: str) -> NodeSelectorTerm:
-    """Parse one ``NodeSelectorTerm``; raises :class:`ManifestError` naming the field."""
+    """Parse one ``NodeSelectorTerm``; raises :class:`ManifestError` naming the field for what the
+    API server refuses (a bad operator, an invalid label key, ...). A term upstream cannot convert
+    (see :class:`NodeSelectorTerm`) comes back empty with ``parse_error`` set."""
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ManifestError(path, "must be an object")
-    return NodeSelectorTerm(_parse_reqs(raw.get("matchExpressions"), f"{path}.matchExpressions", False),
-                            _parse_reqs(raw.get("matchFields"), f"{path}.matchFields", True))
+    problems: list[str] = []
+    exprs = _parse_reqs(raw.get("matchExpressions"), f"{path}.matchExpressions", False, "matchExpressions", problems)
+    fields = _parse_reqs(raw.get("matchFields"), f"{path}.matchFields", True, "matchFields", problems)
+    if problems:
+        return NodeSelectorTerm((), (), problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]")
+    return NodeSelectorTerm(exprs, fields)
 
 
 def parse_node_selector(raw: Any, path: str) -> NodeSelector | None:

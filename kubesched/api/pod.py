@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.api.labels import LabelSelector, parse_label_selector
+from kubesched.api.labels import LabelSelector, label_key_error, parse_label_selector, selector_value_error
 from kubesched.api.node_selector import (
     NodeSelector,
     PreferredSchedulingTerm,
@@ -24,6 +24,7 @@ from kubesched.api.node_selector import (
 )
 from kubesched.api.quantity import QuantityError, resource_value
 from kubesched.api.resources import NON_ZERO_DEFAULTS, pod_requests
+from kubesched.api.shape import parse_checked
 from kubesched.api.taints import Toleration, parse_tolerations
 from kubesched.api.timestamps import parse_time
 from kubesched.errors import ManifestError
@@ -146,6 +147,9 @@ def _affinity_term(raw: Any, path: str) -> PodAffinityTerm:
     tk = raw.get("topologyKey")
     if not tk:
         raise ManifestError(f"{path}.topologyKey", "can not be empty")
+    bad = label_key_error(str(tk))
+    if bad is not None:
+        raise ManifestError(f"{path}.topologyKey", bad)
     ns = raw.get("namespaces") or []
     return PodAffinityTerm(
         parse_label_selector(raw.get("labelSelector"), f"{path}.labelSelector"),
@@ -157,17 +161,30 @@ def _affinity_term(raw: Any, path: str) -> PodAffinityTerm:
     )
 
 
-def _affinity_terms(raw: Any, path: str) -> tuple[PodAffinityTerm, ...]:
+def _term_value_error(raw: Mapping[str, Any]) -> str | None:
+    """``newAffinityTerm``'s selector conversion error (``pkg/scheduler/framework/types.go``)."""
+    return selector_value_error(raw.get("labelSelector")) or selector_value_error(raw.get("namespaceSelector"))
+
+
+def _affinity_terms(raw: Any, path: str) -> tuple[tuple[PodAffinityTerm, ...], str | None]:
+    """The terms and, when a selector value cannot be converted, ``((), error)``: upstream's
+    ``getAffinityTerms`` drops the whole list at its first bad term."""
     if not raw:
-        return ()
+        return (), None
     if not isinstance(raw, list):
         raise ManifestError(path, "must be a list")
-    return tuple(_affinity_term(t, f"{path}[{i}]") for i, t in enumerate(raw))
+    terms = tuple(_affinity_term(t, f"{path}[{i}]") for i, t in enumerate(raw))
+    for t in raw:
+        err = _term_value_error(t)
+        if err is not None:
+            return (), err
+    return terms, None
 
 
-def _weighted_terms(raw: Any, path: str) -> tuple[WeightedPodAffinityTerm, ...]:
+def _weighted_terms(raw: Any, path: str) -> tuple[tuple[WeightedPodAffinityTerm, ...], str | None]:
+    """Like :func:`_affinity_terms` for weighted terms (``getWeightedAffinityTerms``)."""
     if not raw:
-        return ()
+        return (), None
     if not isinstance(raw, list):
         raise ManifestError(path, "must be a list")
     out = []
@@ -178,7 +195,11 @@ def _weighted_terms(raw: Any, path: str) -> tuple[WeightedPodAffinityTerm, ...]:
         if not isinstance(w, int) or isinstance(w, bool):
             raise ManifestError(f"{path}[{i}].weight", "must be an integer")
         out.append(WeightedPodAffinityTerm(w, _affinity_term(t.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")))
-    return tuple(out)
+    for t in raw:
+        err = _term_value_error(t.get("podAffinityTerm") or {})
+        if err is not None:
+            return (), err
+    return tuple(out), None
 
 
 def _spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstraint, ...]:
@@ -196,6 +217,9 @@ def _spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstraint, 
             raise ManifestError(f"{p}.maxSkew", "must be greater than zero")
         if not c.get("topologyKey"):
             raise ManifestError(f"{p}.topologyKey", "can not be empty")
+        bad = label_key_error(str(c["topologyKey"]))
+        if bad is not None:
+            raise ManifestError(f"{p}.topologyKey", bad)
         wu = c.get("whenUnsatisfiable")
         if wu not in ("DoNotSchedule", "ScheduleAnyway"):
             raise ManifestError(f"{p}.whenUnsatisfiable", f'Unsupported value: "{wu}"')
@@ -228,7 +252,7 @@ class Pod:
         "pod_anti_affinity_required", "pod_anti_affinity_preferred", "topology_spread_constraints",
         "scheduling_gates", "deletion_timestamp", "creation_timestamp", "start_time", "nominated_node_name",
         "phase", "owner_references", "volumes", "pvc_names", "host_ports", "images", "requests",
-        "non_zero_requests", "has_affinity", "resource_claims", "conditions",
+        "non_zero_requests", "has_affinity", "resource_claims", "conditions", "affinity_parse_error",
     )
 
     raw: dict[str, Any]
@@ -272,11 +296,20 @@ class Pod:
     has_affinity: bool
     resource_claims: tuple[Mapping[str, Any], ...]
     conditions: tuple[Mapping[str, Any], ...]
+    #: upstream ``PodInfo.Update``'s aggregate error when a pod (anti-)affinity selector value
+    #: cannot be converted (those term lists are then empty), e.g.
+    #: ``requiredAffinityTerms: values[0][app]: Invalid value: "{{.bad}}": ...``; None when all parse
+    affinity_parse_error: str | None
 
     @classmethod
     def from_manifest(cls, obj: Mapping[str, Any]) -> Pod:
         """Parse a Pod manifest dict. Raises :class:`ManifestError` with a field path such as
-        ``spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"``."""
+        ``spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"`` (field types are
+        checked first, :func:`kubesched.api.shape.check_shape`)."""
+        return parse_checked("Pod", obj, cls._parse)
+
+    @classmethod
+    def _parse(cls, obj: Mapping[str, Any]) -> Pod:
         p = cls.__new__(cls)
         meta = obj.get("metadata")
         if not isinstance(meta, Mapping):
@@ -347,18 +380,22 @@ class Pod:
         p.preferred_node_affinity = parse_preferred_terms(
             na.get("preferredDuringSchedulingIgnoredDuringExecution"),
             f"{base}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
-        p.pod_affinity_required = _affinity_terms(
+        p.pod_affinity_required, e1 = _affinity_terms(
             pa.get("requiredDuringSchedulingIgnoredDuringExecution"),
             f"{base}.podAffinity.requiredDuringSchedulingIgnoredDuringExecution")
-        p.pod_affinity_preferred = _weighted_terms(
-            pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
-            f"{base}.podAffinity.preferredDuringSchedulingIgnoredDuringExecution")
-        p.pod_anti_affinity_required = _affinity_terms(
+        p.pod_anti_affinity_required, e2 = _affinity_terms(
             paa.get("requiredDuringSchedulingIgnoredDuringExecution"),
             f"{base}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution")
-        p.pod_anti_affinity_preferred = _weighted_terms(
+        p.pod_affinity_preferred, e3 = _weighted_terms(
+            pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
+            f"{base}.podAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+        p.pod_anti_affinity_preferred, e4 = _weighted_terms(
             paa.get("preferredDuringSchedulingIgnoredDuringExecution"),
             f"{base}.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+        errs = [f"{what}: {e}" for what, e in (("requiredAffinityTerms", e1), ("requiredAntiAffinityTerms", e2),
+                                               ("preferredAffinityTerms", e3), ("preferredAntiAffinityTerms", e4))
+                if e is not None]
+        p.affinity_parse_error = (errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]") if errs else None
         p.has_affinity = bool(p.pod_affinity_required or p.pod_affinity_preferred
                               or p.pod_anti_affinity_required or p.pod_anti_affinity_preferred)
         p.topology_spread_constraints = _spread_constraints(spec.get("topologySpreadConstraints"),

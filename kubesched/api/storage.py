@@ -29,6 +29,7 @@ from typing import Any
 from kubesched.api.labels import LabelSelector, parse_label_selector
 from kubesched.api.node_selector import NodeSelector, parse_node_selector
 from kubesched.api.quantity import QuantityError, value
+from kubesched.api.shape import check_shape, parse_checked
 from kubesched.errors import ManifestError
 
 ANN_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
@@ -134,7 +135,12 @@ class PersistentVolumeClaim:
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> PersistentVolumeClaim:
-        """Parse a PVC dict; raises :class:`ManifestError` for a bad quantity or selector."""
+        """Parse a PVC dict; raises :class:`ManifestError` for a bad quantity or selector
+        and for a field of the wrong type."""
+        return parse_checked("PersistentVolumeClaim", obj, cls._parse)
+
+    @classmethod
+    def _parse(cls, obj: Mapping[str, Any]) -> PersistentVolumeClaim:
         c = cls.__new__(cls)
         meta, spec = _meta(obj), _spec(obj)
         status = obj.get("status") or {}
@@ -198,7 +204,12 @@ class PersistentVolume:
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> PersistentVolume:
-        """Parse a PV dict; raises :class:`ManifestError` for a bad quantity or node affinity."""
+        """Parse a PV dict; raises :class:`ManifestError` for a bad quantity or node
+        affinity and for a field of the wrong type."""
+        return parse_checked("PersistentVolume", obj, cls._parse)
+
+    @classmethod
+    def _parse(cls, obj: Mapping[str, Any]) -> PersistentVolume:
         v = cls.__new__(cls)
         meta, spec = _meta(obj), _spec(obj)
         status = obj.get("status") or {}
@@ -276,7 +287,12 @@ class StorageClass:
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> StorageClass:
-        """Parse a StorageClass dict (``volumeBindingMode`` defaults to ``Immediate``)."""
+        """Parse a StorageClass dict (``volumeBindingMode`` defaults to ``Immediate``); raises
+        :class:`ManifestError` for a field of the wrong type."""
+        return parse_checked("StorageClass", obj, cls._parse)
+
+    @classmethod
+    def _parse(cls, obj: Mapping[str, Any]) -> StorageClass:
         terms = []
         for t in obj.get("allowedTopologies") or []:
             if not isinstance(t, Mapping):
@@ -300,10 +316,12 @@ class StorageClass:
 
 def csi_node_limits(obj: Mapping[str, Any] | None) -> dict[str, int]:
     """``getVolumeLimits``: CSI driver name -> ``spec.drivers[].allocatable.count`` (drivers without a
-    count are absent, so unlimited). ``None`` (no CSINode) gives ``{}``."""
+    count are absent, so unlimited). ``None`` (no CSINode) gives ``{}``. Raises
+    :class:`ManifestError` for a field of the wrong type."""
     out: dict[str, int] = {}
     if not obj:
         return out
+    check_shape(obj, "CSINode")
     for d in _spec(obj).get("drivers") or []:
         if not isinstance(d, Mapping):
             continue

@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kubesched.api.yaml_limits import load_json, safe_load
 from kubesched.apiserver import paths
 from kubesched.apiserver.handlers import ResourceHandlers, view_for
 from kubesched.apiserver.paging import Pager
@@ -192,8 +193,8 @@ async def _read_body(request: web.Request) -> Any:
         raise ApiError(415, UNSUPPORTED_BODY.format(ctype=ctype), "UnsupportedMediaType")
     try:
         if "yaml" in ctype:
-            return yaml.safe_load(raw)
-        return json.loads(raw)
+            return safe_load(raw)
+        return load_json(raw)
     except (ValueError, yaml.YAMLError) as e:
         raise ApiError(400, f"the body of the request could not be decoded: {e}") from None
 

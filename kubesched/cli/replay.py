@@ -12,6 +12,7 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kubesched.api.yaml_limits import YAMLLimitError, safe_load
 from kubesched.errors import ConfigError
 
 _HELP = """Replay TRACE through the real scheduler over virtual time, once per --config, with a kubelet
@@ -46,10 +47,10 @@ def _kubelet_overrides(path: str | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise ConfigError("", f"cannot read the kubelet settings: {e.strerror or e}", path) from None
-    except yaml.YAMLError as e:
+    except (yaml.YAMLError, YAMLLimitError) as e:
         raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
     if data is None:
         return {}

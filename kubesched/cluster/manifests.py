@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.api.yaml_limits import FastLoader, YAMLLimitError, load_json, safe_load_all
 from kubesched.cluster.client import CLUSTER_SCOPED_KINDS
 from kubesched.errors import ManifestError
 
@@ -58,7 +59,7 @@ _SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
 STDIN_SOURCE = "STDIN"
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: Any = FastLoader
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -195,7 +196,9 @@ def _documents(path: Path | None, source: str) -> Iterable[tuple[int, object]]:
 def _parse_text(text: str, source: str, is_json: bool) -> Iterator[tuple[int, object]]:
     if is_json:
         try:
-            yield 1, json.loads(text)
+            yield 1, load_json(text)
+        except YAMLLimitError as err:
+            raise ManifestError("", f"invalid JSON: {err}", where=f"{source} doc 1") from None
         except json.JSONDecodeError as err:
             raise ManifestError(
                 "",
@@ -204,7 +207,10 @@ def _parse_text(text: str, source: str, is_json: bool) -> Iterator[tuple[int, ob
             ) from None
         return
     index = 0
-    docs = yaml.load_all(text, Loader=_Loader)
+    try:
+        docs = safe_load_all(text, _Loader)
+    except YAMLLimitError as err:
+        raise ManifestError("", f"invalid YAML: {err}", where=f"{source} doc {err.document}") from None
     while True:
         try:
             doc = next(docs)

@@ -200,7 +200,7 @@ class MemoryCluster:
                     items = [store[k] for k in keys]
             rv = str(self._rv)
         if matches is not None:
-            items = [o for o in items if matches((o.get("metadata") or {}).get("labels") or {})]
+            items = [o for o in items if matches(_labels_of(o))]
         return ListResult(items, rv)
 
     def counts(self) -> dict[str, int]:
@@ -590,8 +590,8 @@ class MemoryCluster:
             new = {"apiVersion": KIND_API_VERSION[kind], **obj, "metadata": meta}
         if kind == "Pod":
             status = new.get("status")
-            if not status or not status.get("phase"):
-                new["status"] = {**(status or {}), "phase": "Pending"}
+            if not isinstance(status, dict) or not status.get("phase"):
+                new["status"] = {**(status if isinstance(status, dict) else {}), "phase": "Pending"}
         key = name if cluster_scoped else f"{namespace}/{name}"
         return new, key
 
@@ -651,3 +651,10 @@ def _key(kind: str, namespace: str | None, name: str) -> str:
     if kind in CLUSTER_SCOPED_KINDS:
         return name
     return f"{namespace or 'default'}/{name}"
+
+
+def _labels_of(obj: Obj) -> dict[str, Any]:
+    """``metadata.labels`` of a stored object, ``{}`` when missing or not a mapping."""
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return labels if isinstance(labels, dict) else {}

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from kubesched.api.yaml_limits import YAMLLimitError, load_json, safe_load
 from kubesched.config.args import drop_nulls
 from kubesched.config.defaults import apply_defaults
 from kubesched.config.field_path import config_error_from_validation
@@ -59,11 +60,15 @@ def _read_document(path: Path) -> Any:
         raise ConfigError("", f"config file is not UTF-8: {exc}") from None
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
+            return load_json(text, object_pairs_hook=_reject_duplicate_json_keys)
+        except YAMLLimitError as exc:
+            raise ConfigError("", f"invalid JSON: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ConfigError("", f"invalid JSON: {exc}") from None
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
+        return safe_load(text, _StrictLoader)
+    except YAMLLimitError as exc:
+        raise ConfigError("", f"invalid YAML: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError("", f"invalid YAML: {exc}".replace("\n", " ")) from None
 

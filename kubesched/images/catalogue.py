@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import yaml
 
+from kubesched.api.yaml_limits import YAMLLimitError, safe_load
 from kubesched.errors import ConfigError
 from kubesched.images.names import ImageRef, InvalidImageReference, parse_image_ref
 
@@ -303,8 +304,8 @@ def load_catalogue(path: str | Path | None = None) -> ImageCatalogue:
 
 def _parse_text(text: str, where: str) -> ImageCatalogue:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+        data = safe_load(text)
+    except (yaml.YAMLError, YAMLLimitError) as err:
         raise _fail("", f"invalid YAML: {err}".replace("\n", " "), where) from None
     return parse_catalogue(data, where)
 

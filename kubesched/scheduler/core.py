@@ -454,9 +454,11 @@ class Scheduler:
         else:
             log.error("Error scheduling pod; retrying", extra={"kv": {"pod": KObj(pod.namespace, pod.name), "err": msg}})
         fwk.event_recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", msg)  # type: ignore[union-attr]
-        self._patch_failed_status(pod, reason, msg, nominating)
+        self.patch_failed_status(pod, reason, msg, nominating)
 
-    def _patch_failed_status(self, pod: Pod, reason: str, msg: str, nominating: NominatingInfo | None) -> None:
+    def patch_failed_status(self, pod: Pod, reason: str, msg: str, nominating: NominatingInfo | None) -> None:
+        """``PodScheduled=False`` with ``reason``/``msg`` (and the nomination), patched only when
+        it differs from the pod's current condition (``updatePod`` in ``schedule_one.go``)."""
         patch: dict[str, Any] = {}
         cond = next((c for c in pod.conditions if c.get("type") == "PodScheduled"), None)
         if cond is None or cond.get("status") != "False" or cond.get("reason") != reason or cond.get("message") != msg:

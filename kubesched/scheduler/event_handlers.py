@@ -1,18 +1,23 @@
 """Informer event handlers feeding the cache and the queue (``pkg/scheduler/eventhandlers.go``).
 
 Pods are parsed once per resourceVersion. A malformed pod is never scheduled: its error is
-recorded in ``scheduler.invalid_pods`` (``"namespace/name" -> message``), logged, and a
-Warning event ``FailedScheduling`` names the field; every other pod is unaffected.
+recorded in ``scheduler.invalid_pods`` (``"namespace/name" -> message``) and logged; a pending pod
+of one of our profiles gets one Warning event ``FailedScheduling`` and ``PodScheduled=False`` with
+reason ``SchedulerError``, both naming the field. A malformed *bound* pod still counts on its node
+for what can be read of it (:func:`kubesched.api.pod_partial.readable_pod`; a node whose pod's
+requests cannot be read is full for new pods) and gets one Warning event ``InvalidPod``. Every
+other pod is unaffected.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
+from kubesched.api.pod_partial import ReadablePod, readable_pod
 from kubesched.cluster.informers import InformerSet
 from kubesched.cluster.informers import ResourceEventHandlerFuncs as InformerHandlers
 from kubesched.errors import ManifestError
@@ -35,12 +40,17 @@ if TYPE_CHECKING:
 class SchedulerParts(Protocol):
     """What the handlers use of the :class:`~kubesched.scheduler.core.Scheduler` (structural, so
     this module does not import the scheduler): its cache, queue, profiles by scheduler name and
-    the ``"namespace/name" -> message`` map of malformed pods."""
+    the ``"namespace/name" -> message`` map of malformed pods, and its status update for a pod
+    that cannot be scheduled."""
 
     cache: Cache
     queue: PriorityQueue
     profiles: dict[str, Framework]
     invalid_pods: dict[str, str]
+
+    def patch_failed_status(self, pod: Pod, reason: str, msg: str, nominating: Any) -> None:
+        """``PodScheduled=False`` with ``reason``/``msg`` (see ``Scheduler.patch_failed_status``)."""
+
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +81,29 @@ def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
     return out
 
 
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return meta if isinstance(meta, Mapping) else {}
+
+
 def _key(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
+    meta = _meta(obj)
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _cache_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = _meta(obj)
+    return str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or "")
+
+
+def _guarded(kind: str, fn: Callable[..., None]) -> Callable[..., None]:
+    """``fn`` with any failure logged naming the object, so one bad object never stops the watch."""
+    def call(*objs: Any) -> None:
+        try:
+            fn(*objs)
+        except Exception:  # noqa: BLE001 - the informer must keep delivering every other object
+            log.exception("%s %s: event handler %s failed", kind, _key(objs[-1]), fn.__name__)
+    return call
 
 
 class EventHandlers:
@@ -82,40 +112,85 @@ class EventHandlers:
     def __init__(self, sched: SchedulerParts) -> None:
         self.sched = sched
         self._pods: dict[tuple[str, str], Pod] = {}
+        self._malformed: set[tuple[str, str]] = set()
+        self._reported_bound: dict[str, str] = {}
         self._nodes: dict[str, Node] = {}
 
     # ---- parsing --------------------------------------------------------------------------------
 
     def parsed_pod(self, obj: Mapping[str, Any]) -> Pod | None:
-        """The parsed Pod for ``obj`` (cached per uid+resourceVersion); None if malformed."""
-        meta = obj.get("metadata") or {}
-        ck = (str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or ""))
+        """The parsed Pod for ``obj`` (cached per uid+resourceVersion). A malformed pod is reported
+        (see module docstring) and gives None when pending, or what can be read of it when bound."""
+        ck = _cache_key(obj)
         p = self._pods.get(ck)
         if p is not None:
             return p
+        if ck in self._malformed:
+            return None
         try:
             p = Pod.from_manifest(obj)
         except ManifestError as e:
-            key = _key(obj)
-            msg = str(e.located(f"Pod {key}"))
-            if self.sched.invalid_pods.get(key) != msg:
-                self.sched.invalid_pods[key] = msg
-                log.error("%s", msg)
-            return None
+            return self._malformed_pod(obj, ck, e)
         self._pods[ck] = p
         return p
 
+    def _malformed_pod(self, obj: Mapping[str, Any], ck: tuple[str, str], err: ManifestError) -> Pod | None:
+        key = _key(obj)
+        msg = str(err.located(f"Pod {key}"))
+        if self.sched.invalid_pods.get(key) != msg:
+            self.sched.invalid_pods[key] = msg
+            log.error("%s", msg)
+        if not isinstance(obj, Mapping) or not _meta(obj).get("name"):
+            self._malformed.add(ck)
+            return None
+        readable = readable_pod(obj)
+        try:
+            self._report(readable, err)
+        except Exception as e:  # noqa: BLE001 - reporting never stops the informer
+            log.error("could not report malformed pod %s: %s", key, e)
+        if readable.pod.node_name:
+            self._pods[ck] = readable.pod
+            return readable.pod
+        self._malformed.add(ck)
+        return None
+
+    def _report(self, readable: ReadablePod, err: ManifestError) -> None:
+        """One Event (and, for a pending pod, the PodScheduled condition) naming the field."""
+        pod = readable.pod
+        msg = str(err)
+        fwk = self.sched.profiles.get(pod.scheduler_name)
+        if pod.node_name:
+            if pod.is_terminal or self._reported_bound.get(pod.uid) == msg:
+                return
+            self._reported_bound[pod.uid] = msg
+            fwk = fwk or next(iter(self.sched.profiles.values()), None)
+            note = f"{msg}; counted on node {pod.node_name} for what can be read"
+            if readable.requests_unreadable:
+                note += "; its requests cannot be read, so the node is full for new pods until the pod changes"
+            log.error("bound pod %s: %s", pod.key, note)
+            if fwk is not None and fwk.event_recorder is not None:
+                fwk.event_recorder.eventf(pod, None, "Warning", "InvalidPod", "Caching", note)
+            return
+        if fwk is None or pod.is_terminal:
+            return
+        cond = next((c for c in pod.conditions if c.get("type") == "PodScheduled"), None)
+        if cond is not None and cond.get("reason") == "SchedulerError" and cond.get("message") == msg:
+            return  # already reported (this is the echo of our own status update)
+        if fwk.event_recorder is not None:
+            fwk.event_recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", msg)
+        self.sched.patch_failed_status(pod, "SchedulerError", msg, None)
+
     def _remember(self, obj: Mapping[str, Any], pod: Pod) -> None:
-        meta = obj.get("metadata") or {}
-        self._pods[(str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or ""))] = pod
+        self._pods[_cache_key(obj)] = pod
 
     def _forget_parsed(self, obj: Mapping[str, Any]) -> None:
-        meta = obj.get("metadata") or {}
-        self._pods.pop((str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or "")), None)
+        ck = _cache_key(obj)
+        self._pods.pop(ck, None)
+        self._malformed.discard(ck)
 
     def parsed_node(self, obj: Mapping[str, Any]) -> Node | None:
         """The parsed Node (None if malformed; logged)."""
-        meta = obj.get("metadata") or {}
+        meta = _meta(obj)
         name = str(meta.get("name"))
         rv = str(meta.get("resourceVersion") or "")
         n = self._nodes.get(name)
@@ -133,9 +208,11 @@ class EventHandlers:
 
     def register(self, informers: InformerSet) -> None:
         """Attach handlers to the Pod, Node and storage informers."""
-        informers.informer("Pod").add_handlers(InformerHandlers(self.on_pod_add, self.on_pod_update, self.on_pod_delete))
-        informers.informer("Node").add_handlers(InformerHandlers(self.on_node_add, self.on_node_update,
-                                                                 self.on_node_delete))
+        informers.informer("Pod").add_handlers(InformerHandlers(
+            _guarded("Pod", self.on_pod_add), _guarded("Pod", self.on_pod_update), _guarded("Pod", self.on_pod_delete)))
+        informers.informer("Node").add_handlers(InformerHandlers(
+            _guarded("Node", self.on_node_add), _guarded("Node", self.on_node_update),
+            _guarded("Node", self.on_node_delete)))
         for kind, resource in _KIND_RESOURCE.items():
             informers.informer(kind).add_handlers(self._storage_handlers(resource))
 
@@ -214,6 +291,7 @@ class EventHandlers:
         pod = self.parsed_pod(obj)
         self._forget_parsed(obj)
         self.sched.invalid_pods.pop(_key(obj), None)
+        self._reported_bound.pop(str(_meta(obj).get("uid") or _key(obj)), None)
         if pod is None:
             return
         if pod.node_name:
@@ -245,19 +323,23 @@ class EventHandlers:
 
     def on_node_update(self, old_obj: dict[str, Any], new_obj: dict[str, Any]) -> None:
         """Informer update: cache + each derived update event."""
-        old = self._nodes.get(str((old_obj.get("metadata") or {}).get("name")))
+        old = self._nodes.get(str(_meta(old_obj).get("name")))
         new = self.parsed_node(new_obj)
         if new is None:
             return
         if old is None or old is new:
-            old = Node.from_manifest(old_obj)
+            try:
+                old = Node.from_manifest(old_obj)
+            except ManifestError:
+                self.on_node_add(new_obj)
+                return
         self.sched.cache.update_node(old, new)
         for ev in node_update_events(old, new):
             self.sched.queue.move_all_to_active_or_backoff(ev, old, new, None)
 
     def on_node_delete(self, obj: dict[str, Any]) -> None:
         """Informer delete: cache + ``NodeDelete``."""
-        name = str((obj.get("metadata") or {}).get("name"))
+        name = str(_meta(obj).get("name"))
         node = self._nodes.pop(name, None)
         if node is None:
             try:

@@ -63,6 +63,7 @@ from typing import Any
 import yaml
 
 from kubesched.api.pod import Pod
+from kubesched.api.yaml_limits import YAMLLimitError, safe_load
 from kubesched.errors import ManifestError
 from kubesched.images.assign import ImageAssigner
 from kubesched.trace.openb import TracePod, read_nodes, read_pods
@@ -331,8 +332,8 @@ def load_simple_yaml(path: str | Path, assigner: ImageAssigner) -> Workload:
     p = Path(path)
     where = str(p)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
+        data = safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, YAMLLimitError) as e:
         raise ManifestError("", f"invalid YAML: {e}".replace("\n", " "), where) from None
     if not isinstance(data, Mapping):
         raise ManifestError("", "the trace must be a mapping with nodes and pods", where)

@@ -90,7 +90,7 @@ def test_wait_for_first_consumer_match_reserve_and_pre_bind() -> None:
 
     # now the first pod's claims are bound: PreFilter narrows to the local PV's node, and nothing to bind
     st4 = CycleState()
-    res, status = pl.pre_filter(st4, pod, [])
+    res, status = pl.pre_filter(st4, pod, [node_info(N1), node_info(N2)])
     assert status is None and res is not None and res.node_names == {"n1"}
     assert pl.filter(st4, pod, node_info(N1)) is None
     assert pl.reserve(st4, pod, "n1") is None
@@ -204,7 +204,7 @@ def test_bound_claims_node_affinity_and_missing_pv() -> None:
     pl, _ = _plugin(objs)
     pod = make_pod("web", spec=pvc_volumes("a"))
     state = CycleState()
-    res, status = pl.pre_filter(state, pod, [])
+    res, status = pl.pre_filter(state, pod, [node_info(N1), node_info(N2)])
     assert status is None and res is not None and res.node_names == {"n1"}
     v = _filter_all(pl, pod, state)
     assert v["n1"] is None
@@ -384,3 +384,16 @@ def test_end_to_end_in_embedded_cluster() -> None:
     assert out["p3"].status == "Unschedulable"
     assert out["p3"].message.startswith(
         "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind.")
+
+
+def test_prefilter_maps_pv_hostnames_to_node_names_through_labels() -> None:
+    """A PV pinned to ``kubernetes.io/hostname In [host-a]`` makes the node labelled ``host-a`` the
+    candidate, whatever its name (``worker-a``); a node named ``host-a`` without that label is not."""
+    pl, _ = _plugin([storage_class("local"), pv("pv-a", hostnames=["host-a"], claim=("default", "data"), phase="Bound"),
+                     pvc("data", volume_name="pv-a", bound=True)])
+    worker = make_node("worker-a", labels={"kubernetes.io/hostname": "host-a"})
+    named = make_node("host-a", labels={"kubernetes.io/hostname": "host-a-1"})
+    other = make_node("worker-b")
+    pod = make_pod("p", spec=pvc_volumes("data"))
+    res, status = pl.pre_filter(CycleState(), pod, [node_info(worker), node_info(named), node_info(other)])
+    assert status is None and res is not None and res.node_names == {"worker-a"}

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.api.yaml_limits import YAMLLimitError, safe_load
 from kubesched.errors import ConfigError
 
 OPCODES = ("createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep")
@@ -79,10 +80,10 @@ def _load_template(path: str, where: str, base: Path) -> dict[str, Any]:
         p = base / p
     try:
         with open(p, encoding="utf-8") as f:
-            obj = yaml.safe_load(f)
+            obj = safe_load(f.read())
     except OSError as e:
         raise ConfigError(where, f"cannot read template {path!r}: {e.strerror}") from None
-    except yaml.YAMLError as e:
+    except (yaml.YAMLError, YAMLLimitError) as e:
         raise ConfigError(where, f"invalid YAML in template {path!r}: {e}") from None
     if not isinstance(obj, dict):
         raise ConfigError(where, f"template {path!r} must be a mapping")
@@ -165,10 +166,10 @@ def load_workloads(path: str | Path | None = None) -> list[BenchWorkload]:
         path = Path(str(resources.files("kubesched.modes.bench") / "workloads" / "performance-config.yaml"))
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = safe_load(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise ConfigError(str(path), f"cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
+    except (yaml.YAMLError, YAMLLimitError) as e:
         raise ConfigError(str(path), f"invalid YAML: {e}") from None
     if not isinstance(raw, list):
         raise ConfigError(str(path), "must be a list of test cases")

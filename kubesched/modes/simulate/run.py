@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubesched.api.pod import Pod
+from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
 from kubesched.cluster.manifests import Manifest
@@ -73,11 +74,17 @@ class SimulationResult:
     detail: str = "full"
 
 
+def _field(obj: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """``obj[name]`` when it is a mapping, else ``{}`` (malformed pods are still loaded)."""
+    v = obj.get(name)
+    return v if isinstance(v, Mapping) else {}
+
+
 def _start_time(objects: Iterable[Mapping[str, Any]]) -> float:
     latest = DEFAULT_START
     for o in objects:
         try:
-            t = parse_time((o.get("metadata") or {}).get("creationTimestamp"))
+            t = parse_time(_field(o, "metadata").get("creationTimestamp"))
         except (ValueError, TypeError):
             t = None
         if t is not None and t > latest:
@@ -113,6 +120,8 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
                 Pod.from_manifest(obj)
             elif m.kind == "Node":
                 Node.from_manifest(obj)
+            else:
+                check_shape(obj, m.kind)
         except ManifestError as e:
             located = e.located(m.where)
             if m.kind != "Pod":
@@ -145,10 +154,10 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     if records is not None:
         sched.records = records
     pending_keys = [f"{m.namespace or 'default'}/{m.name}" for m in manifests
-                    if m.kind == "Pod" and not ((m.obj.get("spec") or {}).get("nodeName"))
-                    and (m.obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+                    if m.kind == "Pod" and not _field(m.obj, "spec").get("nodeName")
+                    and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")]
     bound_at_start = {f"{m.namespace or 'default'}/{m.name}" for m in manifests
-                      if m.kind == "Pod" and (m.obj.get("spec") or {}).get("nodeName")}
+                      if m.kind == "Pod" and _field(m.obj, "spec").get("nodeName")}
     if observer is not None:
         observer.loaded(cluster, sched)
     sched.start()
@@ -190,10 +199,12 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
 
 def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: list[str], bound_at_start: set[str],
                      pod_errors: Mapping[str, str]) -> list[PodOutcome]:
-    """Classify every pod that was pending at the start, plus pods preempted during the run."""
+    """Classify every pod that was pending at the start, plus pods preempted during the run and
+    bound pods that did not parse (``Error`` rows naming their node: they still count there for
+    what can be read of them, see :func:`kubesched.api.pod_partial.readable_pod`)."""
     current = {}
     for o in cluster.list("Pod").items:
-        meta = o.get("metadata") or {}
+        meta = _field(o, "metadata")
         current[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = o
     gated = {qpi.pod.key: qpi for qpi in sched.queue.unschedulable_pods_info() if qpi.gating_plugin}
     preempted = {}
@@ -213,11 +224,11 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
             out.append(PodOutcome(ns, name, "Preempted", None, preempted.get(key, "pod was deleted during the run"),
                                   records))
             continue
-        if (obj.get("metadata") or {}).get("deletionTimestamp") and not (obj.get("spec") or {}).get("nodeName"):
+        if _field(obj, "metadata").get("deletionTimestamp") and not _field(obj, "spec").get("nodeName"):
             out.append(PodOutcome(ns, name, "Ignored", None, f"skip schedule deleting pod: {key}", records))
             continue
-        spec = obj.get("spec") or {}
-        sched_name = spec.get("schedulerName") or "default-scheduler"
+        spec = _field(obj, "spec")
+        sched_name = str(spec.get("schedulerName") or "default-scheduler")
         if spec.get("nodeName"):
             out.append(PodOutcome(ns, name, "Scheduled", spec["nodeName"], "", records))
             continue
@@ -229,16 +240,23 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
             s = sched.profiles[sched_name].run_pre_enqueue_plugins(qpi.pod)
             out.append(PodOutcome(ns, name, "Gated", None, s.message() if s is not None else "", records))
             continue
-        cond = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"),
-                    None)
+        conds = _field(obj, "status").get("conditions")
+        cond = next((c for c in conds if isinstance(c, Mapping) and c.get("type") == "PodScheduled"), None) \
+            if isinstance(conds, list) else None
         msg = str(cond.get("message") or "") if cond else ""
         status = "Error" if cond is not None and cond.get("reason") == "SchedulerError" else "Unschedulable"
         out.append(PodOutcome(ns, name, status, None, msg, records))
     for outcome in out:
         pod_obj = current.get(f"{outcome.namespace}/{outcome.name}") or {}
-        profile = (pod_obj.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        profile = str(_field(pod_obj, "spec").get("schedulerName") or "default-scheduler")
         outcome.profile = profile if profile in sched.profiles and outcome.status != "Error" else None
     for key in sorted(bound_at_start):
+        if key in pod_errors and key in current:
+            ns, name = key.split("/", 1)
+            node = _field(current[key], "spec").get("nodeName")
+            out.append(PodOutcome(ns, name, "Error", node if isinstance(node, str) else None,
+                                  f"{pod_errors[key]} (bound pod, counted on its node for what can be read)", []))
+            continue
         if key not in current:
             ns, name = key.split("/", 1)
             out.append(PodOutcome(ns, name, "Preempted", None, preempted.get(key, "deleted during the run"), []))

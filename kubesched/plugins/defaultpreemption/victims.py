@@ -20,6 +20,7 @@ from typing import Any, Final, Protocol
 
 from kubesched.api.labels import LabelSelector, parse_label_selector
 from kubesched.api.pod import Pod
+from kubesched.api.shape import check_shape
 from kubesched.errors import ManifestError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.node_info import NodeInfo, PodInfo
@@ -62,9 +63,14 @@ class CompiledPDB:
 
 def compile_pdbs(objs: Iterable[Mapping[str, Any]]) -> list[CompiledPDB]:
     """Compile PodDisruptionBudget dicts (``getPodDisruptionBudgets``); a PDB whose selector does
-    not parse is kept with a selector that matches nothing, as upstream skips it."""
+    not parse is kept with a selector that matches nothing, as upstream skips it. A PDB with a field
+    of the wrong type (one the API server would never have stored) is left out."""
     out: list[CompiledPDB] = []
     for o in objs:
+        try:
+            check_shape(o, "PodDisruptionBudget")
+        except ManifestError:
+            continue
         meta = o.get("metadata") or {}
         spec = o.get("spec") or {}
         status = o.get("status") or {}

@@ -220,7 +220,10 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         """Compute the three count maps; Skip when the pod has no required terms and no existing
-        pod's anti-affinity matches it."""
+        pod's anti-affinity matches it. A pod whose (anti-)affinity selectors cannot be converted
+        is UnschedulableAndUnresolvable with ``parsing pod: ...`` (``framework.NewPodInfo`` error)."""
+        if pod.affinity_parse_error is not None:
+            return None, Status(Code.UnschedulableAndUnresolvable, f"parsing pod: {pod.affinity_parse_error}")
         pi = PodInfo(pod)
         s = PreFilterState(pod, tuple(self.merge_namespaces(t) for t in pi.required_affinity_terms),
                            tuple(self.merge_namespaces(t) for t in pi.required_anti_affinity_terms),

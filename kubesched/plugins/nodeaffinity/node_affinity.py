@@ -347,7 +347,12 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        """Skip when neither the pod nor addedAffinity has preferred terms."""
+        """Skip when neither the pod nor addedAffinity has preferred terms. A preferred term upstream
+        cannot convert is an Error (``nodeaffinity.NewPreferredSchedulingTerms``)."""
+        bad = [f"[{i}].{t.preference.parse_error}" for i, t in enumerate(pod.preferred_node_affinity)
+               if t.weight != 0 and t.preference.parse_error is not None]
+        if bad:
+            return Status(Code.Error, bad[0] if len(bad) == 1 else "[" + ", ".join(bad) + "]")
         preferred = pod_preferred_node_affinity(pod)
         if preferred is None and self.added_pref_sched_terms is None:
             return Status(Code.Skip)

@@ -16,6 +16,7 @@ from kubesched.api.labels import LabelSelector, Requirement, parse_label_selecto
 from kubesched.api.node import HOSTNAME_LABEL, ZONE_LABEL, Node
 from kubesched.api.pod import Pod, TopologySpreadConstraint
 from kubesched.api.required_node_affinity import RequiredNodeAffinity
+from kubesched.api.shape import check_shape
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
 from kubesched.errors import ManifestError
 from kubesched.framework.node_info import PodInfo
@@ -126,6 +127,14 @@ def _controller_ref(pod: Pod) -> Mapping[str, Any] | None:
     return None
 
 
+def _well_typed(obj: Mapping[str, Any], kind: str) -> bool:
+    try:
+        check_shape(obj, kind)
+    except ManifestError:
+        return False
+    return True
+
+
 def _spec_selector_requirements(obj: Mapping[str, Any]) -> tuple[Requirement, ...]:
     spec = obj.get("spec") or {}
     try:
@@ -140,10 +149,13 @@ def default_selector(pod: Pod, objects: Any) -> LabelSelector:
     pod's namespace that select it (later services win on a repeated key), plus the selector of
     the pod's controlling ReplicationController (``v1``, merged as a map), ReplicaSet or
     StatefulSet (``apps/v1``, requirements ANDed). ``objects`` is ``handle.objects``; a missing
-    object or a malformed selector is ignored, as upstream ignores lister errors."""
+    object or a malformed selector is ignored, as upstream ignores lister errors (so is an object
+    with a field of the wrong type, which the API server would never have stored)."""
     label_set: dict[str, str] = {}
     if objects is not None:
         for svc in objects.list("Service", pod.namespace):
+            if not _well_typed(svc, "Service"):
+                continue
             spec = svc.get("spec") or {}
             sel = spec.get("selector") if isinstance(spec, Mapping) else None
             if sel is None or not isinstance(sel, Mapping):
@@ -157,7 +169,7 @@ def default_selector(pod: Pod, objects: Any) -> LabelSelector:
     api_version, kind, name = owner.get("apiVersion"), owner.get("kind"), str(owner.get("name") or "")
     if api_version == "v1" and kind == "ReplicationController":
         rc = objects.get("ReplicationController", pod.namespace, name)
-        if rc is not None:
+        if rc is not None and _well_typed(rc, "ReplicationController"):
             spec = rc.get("spec") or {}
             sel = spec.get("selector") if isinstance(spec, Mapping) else None
             if isinstance(sel, Mapping):
@@ -165,7 +177,7 @@ def default_selector(pod: Pod, objects: Any) -> LabelSelector:
             selector = LabelSelector.from_labels(label_set)
     elif api_version == "apps/v1" and kind in ("ReplicaSet", "StatefulSet"):
         obj = objects.get(kind, pod.namespace, name)
-        if obj is not None:
+        if obj is not None and _well_typed(obj, str(kind)):
             selector = LabelSelector(selector.requirements + _spec_selector_requirements(obj))
     return selector
 

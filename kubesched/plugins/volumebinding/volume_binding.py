@@ -8,7 +8,7 @@ matching from ``k8s.io/component-helpers/storage/volume/pv_helpers.go`` ``FindMa
   are not fully bound and not of a WaitForFirstConsumer class (``pod has unbound immediate
   PersistentVolumeClaims``; a claim whose class does not exist counts as Immediate). Bound claims whose
   PV pins ``kubernetes.io/hostname In [...]`` narrow the nodes (``PreFilterResult``, upstream's
-  ``GetEligibleNodes``, which assumes hostname label == node name).
+  ``GetEligibleNodes``; the hostnames are mapped to node names through the nodes' hostname labels).
 * Filter (per node, UnschedulableAndUnresolvable with every failing reason, in this order):
   bound PVs' node affinity (``node(s) didn't match PersistentVolume's node affinity``); unbound
   WaitForFirstConsumer claims: a claim already annotated ``volume.kubernetes.io/selected-node`` for
@@ -48,6 +48,7 @@ from pydantic import field_validator
 from pydantic.dataclasses import dataclass
 
 from kubesched.api.labels import parse_label_selector
+from kubesched.api.node import HOSTNAME_LABEL
 from kubesched.api.pod import Pod
 from kubesched.api.quantity import QuantityError, value
 from kubesched.api.storage import (
@@ -315,23 +316,28 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                     pv = PersistentVolume.from_obj(obj)
                     if pv.storage_class in wanted:
                         s.pvs_by_class.setdefault(pv.storage_class, []).append(pv)
-            eligible = self._eligible_nodes(s.bound)
+            eligible = self._eligible_nodes(s.bound, nodes)
         except ManifestError as e:
             return None, Status.as_status(e)
         state.write(STATE_KEY, s)
         return (PreFilterResult(eligible) if eligible is not None else None), None
 
-    def _eligible_nodes(self, bound: list[PersistentVolumeClaim]) -> set[str] | None:
-        """``GetEligibleNodes``: intersection of the local PVs' hostname sets (``None`` = all nodes)."""
-        eligible: set[str] | None = None
+    def _eligible_nodes(self, bound: list[PersistentVolumeClaim], nodes: Sequence[NodeInfo]) -> set[str] | None:
+        """``GetEligibleNodes``: intersection of the local PVs' ``kubernetes.io/hostname`` sets
+        (``None`` = all nodes), mapped to the names of the nodes carrying those hostname labels
+        (a node's name and its hostname label may differ; the PV's affinity is about the label)."""
+        hostnames: set[str] | None = None
         for pvc in bound:
             pv = self._pv(pvc.volume_name)
             if pv is None:
                 return None
             names = pv.local_node_names()
             if names:
-                eligible = set(names) if eligible is None else eligible & names
-        return eligible
+                hostnames = set(names) if hostnames is None else hostnames & names
+        if hostnames is None:
+            return None
+        return {ni.node.name for ni in nodes
+                if ni.node is not None and ni.node.labels.get(HOSTNAME_LABEL) in hostnames}
 
     # ---------------------------------------------------------------- Filter
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:

@@ -1,0 +1,191 @@
+"""Bounded YAML and JSON decoding: alias expansion and nesting depth are limited before any
+object is built.
+
+PyYAML shares one Python object per anchor, so an alias bomb (a few hundred bytes that expand to
+billions of nodes) loads quickly but hangs or exhausts memory in whatever walks the result next
+(serialising, copying, validating); libyaml's composer recurses in C, so a document nested
+100,000 levels deep crashes the interpreter. :func:`check_yaml` refuses both before loading:
+
+- **Aliasing** follows ``gopkg.in/yaml.v2`` ``decode.go`` (``allowedAliasRatio``, used by
+  ``sigs.k8s.io/yaml`` and so by kubectl and the API server): a document is refused with
+  ``document contains excessive aliasing`` when it has more than 100 aliases, expands to more than
+  1,000 nodes, and the share of nodes reached through aliases exceeds 99 % (up to 400,000 nodes),
+  falling linearly to 10 % at 4,000,000 nodes. Expansion is also capped at
+  :data:`MAX_EXPANDED_NODES` outright.
+- **Nesting** deeper than :data:`MAX_DEPTH` collections is refused (``exceeded max depth``), and
+  so is an alias inside the collection it names (a recursive object).
+
+The check costs nothing for the common input: text without ``*`` has no aliases, and a text whose
+indentation and bracket count bound its depth below the limit is not scanned. Otherwise libyaml's
+event parser (iterative, C-accelerated when available) is run once, stopping at the first limit
+passed.
+
+:func:`load_json` bounds JSON nesting the same way (Python's decoder would raise RecursionError).
+
+Errors: :class:`YAMLLimitError` (a ``ValueError``) with a one-line message and, for YAML, the
+line and column where the limit was passed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_EXPANDED_NODES",
+    "FastLoader",
+    "YAMLLimitError",
+    "check_depth",
+    "check_yaml",
+    "load_json",
+    "safe_load",
+    "safe_load_all",
+]
+
+#: Deepest nesting of mappings/sequences accepted (Kubernetes objects nest ~20 levels).
+MAX_DEPTH = 256
+#: Most nodes one document may expand to through aliases.
+MAX_EXPANDED_NODES = 4_000_000
+
+_ALIAS_RATIO_LOW = 400_000
+_ALIAS_RATIO_HIGH = 4_000_000
+
+#: Safe loader, C-accelerated when libyaml is available.
+FastLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: a line whose indentation/indicator prefix alone could reach MAX_DEPTH block levels
+_DEEP_LINE = re.compile(rf"^[ \t?:-]{{{MAX_DEPTH * 3 // 8 - 1}}}", re.M)
+
+
+class YAMLLimitError(ValueError):
+    """A document passes the alias or depth bound; ``str()`` is one line. ``document`` is the
+    1-based number of the offending document in a multi-document stream (1 for JSON)."""
+
+    def __init__(self, message: str, document: int = 1) -> None:
+        super().__init__(message)
+        self.document = document
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    """``gopkg.in/yaml.v2`` ``decode.go: allowedAliasRatio``."""
+    if decoded <= _ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * ((decoded - _ALIAS_RATIO_LOW) / (_ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW))
+
+
+def _may_be_deep(text: str) -> bool:
+    """False when ``text`` certainly nests at most MAX_DEPTH levels: each block level needs one
+    more indentation or indicator character on its line (two levels when a sequence is a
+    mapping's value at the same indentation), each flow level one bracket."""
+    flow = text.count("[") + text.count("{")
+    # depth <= 2 * (widest prefix + 1) + flow; with flow <= MAX_DEPTH/4 and every prefix shorter
+    # than 3/8 MAX_DEPTH - 1 that is at most MAX_DEPTH.
+    return flow > MAX_DEPTH // 4 or _DEEP_LINE.search(text) is not None
+
+
+def _where(mark: Any) -> str:
+    return f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+
+
+def _scan(text: str | bytes) -> None:
+    """Walk the event stream, counting expanded nodes per document and nesting depth."""
+    sizes: dict[str, int] = {}
+    stack: list[tuple[str | None, int]] = []
+    decoded = aliases = 0
+    doc = 0
+    for ev in yaml.parse(text, Loader=FastLoader):
+        if isinstance(ev, yaml.ScalarEvent):
+            decoded += 1
+            if ev.anchor is not None:
+                sizes[ev.anchor] = 1
+        elif isinstance(ev, yaml.AliasEvent):
+            if any(anchor == ev.anchor for anchor, _ in stack):
+                raise YAMLLimitError(f"recursive alias *{ev.anchor}{_where(ev.start_mark)}", doc)
+            size = sizes.get(ev.anchor or "", 1)
+            decoded += size
+            aliases += size
+            if decoded > MAX_EXPANDED_NODES or (
+                aliases > 100 and decoded > 1000 and aliases / decoded > _allowed_alias_ratio(decoded)
+            ):
+                raise YAMLLimitError(f"document contains excessive aliasing{_where(ev.start_mark)}", doc)
+        elif isinstance(ev, yaml.CollectionStartEvent):
+            decoded += 1
+            stack.append((ev.anchor, decoded))
+            if len(stack) > MAX_DEPTH:
+                raise YAMLLimitError(f"exceeded max depth of {MAX_DEPTH}{_where(ev.start_mark)}", doc)
+        elif isinstance(ev, yaml.CollectionEndEvent):
+            anchor, start = stack.pop()
+            if anchor is not None:
+                sizes[anchor] = decoded - start + 1
+        elif isinstance(ev, yaml.DocumentStartEvent):
+            doc += 1
+            sizes.clear()
+            decoded = aliases = 0
+
+
+def check_yaml(text: str | bytes) -> None:
+    """Raise :class:`YAMLLimitError` if any document of ``text`` aliases too much or nests deeper
+    than :data:`MAX_DEPTH`. Syntax errors are left to the load that follows (it stops at the same
+    place, and everything before it has been checked)."""
+    s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if "*" not in s and not _may_be_deep(s):
+        return
+    try:
+        _scan(text)
+    except yaml.YAMLError:
+        return
+
+
+def safe_load(text: str | bytes, loader: Any = FastLoader) -> Any:
+    """``yaml.load`` of one document with ``loader`` (a safe loader class), bounded by
+    :func:`check_yaml`. Raises YAMLLimitError or yaml.YAMLError."""
+    check_yaml(text)
+    return yaml.load(text, Loader=loader)  # noqa: S506 - callers pass safe loaders only
+
+
+def safe_load_all(text: str | bytes, loader: Any = FastLoader) -> Iterator[Any]:
+    """``yaml.load_all`` with ``loader``, bounded by :func:`check_yaml` (checked before the first
+    document is built). Raises YAMLLimitError or yaml.YAMLError."""
+    check_yaml(text)
+    return yaml.load_all(text, Loader=loader)  # noqa: S506 - callers pass safe loaders only
+
+
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise :class:`YAMLLimitError` if ``value`` (decoded JSON/YAML) nests more than ``limit``
+    mappings/sequences deep. Iterative; shared sub-objects are visited once."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen: set[int] = set()
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children: Any = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        if depth > limit:
+            raise YAMLLimitError(f"exceeded max depth of {limit}")
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+
+
+def load_json(text: str | bytes, **kwargs: Any) -> Any:
+    """``json.loads`` with nesting bounded by :data:`MAX_DEPTH`. Raises YAMLLimitError or
+    ``json.JSONDecodeError``."""
+    try:
+        value = json.loads(text, **kwargs)
+    except RecursionError:
+        raise YAMLLimitError(f"exceeded max depth of {MAX_DEPTH}") from None
+    opened = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
+    if opened > MAX_DEPTH:
+        check_depth(value)
+    return value
