@@ -26,26 +26,9 @@ from typing import Any
 
 from kubernetes import client as _models
 
-__all__ = ["MODEL_OF_KIND", "unknown_fields"]
+from kubesched.api.shape import KIND_MODELS
 
-#: The client model class name of each kind kubesched loads.
-MODEL_OF_KIND: dict[str, str] = {
-    "Pod": "V1Pod",
-    "Node": "V1Node",
-    "Namespace": "V1Namespace",
-    "PersistentVolume": "V1PersistentVolume",
-    "PersistentVolumeClaim": "V1PersistentVolumeClaim",
-    "StorageClass": "V1StorageClass",
-    "CSINode": "V1CSINode",
-    "CSIDriver": "V1CSIDriver",
-    "CSIStorageCapacity": "V1CSIStorageCapacity",
-    "PodDisruptionBudget": "V1PodDisruptionBudget",
-    "Service": "V1Service",
-    "ReplicaSet": "V1ReplicaSet",
-    "StatefulSet": "V1StatefulSet",
-    "ReplicationController": "V1ReplicationController",
-    "PriorityClass": "V1PriorityClass",
-}
+__all__ = ["unknown_fields"]
 
 _LIST = re.compile(r"^list\[(.+)\]$")
 
@@ -88,7 +71,7 @@ def unknown_fields(obj: dict[str, Any]) -> list[str]:
     ``obj`` is a parsed manifest (``kind`` set); kinds without a known model give ``[]``.
     ``apiVersion``/``kind``/``metadata`` are part of every model, so they are never reported.
     """
-    model = MODEL_OF_KIND.get(str(obj.get("kind")))
+    model = KIND_MODELS.get(str(obj.get("kind")))
     if model is None:
         return []
     return list(_walk(obj, model, ""))
