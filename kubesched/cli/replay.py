@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.errors import ConfigError
+from kubesched.kubelet.settings_file import read_kubelet_settings
 
 _HELP = """Replay TRACE through the real scheduler over virtual time, once per --config, with a kubelet
 image model (layered pulls, image GC, node status images), and report start-up latency, pulls
@@ -42,20 +42,6 @@ timelines). Prints a summary table.
 """
 
 
-def _kubelet_overrides(path: str | None) -> dict[str, Any]:
-    if path is None:
-        return {}
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError("", f"cannot read the kubelet settings: {e.strerror or e}", path) from None
-    except yaml.YAMLError as e:
-        raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError("", "must be a mapping of kubelet image settings (camelCase)", path)
-    return data
 
 
 def _check_profiles(path: str, config: Any) -> None:
@@ -128,7 +114,7 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     except FileNotFoundError as e:
         raise click.BadParameter(str(e), param_hint="--trace") from None
     workload = workload.with_arrival_scale(arrival_scale)
-    overrides = {**workload.kubelet, **_kubelet_overrides(kubelet_path)}
+    overrides = {**workload.kubelet, **read_kubelet_settings(kubelet_path)}
     kubelet = KubeletImageConfig.from_mapping(overrides, kubelet_path or workload.description)
     err = Console(stderr=True)
     click.echo(f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from {workload.description}",
