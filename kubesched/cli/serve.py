@@ -96,10 +96,10 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         write_kubeconfig(kubeconfig, handle.url)
         click.echo(f"wrote kubeconfig {kubeconfig} (context kubesched)", err=True)
     if kubelet:
+        from kubesched.images.catalogue import load_catalogue
+        from kubesched.kubelet.config import KubeletImageConfig
         from kubesched.kubelet.live import LiveKubelets
         from kubesched.kubelet.settings_file import read_kubelet_settings
-        from kubesched.sim.catalogue import load_catalogue
-        from kubesched.sim.kubelet_config import KubeletImageConfig
 
         settings = KubeletImageConfig.from_mapping(read_kubelet_settings(kubelet_config), kubelet_config or "")
         LiveKubelets(cluster, clock, load_catalogue(images_path), settings).start()

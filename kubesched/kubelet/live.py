@@ -1,5 +1,5 @@
 """Kubelets for the embedded cluster (``kubesched serve --kubelet``): every node runs the replay's
-kubelet image model (:class:`~kubesched.sim.kubelet.KubeletModel`) on the cluster's clock, and
+kubelet image model (:class:`~kubesched.kubelet.model.KubeletModel`) on the cluster's clock, and
 what it does is written back through the API as a kubelet would write it.
 
 A pod bound to a node (``spec.nodeName`` set by a binding, or at creation) goes through:
@@ -40,16 +40,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.image_names import InvalidImageReference, parse_image_ref
 from kubesched.clock import Clock, Timer
 from kubesched.cluster.client import WatchEvent
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import KubeschedError
+from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
+from kubesched.images.names import InvalidImageReference, parse_image_ref
+from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.kubelet.events import kubelet_event, present_message, pulled_message, pulling_message
+from kubesched.kubelet.model import KubeletModel, refresh_node_status
 from kubesched.kubelet.pod_status import pending_status, running_status, succeeded_status
-from kubesched.sim.catalogue import CatalogueImage, ImageCatalogue, Layer
-from kubesched.sim.kubelet import KubeletModel, refresh_node_status
-from kubesched.sim.kubelet_config import KubeletImageConfig
 
 __all__ = ["LiveKubelets", "RUN_SECONDS_ANNOTATION", "UNKNOWN_IMAGE_BYTES"]
 

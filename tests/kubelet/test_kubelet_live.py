@@ -12,10 +12,10 @@ from typing import Any
 
 from kubesched.clock import VirtualClock, rfc3339
 from kubesched.cluster.memory import MemoryCluster
+from kubesched.images.catalogue import ImageCatalogue, parse_catalogue
+from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.kubelet.events import go_duration
 from kubesched.kubelet.live import RUN_SECONDS_ANNOTATION, LiveKubelets
-from kubesched.sim.catalogue import ImageCatalogue, parse_catalogue
-from kubesched.sim.kubelet_config import KubeletImageConfig
 from kubesched.testing import node_manifest
 
 T0 = 1_700_000_000.0
