@@ -25,8 +25,8 @@ from kubesched.config.load import load_config
 from kubesched.images.catalogue import parse_catalogue
 from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.modes.replay.run import ConfigSpec, run_replays
-from kubesched.trace.workload import Workload, WorkloadPod
 from kubesched.testing import node_manifest
+from kubesched.trace.workload import Workload, WorkloadPod
 
 pytest.importorskip("kubernetes")
 
