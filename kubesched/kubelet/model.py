@@ -146,6 +146,8 @@ class KubeletModel:
         self._registry_queue: deque[PullJob] = deque()
         self._all_transferring: dict[PullJob, None] = {}
         self._dirty: dict[str, None] = {}
+        #: (node, image) of pre-pulls whose image no pod has used yet there (precision bookkeeping)
+        self._unused_prepulls: set[tuple[str, str]] = set()
 
     # ----------------------------------------------------------------- nodes
 
@@ -231,6 +233,9 @@ class KubeletModel:
             size = _unique_bytes(image)
             record.bytes_requested += size
             self.metrics.bytes_requested += size
+            if self._unused_prepulls and (n.name, image.name) in self._unused_prepulls:
+                self._unused_prepulls.discard((n.name, image.name))
+                self.metrics.prepulls_used += 1
             if n.store.has_image(image.name):
                 record.bytes_cache_hit += size
                 self.metrics.bytes_cache_hit += size
@@ -307,6 +312,7 @@ class KubeletModel:
         if n.store.has_image(img.name) or img.name in n.jobs:
             return False
         self.metrics.prepulls += 1
+        self._unused_prepulls.add((n.name, img.name))
         self._new_job(n, img, t, owner=None)
         return True
 
@@ -480,6 +486,9 @@ class KubeletModel:
             self.metrics.images_removed += len(result.removed)
             self.metrics.bytes_freed += result.freed_bytes
         if result.removed:
+            if self._unused_prepulls:
+                for name in result.removed:  # removed before any pod used it: never counted as used
+                    self._unused_prepulls.discard((n.name, name))
             self._changed(n, t)
         return result
 
