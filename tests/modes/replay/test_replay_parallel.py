@@ -52,13 +52,24 @@ def test_local_processes_match_the_serial_run(setup: tuple[Any, ...]) -> None:
         run_parallel(jobs, 0)
 
 
-def test_local_dask_cluster_matches_the_serial_run(setup: tuple[Any, ...]) -> None:
+def test_local_dask_cluster_matches_the_serial_run(setup: tuple[Any, ...], tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     catalogue, workload, specs, serial = setup
     jobs = jobs_for(workload, specs, catalogue=catalogue, seed=0, planners=[PrePullPlanner])
+    args = ["replay", "--trace", str(FIX / "tiny.yaml"), "--images", str(FIX / "catalogue.yaml"),
+            "--config", str(FIX / "default-profile.yaml"), "--no-html"]
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         results = run_on_dask(jobs, cluster.scheduler_address)
+        cli = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "dask"), "--dask-scheduler",
+                                        cluster.scheduler_address], catch_exceptions=False)
     assert [_same(r) for r in results] == [_same(r) for r in serial]
+    assert cli.exit_code == 0, cli.output
+    local = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "local")], catch_exceptions=False)
+    assert local.exit_code == 0
+    a, b = (json.loads((tmp_path / d / "report.json").read_text()) for d in ("dask", "local"))
+    for run in (*a["runs"], *b["runs"]):
+        run.pop("wallSeconds")
+    assert a == b
 
 
 def test_cli_workers_writes_the_same_report(tmp_path: Path) -> None:
