@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from kubesched.clock import rfc3339
+from kubesched.api.timestamps import rfc3339
 
 __all__ = ["go_duration", "pulled_message", "present_message", "pulling_message", "kubelet_event"]
 

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.clock import rfc3339
+from kubesched.api.timestamps import rfc3339
 
 __all__ = ["pending_status", "running_status", "succeeded_status", "container_names"]
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.clock import VirtualClock, rfc3339
+from kubesched.api.timestamps import rfc3339
+from kubesched.clock import VirtualClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.images.catalogue import ImageCatalogue, parse_catalogue
 from kubesched.kubelet.config import KubeletImageConfig
@@ -54,7 +55,7 @@ def _bind(mc: MemoryCluster, name: str) -> None:
 
 
 def _events(mc: MemoryCluster, name: str) -> list[tuple[float, str, str]]:
-    from kubesched.clock import parse_rfc3339
+    from kubesched.api.timestamps import parse_rfc3339
     return [(parse_rfc3339(e["firstTimestamp"]) - T0, e["reason"], e["message"]) for e in mc.events()
             if e.get("involvedObject", {}).get("name") == name and e.get("source", {}).get("component") == "kubelet"]
 

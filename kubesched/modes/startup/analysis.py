@@ -35,7 +35,7 @@ from typing import Any
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
-from kubesched.clock import parse_rfc3339
+from kubesched.api.timestamps import parse_rfc3339
 from kubesched.errors import ManifestError
 from kubesched.kubelet.pull_records import PullMetrics
 from kubesched.modes.replay.metrics import AllocationTracker, PodTimeline, SeriesPoint
