@@ -91,3 +91,14 @@ def test_startup_decomposed_per_scheduler() -> None:
                                    "pullSecondsIncludingWaiting": 6.0, "bytesPulled": 500}]
     # mean allocated cpu over [0, 20]: p1 1 cpu from 0, p3 1 cpu from 12, of 4 cpus
     assert entry["meanAllocatedFraction"]["cpu"] == pytest.approx((20 * 1 + 8 * 1) / 20 / 4)
+
+
+def test_since_durations() -> None:
+    from kubesched.cli.startup import _since_seconds
+    from kubesched.errors import ConfigError
+
+    assert [_since_seconds(t) for t in ("1h", "30m", "1h30m", "2d", "1d12h", "all")] == \
+        [3600.0, 1800.0, 5400.0, 172800.0, 129600.0, None]
+    for bad in ("5x", "0s", "d", "-1h"):
+        with pytest.raises(ConfigError, match="--since"):
+            _since_seconds(bad)
