@@ -2,7 +2,7 @@
 cluster and a virtual clock, against hand-computed timelines.
 
 World: layers ``base`` 400 B (shared), ``a-top`` 100 B, ``b-top`` 200 B; images a = [base, a-top]
-(500 B), b = [base, b-top] (600 B). Pull rate 100 B/s, 0.5 s per layer, container start 1.0 s,
+(500 B), b = [base, b-top] (600 B). Pull rate 100 B/s, 0.5 s per layer, no per-pull cost, container start 1.0 s,
 serialized pulls. T0 is a multiple of the 10 s node status period.
 """
 
@@ -43,7 +43,7 @@ def _world() -> tuple[VirtualClock, MemoryCluster, LiveKubelets]:
     mc = MemoryCluster(clock)
     mc.load([node_manifest("n1")])
     config = KubeletImageConfig(node_bandwidth_bps=1000.0, decompress_bps=100.0, layer_latency_seconds=0.5,
-                                container_start_seconds=1.0)
+                                container_start_seconds=1.0, pull_fixed_seconds=0.0)
     kl = LiveKubelets(mc, clock, _catalogue(), config)
     kl.start()
     return clock, mc, kl

@@ -25,7 +25,7 @@ status:
   capacity: {cpu: "4", memory: 16Gi, pods: "110"}
 """
 # 20 MB at 1 MB/s: a 20 s pull (2 s of wall time at --speed 10)
-KUBELET = "decompressBytesPerSecond: 1000000\nlayerLatencySeconds: 0\ncontainerStartSeconds: 1\n"
+KUBELET = "decompressBytesPerSecond: 1000000\nlayerLatencySeconds: 0\npullFixedSeconds: 0\ncontainerStartSeconds: 1\n"
 
 
 def _wait(pred: Any, timeout: float, what: str) -> Any:

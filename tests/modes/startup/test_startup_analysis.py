@@ -36,7 +36,8 @@ def _cluster() -> tuple[VirtualClock, MemoryCluster]:
     mc = MemoryCluster(clock)
     mc.load([node_manifest("n1", cpu="4")])
     LiveKubelets(mc, clock, catalogue, KubeletImageConfig(node_bandwidth_bps=1000.0, decompress_bps=100.0,
-                                                         layer_latency_seconds=0.5, container_start_seconds=1.0)).start()
+                                                         layer_latency_seconds=0.5, container_start_seconds=1.0,
+                                                         pull_fixed_seconds=0.0)).start()
     return clock, mc
 
 

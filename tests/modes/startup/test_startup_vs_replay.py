@@ -35,7 +35,8 @@ SPEED = 20.0
 IMAGES = ["example.com/team/img-a:1", "example.com/team/img-b:1"]
 CATALOGUE = {"images": [{"name": name, "class": "cpu", "source": "test", "confidence": "derived",
                          "layers": [{"id": f"{name}-layer", "size_bytes": 500_000_000}]} for name in IMAGES]}
-KUBELET = {"decompressBytesPerSecond": 25_000_000, "layerLatencySeconds": 0.0, "containerStartSeconds": 1.0}
+KUBELET = {"decompressBytesPerSecond": 25_000_000, "layerLatencySeconds": 0.0, "pullFixedSeconds": 0.0,
+           "containerStartSeconds": 1.0}
 PODS = [(f"p{i}", 30.0 * i, IMAGES[i % 2]) for i in range(10)]
 
 
