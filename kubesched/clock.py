@@ -116,9 +116,19 @@ class RealClock:
     thread, one at a time, in deadline order; an exception in a callback is
     logged and does not stop the thread. :meth:`close` stops the thread
     (pending timers are dropped).
+
+    ``speed`` > 1 makes a sped-up clock: time starts at the wall clock when the clock is made and
+    then runs ``speed`` times faster (``now() = t0 + speed * (time.time() - t0)``); delays, sleeps
+    and timers are in that clock's seconds (a 30 s timer fires after 30 / ``speed`` wall seconds).
+    Raises ValueError for ``speed`` <= 0.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, speed: float = 1.0) -> None:
+        if not speed > 0:
+            raise ValueError(f"clock speed must be > 0, got {speed!r}")
+        self.speed = float(speed)
+        self._t0 = time.time()
+        self._m0 = time.monotonic()
         self._cond = threading.Condition(threading.Lock())
         self._heap: list[tuple[float, int, _HeapTimer]] = []
         self._seq = itertools.count()
@@ -126,23 +136,28 @@ class RealClock:
         self._closed = False
 
     def now(self) -> float:
-        return time.time()
+        if self.speed == 1.0:
+            return time.time()
+        return self._t0 + (time.time() - self._t0) * self.speed
 
     def monotonic(self) -> float:
-        """Monotonic seconds, for measuring intervals."""
-        return time.monotonic()
+        """Monotonic seconds (in this clock's speed), for measuring intervals."""
+        if self.speed == 1.0:
+            return time.monotonic()
+        return self._m0 + (time.monotonic() - self._m0) * self.speed
 
     def sleep(self, seconds: float) -> None:
         if seconds > 0:
-            time.sleep(seconds)
+            time.sleep(seconds / self.speed)
 
     def call_at(self, when: float, callback: Callback) -> Timer:
-        return self.call_later(when - time.time(), callback)
+        return self.call_later(when - self.now(), callback)
 
     def call_later(self, delay: float, callback: Callback) -> Timer:
         seq = next(self._seq)
-        deadline = time.monotonic() + max(0.0, delay)
-        timer = _HeapTimer(time.time() + max(0.0, delay), seq, callback, deadline)
+        delay = max(0.0, delay)
+        deadline = time.monotonic() + delay / self.speed
+        timer = _HeapTimer(self.now() + delay, seq, callback, deadline)
         with self._cond:
             if self._closed:
                 raise RuntimeError("RealClock is closed")

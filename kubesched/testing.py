@@ -155,6 +155,9 @@ class FakeHandle:
     def snapshot(self) -> Snapshot:
         return self._snapshot
 
+    def cached_node_info(self, node_name: str) -> NodeInfo | None:
+        return self._snapshot.get(node_name)
+
     def get_waiting_pod(self, uid: str) -> None:
         return None
 

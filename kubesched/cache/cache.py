@@ -505,6 +505,15 @@ class Cache:
                     out.append(item.info)
         return iter(out)
 
+    def node_info(self, name: str) -> NodeInfo | None:
+        """The live NodeInfo of node ``name`` (None for an unknown node or a ghost: pods cached on a
+        node that is gone). Read-only: the cache's own object, as in :meth:`node_infos`."""
+        with self._lock:
+            item = self._nodes.get(name)
+            if item is None or item.info.node is None:
+                return None
+            return item.info
+
     def node_names(self) -> list[str]:
         """Node names in node-tree (zone round-robin) order."""
         with self._lock:

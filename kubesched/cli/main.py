@@ -50,6 +50,9 @@ def _register() -> None:
     from kubesched.cli import images
 
     main.add_command(images.images)
+    from kubesched.cli import startup
+
+    main.add_command(startup.startup)
 
 
 _register()

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kubesched.api.yaml_limits import YAMLLimitError, safe_load
 from kubesched.errors import ConfigError
+from kubesched.kubelet.settings_file import read_kubelet_settings
+
+if TYPE_CHECKING:
+    from kubesched.images.catalogue import ImageCatalogue
+    from kubesched.kubelet.config import KubeletImageConfig
+    from kubesched.modes.replay.run import ConfigSpec, ReplayResult
+    from kubesched.prepull.hook import PlannerFactory
+    from kubesched.trace.workload import Workload
 
 _HELP = """Replay TRACE through the real scheduler over virtual time, once per --config, with a kubelet
 image model (layered pulls, image GC, node status images), and report start-up latency, pulls
@@ -43,20 +49,6 @@ timelines). Prints a summary table.
 """
 
 
-def _kubelet_overrides(path: str | None) -> dict[str, Any]:
-    if path is None:
-        return {}
-    try:
-        data = safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError("", f"cannot read the kubelet settings: {e.strerror or e}", path) from None
-    except (yaml.YAMLError, YAMLLimitError) as e:
-        raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError("", "must be a mapping of kubelet image settings (camelCase)", path)
-    return data
 
 
 def _check_profiles(path: str, config: Any) -> None:
@@ -103,19 +95,23 @@ def _check_profiles(path: str, config: Any) -> None:
               help="Virtual seconds one scheduling attempt keeps the scheduler busy.")
 @click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Multiply arrival times by this factor (< 1 packs the same pods into less time).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run the configs in this many local processes at once (same results; 1 = one after the other "
+                   "in this process).")
+@click.option("--dask-scheduler", "dask_scheduler", default=None, metavar="ADDRESS",
+              help="Run the configs on the Dask cluster whose scheduler listens at ADDRESS (tcp://host:8786); "
+                   "needs the dask extra (dask.distributed).")
 @click.option("--no-html", is_flag=True, default=False, help="Skip report.html.")
 def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], out_dir: str, seed: int,
            window: str | None, max_pods: int | None, max_nodes: int | None, image_mode: str, zipf_s: float,
            apps: int, kubelet_path: str | None, prepull: bool, attempt_seconds: float, arrival_scale: float,
-           no_html: bool) -> None:
+           workers: int, dask_scheduler: str | None, no_html: bool) -> None:
     from kubesched.config.load import load_config
     from kubesched.images.assign import ImageAssigner
     from kubesched.images.catalogue import load_catalogue
     from kubesched.kubelet.config import KubeletImageConfig
-    from kubesched.modes.replay.report_json import write_pods_csv, write_report_json
-    from kubesched.modes.replay.report_table import summary_table
-    from kubesched.modes.replay.run import ConfigSpec, ReplayProgress, run_replays
-    from kubesched.prepull.hook import DEFAULT_PLANNER, PlannerFactory, load_planner_factory
+    from kubesched.modes.replay.run import ConfigSpec
+    from kubesched.prepull.hook import DEFAULT_PLANNER, load_planner_factory
     from kubesched.trace.load import load_workload
 
     planners: list[PlannerFactory] = [load_planner_factory(DEFAULT_PLANNER)] if prepull else []
@@ -129,11 +125,33 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     except FileNotFoundError as e:
         raise click.BadParameter(str(e), param_hint="--trace") from None
     workload = workload.with_arrival_scale(arrival_scale)
-    overrides = {**workload.kubelet, **_kubelet_overrides(kubelet_path)}
+    overrides = {**workload.kubelet, **read_kubelet_settings(kubelet_path)}
     kubelet = KubeletImageConfig.from_mapping(overrides, kubelet_path or workload.description)
     err = Console(stderr=True)
     click.echo(f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from {workload.description}",
                err=True)
+    if workers > 1 or dask_scheduler:
+        from kubesched.modes.replay.parallel import jobs_for, run_on_dask, run_parallel
+
+        jobs = jobs_for(workload, specs, catalogue=catalogue, kubelet_config=kubelet, seed=seed, planners=planners,
+                        attempt_seconds=attempt_seconds)
+
+        def finished(r: ReplayResult) -> None:
+            click.echo(f"{r.config}: done in {r.wall_seconds:.1f} s", err=True)
+        if dask_scheduler:
+            results = run_on_dask(jobs, dask_scheduler, finished)
+        else:
+            results = run_parallel(jobs, workers, finished)
+    else:
+        results = _run_here(workload, specs, catalogue, kubelet, seed, planners, attempt_seconds, err)
+    _write(out_dir, results, workload, kubelet, no_html)
+
+
+def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatalogue, kubelet: KubeletImageConfig,
+              seed: int, planners: list[PlannerFactory], attempt_seconds: float, err: Console) -> list[ReplayResult]:
+    """The configs one after the other in this process, with a progress bar per config."""
+    from kubesched.modes.replay.run import ReplayProgress, run_replays
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("pods"),
                   TextColumn("[dim]day {task.fields[day]:.1f}"), TimeElapsedColumn(), console=err,
                   transient=False, disable=not err.is_terminal) as bar:
@@ -145,8 +163,15 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
                 bar.update(task, completed=created, day=t / 86400.0)
             return update
 
-        results = run_replays(workload, specs, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
-                              planners=planners, attempt_seconds=attempt_seconds, progress=progress)
+        return run_replays(workload, specs, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
+                           planners=planners, attempt_seconds=attempt_seconds, progress=progress)
+
+
+def _write(out_dir: str, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig,
+           no_html: bool) -> None:
+    from kubesched.modes.replay.report_json import write_pods_csv, write_report_json
+    from kubesched.modes.replay.report_table import summary_table
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = kubelet.to_mapping()

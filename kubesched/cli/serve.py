@@ -45,17 +45,33 @@ from kubesched.errors import ConfigError
 @click.option("--authorization-policy-file", type=click.Path(dir_okay=False), default=None,
               help="ABAC policy SubjectAccessReview answers with (kube-apiserver's format: one "
                    "abac.authorization.kubernetes.io/v1beta1 Policy JSON object per line).")
+@click.option("--kubelet", "kubelet", is_flag=True,
+              help="Run a kubelet on every node: the replay's kubelet image model pulls the images of bound "
+                   "pods (serialized pulls, layers, bandwidth, image GC) and writes kubelet Events, pod status "
+                   "(Running, conditions, containerStatuses) and node status.images. A pod with the annotation "
+                   "kubesched.io/run-seconds succeeds that many seconds after its start.")
+@click.option("--kubelet-config", "kubelet_config", type=click.Path(exists=True, dir_okay=False),
+              help="YAML of kubelet image-model settings (camelCase, as `replay --kubelet`); needs --kubelet.")
+@click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
+              help="Image catalogue YAML for --kubelet (default: the shipped one); images missing from it "
+                   "are modelled as one 100 MB layer.")
+@click.option("--speed", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
+                   "run times, grace periods).")
 def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float,
           finalize_deletions: bool, detach: bool, pid_file: str | None, log_file: str | None,
-          token_auth_file: str | None, authorization_policy_file: str | None) -> None:
+          token_auth_file: str | None, authorization_policy_file: str | None, kubelet: bool,
+          kubelet_config: str | None, images_path: str | None, speed: float) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
     it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
     JSON or YAML, not protobuf). A PV controller binds claims to the volumes the scheduler chose and
-    provisions volumes for claims with a selected node. There are no kubelets: pods are never started, and deletions of
-    bound pods complete when their grace period ends (see --finalize-deletions). TokenReview and
-    SubjectAccessReview are answered from --token-auth-file and --authorization-policy-file, so a
-    scheduler's secure port can delegate to it."""
+    provisions volumes for claims with a selected node. Without --kubelet there are no kubelets: pods
+    are never started, and deletions of bound pods complete when their grace period ends (see
+    --finalize-deletions). TokenReview and SubjectAccessReview are answered from --token-auth-file
+    and --authorization-policy-file, so a scheduler's secure port can delegate to it."""
+    if (kubelet_config or images_path) and not kubelet:
+        raise click.UsageError("--kubelet-config and --images need --kubelet")
     reviews = Reviews(load_token_file(token_auth_file) if token_auth_file else {},
                       load_policy_file(authorization_policy_file) if authorization_policy_file else [])
     if detach:
@@ -63,7 +79,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
 
         serve_detached(sys.argv, kubeconfig, pid_file, log_file)
         return
-    clock = RealClock()
+    clock = RealClock(speed)
     cluster = MemoryCluster(clock)
     if files:
         loaded = load_manifests(list(files))
@@ -79,6 +95,15 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
     if kubeconfig:
         write_kubeconfig(kubeconfig, handle.url)
         click.echo(f"wrote kubeconfig {kubeconfig} (context kubesched)", err=True)
+    if kubelet:
+        from kubesched.images.catalogue import load_catalogue
+        from kubesched.kubelet.config import KubeletImageConfig
+        from kubesched.kubelet.live import LiveKubelets
+        from kubesched.kubelet.settings_file import read_kubelet_settings
+
+        settings = KubeletImageConfig.from_mapping(read_kubelet_settings(kubelet_config), kubelet_config or "")
+        LiveKubelets(cluster, clock, load_catalogue(images_path), settings).start()
+        click.echo(f"kubelets running on every node (clock speed {speed:g}x)", err=True)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(cluster.counts().items()))
     click.echo(f"serving the embedded cluster ({counts}) at {handle.url}", err=True)
     serve_forever(handle)

@@ -68,11 +68,13 @@ class Framework:
 
     Construction decodes each plugin's args from the profile's ``pluginConfig`` (errors carry
     the field path) and instantiates every needed plugin once as ``cls(args, self)``.
-    ``snapshot_provider`` returns the snapshot of the current cycle.
+    ``snapshot_provider`` returns the snapshot of the current cycle; ``node_info_provider(name)``
+    the scheduler cache's live NodeInfo (``Handle.cached_node_info``).
     """
 
     def __init__(self, profile: Any, registry: Registry, *, profile_path: str = "profiles[0]",
-                 snapshot_provider: Callable[[], Snapshot] | None = None, clock: Any = None,
+                 snapshot_provider: Callable[[], Snapshot] | None = None,
+                 node_info_provider: Callable[[str], NodeInfo | None] | None = None, clock: Any = None,
                  rng: random.Random | None = None, client: Any = None, objects: ObjectLister | None = None,
                  event_recorder: EventRecorder | None = None, nominator: Nominator | None = None,
                  parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
@@ -92,6 +94,7 @@ class Framework:
         self.waiting_pods = WaitingPodsMap()
         self.permit_wait_timeout = permit_wait_timeout
         self._snapshot_provider = snapshot_provider or (lambda: Snapshot([]))
+        self._node_info_provider = node_info_provider
         self.activate_hook: Callable[[Mapping[str, Pod]], None] | None = None
         self.skipped_plugins: list[str] = []
         #: the scheduler's extenders (``handle.Extenders()``; DefaultPreemption calls their preempt verb)
@@ -163,6 +166,13 @@ class Framework:
     def snapshot(self) -> Snapshot:
         """The snapshot of the current scheduling cycle."""
         return self._snapshot_provider()
+
+    def cached_node_info(self, node_name: str) -> NodeInfo | None:
+        """The scheduler cache's current NodeInfo of ``node_name`` (see ``Handle.cached_node_info``);
+        without a cache provider, the current snapshot's."""
+        if self._node_info_provider is not None:
+            return self._node_info_provider(node_name)
+        return self._snapshot_provider().get(node_name)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """The pod with ``uid`` if it waits on Permit."""

@@ -53,10 +53,29 @@ from kubesched.kubelet.node_images import GCResult, NodeImageStore
 from kubesched.kubelet.pull_records import PodPullRecord, PullMetrics
 from kubesched.kubelet.pulls import PullJob, allocate_registry_bandwidth
 
-__all__ = ["KubeletModel", "PodPullRecord", "PullMetrics", "refresh_node_status", "StatusPatcher"]
+__all__ = ["KubeletModel", "PodPullRecord", "PullMetrics", "refresh_node_status", "StatusPatcher", "PullListener"]
 
 ContainerStarted = Callable[[str, str, float], object]
 ImagesChanged = Callable[[str, float], object]
+
+
+class PullListener(Protocol):
+    """Per-image steps of one pod, as the kubelet's image manager reports them in Events
+    (``pkg/kubelet/images/image_manager.go: EnsureImageExists``). Times are clock seconds."""
+
+    def image_present(self, pod_key: str, node: str, image: CatalogueImage, t: float) -> None:
+        """``image`` is already on ``node`` (no pull)."""
+
+    def image_pulling(self, pod_key: str, node: str, image: CatalogueImage, t: float) -> None:
+        """The pod asks for ``image`` at ``t``: a new pull, or one it joins, queued or running."""
+
+    def image_pulled(self, pod_key: str, node: str, image: CatalogueImage, requested: float, started: float,
+                     t: float) -> None:
+        """``image`` is ready for the pod at ``t``; ``requested`` is when it asked, ``started`` when
+        the pull it waited for began transferring for it (``max(requested, pull start)``)."""
+
+    def pulls_done(self, pod_key: str, node: str, t: float) -> None:
+        """Every image of the pod is present; its containers are being created."""
 
 
 class StatusPatcher(Protocol):
@@ -105,15 +124,16 @@ class KubeletModel:
     ``catalogue`` (images by reference), ``config`` (:class:`KubeletImageConfig`),
     ``on_container_started(pod_key, node, t)`` and ``on_images_changed(node, t)`` callbacks
     (the latter after a pull completes or GC removes images: the moment to refresh the node's
-    status). Nodes are created on first use with the config's bandwidth and disk; call
+    status); ``listener`` (a :class:`PullListener`) hears each pod's per-image steps. Nodes are created on first use with the config's bandwidth and disk; call
     :meth:`add_node` first to override them. Methods taking ``now`` default it to ``clock.now()``.
     Unknown images raise KeyError; unknown pods in :meth:`pod_finished` are ignored.
     """
 
     def __init__(self, clock: Clock, catalogue: ImageCatalogue, config: KubeletImageConfig | None = None,
                  on_container_started: ContainerStarted | None = None,
-                 on_images_changed: ImagesChanged | None = None) -> None:
+                 on_images_changed: ImagesChanged | None = None, listener: PullListener | None = None) -> None:
         self.clock = clock
+        self.listener = listener
         self.catalogue = catalogue
         self.config = config or KubeletImageConfig()
         self.on_container_started = on_container_started
@@ -126,6 +146,8 @@ class KubeletModel:
         self._registry_queue: deque[PullJob] = deque()
         self._all_transferring: dict[PullJob, None] = {}
         self._dirty: dict[str, None] = {}
+        #: (node, image) of pre-pulls whose image no pod has used yet there (precision bookkeeping)
+        self._unused_prepulls: set[tuple[str, str]] = set()
 
     # ----------------------------------------------------------------- nodes
 
@@ -211,12 +233,19 @@ class KubeletModel:
             size = _unique_bytes(image)
             record.bytes_requested += size
             self.metrics.bytes_requested += size
+            if self._unused_prepulls and (n.name, image.name) in self._unused_prepulls:
+                self._unused_prepulls.discard((n.name, image.name))
+                self.metrics.prepulls_used += 1
             if n.store.has_image(image.name):
                 record.bytes_cache_hit += size
                 self.metrics.bytes_cache_hit += size
                 pod.index += 1
+                if self.listener is not None:
+                    self.listener.image_present(record.pod_key, n.name, image, t)
                 continue
             pod.requested_at = t
+            if self.listener is not None:
+                self.listener.image_pulling(record.pod_key, n.name, image, t)
             job = n.jobs.get(image.name)
             if job is None:
                 job = self._new_job(n, image, t, owner=record.pod_key)
@@ -234,6 +263,8 @@ class KubeletModel:
             return
         pod.job = None
         record.pulls_done_at = t
+        if self.listener is not None:
+            self.listener.pulls_done(record.pod_key, n.name, t)
         pod.start_timer = self.clock.call_at(t + self.config.container_start_seconds,
                                              lambda: self._container_started(pod))
 
@@ -254,6 +285,9 @@ class KubeletModel:
         assert job.started is not None
         record.pull_wait_seconds += max(0.0, job.started - pod.requested_at)
         record.pull_seconds += t - max(pod.requested_at, job.started)
+        if self.listener is not None:
+            self.listener.image_pulled(pod_key, record.node, job.image, pod.requested_at,
+                                       max(pod.requested_at, job.started), t)
         size = _unique_bytes(job.image)
         record.bytes_cache_hit += job.present_bytes
         self.metrics.bytes_cache_hit += job.present_bytes
@@ -278,6 +312,7 @@ class KubeletModel:
         if n.store.has_image(img.name) or img.name in n.jobs:
             return False
         self.metrics.prepulls += 1
+        self._unused_prepulls.add((n.name, img.name))
         self._new_job(n, img, t, owner=None)
         return True
 
@@ -451,6 +486,9 @@ class KubeletModel:
             self.metrics.images_removed += len(result.removed)
             self.metrics.bytes_freed += result.freed_bytes
         if result.removed:
+            if self._unused_prepulls:
+                for name in result.removed:  # removed before any pod used it: never counted as used
+                    self._unused_prepulls.discard((n.name, name))
             self._changed(n, t)
         return result
 

@@ -61,11 +61,18 @@ class PullMetrics:
     pulls_started: int = 0
     pulls_completed: int = 0
     prepulls: int = 0
+    #: pre-pulls whose image a pod used on that node (found present or joined) before GC removed it
+    prepulls_used: int = 0
     pulls_joined: int = 0
     layers_joined: int = 0
     gc_runs: int = 0
     images_removed: int = 0
     bytes_freed: int = 0
+
+    @property
+    def prepull_precision(self) -> float | None:
+        """``prepulls_used / prepulls`` (None before any pre-pull)."""
+        return self.prepulls_used / self.prepulls if self.prepulls else None
 
     @property
     def cache_hit_ratio(self) -> float:

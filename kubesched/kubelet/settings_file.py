@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.api.yaml_limits import YAMLLimitError, safe_load
 from kubesched.errors import ConfigError
 
 __all__ = ["read_kubelet_settings"]
@@ -19,10 +20,10 @@ def read_kubelet_settings(path: str | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = safe_load(Path(path).read_text(encoding="utf-8"))  # aliases and nesting bounded
     except OSError as e:
         raise ConfigError("", f"cannot read the kubelet settings: {e.strerror or e}", path) from None
-    except yaml.YAMLError as e:
+    except (yaml.YAMLError, YAMLLimitError) as e:
         raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
     if data is None:
         return {}

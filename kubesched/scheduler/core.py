@@ -146,6 +146,7 @@ class Scheduler:
             name = prof.scheduler_name or "default-scheduler"
             fwk = Framework(
                 prof, registry, profile_path=f"profiles[{i}]", snapshot_provider=lambda: self.snapshot,
+                node_info_provider=self.cache.node_info,
                 clock=clock, rng=rng, client=client, objects=self.informers,
                 event_recorder=ClientEventRecorder(client, clock, name), parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,

@@ -314,3 +314,29 @@ def test_bytes_add_up_and_every_pod_starts(cfg: dict[str, Any]) -> None:
     assert mt.bytes_requested == mt.bytes_cache_hit + mt.bytes_joined + mt.bytes_pulled
     assert mt.bytes_pulled == sum(r.bytes_pulled for r in m.records.values())
     assert mt.pulls_started == mt.pulls_completed
+
+
+def test_prepull_precision_counts_images_a_pod_used_before_gc() -> None:
+    clock, m, _ = _model()
+    assert m.metrics.prepull_precision is None
+    assert m.prepull("n1", "a", now=0.0)          # used: a pod finds it present
+    assert m.prepull("n2", "b", now=0.0)          # used: a pod joins it while in flight
+    assert m.prepull("n3", "c", now=0.0)          # never used
+    clock.run_until(10.0)
+    m.pod_bound("n1", "default/p1", ["a"], now=10.0)
+    assert m.prepull("n2", "x1", now=10.0) and m.pulling("n2", "x1")
+    m.pod_bound("n2", "default/p2", ["x1"], now=10.0)
+    m.pod_bound("n1", "default/p3", ["a"], now=10.0)  # a second use of the same pre-pull counts once
+    clock.run_until(100.0)
+    assert (m.metrics.prepulls, m.metrics.prepulls_used) == (4, 2)
+    assert m.metrics.prepull_precision == 0.5
+    # removed by GC before any pod used it: a later pull of it is not a use of the pre-pull
+    # (c is 300 B, 600 B unpacked: the whole 600 B disk, over the 85 % threshold)
+    clock2, m2, _ = _model(image_disk_bytes=600, image_gc_period_seconds=300, image_minimum_gc_age_seconds=0)
+    m2.prepull("n1", "c", now=0.0)
+    clock2.run_until(10.0)
+    assert m2.has_image("n1", "c")
+    assert m2.run_gc("n1", 10.0).removed == ("docker.io/library/c:latest",)
+    m2.pod_bound("n1", "default/p", ["c"], now=10.0)
+    clock2.run_until(100.0)
+    assert (m2.metrics.prepulls, m2.metrics.prepulls_used) == (1, 0)

@@ -158,23 +158,37 @@ def test_piling_guard_damps_recent_placements_and_expires(catalogue: str) -> Non
     infos = cluster()
     pl, handle = plugin(catalogue, infos, recent_burst=2, recent_window_seconds=60.0)
     clock: VirtualClock = handle.clock  # type: ignore[assignment]
-    for i in range(3):
-        assert pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1") is None
+    for node in ("n1", "n2"):
+        for i in range(3):
+            assert pl.reserve(CycleState(), make_pod(f"r{node}{i}", image="app:1"), node) is None
     raw, norm = run(pl, make_pod("p", image="app:1"), infos)
-    # 3 recent pods of app:1 on n1: damping 2 / 4 = 0.5 -> 13.3125 s
-    assert raw == {"n1": 13312, "n2": 25375, "n3": 0, "n4": 13312}
-    assert norm == {"n1": 52, "n2": 100, "n3": 0, "n4": 52}  # 1331200 // 25375 = 52
+    # 3 recent pods of app:1 on n2, which shares base+cuda but must pull the rest: damping
+    # 2 / 4 = 0.5 -> 12.6875 s. n1 holds all of app:1: a pod there pulls nothing, so the same
+    # 3 recent pods leave it at full credit
+    assert raw == {"n1": 26625, "n2": 12687, "n3": 0, "n4": 13312}
+    assert norm == {"n1": 100, "n2": 47, "n3": 0, "n4": 49}
     # another image set is not damped by app:1 placements
     raw2, _ = run(pl, make_pod("q", image="app:2"), infos)
     assert raw2["n1"] == 25375
     # unreserve forgets one placement: 2 recent -> 2 / 3
-    pl.unreserve(CycleState(), make_pod("r0", image="app:1"), "n1")
-    pl.unreserve(CycleState(), make_pod("r0", image="app:1"), "n1")  # idempotent
+    pl.unreserve(CycleState(), make_pod("rn20", image="app:1"), "n2")
+    pl.unreserve(CycleState(), make_pod("rn20", image="app:1"), "n2")  # idempotent
     raw, _ = run(pl, make_pod("p", image="app:1"), infos)
-    assert raw["n1"] == 17750
+    assert raw["n2"] == 16916
     clock.advance_to(1060.0)
     raw, _ = run(pl, make_pod("p", image="app:1"), infos)
-    assert raw["n1"] == 26625
+    assert raw["n2"] == 25375
+
+
+def test_a_hit_is_not_penalised_by_the_nodes_other_pulls(catalogue: str) -> None:
+    # n1 holds all of app:1 and is pulling tiny:1 (2 MB) for a pod of its own: a pod of app:1
+    # pulls nothing there, so it keeps the whole 26.625 s; a pod of app:2, which must pull its
+    # top layer, queues behind half of tiny:1: (2.03e9 - 0.5 * 2e6) / 80e6 = 25.3625 s
+    infos = [node_info(make_node("n1", images=[(["docker.io/library/app:1"], 2_130_000_000)]),
+                       [make_pod("busy", image="tiny:1", node_name="n1")]), node_info(make_node("n3"))]
+    pl, _ = plugin(catalogue, infos)
+    assert run(pl, make_pod("p", image="app:1"), infos)[0] == {"n1": 26625, "n3": 0}
+    assert run(pl, make_pod("q", image="app:2"), infos)[0] == {"n1": 25362, "n3": 0}
 
 
 def test_guard_disabled(catalogue: str) -> None:
@@ -276,19 +290,21 @@ def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -
     pod = make_pod("p", image="app:1")
     # rows in reverse list order: n5, n4, n3, n2, n1; n5 shares base+cuda at twice the bandwidth
     assert _batch_vs_per_node(pl, pod, snap) == ([12687, 13312, 0, 25375, 26625], [47, 49, 0, 95, 100])
-    # three recent app:1 placements on n1: damping 2 / 4
+    # three recent app:1 placements on n5 (must pull the top layers): damping 2 / 4; the same on
+    # n1 (holds all of app:1, a hit): no damping
     for i in range(3):
-        pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n1")
-    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 13312, 0, 25375, 13312]
+        pl.reserve(CycleState(), make_pod(f"r{i}", image="app:1"), "n5")
+        pl.reserve(CycleState(), make_pod(f"h{i}", image="app:1"), "n1")
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [6343, 13312, 0, 25375, 26625]
     # a pod of app:2 lands on n3: only n3's row is recomputed; it now pulls 2.43 GB (half done
     # assumed), of which the pod shares base + cuda: (2.03e9 - 0.5 * 2.43e9) / 80e6 = 10.1875 s
     cache.add_pod(make_pod("new", image="app:2", node_name="n3"))
     cache.update_snapshot(snap)
-    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 13312, 10187, 25375, 13312]
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [6343, 13312, 10187, 25375, 26625]
     # a pod of tiny:1: n3 and n4 are busy pulling, everything else is idle
     assert _batch_vs_per_node(pl, make_pod("t", image="tiny:1"), snap) == (
         [0, -13312, -15187, 0, 0], [100, 12, 0, 100, 100])
     # the running pod leaves n4 (no status images there): n4 saves nothing any more
     cache.remove_pod(running)
     cache.update_snapshot(snap)
-    assert _batch_vs_per_node(pl, pod, snap)[0] == [12687, 0, 10187, 25375, 13312]
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [6343, 0, 10187, 25375, 26625]

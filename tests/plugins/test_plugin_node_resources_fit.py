@@ -17,6 +17,7 @@ from kubesched.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.noderesources.fit import (
     NodeResourcesFit,
@@ -31,7 +32,7 @@ from kubesched.plugins.noderesources.scoring import (
     go_div,
     least_allocated_scorer,
 )
-from kubesched.testing import make_node, make_pod, node_info
+from kubesched.testing import FakeHandle, make_node, make_pod, node_info
 
 GI = 1024**3
 
@@ -349,6 +350,33 @@ def test_pod_delete_hint() -> None:
     nominated = make_pod("b", status={"nominatedNodeName": "n1"})
     assert is_schedulable_after_pod_event(target, nominated, None) == QueueingHint.Queue
     assert is_schedulable_after_pod_event(target, make_pod("c"), None) == QueueingHint.QueueSkip
+
+
+def test_pod_delete_hint_checks_the_freed_node() -> None:
+    """The plugin's hint queues a deleted bound pod's event only when the target fits that node
+    now (the cache's NodeInfo, which no longer holds the deleted pod)."""
+    big = make_node("big", cpu="8", memory="64Gi")
+    small = make_node("small", cpu="2", memory="64Gi")
+    left = make_pod("left", cpu="4", node_name="big")
+    snap = Snapshot([node_info(big, [left]), node_info(small)])
+    pl = NodeResourcesFit(NodeResourcesFitArgs(), FakeHandle(snap))
+    target = make_pod("p", cpu="5")
+    # a pod deleted from "big" left 4 of 8 cpus in use: 5 do not fit -> QueueSkip
+    assert pl.is_schedulable_after_pod_event(target, make_pod("gone", cpu="3", node_name="big"), None) \
+        == QueueingHint.QueueSkip
+    # "small" can never hold 5 cpus
+    assert pl.is_schedulable_after_pod_event(target, make_pod("gone", cpu="1", node_name="small"), None) \
+        == QueueingHint.QueueSkip
+    # 4 free cpus fit a 4-cpu pod
+    assert pl.is_schedulable_after_pod_event(make_pod("q", cpu="4"), make_pod("gone", node_name="big"), None) \
+        == QueueingHint.Queue
+    # a node the cache does not know, a nominated-only pod, an unscheduled pod: upstream's answer
+    assert pl.is_schedulable_after_pod_event(target, make_pod("gone", node_name="n9"), None) == QueueingHint.Queue
+    nominated = make_pod("b", status={"nominatedNodeName": "small"})
+    assert pl.is_schedulable_after_pod_event(target, nominated, None) == QueueingHint.Queue
+    assert pl.is_schedulable_after_pod_event(target, make_pod("c"), None) == QueueingHint.QueueSkip
+    # the registered hint is this method
+    assert pl.events_to_register()[0].queueing_hint_fn == pl.is_schedulable_after_pod_event
 
 
 def test_pod_scale_down_hint() -> None:

@@ -161,6 +161,8 @@ class ReplayResult:
             "pullsStarted": m.pulls_started,
             "pullsJoined": m.pulls_joined,
             "prepulls": m.prepulls,
+            "prepullsUsed": m.prepulls_used,
+            "prepullPrecision": m.prepull_precision,
             "imageGCRuns": m.gc_runs,
             "imagesRemoved": m.images_removed,
             "schedulingAttempts": self.attempts,

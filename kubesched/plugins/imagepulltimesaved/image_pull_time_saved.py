@@ -11,10 +11,11 @@ Score (raw, per node, milliseconds; may be negative)::
                node's bound/assumed pods that status does not list yet)
     flight   = every byte in flight to the node (for any pod)
     p        = inFlightProgress (0.5: a pull in flight is assumed half done)
-    saved    = present + ours - (1 - p) * flight     # serializedPulls: the pod waits behind the
+    saved    = present                               # every layer of the pod is present (a hit)
+             = present + ours - (1 - p) * flight     # serializedPulls: the pod waits behind the
                                                      # node's whole pull queue, its own layers included
              = present + p * ours                    # serializedPulls: false
-    seconds  = saved / bandwidth(node)  (x damping(recent) when positive)
+    seconds  = saved / bandwidth(node)  (x damping(recent) when positive, except for a hit)
     raw      = int(1000 * seconds)
 
 ``saved / bandwidth`` is the pull time the pod saves there compared with pulling everything on an
@@ -22,6 +23,8 @@ idle node: a node holding the image saves the whole pull, a node pulling it save
 done, and a node busy pulling *other* images costs time (negative) because the kubelet pulls one
 image at a time. So a pod that must pull goes to an idle node rather than queue behind a
 multi-GB pull, and a pod never prefers joining a fresh pull to a node that already has the image.
+A pod whose every layer is present pulls nothing: the kubelet starts it at once whatever the node
+is pulling for others, so neither the queue term nor the damping below applies to such a hit.
 
 * Layers come from the image catalogue (``cataloguePath``), so images sharing a CUDA or
   PyTorch layer share credit; see :mod:`kubesched.images.layer_index` for what counts as
@@ -231,6 +234,10 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         present, ours, flight = self.index.saved_parts(pod, node_info)
         if present == 0 and flight == 0:
             return 0, None
+        if 0 < self.index.pod_bytes(pod) <= present:
+            # every layer is on the node: the pod pulls nothing, so it neither queues behind the
+            # node's pulls nor piles up behind anyone (a hit is never damped)
+            return int(1000 * (present / self.index.bandwidth(node_info.node))), None
         seconds = self._saved_bytes(present, ours, flight) / self.index.bandwidth(node_info.node)
         if seconds > 0 and self.args.recent_burst > 0 and self._recent:
             seconds *= damping(self.recent_count(node_info.name, s.key, s.now), self.args.recent_burst)
@@ -309,7 +316,10 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         except KeyError:
             s = _ImageSetState(pod.images, self._now())
         present, ours, flight = (c[rows] for c in self.parts_columns(pod, table))
-        seconds = self._saved_bytes(present, ours, flight) / self.bandwidth_column(table)[rows]
+        bandwidth = self.bandwidth_column(table)[rows]
+        total = self.index.pod_bytes(pod)
+        hit = (present >= total) & (total > 0)
+        seconds = np.where(hit, present / bandwidth, self._saved_bytes(present, ours, flight) / bandwidth)
         seconds = np.where((present == 0) & (flight == 0), 0.0, seconds)
         by_node = self._recent.get(s.key) if self.args.recent_burst > 0 else None
         if by_node:
@@ -318,7 +328,7 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
                 row = table.rows.get(node)
                 if row is not None:
                     factor[row] = damping(self.recent_count(node, s.key, s.now), self.args.recent_burst)
-            seconds = np.where(seconds > 0, seconds * factor[rows], seconds)
+            seconds = np.where((seconds > 0) & ~hit, seconds * factor[rows], seconds)
         out: IntArray = (1000 * seconds).astype(np.int64)
         return out
 

@@ -428,11 +428,35 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return weighted_mean_batch(self.resources, cols[0], cols[1], self.strategy_type == MOST_ALLOCATED)
 
     # EnqueueExtensions
+    def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        """:func:`is_schedulable_after_pod_event`, refined for the deletion of a pod bound to a node:
+        Queue only when ``pod`` now fits that node's free resources (the scheduler cache's NodeInfo,
+        which no longer holds the deleted pod; the plugin's ignored resources apply). A deletion
+        frees resources on that one node only, so when ``pod`` still does not fit there, no node got
+        room for it and the hint is QueueSkip. Upstream (``noderesources/fit.go:
+        isSchedulableAfterPodEvent``) queues on every such deletion, so a pod that needs a whole
+        large node is retried after every deletion anywhere in the cluster. A node the cache does
+        not know, a deleted pod that was only nominated and every update keep upstream's answer.
+        Non-Pod objects raise ``TypeError`` (-> Queue)."""
+        hint = is_schedulable_after_pod_event(pod, old_obj, new_obj)
+        if hint != QueueingHint.Queue or new_obj is not None or self.handle is None:
+            return hint
+        old = old_obj if isinstance(old_obj, Pod) else None
+        if old is None or not old.node_name:
+            return hint
+        info = self.handle.cached_node_info(old.node_name)
+        if info is None or info.node is None:
+            return hint
+        if fits_request(pod_request_resource(pod), info, self.ignored_resources, self.ignored_resource_groups):
+            return QueueingHint.QueueSkip
+        return QueueingHint.Queue
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Pod Delete|UpdatePodScaleDown and Node Add|UpdateNodeAllocatable, with hints."""
+        """Pod Delete|UpdatePodScaleDown (hint :meth:`is_schedulable_after_pod_event`) and Node
+        Add|UpdateNodeAllocatable (hint :func:`is_schedulable_after_node_change`)."""
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.Delete | ActionType.UpdatePodScaleDown),
-                                 is_schedulable_after_pod_event),
+                                 self.is_schedulable_after_pod_event),
             ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeAllocatable),
                                  is_schedulable_after_node_change),
         ]

@@ -1,0 +1,326 @@
+"""Pod start-up from what a cluster's API shows: pods (creation, ``PodScheduled``, container
+``startedAt``), kubelet Events (``Pulling`` / ``Pulled``) and nodes (allocatable, ``status.images``).
+Works on any cluster whose kubelets write the upstream Events; ``kubesched serve --kubelet`` writes
+the same ones.
+
+Per pod (a :class:`~kubesched.modes.replay.metrics.PodTimeline`, seconds since ``origin``):
+
+* arrival = ``metadata.creationTimestamp``;
+* queue + scheduling = ``PodScheduled`` (True) ``lastTransitionTime`` - arrival. The API does not
+  show when the first scheduling attempt began or when the scheduler reserved the node, so
+  ``queueWaitSeconds`` and ``bindingSeconds`` are 0 and ``schedulingSeconds`` covers both;
+* image pull / pull wait = over the pod's ``Pulled`` Events
+  (``Successfully pulled image "X" in 1.2s (3.4s including waiting). Image size: N bytes.``,
+  ``pkg/kubelet/images/image_manager.go``): the sum of the first durations, and the sum of
+  (including waiting - first);
+* start-up = the last container's ``startedAt`` (``state.running`` or ``state.terminated``) -
+  arrival; container start = start-up - scheduling - pull wait - pull (what is left: sandbox,
+  create, start; never below 0).
+
+Bytes: a pulled image counts its reported size as pulled; an image "already present on machine"
+counts as a cache hit with the size found for it (the ``Image size`` of another pull of it, else
+the node's ``status.images`` entry; 0 when unknown). So, unlike the replay, a pull counts the whole
+image even when the runtime had some of its layers. Timestamps have the API's second precision,
+the pull durations millisecond precision.
+
+One report run per scheduler (``spec.schedulerName``), named after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.node import Node
+from kubesched.api.pod import Pod
+from kubesched.api.timestamps import parse_rfc3339
+from kubesched.errors import ManifestError
+from kubesched.kubelet.pull_records import PullMetrics
+from kubesched.modes.replay.metrics import AllocationTracker, PodTimeline, SeriesPoint
+from kubesched.modes.replay.run import ReplayResult
+
+__all__ = ["parse_go_duration", "parse_pulled", "StartupData", "StartupRun", "ImagePullStats", "analyse",
+           "PulledEvent"]
+
+Obj = Mapping[str, Any]
+
+_PULLED = re.compile(r'Successfully pulled image "(?P<image>[^"]+)" in (?P<pull>\S+) '
+                     r"\((?P<total>\S+) including waiting\)(?:\. Image size: (?P<size>\d+) bytes)?")
+_PRESENT = re.compile(r'Container image "(?P<image>[^"]+)" already present on machine')
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+#: samples of the time series (plots)
+SAMPLE_POINTS = 400
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds of a Go ``time.Duration`` string (``313ms``, ``1.594s``, ``1m53.8s``, ``0s``).
+    Raises ValueError for anything else."""
+    if text == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for m in _DURATION_PART.finditer(text):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNIT[m.group(2)]
+        pos = m.end()
+    if pos != len(text) or not text:
+        raise ValueError(f"invalid duration {text!r}")
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class PulledEvent:
+    """One image step of a pod: ``pulled`` (False = already present), durations (s), size (bytes
+    or None when the message has none)."""
+
+    image: str
+    pulled: bool
+    pull_seconds: float = 0.0
+    total_seconds: float = 0.0
+    size_bytes: int | None = None
+
+
+@dataclass
+class ImagePullStats:
+    """Per image: pulls, cache hits, pull seconds (without and with waiting), bytes pulled."""
+
+    image: str
+    pulls: int = 0
+    hits: int = 0
+    pull_seconds: float = 0.0
+    total_seconds: float = 0.0
+    bytes_pulled: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"image": self.image, "pulls": self.pulls, "cacheHits": self.hits,
+                "pullSeconds": round(self.pull_seconds, 3), "pullSecondsIncludingWaiting": round(self.total_seconds, 3),
+                "bytesPulled": self.bytes_pulled}
+
+
+@dataclass(frozen=True, slots=True)
+class StartupRun:
+    """One scheduler's pods: ``result`` (the replay report's run: timelines, pull totals,
+    allocation) and ``images`` (per-image figures, most pull time with waiting first)."""
+
+    result: ReplayResult
+    images: list[ImagePullStats]
+
+
+@dataclass
+class StartupData:
+    """What :func:`analyse` reads: Pod, Node and Event objects (Events in the ``v1`` or the
+    ``events.k8s.io/v1`` shape), as the API lists them."""
+
+    pods: Sequence[Obj]
+    nodes: Sequence[Obj]
+    events: Sequence[Obj]
+    source: str = "cluster"
+    problems: list[str] = field(default_factory=list)
+
+
+def _time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_rfc3339(value)
+    except ValueError:
+        return None
+
+
+def _event_fields(ev: Obj) -> tuple[Obj, str, str, str, float | None]:
+    """(regarding object, reason, message, reporting component, first time) of either Event shape."""
+    regarding = ev.get("regarding") or ev.get("involvedObject") or {}
+    message = str(ev.get("note") or ev.get("message") or "")
+    source = ev.get("deprecatedSource") or ev.get("source") or {}
+    component = str(ev.get("reportingController") or ev.get("reportingComponent") or source.get("component") or "")
+    t = (_time(ev.get("eventTime")) or _time(ev.get("deprecatedFirstTimestamp"))
+         or _time(ev.get("firstTimestamp")) or _time((ev.get("metadata") or {}).get("creationTimestamp")))
+    return regarding, str(ev.get("reason") or ""), message, component, t
+
+
+def parse_pulled(message: str) -> PulledEvent | None:
+    """The image step a kubelet ``Pulled`` message reports, or None for another message."""
+    m = _PULLED.match(message)
+    if m is not None:
+        try:
+            pull, total = parse_go_duration(m.group("pull")), parse_go_duration(m.group("total"))
+        except ValueError:
+            return None
+        size = m.group("size")
+        return PulledEvent(m.group("image"), True, pull, total, int(size) if size else None)
+    m = _PRESENT.match(message)
+    if m is not None:
+        return PulledEvent(m.group("image"), False)
+    return None
+
+
+def _pod_started(pod: Obj) -> float | None:
+    """The last container start (``state.running`` / ``state.terminated`` ``startedAt``), None
+    while a container has not started."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    containers = (pod.get("spec") or {}).get("containers") or []
+    if not statuses or len(statuses) < len(containers):
+        return None
+    last = None
+    for cs in statuses:
+        state = cs.get("state") or {}
+        t = _time((state.get("running") or {}).get("startedAt")) or _time((state.get("terminated") or {}).get("startedAt"))
+        if t is None:
+            return None
+        last = t if last is None else max(last, t)
+    return last
+
+
+def _pod_finished(pod: Obj) -> float | None:
+    status = pod.get("status") or {}
+    if status.get("phase") not in ("Succeeded", "Failed"):
+        return None
+    ends = [_time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+            for cs in status.get("containerStatuses") or []]
+    known = [t for t in ends if t is not None]
+    return max(known) if known else None
+
+
+def _scheduled_at(pod: Obj) -> float | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "True":
+            return _time(c.get("lastTransitionTime"))
+    return None
+
+
+def analyse(data: StartupData, *, since: float | None = None, now: float | None = None) -> list[StartupRun]:
+    """One :class:`StartupRun` per scheduler name over the pods created at or after ``since``
+    (epoch seconds; None = all), in scheduler-name order. ``now`` (epoch s, default: the newest
+    time seen) ends the allocation window. Pods with an unreadable manifest are skipped and named
+    in ``data.problems``."""
+    steps: dict[str, list[tuple[float, PulledEvent]]] = {}
+    sizes: dict[str, int] = {}
+    attempts: dict[str, int] = {}
+    for ev in data.events:
+        regarding, reason, message, component, t = _event_fields(ev)
+        if regarding.get("kind") not in (None, "Pod"):
+            continue
+        key = str(regarding.get("uid") or f"{regarding.get('namespace')}/{regarding.get('name')}")
+        if reason == "FailedScheduling":
+            count = ev.get("deprecatedCount") or ev.get("count") or (ev.get("series") or {}).get("count") or 1
+            attempts[key] = attempts.get(key, 0) + int(count)
+        if reason != "Pulled" or component != "kubelet":
+            continue
+        step = parse_pulled(message)
+        if step is None:
+            continue
+        steps.setdefault(key, []).append((t or 0.0, step))
+        if step.size_bytes is not None:
+            sizes.setdefault(step.image, step.size_bytes)
+    allocatable: dict[str, int] = {}
+    for node in data.nodes:
+        for entry in (node.get("status") or {}).get("images") or []:
+            for name in entry.get("names") or []:
+                sizes.setdefault(str(name), int(entry.get("sizeBytes") or 0))
+        try:
+            parsed = Node.from_manifest(node)
+        except ManifestError as e:
+            data.problems.append(f"Node {(node.get('metadata') or {}).get('name')}: {e}")
+            continue
+        for r, v in parsed.allocatable.items():
+            allocatable[r] = allocatable.get(r, 0) + v
+
+    groups: dict[str, list[Obj]] = {}
+    for pod in data.pods:
+        created = _time((pod.get("metadata") or {}).get("creationTimestamp"))
+        if created is None or (since is not None and created < since):
+            continue
+        scheduler = str((pod.get("spec") or {}).get("schedulerName") or "default-scheduler")
+        groups.setdefault(scheduler, []).append(pod)
+    all_times = [t for pods in groups.values() for p in pods
+                 for t in (_time(p["metadata"].get("creationTimestamp")), _pod_started(p), _pod_finished(p))
+                 if t is not None]
+    end = now if now is not None else (max(all_times) if all_times else 0.0)
+    results = []
+    for scheduler in sorted(groups):
+        results.append(_run(scheduler, groups[scheduler], steps, sizes, attempts, allocatable, end, data))
+    return results
+
+
+def _run(scheduler: str, pods: list[Obj], steps: Mapping[str, list[tuple[float, PulledEvent]]],
+         sizes: Mapping[str, int], attempts: Mapping[str, int], allocatable: Mapping[str, int], end: float,
+         data: StartupData) -> StartupRun:
+    pods = sorted(pods, key=lambda p: (_time(p["metadata"].get("creationTimestamp")) or 0.0,
+                                       str(p["metadata"].get("namespace")), str(p["metadata"].get("name"))))
+    origin = _time(pods[0]["metadata"].get("creationTimestamp")) or 0.0
+    metrics = PullMetrics()
+    per_image: dict[str, ImagePullStats] = {}
+    timelines: list[PodTimeline] = []
+    spans: list[tuple[float, float | None, Mapping[str, int]]] = []
+    total_attempts = 0
+    points: list[tuple[float, int, int, int]] = []  # (t, pulled, requested, hit) per pod start
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        created = (_time(meta.get("creationTimestamp")) or origin) - origin
+        tl = PodTimeline(key, created)
+        scheduled = _scheduled_at(pod)
+        node = (pod.get("spec") or {}).get("nodeName")
+        tl.node = str(node) if node else None
+        if scheduled is not None:
+            tl.first_attempt = created
+            tl.assumed = tl.bound = scheduled - origin
+        tl.attempts = attempts.get(str(meta.get("uid")), 0) + attempts.get(key, 0) + (1 if scheduled is not None else 0)
+        total_attempts += tl.attempts
+        pod_steps = sorted(steps.get(str(meta.get("uid")), []) or steps.get(key, []), key=lambda s: s[0])
+        pull = wait = 0.0
+        images = []
+        for _, step in pod_steps:
+            images.append(step.image)
+            stats = per_image.setdefault(step.image, ImagePullStats(step.image))
+            size = step.size_bytes if step.size_bytes is not None else sizes.get(step.image, 0)
+            tl.bytes_requested += size
+            metrics.bytes_requested += size
+            if step.pulled:
+                stats.pulls += 1
+                stats.pull_seconds += step.pull_seconds
+                stats.total_seconds += step.total_seconds
+                stats.bytes_pulled += size
+                pull += step.pull_seconds
+                wait += max(0.0, step.total_seconds - step.pull_seconds)
+                tl.bytes_pulled += size
+                metrics.bytes_pulled += size
+                metrics.pulls_completed += 1
+            else:
+                stats.hits += 1
+                tl.bytes_cache_hit += size
+                metrics.bytes_cache_hit += size
+        tl.images = tuple(images)
+        started = _pod_started(pod)
+        finished = _pod_finished(pod)
+        if started is not None:
+            tl.started = started - origin
+            tl.pull_seconds, tl.pull_wait_seconds = pull, wait
+            base = tl.bound if tl.bound is not None else created
+            tl.pulls_done = min(tl.started, base + pull + wait)
+            points.append((tl.started, metrics.bytes_pulled, metrics.bytes_requested, metrics.bytes_cache_hit))
+        if finished is not None:
+            tl.finished = finished - origin
+        if tl.bound is not None:
+            try:
+                requests = Pod.from_manifest(pod).requests
+            except ManifestError as e:
+                data.problems.append(f"Pod {key}: {e}")
+                requests = {}
+            spans.append((tl.bound, tl.finished, requests))
+        timelines.append(tl)
+    horizon = max(0.0, end - origin)
+    tracker = AllocationTracker(dict(allocatable), horizon)
+    changes = sorted([(b, 0, r) for b, _, r in spans] + [(f, 1, r) for _, f, r in spans if f is not None],
+                     key=lambda c: (c[0], c[1]))
+    for t, kind, req in changes:
+        (tracker.add if kind == 0 else tracker.remove)(req, t)
+    series = [SeriesPoint(t, pulled, req, hit, 0, 0, {}) for t, pulled, req, hit in
+              sorted(points)[:: max(1, len(points) // SAMPLE_POINTS)]]
+    result = ReplayResult(config=scheduler, profiles=[scheduler], workload=data.source, seed=None, horizon=horizon,
+                          timelines=timelines, pull_metrics=metrics, mean_allocated_fraction=tracker.mean_fractions(),
+                          series=series, attempts=total_attempts, end_time=horizon, wall_seconds=0.0)
+    return StartupRun(result, sorted(per_image.values(), key=lambda s: (-s.total_seconds, s.image)))

@@ -1,0 +1,41 @@
+"""Writing a ``kubesched startup`` report: ``report.json`` in the replay's format (one run per
+scheduler; each run adds ``topImages``, the images costing most pull time), ``pods.csv`` and
+``report.html`` through the replay's writers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kubesched.modes.replay.report_html import write_report_html
+from kubesched.modes.replay.report_json import report_dict, write_pods_csv
+from kubesched.modes.startup.analysis import StartupRun
+
+__all__ = ["startup_report", "write_startup_report"]
+
+
+def startup_report(runs: Sequence[StartupRun], source: Mapping[str, Any], top: int = 10) -> dict[str, Any]:
+    """The ``report.json`` dict: the replay's keys per run plus ``topImages`` (``top`` images by
+    pull seconds including waiting), and ``source`` (where the data came from)."""
+    out = report_dict([r.result for r in runs])
+    for entry, run in zip(out["runs"], runs, strict=True):
+        entry["topImages"] = [s.to_dict() for s in run.images[:top]]
+    out["source"] = dict(source)
+    out.pop("seed", None)
+    return out
+
+
+def write_startup_report(out_dir: str | Path, runs: Sequence[StartupRun], source: Mapping[str, Any], *,
+                         top: int = 10, html: bool = True) -> list[Path]:
+    """Write report.json, pods.csv and (with ``html``) report.html into ``out_dir`` (created)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "report.json", out / "pods.csv"]
+    paths[0].write_text(json.dumps(startup_report(runs, source, top), indent=2) + "\n", encoding="utf-8")
+    results = [r.result for r in runs]
+    write_pods_csv(paths[1], results)
+    if html:
+        paths.append(write_report_html(out / "report.html", results))
+    return paths

@@ -1,0 +1,105 @@
+"""``kubesched startup``'s analysis over what ``serve --kubelet``'s kubelets write (embedded
+cluster, virtual clock; world of tests/kubelet/test_kubelet_live.py: 100 B/s, 0.5 s per layer,
+1 s container start; images a = 500 B, b = 600 B sharing a 400 B base)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.clock import VirtualClock
+from kubesched.cluster.memory import MemoryCluster
+from kubesched.images.catalogue import parse_catalogue
+from kubesched.kubelet.config import KubeletImageConfig
+from kubesched.kubelet.live import LiveKubelets
+from kubesched.modes.startup.analysis import StartupData, analyse, parse_go_duration, parse_pulled
+from kubesched.modes.startup.report import startup_report
+from kubesched.testing import node_manifest
+
+T0 = 1_700_000_000.0
+
+
+def _pod(name: str, image: str, scheduler: str = "default-scheduler") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"schedulerName": scheduler, "containers": [{"name": "main", "image": image,
+                                                                 "resources": {"requests": {"cpu": "1"}}}]}}
+
+
+def _cluster() -> tuple[VirtualClock, MemoryCluster]:
+    def image(name: str, layers: list[tuple[str, int]]) -> dict[str, Any]:
+        return {"name": name, "class": "cpu", "source": "test", "confidence": "derived",
+                "layers": [{"id": i, "size_bytes": s} for i, s in layers]}
+    catalogue = parse_catalogue({"images": [image("a", [("base", 400), ("a-top", 100)]),
+                                            image("b", [("base", 400), ("b-top", 200)])]}, "test")
+    clock = VirtualClock(T0)
+    mc = MemoryCluster(clock)
+    mc.load([node_manifest("n1", cpu="4")])
+    LiveKubelets(mc, clock, catalogue, KubeletImageConfig(node_bandwidth_bps=1000.0, decompress_bps=100.0,
+                                                         layer_latency_seconds=0.5, container_start_seconds=1.0,
+                                                         pull_fixed_seconds=0.0)).start()
+    return clock, mc
+
+
+def _bind(mc: MemoryCluster, name: str) -> None:
+    mc.bind("default", name, mc.get("Pod", "default", name)["metadata"]["uid"], "n1")
+
+
+def test_parsers() -> None:
+    assert [parse_go_duration(t) for t in ("0s", "313ms", "1.594s", "1m53.8s", "2h0m5s", "1.5us")] == \
+        pytest.approx([0.0, 0.313, 1.594, 113.8, 7205.0, 1.5e-6])
+    with pytest.raises(ValueError):
+        parse_go_duration("1.2 s")
+    p = parse_pulled('Successfully pulled image "x" in 796ms (1.594s including waiting). Image size: 543804759 bytes.')
+    assert p is not None and (p.image, p.pulled, p.pull_seconds, p.total_seconds, p.size_bytes) == \
+        ("x", True, 0.796, 1.594, 543804759)
+    p = parse_pulled('Container image "nginx:1.27" already present on machine')
+    assert p is not None and (p.image, p.pulled, p.size_bytes) == ("nginx:1.27", False, None)
+    assert parse_pulled("Created container: web") is None
+
+
+def test_startup_decomposed_per_scheduler() -> None:
+    clock, mc = _cluster()
+    mc.create(_pod("p1", "a"))
+    mc.create(_pod("p2", "b", scheduler="image-aware"))
+    _bind(mc, "p1")
+    clock.run_until(T0 + 1)
+    _bind(mc, "p2")
+    clock.run_until(T0 + 12)
+    mc.create(_pod("p3", "a"))
+    _bind(mc, "p3")
+    clock.run_until(T0 + 20)
+    data = StartupData(mc.list("Pod").items, mc.list("Node").items, mc.events(), source="test")
+    runs = analyse(data, now=T0 + 20)
+    assert [r.result.config for r in runs] == ["default-scheduler", "image-aware"]
+    default, aware = (r.result for r in runs)
+    # p1: bound at once, 6 s pull, started at +7; p3: created at +12, image present, started at +13
+    t1, t3 = default.timelines
+    assert (t1.key, t1.scheduling, t1.pull, t1.pull_wait, t1.container_start, t1.startup) == \
+        ("default/p1", 0.0, 6.0, 0.0, 1.0, 7.0)
+    assert (t3.arrival, t3.scheduling, t3.pull, t3.pull_wait, t3.startup, t3.bytes_cache_hit) == \
+        (12.0, 0.0, 0.0, 0.0, 1.0, 500)
+    # p2: bound 1 s after creation, queued 5 s behind p1's pull, pulled 2.5 s, started at +9
+    [t2] = aware.timelines
+    assert (t2.scheduling, t2.pull, t2.pull_wait, t2.container_start, t2.startup) == (1.0, 2.5, 5.0, 0.5, 9.0)
+    assert (default.pull_metrics.bytes_pulled, default.pull_metrics.bytes_cache_hit) == (500, 500)
+    assert default.pull_metrics.cache_hit_ratio == 0.5
+    assert aware.pull_metrics.cache_hit_ratio == 0.0
+    report = startup_report(runs, {"kubeconfig": "k"})
+    entry = report["runs"][0]
+    assert entry["startupLatencySeconds"]["p50"] == 4.0
+    assert entry["topImages"] == [{"image": "a", "pulls": 1, "cacheHits": 1, "pullSeconds": 6.0,
+                                   "pullSecondsIncludingWaiting": 6.0, "bytesPulled": 500}]
+    # mean allocated cpu over [0, 20]: p1 1 cpu from 0, p3 1 cpu from 12, of 4 cpus
+    assert entry["meanAllocatedFraction"]["cpu"] == pytest.approx((20 * 1 + 8 * 1) / 20 / 4)
+
+
+def test_since_durations() -> None:
+    from kubesched.cli.startup import _since_seconds
+    from kubesched.errors import ConfigError
+
+    assert [_since_seconds(t) for t in ("1h", "30m", "1h30m", "2d", "1d12h", "all")] == \
+        [3600.0, 1800.0, 5400.0, 172800.0, 129600.0, None]
+    for bad in ("5x", "0s", "d", "-1h"):
+        with pytest.raises(ConfigError, match="--since"):
+            _since_seconds(bad)
