@@ -63,12 +63,15 @@ def require_browser() -> Any:
 def browser_page(profile_dir: Path, width: int = 1400, height: int = 900) -> Iterator[Any]:
     """A page of a fresh headless chromium (persistent context in ``profile_dir``)."""
     sync_api = require_browser()
+    # a loaded 2-core machine renders and answers slower than Playwright's 5 s defaults assume
+    sync_api.expect.set_options(timeout=30_000)
     with sync_api.sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
             str(profile_dir), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
             viewport={"width": width, "height": height})
         try:
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
+            page.set_default_timeout(60_000)
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.errors = errors  # type: ignore[attr-defined]

@@ -139,8 +139,42 @@ def check_yaml(text: str | bytes) -> None:
         return
     try:
         _scan(text)
+    except yaml.MarkedYAMLError as e:
+        # libyaml 0.2.5+ (PyYAML 6.0.2+ wheels) stops flow collections nested past 1,000 levels in
+        # its scanner, ahead of the events this scan counts: report it as the depth limit, at the
+        # bracket that crosses MAX_DEPTH
+        if "exceeded maximum nesting depth" in str(e.problem or ""):
+            where, document = _flow_depth_where(s)
+            raise YAMLLimitError(f"exceeded max depth of {MAX_DEPTH}{where}", document) from None
     except yaml.YAMLError:
         return
+
+
+def _flow_depth_where(text: str) -> tuple[str, int]:
+    """`` (line L, column C)`` of the first ``[``/``{`` that opens level MAX_DEPTH + 1 of flow
+    collections (quoted scalars skipped), or ``""``; and the 1-based document it is in."""
+    depth = line = col = 0
+    document = 1
+    quote = ""
+    for i, ch in enumerate(text):
+        if col == 0 and line > 0 and not quote and text.startswith("---", i):
+            document += 1
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return f" (line {line + 1}, column {col + 1})", document
+        elif ch in "]}":
+            depth -= 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        else:
+            col += 1
+    return "", document
 
 
 def safe_load(text: str | bytes, loader: Any = FastLoader) -> Any:
