@@ -84,3 +84,25 @@ def _profile(tmp_path: Path) -> Path:
     p.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
                  "profiles:\n- schedulerName: kubesched-it\n")
     return p
+
+
+def test_read_only_on_any_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    """Runs against the real cluster of KUBESCHED_E2E_KUBECONFIG too: the snapshot holds the test
+    namespace's pending pod without managedFields, and a what-if on the live state writes nothing."""
+    cluster.add_nodes(1)
+    cluster.create_pod("pending-web", cpu="10m")
+    before = {n: p["metadata"]["resourceVersion"] for n, p in cluster.pods().items()}
+    out = tmp_path / "snap.json"
+    code, _, err = run("snapshot", "--kubeconfig", cluster.kubeconfig, "-n", cluster.namespace, "--output", str(out))
+    assert code == 0, err
+    items = json.loads(out.read_text())["items"]
+    mine = [o for o in items if o["kind"] == "Pod" and o["metadata"].get("namespace") == cluster.namespace]
+    assert [o["metadata"]["name"] for o in mine] == ["pending-web"]
+    assert all("managedFields" not in o["metadata"] for o in items)
+    assert not any(o["kind"] == "Secret" for o in items)
+    code, text, err = run("simulate", "--kubeconfig", cluster.kubeconfig, "-n", cluster.namespace,
+                          "--config", str(_profile(tmp_path)), "-o", "name")
+    assert code == 0, err
+    assert "pod/pending-web" in text.splitlines()
+    assert {n: p["metadata"]["resourceVersion"] for n, p in cluster.pods().items()} == before
+    assert cluster.bound() == {}
