@@ -36,7 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kubesched.clock import Clock, rfc3339_micro
+from kubesched.api.timestamps import rfc3339_micro
+from kubesched.clock import Clock
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, NotFoundError
 

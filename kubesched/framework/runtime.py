@@ -764,8 +764,9 @@ class Framework:
         rec = state.recorder
         for pl in self.permit_plugins:
             try:
-                s, timeout = self._run_plugin(state, PERMIT.label, pl.NAME, _status_first, pl.permit, state, pod,
-                                              node_name)
+                permit: tuple[Status | None, float] = self._run_plugin(state, PERMIT.label, pl.NAME, _status_first,
+                                                                      pl.permit, state, pod, node_name)
+                s, timeout = permit
             except Exception as e:  # noqa: BLE001
                 s, timeout = Status(Code.Error, err=e), 0.0
             if rec is not None:

@@ -39,7 +39,7 @@ from typing import Any
 
 from kubesched.errors import ConfigError
 from kubesched.modes.bench.metrics import percentile
-from kubesched.modes.bench.workloads import Workload
+from kubesched.modes.bench.workloads import BenchWorkload
 
 __all__ = ["ApiResult", "histogram_quantile", "run_api_workload", "workload_objects"]
 
@@ -102,7 +102,7 @@ class ApiResult:
         }
 
 
-def workload_objects(w: Workload, measure_pods: int | None = None) -> tuple[list[dict[str, Any]], set[str], int]:
+def workload_objects(w: BenchWorkload, measure_pods: int | None = None) -> tuple[list[dict[str, Any]], set[str], int]:
     """The objects ``serve`` loads for ``w`` (nodes, namespaces, pending pods in op order), the op
     tags of the measured pods and their number. Raises ConfigError for unsupported ops."""
     objs: list[dict[str, Any]] = []
@@ -272,7 +272,7 @@ def _scrape(port: int) -> dict[str, list[tuple[dict[str, str], float]]]:
     return out
 
 
-def run_api_workload(w: Workload, *, qps: float = 5000.0, burst: int = 5000, measure_pods: int | None = None,
+def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000, measure_pods: int | None = None,
                      timeout: float = 600.0, run_args: tuple[str, ...] = (),
                      progress: Callable[[int, int], None] | None = None) -> ApiResult:
     """Run ``w`` through ``serve`` + ``run`` subprocesses (module docstring). Failures become a
@@ -301,7 +301,7 @@ def run_api_workload(w: Workload, *, qps: float = 5000.0, burst: int = 5000, mea
     return result
 
 
-def _run_processes(w: Workload, result: ApiResult, tmpdir: Path, manifest: Path, kubeconfig: Path, metrics_port: int,
+def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: Path, kubeconfig: Path, metrics_port: int,
                    measured: set[str], n_measured: int, qps: float, burst: int, timeout: float,
                    run_args: tuple[str, ...], progress: Callable[[int, int], None] | None) -> None:
     from kubesched.cluster.kube import KubeClusterClient
