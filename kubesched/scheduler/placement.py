@@ -23,6 +23,7 @@ from kubesched.framework.results import NodePluginScores, PluginScore
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
+from kubesched.logs.kv import KObj, v_info
 
 log = logging.getLogger(__name__)
 
@@ -211,9 +212,9 @@ class Placement:
             if reason is not None:
                 rec.fallback_reason = reason
         if reason is not None:
-            log.debug("pod %s: per-node Filter path (%s)", pod.key, reason)
+            v_info(log, 4, "Filter path", pod=KObj(pod.namespace, pod.name), path=path, reason=reason)
         else:
-            log.debug("pod %s: batch Filter path", pod.key)
+            v_info(log, 4, "Filter path", pod=KObj(pod.namespace, pod.name), path=path)
 
     def _find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                                       nodes: list[NodeInfo]) -> list[NodeInfo]:

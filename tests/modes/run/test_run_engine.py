@@ -34,9 +34,9 @@ def test_run_with_metrics_takes_the_batch_path(cluster: Cluster, replicas: list[
         cluster.create_pod(n)
     cluster.wait_bound(names)
     log = r.log()
-    batch = re.findall(rf"pod {cluster.namespace}/b\d: batch Filter path", log)
+    batch = re.findall(rf'"Filter path" pod="{cluster.namespace}/b\d" path="batch"', log)
     assert len(batch) == 5, log[-2000:]
-    assert "per-node Filter path" not in log
+    assert 'path="per-node"' not in log
     # the batch path counts Filter evaluations per plugin and node as upstream's per-node loop:
     # 40 nodes visited (fewer than 100: all of them) for each of the 5 pods
     evals = _samples(r, "scheduler_plugin_evaluation_total")
