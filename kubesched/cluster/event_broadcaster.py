@@ -242,11 +242,15 @@ class EventBroadcaster:
     # ---- series -------------------------------------------------------------------------------
 
     def _timer(self) -> None:
-        tick = min(self.finish_time, self.refresh_time, 1.0) if self.finish_time > 0 else 1.0
-        last_refresh = self.clock.now()
-        while not self._stop.wait(tick):
+        """``wait.Until(finishSeries, finishTime)`` and ``wait.Until(refreshExistingEventSeries,
+        refreshTime)``: one pass over the cache per period, not per event (the cache holds every
+        event of the last ``finish_time``)."""
+        last_finish = last_refresh = self.clock.now()
+        while not self._stop.wait(max(0.05, min(self.finish_time, self.refresh_time))):
             now = self.clock.now()
-            self.finish_series(now)
+            if now - last_finish >= self.finish_time:
+                last_finish = now
+                self.finish_series(now)
             if now - last_refresh >= self.refresh_time:
                 last_refresh = now
                 self._write_series(lambda ev: True, only_dirty=False)
