@@ -21,10 +21,10 @@ import socket
 import ssl
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-__all__ = ["ConnectionPool", "Response", "ssl_context_for"]
+__all__ = ["ConnectionPool", "Response", "Transport", "ssl_context_for"]
 
 
 @dataclass
@@ -34,6 +34,13 @@ class Response:
     status: int
     headers: http.client.HTTPMessage
     data: bytes
+
+
+class Transport(Protocol):
+    """What the API client sends its non-streaming requests through (:class:`ConnectionPool`)."""
+
+    def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
+                timeout: tuple[float, float]) -> Response: ...
 
 
 def ssl_context_for(configuration: Any) -> ssl.SSLContext:

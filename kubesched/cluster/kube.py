@@ -54,7 +54,7 @@ from kubesched.cluster.client import (
     resource_name,
 )
 from kubesched.cluster.fencing import WriteGuard
-from kubesched.cluster.http_pool import ConnectionPool, ssl_context_for
+from kubesched.cluster.http_pool import ConnectionPool, Transport, ssl_context_for
 from kubesched.cluster.rate_limit import TokenBucket
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, GoneError, NotFoundError
@@ -248,7 +248,7 @@ class KubeClusterClient:
     def __init__(self, api_client: k8s_client.ApiClient, limiter: TokenBucket | None = None, *,
                  clock: Clock | None = None, request_timeout: float = 30.0,
                  watch_timeout: tuple[int, int] = (300, 600), max_retries: int = 10,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, transport: Transport | None = None) -> None:
         self.api = api_client
         self.limiter = limiter
         self.clock = clock or RealClock()
@@ -267,13 +267,13 @@ class KubeClusterClient:
         self._host = urlsplit(str(getattr(api_client.configuration, "host", "") or "")).netloc
         #: consulted immediately before each mutating request is sent (see kubesched.cluster.fencing)
         self.write_guard: WriteGuard | None = None
-        self._base_url = str(api_client.configuration.host).rstrip("/")
-        self._pool = api_client.rest_client.pool_manager
-        self._headers: dict[str, str] = {**api_client.default_headers, "Accept": "application/json"}
         cfg = api_client.configuration
-        #: keep-alive pool of the non-streaming requests (None: a proxy is configured, urllib3 is used)
-        self._fast: ConnectionPool | None = None
-        if not cfg.proxy:
+        self._base_url = str(cfg.host).rstrip("/") if cfg is not None else ""
+        self._headers: dict[str, str] = {**(api_client.default_headers or {}), "Accept": "application/json"}
+        #: transport of the non-streaming requests: ``transport``, else a keep-alive pool to the
+        #: kubeconfig's server (None: a proxy is configured, the official client's urllib3 is used)
+        self._fast: Transport | None = transport
+        if self._fast is None and cfg is not None and not cfg.proxy:
             ctx = ssl_context_for(cfg) if self._base_url.startswith("https:") else None
             self._fast = ConnectionPool(self._base_url, ssl_context=ctx, server_hostname=cfg.tls_server_name or None,
                                         maxsize=int(cfg.connection_pool_maxsize or 32))
@@ -335,9 +335,9 @@ class KubeClusterClient:
             headers = {**self._headers, "Content-Type": content_type}
             self.api.update_params_for_auth(headers, [], ["BearerToken"])
             try:
-                resp = self._pool.request(method, url, body=data, headers=headers, preload_content=False,
-                                          redirect=False, retries=False,
-                                          timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]))
+                resp = self.api.rest_client.pool_manager.request(
+                    method, url, body=data, headers=headers, preload_content=False, redirect=False, retries=False,
+                    timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]))
             except (urllib3.exceptions.HTTPError, OSError) as e:
                 if metrics is not None:
                     metrics.request(method, self._host, None, time.monotonic() - started, waited)
@@ -551,7 +551,7 @@ class KubeClusterClient:
             watches = list(self._watches)
         for w in watches:
             w.stop()
-        if self._fast is not None:
+        if isinstance(self._fast, ConnectionPool):
             self._fast.close()
         try:
             self.api.close()

@@ -19,11 +19,11 @@ from kubesched.serving.tls import self_signed_pem
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    connections: set[int] = set()
+    connections: set[tuple[str, int]] = set()
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        _Handler.connections.add(id(self.connection))
+        _Handler.connections.add(self.client_address)
         out = b'{"got":' + body + b',"path":"' + self.path.encode() + b'"}'
         self.send_response(201)
         self.send_header("Content-Type", "application/json")
