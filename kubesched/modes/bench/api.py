@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -260,8 +261,9 @@ class _BindWatch:
             self.done.set()
 
 
-def _scrape(port: int) -> dict[str, list[tuple[dict[str, str], float]]]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:  # noqa: S310 - loopback
+def _scrape(port: int, token: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=10) as r:  # noqa: S310 - loopback
         text = r.read().decode()
     from prometheus_client.parser import text_string_to_metric_families
 
@@ -307,7 +309,16 @@ def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: 
     from kubesched.cluster.kube import KubeClusterClient
 
     t0 = time.monotonic()
-    serve_args = ["serve", "-f", str(manifest), "--port", "0", "--write-kubeconfig", str(kubeconfig)]
+    # the scrape of run's /metrics is authenticated and authorised through serve, as a
+    # Prometheus scraper's is through the API server (TokenReview + SubjectAccessReview)
+    token = secrets.token_hex(16)
+    (tmpdir / "tokens.csv").write_text(f"{token},kubesched-bench,uid-bench\n")
+    (tmpdir / "policy.jsonl").write_text(json.dumps(
+        {"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy",
+         "spec": {"user": "kubesched-bench", "nonResourcePath": "/metrics", "readonly": True}}) + "\n")
+    serve_args = ["serve", "-f", str(manifest), "--port", "0", "--write-kubeconfig", str(kubeconfig),
+                  "--token-auth-file", str(tmpdir / "tokens.csv"),
+                  "--authorization-policy-file", str(tmpdir / "policy.jsonl")]
     with _process(serve_args, tmpdir / "serve.log") as serve:
         _wait(kubeconfig.exists, 300, "kubesched serve to listen", [serve])
         client = KubeClusterClient.from_kubeconfig(str(kubeconfig), qps=-1, burst=1)
@@ -337,7 +348,7 @@ def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: 
                                                f"unbound after {timeout:.0f}s")
                     if progress is not None:
                         progress(len(watch.bound), n_measured)
-                    _collect(result, watch, run.pid, serve.pid, metrics_port)
+                    _collect(result, watch, run.pid, serve.pid, metrics_port, token)
             finally:
                 sub.stop()
         finally:
@@ -352,7 +363,8 @@ def _ready(client: Any) -> bool:
         return False
 
 
-def _collect(result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int, metrics_port: int) -> None:
+def _collect(result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int, metrics_port: int,
+             token: str) -> None:
     times = watch.times
     result.scheduled_pods = len(times)
     result.duration_seconds = times[-1] - times[0] if len(times) > 1 else 0.0
@@ -367,7 +379,7 @@ def _collect(result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int,
     run_cpu, serve_cpu = (b - a for a, b in zip(watch.cpu_first, watch.cpu_last, strict=True))
     result.run = ProcessStats(run_cpu, _peak_rss(run_pid))
     result.serve = ProcessStats(serve_cpu, _peak_rss(serve_pid))
-    m = _scrape(metrics_port)
+    m = _scrape(metrics_port, token)
     buckets = sorted((float(lab["le"]), v) for lab, v in m.get("scheduler_scheduling_attempt_duration_seconds_bucket", [])
                      if lab.get("result") == "scheduled")
     result.latency = {f"perc{q}": histogram_quantile(q / 100, buckets) for q in (50, 90, 99)}
