@@ -261,7 +261,7 @@ class ResourceHandlers:
             raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
                            f"include: {', '.join(PATCH_TYPES)}", "UnsupportedMediaType")
         if res.kind == "Event":
-            raise ApiError(405, "the embedded cluster does not patch events", "MethodNotAllowed")
+            return self._patch_event(res, target, body, content_type, query)
         for _ in range(_PATCH_RETRIES):
             current = self._get(res, target.namespace, target.name)
             try:
@@ -291,6 +291,27 @@ class ResourceHandlers:
                 if explicit_rv:
                     raise
         raise ConflictError(_modified(res, target.name))
+
+    def _patch_event(self, res: Any, target: Target, body: Any, content_type: str,
+                     query: Mapping[str, str]) -> tuple[int, Obj]:
+        """PATCH of an ``events.k8s.io/v1`` Event with a merge or strategic merge patch (an Event
+        has no merge-keyed lists, so both merge the same way): what client-go's event
+        broadcaster sends to update a ``series``. Other event patches answer 405."""
+        if res.group == "" or content_type == "application/json-patch+json" or target.subresource:
+            raise ApiError(405, "the embedded cluster patches events.k8s.io/v1 Events with merge or strategic "
+                           "merge patches only", "MethodNotAllowed")
+        if not isinstance(body, dict):
+            raise ApiError(422, f'Event "{target.name}" is invalid: the patch is not an object', "Invalid")
+        meta = body.get("metadata")
+        if isinstance(meta, dict) and meta.get("name") not in (None, target.name):
+            raise ApiError(400, f"the name of the object ({meta.get('name')}) does not match the name on "
+                           f"the URL ({target.name})")
+        assert target.name is not None
+        current = self._get(res, target.namespace, target.name)
+        if _first(query, "dryRun"):
+            return 200, view_for(res)({**current, **{k: v for k, v in body.items() if k != "metadata"}})
+        patch = {k: v for k, v in body.items() if k not in ("metadata", "kind", "apiVersion")}
+        return 200, view_for(res)(self.cluster.patch_event(str(target.namespace), str(target.name), patch))
 
     def delete(self, target: Target, body: Any, query: Mapping[str, str]) -> tuple[int, Obj]:
         """DELETE of an object: ``gracePeriodSeconds`` (query or DeleteOptions), preconditions."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from kubesched.errors import ConfigError
@@ -17,8 +19,18 @@ from kubesched.errors import ConfigError
 @click.option("--in-process", is_flag=True, help="Run in this process (default: one forked process per workload, "
                                                  "so that peak RSS is per workload).")
 @click.option("--no-gc-freeze", is_flag=True, help="Do not gc.freeze() the loaded objects before measuring.")
+@click.option("--api", "api_mode", is_flag=True,
+              help="Run each workload through `kubesched serve` + `kubesched run` subprocesses over HTTP "
+                   "(loopback) and report pods/s first to last bind, CPU and RSS of both processes.")
+@click.option("--kube-api-qps", type=float, default=5000.0, show_default=True, help="With --api: run's QPS.")
+@click.option("--kube-api-burst", type=int, default=5000, show_default=True, help="With --api: run's burst.")
+@click.option("--measure-pods", type=click.IntRange(min=1), default=None,
+              help="With --api: measure this many pods instead of the workload's count.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
+              help="With --api: seconds to wait for the measured pods.")
 def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, config_path: str | None, seed: int,
-          in_process: bool, no_gc_freeze: bool) -> None:
+          in_process: bool, no_gc_freeze: bool, api_mode: bool, kube_api_qps: float, kube_api_burst: int,
+          measure_pods: int | None, timeout: float) -> None:
     """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
     queue, scheduling cycle, cache and binding into the embedded cluster, and report
     SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS."""
@@ -42,6 +54,9 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
             click.echo(f"{w.name}\tnodes={w.nodes}\tmeasuredPods={w.measured_pods}\tthreshold={thr}")
         return
     chosen = select(all_workloads, list(workloads))
+    if api_mode:
+        _bench_api(console, chosen, output, kube_api_qps, kube_api_burst, measure_pods, timeout)
+        return
     results = []
     runner = run_workload if in_process else run_isolated
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -58,4 +73,31 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     console.print(results_table(results))
     if output:
         write_json(output, results)
+        console.print(f"wrote {output}")
+
+
+def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, burst: int, measure_pods: int | None,
+               timeout: float) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    from kubesched.modes.bench.api import run_api_workload
+    from kubesched.modes.bench.report import api_results_table, write_api_json
+
+    results = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as prog:
+        for w in chosen:
+            task = prog.add_task(f"{w.name} (api)", total=measure_pods or w.measured_pods)
+
+            def on_progress(done: int, total: int, task: TaskID = task) -> None:
+                prog.update(task, completed=done, total=total)
+
+            results.append(run_api_workload(w, qps=qps, burst=burst, measure_pods=measure_pods, timeout=timeout,
+                                            progress=on_progress))
+    console.print(api_results_table(results))
+    for r in results:
+        if r.status != "ok":
+            console.print(r.error, markup=False)
+    if output:
+        write_api_json(output, results)
         console.print(f"wrote {output}")

@@ -283,7 +283,10 @@ def run_scheduler(opts: RunOptions) -> int:
     from kubesched.metrics import SchedulerMetrics
 
     try:
+        writes = _api_writes(client, opts, clock)
         sched = new_scheduler(client, opts.config, clock=clock, registry=registry, binding_executor=pool,
+                              write_client=writes.client, event_sink=writes.events.record,
+                              reporting_instance=opts.identity,
                               permit_wait_timeout=opts.permit_wait_timeout or None,
                               metrics=SchedulerMetrics())  # default registry: served at /metrics
     except ConfigError as e:
@@ -401,7 +404,7 @@ def run_scheduler(opts: RunOptions) -> int:
                 log.error("starting the informers failed: %s", start_error[0])
             else:
                 log.info("shutting down before the caches synced (no pod was scheduled)")
-            code = _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers)
+            code = _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers, writes)
             start_thread.join(5)
             return 1 if start_error else code
         sched.queue.run()
@@ -412,6 +415,7 @@ def run_scheduler(opts: RunOptions) -> int:
                                     on_stopped_leading=stopped_leading,
                                     on_new_leader=lambda who: log.info("new leader elected: %s", who))
             client.write_guard = LeaseFence(elector.valid_until, stopped_leading)  # no write on a stale lease
+            writes.events_client.write_guard = client.write_guard  # the events client is fenced the same way
             log.info("attempting to acquire lease %s/%s as %s", le_cfg.namespace, le_cfg.name, le_cfg.identity)
             threading.Thread(target=elector.run, args=(shutdown,), name="leader-election", daemon=True).start()
         else:
@@ -421,7 +425,7 @@ def run_scheduler(opts: RunOptions) -> int:
         if lost.is_set() and not shutdown.is_set():
             log.error("leaderelection lost")
             return 1
-        return _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers)
+        return _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers, writes)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -436,8 +440,36 @@ def _stop_servers(servers: list[Any]) -> None:
         t.join(10)
 
 
+@dataclass
+class ApiWrites:
+    """The non-blocking write path of ``run``: the write-behind client (status patches, victim
+    deletions), its worker pool and the event broadcaster (own token bucket)."""
+
+    client: Any
+    writer: Any
+    events: Any
+    #: the events' own client (own token bucket), sharing the main client's connection settings
+    events_client: Any = None
+
+    def stop(self) -> None:
+        """Finish the queued writes and events (pending series counts included)."""
+        self.writer.stop()
+        self.events.stop()
+
+
+def _api_writes(client: Any, opts: RunOptions, clock: Any) -> ApiWrites:
+    from kubesched.cluster.event_broadcaster import EventBroadcaster
+    from kubesched.cluster.rate_limit import TokenBucket
+    from kubesched.cluster.write_behind import AsyncWriter, WriteBehindClient
+
+    writer = AsyncWriter(workers=4)
+    events_client = client.with_limiter(TokenBucket(opts.qps, opts.burst, clock) if opts.qps != 0 else None)
+    return ApiWrites(WriteBehindClient(client, writer), writer, EventBroadcaster(events_client, clock).start(),
+                     events_client)
+
+
 def _graceful(sched: Any, sched_stop: threading.Event, sched_thread: threading.Thread, pool: Any, elector: Any,
-              client: Any, servers: list[Any]) -> int:
+              client: Any, servers: list[Any], writes: ApiWrites | None = None) -> int:
     """Stop taking pods (closing the queue wakes the loop's wait at once), finish the scheduling
     cycle and the in-flight bindings, release the lease, close watches and servers."""
     sched_stop.set()
@@ -445,6 +477,8 @@ def _graceful(sched: Any, sched_stop: threading.Event, sched_thread: threading.T
     if sched_thread.is_alive():
         sched_thread.join(30)
     pool.shutdown(wait=True)
+    if writes is not None:
+        writes.stop()
     if elector is not None and elector.is_leader():
         elector.release()
         log.info("released the lease")

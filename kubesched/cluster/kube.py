@@ -29,6 +29,7 @@ Upstream references: ``k8s.io/client-go/rest`` (request, retries), ``tools/cache
 from __future__ import annotations
 
 import builtins
+import http.client
 import json
 import logging
 import random
@@ -36,12 +37,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
-from kubernetes.client.exceptions import ApiException
 
 from kubesched.api.timestamps import rfc3339_micro
 from kubesched.clock import Clock, RealClock
@@ -54,6 +54,7 @@ from kubesched.cluster.client import (
     resource_name,
 )
 from kubesched.cluster.fencing import WriteGuard
+from kubesched.cluster.http_pool import ConnectionPool, Transport, ssl_context_for
 from kubesched.cluster.rate_limit import TokenBucket
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, GoneError, NotFoundError
@@ -247,7 +248,7 @@ class KubeClusterClient:
     def __init__(self, api_client: k8s_client.ApiClient, limiter: TokenBucket | None = None, *,
                  clock: Clock | None = None, request_timeout: float = 30.0,
                  watch_timeout: tuple[int, int] = (300, 600), max_retries: int = 10,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, transport: Transport | None = None) -> None:
         self.api = api_client
         self.limiter = limiter
         self.clock = clock or RealClock()
@@ -266,6 +267,16 @@ class KubeClusterClient:
         self._host = urlsplit(str(getattr(api_client.configuration, "host", "") or "")).netloc
         #: consulted immediately before each mutating request is sent (see kubesched.cluster.fencing)
         self.write_guard: WriteGuard | None = None
+        cfg = api_client.configuration
+        self._base_url = str(cfg.host).rstrip("/") if cfg is not None else ""
+        self._headers: dict[str, str] = {**(api_client.default_headers or {}), "Accept": "application/json"}
+        #: transport of the non-streaming requests: ``transport``, else a keep-alive pool to the
+        #: kubeconfig's server (None: a proxy is configured, the official client's urllib3 is used)
+        self._fast: Transport | None = transport
+        if self._fast is None and cfg is not None and not cfg.proxy:
+            ctx = ssl_context_for(cfg) if self._base_url.startswith("https:") else None
+            self._fast = ConnectionPool(self._base_url, ssl_context=ctx, server_hostname=cfg.tls_server_name or None,
+                                        maxsize=int(cfg.connection_pool_maxsize or 32))
 
     # ------------------------------------------------------------------ construction
 
@@ -298,12 +309,22 @@ class KubeClusterClient:
     def _call(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
               content_type: str = "application/json", timeout: Any = None) -> urllib3.BaseHTTPResponse:
         """One request (after the rate limiter), retried on 429 / 5xx with Retry-After.
-        Returns the undecoded response (caller reads or streams it)."""
+        Returns the undecoded response (caller reads or streams it).
+
+        The request goes straight to the official client's urllib3 pool (keep-alive connections,
+        its TLS and proxy settings) with the headers its ``call_api`` would send, credentials
+        included (``update_params_for_auth``: bearer tokens, refreshed exec-plugin tokens): the
+        official client's per-request model sanitising and parameter handling cost more CPU
+        than the request itself, and every kubesched body is already plain JSON."""
         params = [(k, v) for k, v in (query or {}).items() if v is not None]
         if timeout is None:
             timeout = self.request_timeout
         if isinstance(timeout, int | float):
-            timeout = (timeout, timeout)  # the client only honours int or (connect, read)
+            timeout = (timeout, timeout)
+        url = self._base_url + path
+        if params:
+            url += "?" + urlencode(params)
+        data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
         attempt = 0
         metrics = self.component_metrics
         while True:
@@ -311,44 +332,88 @@ class KubeClusterClient:
             started = time.monotonic()
             if self.write_guard is not None and method != "GET":
                 self.write_guard.check(method, path)  # LeaseLostError: never sent
+            headers = {**self._headers, "Content-Type": content_type}
+            self.api.update_params_for_auth(headers, [], ["BearerToken"])
             try:
-                resp = self.api.call_api(
-                    path, method, query_params=params,
-                    header_params={"Accept": "application/json", "Content-Type": content_type},
-                    body=body, auth_settings=["BearerToken"], _preload_content=False,
-                    _return_http_data_only=True,
-                    _request_timeout=timeout)
-                if metrics is not None:
-                    metrics.request(method, self._host, resp.status, time.monotonic() - started, waited)
-                return resp
-            except ApiException as e:
-                code = int(e.status or 0)
-                if metrics is not None:
-                    metrics.request(method, self._host, code or None, time.monotonic() - started, waited)
-                err = _error_from_status(code, e.body, e.headers) if code else KubeApiError(0, "", str(e.reason))
-                retry_after = err.retry_after if isinstance(err, KubeApiError) else None
-                if is_too_large_resource_version(err):
-                    retry_after = None  # waiting does not help a client ahead of the server: re-list
-                if retry_after is not None and (code == 429 or code >= 500) and attempt < self.max_retries:
-                    attempt += 1
-                    log.info("%s %s: %s; retrying in %gs (attempt %d)", method, path, err, retry_after, attempt)
-                    self.clock.sleep(min(retry_after, 30.0))
-                    continue
-                raise err from None
+                resp = self.api.rest_client.pool_manager.request(
+                    method, url, body=data, headers=headers, preload_content=False, redirect=False, retries=False,
+                    timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]))
             except (urllib3.exceptions.HTTPError, OSError) as e:
                 if metrics is not None:
                     metrics.request(method, self._host, None, time.monotonic() - started, waited)
                 raise KubeApiError(0, "", f"{method} {path}: {_transport_reason(e)}") from None
+            code = resp.status
+            if metrics is not None:
+                metrics.request(method, self._host, code, time.monotonic() - started, waited)
+            if 200 <= code <= 299:
+                return resp
+            try:
+                err_body = resp.data
+            except (urllib3.exceptions.HTTPError, OSError):
+                err_body = b""
+            finally:
+                resp.release_conn()
+            err = _error_from_status(code, err_body, resp.headers)
+            retry_after = err.retry_after if isinstance(err, KubeApiError) else None
+            if is_too_large_resource_version(err):
+                retry_after = None  # waiting does not help a client ahead of the server: re-list
+            if retry_after is not None and (code == 429 or code >= 500) and attempt < self.max_retries:
+                attempt += 1
+                log.info("%s %s: %s; retrying in %gs (attempt %d)", method, path, err, retry_after, attempt)
+                self.clock.sleep(min(retry_after, 30.0))
+                continue
+            raise err from None
+
+    def _fetch(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
+               content_type: str = "application/json") -> bytes:
+        """One non-streaming request through the keep-alive pool (:mod:`kubesched.cluster.http_pool`;
+        urllib3 when the kubeconfig names a proxy), retried as :meth:`_call`; the body of a 2xx answer."""
+        if self._fast is None:
+            resp = self._call(method, path, query, body, content_type)
+            try:
+                return bytes(resp.data)
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                raise KubeApiError(0, "", f"{method} {path}: {e}") from None
+            finally:
+                resp.release_conn()
+        params = [(k, v) for k, v in (query or {}).items() if v is not None]
+        target = path + ("?" + urlencode(params) if params else "")
+        data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+        timeout = (self.request_timeout, self.request_timeout)
+        attempt = 0
+        metrics = self.component_metrics
+        while True:
+            waited = self.limiter.accept() if self.limiter is not None else 0.0
+            started = time.monotonic()
+            headers = {**self._headers, "Content-Type": content_type}
+            self.api.update_params_for_auth(headers, [], ["BearerToken"])
+            if self.write_guard is not None and method != "GET":
+                self.write_guard.check(method, path)  # LeaseLostError: never sent
+            try:
+                answer = self._fast.request(method, target, data, headers, timeout)
+            except (http.client.HTTPException, OSError) as e:
+                if metrics is not None:
+                    metrics.request(method, self._host, None, time.monotonic() - started, waited)
+                raise KubeApiError(0, "", f"{method} {path}: {_transport_reason(e)}") from None
+            code = answer.status
+            if metrics is not None:
+                metrics.request(method, self._host, code, time.monotonic() - started, waited)
+            if 200 <= code <= 299:
+                return answer.data
+            err = _error_from_status(code, answer.data, answer.headers)
+            retry_after = err.retry_after if isinstance(err, KubeApiError) else None
+            if is_too_large_resource_version(err):
+                retry_after = None
+            if retry_after is not None and (code == 429 or code >= 500) and attempt < self.max_retries:
+                attempt += 1
+                log.info("%s %s: %s; retrying in %gs (attempt %d)", method, path, err, retry_after, attempt)
+                self.clock.sleep(min(retry_after, 30.0))
+                continue
+            raise err from None
 
     def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
               content_type: str = "application/json") -> Any:
-        resp = self._call(method, path, query, body, content_type)
-        try:
-            data = resp.data
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise KubeApiError(0, "", f"{method} {path}: {e}") from None
-        finally:
-            resp.release_conn()
+        data = self._fetch(method, path, query, body, content_type)
         return json.loads(data) if data else None
 
     # ------------------------------------------------------------------ ClusterClient
@@ -426,16 +491,29 @@ class KubeClusterClient:
             meta["uid"] = uid
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
-        resp = self._call("POST", object_path("Pod", namespace, name) + "/binding", body=body)
-        try:
-            resp.drain_conn()
-        finally:
-            resp.release_conn()
+        self._fetch("POST", object_path("Pod", namespace, name) + "/binding", body=body)
 
     def create_event(self, event: Obj) -> None:
         """``POST`` an ``events.k8s.io/v1`` Event (``eventTime`` written as MicroTime)."""
         body = _normalize_event({**event, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
         self._json("POST", collection_path("Event", _meta(event).get("namespace") or "default"), body=body)
+
+    def patch_event(self, namespace: str, name: str, patch: Obj) -> Obj:
+        """Strategic merge ``PATCH`` of an ``events.k8s.io/v1`` Event (the event broadcaster's
+        series updates: ``{"series": {"count": n, "lastObservedTime": ...}}``). Raises NotFoundError."""
+        result: Obj = self._json("PATCH", object_path("Event", namespace, name), body=patch,
+                                 content_type="application/strategic-merge-patch+json")
+        return result
+
+    def with_limiter(self, limiter: TokenBucket | None) -> KubeClusterClient:
+        """A client sharing this one's connection pool and credentials but taking tokens from
+        ``limiter`` (upstream's scheduler writes events through a client of its own, so events
+        never use the bindings' tokens)."""
+        c = KubeClusterClient(self.api, limiter, clock=self.clock, request_timeout=self.request_timeout,
+                              watch_timeout=self.watch_timeout, max_retries=self.max_retries, rng=self.rng)
+        c.component_metrics = self.component_metrics
+        c.write_guard = self.write_guard
+        return c
 
     # ------------------------------------------------------------------ watching
 
@@ -473,6 +551,8 @@ class KubeClusterClient:
             watches = list(self._watches)
         for w in watches:
             w.stop()
+        if isinstance(self._fast, ConnectionPool):
+            self._fast.close()
         try:
             self.api.close()
         except Exception:  # noqa: BLE001 - best effort at shutdown

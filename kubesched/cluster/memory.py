@@ -480,6 +480,23 @@ class MemoryCluster:
 
     # --------------------------------------------------------------- watching
 
+    def patch_event(self, namespace: str, name: str, patch: Obj) -> Obj:
+        """Merge ``patch`` (JSON merge patch semantics: nested mappings merge, ``None`` deletes)
+        into a retained Event, with a new resourceVersion; watchers of ``Event`` get MODIFIED.
+        Used for the event broadcaster's series updates. Raises NotFoundError."""
+        with self._lock:
+            for i, ev in enumerate(self._events):
+                meta = ev["metadata"]
+                if meta["name"] == name and meta.get("namespace") == namespace:
+                    new = _merge(ev, patch)
+                    new["metadata"] = {**meta, "name": meta["name"], "namespace": meta.get("namespace")}
+                    self._rv += 1
+                    new["metadata"]["resourceVersion"] = str(self._rv)
+                    self._events[i] = new
+                    self._emit("Event", self._rv, WatchEvent("MODIFIED", "Event", new, ev))
+                    return new
+        raise NotFoundError(f'{resource_name("Event")} "{name}" not found')
+
     def watch(self, kind: str, resource_version: str | None, handler: WatchHandler) -> _Subscription:
         """Register ``handler`` for changes of ``kind`` (see ``ClusterClient.watch``). Replayed and
         initial events are delivered before this returns. Raises GoneError
@@ -658,3 +675,16 @@ def _labels_of(obj: Obj) -> dict[str, Any]:
     meta = obj.get("metadata")
     labels = meta.get("labels") if isinstance(meta, dict) else None
     return labels if isinstance(labels, dict) else {}
+
+
+def _merge(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch of ``patch`` onto ``target`` (new objects, inputs untouched)."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = _merge(out.get(k), v)
+    return out

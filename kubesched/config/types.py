@@ -27,6 +27,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSeriali
 from pydantic.alias_generators import to_camel
 
 from kubesched.config.duration import GoDuration
+from kubesched.config.extension_points import EXTENSION_POINT_TABLE
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 KIND: Final = "KubeSchedulerConfiguration"
@@ -148,21 +149,7 @@ class PluginSet(_Model):
         return any(p.name == "*" for p in self.disabled)
 
 
-EXTENSION_POINTS: Final[tuple[str, ...]] = (
-    "pre_enqueue",
-    "queue_sort",
-    "pre_filter",
-    "filter",
-    "post_filter",
-    "pre_score",
-    "score",
-    "reserve",
-    "permit",
-    "pre_bind",
-    "bind",
-    "post_bind",
-    "multi_point",
-)
+EXTENSION_POINTS: Final[tuple[str, ...]] = (*(p.attr for p in EXTENSION_POINT_TABLE), "multi_point")
 """Attribute names of :class:`Plugins`, in upstream struct order (``multi_point`` last)."""
 
 

@@ -1,7 +1,9 @@
 """Optional vectorised forms of Filter and Score over many nodes at once (kubesched's speed path;
 no upstream counterpart — upstream parallelises the per-node calls over 16 goroutines instead).
 
-A plugin may add, next to its per-node methods (which stay the definition):
+A plugin may add, next to its per-node methods (which stay the definition), the methods of the
+protocols below; the framework resolves them once per profile (:func:`filter_forms`,
+:func:`score_forms`), never per cycle:
 
 * ``filter_batch(state, pod, table, rows) -> BoolArray | None``: ``mask[i]`` is True iff
   ``filter(state, pod, table.infos[rows[i]])`` would return Success. ``None`` means "cannot
@@ -20,6 +22,7 @@ state as the walk.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 
     from kubesched.api.pod import Pod
     from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interfaces import ScoreExtensions, ScorePlugin
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.snapshot import Snapshot
 
@@ -77,6 +81,55 @@ class BatchScore(Protocol):
     """A Score plugin with a vectorised form."""
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None: ...
+
+
+@runtime_checkable
+class BatchNormalizeScore(Protocol):
+    """A Score plugin whose NormalizeScore has a vectorised form (same results as ``normalize_score``)."""
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray: ...
+
+
+@runtime_checkable
+class BatchFilterStatusKeys(Protocol):
+    """A batch Filter plugin that can say which rejected rows share one status: ``keys[i]`` equal
+    (and ``>= 0``) for two rejected rows means ``filter`` returns equal statuses for them; ``-1``
+    means no shared status; ``None`` declines."""
+
+    def filter_batch_status_keys(self, state: CycleState, pod: Pod, table: NodeTable,
+                                 rows: IntArray) -> IntArray | None: ...
+
+
+@dataclass(frozen=True)
+class FilterForms:
+    """The forms of one Filter plugin, resolved once when the profile is built."""
+
+    batch: BatchFilter | None
+    status_keys: BatchFilterStatusKeys | None
+
+
+@dataclass(frozen=True)
+class ScoreForms:
+    """The forms of one Score plugin, resolved once when the profile is built: its batch Score,
+    its batch NormalizeScore, and its per-node NormalizeScore extension (``score_extensions()``)."""
+
+    batch: BatchScore | None
+    normalize_batch: BatchNormalizeScore | None
+    extensions: ScoreExtensions | None
+
+
+def filter_forms(plugin: object) -> FilterForms:
+    """Resolve ``plugin``'s batch Filter forms (interfaces checked once, at profile build)."""
+    batch = plugin if isinstance(plugin, BatchFilter) else None
+    keys = plugin if batch is not None and isinstance(plugin, BatchFilterStatusKeys) else None
+    return FilterForms(batch, keys)
+
+
+def score_forms(plugin: ScorePlugin) -> ScoreForms:
+    """Resolve ``plugin``'s batch Score forms and NormalizeScore extension (once, at profile build)."""
+    batch = plugin if isinstance(plugin, BatchScore) else None
+    norm = plugin if isinstance(plugin, BatchNormalizeScore) else None
+    return ScoreForms(batch, norm, plugin.score_extensions())
 
 
 def go_div_array(a: IntArray, b: Any) -> IntArray:

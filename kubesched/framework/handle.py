@@ -56,6 +56,10 @@ class Nominator(Protocol):
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
 
+    def nominated_node_names(self) -> list[str]:
+        """Names of the nodes with at least one nominated pod."""
+        ...
+
 
 class MetricRecorder(Protocol):
     """Plugin-facing metrics (upstream ``Handle.MetricsRecorder``): ``inc``/``observe`` a metric

@@ -15,6 +15,22 @@ from abc import ABC, ABCMeta, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from kubesched.config.extension_points import (
+    BIND,
+    EXTENSION_POINT_TABLE,
+    FILTER,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    PRE_ENQUEUE,
+    PRE_FILTER,
+    PRE_SCORE,
+    QUEUE_SORT,
+    RESERVE,
+    SCORE,
+    ExtensionPoint,
+)
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ClusterEventWithHint
@@ -181,10 +197,20 @@ class EnqueueExtensions(ABC):
     def events_to_register(self) -> list[ClusterEventWithHint]: ...
 
 
-EXTENSION_POINTS: tuple[tuple[str, type], ...] = (
-    ("preEnqueue", PreEnqueuePlugin), ("queueSort", QueueSortPlugin), ("preFilter", PreFilterPlugin),
-    ("filter", FilterPlugin), ("postFilter", PostFilterPlugin), ("preScore", PreScorePlugin),
-    ("score", ScorePlugin), ("reserve", ReservePlugin), ("permit", PermitPlugin),
-    ("preBind", PreBindPlugin), ("bind", BindPlugin), ("postBind", PostBindPlugin),
-)
-"""Config key of each extension point and its interface, in upstream order."""
+_INTERFACES: dict[str, type[Plugin]] = {
+    PRE_ENQUEUE.key: PreEnqueuePlugin, QUEUE_SORT.key: QueueSortPlugin, PRE_FILTER.key: PreFilterPlugin,
+    FILTER.key: FilterPlugin, POST_FILTER.key: PostFilterPlugin, PRE_SCORE.key: PreScorePlugin,
+    SCORE.key: ScorePlugin, RESERVE.key: ReservePlugin, PERMIT.key: PermitPlugin, PRE_BIND.key: PreBindPlugin,
+    BIND.key: BindPlugin, POST_BIND.key: PostBindPlugin,
+}
+
+
+def interface_of(point: ExtensionPoint) -> type[Plugin]:
+    """The interface a plugin enabled at ``point`` must implement."""
+    return _INTERFACES[point.key]
+
+
+EXTENSION_POINTS: tuple[tuple[str, type[Plugin]], ...] = tuple(
+    (p.key, interface_of(p)) for p in EXTENSION_POINT_TABLE)
+"""Config key of each extension point and its interface, in upstream order (from
+:data:`kubesched.config.extension_points.EXTENSION_POINT_TABLE`)."""

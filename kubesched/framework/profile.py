@@ -11,16 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.config.extension_points import EXTENSION_POINT_TABLE
 from kubesched.errors import ConfigError
 from kubesched.framework.interfaces import EXTENSION_POINTS, Plugin
 from kubesched.framework.results import MAX_NODE_SCORE, MAX_TOTAL_SCORE
 
 #: config attribute (snake_case) of each extension point, in upstream order
-POINT_ATTRS: dict[str, str] = {
-    "preEnqueue": "pre_enqueue", "queueSort": "queue_sort", "preFilter": "pre_filter", "filter": "filter",
-    "postFilter": "post_filter", "preScore": "pre_score", "score": "score", "reserve": "reserve",
-    "permit": "permit", "preBind": "pre_bind", "bind": "bind", "postBind": "post_bind",
-}
+POINT_ATTRS: dict[str, str] = {p.key: p.attr for p in EXTENSION_POINT_TABLE}
 
 
 @dataclass

@@ -41,6 +41,11 @@ class CycleRecorder:
         self.pre_bind: dict[str, dict[str, Any]] = {}
         self.bind: dict[str, dict[str, Any]] = {}
         self.selected_node: str | None = None
+        #: ``batch`` or ``per-node``: how Filter / Score ran in this attempt (None: not reached)
+        self.filter_path: str | None = None
+        self.score_path: str | None = None
+        #: why this attempt fell back to the per-node path (None: it did not)
+        self.fallback_reason: str | None = None
 
     def record_filter(self, node: str, plugin: str, s: Status | None) -> None:
         """A Filter plugin's verdict on ``node``."""
@@ -66,4 +71,5 @@ class CycleRecorder:
             "preScore": self.pre_score, "score": self.score, "normalizedScore": self.normalized_score,
             "finalScore": self.final_score, "reserve": self.reserve, "permit": self.permit,
             "preBind": self.pre_bind, "bind": self.bind, "selectedNode": self.selected_node,
+            "filterPath": self.filter_path, "scorePath": self.score_path, "fallbackReason": self.fallback_reason,
         }

@@ -7,20 +7,40 @@ plugin by name: plugins come from a :class:`~kubesched.framework.registry.Regist
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
 from kubesched.api.pod import Pod
 from kubesched.config.args import decode_plugin_args
+from kubesched.config.extension_points import (
+    BIND,
+    EXTENSION_POINT_TABLE,
+    FILTER,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    PRE_BIND_PRE_FLIGHT_LABEL,
+    PRE_ENQUEUE,
+    PRE_FILTER,
+    PRE_SCORE,
+    QUEUE_SORT,
+    RESERVE,
+    SCORE,
+    UNRESERVE_LABEL,
+)
 from kubesched.errors import ConfigError
-from kubesched.framework.batch import BoolArray, IntArray
+from kubesched.framework.batch import BoolArray, FilterForms, IntArray, ScoreForms, filter_forms, score_forms
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.handle import EventRecorder, Nominator, ObjectLister
+from kubesched.framework.metrics_sink import NULL_SINK, MetricsSink, code_label
 
 if TYPE_CHECKING:
     from kubesched.framework.handle import Handle
@@ -42,7 +62,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.profile import ResolvedPlugins, resolve_plugins
-from kubesched.framework.recorder import status_dict
+from kubesched.framework.recorder import CycleRecorder, status_dict
 from kubesched.framework.registry import Registry
 from kubesched.framework.results import (
     MAX_NODE_SCORE,
@@ -61,6 +81,51 @@ from kubesched.framework.waiting_pods import WaitingPod, WaitingPodsMap
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 _ALL_EVENTS = [ClusterEventWithHint(ClusterEvent(EventResource.Wildcard, ActionType.All))]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _status_self(r: Any) -> Status | None:
+    return cast("Status | None", r)
+
+
+def _status_second(r: Any) -> Status | None:
+    return cast("Status | None", r[1])
+
+
+def _status_none(r: Any) -> Status | None:
+    return None
+
+
+def _status_first(r: Any) -> Status | None:
+    return cast("Status | None", r[0])
+
+
+def _timed(label: str, status_of: Callable[[Any], Status | None]) -> Callable[[_F], _F]:
+    """Observe ``scheduler_framework_extension_point_duration_seconds{extension_point=label}``
+    around a ``Framework.run_*`` method when the framework's sink is enabled (upstream's deferred
+    ``metrics.FrameworkExtensionPointDuration`` observation in each ``Run*Plugins``); the status
+    label is the method's returned status, ``Error`` when it raised."""
+
+    def deco(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def wrapper(self: Framework, *args: Any, **kw: Any) -> Any:
+            sink = self.sink
+            if not sink.enabled:
+                return fn(self, *args, **kw)
+            t0 = perf_counter()
+            code = "Error"
+            try:
+                r = fn(self, *args, **kw)
+                code = code_label(status_of(r))
+                return r
+            finally:
+                sink.extension_point_duration(label, code, self.profile_name, perf_counter() - t0)
+
+        return cast("_F", wrapper)
+
+    return deco
 
 
 class Framework:
@@ -99,8 +164,10 @@ class Framework:
         self.skipped_plugins: list[str] = []
         #: the scheduler's extenders (``handle.Extenders()``; DefaultPreemption calls their preempt verb)
         self.extenders: list[Any] = []
-        #: metrics recorder (``kubesched.metrics.SchedulerMetrics``) or None; set by the scheduler
+        #: metrics recorder for plugins (``handle.metrics``: a QueueMetrics-style recorder) or None
         self.metrics: Any = None
+        #: where the runtime records its own metrics (the scheduler sets it; null sink: nothing recorded)
+        self.sink: MetricsSink = NULL_SINK
 
         def plugin_class(name: str, path: str) -> type[Plugin]:
             return registry.get(name, path)
@@ -130,26 +197,35 @@ class Framework:
                                   f"initializing plugin {name!r}: {type(e).__name__}: {e}") from None
         self.plugins = instances
         p = resolved.points
-        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = [instances[n] for n in p["preEnqueue"]]  # type: ignore[misc]
-        self.queue_sort_plugin: QueueSortPlugin = instances[p["queueSort"][0]]  # type: ignore[assignment]
-        self.pre_filter_plugins: list[PreFilterPlugin] = [instances[n] for n in p["preFilter"]]  # type: ignore[misc]
-        self.filter_plugins: list[FilterPlugin] = [instances[n] for n in p["filter"]]  # type: ignore[misc]
-        self.post_filter_plugins: list[PostFilterPlugin] = [instances[n] for n in p["postFilter"]]  # type: ignore[misc]
-        self.pre_score_plugins: list[PreScorePlugin] = [instances[n] for n in p["preScore"]]  # type: ignore[misc]
-        self.score_plugins: list[ScorePlugin] = [instances[n] for n in p["score"]]  # type: ignore[misc]
+
+        def at(point: Any) -> list[Any]:
+            return [instances[n] for n in p[point.key]]
+
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = at(PRE_ENQUEUE)
+        self.queue_sort_plugin: QueueSortPlugin = at(QUEUE_SORT)[0]
+        self.pre_filter_plugins: list[PreFilterPlugin] = at(PRE_FILTER)
+        self.filter_plugins: list[FilterPlugin] = at(FILTER)
+        self.post_filter_plugins: list[PostFilterPlugin] = at(POST_FILTER)
+        self.pre_score_plugins: list[PreScorePlugin] = at(PRE_SCORE)
+        self.score_plugins: list[ScorePlugin] = at(SCORE)
         self.score_weights: dict[str, int] = resolved.weights
-        self.reserve_plugins: list[ReservePlugin] = [instances[n] for n in p["reserve"]]  # type: ignore[misc]
-        self.permit_plugins: list[PermitPlugin] = [instances[n] for n in p["permit"]]  # type: ignore[misc]
-        self.pre_bind_plugins: list[PreBindPlugin] = [instances[n] for n in p["preBind"]]  # type: ignore[misc]
-        self.bind_plugins: list[BindPlugin] = [instances[n] for n in p["bind"]]  # type: ignore[misc]
-        self.post_bind_plugins: list[PostBindPlugin] = [instances[n] for n in p["postBind"]]  # type: ignore[misc]
+        self.reserve_plugins: list[ReservePlugin] = at(RESERVE)
+        self.permit_plugins: list[PermitPlugin] = at(PERMIT)
+        self.pre_bind_plugins: list[PreBindPlugin] = at(PRE_BIND)
+        self.bind_plugins: list[BindPlugin] = at(BIND)
+        self.post_bind_plugins: list[PostBindPlugin] = at(POST_BIND)
+        #: batch forms per Filter / Score plugin (same order as the plugin lists), resolved once
+        self.filter_forms: list[FilterForms] = [filter_forms(pl) for pl in self.filter_plugins]
+        self.score_forms: list[ScoreForms] = [score_forms(pl) for pl in self.score_plugins]
+        #: Filter plugins without a batch form (the batch path needs each of them to Skip at PreFilter)
+        self._filter_without_batch: list[str] = [
+            pl.NAME for pl, f in zip(self.filter_plugins, self.filter_forms, strict=True) if f.batch is None]
 
     def _without_unavailable(self, plugins_cfg: Any, registry: Registry) -> Any:
         """A copy of the plugins config without plugins that are not implemented (default profile only)."""
         cfg = plugins_cfg.model_copy(deep=True)
         missing: list[str] = []
-        for attr in ("multi_point", "pre_enqueue", "queue_sort", "pre_filter", "filter", "post_filter",
-                     "pre_score", "score", "reserve", "permit", "pre_bind", "bind", "post_bind"):
+        for attr in ("multi_point", *(point.attr for point in EXTENSION_POINT_TABLE)):
             pset = getattr(cfg, attr)
             keep = []
             for e in pset.enabled:
@@ -160,6 +236,46 @@ class Framework:
             pset.enabled = keep
         self.skipped_plugins = missing
         return cfg
+
+    # ---- metrics ------------------------------------------------------------------------------
+
+    def _run_plugin(self, state: CycleState, label: str, name: str, status_of: Callable[[Any], Status | None],
+                    fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, timed into ``scheduler_plugin_execution_duration_seconds`` in sampled
+        cycles (upstream ``runXPlugin``: ``if !state.ShouldRecordPluginMetrics()``). Exceptions
+        propagate (observed as ``Error``)."""
+        if not state.record_plugin_metrics or not self.sink.enabled:
+            return fn(*args)
+        t0 = perf_counter()
+        code = "Error"
+        try:
+            r = fn(*args)
+            code = code_label(status_of(r))
+            return r
+        finally:
+            self.sink.plugin_execution_duration(name, label, code, perf_counter() - t0)
+
+    def _count(self, name: str, label: str, count: int = 1) -> None:
+        if self.sink.enabled:
+            self.sink.plugin_evaluations(name, label, self.profile_name, count)
+
+    def record_filter_batch_evaluations(self, state: CycleState, first: IntArray) -> None:
+        """Count Filter evaluations of rows decided by batch masks exactly as the per-node path
+        counts them: ``first[i]`` is the index of the first rejecting plugin of visited row ``i``
+        (-1: all pass); a plugin is evaluated on a row iff no earlier plugin rejected it."""
+        sink = self.sink
+        if not sink.enabled or len(first) == 0:
+            return
+        n = len(self.filter_plugins)
+        reach = np.where(first < 0, n, first)
+        at_least = np.cumsum(np.bincount(reach, minlength=n + 1)[::-1])[::-1]
+        skip = state.skip_filter_plugins
+        for idx, pl in enumerate(self.filter_plugins):
+            if skip and pl.NAME in skip:
+                continue
+            c = int(at_least[idx])
+            if c:
+                sink.plugin_evaluations(pl.NAME, FILTER.label, self.profile_name, c)
 
     # ---- Handle -------------------------------------------------------------------------------
 
@@ -227,6 +343,7 @@ class Framework:
 
     # ---- PreFilter ------------------------------------------------------------------------------
 
+    @_timed(PRE_FILTER.label, _status_second)
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
                                nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         """Upstream ``RunPreFilterPlugins``. Returns
@@ -238,7 +355,12 @@ class Framework:
         rec = state.recorder
         for pl in self.pre_filter_plugins:
             try:
-                r, s = pl.pre_filter(state, pod, nodes)
+                if self.sink.enabled:
+                    self._count(pl.NAME, PRE_FILTER.label)
+                    r, s = self._run_plugin(state, PRE_FILTER.label, pl.NAME, _status_second, pl.pre_filter, state,
+                                            pod, nodes)
+                else:
+                    r, s = pl.pre_filter(state, pod, nodes)
             except Exception as e:  # noqa: BLE001 - a plugin crash is an Error status, never a scheduler crash
                 s, r = Status(Code.Error, err=e), None
             if rec is not None:
@@ -308,10 +430,16 @@ class Framework:
         """Upstream ``RunFilterPlugins``: first non-Success stops; rejections keep their code, anything else
         is an Error."""
         skip = state.skip_filter_plugins
+        timed = self.sink.enabled
         for pl in self.filter_plugins:
             if skip and pl.NAME in skip:
                 continue
-            s = _call(pl.filter, state, pod, node_info)
+            if timed:
+                self._count(pl.NAME, FILTER.label)
+                s = _call(self._run_plugin, state, FILTER.label, pl.NAME, _status_self, pl.filter, state, pod,
+                          node_info)
+            else:
+                s = _call(pl.filter, state, pod, node_info)
             if recorder is not None:
                 recorder.record_filter(node_info.name, pl.NAME, s)
             if s is not None and s.code != Code.Success:
@@ -320,8 +448,9 @@ class Framework:
 
     def run_filter_plugin(self, pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """One Filter plugin's verdict exactly as :meth:`run_filter_plugins` reports it when every
-        earlier plugin passed (used for nodes the batch masks say ``pl`` rejects first)."""
-        s = _call(pl.filter, state, pod, node_info)
+        earlier plugin passed (used for nodes the batch masks say ``pl`` rejects first; counted
+        by :meth:`record_filter_batch_evaluations`, timed in sampled cycles)."""
+        s = _call(self._run_plugin, state, FILTER.label, pl.NAME, _status_self, pl.filter, state, pod, node_info)
         if s is not None and s.code != Code.Success:
             return _filter_failure(pl.NAME, s)
         return None
@@ -352,29 +481,43 @@ class Framework:
     # ---- vectorised Filter / Score (kubesched.framework.batch) ------------------------------------
 
     def run_filter_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
-                                 first_reject: list[Any] | None = None) -> BoolArray | None:
+                                 first_reject: list[Any] | None = None,
+                                 why: list[str] | None = None) -> BoolArray | None:
         """Success mask of :meth:`run_filter_plugins` over NodeTable ``rows`` (without nominated
-        pods), or ``None`` when some non-skipped Filter plugin has no batch form or declines.
-        With ``first_reject`` (a list, cleared first): ``first_reject[0]`` becomes an ``int64`` array
-        giving per row the index in ``filter_plugins`` of the first plugin whose mask rejects it
-        (-1 where all pass)."""
+        pods), or ``None`` when some non-skipped Filter plugin has no batch form or declines
+        (then ``why``, a list, gets the reason). With ``first_reject`` (a list, cleared first):
+        ``first_reject[0]`` becomes an ``int64`` array giving per row the index in
+        ``filter_plugins`` of the first plugin whose mask rejects it (-1 where all pass).
+        Evaluations are counted by the caller (:meth:`record_filter_batch_evaluations`) for the
+        rows it visits; in sampled cycles each batch call is one duration sample."""
         skip = state.skip_filter_plugins
         mask: BoolArray | None = None
         first: IntArray | None = None
         if first_reject is not None:
             first_reject.clear()
             first = np.full(len(rows), -1, dtype=np.int64)
-        for idx, pl in enumerate(self.filter_plugins):
+        timed = state.record_plugin_metrics and self.sink.enabled
+        for idx, (pl, forms) in enumerate(zip(self.filter_plugins, self.filter_forms, strict=True)):
             if skip and pl.NAME in skip:
                 continue
-            fb = getattr(pl, "filter_batch", None)
+            fb = forms.batch
             if fb is None:
+                if why is not None:
+                    why.append(f"Filter plugin {pl.NAME} has no batch form")
                 return None
             try:
-                m = fb(state, pod, table, rows)
-            except Exception:  # noqa: BLE001 - the per-node path reports the plugin's error exactly
+                if timed:
+                    m = self._run_plugin(state, FILTER.label, pl.NAME, _status_none, fb.filter_batch, state, pod,
+                                         table, rows)
+                else:
+                    m = fb.filter_batch(state, pod, table, rows)
+            except Exception as e:  # noqa: BLE001 - the per-node path reports the plugin's error exactly
+                if why is not None:
+                    why.append(f"Filter plugin {pl.NAME}'s batch form failed: {e}")
                 return None
             if m is None:
+                if why is not None:
+                    why.append(f"Filter plugin {pl.NAME}'s batch form declined this pod")
                 return None
             if first is not None:
                 first[(first < 0) & ~m] = idx
@@ -385,29 +528,69 @@ class Framework:
             first_reject.append(first)
         return mask
 
+    def filter_without_batch(self, state: CycleState) -> str | None:
+        """The first Filter plugin of this cycle (not skipped at PreFilter) without a batch form, or None."""
+        skip = state.skip_filter_plugins
+        for name in self._filter_without_batch:
+            if name not in skip:
+                return name
+        return None
+
+    def filter_status_keys(self, plugin_index: int) -> Any:
+        """The ``filter_batch_status_keys`` form of Filter plugin ``plugin_index``, or ``None``."""
+        return self.filter_forms[plugin_index].status_keys
+
+    def record_filter_batch_verdicts(self, rec: CycleRecorder, state: CycleState, node: str, first: int,
+                                     status: Status | None) -> None:
+        """What :meth:`run_filter_plugins` records for ``node`` when the batch masks say plugin
+        ``first`` rejects it first with ``status`` (-1: every plugin passes): Success for each
+        earlier non-skipped plugin, then the rejecting plugin's status."""
+        skip = state.skip_filter_plugins
+        for idx, pl in enumerate(self.filter_plugins):
+            if skip and pl.NAME in skip:
+                continue
+            if idx == first:
+                rec.record_filter(node, pl.NAME, status)
+                return
+            rec.record_filter(node, pl.NAME, None)
+
+    @_timed(SCORE.label, _status_second)
     def run_score_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
                                 nodes: Sequence[NodeInfo]) -> tuple[IntArray | None, Status | None]:
         """Total weighted scores of :meth:`run_score_plugins` as an array over ``rows`` (``nodes``
-        are the same nodes as NodeInfos, used by plugins without a batch form). Same statuses."""
+        are the same nodes as NodeInfos, used by plugins without a batch form). Same statuses,
+        same recorder entries (raw, normalized and weighted scores per node and plugin)."""
         total = np.zeros(len(rows), dtype=np.int64)
         skip = state.skip_score_plugins
-        for pl in self.score_plugins:
+        rec = state.recorder
+        timed = state.record_plugin_metrics and self.sink.enabled
+        names = [ni.name for ni in nodes] if rec is not None else []
+        for pl, forms in zip(self.score_plugins, self.score_forms, strict=True):
             if pl.NAME in skip:
                 continue
+            self._count(pl.NAME, SCORE.label)
             arr: IntArray | None = None
-            sb = getattr(pl, "score_batch", None)
+            sb = forms.batch
             if sb is not None:
                 try:
-                    arr = sb(state, pod, table, rows)
+                    if timed:
+                        arr = self._run_plugin(state, SCORE.label, pl.NAME, _status_none, sb.score_batch, state, pod,
+                                               table, rows)
+                    else:
+                        arr = sb.score_batch(state, pod, table, rows)
                 except Exception:  # noqa: BLE001 - rescored node by node below, which reports it
                     arr = None
-            ext = pl.score_extensions()
-            if arr is None or (ext is not None and getattr(pl, "normalize_score_batch", None) is None):
+            ext = forms.extensions
+            if arr is None or (ext is not None and forms.normalize_batch is None):
                 scores: list[NodeScore] = []
                 if arr is None:
                     for ni in nodes:
                         try:
-                            sc, s = pl.score(state, pod, ni)
+                            if timed:
+                                sc, s = self._run_plugin(state, SCORE.label, pl.NAME, _status_second, pl.score, state,
+                                                         pod, ni)
+                            else:
+                                sc, s = pl.score(state, pod, ni)
                         except Exception as e:  # noqa: BLE001
                             sc, s = 0, Status(Code.Error, err=e)
                         if s is not None and not s.is_success():
@@ -416,6 +599,9 @@ class Framework:
                         scores.append(NodeScore(ni.name, sc))
                 else:
                     scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist(), strict=False)]
+                if rec is not None:
+                    for ns in scores:
+                        rec.record_score(pl.NAME, ns.name, ns.score)
                 if ext is not None:
                     s = ext.normalize_score(state, pod, scores)
                     if s is not None and not s.is_success():
@@ -427,17 +613,26 @@ class Framework:
                     return None, _invalid_score(pl.NAME, bad)
                 arr = np.array(vals, dtype=np.int64)
             else:
-                if ext is not None:
-                    arr = pl.normalize_score_batch(state, pod, arr)  # type: ignore[attr-defined]
+                if rec is not None:
+                    for name, v in zip(names, arr.tolist(), strict=True):
+                        rec.record_score(pl.NAME, name, v)
+                if ext is not None and forms.normalize_batch is not None:
+                    arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
                 badm = (arr > MAX_NODE_SCORE) | (arr < MIN_NODE_SCORE)
                 if badm.any():
                     return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
-            total += arr * self.score_weights.get(pl.NAME, 1)
+            weight = self.score_weights.get(pl.NAME, 1)
+            if rec is not None:
+                for name, v in zip(names, arr.tolist(), strict=True):
+                    rec.normalized_score.setdefault(name, {})[pl.NAME] = v
+                    rec.final_score.setdefault(name, {})[pl.NAME] = v * weight
+            total += arr * weight
         return total, None
 
     # ---- PostFilter -----------------------------------------------------------------------------
 
+    @_timed(POST_FILTER.label, _status_second)
     def run_post_filter_plugins(self, state: CycleState, pod: Pod,
                                 node_to_status: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
         """Upstream ``RunPostFilterPlugins``."""
@@ -447,7 +642,8 @@ class Framework:
         rec = state.recorder
         for pl in self.post_filter_plugins:
             try:
-                r, s = pl.post_filter(state, pod, node_to_status)
+                r, s = self._run_plugin(state, POST_FILTER.label, pl.NAME, _status_second, pl.post_filter, state, pod,
+                                        node_to_status)
             except Exception as e:  # noqa: BLE001
                 r, s = None, Status(Code.Error, err=e)
             if rec is not None and pl.NAME not in rec.post_filter:
@@ -468,13 +664,19 @@ class Framework:
 
     # ---- PreScore / Score -----------------------------------------------------------------------
 
+    @_timed(PRE_SCORE.label, _status_self)
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Upstream ``RunPreScorePlugins``: Skip adds to the score-skip set; failures are Errors."""
         skip: set[str] = set()
         rec = state.recorder
         for pl in self.pre_score_plugins:
             try:
-                s = pl.pre_score(state, pod, nodes)
+                if self.sink.enabled:
+                    self._count(pl.NAME, PRE_SCORE.label)
+                    s = self._run_plugin(state, PRE_SCORE.label, pl.NAME, _status_self, pl.pre_score, state, pod,
+                                         nodes)
+                else:
+                    s = pl.pre_score(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 s = Status(Code.Error, err=e)
             if rec is not None:
@@ -487,17 +689,23 @@ class Framework:
         state.skip_score_plugins = skip
         return None
 
+    @_timed(SCORE.label, _status_second)
     def run_score_plugins(self, state: CycleState, pod: Pod,
                           nodes: Sequence[NodeInfo]) -> tuple[list[NodePluginScores], Status | None]:
         """Upstream ``RunScorePlugins``: score, normalize, range-check, weight and total per node."""
         plugins = [pl for pl in self.score_plugins if pl.NAME not in state.skip_score_plugins]
         result = [NodePluginScores(ni.name) for ni in nodes]
         rec = state.recorder
+        timed = state.record_plugin_metrics and self.sink.enabled
         for pl in plugins:
+            self._count(pl.NAME, SCORE.label)
             scores: list[NodeScore] = []
             for ni in nodes:
                 try:
-                    sc, s = pl.score(state, pod, ni)
+                    if timed:
+                        sc, s = self._run_plugin(state, SCORE.label, pl.NAME, _status_second, pl.score, state, pod, ni)
+                    else:
+                        sc, s = pl.score(state, pod, ni)
                 except Exception as e:  # noqa: BLE001
                     sc, s = 0, Status(Code.Error, err=e)
                 if s is not None and not s.is_success():
@@ -539,22 +747,25 @@ class Framework:
 
     # ---- Reserve / Permit -----------------------------------------------------------------------
 
+    @_timed(RESERVE.label, _status_self)
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Upstream ``RunReservePluginsReserve``: stop at the first failure."""
         rec = state.recorder
         for pl in self.reserve_plugins:
-            s = _call(pl.reserve, state, pod, node_name)
+            s = _call(self._run_plugin, state, RESERVE.label, pl.NAME, _status_self, pl.reserve, state, pod, node_name)
             if rec is not None:
                 rec.reserve[pl.NAME] = status_dict(s)
             if s is not None and not s.is_success():
                 return _failure("Reserve", pl.NAME, s)
         return None
 
+    @_timed(UNRESERVE_LABEL, _status_none)
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Every Reserve plugin's ``unreserve`` in reverse order."""
         for pl in reversed(self.reserve_plugins):
-            pl.unreserve(state, pod, node_name)
+            self._run_plugin(state, UNRESERVE_LABEL, pl.NAME, _status_none, pl.unreserve, state, pod, node_name)
 
+    @_timed(PERMIT.label, _status_self)
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Upstream ``RunPermitPlugins``. A ``Wait`` registers a :class:`WaitingPod` (timeouts capped at 15
         minutes,
@@ -563,7 +774,9 @@ class Framework:
         rec = state.recorder
         for pl in self.permit_plugins:
             try:
-                s, timeout = pl.permit(state, pod, node_name)
+                permit: tuple[Status | None, float] = self._run_plugin(state, PERMIT.label, pl.NAME, _status_first,
+                                                                      pl.permit, state, pod, node_name)
+                s, timeout = permit
             except Exception as e:  # noqa: BLE001
                 s, timeout = Status(Code.Error, err=e), 0.0
             if rec is not None:
@@ -587,13 +800,15 @@ class Framework:
 
     # ---- Binding --------------------------------------------------------------------------------
 
+    @_timed(PRE_BIND_PRE_FLIGHT_LABEL, _status_self)
     def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Upstream ``RunPreBindPreFlights``: Error -> Error; any Success -> Success; all Skip -> Skip."""
         if not self.pre_bind_plugins:
             return Status(Code.Skip)
         skip: set[str] = set()
         for pl in self.pre_bind_plugins:
-            s = pl.pre_bind_pre_flight(state, pod, node_name)
+            s = self._run_plugin(state, PRE_BIND_PRE_FLIGHT_LABEL, pl.NAME, _status_self, pl.pre_bind_pre_flight,
+                                 state, pod, node_name)
             if s is not None and s.is_skip():
                 skip.add(pl.NAME)
                 continue
@@ -604,25 +819,28 @@ class Framework:
             return Status(Code.Skip)
         return None
 
+    @_timed(PRE_BIND.label, _status_self)
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Upstream ``RunPreBindPlugins``: in order, first failure stops."""
         rec = state.recorder
         for pl in self.pre_bind_plugins:
             if pl.NAME in state.skip_pre_bind_plugins:
                 continue
-            s = _call(pl.pre_bind, state, pod, node_name)
+            s = _call(self._run_plugin, state, PRE_BIND.label, pl.NAME, _status_self, pl.pre_bind, state, pod,
+                      node_name)
             if rec is not None:
                 rec.pre_bind[pl.NAME] = status_dict(s)
             if s is not None and not s.is_success():
                 return _failure("PreBind", pl.NAME, s)
         return None
 
+    @_timed(BIND.label, _status_self)
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Upstream ``RunBindPlugins``: the first plugin that does not Skip decides."""
         rec = state.recorder
         s: Status | None = Status(Code.Skip)
         for pl in self.bind_plugins:
-            s = _call(pl.bind, state, pod, node_name)
+            s = _call(self._run_plugin, state, BIND.label, pl.NAME, _status_self, pl.bind, state, pod, node_name)
             if rec is not None:
                 rec.bind[pl.NAME] = status_dict(s)
             if s is not None and s.is_skip():
@@ -632,10 +850,11 @@ class Framework:
             return None
         return s
 
+    @_timed(POST_BIND.label, _status_none)
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Every PostBind plugin."""
         for pl in self.post_bind_plugins:
-            pl.post_bind(state, pod, node_name)
+            self._run_plugin(state, POST_BIND.label, pl.NAME, _status_none, pl.post_bind, state, pod, node_name)
 
 
 def _invalid_score(plugin: str, score: int) -> Status:

@@ -8,7 +8,8 @@ Public API:
   ``new_scheduler(..., metrics=SchedulerMetrics())``; ``None`` there means no metrics and no cost.
 * :data:`METRICS` / :class:`MetricSpec` - the metric table; name constants such as
   :data:`SCHEDULE_ATTEMPTS`.
-* :func:`instrument_framework` / :func:`instrument_placement` - attach timing (used by the scheduler).
+  It is also the scheduler's :class:`~kubesched.framework.metrics_sink.MetricsSink` (extension
+  point and plugin timing, plugin evaluations), recorded by the framework runtime itself.
 
 Expose with ``prometheus_client.generate_latest(metrics.registry)``.
 """
@@ -33,12 +34,10 @@ from kubesched.metrics.definitions import (
     attempts_label,
     exponential_buckets,
 )
-from kubesched.metrics.instrument import instrument_framework, instrument_placement
 from kubesched.metrics.recorder import SchedulerMetrics
 
 __all__ = [
     "BINDING", "CACHE_SIZE", "ERROR", "EXTENSION_POINT_DURATION", "GOROUTINES", "METRICS", "PERMIT_WAIT_DURATION",
     "PREEMPTION_ATTEMPTS", "PREEMPTION_VICTIMS", "SCHEDULED", "SCHEDULE_ATTEMPTS", "SCHEDULING_ALGORITHM_DURATION",
     "UNSCHEDULABLE", "MetricSpec", "SchedulerMetrics", "attempts_label", "exponential_buckets",
-    "instrument_framework", "instrument_placement",
 ]

@@ -15,7 +15,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from kubesched.metrics.definitions import (
     BY_NAME,
     CACHE_SIZE,
+    EXTENSION_POINT_DURATION,
     METRICS,
+    PLUGIN_EVALUATION_TOTAL,
+    PLUGIN_EXECUTION_DURATION,
     POD_SCHEDULING_ATTEMPTS,
     POD_SCHEDULING_SLI_DURATION,
     SCHEDULE_ATTEMPTS,
@@ -50,7 +53,7 @@ def collectors_for(registry: CollectorRegistry) -> dict[str, Any]:
 
 class SchedulerMetrics:
     """Records the scheduler's metrics (``pkg/scheduler/metrics/metrics.go``) into a ``prometheus_client``
-    registry.
+    registry: the Prometheus implementation of :class:`kubesched.framework.metrics_sink.MetricsSink`.
 
     Implements :class:`~kubesched.queue.metrics.QueueMetrics` (``inc``/``set``/``observe`` by
     upstream metric name with a ``{label: value}`` mapping), so the same object goes to the queue,
@@ -72,6 +75,38 @@ class SchedulerMetrics:
         self.registry = registry if registry is not None else prometheus_client.REGISTRY
         self._collectors = collectors_for(self.registry)
         self._children: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self._points: dict[tuple[str, str, str], Any] = {}
+        self._plugin_durations: dict[tuple[str, str, str], Any] = {}
+        self._evaluations: dict[tuple[str, str, str], Any] = {}
+
+    #: a recording sink (``MetricsSink.enabled``)
+    enabled = True
+
+    # ---- framework sink (``kubesched.framework.metrics_sink.MetricsSink``) -------------------------
+
+    def extension_point_duration(self, point: str, status: str, profile: str, seconds: float) -> None:
+        """``scheduler_framework_extension_point_duration_seconds{extension_point, status, profile}``."""
+        key = (point, status, profile)
+        c = self._points.get(key)
+        if c is None:
+            c = self._points[key] = self._collectors[EXTENSION_POINT_DURATION].labels(point, status, profile)
+        c.observe(seconds)
+
+    def plugin_execution_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        """``scheduler_plugin_execution_duration_seconds{plugin, extension_point, status}``."""
+        key = (plugin, point, status)
+        c = self._plugin_durations.get(key)
+        if c is None:
+            c = self._plugin_durations[key] = self._collectors[PLUGIN_EXECUTION_DURATION].labels(plugin, point, status)
+        c.observe(seconds)
+
+    def plugin_evaluations(self, plugin: str, point: str, profile: str, count: int) -> None:
+        """Add ``count`` to ``scheduler_plugin_evaluation_total{plugin, extension_point, profile}``."""
+        key = (plugin, point, profile)
+        c = self._evaluations.get(key)
+        if c is None:
+            c = self._evaluations[key] = self._collectors[PLUGIN_EVALUATION_TOTAL].labels(plugin, point, profile)
+        c.inc(count)
 
     def child(self, name: str, labels: Mapping[str, str]) -> Any:
         """The labelled child of metric ``name`` (cached; an unlabelled metric is its own child)."""

@@ -23,6 +23,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import ASSIGNED_POD_DELETE
+from kubesched.framework.metrics_sink import NULL_SINK, MetricsSink
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.framework.recorder import CycleRecorder
@@ -119,12 +120,18 @@ class Scheduler:
                  binding_executor: BindingExecutor = run_inline, default_profile_fallback: bool = False,
                  on_skipped_plugins: Callable[[str, list[str]], None] | None = None,
                  permit_wait_timeout: float | None = None, extenders: list[Any] | None = None,
-                 metrics: Any = None) -> None:
+                 metrics: MetricsSink | None = None, write_client: ClusterClient | None = None,
+                 event_sink: Callable[[dict[str, Any]], Any] | None = None,
+                 reporting_instance: str = "kubesched") -> None:
         from kubesched.cache.cache import Cache
         from kubesched.queue.scheduling_queue import PriorityQueue
         from kubesched.scheduler.event_handlers import EventHandlers
 
-        self.client = client
+        #: the client of the scheduling path's writes (status patches, bindings, victim deletions;
+        #: ``write_client`` when given, e.g. a write-behind client) -- informers read ``client``
+        self.client: ClusterClient = write_client if write_client is not None else client
+        #: synchronous writes of the binding cycle (already off the scheduling thread; ordered before the bind)
+        self.binding_client: ClusterClient = client
         self.config = config
         self.clock = clock
         self.rng = rng
@@ -137,8 +144,9 @@ class Scheduler:
         self.invalid_pods: dict[str, str] = {}
         self._lock = threading.RLock()
         self.extenders = list(extenders or [])
-        #: a :class:`kubesched.metrics.SchedulerMetrics` (or any QueueMetrics recorder), None = no metrics
+        #: a :class:`kubesched.metrics.SchedulerMetrics` or None (no metrics); ``sink`` is it or the null sink
         self.metrics = metrics
+        self.sink: MetricsSink = metrics if metrics is not None else NULL_SINK
         self.placement = Placement(rng, self.extenders, config.percentage_of_nodes_to_score)
         ignored = extender_ignored_resources(config)
         self.profiles: dict[str, Framework] = {}
@@ -147,8 +155,9 @@ class Scheduler:
             fwk = Framework(
                 prof, registry, profile_path=f"profiles[{i}]", snapshot_provider=lambda: self.snapshot,
                 node_info_provider=self.cache.node_info,
-                clock=clock, rng=rng, client=client, objects=self.informers,
-                event_recorder=ClientEventRecorder(client, clock, name), parallelism=config.parallelism,
+                clock=clock, rng=rng, client=self.client, objects=self.informers,
+                event_recorder=ClientEventRecorder(self.client, clock, name, reporting_instance, event_sink),
+                parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
                 permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
                 on_skipped=_bind_profile(on_skipped_plugins, name))
@@ -171,12 +180,7 @@ class Scheduler:
             fwk.activate_hook = self.queue.activate
             fwk.extenders = self.extenders
             fwk.metrics = metrics
-        if metrics is not None and hasattr(metrics, "attempt"):
-            from kubesched.metrics.instrument import instrument_framework, instrument_placement
-
-            for fwk in self.profiles.values():
-                instrument_framework(fwk, metrics)
-            instrument_placement(self.placement, metrics)
+            fwk.sink = self.sink
         self.handlers = EventHandlers(self)
 
     # ---- setup ----------------------------------------------------------------------------------
@@ -245,8 +249,8 @@ class Scheduler:
             self.records.setdefault(pod.key, []).append(rec)
         start = self.clock.now()
         self.scheduling_cycle(fwk, state, qpi, start)
-        if self.metrics is not None and hasattr(self.metrics, "cache_size"):
-            self.metrics.cache_size(self.cache.cache_size())
+        if self.sink.enabled:
+            self.sink.cache_size(self.cache.cache_size())
 
     # ---- scheduling cycle -----------------------------------------------------------------------
 
@@ -345,7 +349,7 @@ class Scheduler:
             return
         if (pf is None or pf.is_success() or waiting is not None) and pod.nominated_node_name != host:
             try:
-                self.client.patch_status("Pod", pod.namespace, pod.name, {"nominatedNodeName": host})
+                self.binding_client.patch_status("Pod", pod.namespace, pod.name, {"nominatedNodeName": host})
             except Exception as e:  # noqa: BLE001 - upstream only logs
                 log.info("could not set nominatedNodeName of %s: %s", pod.key, e)
         if waiting is not None:
@@ -373,10 +377,10 @@ class Scheduler:
         fwk.event_recorder.eventf(pod, None, "Normal", "Scheduled", "Binding",  # type: ignore[union-attr]
                                   f"Successfully assigned {pod.namespace}/{pod.name} to {host}")
         v_info(log, 2, "Successfully bound pod to node", pod=KObj(pod.namespace, pod.name), node=host)
-        if self.metrics is not None and hasattr(self.metrics, "pod_scheduled"):
+        if self.sink.enabled:
             now = self.clock.now()
             first = qpi.initial_attempt_timestamp
-            self.metrics.pod_scheduled(fwk.profile_name, now - start, qpi.attempts,
+            self.sink.pod_scheduled(fwk.profile_name, now - start, qpi.attempts,
                                        now - first if first is not None else None)
         fwk.run_post_bind_plugins(state, assumed, host)
         to_activate = state.get(PODS_TO_ACTIVATE_KEY) or {}
@@ -423,8 +427,8 @@ class Scheduler:
         FailedScheduling event, PodScheduled=False."""
         pod = qpi.pod
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
-        if self.metrics is not None and hasattr(self.metrics, "attempt"):
-            self.metrics.attempt("unschedulable" if status.is_rejected() else "error", fwk.profile_name,
+        if self.sink.enabled:
+            self.sink.attempt("unschedulable" if status.is_rejected() else "error", fwk.profile_name,
                                  self.clock.now() - start)
         err = status.err
         qpi.unschedulable_plugins = set()

@@ -1,11 +1,15 @@
-"""Event recorder writing ``events.k8s.io/v1`` Events through the cluster client
-(``k8s.io/client-go/tools/events``): reporting controller = the profile's schedulerName,
-``note`` truncated to 1024 bytes as upstream does for FailedScheduling.
+"""Event recorder building ``events.k8s.io/v1`` Events (``k8s.io/client-go/tools/events``
+``recorderImpl.makeEvent``): reporting controller = the profile's schedulerName, reporting
+instance = ``<controller>-<instance>`` (the replica), ``note`` truncated to 1024 bytes as upstream
+does for FailedScheduling. The event goes to ``sink``: the client's ``create_event`` (embedded
+cluster, synchronous) or an :class:`~kubesched.cluster.event_broadcaster.EventBroadcaster`'s
+``record`` (``kubesched run``: queued, aggregated into series, written by its own workers).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.pod import Pod
@@ -25,13 +29,16 @@ def truncate_note(msg: str) -> str:
 
 
 class ClientEventRecorder:
-    """Writes Events with ``client.create_event``; failures are only logged (as upstream)."""
+    """Builds Events and hands them to ``sink`` (default ``client.create_event``); failures are
+    only logged (as upstream)."""
 
-    def __init__(self, client: Any, clock: Any, reporting_controller: str, instance: str = "kubesched") -> None:
+    def __init__(self, client: Any, clock: Any, reporting_controller: str, instance: str = "kubesched",
+                 sink: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self.client = client
         self.clock = clock
         self.reporting_controller = reporting_controller
         self.instance = instance
+        self.sink = sink if sink is not None else client.create_event
         self._seq = 0
 
     def eventf(self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str, note: str) -> None:
@@ -51,6 +58,6 @@ class ClientEventRecorder:
             ev["related"] = {"kind": "Pod", "namespace": related.namespace, "name": related.name, "uid": related.uid,
                              "apiVersion": "v1"}
         try:
-            self.client.create_event(ev)
+            self.sink(ev)
         except Exception as e:  # noqa: BLE001
             log.warning("could not record event %s for %s: %s", reason, regarding.key, e)

@@ -26,7 +26,9 @@ def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | No
                   seed: int | None = None, record: bool | Callable[[Any], bool] = False, registry: Registry | None = None,
                   binding_executor: BindingExecutor = run_inline, permit_wait_timeout: float | None = None,
                   extenders: list[Any] | None = None, metrics: Any = None,
-                  on_skipped_plugins: Callable[[str, list[str]], None] | None = _warn_skipped) -> Scheduler:
+                  on_skipped_plugins: Callable[[str, list[str]], None] | None = _warn_skipped,
+                  write_client: ClusterClient | None = None, event_sink: Callable[[dict[str, Any]], Any] | None = None,
+                  reporting_instance: str = "kubesched") -> Scheduler:
     """A scheduler for ``config`` (``None``: the upstream default profile). With the default config,
     upstream default plugins that kubesched does not implement yet are left out and reported once
     through ``on_skipped_plugins``; a user config naming them fails with ``not implemented yet``.
@@ -36,6 +38,11 @@ def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | No
     ``metrics``: a :class:`~kubesched.metrics.SchedulerMetrics` to record
     ``pkg/scheduler/metrics/metrics.go`` metrics into;
     ``None`` records nothing and adds no cost.
+    ``write_client``: the client of the scheduling path's writes (default ``client``; ``run`` passes
+    a :class:`~kubesched.cluster.write_behind.WriteBehindClient`). ``event_sink``: where Events go
+    (default ``client.create_event``; ``run`` passes an event broadcaster's ``record``).
+    ``reporting_instance``: the replica's name in Events (``reportingInstance`` =
+    ``<schedulerName>-<reporting_instance>``).
 
     Raises :class:`~kubesched.errors.ConfigError` for invalid configs or plugin args (and
     unusable extender TLS settings).
@@ -50,4 +57,5 @@ def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | No
     return Scheduler(client, cfg, registry or in_tree_registry(), clock=clock, rng=random.Random(seed),
                      record=record, binding_executor=binding_executor, default_profile_fallback=is_default,
                      on_skipped_plugins=on_skipped_plugins, permit_wait_timeout=permit_wait_timeout,
-                     extenders=extenders, metrics=metrics)
+                     extenders=extenders, metrics=metrics, write_client=write_client, event_sink=event_sink,
+                     reporting_instance=reporting_instance)

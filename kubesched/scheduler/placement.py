@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -16,10 +18,17 @@ from kubesched.api.pod import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.results import NodePluginScores, PluginScore
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
+from kubesched.logs.kv import KObj, v_info
+
+log = logging.getLogger(__name__)
+
+BATCH = "batch"
+PER_NODE = "per-node"
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -87,7 +96,7 @@ class Placement:
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailableError()
         self._feasible_rows = None
-        self._table = snapshot.node_table if (state.recorder is None and not self.extenders) else None
+        self._table = snapshot.node_table if not self.extenders else None
         self._table_list = snapshot.node_info_list
         try:
             feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
@@ -105,9 +114,15 @@ class Placement:
                 rec.selected_node = feasible[0].name
             return ScheduleResult(feasible[0].name, evaluated, 1)
         if rows is not None and fwk.has_score_plugins():
+            if rec is not None:
+                rec.score_path = BATCH
             totals = self.prioritize_nodes_batch(fwk, state, pod, snapshot.node_table, rows, feasible)
             host = self.select_host_batch(totals, feasible)
+            if rec is not None:
+                rec.selected_node = host
             return ScheduleResult(host, evaluated, len(feasible))
+        if rec is not None:
+            rec.score_path = PER_NODE
         scores = self.prioritize_nodes(fwk, state, pod, feasible)
         host = self.select_host(scores)
         if rec is not None:
@@ -156,25 +171,73 @@ class Placement:
 
     def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                                      nodes: list[NodeInfo]) -> list[NodeInfo]:
-        """Upstream ``pkg/scheduler/schedule_one.go`` ``numFeasibleNodesToFind``: visit ``nodes`` from the
-        rotating start index until enough feasible nodes are found."""
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``findNodesThatPassFilters`` /
+        ``numFeasibleNodesToFind``: visit ``nodes`` from the rotating start index until enough
+        feasible nodes are found. Times the Filter extension point into the framework's sink (upstream's deferred
+        observation in ``findNodesThatPassFilters``: Success, or Error when it raised)."""
+        sink = fwk.sink
+        if not sink.enabled:
+            return self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        t0 = perf_counter()
+        code = "Error"
+        try:
+            out = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+            code = "Success"
+            return out
+        finally:
+            sink.extension_point_duration("Filter", code, fwk.profile_name, perf_counter() - t0)
+
+    def _batch_unavailable(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo], n: int) -> str | None:
+        """Why the batch Filter path cannot run over ``nodes`` in this cycle (None: it can)."""
+        if self.extenders:
+            return "extenders are configured"
+        table = self._table
+        if table is None:
+            return "the snapshot has no node table"
+        if n < BATCH_MIN_NODES:
+            return f"{n} nodes to visit (batch from {BATCH_MIN_NODES})"
+        if nodes is not self._table_list:
+            return "PreFilter narrowed the nodes"
+        if not table.exact or len(table) != n:
+            return "the node table does not mirror the snapshot"
+        missing = fwk.filter_without_batch(state)
+        if missing is not None:
+            return f"Filter plugin {missing} has no batch form"
+        return None
+
+    def _chose(self, state: CycleState, pod: Pod, path: str, reason: str | None) -> None:
+        rec = state.recorder
+        if rec is not None:
+            rec.filter_path = path
+            if reason is not None:
+                rec.fallback_reason = reason
+        if reason is not None:
+            v_info(log, 4, "Filter path", pod=KObj(pod.namespace, pod.name), path=path, reason=reason)
+        else:
+            v_info(log, 4, "Filter path", pod=KObj(pod.namespace, pod.name), path=path)
+
+    def _find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                                      nodes: list[NodeInfo]) -> list[NodeInfo]:
         n = len(nodes)
         if n == 0:
             return []
         target = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score
                                             if fwk.percentage_of_nodes_to_score is not None else self.global_percentage, n)
-        if not fwk.has_score_plugins() and not any(getattr(e, "is_prioritizer", lambda: False)() for e in self.extenders) \
-                and not any(getattr(e, "is_filter", lambda: False)() for e in self.extenders):
+        if not fwk.has_score_plugins() and not any(e.is_prioritizer() for e in self.extenders) \
+                and not any(e.is_filter() for e in self.extenders):
             target = 1
         start = self.next_start_node_index % n
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(target, n))]
-        table = self._table
-        if table is not None and nodes is self._table_list and n >= BATCH_MIN_NODES and table.exact \
-                and len(table) == n:
-            out = self._pass_filters_batch(fwk, state, pod, diagnosis, table, n, start, target)
+        reason = self._batch_unavailable(fwk, state, nodes, n)
+        if reason is None:
+            why: list[str] = []
+            out = self._pass_filters_batch(fwk, state, pod, diagnosis, self._table, n, start, target, why)
             if out is not None:
+                self._chose(state, pod, BATCH, None)
                 return out
+            reason = why[0] if why else "a batch form declined"
+        self._chose(state, pod, PER_NODE, reason)
         feasible: list[NodeInfo] = []
         rec = state.recorder
         statuses = diagnosis.node_to_status
@@ -193,17 +256,17 @@ class Placement:
         return feasible
 
     def _pass_filters_batch(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, table: Any,
-                            n: int, start: int, target: int) -> list[NodeInfo] | None:
+                            n: int, start: int, target: int, why: list[str]) -> list[NodeInfo] | None:
         """Vectorised :meth:`find_nodes_that_pass_filters` over the whole snapshot list: filter
         masks per chunk of the visiting order; only rejected visited nodes (for their exact
         statuses) and nodes with nominated pods go through the per-node path. ``None``: not
-        possible for this pod (some plugin has no batch form), nothing was recorded."""
-        names_fn = getattr(fwk.nominator, "nominated_node_names", None) if fwk.nominator is not None else None
-        if fwk.nominator is not None and names_fn is None:
-            return None
+        possible for this pod (a batch form declined; ``why`` says which), nothing was recorded.
+        Plugin evaluations are counted and the recorder (when attached) gets the same verdicts
+        as the per-node path would record, in the same node order."""
         nominated_rows: Any = None
-        if names_fn is not None:
-            names = names_fn()
+        rec = state.recorder
+        if fwk.nominator is not None:
+            names = fwk.nominator.nominated_node_names()
             if names:
                 nominated_rows = np.fromiter((table.rows.get(x, -1) for x in names), dtype=np.int64, count=len(names))
         infos = table.infos
@@ -217,15 +280,16 @@ class Placement:
         while offset < n and need > 0:
             cnt = min(chunk, n - offset)
             rows = table.visit_rows((start + offset) % n, cnt)
-            mask = fwk.run_filter_plugins_batch(state, pod, table, rows, first_out)
+            mask = fwk.run_filter_plugins_batch(state, pod, table, rows, first_out, why)
             if mask is None:
                 if offset == 0:
                     return None
                 raise SchedulingError(Status(Code.Error, "a Filter plugin's batch form declined mid-cycle"))
             known: dict[int, Status | None] = {}
+            known_rec: CycleRecorder | None = CycleRecorder() if rec is not None else None
             if nominated_rows is not None:
                 for i in np.flatnonzero(np.isin(rows, nominated_rows)).tolist():
-                    s = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[rows[i]])
+                    s = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[rows[i]], known_rec)
                     known[i] = s
                     mask[i] = s is None or s.code == Code.Success
             cum = np.cumsum(mask)
@@ -234,9 +298,15 @@ class Placement:
             visited = mask[:cut]
             rejected = np.flatnonzero(~visited)
             first = first_out[0]
+            if fwk.sink.enabled:
+                counted = first[:cut]
+                if known:
+                    counted = np.delete(counted, [i for i in known if i < cut])
+                fwk.record_filter_batch_evaluations(state, counted)
             plugins = fwk.filter_plugins
             status_keys = self._status_keys(fwk, state, pod, table, rows, rejected, first) if len(rejected) > 1 else None
             shared: dict[tuple[int, int], Status] = {}
+            rejected_status: dict[int, Status | None] = {}
             for i in rejected.tolist():
                 ni = infos[rows[i]]
                 if i in known:
@@ -262,6 +332,14 @@ class Placement:
                     diagnosis.add_plugin_status(s)
                 else:
                     raise SchedulingError(s)
+                rejected_status[i] = s
+            if rec is not None and known_rec is not None:
+                for i in range(cut):
+                    name = infos[rows[i]].name
+                    if i in known:
+                        rec.filter[name] = known_rec.filter.get(name, {})
+                    else:
+                        fwk.record_filter_batch_verdicts(rec, state, name, int(first[i]), rejected_status.get(i))
             ok_rows = rows[:cut][visited]
             feasible.extend([infos[r] for r in ok_rows.tolist()])
             feasible_rows.append(ok_rows)
@@ -277,15 +355,14 @@ class Placement:
         """Per row of ``rows`` the ``filter_batch_status_keys`` key of its first rejecting plugin
         (-1 where that plugin has none), or ``None`` when no rejected row has a key."""
         keys = None
-        plugins = fwk.filter_plugins
         firsts = first[rejected]
         for idx in np.unique(firsts).tolist():
-            fn = getattr(plugins[idx], "filter_batch_status_keys", None)
-            if fn is None:
+            form = fwk.filter_status_keys(idx)
+            if form is None:
                 continue
             sel = rejected[firsts == idx]
             try:
-                k = fn(state, pod, table, rows[sel])
+                k = form.filter_batch_status_keys(state, pod, table, rows[sel])
             except Exception:  # noqa: BLE001 - the per-node call reports the plugin's error exactly
                 k = None
             if k is None:

@@ -57,24 +57,25 @@ def test_elector_valid_until_is_renew_deadline_after_the_attempt_started() -> No
 
 def test_kube_client_consults_the_guard_before_sending_writes() -> None:
     """Refused writes never reach the transport; reads and the Lease's own requests do."""
+    import http.client
+
+    from kubesched.cluster.http_pool import Response
     from kubesched.cluster.kube import KubeClusterClient
 
     sent: list[tuple[str, str]] = []
 
-    class Transport:
+    class ApiClient:
         configuration = None
-        def call_api(self, path: str, method: str, **kwargs: object) -> object:
+        default_headers: dict[str, str] = {}
+
+        def update_params_for_auth(self, headers: object, querys: object, auth_settings: object) -> None: ...
+
+    class Transport:
+        def request(self, method: str, path: str, body: object, headers: object, timeout: object) -> Response:
             sent.append((method, path))
+            return Response(200, http.client.HTTPMessage(), b"{}")
 
-            class Resp:
-                data = b"{}"
-
-                def drain_conn(self) -> None: ...
-
-                def release_conn(self) -> None: ...
-            return Resp()
-
-    client = KubeClusterClient(Transport())  # type: ignore[arg-type]
+    client = KubeClusterClient(ApiClient(), transport=Transport())  # type: ignore[arg-type]
     stale: list[int] = []
     client.write_guard = LeaseFence(lambda: float("-inf"), lambda: stale.append(1))
     with pytest.raises(LeaseLostError):

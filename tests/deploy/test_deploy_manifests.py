@@ -131,7 +131,8 @@ def test_rbac_is_explicit_and_within_the_bootstrap_roles() -> None:
         ("apps", "replicasets"), ("apps", "statefulsets"), ("policy", "poddisruptionbudgets")} | {
         ("storage.k8s.io", r) for r in ("csinodes", "csidrivers", "csistoragecapacities")}
     expected = {(g, r, v, "*any*") for g, r in watched for v in ("list", "watch")}
-    expected |= {("events.k8s.io", "events", "create", "*any*"), ("", "pods", "delete", "*any*"),
+    expected |= {("events.k8s.io", "events", "create", "*any*"), ("events.k8s.io", "events", "patch", "*any*"),
+                 ("", "pods", "delete", "*any*"),
                  ("", "pods/binding", "create", "*any*"), ("", "pods/status", "patch", "*any*")}
     assert ks == expected
     assert vs == ({("", r, v, "*any*") for r in ("persistentvolumes", "persistentvolumeclaims")

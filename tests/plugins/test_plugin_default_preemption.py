@@ -101,6 +101,9 @@ class Nominator:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return [PodInfo(p) for p in self.by_node.get(node_name, [])]
 
+    def nominated_node_names(self) -> list[str]:
+        return [n for n, pods in self.by_node.items() if pods]
+
 
 def profile(args: dict[str, Any] | None = None) -> KubeSchedulerProfile:
     names = ["PrioritySort", "NodeResourcesFit", "DefaultPreemption", "DefaultBinder"]

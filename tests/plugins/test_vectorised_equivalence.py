@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry, generate_latest
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
@@ -21,6 +22,7 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.framework import batch as batch_mod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.snapshot import Snapshot
+from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.interpodaffinity import batch as ipa_batch
 from kubesched.scheduler import new_scheduler
 from kubesched.scheduler import placement as placement_mod
@@ -191,11 +193,14 @@ def _per_node(mp: pytest.MonkeyPatch) -> None:
 
 
 def _run(nodes: list[dict[str, Any]], bound: list[dict[str, Any]], pending: list[dict[str, Any]], seed: int,
-         pct: int | None) -> tuple[list[Any], int, Any]:
+         pct: int | None, *, metrics: Any = None, record: bool = False,
+         keep: list[Any] | None = None) -> tuple[list[Any], int, Any]:
     clock = VirtualClock(0)
     c = MemoryCluster(clock)
     c.load(NAMESPACES + nodes + bound)
-    s = new_scheduler(c, None, clock=clock, seed=seed, on_skipped_plugins=None)
+    s = new_scheduler(c, None, clock=clock, seed=seed, on_skipped_plugins=None, metrics=metrics, record=record)
+    if keep is not None:
+        keep.append(s)
     if pct is not None:
         s.placement.global_percentage = pct
     s.start()
@@ -405,3 +410,77 @@ def test_table_aggregates_equal_the_walk_as_the_cluster_changes(cluster: Any, da
                 mp.setattr(batch_mod, "TABLE_PRECOMPUTE", False)
                 walk = _pre_states(fwk, pod, all_nodes, feasible)
             assert fast == walk
+
+
+def _evaluations(reg: CollectorRegistry) -> dict[str, float]:
+    """``scheduler_plugin_evaluation_total`` samples of ``reg`` (label set -> count)."""
+    out = {}
+    for line in generate_latest(reg).decode().splitlines():
+        if line.startswith("scheduler_plugin_evaluation_total{"):
+            key, _, value = line.rpartition(" ")
+            out[key] = float(value)
+    return out
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(clusters(), st.sampled_from([None, 0, 50]))
+def test_metrics_on_or_off_give_identical_bindings_and_the_batch_path_counts_as_per_node(cluster: Any,
+                                                                                         pct: int | None) -> None:
+    """Metrics never change what is scheduled (bindings, statuses, events, start index, RNG), the
+    batch path stays on with metrics, and it counts plugin evaluations exactly as the per-node
+    path does."""
+    nodes, bound, pending, seed = cluster
+    off = _run(nodes, bound, pending, seed, pct)
+    reg_batch = CollectorRegistry()
+    kept: list[Any] = []
+    on = _run(nodes, bound, pending, seed, pct, metrics=SchedulerMetrics(reg_batch), keep=kept)
+    assert on == off
+    assert kept[0].profiles["default-scheduler"].sink.enabled
+    reg_per_node = CollectorRegistry()
+    with pytest.MonkeyPatch.context() as mp:
+        _per_node(mp)
+        per_node = _run(nodes, bound, pending, seed, pct, metrics=SchedulerMetrics(reg_per_node))
+    assert per_node == off
+    assert _evaluations(reg_batch) == _evaluations(reg_per_node)
+
+
+def _records(s: Any) -> dict[str, list[dict[str, Any]]]:
+    """Every recorded attempt without the engine-path fields (which differ between the paths)."""
+    out = {}
+    for key, recs in s.records.items():
+        out[key] = [{k: v for k, v in r.to_dict().items() if k not in ("filterPath", "scorePath", "fallbackReason")}
+                    for r in recs]
+    return out
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(clusters())
+def test_recorder_reads_the_batch_results(cluster: Any) -> None:
+    """With a recorder attached (``simulate -o json``, ``--explain``) the batch path still runs and
+    records exactly the verdicts and scores the per-node path records, in the same order."""
+    nodes, bound, pending, seed = cluster
+    batch_kept: list[Any] = []
+    batch = _run(nodes, bound, pending, seed, None, record=True, keep=batch_kept)
+    per_node_kept: list[Any] = []
+    with pytest.MonkeyPatch.context() as mp:
+        _per_node(mp)
+        per_node = _run(nodes, bound, pending, seed, None, record=True, keep=per_node_kept)
+    assert batch == per_node
+    got, want = _records(batch_kept[0]), _records(per_node_kept[0])
+    assert got == want
+    assert [list(r["filter"]) for rs in got.values() for r in rs] == \
+        [list(r["filter"]) for rs in want.values() for r in rs]
+    for recs in batch_kept[0].records.values():
+        for r in recs:
+            assert r.filter_path in ("batch", "per-node", None)
+            assert (r.filter_path == "per-node") == (r.fallback_reason is not None)
+    assert {r.filter_path for recs in per_node_kept[0].records.values() for r in recs} <= {"per-node", None}
+
+
+def test_recorded_attempt_on_a_plain_cluster_takes_the_batch_path() -> None:
+    nodes = [node_manifest(f"n{i:03d}", cpu="4", memory="8Gi") for i in range(40)]
+    kept: list[Any] = []
+    _run(nodes, [], [pod_manifest("p", cpu="1")], 0, None, record=True, keep=kept)
+    (rec,) = kept[0].records["default/p"]
+    assert (rec.filter_path, rec.score_path, rec.fallback_reason) == ("batch", "batch", None)
+    assert len(rec.filter) == 40 and rec.selected_node in rec.final_score

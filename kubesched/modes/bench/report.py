@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from kubesched.modes.bench.api import ApiResult
 from kubesched.modes.bench.runner import WorkloadResult
 
 
@@ -45,3 +46,26 @@ def results_table(results: Sequence[WorkloadResult]) -> Table:
                   f"{r.scheduled_pods / r.cpu_seconds:.0f}" if r.cpu_seconds > 0 else "-", f"{lat.get('perc50', 0) * 1e3:.2f}",
                   f"{lat.get('perc99', 0) * 1e3:.2f}", f"{r.peak_rss / 2**20:.0f}", thr, status)
     return t
+
+
+def api_results_table(results: Sequence[ApiResult]) -> Table:
+    """One row per API-mode workload: pods/s first to last bind (and per-second p50), pods per
+    CPU second of ``run`` + ``serve``, attempt latency, CPU and peak RSS of both processes."""
+    t = Table(title="kubesched bench --api (serve + run over HTTP, pods/s first to last bind)")
+    for col in ("workload", "nodes", "pods", "qps/burst", "pods/s", "p50", "pods/CPU s", "lat p50 ms", "lat p99 ms",
+                "run CPU s", "run RSS MiB", "serve CPU s", "serve RSS MiB", "Filter evals/attempt", "status"):
+        t.add_column(col, justify="left" if col in ("workload", "status") else "right")
+    for r in results:
+        status = "ok" if r.status == "ok" else f"[red]{r.status}[/red]: {r.error.splitlines()[0] if r.error else ''}"
+        t.add_row(r.name, str(r.nodes), str(r.measured_pods), f"{r.qps:g}/{r.burst}", f"{r.pods_per_second:.0f}",
+                  f"{r.throughput.get('perc50', 0):.0f}", f"{r.pods_per_cpu_second():.0f}",
+                  f"{r.latency.get('perc50', 0) * 1e3:.2f}", f"{r.latency.get('perc99', 0) * 1e3:.2f}",
+                  f"{r.run.cpu_seconds:.1f}", f"{r.run.peak_rss / 2**20:.0f}", f"{r.serve.cpu_seconds:.1f}",
+                  f"{r.serve.peak_rss / 2**20:.0f}", f"{r.filter_evaluations_per_attempt:.0f}", status)
+    return t
+
+
+def write_api_json(path: str | Path, results: Sequence[ApiResult]) -> None:
+    """Write ``{"workloads": [...]}`` of API-mode results to ``path``."""
+    Path(path).write_text(json.dumps({"workloads": [r.to_json() for r in results]}, indent=2) + "\n",
+                          encoding="utf-8")

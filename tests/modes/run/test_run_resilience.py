@@ -74,9 +74,15 @@ def test_500_and_429_only_slow_scheduling(cluster: Cluster, replicas: list[Repli
     for n in names:
         cluster.create_pod(n)
     cluster.wait_bound(names, timeout=40)
-    # the 500s on binding were scheduling errors: reported, requeued, bound later
+    # the 500s on binding were scheduling errors: reported, requeued, bound later. Events are
+    # written by the event broadcaster's workers (after the 429s' Retry-After waits), and
+    # repeated failures of one pod fold into one Event with a series count
+    def failures() -> int:
+        return sum(int((e.get("series") or {}).get("count", 1)) for e in cluster.events("FailedScheduling"))
+
+    wait_for(lambda: failures() >= 4, 30, "4 FailedScheduling events")
     errors = [e for e in cluster.events("FailedScheduling")]
-    assert len(errors) == 4
+    assert failures() == 4
     assert {e["note"] for e in errors} == {'running Bind plugin "DefaultBinder": injected fault (HTTP 500)'}
     # the 429s were retried after Retry-After: every Scheduled event arrived
     _scheduled_once(cluster, names)
@@ -107,19 +113,27 @@ def test_qps_and_burst_hold(cluster: Cluster, replicas: list[Replica]) -> None:
     cluster.wait_bound(names, timeout=60)
     _scheduled_once(cluster, names)
     elapsed = time.time() - start
+    # events go through a client of their own (own token bucket, as upstream's scheduler does):
+    # each of the two request streams holds the flags' QPS and burst
     per_second: Counter[int] = Counter()
+    event_per_second: Counter[int] = Counter()
     for row in cluster.hook("GET", "/kubesched/requests")["requests"]:
         if row["method"] == "GET" and "/namespaces/" in row["path"]:
             continue  # the test's own polling (the scheduler lists and watches cluster-wide)
-        per_second[row["second"]] += row["count"]
-    seconds = sorted(per_second)
+        if row["path"].endswith("/events") or "/events/" in row["path"]:
+            event_per_second[row["second"]] += row["count"]
+        else:
+            per_second[row["second"]] += row["count"]
     total = sum(per_second.values())
-    # 14 lists + 14 watches + 25 bindings + 25 events, at least
-    assert total >= 78
+    # 14 lists + 14 watches + 25 bindings, at least; 25 events
+    assert total >= 53
+    assert sum(event_per_second.values()) >= 25
     # flags beat the config file (qps 200 would finish in well under a second)
     assert elapsed >= (total - burst) / qps - 1.0
-    for i, s0 in enumerate(seconds):
-        for s1 in seconds[i:]:
-            window = sum(per_second[s] for s in range(s0, s1 + 1))
-            # whole-second buckets: a window of k buckets spans < k + 1 seconds
-            assert window <= burst + qps * (s1 - s0 + 1), (s0, s1, window)
+    for counts in (per_second, event_per_second):
+        seconds = sorted(counts)
+        for i, s0 in enumerate(seconds):
+            for s1 in seconds[i:]:
+                window = sum(counts[s] for s in range(s0, s1 + 1))
+                # whole-second buckets: a window of k buckets spans < k + 1 seconds
+                assert window <= burst + qps * (s1 - s0 + 1), (s0, s1, window)

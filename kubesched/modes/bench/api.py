@@ -1,0 +1,389 @@
+"""``kubesched bench --api``: a workload through ``kubesched serve`` + ``kubesched run`` over HTTP.
+
+The workload's objects are written to one JSON ``List`` that ``serve -f`` loads at start: its
+nodes, namespaces and the pods of every ``createPods`` op, pending (the measured op's pods can be
+cut to ``measure_pods``). Then ``kubesched run`` (default profile, ``--leader-elect=false``, the
+given QPS/burst) lists them and schedules them in queue order: the pods of earlier ops first
+(their namespaces sort first, as ``namespace-<op index>``), so the init pods are placed before the
+measured ones, as ``scheduler_perf``'s barrier does. Pod creation is not part of the measurement.
+
+The benchmark process watches pods on the API (its own client) and stamps each bind of a measured
+pod as the watch delivers it: **throughput = measured pods / (last bind - first bind)**, sampled
+per second as well. CPU seconds of both processes (``/proc/<pid>/stat``, user + system) are taken
+at the first and at the last measured bind; peak RSS is ``VmHWM`` at the end. Attempt latency comes
+from ``run``'s ``scheduler_scheduling_attempt_duration_seconds`` histogram (``result=scheduled``),
+quantiles interpolated within buckets as Prometheus' ``histogram_quantile`` does; the share of
+Filter evaluations per attempt shows which path ran.
+
+Supported ops: ``createNodes``, ``createNamespaces``, ``createPods``, ``barrier``; workloads with
+``churn`` or ``sleep`` raise ConfigError. Linux only (``/proc``). Everything listens on loopback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubesched.errors import ConfigError
+from kubesched.modes.bench.metrics import percentile
+from kubesched.modes.bench.workloads import BenchWorkload
+
+__all__ = ["ApiResult", "histogram_quantile", "run_api_workload", "workload_objects"]
+
+#: label on bench pods: index of the createPods op that made them
+OP_LABEL = "kubesched.bench/op"
+_CLI = "from kubesched.cli.main import main; main()"
+
+
+@dataclass
+class ProcessStats:
+    """CPU seconds over the measurement and peak RSS (bytes) of one process."""
+
+    cpu_seconds: float = 0.0
+    peak_rss: int = 0
+
+
+@dataclass
+class ApiResult:
+    """Outcome of one API-mode workload; :meth:`to_json` gives the ``--output`` entry."""
+
+    name: str
+    nodes: int
+    measured_pods: int
+    qps: float
+    burst: int
+    status: str = "ok"
+    error: str = ""
+    scheduled_pods: int = 0
+    duration_seconds: float = 0.0
+    throughput: dict[str, float] = field(default_factory=dict)
+    latency: dict[str, float] = field(default_factory=dict)
+    run: ProcessStats = field(default_factory=ProcessStats)
+    serve: ProcessStats = field(default_factory=ProcessStats)
+    filter_evaluations_per_attempt: float = 0.0
+    startup_seconds: float = 0.0
+
+    @property
+    def pods_per_second(self) -> float:
+        """Measured pods per second, first to last bind."""
+        return self.scheduled_pods / self.duration_seconds if self.duration_seconds > 0 else 0.0
+
+    def pods_per_cpu_second(self) -> float:
+        """Measured pods per CPU second of ``run`` + ``serve``."""
+        cpu = self.run.cpu_seconds + self.serve.cpu_seconds
+        return self.scheduled_pods / cpu if cpu > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape of a result row (times in seconds, sizes in bytes)."""
+        return {
+            "name": self.name, "mode": "api", "nodes": self.nodes, "measuredPods": self.measured_pods,
+            "qps": self.qps, "burst": self.burst, "status": self.status, "error": self.error,
+            "scheduledPods": self.scheduled_pods, "durationSeconds": self.duration_seconds,
+            "podsPerSecond": self.pods_per_second, "throughput": self.throughput,
+            "attemptLatencySeconds": self.latency,
+            "run": {"cpuSeconds": self.run.cpu_seconds, "peakRssBytes": self.run.peak_rss},
+            "serve": {"cpuSeconds": self.serve.cpu_seconds, "peakRssBytes": self.serve.peak_rss},
+            "podsPerCpuSecond": self.pods_per_cpu_second(),
+            "filterEvaluationsPerAttempt": self.filter_evaluations_per_attempt,
+            "startupSeconds": self.startup_seconds,
+        }
+
+
+def workload_objects(w: BenchWorkload, measure_pods: int | None = None) -> tuple[list[dict[str, Any]], set[str], int]:
+    """The objects ``serve`` loads for ``w`` (nodes, namespaces, pending pods in op order), the op
+    tags of the measured pods and their number. Raises ConfigError for unsupported ops."""
+    objs: list[dict[str, Any]] = []
+    pods: list[dict[str, Any]] = []
+    namespaces: dict[str, None] = {}
+    measured: set[str] = set()
+    n_measured = 0
+    node_seq = 0
+    for i, op in enumerate(w.ops):
+        if op.opcode in ("churn", "sleep"):
+            raise ConfigError(f"{w.name}.workloadTemplate[{i}]", f"op {op.opcode} is not supported by --api")
+        if op.opcode == "createNodes":
+            assert op.template is not None
+            meta = op.template.get("metadata") or {}
+            for k in range(op.count):
+                name = meta.get("name") if op.count == 1 and meta.get("name") else \
+                    f"{meta.get('generateName', 'node-')}{node_seq}"
+                node_seq += 1
+                labels = dict(meta.get("labels") or {})
+                if op.label_key:
+                    labels[op.label_key] = op.label_values[k % len(op.label_values)]
+                if op.unique_label_key:
+                    labels[op.unique_label_key] = name
+                objs.append({**op.template, "metadata": {**meta, "name": name, "labels": labels}})
+        elif op.opcode == "createNamespaces":
+            for k in range(op.count):
+                namespaces[f"{op.prefix}-{k}"] = None
+        elif op.opcode == "createPods":
+            assert op.template is not None
+            ns = op.namespace or f"namespace-{i}"
+            namespaces[ns] = None
+            meta = op.template.get("metadata") or {}
+            prefix = f"{meta.get('generateName', 'pod-')}{i}-"
+            labels = {**(meta.get("labels") or {}), OP_LABEL: str(i)}
+            count = op.count
+            if op.collect_metrics:
+                if measure_pods is not None:
+                    count = measure_pods
+                measured.add(str(i))
+                n_measured += count
+            spec = op.template.get("spec") or {}
+            for k in range(count):
+                pods.append({"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": f"{prefix}{k:06d}", "namespace": ns, "labels": labels},
+                             "spec": spec})
+    ns_objs = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+               for ns in namespaces if ns != "default"]
+    return ns_objs + objs + pods, measured, n_measured
+
+
+def histogram_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
+    """Prometheus ``histogram_quantile``: ``buckets`` are cumulative ``(upper bound, count)``
+    sorted by bound (the last one ``+Inf``); linear interpolation inside the bucket."""
+    if not buckets or buckets[-1][1] <= 0:
+        return 0.0
+    rank = q * buckets[-1][1]
+    prev_bound, prev_count = 0.0, 0.0
+    for bound, count in buckets:
+        if count >= rank:
+            if bound == float("inf"):
+                return prev_bound
+            if count == prev_count:
+                return bound
+            return prev_bound + (bound - prev_bound) * (rank - prev_count) / (count - prev_count)
+        prev_bound, prev_count = bound, count
+    return prev_bound
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+def _peak_rss(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(cond: Callable[[], bool], timeout: float, what: str, procs: list[subprocess.Popen[bytes]]) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        for p in procs:
+            if p.poll() is not None:
+                raise RuntimeError(f"{what}: a benchmark process exited with code {p.returncode}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _process(args: list[str], log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with open(log_path, "wb") as log:
+        p = subprocess.Popen([sys.executable, "-c", _CLI, *args], stdout=log, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        try:
+            yield p
+        finally:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(5)
+
+
+class _BindWatch:
+    """Stamps the first bind of each measured pod (``spec.nodeName`` newly set) as the watch
+    delivers it, and samples both processes' CPU at the first and the last one."""
+
+    def __init__(self, measured: set[str], expected: int, pids: Callable[[], list[int]]) -> None:
+        self.measured = measured
+        self.expected = expected
+        self.pids = pids
+        self.bound: set[str] = set()
+        self.all_bound = 0
+        self.times: list[float] = []
+        self.cpu_first: list[float] = []
+        self.cpu_last: list[float] = []
+        self.done = threading.Event()
+        self._seen: set[str] = set()
+
+    def __call__(self, ev: Any) -> None:
+        if ev.type not in ("ADDED", "MODIFIED"):
+            return
+        obj = ev.object
+        if not (obj.get("spec") or {}).get("nodeName"):
+            return
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.all_bound += 1
+        if (meta.get("labels") or {}).get(OP_LABEL) not in self.measured:
+            return
+        now = time.monotonic()
+        if not self.times:
+            self.cpu_first = [_cpu_seconds(p) for p in self.pids()]
+        self.times.append(now)
+        self.bound.add(key)
+        if len(self.bound) >= self.expected:
+            self.cpu_last = [_cpu_seconds(p) for p in self.pids()]
+            self.done.set()
+
+
+def _scrape(port: int, token: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=10) as r:  # noqa: S310 - loopback
+        text = r.read().decode()
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out.setdefault(s.name, []).append((dict(s.labels), float(s.value)))
+    return out
+
+
+def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000, measure_pods: int | None = None,
+                     timeout: float = 600.0, run_args: tuple[str, ...] = (),
+                     progress: Callable[[int, int], None] | None = None) -> ApiResult:
+    """Run ``w`` through ``serve`` + ``run`` subprocesses (module docstring). Failures become a
+    ``failed`` result with the reason (and the tail of the processes' logs), never a crash."""
+    objs, measured, n_measured = workload_objects(w, measure_pods)
+    result = ApiResult(w.name, w.nodes, n_measured, qps, burst)
+    with tempfile.TemporaryDirectory(prefix="kubesched-bench-api-") as tmp:
+        tmpdir = Path(tmp)
+        manifest = tmpdir / "cluster.json"
+        manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+        del objs
+        kubeconfig = tmpdir / "kubeconfig"
+        metrics_port = _free_port()
+        try:
+            _run_processes(w, result, tmpdir, manifest, kubeconfig, metrics_port, measured, n_measured, qps, burst,
+                           timeout, run_args, progress)
+        except Exception as e:  # noqa: BLE001 - a failing workload is a result row
+            result.status = "failed"
+            tails = []
+            for name in ("serve.log", "run.log"):
+                p = tmpdir / name
+                if p.exists():
+                    lines = p.read_text(errors="replace").splitlines()[-8:]
+                    tails.append(f"--- {name}\n" + "\n".join(lines))
+            result.error = f"{type(e).__name__}: {e}\n" + "\n".join(tails)
+    return result
+
+
+def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: Path, kubeconfig: Path, metrics_port: int,
+                   measured: set[str], n_measured: int, qps: float, burst: int, timeout: float,
+                   run_args: tuple[str, ...], progress: Callable[[int, int], None] | None) -> None:
+    from kubesched.cluster.kube import KubeClusterClient
+
+    t0 = time.monotonic()
+    # the scrape of run's /metrics is authenticated and authorised through serve, as a
+    # Prometheus scraper's is through the API server (TokenReview + SubjectAccessReview)
+    token = secrets.token_hex(16)
+    (tmpdir / "tokens.csv").write_text(f"{token},kubesched-bench,uid-bench\n")
+    (tmpdir / "policy.jsonl").write_text(json.dumps(
+        {"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy",
+         "spec": {"user": "kubesched-bench", "nonResourcePath": "/metrics", "readonly": True}}) + "\n")
+    serve_args = ["serve", "-f", str(manifest), "--port", "0", "--write-kubeconfig", str(kubeconfig),
+                  "--token-auth-file", str(tmpdir / "tokens.csv"),
+                  "--authorization-policy-file", str(tmpdir / "policy.jsonl")]
+    with _process(serve_args, tmpdir / "serve.log") as serve:
+        _wait(kubeconfig.exists, 300, "kubesched serve to listen", [serve])
+        client = KubeClusterClient.from_kubeconfig(str(kubeconfig), qps=-1, burst=1)
+        try:
+            _wait(lambda: _ready(client), 60, "kubesched serve to answer", [serve])
+            rv = client.list("Namespace").resource_version
+            pids: list[int] = [serve.pid]
+            watch = _BindWatch(measured, n_measured, lambda: list(pids))
+            sub = client.watch("Pod", rv, watch)
+            try:
+                run_cmd = ["run", "--kubeconfig", str(kubeconfig), "--leader-elect=false",
+                           "--kube-api-qps", str(qps), "--kube-api-burst", str(burst), "--secure-port", "0",
+                           "--port", str(metrics_port), *run_args]
+                with _process(run_cmd, tmpdir / "run.log") as run:
+                    pids.insert(0, run.pid)
+                    _wait(lambda: bool(watch.times) or watch.all_bound > 0, timeout, "the first bind", [serve, run])
+                    result.startup_seconds = time.monotonic() - t0
+                    deadline = time.monotonic() + timeout
+                    while not watch.done.wait(0.5):
+                        if progress is not None:
+                            progress(len(watch.bound), n_measured)
+                        for p in (serve, run):
+                            if p.poll() is not None:
+                                raise RuntimeError(f"a benchmark process exited with code {p.returncode}")
+                        if time.monotonic() > deadline:
+                            raise RuntimeError(f"{n_measured - len(watch.bound)} of {n_measured} measured pods "
+                                               f"unbound after {timeout:.0f}s")
+                    if progress is not None:
+                        progress(len(watch.bound), n_measured)
+                    _collect(result, watch, run.pid, serve.pid, metrics_port, token)
+            finally:
+                sub.stop()
+        finally:
+            client.close()
+
+
+def _ready(client: Any) -> bool:
+    try:
+        client.list("Namespace")
+        return True
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+
+
+def _collect(result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int, metrics_port: int,
+             token: str) -> None:
+    times = watch.times
+    result.scheduled_pods = len(times)
+    result.duration_seconds = times[-1] - times[0] if len(times) > 1 else 0.0
+    per_second: dict[int, int] = {}
+    for t in times:
+        sec = int(t - times[0])
+        per_second[sec] = per_second.get(sec, 0) + 1
+    samples = sorted(float(v) for k, v in per_second.items() if k < max(per_second))  # last second is partial
+    if samples:
+        result.throughput = {"average": sum(samples) / len(samples), "perc50": percentile(samples, 50),
+                             "perc90": percentile(samples, 90), "perc99": percentile(samples, 99)}
+    run_cpu, serve_cpu = (b - a for a, b in zip(watch.cpu_first, watch.cpu_last, strict=True))
+    result.run = ProcessStats(run_cpu, _peak_rss(run_pid))
+    result.serve = ProcessStats(serve_cpu, _peak_rss(serve_pid))
+    m = _scrape(metrics_port, token)
+    buckets = sorted((float(lab["le"]), v) for lab, v in m.get("scheduler_scheduling_attempt_duration_seconds_bucket", [])
+                     if lab.get("result") == "scheduled")
+    result.latency = {f"perc{q}": histogram_quantile(q / 100, buckets) for q in (50, 90, 99)}
+    evals = sum(v for lab, v in m.get("scheduler_plugin_evaluation_total", [])
+                if lab.get("extension_point") == "Filter" and lab.get("plugin") == "NodeResourcesFit")
+    attempts = sum(v for _lab, v in m.get("scheduler_schedule_attempts_total", []))
+    result.filter_evaluations_per_attempt = evals / attempts if attempts else 0.0

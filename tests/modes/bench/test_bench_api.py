@@ -1,0 +1,40 @@
+"""``kubesched bench --api`` helpers: the objects ``serve`` loads for a workload and Prometheus'
+``histogram_quantile`` on the attempt-latency buckets."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesched.errors import ConfigError
+from kubesched.modes.bench import load_workloads, select
+from kubesched.modes.bench.api import OP_LABEL, histogram_quantile, workload_objects
+
+
+def test_workload_objects_in_op_order_with_the_measured_op_cut() -> None:
+    (w,) = select(load_workloads(None), ["SchedulingBasic/500Nodes_10000Pods"])
+    objs, measured, n = workload_objects(w, measure_pods=7)
+    kinds = [o["kind"] for o in objs]
+    assert kinds.count("Node") == 500 and kinds.count("Pod") == 500 + 7
+    assert kinds.index("Pod") > max(i for i, k in enumerate(kinds) if k == "Node")
+    pods = [o for o in objs if o["kind"] == "Pod"]
+    # init pods (op 1) in namespace-1 come before the measured ones (op 2), names sort in creation order
+    assert [p["metadata"]["namespace"] for p in pods[:500]] == ["namespace-1"] * 500
+    assert [p["metadata"]["name"] for p in pods[500:]] == [f"pod-2-{k:06d}" for k in range(7)]
+    assert measured == {"2"} and n == 7
+    assert {p["metadata"]["labels"][OP_LABEL] for p in pods} == {"1", "2"}
+    assert [o["metadata"]["name"] for o in objs if o["kind"] == "Namespace"] == ["namespace-1", "namespace-2"]
+
+
+def test_churn_workloads_are_refused() -> None:
+    (w,) = select(load_workloads(None), ["PreemptionAsync/5000Nodes"])
+    with pytest.raises(ConfigError, match="churn is not supported by --api"):
+        workload_objects(w)
+
+
+def test_histogram_quantile_interpolates_within_the_bucket() -> None:
+    buckets = [(0.001, 0.0), (0.002, 50.0), (0.004, 90.0), (0.008, 100.0), (float("inf"), 100.0)]
+    assert histogram_quantile(0.5, buckets) == pytest.approx(0.002)
+    assert histogram_quantile(0.25, buckets) == pytest.approx(0.0015)
+    assert histogram_quantile(0.95, buckets) == pytest.approx(0.006)
+    assert histogram_quantile(0.99, [(0.001, 0.0), (float("inf"), 10.0)]) == 0.001
+    assert histogram_quantile(0.5, []) == 0.0
