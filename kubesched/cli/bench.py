@@ -12,7 +12,7 @@ from kubesched.errors import ConfigError
 @click.command()
 @click.argument("workloads", nargs=-1)
 @click.option("--list", "list_only", is_flag=True, help="Name the available workloads and exit.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the results as JSON to this file.")
+@click.option("--output", type=click.Path(dir_okay=False), help="Write the results as JSON to this file (-o is a format elsewhere; bench prints a table).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="A scheduler_perf-shaped workload file instead of the shipped one.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the scheduler's RNG.")

@@ -100,7 +100,7 @@ def test_cli_list_and_run(tmp_path: Path) -> None:
     cfg = tmp_path / "small.yaml"
     cfg.write_text(SMALL)
     out = tmp_path / "r.json"
-    res = runner.invoke(main, ["bench", "--config", str(cfg), "--in-process", "-o", str(out), "Small"])
+    res = runner.invoke(main, ["bench", "--config", str(cfg), "--in-process", "--output", str(out), "Small"])
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["workloads"][0]["scheduledPods"] == 60
