@@ -17,14 +17,17 @@ execution durations are observed only in cycles whose ``CycleState.record_plugin
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from kubesched.framework.status import Status
 
 __all__ = ["NULL_SINK", "MetricsSink", "NullMetricsSink", "code_label"]
 
 
-def code_label(status: object) -> str:
+def code_label(status: Status | None) -> str:
     """Upstream ``Status.Code().String()`` of a possibly-``None`` status (``Success`` for ``None``)."""
-    return "Success" if status is None else str(getattr(status, "code", "Error"))
+    return "Success" if status is None else str(status.code)
 
 
 class MetricsSink(Protocol):

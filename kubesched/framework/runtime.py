@@ -11,7 +11,7 @@ import functools
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
@@ -128,6 +128,14 @@ def _timed(label: str, status_of: Callable[[Any], Status | None]) -> Callable[[_
     return deco
 
 
+@runtime_checkable
+class IgnoredResourcesArgs(Protocol):
+    """Plugin args with an ``ignoredResources`` list (NodeResourcesFit's): the extenders' managed
+    resources replace it (upstream ``buildExtenders``)."""
+
+    ignored_resources: list[str]
+
+
 class Framework:
     """One profile's plugins and the logic that runs them.
 
@@ -185,7 +193,7 @@ class Framework:
             args: Any = None
             if cls.Args is not None:
                 args = decode_plugin_args(cls.Args, profile, name, profile_path)
-                if ignored_resources and hasattr(args, "ignored_resources"):
+                if ignored_resources and isinstance(args, IgnoredResourcesArgs):
                     # upstream buildExtenders *replaces* ignoredResources with the extenders' list
                     args.ignored_resources = list(ignored_resources)
             try:

@@ -10,7 +10,7 @@ Life of a planner in one replay run (one config):
 1. ``attach(ctx)`` once, before the first pod arrives, with a :class:`PlannerContext`;
 2. ``on_pod_pending(pod, t)`` when a pod is created (arrives) and is not bound yet;
 3. ``on_pod_bound(pod, node, t)`` when the scheduler's binding reaches the cluster;
-4. ``tick(t)`` every ``tick_seconds`` of virtual time (attribute of the planner, default
+4. ``tick(t)`` every ``tick_seconds`` of virtual time (attribute of the planner, e.g.
    :data:`DEFAULT_TICK_SECONDS`) while the replay runs, starting at the replay origin.
 
 ``pod`` is the parsed :class:`~kubesched.api.pod.Pod` (``pod.images``, ``pod.requests``,
@@ -47,7 +47,7 @@ __all__ = ["PlannerContext", "PrePullPlannerHook", "PlannerFactory", "DEFAULT_PL
 
 #: the planner ``--prepull`` enables (written outside the replay; imported lazily)
 DEFAULT_PLANNER = "kubesched.prepull.planner:PrePullPlanner"
-#: virtual seconds between two ``tick`` calls when the planner has no ``tick_seconds`` attribute
+#: virtual seconds between two ``tick`` calls for a planner whose ``tick_seconds`` is 0
 DEFAULT_TICK_SECONDS = 10.0
 
 
@@ -118,7 +118,9 @@ class PlannerContext:
 @runtime_checkable
 class PrePullPlannerHook(Protocol):
     """The callbacks a planner implements (see the module docstring). Times ``t`` are seconds
-    since the replay origin. An optional ``tick_seconds: float`` attribute sets the tick period."""
+    since the replay origin. ``tick_seconds`` is the tick period (virtual seconds, > 0)."""
+
+    tick_seconds: float
 
     def attach(self, ctx: PlannerContext) -> None: ...
 

@@ -370,7 +370,7 @@ class _Run:
         ticks = []
         for planner in self.planners:
             planner.attach(ctx)
-            ticks.append(float(getattr(planner, "tick_seconds", DEFAULT_TICK_SECONDS) or DEFAULT_TICK_SECONDS))
+            ticks.append(float(planner.tick_seconds or DEFAULT_TICK_SECONDS))
         origin = self.origin
         # the loop works in absolute clock time (floats compared exactly with the clock's own
         # values); times are turned into seconds since the origin only for recording
