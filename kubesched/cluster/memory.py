@@ -7,8 +7,10 @@ and ``pkg/registry/core/pod/storage``) for the simulator, the benchmark and ever
   ``list`` returns them in that key order, as the API server does;
 * one global, monotonically increasing resourceVersion (string of an int) stamped in
   ``metadata.resourceVersion`` on every write, deletions included;
-* ``metadata.uid`` from a per-store counter (``00000000-0000-4000-8000-000000000001``, ...) and
-  ``metadata.creationTimestamp`` from the clock, so runs are reproducible; ``generateName`` gets a
+* ``metadata.uid`` a random version-4 UUID, as the API server makes them (``uuid.NewUUID`` in
+  ``staging/src/k8s.io/apiserver/pkg/registry/rest/meta.go: FillObjectMetaSystemFields``), so UIDs
+  stay unique across stores and loads (a store loaded from another's dump never hands out a UID
+  it already holds); ``metadata.creationTimestamp`` from the clock; ``generateName`` gets a
   5-character suffix from a seeded RNG;
 * a bounded event history per kind (default 10000) for ``watch`` from a resourceVersion; older
   versions raise :class:`~kubesched.errors.GoneError` (HTTP 410);
@@ -39,6 +41,7 @@ import builtins
 import logging
 import random
 import threading
+import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -133,7 +136,6 @@ class MemoryCluster:
         self._clock = clock
         self._lock = threading.RLock()
         self._rv = 0
-        self._uid_counter = 0
         self._event_counter = 0
         self._rand = random.Random(seed)
         self._objects: dict[str, dict[str, Obj]] = {}
@@ -548,8 +550,7 @@ class MemoryCluster:
         return keys
 
     def _next_uid(self) -> str:
-        self._uid_counter += 1
-        return f"00000000-0000-4000-8000-{self._uid_counter:012x}"
+        return str(uuid.uuid4())
 
     def _generate_name(self, kind: str, namespace: str, base: str) -> str:
         base = base[:58]
