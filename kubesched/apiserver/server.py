@@ -18,6 +18,7 @@ from aiohttp import web
 from kubesched.apiserver.admission import admit_new_namespace
 from kubesched.apiserver.app import ServerState, build_app
 from kubesched.apiserver.finalizer import DeletionFinalizer
+from kubesched.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.apiserver.reviews import Reviews
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster.memory import MemoryCluster
@@ -142,6 +143,9 @@ def start_server(
     finalize_deletions: bool = False,
     reviews: Reviews | None = None,
     pv_controller: bool = False,
+    enable_test_hooks: bool = False,
+    allowed_hosts: Iterable[str] = (),
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> ServerHandle:
     """Serve ``cluster`` (a new empty ``MemoryCluster`` on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
@@ -153,7 +157,10 @@ def start_server(
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.apiserver.reviews`).
     With ``pv_controller`` a :class:`~kubesched.cluster.pv_controller.PVController` binds claims and
-    provisions volumes as kube-controller-manager and a provisioner would.
+    provisions volumes as kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
+    the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
+    accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
+    ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.apiserver.guard`).
     Raises OSError when the address cannot be bound.
     """
     clock = clock or RealClock()
@@ -161,7 +168,9 @@ def start_server(
         cluster = MemoryCluster(clock)
     if system_namespaces:
         ensure_namespaces(cluster)
-    state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
+    guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)
+    state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
+                        enable_test_hooks=enable_test_hooks, guard=guard)
     if reviews is not None:
         state.reviews = reviews
     if pv_controller:

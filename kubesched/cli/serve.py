@@ -58,18 +58,26 @@ from kubesched.errors import ConfigError
 @click.option("--speed", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
                    "run times, grace periods).")
+@click.option("--enable-test-hooks", is_flag=True,
+              help="Serve the fault-injection hooks under /kubesched/ (faults, drop-watches, compact, "
+                   "requests) for integration tests of API clients. Never on a shared machine.")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Host name clients may use in the Host header besides IP addresses, localhost and "
+                   "--address (requests naming other hosts get 403, against DNS rebinding); repeatable.")
 def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float,
           finalize_deletions: bool, detach: bool, pid_file: str | None, log_file: str | None,
           token_auth_file: str | None, authorization_policy_file: str | None, kubelet: bool,
-          kubelet_config: str | None, images_path: str | None, speed: float) -> None:
+          kubelet_config: str | None, images_path: str | None, speed: float, enable_test_hooks: bool,
+          allowed_hosts: tuple[str, ...]) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
     it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
-    JSON or YAML, not protobuf). A PV controller binds claims to the volumes the scheduler chose and
-    provisions volumes for claims with a selected node. Without --kubelet there are no kubelets: pods
-    are never started, and deletions of bound pods complete when their grace period ends (see
-    --finalize-deletions). TokenReview and SubjectAccessReview are answered from --token-auth-file
-    and --authorization-policy-file, so a scheduler's secure port can delegate to it."""
+    JSON or YAML, not protobuf, at most 3 MiB; requests from web pages are refused). A PV controller
+    binds claims to the volumes the scheduler chose and provisions volumes for claims with a
+    selected node. Without --kubelet there are no kubelets: pods are never started, and deletions
+    of bound pods complete when their grace period ends (see --finalize-deletions). TokenReview and
+    SubjectAccessReview are answered from --token-auth-file and --authorization-policy-file, so a
+    scheduler's secure port can delegate to it."""
     if (kubelet_config or images_path) and not kubelet:
         raise click.UsageError("--kubelet-config and --images need --kubelet")
     reviews = Reviews(load_token_file(token_auth_file) if token_auth_file else {},
@@ -88,7 +96,8 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         cluster.load(loaded.objects)
     try:
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
-                              finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True)
+                              finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True,
+                              enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts)
     except OSError as e:
         reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
         raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None
