@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -24,10 +24,33 @@ from kubesched.clock import Clock, RealClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.cluster.pv_controller import PVController
 
-__all__ = ["SYSTEM_NAMESPACES", "ServerHandle", "ensure_namespaces", "serve_forever", "start_server"]
+__all__ = [
+    "SYSTEM_NAMESPACES",
+    "ServerHandle",
+    "ensure_namespaces",
+    "epoch_resource_version",
+    "serve_forever",
+    "start_server",
+]
 
 #: Namespaces every cluster has (created by ``ensure_namespaces`` when missing).
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def epoch_resource_version(clock: Clock, objects: Iterable[Mapping[str, Any]] = ()) -> int:
+    """The resourceVersion a freshly started store begins at (``MemoryCluster``'s
+    ``first_resource_version``): the clock in microseconds since the epoch, or the largest numeric
+    ``metadata.resourceVersion`` among ``objects`` (a dump of an earlier server) when that is
+    larger. A server restarted on the same port therefore never reuses a version its predecessor
+    handed out (unless it made more than one write per microsecond), and the store answers every
+    watch from the predecessor's history with 410 Gone, so informers re-list (as after an etcd
+    restore with ``etcdutl snapshot restore --bump-revision --mark-compacted``)."""
+    base = int(clock.now() * 1_000_000)
+    for obj in objects:
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if isinstance(rv, str) and rv.isdigit() and len(rv) <= 19:
+            base = max(base, int(rv))
+    return base
 
 
 def ensure_namespaces(cluster: MemoryCluster, names: Iterable[str] = SYSTEM_NAMESPACES) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.reviews import Reviews, load_policy_file, load_token_file
-from kubesched.apiserver.server import serve_forever, start_server
+from kubesched.apiserver.server import epoch_resource_version, serve_forever, start_server
 from kubesched.clock import RealClock
 from kubesched.cluster.manifests import load_manifests
 from kubesched.cluster.memory import MemoryCluster
@@ -88,12 +89,15 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         serve_detached(sys.argv, kubeconfig, pid_file, log_file)
         return
     clock = RealClock(speed)
-    cluster = MemoryCluster(clock)
+    objects: list[dict[str, Any]] = []
     if files:
         loaded = load_manifests(list(files))
         for kind, count in sorted(loaded.skipped_kinds.items()):
             click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
-        cluster.load(loaded.objects)
+        objects = loaded.objects
+    # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list
+    cluster = MemoryCluster(clock, first_resource_version=epoch_resource_version(clock, objects))
+    cluster.load(objects)
     try:
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
                               finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True,

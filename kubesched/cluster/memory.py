@@ -6,14 +6,20 @@ and ``pkg/registry/core/pod/storage``) for the simulator, the benchmark and ever
 * objects per kind, keyed like etcd (``<namespace>/<name>``, or ``<name>`` for cluster-scoped kinds);
   ``list`` returns them in that key order, as the API server does;
 * one global, monotonically increasing resourceVersion (string of an int) stamped in
-  ``metadata.resourceVersion`` on every write, deletions included;
+  ``metadata.resourceVersion`` on every write, deletions included; it starts after
+  ``first_resource_version`` (0 by default), and every version up to it counts as compacted, so a
+  store that starts past the versions an earlier store handed out (``kubesched serve`` starts at
+  the wall clock in microseconds) answers every watch from that earlier history with 410 Gone,
+  like etcd restored with ``--bump-revision --mark-compacted``;
 * ``metadata.uid`` a random version-4 UUID, as the API server makes them (``uuid.NewUUID`` in
   ``staging/src/k8s.io/apiserver/pkg/registry/rest/meta.go: FillObjectMetaSystemFields``), so UIDs
   stay unique across stores and loads (a store loaded from another's dump never hands out a UID
   it already holds); ``metadata.creationTimestamp`` from the clock; ``generateName`` gets a
   5-character suffix from a seeded RNG;
 * a bounded event history per kind (default 10000) for ``watch`` from a resourceVersion; older
-  versions raise :class:`~kubesched.errors.GoneError` (HTTP 410);
+  versions raise :class:`~kubesched.errors.GoneError` (HTTP 410), and so does, for every kind, a
+  version from before the end of the latest :meth:`MemoryCluster.load` (its objects have no
+  history: a client must list them);
 * Events (``create_event``) in a bounded list, see :meth:`MemoryCluster.events`.
 
 Ownership: objects handed to ``create``/``update``/``load`` are shallow-copied at the top level and
@@ -125,17 +131,22 @@ class MemoryCluster:
 
     ``clock`` stamps ``creationTimestamp``/``deletionTimestamp``/condition times;
     ``history_limit`` is the number of watch events retained per kind (>= 0);
-    ``event_limit`` the number of Events kept by :meth:`events`; ``seed`` seeds ``generateName``.
+    ``event_limit`` the number of Events kept by :meth:`events`; ``seed`` seeds ``generateName``;
+    ``first_resource_version`` (>= 0) the version the store starts at (its first write gets the
+    next one; watches from it or before get 410).
     """
 
     def __init__(
-        self, clock: Clock, *, history_limit: int = 10000, event_limit: int = 10000, seed: int = 0
+        self, clock: Clock, *, history_limit: int = 10000, event_limit: int = 10000, seed: int = 0,
+        first_resource_version: int = 0,
     ) -> None:
-        if history_limit < 0 or event_limit < 0:
-            raise ValueError("history_limit and event_limit must be >= 0")
+        if history_limit < 0 or event_limit < 0 or first_resource_version < 0:
+            raise ValueError("history_limit, event_limit and first_resource_version must be >= 0")
         self._clock = clock
         self._lock = threading.RLock()
-        self._rv = 0
+        self._rv = first_resource_version
+        # watches from a version below this get 410 for every kind (store start, end of last load)
+        self._history_floor = first_resource_version
         self._event_counter = 0
         self._rand = random.Random(seed)
         self._objects: dict[str, dict[str, Obj]] = {}
@@ -263,30 +274,34 @@ class MemoryCluster:
         """Bulk-add objects (e.g. from manifests); returns how many were added.
 
         Unlike ``create`` it keeps a given ``uid``, ``creationTimestamp`` and ``deletionTimestamp``.
-        Each object still gets its own resourceVersion. For kinds nobody watches yet no watch event
-        is kept (watching from a version before the load raises GoneError; list then watch instead).
-        Raises AlreadyExistsError for a duplicate, ValueError without kind/name."""
+        Each object still gets its own resourceVersion. Open watches get ADDED events; afterwards a
+        new watch from any version before the end of the load raises GoneError, for every kind
+        (list then watch instead). Raises AlreadyExistsError for a duplicate, ValueError without
+        kind/name (objects before the bad one stay loaded)."""
         count = 0
         with self._lock:
-            for obj in objects:
-                if obj.get("kind") == "Event":
-                    self._create_event(obj)
+            try:
+                for obj in objects:
+                    if obj.get("kind") == "Event":
+                        self._create_event(obj)
+                        count += 1
+                        continue
+                    new, key = self._prepare_new(obj, preserve=True)
+                    kind = new["kind"]
+                    store = self._objects.setdefault(kind, {})
+                    if key in store:
+                        raise AlreadyExistsError(
+                            f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists'
+                        )
+                    store[key] = new
+                    self._sorted_keys.pop(kind, None)
+                    if self._subs.get(kind):
+                        self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
+                    else:
+                        self._compacted[kind] = self._rv
                     count += 1
-                    continue
-                new, key = self._prepare_new(obj, preserve=True)
-                kind = new["kind"]
-                store = self._objects.setdefault(kind, {})
-                if key in store:
-                    raise AlreadyExistsError(
-                        f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists'
-                    )
-                store[key] = new
-                self._sorted_keys.pop(kind, None)
-                if self._subs.get(kind):
-                    self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
-                else:
-                    self._compacted[kind] = self._rv
-                count += 1
+            finally:
+                self._history_floor = self._rv
         return count
 
     def update(self, obj: Obj) -> Obj:
@@ -501,7 +516,7 @@ class MemoryCluster:
                     raise ValueError(f"invalid resource version {resource_version!r}") from None
                 if since > self._rv:
                     raise ValueError(f"Too large resource version: {since}, current: {self._rv}")
-                compacted = self._compacted.get(kind, 0)
+                compacted = max(self._compacted.get(kind, 0), self._history_floor)
                 if since < compacted:
                     raise GoneError(f"too old resource version: {since} ({compacted})")
                 replay = [ev for rv, ev in self._history.get(kind, ()) if rv > since]
