@@ -49,7 +49,7 @@ from kubesched.apiserver.status import ApiError, failure
 from kubesched.apiserver.tables import table_version, to_table
 from kubesched.apiserver.target import Target, parse_target
 from kubesched.apiserver.testhooks import FaultRule, Faults, RequestLog
-from kubesched.apiserver.watch import WatchHub, WatchParams, serve_watch
+from kubesched.apiserver.watch import WatchHub, WatchLimits, WatchParams, index_key, serve_watch
 from kubesched.clock import Clock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import AlreadyExistsError, ConflictError, GoneError, NotFoundError
@@ -82,7 +82,8 @@ class ServerState:
     BOOKMARKs; ``watch_timeout`` the default watch length in seconds without ``timeoutSeconds``
     (None: until the client leaves). ``enable_test_hooks`` serves the ``/kubesched/`` test hooks
     (fault injection, dropped watches, compaction, request counts); ``guard`` checks every request
-    (see :mod:`kubesched.apiserver.guard`)."""
+    (see :mod:`kubesched.apiserver.guard`); ``watch_limits`` bound each watch's buffer and writes
+    (see :mod:`kubesched.apiserver.watch`)."""
 
     cluster: MemoryCluster
     clock: Clock
@@ -91,6 +92,7 @@ class ServerState:
     server_address: str = "127.0.0.1:6443"
     enable_test_hooks: bool = False
     guard: RequestGuard = field(default_factory=RequestGuard)
+    watch_limits: WatchLimits = field(default_factory=WatchLimits)
     hub: WatchHub = field(default_factory=WatchHub)
     faults: Faults = field(default_factory=Faults)
     requests: RequestLog = field(default_factory=RequestLog)
@@ -326,6 +328,9 @@ async def _watch(request: web.Request, state: ServerState, target: Target) -> we
         bookmarks=query.get("allowWatchBookmarks", "").lower() in ("1", "true"),
         bookmark_interval=state.bookmark_interval,
         send_initial_events=query.get("sendInitialEvents", "").lower() in ("1", "true"),
+        index=index_key(res.kind_in_store, target.namespace if res.namespaced else None,
+                        query.get("fieldSelector")),
+        limits=state.watch_limits,
     )
     return await serve_watch(request, state.cluster, state.hub, params)
 

@@ -20,6 +20,7 @@ from kubesched.apiserver.app import ServerState, build_app
 from kubesched.apiserver.finalizer import DeletionFinalizer
 from kubesched.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.apiserver.reviews import Reviews
+from kubesched.apiserver.watch import WatchLimits
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.cluster.pv_controller import PVController
@@ -169,6 +170,7 @@ def start_server(
     enable_test_hooks: bool = False,
     allowed_hosts: Iterable[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    watch_limits: WatchLimits | None = None,
 ) -> ServerHandle:
     """Serve ``cluster`` (a new empty ``MemoryCluster`` on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
@@ -183,7 +185,8 @@ def start_server(
     provisions volumes as kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
     the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
-    ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.apiserver.guard`).
+    ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.apiserver.guard`);
+    ``watch_limits`` each watch's buffer and write time (default :class:`WatchLimits`).
     Raises OSError when the address cannot be bound.
     """
     clock = clock or RealClock()
@@ -193,7 +196,8 @@ def start_server(
         ensure_namespaces(cluster)
     guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)
     state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
-                        enable_test_hooks=enable_test_hooks, guard=guard)
+                        enable_test_hooks=enable_test_hooks, guard=guard,
+                        watch_limits=watch_limits or WatchLimits())
     if reviews is not None:
         state.reviews = reviews
     if pv_controller:

@@ -503,23 +503,8 @@ class MemoryCluster:
         ``too old resource version: R (C)`` (C: newest version no longer retained for the kind),
         ValueError for a malformed or future version."""
         with self._lock:
+            replay, _ = self.replay(kind, resource_version)
             sub = _Subscription(self, kind, handler, self._rv)
-            if resource_version in (None, "", "0"):
-                if kind == "Event":
-                    replay = [WatchEvent("ADDED", kind, e, None) for e in self._events]
-                else:
-                    replay = [WatchEvent("ADDED", kind, o, None) for o in self.list(kind).items]
-            else:
-                try:
-                    since = int(resource_version)
-                except ValueError:
-                    raise ValueError(f"invalid resource version {resource_version!r}") from None
-                if since > self._rv:
-                    raise ValueError(f"Too large resource version: {since}, current: {self._rv}")
-                compacted = max(self._compacted.get(kind, 0), self._history_floor)
-                if since < compacted:
-                    raise GoneError(f"too old resource version: {since} ({compacted})")
-                replay = [ev for rv, ev in self._history.get(kind, ()) if rv > since]
             self._subs[kind] = [*self._subs.get(kind, ()), sub]
             outer = self._dispatching
             self._dispatching = True  # writes made by the handler during replay are queued
@@ -536,6 +521,28 @@ class MemoryCluster:
             if not outer and self._pending:
                 self._drain()
             return sub
+
+    def replay(self, kind: str, resource_version: str | None) -> tuple[builtins.list[WatchEvent], str]:
+        """What a :meth:`watch` of ``kind`` from ``resource_version`` delivers before it returns
+        (ADDED for every object when the version is None/""/"0", else the retained events after
+        it), and the current resourceVersion, read atomically: a subscriber that takes live events
+        after that version from an existing subscription misses none and sees none twice. Raises
+        like :meth:`watch`."""
+        with self._lock:
+            if resource_version in (None, "", "0"):
+                if kind == "Event":
+                    return [WatchEvent("ADDED", kind, e, None) for e in self._events], str(self._rv)
+                return [WatchEvent("ADDED", kind, o, None) for o in self.list(kind).items], str(self._rv)
+            try:
+                since = int(resource_version)  # type: ignore[arg-type]
+            except ValueError:
+                raise ValueError(f"invalid resource version {resource_version!r}") from None
+            if since > self._rv:
+                raise ValueError(f"Too large resource version: {since}, current: {self._rv}")
+            compacted = max(self._compacted.get(kind, 0), self._history_floor)
+            if since < compacted:
+                raise GoneError(f"too old resource version: {since} ({compacted})")
+            return [ev for rv, ev in self._history.get(kind, ()) if rv > since], str(self._rv)
 
     def compact(self) -> str:
         """Forget the retained watch history of every kind (etcd compaction): a watch from any
