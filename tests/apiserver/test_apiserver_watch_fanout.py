@@ -241,7 +241,9 @@ def test_create_latency_with_0_and_1000_watches_figures(tmp_path: Path) -> None:
                 tag = label.split()[1].replace(".", "")
                 figures[label] = statistics.median(_create_latencies(serve.port, tag + label[:4], 200))
                 if "every" in label:
-                    wait_for(lambda: all(reader.lines(s, "ADDED") == 200 for s in socks), 60, "all events")
+                    def all_events(reader: _Reader = reader, socks: list[socket.socket] = socks) -> bool:
+                        return all(reader.lines(s, "ADDED") == 200 for s in socks)
+                    wait_for(all_events, 60, "all events")
                 else:
                     assert sum(reader.lines(s, "ADDED") for s in socks) == 0
             finally:
