@@ -34,6 +34,11 @@ __all__ = [
     "start_server",
 ]
 
+#: Seconds a connection may stay without a request (also while its request headers trickle in)
+#: before the server closes it: Go's ``IdleTimeout`` of kube-apiserver's secure serving
+#: (``staging/src/k8s.io/apiserver/pkg/server/secure_serving.go``), aiohttp's ``keepalive_timeout``.
+IDLE_TIMEOUT = 90.0
+
 #: Namespaces every cluster has (created by ``ensure_namespaces`` when missing).
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
@@ -111,7 +116,8 @@ class ServerHandle:
 
     async def _start(self) -> None:
         self._runner = web.AppRunner(
-            build_app(self.state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+            build_app(self.state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0,
+            keepalive_timeout=IDLE_TIMEOUT,
         )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.address, self._requested_port)
