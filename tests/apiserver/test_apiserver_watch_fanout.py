@@ -252,3 +252,36 @@ def test_create_latency_with_0_and_1000_watches_figures(tmp_path: Path) -> None:
             print(f"create latency, median of 200, {label}: {ms:.2f} ms")
     finally:
         serve.stop()
+
+
+def test_a_client_closed_for_falling_behind_rewatches_and_misses_nothing() -> None:
+    from kubernetes import client as k8s
+
+    from kubesched.cluster.client import WatchEvent
+    from kubesched.cluster.kube import KubeClusterClient
+
+    limits = WatchLimits(buffer_events=20, buffer_bytes=1 << 20, write_timeout=30.0)
+    handle = start_server(bookmark_interval=0.2, watch_limits=limits)
+    cfg = k8s.Configuration()
+    cfg.host = handle.url
+    client = KubeClusterClient(k8s.ApiClient(cfg), None, watch_timeout=(5, 30))
+    seen: list[str] = []
+    gone = threading.Event()
+
+    def slow(ev: WatchEvent) -> None:
+        time.sleep(0.01)  # a handler slower than the writes
+        if ev.type == "ADDED":
+            seen.append(ev.object["metadata"]["name"])
+
+    try:
+        w = client.watch_resumable("Pod", handle.cluster.resource_version, slow, gone.set)
+        wait_for(lambda: len(handle.state.hub) == 1, 10, "the watch open")
+        names = [f"p{i}" for i in range(200)]
+        for n in names:
+            handle.cluster.create(_pod(n, annotation=100_000))  # 20 MB: more than the socket buffers
+        wait_for(lambda: len(seen) == 200, 120, "every pod seen")
+        assert seen == names and not gone.is_set()  # resumed from its last resourceVersion, no re-list
+        assert w.connections >= 2  # it was closed for falling behind, and re-watched
+    finally:
+        client.close()
+        handle.stop()
