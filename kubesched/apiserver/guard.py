@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from kubesched.apiserver.status import ApiError
 
@@ -120,7 +121,7 @@ class RequestGuard:
                            f"include: {', '.join(sorted(BODY_MEDIA_TYPES))} (got {ctype or 'no Content-Type'})",
                            "UnsupportedMediaType")
 
-    def middleware(self) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    def middleware(self) -> Middleware:
         """aiohttp middleware (the outermost) running :meth:`check` and answering its errors, and
         aiohttp's own 413 for a chunked body over the limit, as ``Status`` bodies."""
 
