@@ -394,21 +394,31 @@ class WatchHub:
         #: watches closed because a write took longer than the write timeout
         self.slow_writes = 0
 
-    def add(self, cluster: MemoryCluster, stream: WatchStream, request: web.Request) -> _KindFeed:
-        """Register ``stream`` (served on ``request``) for live events of its kind (after
-        ``stream.start_rv``)."""
+    def feed(self, cluster: MemoryCluster, kind: str) -> _KindFeed:
+        """The feed of ``kind``, subscribed to the store (created if needed). Take it before
+        reading the replay of a new watch, so no event falls between the two."""
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
             self.loop_thread = threading.get_ident()
-        self._requests[stream] = request
-        if self._watchdog is None:
-            self._watchdog = self.loop.call_later(1.0, self._check_writes)
-        kind = stream.params.store_kind
         feed = self._feeds.get(kind)
         if feed is None:
             feed = self._feeds[kind] = _KindFeed(self, cluster, kind)
-        feed.add(stream)
         return feed
+
+    def add(self, feed: _KindFeed, stream: WatchStream, request: web.Request) -> None:
+        """Register ``stream`` (served on ``request``) for the live events of ``feed`` after
+        ``stream.start_rv``."""
+        self._requests[stream] = request
+        if self._watchdog is None:
+            self._watchdog = self.loop.call_later(1.0, self._check_writes)
+        feed.add(stream)
+
+    def release(self, kind: str) -> None:
+        """Stop the feed of ``kind`` if no watch uses it."""
+        feed = self._feeds.get(kind)
+        if feed is not None and not len(feed):
+            feed.stop()
+            del self._feeds[kind]
 
     def _check_writes(self) -> None:
         """Every second: abort the connections whose current write started more than the write
@@ -431,12 +441,9 @@ class WatchHub:
         self._requests.pop(stream, None)
         kind = stream.params.store_kind
         feed = self._feeds.get(kind)
-        if feed is None:
-            return
-        feed.discard(stream)
-        if not len(feed):
-            feed.stop()
-            del self._feeds[kind]
+        if feed is not None:
+            feed.discard(stream)
+            self.release(kind)
 
     def streams(self) -> list[WatchStream]:
         """The open watch streams."""
@@ -505,14 +512,17 @@ async def serve_watch(
     start_rv = params.resource_version
     if params.send_initial_events:
         start_rv = None
+    feed = hub.feed(cluster, params.store_kind)  # subscribed before the replay is read
     try:
         replay, now = cluster.replay(params.store_kind, start_rv)
     except GoneError as e:
+        hub.release(params.store_kind)
         await _start(resp, request)
         await resp.write(_line("ERROR", encode_object(failure(410, str(e), "Expired"))))
         await resp.write_eof()
         return resp
     except ValueError as e:
+        hub.release(params.store_kind)
         await _start(resp, request)
         details = {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]}
         code, reason = (504, "Timeout") if "Too large" in str(e) else (400, "BadRequest")
@@ -521,8 +531,9 @@ async def serve_watch(
         await resp.write_eof()
         return resp
     # no await between the replay and the registration: live events start right after ``now``
+    # (the feed's buffered events up to ``now`` are dropped by the stream's start_rv)
     stream = WatchStream(params, int(now))
-    feed = hub.add(cluster, stream, request)
+    hub.add(feed, stream, request)
     try:
         await _start(resp, request)
         chunk: list[bytes] = []
