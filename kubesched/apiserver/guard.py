@@ -8,7 +8,7 @@ host name. The guard answers, before any handler runs (every answer a ``Status``
 
 * ``403 Forbidden`` when the ``Host`` header is not an IP literal, ``localhost`` or one of the
   allowed host names (the listen address, plus ``allowed_hosts``): the defence against DNS
-  rebinding;
+  rebinding (a request without ``Host`` cannot come from a browser and passes);
 * ``403 Forbidden`` when an ``Origin`` header names another origin than the ``Host`` served (or is
   ``null``), or ``Sec-Fetch-Site`` says ``cross-site``/``same-site``: kubectl and the Kubernetes
   clients send neither, browsers send them on every cross-origin write;
@@ -90,10 +90,11 @@ class RequestGuard:
         return cls(frozenset(names), max_body_bytes)
 
     def host_allowed(self, host: str) -> bool:
-        """Whether a ``Host`` header value may be served (IP literal, localhost, allowed name)."""
+        """Whether a ``Host`` header value may be served: an IP literal, localhost, an allowed
+        name, or none at all (HTTP/1.0 tools; a browser always sends one)."""
         name = _host_name(host)
-        return bool(name) and (_is_ip(name) or name == "localhost" or name.endswith(".localhost")
-                               or name in self.allowed_hosts)
+        return not name or _is_ip(name) or name == "localhost" or name.endswith(".localhost") \
+            or name in self.allowed_hosts
 
     def check(self, request: web.Request) -> None:
         """Raise :class:`ApiError` (403, 413, 415) for a request the module docstring refuses."""
