@@ -534,7 +534,7 @@ class MemoryCluster:
                     return [WatchEvent("ADDED", kind, e, None) for e in self._events], str(self._rv)
                 return [WatchEvent("ADDED", kind, o, None) for o in self.list(kind).items], str(self._rv)
             try:
-                since = int(resource_version)  # type: ignore[arg-type]
+                since = int(resource_version)
             except ValueError:
                 raise ValueError(f"invalid resource version {resource_version!r}") from None
             if since > self._rv:
