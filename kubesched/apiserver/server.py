@@ -178,7 +178,7 @@ def start_server(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     watch_limits: WatchLimits | None = None,
 ) -> ServerHandle:
-    """Serve ``cluster`` (a new empty ``MemoryCluster`` on a ``RealClock`` when None) on
+    """Serve ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
 
     ``bookmark_interval``: seconds between watch BOOKMARKs; ``watch_timeout``: seconds a watch
@@ -197,7 +197,7 @@ def start_server(
     """
     clock = clock or RealClock()
     if cluster is None:
-        cluster = MemoryCluster(clock)
+        cluster = MemoryCluster(clock, uid_seed=None)
     if system_namespaces:
         ensure_namespaces(cluster)
     guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)

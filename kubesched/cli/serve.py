@@ -96,7 +96,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
             click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
         objects = loaded.objects
     # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list
-    cluster = MemoryCluster(clock, first_resource_version=epoch_resource_version(clock, objects))
+    cluster = MemoryCluster(clock, uid_seed=None, first_resource_version=epoch_resource_version(clock, objects))
     cluster.load(objects)
     try:
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,

@@ -11,11 +11,13 @@ and ``pkg/registry/core/pod/storage``) for the simulator, the benchmark and ever
   store that starts past the versions an earlier store handed out (``kubesched serve`` starts at
   the wall clock in microseconds) answers every watch from that earlier history with 410 Gone,
   like etcd restored with ``--bump-revision --mark-compacted``;
-* ``metadata.uid`` a random version-4 UUID, as the API server makes them (``uuid.NewUUID`` in
-  ``staging/src/k8s.io/apiserver/pkg/registry/rest/meta.go: FillObjectMetaSystemFields``), so UIDs
-  stay unique across stores and loads (a store loaded from another's dump never hands out a UID
-  it already holds); ``metadata.creationTimestamp`` from the clock; ``generateName`` gets a
-  5-character suffix from a seeded RNG;
+* ``metadata.uid`` a version-4 UUID (``uuid.NewUUID`` in
+  ``staging/src/k8s.io/apiserver/pkg/registry/rest/meta.go: FillObjectMetaSystemFields``): random,
+  as the API server makes them, with ``uid_seed=None`` (``kubesched serve``), else drawn from an
+  RNG seeded with ``uid_seed`` so that simulations are reproducible; either way never one a stored
+  object holds, so a store loaded from a dump (its own or another's) hands out no loaded UID;
+  ``metadata.creationTimestamp`` from the clock; ``generateName`` gets a 5-character suffix from a
+  seeded RNG;
 * a bounded event history per kind (default 10000) for ``watch`` from a resourceVersion; older
   versions raise :class:`~kubesched.errors.GoneError` (HTTP 410), and so does, for every kind, a
   version from before the end of the latest :meth:`MemoryCluster.load` (its objects have no
@@ -132,13 +134,13 @@ class MemoryCluster:
     ``clock`` stamps ``creationTimestamp``/``deletionTimestamp``/condition times;
     ``history_limit`` is the number of watch events retained per kind (>= 0);
     ``event_limit`` the number of Events kept by :meth:`events`; ``seed`` seeds ``generateName``;
-    ``first_resource_version`` (>= 0) the version the store starts at (its first write gets the
-    next one; watches from it or before get 410).
+    ``uid_seed`` seeds UIDs (None: random UIDs); ``first_resource_version`` (>= 0) the version the
+    store starts at (its first write gets the next one; watches from it or before get 410).
     """
 
     def __init__(
         self, clock: Clock, *, history_limit: int = 10000, event_limit: int = 10000, seed: int = 0,
-        first_resource_version: int = 0,
+        uid_seed: int | None = 0, first_resource_version: int = 0,
     ) -> None:
         if history_limit < 0 or event_limit < 0 or first_resource_version < 0:
             raise ValueError("history_limit, event_limit and first_resource_version must be >= 0")
@@ -149,6 +151,8 @@ class MemoryCluster:
         self._history_floor = first_resource_version
         self._event_counter = 0
         self._rand = random.Random(seed)
+        self._uid_rand = random.Random(uid_seed) if uid_seed is not None else None
+        self._uids: set[str] = set()  # of stored objects (Events excluded)
         self._objects: dict[str, dict[str, Obj]] = {}
         self._sorted_keys: dict[str, list[str]] = {}
         self._history_limit = history_limit
@@ -266,6 +270,7 @@ class MemoryCluster:
             if key in store:
                 raise AlreadyExistsError(f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists')
             store[key] = new
+            self._uids.add(new["metadata"]["uid"])
             self._sorted_keys.pop(kind, None)
             self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
             return new
@@ -294,6 +299,7 @@ class MemoryCluster:
                             f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists'
                         )
                     store[key] = new
+                    self._uids.add(new["metadata"]["uid"])
                     self._sorted_keys.pop(kind, None)
                     if self._subs.get(kind):
                         self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
@@ -420,6 +426,7 @@ class MemoryCluster:
                         self._set_deletion(kind, key, old, self._clock.now() + period, period)
                         return
             del store[key]
+            self._uids.discard(old_meta.get("uid"))
             self._sorted_keys.pop(kind, None)
             self._rv += 1
             final = {**old, "metadata": {**old_meta, "resourceVersion": str(self._rv)}}
@@ -572,7 +579,13 @@ class MemoryCluster:
         return keys
 
     def _next_uid(self) -> str:
-        return str(uuid.uuid4())
+        while True:
+            if self._uid_rand is None:
+                uid = str(uuid.uuid4())
+            else:
+                uid = str(uuid.UUID(int=self._uid_rand.getrandbits(128), version=4))
+            if uid not in self._uids:
+                return uid
 
     def _generate_name(self, kind: str, namespace: str, base: str) -> str:
         base = base[:58]

@@ -252,9 +252,16 @@ def test_uids_stay_unique_when_a_store_is_loaded_from_another_stores_dump(clock:
     assert second.load(dumped) == 50
     loaded = {o["metadata"]["uid"] for o in second.list("Pod").items}
     assert loaded == {o["metadata"]["uid"] for o in dumped} and len(loaded) == 50
+    # the same seed draws the same UIDs: the store skips those it holds
     fresh = [second.create(pod(f"new{i}"))["metadata"]["uid"] for i in range(50)]
     assert all(UUID4.match(u) for u in fresh)
     assert len(set(fresh)) == 50 and not set(fresh) & loaded
+    third = MemoryCluster(clock)
+    assert third.create(pod("x"))["metadata"]["uid"] == dumped[0]["metadata"]["uid"]  # reproducible
+    rand = MemoryCluster(clock, uid_seed=None)
+    rand.load(dumped)
+    randoms = {rand.create(pod(f"r{i}"))["metadata"]["uid"] for i in range(50)}
+    assert len(randoms) == 50 and not randoms & loaded and all(UUID4.match(u) for u in randoms)
 
 
 def test_patch_status_merges_conditions_by_type(store: MemoryCluster) -> None:
