@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from run_support import SCHEDULER_NAME, Replica, needs_hooks, scheduler_config, wait_for
+from run_support import READER_TOKEN, SCHEDULER_NAME, Replica, needs_hooks, scheduler_config, wait_for
 from serve_support import ServeProcess
 
 from kubesched.apiserver import write_kubeconfig
@@ -70,12 +70,30 @@ def _cached_pods(replica: Replica) -> float:
     return float(m.group(1)) if m else -1.0
 
 
+def _review_flags(tmp: Path) -> list[str]:
+    """serve flags letting ``READER_TOKEN`` read the scheduler's endpoints (TokenReview + ABAC)."""
+    tokens, policy = tmp / "tokens.csv", tmp / "policy.jsonl"
+    tokens.write_text(f'{READER_TOKEN},it-reader,u1,"it-readers"\n')
+    policy.write_text(json.dumps({"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy",
+                                  "spec": {"group": "it-readers", "nonResourcePath": "*", "readonly": True}}) + "\n")
+    return ["--token-auth-file", str(tokens), "--authorization-policy-file", str(policy)]
+
+
+def _serve(tmp: Path, snapshot: Path, name: str, port: int | None = None) -> ServeProcess:
+    return ServeProcess(tmp, "-f", str(snapshot), *_review_flags(tmp), port=port, name=name).wait_ready()
+
+
+def _harness(tmp: Path, serve: ServeProcess) -> types.SimpleNamespace:
+    kubeconfig = str(write_kubeconfig(tmp / "kubeconfig", serve.url))
+    return types.SimpleNamespace(tmp=tmp, kubeconfig=kubeconfig, reader_token=READER_TOKEN)
+
+
 def _restart(old: ServeProcess, tmp: Path, snapshot: Path) -> tuple[ServeProcess, float]:
     """Stop ``old`` and serve ``snapshot`` on its port; returns the new server and the seconds the
     port went unanswered."""
     start = time.monotonic()
     old.stop()
-    new = ServeProcess(tmp, "-f", str(snapshot), port=old.port, name="second").wait_ready()
+    new = _serve(tmp, snapshot, "second", port=old.port)
     return new, time.monotonic() - start
 
 
@@ -89,12 +107,11 @@ def test_restart_from_another_snapshot_within_a_second_reconciles_the_cache(tmp_
     second_snapshot = tmp_path / "second.yaml"
     write_manifests(second_snapshot, [_namespace(NS), *nodes, *(_pod(f"b-{i}", "1", "n2") for i in range(3)),
                                       *(_namespace(f"pad-{i}") for i in range(150))])
-    first = ServeProcess(tmp_path, "-f", str(first_snapshot), name="first").wait_ready()
+    first = _serve(tmp_path, first_snapshot, "first")
     second: ServeProcess | None = None
     replica: Replica | None = None
     try:
-        kubeconfig = str(write_kubeconfig(tmp_path / "kubeconfig", first.url))
-        harness = types.SimpleNamespace(tmp=tmp_path, kubeconfig=kubeconfig)
+        harness = _harness(tmp_path, first)
         replica = Replica(harness, scheduler_config(tmp_path, NS), name="r")  # type: ignore[arg-type]
         replica.wait_ready(timeout=60)
         _create(first, _pod("warm", "10m"))
@@ -139,12 +156,11 @@ def test_restart_from_another_snapshot_within_a_second_reconciles_the_cache(tmp_
 def test_restart_from_its_own_dump_hands_out_no_loaded_uid(tmp_path: Path) -> None:
     snapshot = tmp_path / "first.yaml"
     write_manifests(snapshot, [_namespace(NS), _node("n1"), *(_pod(f"a-{i}", "100m") for i in range(5))])
-    first = ServeProcess(tmp_path, "-f", str(snapshot), name="first").wait_ready()
+    first = _serve(tmp_path, snapshot, "first")
     second: ServeProcess | None = None
     replica: Replica | None = None
     try:
-        kubeconfig = str(write_kubeconfig(tmp_path / "kubeconfig", first.url))
-        harness = types.SimpleNamespace(tmp=tmp_path, kubeconfig=kubeconfig)
+        harness = _harness(tmp_path, first)
         replica = Replica(harness, scheduler_config(tmp_path, NS), name="r")  # type: ignore[arg-type]
         replica.wait_ready(timeout=60)
         for i in range(5):
