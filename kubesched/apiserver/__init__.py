@@ -8,13 +8,20 @@ the test hooks under ``/kubesched/``.
 
 from kubesched.apiserver.app import ServerState, build_app
 from kubesched.apiserver.kubeconfig import kubeconfig_dict, write_kubeconfig
-from kubesched.apiserver.server import ServerHandle, ensure_namespaces, serve_forever, start_server
+from kubesched.apiserver.server import (
+    ServerHandle,
+    ensure_namespaces,
+    epoch_resource_version,
+    serve_forever,
+    start_server,
+)
 
 __all__ = [
     "ServerHandle",
     "ServerState",
     "build_app",
     "ensure_namespaces",
+    "epoch_resource_version",
     "kubeconfig_dict",
     "serve_forever",
     "start_server",

@@ -15,7 +15,10 @@ Routes:
   (:mod:`kubesched.apiserver.tables`). Request bodies are JSON or YAML; protobuf/CBOR bodies
   (kubectl's typed ``create namespace|priorityclass|pdb``) get ``415 UnsupportedMediaType``
   (kubectl does not fall back to JSON: use ``kubectl apply -f``/``create -f`` with a manifest).
-* test hooks (not part of the Kubernetes API; see :mod:`kubesched.apiserver.testhooks`):
+* every request first passes :mod:`kubesched.apiserver.guard` (Host/Origin checks against web
+  pages, body media types, body size).
+* test hooks (not part of the Kubernetes API, served only with ``enable_test_hooks``,
+  ``kubesched serve --enable-test-hooks``; see :mod:`kubesched.apiserver.testhooks`):
   ``/kubesched/faults`` (GET, POST, DELETE), ``POST /kubesched/drop-watches`` (closes every open
   watch stream; answers ``{"dropped": N}``), ``POST /kubesched/compact`` (forgets watch history
   and list snapshots, so resumed watches and continue tokens get 410; answers
@@ -38,6 +41,7 @@ from aiohttp import web
 
 from kubesched.api.yaml_limits import load_json, safe_load
 from kubesched.apiserver import paths
+from kubesched.apiserver.guard import RequestGuard
 from kubesched.apiserver.handlers import ResourceHandlers, view_for
 from kubesched.apiserver.paging import Pager
 from kubesched.apiserver.reviews import Reviews
@@ -45,7 +49,7 @@ from kubesched.apiserver.status import ApiError, failure
 from kubesched.apiserver.tables import table_version, to_table
 from kubesched.apiserver.target import Target, parse_target
 from kubesched.apiserver.testhooks import FaultRule, Faults, RequestLog
-from kubesched.apiserver.watch import WatchHub, WatchParams, serve_watch
+from kubesched.apiserver.watch import WatchHub, WatchLimits, WatchParams, index_key, serve_watch
 from kubesched.clock import Clock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import AlreadyExistsError, ConflictError, GoneError, NotFoundError
@@ -76,13 +80,19 @@ _STATE_KEY: web.AppKey[ServerState] = web.AppKey("kubesched_state")
 class ServerState:
     """Everything the request handlers share. ``bookmark_interval`` is seconds between watch
     BOOKMARKs; ``watch_timeout`` the default watch length in seconds without ``timeoutSeconds``
-    (None: until the client leaves)."""
+    (None: until the client leaves). ``enable_test_hooks`` serves the ``/kubesched/`` test hooks
+    (fault injection, dropped watches, compaction, request counts); ``guard`` checks every request
+    (see :mod:`kubesched.apiserver.guard`); ``watch_limits`` bound each watch's buffer and writes
+    (see :mod:`kubesched.apiserver.watch`)."""
 
     cluster: MemoryCluster
     clock: Clock
     bookmark_interval: float = 10.0
     watch_timeout: float | None = 1800.0
     server_address: str = "127.0.0.1:6443"
+    enable_test_hooks: bool = False
+    guard: RequestGuard = field(default_factory=RequestGuard)
+    watch_limits: WatchLimits = field(default_factory=WatchLimits)
     hub: WatchHub = field(default_factory=WatchHub)
     faults: Faults = field(default_factory=Faults)
     requests: RequestLog = field(default_factory=RequestLog)
@@ -116,7 +126,7 @@ async def _hooks_and_errors(
 ) -> web.StreamResponse:
     state = _state(request)
     path = request.path
-    if not path.startswith("/kubesched/"):
+    if state.enable_test_hooks and not path.startswith("/kubesched/"):
         state.requests.record(int(state.clock.now()), request.method, path, _is_watch(request))
         rule = state.faults.take(request.method, path)
         if rule is not None:
@@ -318,6 +328,9 @@ async def _watch(request: web.Request, state: ServerState, target: Target) -> we
         bookmarks=query.get("allowWatchBookmarks", "").lower() in ("1", "true"),
         bookmark_interval=state.bookmark_interval,
         send_initial_events=query.get("sendInitialEvents", "").lower() in ("1", "true"),
+        index=index_key(res.kind_in_store, target.namespace if res.namespaced else None,
+                        query.get("fieldSelector")),
+        limits=state.watch_limits,
     )
     return await serve_watch(request, state.cluster, state.hub, params)
 
@@ -382,7 +395,8 @@ async def _requests_delete(request: web.Request) -> web.Response:
 
 def build_app(state: ServerState) -> web.Application:
     """The aiohttp application for ``state`` (see the module docstring for the routes)."""
-    app = web.Application(middlewares=[_hooks_and_errors], client_max_size=64 * 1024 * 1024)
+    app = web.Application(middlewares=[state.guard.middleware(), _hooks_and_errors],
+                          client_max_size=state.guard.max_body_bytes)
     app[_STATE_KEY] = state
     r = app.router
     r.add_get("/version", _version)
@@ -399,6 +413,12 @@ def build_app(state: ServerState) -> web.Application:
     r.add_post("/apis/authentication.k8s.io/v1/tokenreviews", _token_review)
     r.add_post("/apis/authorization.k8s.io/v1/subjectaccessreviews", _subject_access_review)
     r.add_route("*", "/apis/{group}/{version}/{tail:.*}", _grouped)
+    if state.enable_test_hooks:
+        _add_test_hooks(r)
+    return app
+
+
+def _add_test_hooks(r: web.UrlDispatcher) -> None:
     r.add_get("/kubesched/faults", _faults_get)
     r.add_post("/kubesched/faults", _faults_post)
     r.add_delete("/kubesched/faults", _faults_delete)
@@ -406,7 +426,6 @@ def build_app(state: ServerState) -> web.Application:
     r.add_post("/kubesched/compact", _compact)
     r.add_get("/kubesched/requests", _requests_get)
     r.add_delete("/kubesched/requests", _requests_delete)
-    return app
 
 
 async def _core_root(request: web.Request) -> web.StreamResponse:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -18,15 +18,45 @@ from aiohttp import web
 from kubesched.apiserver.admission import admit_new_namespace
 from kubesched.apiserver.app import ServerState, build_app
 from kubesched.apiserver.finalizer import DeletionFinalizer
+from kubesched.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.apiserver.reviews import Reviews
+from kubesched.apiserver.watch import WatchLimits
 from kubesched.clock import Clock, RealClock
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.cluster.pv_controller import PVController
 
-__all__ = ["SYSTEM_NAMESPACES", "ServerHandle", "ensure_namespaces", "serve_forever", "start_server"]
+__all__ = [
+    "SYSTEM_NAMESPACES",
+    "ServerHandle",
+    "ensure_namespaces",
+    "epoch_resource_version",
+    "serve_forever",
+    "start_server",
+]
+
+#: Seconds a connection may stay without a request (also while its request headers trickle in)
+#: before the server closes it: Go's ``IdleTimeout`` of kube-apiserver's secure serving
+#: (``staging/src/k8s.io/apiserver/pkg/server/secure_serving.go``), aiohttp's ``keepalive_timeout``.
+IDLE_TIMEOUT = 90.0
 
 #: Namespaces every cluster has (created by ``ensure_namespaces`` when missing).
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def epoch_resource_version(clock: Clock, objects: Iterable[Mapping[str, Any]] = ()) -> int:
+    """The resourceVersion a freshly started store begins at (``MemoryCluster``'s
+    ``first_resource_version``): the clock in microseconds since the epoch, or the largest numeric
+    ``metadata.resourceVersion`` among ``objects`` (a dump of an earlier server) when that is
+    larger. A server restarted on the same port therefore never reuses a version its predecessor
+    handed out (unless it made more than one write per microsecond), and the store answers every
+    watch from the predecessor's history with 410 Gone, so informers re-list (as after an etcd
+    restore with ``etcdutl snapshot restore --bump-revision --mark-compacted``)."""
+    base = int(clock.now() * 1_000_000)
+    for obj in objects:
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if isinstance(rv, str) and rv.isdigit() and len(rv) <= 19:
+            base = max(base, int(rv))
+    return base
 
 
 def ensure_namespaces(cluster: MemoryCluster, names: Iterable[str] = SYSTEM_NAMESPACES) -> None:
@@ -86,7 +116,8 @@ class ServerHandle:
 
     async def _start(self) -> None:
         self._runner = web.AppRunner(
-            build_app(self.state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+            build_app(self.state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0,
+            keepalive_timeout=IDLE_TIMEOUT,
         )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.address, self._requested_port)
@@ -142,8 +173,12 @@ def start_server(
     finalize_deletions: bool = False,
     reviews: Reviews | None = None,
     pv_controller: bool = False,
+    enable_test_hooks: bool = False,
+    allowed_hosts: Iterable[str] = (),
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    watch_limits: WatchLimits | None = None,
 ) -> ServerHandle:
-    """Serve ``cluster`` (a new empty ``MemoryCluster`` on a ``RealClock`` when None) on
+    """Serve ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
 
     ``bookmark_interval``: seconds between watch BOOKMARKs; ``watch_timeout``: seconds a watch
@@ -153,15 +188,22 @@ def start_server(
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.apiserver.reviews`).
     With ``pv_controller`` a :class:`~kubesched.cluster.pv_controller.PVController` binds claims and
-    provisions volumes as kube-controller-manager and a provisioner would.
+    provisions volumes as kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
+    the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
+    accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
+    ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.apiserver.guard`);
+    ``watch_limits`` each watch's buffer and write time (default :class:`WatchLimits`).
     Raises OSError when the address cannot be bound.
     """
     clock = clock or RealClock()
     if cluster is None:
-        cluster = MemoryCluster(clock)
+        cluster = MemoryCluster(clock, uid_seed=None)
     if system_namespaces:
         ensure_namespaces(cluster)
-    state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout)
+    guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)
+    state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
+                        enable_test_hooks=enable_test_hooks, guard=guard,
+                        watch_limits=watch_limits or WatchLimits())
     if reviews is not None:
         state.reviews = reviews
     if pv_controller:

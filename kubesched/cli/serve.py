@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.reviews import Reviews, load_policy_file, load_token_file
-from kubesched.apiserver.server import serve_forever, start_server
+from kubesched.apiserver.server import epoch_resource_version, serve_forever, start_server
 from kubesched.clock import RealClock
 from kubesched.cluster.manifests import load_manifests
 from kubesched.cluster.memory import MemoryCluster
@@ -58,18 +59,26 @@ from kubesched.errors import ConfigError
 @click.option("--speed", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
                    "run times, grace periods).")
+@click.option("--enable-test-hooks", is_flag=True,
+              help="Serve the fault-injection hooks under /kubesched/ (faults, drop-watches, compact, "
+                   "requests) for integration tests of API clients. Never on a shared machine.")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Host name clients may use in the Host header besides IP addresses, localhost and "
+                   "--address (requests naming other hosts get 403, against DNS rebinding); repeatable.")
 def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float,
           finalize_deletions: bool, detach: bool, pid_file: str | None, log_file: str | None,
           token_auth_file: str | None, authorization_policy_file: str | None, kubelet: bool,
-          kubelet_config: str | None, images_path: str | None, speed: float) -> None:
+          kubelet_config: str | None, images_path: str | None, speed: float, enable_test_hooks: bool,
+          allowed_hosts: tuple[str, ...]) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
     it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
-    JSON or YAML, not protobuf). A PV controller binds claims to the volumes the scheduler chose and
-    provisions volumes for claims with a selected node. Without --kubelet there are no kubelets: pods
-    are never started, and deletions of bound pods complete when their grace period ends (see
-    --finalize-deletions). TokenReview and SubjectAccessReview are answered from --token-auth-file
-    and --authorization-policy-file, so a scheduler's secure port can delegate to it."""
+    JSON or YAML, not protobuf, at most 3 MiB; requests from web pages are refused). A PV controller
+    binds claims to the volumes the scheduler chose and provisions volumes for claims with a
+    selected node. Without --kubelet there are no kubelets: pods are never started, and deletions
+    of bound pods complete when their grace period ends (see --finalize-deletions). TokenReview and
+    SubjectAccessReview are answered from --token-auth-file and --authorization-policy-file, so a
+    scheduler's secure port can delegate to it."""
     if (kubelet_config or images_path) and not kubelet:
         raise click.UsageError("--kubelet-config and --images need --kubelet")
     reviews = Reviews(load_token_file(token_auth_file) if token_auth_file else {},
@@ -80,15 +89,19 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         serve_detached(sys.argv, kubeconfig, pid_file, log_file)
         return
     clock = RealClock(speed)
-    cluster = MemoryCluster(clock)
+    objects: list[dict[str, Any]] = []
     if files:
         loaded = load_manifests(list(files))
         for kind, count in sorted(loaded.skipped_kinds.items()):
             click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
-        cluster.load(loaded.objects)
+        objects = loaded.objects
+    # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list
+    cluster = MemoryCluster(clock, uid_seed=None, first_resource_version=epoch_resource_version(clock, objects))
+    cluster.load(objects)
     try:
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
-                              finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True)
+                              finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True,
+                              enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts)
     except OSError as e:
         reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
         raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None

@@ -6,12 +6,22 @@ and ``pkg/registry/core/pod/storage``) for the simulator, the benchmark and ever
 * objects per kind, keyed like etcd (``<namespace>/<name>``, or ``<name>`` for cluster-scoped kinds);
   ``list`` returns them in that key order, as the API server does;
 * one global, monotonically increasing resourceVersion (string of an int) stamped in
-  ``metadata.resourceVersion`` on every write, deletions included;
-* ``metadata.uid`` from a per-store counter (``00000000-0000-4000-8000-000000000001``, ...) and
-  ``metadata.creationTimestamp`` from the clock, so runs are reproducible; ``generateName`` gets a
-  5-character suffix from a seeded RNG;
+  ``metadata.resourceVersion`` on every write, deletions included; it starts after
+  ``first_resource_version`` (0 by default), and every version up to it counts as compacted, so a
+  store that starts past the versions an earlier store handed out (``kubesched serve`` starts at
+  the wall clock in microseconds) answers every watch from that earlier history with 410 Gone,
+  like etcd restored with ``--bump-revision --mark-compacted``;
+* ``metadata.uid`` a version-4 UUID (``uuid.NewUUID`` in
+  ``staging/src/k8s.io/apiserver/pkg/registry/rest/meta.go: FillObjectMetaSystemFields``): random,
+  as the API server makes them, with ``uid_seed=None`` (``kubesched serve``), else drawn from an
+  RNG seeded with ``uid_seed`` so that simulations are reproducible; either way never one a stored
+  object holds, so a store loaded from a dump (its own or another's) hands out no loaded UID;
+  ``metadata.creationTimestamp`` from the clock; ``generateName`` gets a 5-character suffix from a
+  seeded RNG;
 * a bounded event history per kind (default 10000) for ``watch`` from a resourceVersion; older
-  versions raise :class:`~kubesched.errors.GoneError` (HTTP 410);
+  versions raise :class:`~kubesched.errors.GoneError` (HTTP 410), and so does, for every kind, a
+  version from before the end of the latest :meth:`MemoryCluster.load` (its objects have no
+  history: a client must list them);
 * Events (``create_event``) in a bounded list, see :meth:`MemoryCluster.events`.
 
 Ownership: objects handed to ``create``/``update``/``load`` are shallow-copied at the top level and
@@ -39,6 +49,7 @@ import builtins
 import logging
 import random
 import threading
+import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -122,20 +133,26 @@ class MemoryCluster:
 
     ``clock`` stamps ``creationTimestamp``/``deletionTimestamp``/condition times;
     ``history_limit`` is the number of watch events retained per kind (>= 0);
-    ``event_limit`` the number of Events kept by :meth:`events`; ``seed`` seeds ``generateName``.
+    ``event_limit`` the number of Events kept by :meth:`events`; ``seed`` seeds ``generateName``;
+    ``uid_seed`` seeds UIDs (None: random UIDs); ``first_resource_version`` (>= 0) the version the
+    store starts at (its first write gets the next one; watches from it or before get 410).
     """
 
     def __init__(
-        self, clock: Clock, *, history_limit: int = 10000, event_limit: int = 10000, seed: int = 0
+        self, clock: Clock, *, history_limit: int = 10000, event_limit: int = 10000, seed: int = 0,
+        uid_seed: int | None = 0, first_resource_version: int = 0,
     ) -> None:
-        if history_limit < 0 or event_limit < 0:
-            raise ValueError("history_limit and event_limit must be >= 0")
+        if history_limit < 0 or event_limit < 0 or first_resource_version < 0:
+            raise ValueError("history_limit, event_limit and first_resource_version must be >= 0")
         self._clock = clock
         self._lock = threading.RLock()
-        self._rv = 0
-        self._uid_counter = 0
+        self._rv = first_resource_version
+        # watches from a version below this get 410 for every kind (store start, end of last load)
+        self._history_floor = first_resource_version
         self._event_counter = 0
         self._rand = random.Random(seed)
+        self._uid_rand = random.Random(uid_seed) if uid_seed is not None else None
+        self._uids: set[str] = set()  # of stored objects (Events excluded)
         self._objects: dict[str, dict[str, Obj]] = {}
         self._sorted_keys: dict[str, list[str]] = {}
         self._history_limit = history_limit
@@ -253,6 +270,7 @@ class MemoryCluster:
             if key in store:
                 raise AlreadyExistsError(f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists')
             store[key] = new
+            self._uids.add(new["metadata"]["uid"])
             self._sorted_keys.pop(kind, None)
             self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
             return new
@@ -261,30 +279,35 @@ class MemoryCluster:
         """Bulk-add objects (e.g. from manifests); returns how many were added.
 
         Unlike ``create`` it keeps a given ``uid``, ``creationTimestamp`` and ``deletionTimestamp``.
-        Each object still gets its own resourceVersion. For kinds nobody watches yet no watch event
-        is kept (watching from a version before the load raises GoneError; list then watch instead).
-        Raises AlreadyExistsError for a duplicate, ValueError without kind/name."""
+        Each object still gets its own resourceVersion. Open watches get ADDED events; afterwards a
+        new watch from any version before the end of the load raises GoneError, for every kind
+        (list then watch instead). Raises AlreadyExistsError for a duplicate, ValueError without
+        kind/name (objects before the bad one stay loaded)."""
         count = 0
         with self._lock:
-            for obj in objects:
-                if obj.get("kind") == "Event":
-                    self._create_event(obj)
+            try:
+                for obj in objects:
+                    if obj.get("kind") == "Event":
+                        self._create_event(obj)
+                        count += 1
+                        continue
+                    new, key = self._prepare_new(obj, preserve=True)
+                    kind = new["kind"]
+                    store = self._objects.setdefault(kind, {})
+                    if key in store:
+                        raise AlreadyExistsError(
+                            f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists'
+                        )
+                    store[key] = new
+                    self._uids.add(new["metadata"]["uid"])
+                    self._sorted_keys.pop(kind, None)
+                    if self._subs.get(kind):
+                        self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
+                    else:
+                        self._compacted[kind] = self._rv
                     count += 1
-                    continue
-                new, key = self._prepare_new(obj, preserve=True)
-                kind = new["kind"]
-                store = self._objects.setdefault(kind, {})
-                if key in store:
-                    raise AlreadyExistsError(
-                        f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists'
-                    )
-                store[key] = new
-                self._sorted_keys.pop(kind, None)
-                if self._subs.get(kind):
-                    self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
-                else:
-                    self._compacted[kind] = self._rv
-                count += 1
+            finally:
+                self._history_floor = self._rv
         return count
 
     def update(self, obj: Obj) -> Obj:
@@ -403,6 +426,7 @@ class MemoryCluster:
                         self._set_deletion(kind, key, old, self._clock.now() + period, period)
                         return
             del store[key]
+            self._uids.discard(old_meta.get("uid"))
             self._sorted_keys.pop(kind, None)
             self._rv += 1
             final = {**old, "metadata": {**old_meta, "resourceVersion": str(self._rv)}}
@@ -503,23 +527,8 @@ class MemoryCluster:
         ``too old resource version: R (C)`` (C: newest version no longer retained for the kind),
         ValueError for a malformed or future version."""
         with self._lock:
+            replay, _ = self.replay(kind, resource_version)
             sub = _Subscription(self, kind, handler, self._rv)
-            if resource_version in (None, "", "0"):
-                if kind == "Event":
-                    replay = [WatchEvent("ADDED", kind, e, None) for e in self._events]
-                else:
-                    replay = [WatchEvent("ADDED", kind, o, None) for o in self.list(kind).items]
-            else:
-                try:
-                    since = int(resource_version)
-                except ValueError:
-                    raise ValueError(f"invalid resource version {resource_version!r}") from None
-                if since > self._rv:
-                    raise ValueError(f"Too large resource version: {since}, current: {self._rv}")
-                compacted = self._compacted.get(kind, 0)
-                if since < compacted:
-                    raise GoneError(f"too old resource version: {since} ({compacted})")
-                replay = [ev for rv, ev in self._history.get(kind, ()) if rv > since]
             self._subs[kind] = [*self._subs.get(kind, ()), sub]
             outer = self._dispatching
             self._dispatching = True  # writes made by the handler during replay are queued
@@ -536,6 +545,28 @@ class MemoryCluster:
             if not outer and self._pending:
                 self._drain()
             return sub
+
+    def replay(self, kind: str, resource_version: str | None) -> tuple[builtins.list[WatchEvent], str]:
+        """What a :meth:`watch` of ``kind`` from ``resource_version`` delivers before it returns
+        (ADDED for every object when the version is None/""/"0", else the retained events after
+        it), and the current resourceVersion, read atomically: a subscriber that takes live events
+        after that version from an existing subscription misses none and sees none twice. Raises
+        like :meth:`watch`."""
+        with self._lock:
+            if resource_version in (None, "", "0"):
+                if kind == "Event":
+                    return [WatchEvent("ADDED", kind, e, None) for e in self._events], str(self._rv)
+                return [WatchEvent("ADDED", kind, o, None) for o in self.list(kind).items], str(self._rv)
+            try:
+                since = int(resource_version)
+            except ValueError:
+                raise ValueError(f"invalid resource version {resource_version!r}") from None
+            if since > self._rv:
+                raise ValueError(f"Too large resource version: {since}, current: {self._rv}")
+            compacted = max(self._compacted.get(kind, 0), self._history_floor)
+            if since < compacted:
+                raise GoneError(f"too old resource version: {since} ({compacted})")
+            return [ev for rv, ev in self._history.get(kind, ()) if rv > since], str(self._rv)
 
     def compact(self) -> str:
         """Forget the retained watch history of every kind (etcd compaction): a watch from any
@@ -565,8 +596,13 @@ class MemoryCluster:
         return keys
 
     def _next_uid(self) -> str:
-        self._uid_counter += 1
-        return f"00000000-0000-4000-8000-{self._uid_counter:012x}"
+        while True:
+            if self._uid_rand is None:
+                uid = str(uuid.uuid4())
+            else:
+                uid = str(uuid.UUID(int=self._uid_rand.getrandbits(128), version=4))
+            if uid not in self._uids:
+                return uid
 
     def _generate_name(self, kind: str, namespace: str, base: str) -> str:
         base = base[:58]

@@ -19,7 +19,7 @@ from kubesched.apiserver import ServerHandle, start_server, write_kubeconfig
 
 @pytest.fixture
 def server() -> Iterator[ServerHandle]:
-    handle = start_server(bookmark_interval=0.2)
+    handle = start_server(bookmark_interval=0.2, enable_test_hooks=True)
     try:
         yield handle
     finally:

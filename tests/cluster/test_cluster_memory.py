@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
 
 T0 = 1704067200.0  # 2024-01-01T00:00:00Z
+UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
 def pod(name: str, namespace: str | None = "default", **spec: Any) -> dict[str, Any]:
@@ -38,13 +40,15 @@ def test_create_fills_metadata_and_increments_resource_version(store: MemoryClus
     assert store.resource_version == "0"
     p = store.create(pod("web-1", namespace=None))
     n = store.create({"kind": "Node", "metadata": {"name": "n1", "namespace": "ignored"}})
+    pod_uid, node_uid = p["metadata"]["uid"], n["metadata"]["uid"]
+    assert UUID4.match(pod_uid) and UUID4.match(node_uid) and pod_uid != node_uid
     assert p == {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
             "name": "web-1",
             "namespace": "default",
-            "uid": "00000000-0000-4000-8000-000000000001",
+            "uid": pod_uid,
             "creationTimestamp": "2024-01-01T00:00:00Z",
             "resourceVersion": "1",
         },
@@ -56,7 +60,7 @@ def test_create_fills_metadata_and_increments_resource_version(store: MemoryClus
         "kind": "Node",
         "metadata": {
             "name": "n1",
-            "uid": "00000000-0000-4000-8000-000000000002",
+            "uid": node_uid,
             "creationTimestamp": "2024-01-01T00:00:00Z",
             "resourceVersion": "2",
         },
@@ -71,7 +75,7 @@ def test_create_does_not_mutate_input_and_create_overwrites_uid(store: MemoryClu
     given["metadata"]["uid"] = "mine"
     created = store.create(given)
     assert given["metadata"] == {"name": "a", "namespace": "default", "uid": "mine"}
-    assert created["metadata"]["uid"] == "00000000-0000-4000-8000-000000000001"
+    assert UUID4.match(created["metadata"]["uid"])
 
 
 def test_create_duplicate_and_missing(store: MemoryCluster) -> None:
@@ -210,7 +214,7 @@ def test_bind_uid_mismatch_missing_deleting_and_gated(store: MemoryCluster) -> N
         store.bind("default", "web-1", "other-uid", "n1")
     assert str(err.value) == (
         'Operation cannot be fulfilled on pods "web-1": Precondition failed: '
-        "UID in precondition: other-uid, UID in object meta: 00000000-0000-4000-8000-000000000001"
+        f"UID in precondition: other-uid, UID in object meta: {p['metadata']['uid']}"
     )
     with pytest.raises(NotFoundError, match='^pods "ghost" not found$'):
         store.bind("default", "ghost", "", "n1")
@@ -230,11 +234,34 @@ def test_bind_uid_mismatch_missing_deleting_and_gated(store: MemoryCluster) -> N
 def test_bind_recreated_pod_with_old_uid_fails(store: MemoryCluster) -> None:
     old = store.create(pod("web-1"))
     store.delete("Pod", "default", "web-1")
-    store.create(pod("web-1"))
-    with pytest.raises(
-        ConflictError, match="Precondition failed: UID in precondition: 00000000-0000-4000-8000-000000000001"
-    ):
+    new = store.create(pod("web-1"))
+    with pytest.raises(ConflictError) as err:
         store.bind("default", "web-1", old["metadata"]["uid"], "n1")
+    assert str(err.value) == (
+        'Operation cannot be fulfilled on pods "web-1": Precondition failed: '
+        f"UID in precondition: {old['metadata']['uid']}, UID in object meta: {new['metadata']['uid']}"
+    )
+
+
+def test_uids_stay_unique_when_a_store_is_loaded_from_another_stores_dump(clock: VirtualClock) -> None:
+    first = MemoryCluster(clock)
+    for i in range(50):
+        first.create(pod(f"p{i}"))
+    dumped = first.snapshot_objects()
+    second = MemoryCluster(clock)
+    assert second.load(dumped) == 50
+    loaded = {o["metadata"]["uid"] for o in second.list("Pod").items}
+    assert loaded == {o["metadata"]["uid"] for o in dumped} and len(loaded) == 50
+    # the same seed draws the same UIDs: the store skips those it holds
+    fresh = [second.create(pod(f"new{i}"))["metadata"]["uid"] for i in range(50)]
+    assert all(UUID4.match(u) for u in fresh)
+    assert len(set(fresh)) == 50 and not set(fresh) & loaded
+    third = MemoryCluster(clock)
+    assert third.create(pod("x"))["metadata"]["uid"] == dumped[0]["metadata"]["uid"]  # reproducible
+    rand = MemoryCluster(clock, uid_seed=None)
+    rand.load(dumped)
+    randoms = {rand.create(pod(f"r{i}"))["metadata"]["uid"] for i in range(50)}
+    assert len(randoms) == 50 and not randoms & loaded and all(UUID4.match(u) for u in randoms)
 
 
 def test_patch_status_merges_conditions_by_type(store: MemoryCluster) -> None:

@@ -89,6 +89,43 @@ def test_load_without_watchers_keeps_no_history() -> None:
     assert [brief(e) for e in seen] == [("ADDED", "c", "3")]
 
 
+def test_a_loaded_store_answers_watches_from_before_the_load_with_gone_for_every_kind() -> None:
+    store = MemoryCluster(VirtualClock())
+    store.load([pod("a"), {"kind": "Node", "metadata": {"name": "n1"}}] +
+               [{"kind": "Namespace", "metadata": {"name": f"ns{i}"}} for i in range(5)])  # rv 1..7
+    # Pods were loaded at rv 1, but a watch from rv 3..6 belongs to another history too
+    for kind in ("Pod", "Node", "PersistentVolumeClaim", "Service", "Event"):
+        with pytest.raises(GoneError, match=r"^too old resource version: 5 \(7\)$"):
+            store.watch(kind, "5", lambda e: None)
+    seen: list[WatchEvent] = []
+    store.watch("Pod", "7", seen.append)
+    store.create(pod("b"))
+    assert [brief(e) for e in seen] == [("ADDED", "b", "8")]
+
+
+def test_first_resource_version_starts_a_new_epoch() -> None:
+    store = MemoryCluster(VirtualClock(), first_resource_version=1_000_000)
+    assert store.resource_version == "1000000"
+    assert store.create(pod("a"))["metadata"]["resourceVersion"] == "1000001"
+    for kind in ("Pod", "Node"):
+        with pytest.raises(GoneError, match=r"^too old resource version: 999 \(1000000\)$"):
+            store.watch(kind, "999", lambda e: None)
+    seen: list[WatchEvent] = []
+    store.watch("Pod", "1000000", seen.append)
+    assert [brief(e) for e in seen] == [("ADDED", "a", "1000001")]
+    with pytest.raises(ValueError, match="must be >= 0"):
+        MemoryCluster(VirtualClock(), first_resource_version=-1)
+
+
+def test_epoch_resource_version_passes_the_clock_and_a_dumps_versions() -> None:
+    from kubesched.apiserver import epoch_resource_version
+
+    clock = VirtualClock(start=1_700_000_000.5)
+    assert epoch_resource_version(clock) == 1_700_000_000_500_000
+    dump = [{"metadata": {"resourceVersion": "1800000000000000"}}, {"metadata": {"resourceVersion": "x"}}, {}]
+    assert epoch_resource_version(clock, dump) == 1_800_000_000_000_000
+
+
 def test_handlers_called_in_registration_order_and_stop() -> None:
     store = MemoryCluster(VirtualClock())
     calls: list[str] = []

@@ -22,7 +22,7 @@ from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
 
 @pytest.fixture
 def server() -> Iterator[ServerHandle]:
-    h = start_server(bookmark_interval=0.2)
+    h = start_server(bookmark_interval=0.2, enable_test_hooks=True)
     try:
         yield h
     finally:
