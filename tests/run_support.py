@@ -136,6 +136,15 @@ class Cluster:
             names.append(name)
         return names
 
+    def grow_node(self, name: str, cpu: str) -> None:
+        """Raise a node's cpu capacity and allocatable (a status patch, as a kubelet would write it;
+        straight in the embedded store, so it is not counted as an API request)."""
+        res = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
+        if self.handle is not None:
+            self.handle.cluster.patch_status("Node", None, name, {"capacity": res, "allocatable": res})
+        else:
+            self.core.patch_node_status(name, {"status": {"capacity": res, "allocatable": res}})
+
     def pod_manifest(self, name: str, cpu: str = "10m", labels: dict[str, str] | None = None) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": self.namespace, "labels": labels or {}},

@@ -108,6 +108,12 @@ def test_rbac_grants_exactly_what_run_uses(cluster: Cluster, replicas: list[Repl
     wait_for(lambda: bound("high"), 30, "the preemptor bound")
     wait_for(lambda: any(e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "huge"
                          for e in store.events()), 15, "huge failed")
+    # a node growing to the pod's size (but still holding pods) requeues it: the same failure again,
+    # which the event broadcaster folds into a series (PATCH)
+    cluster.grow_node("node-0", "100")
+    wait_for(lambda: any(e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "huge"
+                         and (e.get("series") or {}).get("count", 1) >= 2 for e in store.events()), 30,
+             "huge failed twice (an Event series)")
 
     used = set()
     for row in cluster.hook("GET", "/kubesched/requests")["requests"]:

@@ -59,8 +59,10 @@ def test_repeated_failures_of_one_pod_are_one_event_with_a_series(cluster: Clust
     cluster.create_pod("too-big", cpu="100")
     wait_for(lambda: [e for e in cluster.events("FailedScheduling") if e["regarding"]["name"] == "too-big"], 15,
              "the first FailedScheduling")
-    # deleting an assigned pod requeues the unschedulable pod (AssignedPodDelete): a second attempt
-    cluster.core.delete_namespaced_pod("small", cluster.namespace, grace_period_seconds=0)
+    # the node's allocatable grows to exactly the pod's 100 cpu: it would fit the empty node, so
+    # NodeResourcesFit's hint requeues it (UpdateNodeAllocatable), and with "small" still there the
+    # second attempt fails with the same message
+    cluster.grow_node("node-0", "100")
 
     def series() -> int:
         evs = [e for e in cluster.events("FailedScheduling") if e["regarding"]["name"] == "too-big"]
