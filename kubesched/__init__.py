@@ -22,6 +22,7 @@ stays cheap.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from kubesched.errors import (
@@ -49,6 +50,10 @@ if TYPE_CHECKING:
     from kubesched.scheduler.factory import new_scheduler
 
 __version__ = "0.1.0"
+
+# a library's logs go where the application sends them; without a configured handler they are
+# dropped instead of Python's last-resort stderr lines (``kubesched run`` configures klog output)
+logging.getLogger("kubesched").addHandler(logging.NullHandler())
 
 _LAZY: dict[str, str] = {
     "simulate": "kubesched.modes.simulate.api",

@@ -23,7 +23,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kubesched")
+@click.version_option(__version__, prog_name="kubesched", message="%(prog)s v%(version)s (kube-scheduler v1.35 behaviour)")
 def main() -> None:
     """kubesched: a Kubernetes scheduler in Python, exact to kube-scheduler, with image-pull-aware placement."""
 

@@ -179,10 +179,13 @@ def _write(out_dir: str, results: list[ReplayResult], workload: Workload, kubele
     write_pods_csv(out / "pods.csv", results)
     written = ["report.json", "pods.csv"]
     if not no_html:
+        from kubesched.modes.replay.report_html import write_report_html
+        from kubesched.modes.replay.report_plots import require_plotly
+
         try:
-            from kubesched.modes.replay.report_html import write_report_html
-        except ImportError as e:  # plotly is the optional extra "report"
-            click.echo(f"note: report.html skipped ({e}; pip install 'kubesched[report]')", err=True)
+            require_plotly()
+        except ImportError as e:
+            click.echo(f"note: report.html skipped: {e}", err=True)
         else:
             write_report_html(out / "report.html", results, workload, settings)
             written.append("report.html")

@@ -17,7 +17,7 @@ from kubesched.cli.paths import check_output_file
 from kubesched.cluster.manifests import Manifest, load_manifests, write_manifests
 from kubesched.cluster.unknown_fields import unknown_fields
 from kubesched.config.load import load_config
-from kubesched.errors import ConfigError, ManifestError
+from kubesched.errors import ConfigError, KubeschedError, ManifestError
 from kubesched.modes.simulate.report import (
     explain_grids,
     find_pod,
@@ -90,6 +90,8 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
     report_unknown_fields(loaded.manifests, strict=strict)
     if kubeconfig:
         loaded.manifests[:0] = live_manifests(kubeconfig, context, namespace)
+    if explain:
+        check_explain_ref(explain, loaded.manifests)
     config = load_config(config_path) if config_path else None
     record: bool | Callable[[Any], bool] = output in ("json", "yaml")
     if not record and explain:
@@ -154,14 +156,27 @@ def simulation_progress() -> Iterator[Callable[[int, int, float], None]]:
         yield update
 
 
+def check_explain_ref(ref: str, manifests: Sequence[Manifest]) -> None:
+    """Refuse ``--explain POD`` before the run when no Pod of the input is ``ns/name`` (or a unique
+    ``name``). Raises click.BadParameter."""
+    keys = [f"{m.namespace}/{m.name}" for m in manifests if m.kind == "Pod"]
+    hits = [k for k in keys if k == ref or ("/" not in ref and k.split("/", 1)[1] == ref)]
+    if not hits:
+        raise click.BadParameter(f"pod {ref!r} not found among the input's pods", param_hint="--explain")
+    if len(hits) > 1:
+        raise click.BadParameter(f"pod name {ref!r} is ambiguous; use namespace/name", param_hint="--explain")
+
+
 def live_manifests(kubeconfig: str, context: str | None, namespace: str | None) -> list[Manifest]:
     """The live state of a cluster as manifests located ``cluster <kubeconfig> (Kind ns/name)``."""
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.cluster.kube import KubeApiError, KubeClusterClient
     from kubesched.cluster.live_snapshot import read_snapshot
 
     client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
     try:
         objects = read_snapshot(client, namespace)
+    except KubeApiError as e:
+        raise KubeschedError(f"cannot read the cluster ({kubeconfig}): {e}") from None
     finally:
         client.close()
     return [Manifest(o, f"cluster {kubeconfig}", i) for i, o in enumerate(objects, start=1)]

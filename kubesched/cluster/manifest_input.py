@@ -4,7 +4,8 @@
 Accepted, alone or in any iterable (nested iterables are flattened):
 
 * a ``dict`` (one object, or a ``kind: List``);
-* a ``str``: an existing file or directory path, else YAML/JSON text (multi-document);
+* a ``str``: a file or directory path when it has no newline, ``:``, ``{`` or ``}`` (a missing
+  one is an error), else YAML/JSON text (multi-document);
 * a :class:`pathlib.Path` (file or directory, as ``-f``);
 * a model of the ``kubernetes`` client (``V1Pod``, ``V1Node``, ...): serialised with
   ``ApiClient.sanitize_for_serialization``, as the client sends it to an API server (``kind``
@@ -52,13 +53,21 @@ def _flatten(objects: ObjectsInput, where: str) -> Iterator[tuple[object, str]]:
             yield from _flatten(item, f"{where}[{i}]")
 
 
+def _path_like(text: str) -> bool:
+    """A string that names a file rather than holding YAML: no newline, no ``:``, ``{`` or ``}``
+    (a one-line YAML or JSON object always has a ``:``)."""
+    return not any(c in text for c in ":{}\n") and bool(text.strip())
+
+
 def manifests_from(objects: ObjectsInput, where: str = "objects") -> list[Manifest]:
     """Every loadable object of ``objects`` (see the module docstring) in order; kinds ``simulate``
     does not load are skipped as ``-f`` skips them. Raises ManifestError."""
     result = LoadResult()
     serializer: Any = None
     for item, at in _flatten(objects, where):
-        if isinstance(item, Path) or (isinstance(item, str) and "\n" not in item and Path(item).exists()):
+        if isinstance(item, str) and _path_like(item) and not Path(item).exists():
+            raise ManifestError("", "no such file or directory", where=item)
+        if isinstance(item, Path) or (isinstance(item, str) and _path_like(item)):
             result.manifests.extend(load_manifests([str(item)], recursive=True).manifests)
         elif isinstance(item, str):
             add_documents(result, parse_documents(item, at), at)

@@ -187,9 +187,9 @@ def _read_text(path: Path | None, source: str) -> str:
 
 def _documents(path: Path | None, source: str) -> Iterable[tuple[int, object]]:
     """(1-based document index, parsed document) of one file (``path`` None: standard input, JSON
-    when it starts with ``{`` or ``[``, else YAML)."""
+    when it parses as JSON, else YAML)."""
     text = _read_text(path, source)
-    is_json = text.lstrip().startswith(("{", "[")) if path is None else path.suffix.lower() == ".json"
+    is_json = _is_json(text) if path is None else path.suffix.lower() == ".json"
     return _parse_text(text, source, is_json)
 
 
@@ -294,7 +294,19 @@ def load_manifest_text(text: str, source: str, *, is_json: bool = False) -> Load
 
 def parse_documents(text: str, source: str) -> Iterable[tuple[int, object]]:
     """(1-based document index, parsed document) of YAML/JSON ``text`` named ``source`` in messages."""
-    return _parse_text(text, source, text.lstrip().startswith(("{", "[")))
+    return _parse_text(text, source, _is_json(text))
+
+
+def _is_json(text: str) -> bool:
+    """Text that starts like JSON and parses as JSON (flow-style YAML such as ``{kind: Pod}`` starts
+    the same way and is read as YAML)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def add_documents(result: LoadResult, documents: Iterable[tuple[int, object]], source: str) -> None:

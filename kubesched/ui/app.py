@@ -300,6 +300,8 @@ class _Api:
             view = await asyncio.to_thread(report_view, reports)
         except ValueError as e:
             raise _json_error(web.HTTPUnprocessableEntity, str(e)) from None
+        except ImportError as e:  # plotly: the optional extra "report"
+            raise _json_error(web.HTTPNotImplemented, str(e)) from None
         return web.json_response(view)
 
     async def watch(self, request: web.Request) -> web.StreamResponse:
@@ -382,8 +384,12 @@ async def _index(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC_DIR / "index.html")
 
 
-async def _plotly(request: web.Request) -> web.FileResponse:
-    return web.FileResponse(plotly_js_path(), headers={"Content-Type": "application/javascript"})
+async def _plotly(request: web.Request) -> web.StreamResponse:
+    try:
+        path = plotly_js_path()
+    except ModuleNotFoundError:
+        return web.Response(status=404, text="plotly is not installed: pip install 'kubesched[report]'\n")
+    return web.FileResponse(path, headers={"Content-Type": "application/javascript"})
 
 
 def make_app(*, session: Session | None = None, live: LiveSession | None = None, address: str = "127.0.0.1",

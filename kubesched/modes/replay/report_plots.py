@@ -20,10 +20,10 @@ Times on the x axes are hours since the replay origin.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 from kubesched.modes.replay.run import ReplayResult
 
@@ -65,6 +65,8 @@ def plot_data(r: ReplayResult) -> dict[str, Any]:
 
 
 def _latency_cdf(runs: Sequence[Mapping[str, Any]]) -> go.Figure:
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     all_positive = True
     for run in runs:
@@ -80,6 +82,8 @@ def _latency_cdf(runs: Sequence[Mapping[str, Any]]) -> go.Figure:
 
 
 def _over_time(runs: Sequence[Mapping[str, Any]], title: str, ytitle: str, key: str, scale: float) -> go.Figure:
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     for run in runs:
         s = run["plots"]["series"]
@@ -89,6 +93,9 @@ def _over_time(runs: Sequence[Mapping[str, Any]], title: str, ytitle: str, key: 
 
 
 def _utilisation(runs: Sequence[Mapping[str, Any]]) -> go.Figure:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
     resources: list[str] = []
     for run in runs:
         for res in run["plots"]["series"]["allocatedFraction"]:
@@ -108,9 +115,19 @@ def _utilisation(runs: Sequence[Mapping[str, Any]]) -> go.Figure:
     return fig
 
 
+def require_plotly() -> None:
+    """Raise ImportError with the install hint when plotly, the optional extra ``report``, is missing."""
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise ImportError("report.html and the replay plots need plotly: pip install 'kubesched[report]'") from None
+
+
 def report_figures(runs: Sequence[Mapping[str, Any]]) -> list[go.Figure]:
     """The four figures for ``runs`` (each ``{"config": name, "plots": plot_data(...)}``), in the
-    order of :data:`FIGURE_TITLES`. Raises KeyError when a run has no ``plots``."""
+    order of :data:`FIGURE_TITLES`. Raises KeyError when a run has no ``plots``, ImportError (with
+    the install hint) without plotly."""
+    require_plotly()
     return [
         _latency_cdf(runs),
         _over_time(runs, FIGURE_TITLES[1], "GB", "bytesPulled", 1e9),

@@ -5,15 +5,19 @@ scheduler; each run adds ``topImages``, the images costing most pull time), ``po
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kubesched.modes.replay.report_html import write_report_html
 from kubesched.modes.replay.report_json import report_dict, write_pods_csv
+from kubesched.modes.replay.report_plots import require_plotly
 from kubesched.modes.startup.analysis import StartupRun
 
 __all__ = ["startup_report", "write_startup_report"]
+
+log = logging.getLogger(__name__)
 
 
 def startup_report(runs: Sequence[StartupRun], source: Mapping[str, Any], top: int = 10) -> dict[str, Any]:
@@ -37,5 +41,10 @@ def write_startup_report(out_dir: str | Path, runs: Sequence[StartupRun], source
     results = [r.result for r in runs]
     write_pods_csv(paths[1], results)
     if html:
-        paths.append(write_report_html(out / "report.html", results))
+        try:
+            require_plotly()
+        except ImportError as e:
+            log.warning("report.html skipped: %s", e)
+        else:
+            paths.append(write_report_html(out / "report.html", results))
     return paths

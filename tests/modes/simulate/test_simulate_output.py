@@ -118,3 +118,29 @@ def test_plugin_class_may_list_plugin_first() -> None:
 
     assert Both.__mro__ == (Both, FilterPlugin, ScorePlugin, Plugin, object)
     assert Both(None, None).score(None, None, None) == (7, None)
+
+
+def test_explain_of_an_unknown_pod_is_refused_before_the_run() -> None:
+    code, out, err = run("simulate", "-f", str(EXAMPLE), "--explain", "shop/nosuch")
+    assert code == 2 and out == ""
+    assert "pod 'shop/nosuch' not found among the input's pods" in err
+
+
+def test_pod_errors_are_reported_once() -> None:
+    text = EXAMPLE.read_text() + """---
+apiVersion: v1
+kind: Pod
+metadata: {name: bad, namespace: shop}
+spec:
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "lots"}}}]
+"""
+    # a subprocess: pytest's own log handler would hide Python's last-resort stderr lines
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "kubesched.cli.main", "simulate", "-f", "-", "-o", "name"],
+                          input=text, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    code, err = done.returncode, done.stderr
+    assert code == 1
+    assert [line for line in err.splitlines() if "spec.containers[0].resources.requests.cpu" in line] == [
+        '  STDIN doc 14 (Pod shop/bad): spec.containers[0].resources.requests.cpu: invalid quantity "lots"']
