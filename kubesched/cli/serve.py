@@ -12,9 +12,22 @@ from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.reviews import Reviews, load_policy_file, load_token_file
 from kubesched.apiserver.server import epoch_resource_version, serve_forever, start_server
 from kubesched.clock import RealClock
-from kubesched.cluster.manifests import load_manifests
+from kubesched.cluster.manifests import Manifest, load_manifests
 from kubesched.cluster.memory import MemoryCluster
-from kubesched.errors import ConfigError
+from kubesched.errors import ConfigError, KubeschedError
+
+
+def check_manifests(manifests: list[Manifest]) -> None:
+    """What an API server refuses is refused here too, before serving: a malformed Node, Pod or other
+    object fails with the one-line field error (exit 2), duplicates too; unknown fields warn as in
+    ``simulate``."""
+    from kubesched.cli.simulate import report_unknown_fields
+    from kubesched.modes.simulate.run import validate_manifests
+
+    report_unknown_fields(manifests, strict=False)
+    _, pod_errors = validate_manifests(manifests)
+    if pod_errors:
+        raise KubeschedError(next(iter(pod_errors.values())))
 
 
 @click.command()
@@ -94,6 +107,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         loaded = load_manifests(list(files))
         for kind, count in sorted(loaded.skipped_kinds.items()):
             click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+        check_manifests(loaded.manifests)
         objects = loaded.objects
     # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list
     cluster = MemoryCluster(clock, uid_seed=None, first_resource_version=epoch_resource_version(clock, objects))

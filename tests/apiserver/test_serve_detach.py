@@ -43,3 +43,11 @@ def test_detach_needs_a_kubeconfig_and_reports_a_failed_start(tmp_path: Path) ->
     assert done.returncode == 2
     assert done.stderr.startswith("error: the detached server exited with 2: ")
     assert "missing.yaml: no such file or directory" in done.stderr
+
+
+def test_serve_refuses_what_an_api_server_refuses(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: four}}\n")
+    done = _serve("--port", "0", "-f", str(bad))
+    assert done.returncode == 2
+    assert done.stderr.strip() == f'error: {bad} doc 1 (Node n1): status.allocatable.cpu: invalid quantity "four"'
