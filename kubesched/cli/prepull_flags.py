@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 
+from kubesched.modes.run.options import PrePullOptions
+
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True)
-class PrePullOptions:
-    """``--prepull`` settings: puller pods' ``namespace``, ``interval`` (s) between ticks,
-    ``max_per_tick`` new puller pods, ``timeout`` (s) per puller pod, ``catalogue`` (None: shipped),
-    ``priority_class`` ("" = none), ``mechanism`` (auto, pods, imagepulljob)."""
-
-    namespace: str
-    interval: float
-    max_per_tick: int
-    timeout: float
-    catalogue: str | None
-    priority_class: str
-    mechanism: str = "auto"
 
 
 def prepull_flags(f: F) -> F:

@@ -2,7 +2,7 @@
 what it can do, so that none is accepted and then silently ignored.
 
 * ``clientConnection.kubeconfig``: honoured (the ``--kubeconfig`` flag wins when given; see
-  ``kubesched.cli.run``).
+  ``kubesched.modes.run``).
 * ``clientConnection.contentType`` / ``acceptContentTypes``: kubesched sends and accepts JSON only.
   Left unset (upstream's default is protobuf, a wire format with the same meaning) JSON is used;
   set to ``application/json`` it is used; any other value is refused.

@@ -1,0 +1,60 @@
+"""What ``kubesched run`` runs with, once flags and the config file are combined: :class:`RunOptions`
+(and the pre-pull controller's :class:`PrePullOptions`). Built by the command line
+(:mod:`kubesched.cli.run`), read by :func:`kubesched.modes.run.scheduler.run_scheduler`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.serving.delegation import DelegationOptions
+
+__all__ = ["PrePullOptions", "RunOptions"]
+
+
+@dataclass(frozen=True)
+class PrePullOptions:
+    """``--prepull`` settings: puller pods' ``namespace``, ``interval`` (s) between ticks,
+    ``max_per_tick`` new puller pods, ``timeout`` (s) per puller pod, ``catalogue`` (None: shipped),
+    ``priority_class`` ("" = none), ``mechanism`` (auto, pods, imagepulljob)."""
+
+    namespace: str
+    interval: float
+    max_per_tick: int
+    timeout: float
+    catalogue: str | None
+    priority_class: str
+    mechanism: str = "auto"
+
+
+@dataclass
+class RunOptions:
+    """Everything ``run`` needs, after flags and the config file are combined."""
+
+    kubeconfig: str | None
+    config: KubeSchedulerConfiguration | None
+    effective: KubeSchedulerConfiguration
+    qps: float
+    burst: int
+    leader_elect: bool
+    lease_duration: float
+    renew_deadline: float
+    retry_period: float
+    lease_name: str
+    lease_namespace: str
+    identity: str
+    permit_wait_timeout: float
+    profiling: bool
+    bind_address: str
+    secure_port: int
+    port: int
+    tls_cert_file: str | None
+    tls_private_key_file: str | None
+    plugin_modules: tuple[str, ...]
+    parallel_bindings: int
+    #: the --config file (names the file in config errors found while building the profiles)
+    config_file: str | None = None
+    #: --prepull settings (None: no pre-pull controller)
+    prepull: PrePullOptions | None = None
+    #: delegated authentication/authorization of the endpoints
+    delegation: DelegationOptions = field(default_factory=DelegationOptions)
