@@ -1,9 +1,11 @@
 """The scheduler: one scheduling cycle per pod, then an (optionally concurrent) binding cycle
 (``pkg/scheduler/scheduler.go`` and ``pkg/scheduler/schedule_one.go``).
 
-The same ``Scheduler`` serves every mode: ``simulate`` and ``replay`` drive
-:meth:`Scheduler.schedule_next` on a virtual clock against the embedded cluster; ``run``
-calls :meth:`Scheduler.run` on a real clock against an API server. It reaches the cluster
+The same ``Scheduler`` serves every mode, with one lifecycle: :meth:`Scheduler.start` (informers),
+then :meth:`Scheduler.run_until_quiet` on a virtual clock (``simulate``, ``bench``, the UI; the
+loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`) or :meth:`Scheduler.run` on a
+real clock against an API server (``run``), then :meth:`Scheduler.stop`. ``replay`` still runs its
+own event loop over :meth:`Scheduler.schedule_one` (arrivals, kubelet model, planners). It reaches the cluster
 only through a ``ClusterClient``.
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.pod import Pod
+from kubesched.clock import VirtualClock
 from kubesched.cluster.client import ClusterClient
 from kubesched.cluster.informers import InformerSet
 from kubesched.config.extenders import extender_ignored_resources
@@ -36,6 +39,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.logs import KObj, v_info
 from kubesched.scheduler.events import ClientEventRecorder
 from kubesched.scheduler.placement import NoNodesAvailableError, Placement, SchedulingError
+from kubesched.scheduler.virtual_time import AttemptHook, IdleHook, VirtualTimeDriver
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +204,28 @@ class Scheduler:
         self.informers.start(WATCHED_KINDS)
 
     # ---- the loop -------------------------------------------------------------------------------
+
+    def run_until_quiet(self, *, max_attempts: int | None = None, until: Callable[[], bool] | None = None,
+                        before_attempt: AttemptHook | None = None, after_attempt: AttemptHook | None = None,
+                        idle: IdleHook | None = None) -> int:
+        """The virtual-time lifecycle (``simulate``, ``bench``): schedule until quiet on this
+        scheduler's :class:`~kubesched.clock.VirtualClock` (see
+        :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`); returns the cycles run.
+        Raises TypeError on a real clock (use :meth:`run`)."""
+        if not isinstance(self.clock, VirtualClock):
+            raise TypeError("run_until_quiet needs a VirtualClock; on a real clock use run(stop)")
+        driver = VirtualTimeDriver(self, self.clock)
+        if idle is None:
+            return driver.run_until_quiet(max_attempts=max_attempts, until=until, before_attempt=before_attempt,
+                                          after_attempt=after_attempt)
+        return driver.run_until_quiet(max_attempts=max_attempts, until=until, before_attempt=before_attempt,
+                                      after_attempt=after_attempt, idle=idle)
+
+    def stop(self) -> None:
+        """End the lifecycle: the queue closes (waking :meth:`run`) and the informers stop watching.
+        The binding executor belongs to whoever gave it (``kubesched run`` drains its pool)."""
+        self.queue.close()
+        self.informers.stop()
 
     def schedule_next(self) -> bool:
         """Pop one pod (non-blocking) and run its scheduling cycle; False when nothing was poppable."""

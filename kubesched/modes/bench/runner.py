@@ -1,5 +1,5 @@
 """Run one benchmark workload end to end: embedded cluster, real informers, queue, scheduling and
-binding cycles (``Scheduler.schedule_next`` with inline binding), virtual clock.
+binding cycles (``Scheduler.run_until_quiet`` with inline binding), virtual clock.
 
 Pods of an op are created first (``cluster.create``; creation time is reported, not part of the
 throughput, as upstream creates pods from other goroutines), then the scheduler runs until they
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.modes.bench.metrics import ThroughputCollector, peak_rss_bytes, percentile
 from kubesched.modes.bench.workloads import BenchWorkload, Op
 
@@ -25,6 +26,11 @@ from kubesched.modes.bench.workloads import BenchWorkload, Op
 STALL_VIRTUAL_SECONDS = 900.0
 
 Progress = Callable[[int, int], None]
+
+
+def _stay(next_timer: float | None) -> float | None:
+    """The idle hook that never moves the clock: stop as soon as nothing is poppable."""
+    return None
 
 
 @dataclass
@@ -170,8 +176,7 @@ class _Run:
 
     def _settle(self) -> None:
         """Schedule whatever is poppable now (no clock jumps)."""
-        while self.sched.schedule_next():
-            pass
+        self.sched.run_until_quiet(idle=_stay)
 
     def _churn(self) -> None:
         now = time.perf_counter()
@@ -208,33 +213,43 @@ class _Run:
             collector.start()
             cpu0 = time.process_time()
         perf = time.perf_counter
-        while True:
-            done = self.bound.get(tag, 0)
-            if done >= count:
-                break
+        t0 = 0.0
+
+        def until() -> bool:
+            if self.bound.get(tag, 0) >= count:
+                return True
             if self.churns:
                 self._churn()
+            return False
+
+        def before(qpi: QueuedPodInfo) -> None:
+            nonlocal t0
             t0 = perf()
-            if sched.schedule_next():
-                attempts += 1
-                if measure:
-                    latencies.append(perf() - t0)
-                    done = self.bound.get(tag, 0)
-                    if done != last_bound:
-                        collector.add(done - last_bound)
-                        if progress is not None and (done % 256 == 0 or done >= count):
-                            progress(done, count)
+
+        def after(qpi: QueuedPodInfo) -> None:
+            nonlocal attempts, last_bound, stall_since
+            attempts += 1
+            done = self.bound.get(tag, 0)
+            if measure:
+                latencies.append(perf() - t0)
                 if done != last_bound:
-                    last_bound = done
-                    stall_since = clock.now()
-                continue
+                    collector.add(done - last_bound)
+                    if progress is not None and (done % 256 == 0 or done >= count):
+                        progress(done, count)
+            if done != last_bound:
+                last_bound = done
+                stall_since = clock.now()
+
+        def idle(next_timer: float | None) -> float | None:
             if clock.now() - stall_since > STALL_VIRTUAL_SECONDS:
+                done = self.bound.get(tag, 0)
                 self.result.status = "incomplete"
                 self.result.error = f"{count - done} of {count} pods still unscheduled after " \
                                     f"{STALL_VIRTUAL_SECONDS:.0f} virtual seconds without progress"
-                break
-            nxt = clock.next_timer_time()
-            clock.advance_to(max(nxt if nxt is not None else clock.now() + 1.0, clock.now()))
+                return None
+            return next_timer if next_timer is not None else clock.now() + 1.0
+
+        sched.run_until_quiet(until=until, before_attempt=before, after_attempt=after, idle=idle)
         if measure:
             collector.stop()
             self.result.cpu_seconds = time.process_time() - cpu0

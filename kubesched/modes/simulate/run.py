@@ -170,22 +170,18 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
             q = sched.queue
             unsettled = q.len_active() + q.len_backoff() + q.in_flight_count()
             progress(max(0, len(pending_keys) - unsettled), len(pending_keys), clock.now() - start)
-    while attempts < limit:
-        qpi = sched.queue.pop()
-        if qpi is not None:
-            if observer is not None:
-                observer.before_attempt(qpi)
-            sched.schedule_one(qpi)
-            if observer is not None:
-                observer.after_attempt(qpi)
-            attempts += 1
-            if attempts % PROGRESS_EVERY == 0:
-                report()
-            continue
-        nxt = clock.next_timer_time()
-        if nxt is None:
-            break
-        clock.advance_to(max(nxt, clock.now()))
+    def before(qpi: QueuedPodInfo) -> None:
+        if observer is not None:
+            observer.before_attempt(qpi)
+
+    def after(qpi: QueuedPodInfo) -> None:
+        nonlocal attempts
+        if observer is not None:
+            observer.after_attempt(qpi)
+        attempts += 1
+        if attempts % PROGRESS_EVERY == 0:
+            report()
+    sched.run_until_quiet(max_attempts=limit, before_attempt=before, after_attempt=after)
     report()
     if records is not None:
         records.finish()
