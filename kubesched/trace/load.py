@@ -2,7 +2,7 @@
 
 Two inputs, chosen by :func:`load_workload` from the path:
 
-1. **The openb trace** (Alibaba cluster-trace-gpu-v2023, ``../shared/data/alibaba-gpu-2023``; see
+1. **The openb trace** (Alibaba cluster-trace-gpu-v2023, README "Real data"; see
    :mod:`kubesched.trace.openb` for the GPU modelling): a directory holding
    ``openb_node_list_all_node.csv`` and ``openb_pod_list_default.csv``, or a path to one
    ``openb_pod_list_*.csv`` file (e.g. ``openb_pod_list_gpuspec33.csv``; the node list is read from

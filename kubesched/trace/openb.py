@@ -1,5 +1,6 @@
-"""Reader of the Alibaba GPU cluster trace ("openb", cluster-trace-gpu-v2023; see
-``../shared/data/README.md``) into Kubernetes Node and Pod manifests.
+"""Reader of the Alibaba GPU cluster trace ("openb", cluster-trace-gpu-v2023, published with the
+USENIX ATC '23 paper *Beware of Fragmentation*; where to get it: README, "Real data") into
+Kubernetes Node and Pod manifests.
 
 GPU modelling follows the trace authors' simulator (hkust-adsl/kubernetes-scheduler-simulator):
 a node with ``gpu`` GPUs gets ``nvidia.com/gpu: gpu`` and ``alibabacloud.com/gpu-milli:
