@@ -354,15 +354,23 @@ class KubeClusterClient:
             finally:
                 resp.release_conn()
             err = _error_from_status(code, err_body, resp.headers)
-            retry_after = err.retry_after if isinstance(err, KubeApiError) else None
-            if is_too_large_resource_version(err):
-                retry_after = None  # waiting does not help a client ahead of the server: re-list
-            if retry_after is not None and (code == 429 or code >= 500) and attempt < self.max_retries:
+            if self._wait_to_retry(method, path, err, code, attempt):
                 attempt += 1
-                log.info("%s %s: %s; retrying in %gs (attempt %d)", method, path, err, retry_after, attempt)
-                self.clock.sleep(min(retry_after, 30.0))
                 continue
             raise err from None
+
+    def _wait_to_retry(self, method: str, path: str, err: Exception, code: int, attempt: int) -> bool:
+        """Sleep and return True when a failed request is to be retried: a 429 or 5xx answer with
+        ``Retry-After`` (at most 30 s), up to :attr:`max_retries` times (client-go ``checkWait``).
+        A resourceVersion too large is never waited for: the client is ahead and must re-list."""
+        retry_after = err.retry_after if isinstance(err, KubeApiError) else None
+        if is_too_large_resource_version(err) or retry_after is None:
+            return False
+        if not (code == 429 or code >= 500) or attempt >= self.max_retries:
+            return False
+        log.info("%s %s: %s; retrying in %gs (attempt %d)", method, path, err, retry_after, attempt + 1)
+        self.clock.sleep(min(retry_after, 30.0))
+        return True
 
     def _fetch(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
                content_type: str = "application/json") -> bytes:
@@ -401,13 +409,8 @@ class KubeClusterClient:
             if 200 <= code <= 299:
                 return answer.data
             err = _error_from_status(code, answer.data, answer.headers)
-            retry_after = err.retry_after if isinstance(err, KubeApiError) else None
-            if is_too_large_resource_version(err):
-                retry_after = None
-            if retry_after is not None and (code == 429 or code >= 500) and attempt < self.max_retries:
+            if self._wait_to_retry(method, path, err, code, attempt):
                 attempt += 1
-                log.info("%s %s: %s; retrying in %gs (attempt %d)", method, path, err, retry_after, attempt)
-                self.clock.sleep(min(retry_after, 30.0))
                 continue
             raise err from None
 
