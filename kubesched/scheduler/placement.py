@@ -208,9 +208,10 @@ class Placement:
     def _chose(self, state: CycleState, pod: Pod, path: str, reason: str | None) -> None:
         rec = state.recorder
         if rec is not None:
+            # the last Filter pass of the cycle is the one recorded (the nominated-node pass may
+            # have gone per-node before the full search): its path and the reason go together
             rec.filter_path = path
-            if reason is not None:
-                rec.fallback_reason = reason
+            rec.fallback_reason = reason
         if reason is not None:
             v_info(log, 4, "Filter path", pod=KObj(pod.namespace, pod.name), path=path, reason=reason)
         else:
