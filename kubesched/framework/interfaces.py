@@ -69,6 +69,13 @@ class Plugin(metaclass=_PluginMeta):
         """The plugin's registered name."""
         return self.NAME
 
+    def required_handle(self) -> Handle:
+        """The framework handle the plugin was built with. Raises RuntimeError naming the plugin
+        when it was built without one (a plugin that reads cluster objects cannot run then)."""
+        if self.handle is None:
+            raise RuntimeError(f"{self.NAME} needs a framework handle")
+        return self.handle
+
 
 class PreEnqueuePlugin(Plugin):
     """Gate a pod before it enters activeQ; non-Success keeps it in the unschedulable pool."""

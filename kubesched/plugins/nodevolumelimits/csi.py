@@ -41,7 +41,6 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import PreFilterResult
@@ -61,16 +60,6 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
     Args = None
 
-    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
-        super().__init__(args, handle)
-
-    @property
-    def _handle(self) -> Handle:
-        """The framework handle (this plugin reads cluster objects through it)."""
-        if self.handle is None:
-            raise RuntimeError("NodeVolumeLimits needs a framework handle")
-        return self.handle
-
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         """Skip unless the pod has a PVC or a generic ephemeral volume."""
@@ -81,14 +70,14 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def _driver_info(self, pvc: PersistentVolumeClaim) -> tuple[str, str]:
         """``getCSIDriverInfo``: (driver, volume handle) or ("", "") when unknown."""
         if pvc.volume_name:
-            pv_obj = self._handle.objects.get("PersistentVolume", "", pvc.volume_name)
+            pv_obj = self.required_handle().objects.get("PersistentVolume", "", pvc.volume_name)
             if pv_obj is not None:
                 pv = PersistentVolume.from_obj(pv_obj)
                 return pv.csi_driver, pv.csi_handle
         # unbound, or the PV is not (yet) known: use the class's provisioner
         if not pvc.storage_class:
             return "", ""
-        sc_obj = self._handle.objects.get("StorageClass", "", pvc.storage_class)
+        sc_obj = self.required_handle().objects.get("StorageClass", "", pvc.storage_class)
         if sc_obj is None:
             return "", ""
         return StorageClass.from_obj(sc_obj).provisioner, f"{pvc.namespace}-{pvc.name}"
@@ -100,7 +89,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         for claim_name, ephemeral in pod_claims(pod.name, pod.volumes):
             if not claim_name:
                 raise ValueError("PersistentVolumeClaim had no name")
-            obj = self._handle.objects.get("PersistentVolumeClaim", pod.namespace, claim_name)
+            obj = self.required_handle().objects.get("PersistentVolumeClaim", pod.namespace, claim_name)
             if obj is None:
                 if new_pod:
                     raise _PVCNotFoundError(f"looking up PVC {pod.namespace}/{claim_name}: "
@@ -132,7 +121,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return Status.as_status(e)
         if not new_volumes:
             return None
-        limits = csi_node_limits(self._handle.objects.get("CSINode", "", node.name))
+        limits = csi_node_limits(self.required_handle().objects.get("CSINode", "", node.name))
         if not limits:
             return None
         attached: dict[str, str] = {}

@@ -247,24 +247,17 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         self.pv_cache = AssumeCache("PersistentVolume", namespaced=False)
         self.pvc_cache = AssumeCache("PersistentVolumeClaim", namespaced=True)
 
-    @property
-    def _handle(self) -> Handle:
-        """The framework handle (this plugin reads cluster objects through it)."""
-        if self.handle is None:
-            raise RuntimeError("VolumeBinding needs a framework handle")
-        return self.handle
-
     # ---------------------------------------------------------------- reads
     def _claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
-        obj = self.pvc_cache.get(self._handle.objects, namespace, name)
+        obj = self.pvc_cache.get(self.required_handle().objects, namespace, name)
         return None if obj is None else PersistentVolumeClaim.from_obj(obj)
 
     def _pv(self, name: str) -> PersistentVolume | None:
-        obj = self.pv_cache.get(self._handle.objects, "", name)
+        obj = self.pv_cache.get(self.required_handle().objects, "", name)
         return None if obj is None else PersistentVolume.from_obj(obj)
 
     def _class(self, name: str) -> StorageClass | None:
-        obj = self._handle.objects.get("StorageClass", "", name) if name else None
+        obj = self.required_handle().objects.get("StorageClass", "", name) if name else None
         return None if obj is None else StorageClass.from_obj(obj)
 
     # ---------------------------------------------------------------- PreFilter
@@ -312,7 +305,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 return None, Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNBOUND_IMMEDIATE)
             if s.unbound_delay:
                 wanted = {c.storage_class for c in s.unbound_delay}
-                for obj in self.pv_cache.list(self._handle.objects):
+                for obj in self.pv_cache.list(self.required_handle().objects):
                     pv = PersistentVolume.from_obj(obj)
                     if pv.storage_class in wanted:
                         s.pvs_by_class.setdefault(pv.storage_class, []).append(pv)
@@ -440,10 +433,10 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         """``hasEnoughCapacity``: only for CSI drivers with ``spec.storageCapacity: true``."""
         if claim.request is None:
             return True
-        driver = self._handle.objects.get("CSIDriver", "", sc.provisioner)
+        driver = self.required_handle().objects.get("CSIDriver", "", sc.provisioner)
         if driver is None or _get(driver, "spec", "storageCapacity") is not True:
             return True
-        for cap in self._handle.objects.list("CSIStorageCapacity"):
+        for cap in self.required_handle().objects.list("CSIStorageCapacity"):
             if cap.get("storageClassName") != sc.name:
                 continue
             limit_raw = cap.get("maximumVolumeSize")
@@ -550,7 +543,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         pod_volumes = s.by_node.get(node_name)
         if pod_volumes is None:
             return Status.as_status(RuntimeError(f'no pod volumes found for node "{node_name}"'))
-        client = self._handle.client
+        client = self.required_handle().client
         if client is None:
             return Status.as_status(RuntimeError("binding volumes: no cluster client"))
         done_bindings = 0
@@ -579,7 +572,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
 
     def _wait_for_bindings(self, node_name: str, bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
                            provisions: list[Mapping[str, Any]]) -> Status | None:
-        clock = self._handle.clock or RealClock()
+        clock = self.required_handle().clock or RealClock()
         deadline = clock.now() + self.args.bind_timeout_seconds
         while True:
             try:
@@ -596,7 +589,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         """``checkBindings`` on the informer's objects: True when every claim is fully bound;
         False to keep waiting (also while the informer is older than what PreBind wrote); raises
         ValueError when a binding was undone."""
-        objects = self._handle.objects
+        objects = self.required_handle().objects
         for written, claim in bindings:
             name = str(_get(written, "metadata", "name"))
             pv = objects.get("PersistentVolume", "", name)
@@ -613,7 +606,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             if not PersistentVolumeClaim.from_obj(pvc).fully_bound:
                 return False
         labels: Mapping[str, str] = {}
-        info = self._handle.snapshot().get(node_name)
+        info = self.required_handle().snapshot().get(node_name)
         if info is not None and info.node is not None:
             labels = info.node.labels
         for written in provisions:

@@ -31,7 +31,6 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
@@ -129,23 +128,13 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFi
     NAME = NAME
     Args = None
 
-    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
-        super().__init__(args, handle)
-
-    @property
-    def _handle(self) -> Handle:
-        """The framework handle (this plugin reads cluster objects through it)."""
-        if self.handle is None:
-            raise RuntimeError("VolumeRestrictions needs a framework handle")
-        return self.handle
-
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         """Compute the RWOP state; UnschedulableAndUnresolvable for a missing PVC; Skip if nothing to check."""
         needs_check = any(needs_restrictions_check(v) for v in pod.volumes)
         rwop: set[str] = set()
         for claim_name in pod.pvc_names:
-            obj = self._handle.objects.get("PersistentVolumeClaim", pod.namespace, claim_name)
+            obj = self.required_handle().objects.get("PersistentVolumeClaim", pod.namespace, claim_name)
             if obj is None:
                 return None, Status(Code.UnschedulableAndUnresolvable,
                                     not_found("persistentvolumeclaim", claim_name))
@@ -155,7 +144,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFi
                 return None, Status.as_status(e)
             if READ_WRITE_ONCE_POD in pvc.access_modes:
                 rwop.add(claim_name)
-        snap = self._handle.snapshot()
+        snap = self.required_handle().snapshot()
         conflicts = sum(1 for c in rwop if snap.is_pvc_used_by_pods(f"{pod.namespace}/{c}"))
         if not needs_check and conflicts == 0:
             return None, Status(Code.Skip)

@@ -41,7 +41,6 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.handle import Handle
 from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import PreFilterResult
@@ -109,18 +108,8 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
     Args = None
 
-    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
-        super().__init__(args, handle)
-
-    @property
-    def _handle(self) -> Handle:
-        """The framework handle (this plugin reads cluster objects through it)."""
-        if self.handle is None:
-            raise RuntimeError("VolumeZone needs a framework handle")
-        return self.handle
-
     def _pv_topologies_for_pod(self, pod: Pod) -> tuple[list[PVTopology], Status | None]:
-        objects = self._handle.objects
+        objects = self.required_handle().objects
         out: list[PVTopology] = []
         for claim_name, _ in pod_claims(pod.name, pod.volumes):
             if not claim_name:
