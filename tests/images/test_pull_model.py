@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from image_plugin_support import CATALOGUE
 
 from kubesched.cli.main import main
 from kubesched.clock import VirtualClock
@@ -61,24 +62,10 @@ def test_pull_model_throughput_is_the_slowest_of_the_kubelet_limits() -> None:
     assert KubeletImageConfig(registry_bandwidth_bps=20e6).pull_model().bytes_per_second == 20e6
 
 
-CATALOGUE = """
-version: 1
-images:
-  - name: app:1
-    class: gpu
-    source: test
-    confidence: derived
-    layers:
-      - {id: base, size_bytes: 30000000}
-      - {id: cuda, size_bytes: 2000000000}
-      - {id: app1, size_bytes: 100000000}
-"""
-
-
 @pytest.mark.parametrize("preset", [None, "tuned-node.yaml", "slow-registry.yaml"])
 def test_kubelet_model_idle_pull_equals_the_estimate(preset: str | None) -> None:
     """The replay's kubelet and the estimator are one model: an idle node's pull of a 3-layer image
-    takes exactly ``PullModel.seconds``."""
+    (``app:1`` of the shared test catalogue: 30 MB + 2 GB + 100 MB) takes exactly ``PullModel.seconds``."""
     settings = read_kubelet_settings(str(PRESETS / preset) if preset else None)
     config = KubeletImageConfig.from_mapping(settings)
     clock = VirtualClock(0.0)
