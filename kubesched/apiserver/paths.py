@@ -76,6 +76,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "replicationcontrollers", "replicationcontroller", "ReplicationController", True,
              ("rc",), True, ("all",)),
     Resource("", "v1", "events", "event", "Event", True, ("ev",)),
+    Resource("", "v1", "configmaps", "configmap", "ConfigMap", True, ("cm",)),
     Resource("apps", "v1", "replicasets", "replicaset", "ReplicaSet", True, ("rs",), True, ("all",)),
     Resource("apps", "v1", "statefulsets", "statefulset", "StatefulSet", True, ("sts",), True, ("all",)),
     Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True,

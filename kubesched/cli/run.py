@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from kubesched import __version__
+from kubesched.cli.delegation_flags import delegation_flags, delegation_options
 from kubesched.cli.pflag import PflagIntRange, bool_flag_options
 from kubesched.cli.prepull_flags import prepull_flags, prepull_options
 from kubesched.config.duration import parse_go_duration
@@ -30,7 +31,6 @@ from kubesched.errors import ConfigError
 from kubesched.logs import FORMATS
 from kubesched.logs import configure as configure_logging
 from kubesched.modes.run import RunOptions, effective_config_document, run_scheduler
-from kubesched.serving.delegation import DelegationOptions
 
 log = logging.getLogger("kubesched.run")
 
@@ -81,14 +81,6 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
               help="Serving certificate for --secure-port (default: self-signed at start).")
 @click.option("--tls-private-key-file", type=click.Path(dir_okay=False), default=None,
               help="Key of --tls-cert-file.")
-@click.option("--authentication-kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig of the API server that checks bearer tokens (TokenReview) of requests to the "
-                   "endpoints (default: the scheduler's own kubeconfig, else in-cluster).")
-@click.option("--authorization-kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig of the API server that authorises requests to the endpoints "
-                   "(SubjectAccessReview; default: the scheduler's own kubeconfig, else in-cluster).")
-@click.option("--authorization-always-allow-paths", default="/healthz,/readyz,/livez", show_default=True,
-              help="Comma-separated paths served without authorization (a trailing * matches a prefix).")
 @click.option("--plugin-module", "plugin_modules", multiple=True,
               help="Python module whose register(registry) adds out-of-tree plugins; repeatable.")
 @click.option("--parallel-bindings", type=click.IntRange(1, 256), default=16, show_default=True,
@@ -102,16 +94,16 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.version_option(__version__, "--version", prog_name="kubesched",
                       message="%(prog)s v%(version)s (kube-scheduler v1.35 behaviour)")
 @prepull_flags
+@delegation_flags
 def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | None, kube_api_burst: int | None,
         leader_elect: bool | None, leader_elect_lease_duration: float | None,
         leader_elect_renew_deadline: float | None, leader_elect_retry_period: float | None,
         leader_elect_resource_lock: str | None, leader_elect_resource_name: str | None,
         leader_elect_resource_namespace: str | None, leader_elect_identity: str | None,
         permit_wait_timeout: float, profiling: bool | None, bind_address: str, secure_port: int, port: int,
-        tls_cert_file: str | None, tls_private_key_file: str | None, authentication_kubeconfig: str | None,
-        authorization_kubeconfig: str | None, authorization_always_allow_paths: str, plugin_modules: tuple[str, ...],
+        tls_cert_file: str | None, tls_private_key_file: str | None, plugin_modules: tuple[str, ...],
         parallel_bindings: int, verbosity: int, logging_format: str, write_config_to: str | None,
-        **prepull: Any) -> None:
+        **flags: Any) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
     whose spec.schedulerName names a profile of the config are bound through pods/binding."""
     from kubesched.cluster.leader_election import default_identity
@@ -144,9 +136,8 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         profiling=profiling if profiling is not None else effective.enable_profiling,
         bind_address=bind_address, secure_port=secure_port, port=port, tls_cert_file=tls_cert_file,
         tls_private_key_file=tls_private_key_file, plugin_modules=plugin_modules,
-        parallel_bindings=parallel_bindings, config_file=config_file, prepull=prepull_options(prepull),
-        delegation=DelegationOptions(authentication_kubeconfig, authorization_kubeconfig,
-                                     tuple(p for p in authorization_always_allow_paths.split(",") if p.strip())))
+        parallel_bindings=parallel_bindings, config_file=config_file, prepull=prepull_options(flags),
+        delegation=delegation_options(flags))
     if opts.burst < 1 and opts.qps > 0:
         raise ConfigError("--kube-api-burst", "must be at least 1")
     if write_config_to:

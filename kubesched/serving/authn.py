@@ -1,41 +1,30 @@
-"""Delegated authentication of the secure port's requests
-(``k8s.io/apiserver/pkg/authentication/authenticatorfactory/delegating.go``, as kube-scheduler
-configures it).
+"""Delegated authentication of the secure port's requests: the chain kube-scheduler builds
+(``k8s.io/apiserver/pkg/authentication/authenticatorfactory/delegating.go``
+``DelegatingAuthenticatorConfig.New``), in upstream's order:
 
-* ``Authorization: Bearer <token>`` (``request/bearertoken``: the scheme compared
-  case-insensitively; an empty token counts as no header): the token is checked with a
-  ``TokenReview`` (``authentication.k8s.io/v1``, no audiences) sent to the API server
-  (``plugin/pkg/authenticator/token/webhook``). A token the server does not authenticate, or a
-  review that fails, makes the request fail with 401 ``Unauthorized`` -- it never falls back to
-  anonymous (``union.NewFailOnError``).
-* No bearer token: the request is anonymous, user ``system:anonymous`` in group
-  ``system:unauthenticated`` (``request/anonymous``); authorization decides what it may see.
-* An authenticated user gets the group ``system:authenticated`` added (``AuthenticatedGroupAdder``).
+1. front-proxy request headers (:mod:`kubesched.serving.authn_requestheader`), trusted only from a
+   client certificate of ``--requestheader-client-ca-file`` whose CN is allowed;
+2. client certificates (:mod:`kubesched.serving.authn_x509`): CN is the user, O the groups;
+3. bearer tokens checked with a TokenReview (:mod:`kubesched.serving.authn_token`);
+4. anonymous: ``system:anonymous`` in ``system:unauthenticated`` (``request/anonymous``) when no
+   authenticator had an opinion.
 
-Answers are cached by the token's SHA-256 digest (the token itself is never kept):
-authenticated and unauthenticated answers for ``cache_ttl`` seconds (upstream
-``--authentication-token-webhook-cache-ttl``, default 10 s, for both, as ``cache.New(tokenAuth,
-false, CacheTTL, CacheTTL)``); failed reviews are not cached. Client certificates and
-front-proxy request headers are not authenticated.
+The first authenticator that authenticates the request wins; one that fails (a certificate that
+does not verify, a CN not allowed, a token the API server rejects, a review that failed) does not
+stop the others (``union.New``), but when none authenticates and any failed the request is
+answered 401 and never falls back to anonymous (``union.NewFailOnError``). An authenticated user
+gets the group ``system:authenticated`` added (``group.AuthenticatedGroupAdder``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from kubesched.serving.review_client import ReviewError, ReviewPoster
-from kubesched.serving.ttl_cache import TTLCache
+__all__ = ["ANONYMOUS", "AUTHENTICATED_GROUP", "AuthRequest", "AuthenticationFailed", "Authenticator",
+           "RequestAuthenticator", "Unauthorized", "UserInfo"]
 
-__all__ = ["ANONYMOUS", "AUTHENTICATED_GROUP", "DEFAULT_CACHE_TTL", "TOKEN_REVIEW_PATH", "Authenticator",
-           "TokenAnswer", "Unauthorized", "UserInfo", "bearer_token"]
-
-log = logging.getLogger(__name__)
-
-TOKEN_REVIEW_PATH = "/apis/authentication.k8s.io/v1/tokenreviews"
-DEFAULT_CACHE_TTL = 10.0
 AUTHENTICATED_GROUP = "system:authenticated"
 
 
@@ -52,83 +41,76 @@ class UserInfo:
 ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
 
 
+@dataclass(frozen=True)
+class AuthRequest:
+    """What authentication reads of a request: its ``headers`` as ``(name, value)`` pairs in
+    arrival order (a name may repeat) and ``peer_certificate``, the DER bytes of the TLS client
+    certificate (None without TLS or without a certificate)."""
+
+    headers: tuple[tuple[str, str], ...] = ()
+    peer_certificate: bytes | None = None
+
+    @classmethod
+    def of(cls, headers: Iterable[tuple[str, str]] | Mapping[str, str] = (),
+           peer_certificate: bytes | None = None) -> AuthRequest:
+        pairs = headers.items() if isinstance(headers, Mapping) else headers
+        return cls(tuple((str(k), str(v)) for k, v in pairs), peer_certificate)
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (case-insensitive), None when absent
+        (``http.Header.Get``)."""
+        low = name.lower()
+        for k, v in self.headers:
+            if k.lower() == low:
+                return v
+        return None
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of header ``name`` (case-insensitive), in order."""
+        low = name.lower()
+        return [v for k, v in self.headers if k.lower() == low]
+
+
+class AuthenticationFailed(Exception):
+    """An authenticator looked at the request and rejected its credentials (the message is for
+    the log only)."""
+
+
 class Unauthorized(Exception):
-    """The request's credentials were rejected (answered 401); the message is for the log only."""
+    """The request is answered 401; the message (every authenticator's failure) is for the log only."""
 
 
-def bearer_token(authorization: str | None) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` header, None without one
-    (``bearertoken.AuthenticateRequest``)."""
-    if not authorization:
-        return None
-    parts = authorization.strip().split(" ")
-    if len(parts) < 2 or parts[0].lower() != "bearer":
-        return None
-    return parts[1] or None
+class RequestAuthenticator(Protocol):
+    """One authenticator of the chain (``authenticator.Request``): the user, None for no opinion
+    (the request has no credentials of this kind); raises AuthenticationFailed."""
+
+    def authenticate(self, request: AuthRequest) -> UserInfo | None: ...
 
 
 class Authenticator:
-    """``authenticate(authorization_header)`` -> :class:`UserInfo`; raises :class:`Unauthorized`.
+    """``authenticate(request)`` -> :class:`UserInfo`; raises :class:`Unauthorized`.
 
-    ``review``: posts TokenReviews (None: no API access, so every bearer token is refused and
-    only anonymous requests pass, as upstream without an authentication kubeconfig)."""
+    ``authenticators``: the chain in order; ``anonymous``: whether a request without credentials
+    is ``system:anonymous`` (True, as kube-scheduler) or 401."""
 
-    def __init__(self, review: ReviewPoster | None, cache_ttl: float = DEFAULT_CACHE_TTL,
-                 cache: TTLCache[bytes, TokenAnswer] | None = None) -> None:
-        self.review = review
-        self.cache_ttl = cache_ttl
-        self.cache: TTLCache[bytes, TokenAnswer] = cache if cache is not None else TTLCache()
+    def __init__(self, authenticators: Sequence[RequestAuthenticator], *, anonymous: bool = True) -> None:
+        self.authenticators = tuple(authenticators)
+        self.anonymous = anonymous
 
-    def authenticate(self, authorization: str | None) -> UserInfo:
-        token = bearer_token(authorization)
-        if token is None:
-            return ANONYMOUS
-        user = self._token_user(token)
-        if user is None:
-            raise Unauthorized("invalid bearer token")
-        groups = user.groups if AUTHENTICATED_GROUP in user.groups else (*user.groups, AUTHENTICATED_GROUP)
-        return UserInfo(user.name, user.uid, groups, user.extra)
-
-    def _token_user(self, token: str) -> UserInfo | None:
-        key = hashlib.sha256(token.encode()).digest()
-        cached = self.cache.get(key)
-        if cached is not None:
-            return cached.user
-        if self.review is None:
-            raise Unauthorized("bearer token given but no authentication kubeconfig to check it with")
-        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
-        try:
-            answer = self.review(TOKEN_REVIEW_PATH, body)
-        except ReviewError as e:
-            log.warning("TokenReview failed: %s", e)
-            raise Unauthorized(f"token review failed: {e}") from None
-        user = _user_of(answer)
-        self.cache.set(key, TokenAnswer(user), self.cache_ttl)
-        return user
-
-
-@dataclass(frozen=True)
-class TokenAnswer:
-    """A cached TokenReview answer: the user, or None when the token was not authenticated."""
-
-    user: UserInfo | None
-
-
-def _user_of(answer: Mapping[str, object]) -> UserInfo | None:
-    """The user of a TokenReview answer (``status.authenticated``, ``status.user``), None when
-    not authenticated or nameless."""
-    status = answer.get("status")
-    if not isinstance(status, Mapping) or status.get("authenticated") is not True:
-        return None
-    raw = status.get("user")
-    raw = raw if isinstance(raw, Mapping) else {}
-    groups = raw.get("groups")
-    extra = raw.get("extra")
-    name = str(raw.get("username") or "")
-    if not name:
-        return None
-    return UserInfo(
-        name, str(raw.get("uid") or ""),
-        tuple(str(g) for g in groups) if isinstance(groups, list) else (),
-        {str(k): tuple(str(x) for x in v) for k, v in extra.items() if isinstance(v, list)}
-        if isinstance(extra, Mapping) else {})
+    def authenticate(self, request: AuthRequest) -> UserInfo:
+        errors: list[str] = []
+        for a in self.authenticators:
+            try:
+                user = a.authenticate(request)
+            except AuthenticationFailed as e:
+                errors.append(str(e))
+                continue
+            if user is not None:
+                if AUTHENTICATED_GROUP in user.groups:
+                    return user
+                return UserInfo(user.name, user.uid, (*user.groups, AUTHENTICATED_GROUP), user.extra)
+        if errors:
+            raise Unauthorized("; ".join(errors))
+        if not self.anonymous:
+            raise Unauthorized("no credentials")
+        return ANONYMOUS

@@ -12,8 +12,9 @@ configures it), in upstream's order, first opinion wins:
    ``/debug/pprof/*``, ``/configz``...), verb from the HTTP method (GET/HEAD ``get``, POST
    ``create``, PUT ``update``, PATCH ``patch``, DELETE ``delete``). ``status.allowed`` allows,
    anything else denies. Answers are cached per review spec: allowed for ``allow_ttl``, denied for
-   ``deny_ttl`` seconds (upstream ``--authorization-webhook-cache-authorized-ttl`` /
-   ``-unauthorized-ttl``, both 10 s); failed reviews are not cached.
+   ``deny_ttl`` seconds (``--authorization-webhook-cache-authorized-ttl`` /
+   ``--authorization-webhook-cache-unauthorized-ttl``, both 10 s as upstream's
+   ``DelegatingAuthorizationOptions``); failed reviews are not cached.
 
 A denied request is answered 403 with upstream's message (``forbidden: User "system:anonymous"
 cannot get path "/metrics"``, plus ``: <reason>`` when the review gave one); a review that failed
@@ -24,7 +25,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kubesched.errors import ConfigError
@@ -92,17 +94,20 @@ class Authorizer:
     """``authorize(user, method, path)`` -> :class:`Decision`; raises AuthorizationError.
 
     ``review``: posts SubjectAccessReviews (None: no API access, so only the privileged groups
-    and the always-allowed paths pass, as upstream without an authorization kubeconfig)."""
+    and the always-allowed paths pass, as upstream without an authorization kubeconfig).
+    ``allow_ttl`` / ``deny_ttl``: seconds an allowed / denied answer is reused (0: not cached);
+    ``now``: the cache's clock (monotonic seconds)."""
 
     def __init__(self, review: ReviewPoster | None, always_allow_paths: Sequence[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
                  *, allow_ttl: float = DEFAULT_ALLOW_TTL, deny_ttl: float = DEFAULT_DENY_TTL,
-                 privileged_groups: Sequence[str] = PRIVILEGED_GROUPS) -> None:
+                 privileged_groups: Sequence[str] = PRIVILEGED_GROUPS,
+                 now: Callable[[], float] = time.monotonic) -> None:
         self.review = review
         self.paths = PathMatcher(always_allow_paths)
         self.allow_ttl = allow_ttl
         self.deny_ttl = deny_ttl
         self.privileged_groups = frozenset(privileged_groups)
-        self.cache: TTLCache[str, Decision] = TTLCache()
+        self.cache: TTLCache[str, Decision] = TTLCache(now=now)
 
     def authorize(self, user: UserInfo, method: str, path: str) -> Decision:
         if self.privileged_groups.intersection(user.groups):

@@ -4,9 +4,12 @@
 its own thread and event loop.
 
 Every request is first authenticated and authorised (:mod:`kubesched.serving.authn`,
-:mod:`kubesched.serving.authz`) when the server has a :class:`RequestAuth`:
+:mod:`kubesched.serving.authz`) when the server has a :class:`RequestAuth`; authentication reads
+the request's headers and, over TLS, its client certificate:
 
-* a rejected bearer token: 401, a ``Status`` body with reason ``Unauthorized``;
+* rejected credentials (a bearer token the API server does not authenticate, a client
+  certificate that does not verify, a front proxy whose CN is not allowed): 401, a ``Status``
+  body with reason ``Unauthorized``;
 * a user (or ``system:anonymous``) not allowed the path: 403, ``Status`` reason ``Forbidden``,
   message ``forbidden: User "system:anonymous" cannot get path "/metrics"``;
 * a review that failed: 500, ``Status`` reason ``InternalError``.
@@ -52,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from kubesched.serving.authn import Authenticator, Unauthorized
+from kubesched.serving.authn import Authenticator, AuthRequest, Unauthorized
 from kubesched.serving.authz import AuthorizationError, Authorizer, forbidden_message
 from kubesched.serving.profiling import ProfilerBusyError, cpu_profile
 
@@ -95,6 +98,16 @@ def _text(code: int, body: bytes, ctype: str = "text/plain", charset: str | None
     return resp
 
 
+def _auth_request(request: web.Request) -> AuthRequest:
+    """The headers and the TLS client certificate (DER) of ``request``."""
+    der: bytes | None = None
+    transport = request.transport
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    if ssl_object is not None:
+        der = ssl_object.getpeercert(binary_form=True)
+    return AuthRequest(tuple(request.headers.items()), der)
+
+
 @web.middleware
 async def _authn_authz(request: web.Request,
                        handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
@@ -103,9 +116,8 @@ async def _authn_authz(request: web.Request,
     if auth is None:
         return await handler(request)
     loop = asyncio.get_running_loop()
-    header = request.headers.get("Authorization")
     try:
-        user = await loop.run_in_executor(owner.review_pool, auth.authenticator.authenticate, header)
+        user = await loop.run_in_executor(owner.review_pool, auth.authenticator.authenticate, _auth_request(request))
     except Unauthorized as e:
         log.debug("%s %s: unauthorized: %s", request.method, request.path, e)
         return _status(401, "Unauthorized", "Unauthorized")

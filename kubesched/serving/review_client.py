@@ -1,5 +1,5 @@
 """The API client of delegated authentication and authorization: ``POST`` of TokenReview and
-SubjectAccessReview objects to the API server named by ``--authentication-kubeconfig`` /
+SubjectAccessReview objects (and the ``GET`` of the authentication ConfigMap) to the API server named by ``--authentication-kubeconfig`` /
 ``--authorization-kubeconfig`` (default: the scheduler's own kubeconfig, else the in-cluster
 service account), through the official ``kubernetes`` client.
 
@@ -73,23 +73,32 @@ class ReviewClient:
         self.timeout = timeout
 
     def __call__(self, path: str, body: Obj) -> Obj:
+        return self._request("POST", path, body)
+
+    def get(self, path: str) -> Obj:
+        """``GET path`` (e.g. a ConfigMap); raises ReviewError (``code`` 404 when it does not exist)."""
+        return self._request("GET", path, None)
+
+    def _request(self, method: str, path: str, body: Obj | None) -> Obj:
         self.limiter.accept()
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         try:
-            resp = self.api.call_api(path, "POST", header_params={"Accept": "application/json",
-                                                                  "Content-Type": "application/json"},
+            resp = self.api.call_api(path, method, header_params=headers,
                                      body=body, auth_settings=["BearerToken"], _preload_content=False,
                                      _return_http_data_only=True, _request_timeout=(self.timeout, self.timeout))
             data = resp.data
         except ApiException as e:
-            raise ReviewError(f"POST {path}: HTTP {e.status}: {(e.body or b'')[:200]!r}", int(e.status or 0)) from None
+            raise ReviewError(f"{method} {path}: HTTP {e.status}: {(e.body or b'')[:200]!r}", int(e.status or 0)) from None
         except Exception as e:  # noqa: BLE001 - urllib3/OS errors: no answer
-            raise ReviewError(f"POST {path}: {e}") from None
+            raise ReviewError(f"{method} {path}: {e}") from None
         try:
             doc = json.loads(data)
         except ValueError:
-            raise ReviewError(f"POST {path}: the answer is not JSON") from None
+            raise ReviewError(f"{method} {path}: the answer is not JSON") from None
         if not isinstance(doc, dict):
-            raise ReviewError(f"POST {path}: the answer is not an object")
+            raise ReviewError(f"{method} {path}: the answer is not an object")
         return doc
 
     def close(self) -> None:

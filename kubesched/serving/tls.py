@@ -12,7 +12,7 @@ import tempfile
 
 from kubesched.errors import ConfigError
 
-__all__ = ["check_cert_and_key", "server_context", "self_signed_pem"]
+__all__ = ["accept_client_certificates", "check_cert_and_key", "server_context", "self_signed_pem"]
 
 
 def self_signed_pem(host: str) -> tuple[bytes, bytes]:
@@ -104,3 +104,14 @@ def server_context(host: str, cert_file: str | None = None, key_file: str | None
             f.write(key)
         ctx.load_cert_chain(cpath, kpath)
     return ctx
+
+
+def accept_client_certificates(ctx: ssl.SSLContext, ca_pem: bytes) -> None:
+    """Ask clients of ``ctx`` for a certificate (optional) and accept those issued by a CA of
+    ``ca_pem`` (PEM; ``--client-ca-file`` and ``--requestheader-client-ca-file`` together, as
+    upstream's ``ApplyClientCert``); which CA vouches for whom is the authenticators' decision.
+    Nothing changes for an empty ``ca_pem``."""
+    if not ca_pem.strip():
+        return
+    ctx.load_verify_locations(cadata=ca_pem.decode("ascii", "replace"))
+    ctx.verify_mode = ssl.CERT_OPTIONAL

@@ -45,6 +45,7 @@ def test_deploy_has_the_expected_objects() -> None:
         ("ClusterRoleBinding", "kubesched:volume-scheduler"),
         ("ConfigMap", "kubesched-config"), ("Deployment", "kubesched"),
         ("Role", "kubesched:leader-election"), ("Role", "kubesched:prepull"),
+        ("RoleBinding", "kubesched:extension-apiserver-authentication-reader"),
         ("RoleBinding", "kubesched:leader-election"), ("RoleBinding", "kubesched:prepull"),
         ("Service", "kubesched-metrics"), ("ServiceAccount", "kubesched"),
     ]
@@ -142,6 +143,10 @@ def test_rbac_is_explicit_and_within_the_bootstrap_roles() -> None:
     bindings = {b["metadata"]["name"]: b for b in by_kind("ClusterRoleBinding")}
     assert bindings["kubesched:auth-delegator"]["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:auth-delegator"}
+    role_bindings = {b["metadata"]["name"]: b for b in by_kind("RoleBinding")}
+    reader = role_bindings["kubesched:extension-apiserver-authentication-reader"]
+    assert (reader["metadata"]["namespace"], reader["roleRef"]) == ("kube-system", {
+        "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "extension-apiserver-authentication-reader"})
     sa = by_kind("ServiceAccount")[0]["metadata"]
     for b in by_kind("ClusterRoleBinding") + by_kind("RoleBinding"):
         assert b["subjects"] == [{"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}]

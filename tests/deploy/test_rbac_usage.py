@@ -19,8 +19,14 @@ AUTH_DELEGATOR = {("authentication.k8s.io", "tokenreviews", "create"),
                   ("authorization.k8s.io", "subjectaccessreviews", "create")}
 
 
+#: What kubesched uses of the built-in Role ``extension-apiserver-authentication-reader`` (kube-system)
+#: that rbac.yaml binds: one read of the authentication ConfigMap at start (the Role also grants
+#: list and watch of it).
+EXTENSION_AUTH_READER = {("", "configmaps", "get")}
+
+
 def granted() -> set[tuple[str, str, str]]:
-    out = set(AUTH_DELEGATOR)
+    out = set(AUTH_DELEGATOR) | EXTENSION_AUTH_READER
     for doc in yaml.safe_load_all((DEPLOY / "base" / "rbac.yaml").read_text()):
         if doc["kind"] not in ("ClusterRole", "Role") or doc["metadata"]["name"] == "kubesched:metrics-reader":
             continue

@@ -10,7 +10,8 @@ import pytest
 
 from kubesched.apiserver.reviews import AbacPolicy, Reviews, StaticToken, load_policy_file, load_token_file
 from kubesched.errors import ConfigError
-from kubesched.serving.authn import ANONYMOUS, Authenticator, Unauthorized, UserInfo, bearer_token
+from kubesched.serving.authn import ANONYMOUS, Authenticator, AuthRequest, Unauthorized, UserInfo
+from kubesched.serving.authn_token import TokenReviewAuthenticator, bearer_token
 from kubesched.serving.authz import AuthorizationError, Authorizer, Decision, PathMatcher, forbidden_message
 from kubesched.serving.review_client import ReviewError
 from kubesched.serving.ttl_cache import TTLCache
@@ -22,6 +23,14 @@ class Clock:
 
     def __call__(self) -> float:
         return self.t
+
+
+def req(authorization: str | None) -> AuthRequest:
+    return AuthRequest.of({"Authorization": authorization} if authorization is not None else {})
+
+
+def token_chain(poster: Poster | None, ttl: float = 10.0, cache: TTLCache | None = None) -> Authenticator:
+    return Authenticator([TokenReviewAuthenticator(poster, ttl, cache)])
 
 
 class Poster:
@@ -57,33 +66,34 @@ def test_bearer_token(header: str | None, token: str | None) -> None:
 def test_authenticator_caches_answers_for_the_ttl() -> None:
     clock = Clock()
     poster = Poster(REVIEWS)
-    authn = Authenticator(poster, 10.0, TTLCache(now=clock))
-    assert authn.authenticate(None) == ANONYMOUS
+    tokens = TokenReviewAuthenticator(poster, 10.0, TTLCache(now=clock))
+    authn = Authenticator([tokens])
+    assert authn.authenticate(req(None)) == ANONYMOUS
     alice = UserInfo("alice", "u1", ("devs", "system:authenticated"))
-    assert authn.authenticate("Bearer t1") == alice
+    assert authn.authenticate(req("Bearer t1")) == alice
     with pytest.raises(Unauthorized):
-        authn.authenticate("Bearer nope")
+        authn.authenticate(req("Bearer nope"))
     clock.t += 9.9
-    assert authn.authenticate("Bearer t1") == alice
+    assert authn.authenticate(req("Bearer t1")) == alice
     with pytest.raises(Unauthorized):
-        authn.authenticate("Bearer nope")
+        authn.authenticate(req("Bearer nope"))
     assert poster.calls == ["TokenReview", "TokenReview"]
     clock.t += 0.2
-    authn.authenticate("Bearer t1")
+    authn.authenticate(req("Bearer t1"))
     assert poster.calls == ["TokenReview"] * 3
-    assert all(len(k) == 32 for k in authn.cache._items)  # SHA-256 digests, never the token
+    assert all(len(k) == 32 for k in tokens.cache._items)  # SHA-256 digests, never the token
 
 
 def test_failed_token_review_is_401_and_not_cached() -> None:
     poster = Poster(REVIEWS, fail=True)
-    authn = Authenticator(poster)
+    authn = token_chain(poster)
     for _ in range(2):
         with pytest.raises(Unauthorized, match="token review failed: POST: connection refused"):
-            authn.authenticate("Bearer t1")
+            authn.authenticate(req("Bearer t1"))
     assert len(poster.calls) == 2
-    assert Authenticator(None).authenticate(None) == ANONYMOUS
+    assert token_chain(None).authenticate(req(None)) == ANONYMOUS
     with pytest.raises(Unauthorized):
-        Authenticator(None).authenticate("Bearer t1")
+        token_chain(None).authenticate(req("Bearer t1"))
 
 
 def test_authorizer_order_cache_and_messages() -> None:

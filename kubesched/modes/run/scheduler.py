@@ -32,7 +32,7 @@ def run_scheduler(opts: RunOptions) -> int:
     from kubesched.scheduler.factory import new_scheduler
     from kubesched.serving.delegation import build_request_auth
     from kubesched.serving.http import RequestAuth, StatusServer
-    from kubesched.serving.tls import server_context
+    from kubesched.serving.tls import accept_client_certificates, server_context
 
     clock = RealClock()
     client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)
@@ -91,8 +91,8 @@ def run_scheduler(opts: RunOptions) -> int:
     def unhealthy() -> list[str]:
         return sched.informers.unhealthy()
 
-    authenticator, authorizer, _review_clients = build_request_auth(opts.delegation, opts.kubeconfig)
-    auth = RequestAuth(authenticator, authorizer)
+    delegated = build_request_auth(opts.delegation, opts.kubeconfig)
+    auth = RequestAuth(delegated.authenticator, delegated.authorizer)
     componentconfig = effective_config_document(opts)
 
     def configz() -> dict[str, Any]:
@@ -107,6 +107,8 @@ def run_scheduler(opts: RunOptions) -> int:
     servers: list[StatusServer] = []
     tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
         if opts.secure_port else None  # ConfigError naming --tls-cert-file / --tls-private-key-file
+    if tls is not None:
+        accept_client_certificates(tls, delegated.client_ca_pem)
     endpoints = [(opts.secure_port, "--secure-port", tls), (opts.port, "--port", None)]
     for port, flag, ctx in endpoints:
         if not port:

@@ -9,8 +9,11 @@ import ssl
 import urllib.error
 import urllib.request
 from collections import Counter
+from pathlib import Path
 
+import httpx
 import pytest
+from cert_support import Issued, client_context, make_ca, make_client_cert
 from run_support import (
     METRICS_TOKEN,
     NOBODY_TOKEN,
@@ -130,3 +133,68 @@ def test_secure_port_over_https(cluster: Cluster, replicas: list[Replica], authz
     assert get("/debug/pprof/profile?seconds=1", "made-up")[0] == 401
     code, body = get("/metrics", METRICS_TOKEN)
     assert code == 200 and b"scheduler_" in body
+
+
+def _https_get(port: int, path: str, cert: tuple[Path, Path] | None,
+               headers: dict[str, str] | None = None) -> tuple[int, str]:
+    r = httpx.get(f"https://127.0.0.1:{port}{path}", verify=client_context(cert), headers=headers or {}, timeout=10)
+    if r.status_code in (401, 403):
+        return r.status_code, json.loads(r.text)["message"]
+    return r.status_code, ""
+
+
+def _client_cert_cases(port: int, client_ca: Issued, proxy_ca: Issued, tmp: Path) -> None:
+    scraper = make_client_cert(client_ca, "it-scraper", ("scrapers",)).write(tmp, "scraper")
+    nobody = make_client_cert(client_ca, "it-nobody").write(tmp, "nobody")
+    proxy = make_client_cert(proxy_ca, "front-proxy").write(tmp, "proxy")
+    stranger = make_client_cert(proxy_ca, "another-proxy").write(tmp, "stranger")
+    assert _https_get(port, "/metrics", scraper)[0] == 200
+    assert _https_get(port, "/debug/pprof/profile", scraper) == (
+        403, 'forbidden: User "it-scraper" cannot get path "/debug/pprof/profile": No policy matched.')
+    assert _https_get(port, "/metrics", nobody) == (
+        403, 'forbidden: User "it-nobody" cannot get path "/metrics": No policy matched.')
+    # the front proxy names the user; serve's policy lets it-scraper read /metrics
+    assert _https_get(port, "/metrics", proxy, {"X-Remote-User": "it-scraper"})[0] == 200
+    assert _https_get(port, "/metrics", proxy, {"X-Remote-User": "it-nobody"}) == (
+        403, 'forbidden: User "it-nobody" cannot get path "/metrics": No policy matched.')
+    assert _https_get(port, "/metrics", stranger, {"X-Remote-User": "it-scraper"}) == (401, "Unauthorized")
+    assert _https_get(port, "/metrics", None, {"X-Remote-User": "it-scraper"}) == (
+        403, 'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.')
+    assert _https_get(port, "/healthz", None)[0] == 200
+
+
+def test_client_certificates_and_front_proxy_from_flags(cluster: Cluster, replicas: list[Replica]) -> None:
+    client_ca, proxy_ca = make_ca("it-client-ca"), make_ca("it-proxy-ca")
+    client_ca_file, _ = client_ca.write(cluster.tmp, "client-ca")
+    proxy_ca_file, _ = proxy_ca.write(cluster.tmp, "proxy-ca")
+    port = free_port()
+    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace), f"--secure-port={port}",
+                f"--client-ca-file={client_ca_file}", f"--requestheader-client-ca-file={proxy_ca_file}",
+                "--requestheader-allowed-names=front-proxy")
+    replicas.append(r)
+    r.wait_ready()
+    cluster.hook("DELETE", "/kubesched/requests")
+    _client_cert_cases(port, client_ca, proxy_ca, cluster.tmp)
+    reviews = _reviews(cluster)
+    # no TokenReview; one SubjectAccessReview per distinct (user, groups, path): it-scraper in
+    # "scrapers" (2 paths), it-nobody (its proxied twin has the same groups: cached), it-scraper via
+    # the proxy (no "scrapers" group), system:anonymous
+    assert (reviews["tokenreviews"], reviews["subjectaccessreviews"]) == (0, 5)
+
+
+def test_client_certificates_and_front_proxy_from_the_cluster(cluster: Cluster, replicas: list[Replica]) -> None:
+    """Without the CA flags, the settings come from kube-system/extension-apiserver-authentication."""
+    assert cluster.handle is not None
+    client_ca, proxy_ca = make_ca("it-client-ca"), make_ca("it-proxy-ca")
+    cluster.handle.cluster.create({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "extension-apiserver-authentication", "namespace": "kube-system"},
+        "data": {"client-ca-file": client_ca.pem.decode(), "requestheader-client-ca-file": proxy_ca.pem.decode(),
+                 "requestheader-allowed-names": '["front-proxy"]', "requestheader-username-headers": '["X-Remote-User"]',
+                 "requestheader-group-headers": '["X-Remote-Group"]',
+                 "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]'}})
+    port = free_port()
+    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace), f"--secure-port={port}")
+    replicas.append(r)
+    r.wait_ready()
+    _client_cert_cases(port, client_ca, proxy_ca, cluster.tmp)
