@@ -15,8 +15,13 @@ from ``run``'s ``scheduler_scheduling_attempt_duration_seconds`` histogram (``re
 quantiles interpolated within buckets as Prometheus' ``histogram_quantile`` does; the share of
 Filter evaluations per attempt shows which path ran.
 
-Supported ops: ``createNodes``, ``createNamespaces``, ``createPods``, ``barrier``; workloads with
-``churn`` or ``sleep`` raise ConfigError. Linux only (``/proc``). Everything listens on loopback.
+Ops up to the first ``churn`` or ``sleep`` are loaded by ``serve`` as above; from there on the
+benchmark process runs them through the API while ``run`` schedules, in order, as upstream's
+workload executor (:mod:`kubesched.modes.bench.api_ops`): ``sleep`` waits wall time, ``churn``
+creates and deletes objects every ``intervalMilliseconds`` until the end
+(:mod:`kubesched.modes.bench.churn`), later ``createPods`` create their pods then (so their
+creation is part of the measurement, as in ``scheduler_perf``). Linux only (``/proc``). Everything
+listens on loopback.
 """
 
 from __future__ import annotations
@@ -38,14 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.errors import ConfigError
+from kubesched.modes.bench.api_ops import OP_LABEL, LiveOps, ObjectBuilder, live_start
 from kubesched.modes.bench.metrics import percentile
 from kubesched.modes.bench.workloads import BenchWorkload
 
-__all__ = ["ApiResult", "histogram_quantile", "run_api_workload", "workload_objects"]
+__all__ = ["OP_LABEL", "ApiResult", "WorkloadPlan", "histogram_quantile", "run_api_workload", "workload_objects",
+           "workload_plan"]
 
-#: label on bench pods: index of the createPods op that made them
-OP_LABEL = "kubesched.bench/op"
 _CLI = "from kubesched.cli.main import main; main()"
 
 
@@ -76,6 +80,10 @@ class ApiResult:
     serve: ProcessStats = field(default_factory=ProcessStats)
     filter_evaluations_per_attempt: float = 0.0
     startup_seconds: float = 0.0
+    #: objects the churn ops created / deleted / failed to (empty without churn)
+    churn: dict[str, int] = field(default_factory=dict)
+    #: the ops run live, with their start (seconds since the benchmark began) and duration
+    live_ops: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def pods_per_second(self) -> float:
@@ -100,58 +108,61 @@ class ApiResult:
             "podsPerCpuSecond": self.pods_per_cpu_second(),
             "filterEvaluationsPerAttempt": self.filter_evaluations_per_attempt,
             "startupSeconds": self.startup_seconds,
+            "churn": self.churn, "liveOps": self.live_ops,
         }
 
 
-def workload_objects(w: BenchWorkload, measure_pods: int | None = None) -> tuple[list[dict[str, Any]], set[str], int]:
-    """The objects ``serve`` loads for ``w`` (nodes, namespaces, pending pods in op order), the op
-    tags of the measured pods and their number. Raises ConfigError for unsupported ops."""
+@dataclass
+class WorkloadPlan:
+    """How a workload runs in API mode: ``objects`` ``serve`` loads at start (the ops before
+    ``live_start``), the tags and number of the measured pods, the pod counts of the loaded
+    createPods ops (``expected``), and the builder that names the objects of the later ops."""
+
+    objects: list[dict[str, Any]]
+    measured: set[str]
+    n_measured: int
+    live_start: int
+    expected: dict[str, int]
+    builder: ObjectBuilder
+
+
+def workload_plan(w: BenchWorkload, measure_pods: int | None = None) -> WorkloadPlan:
+    """The :class:`WorkloadPlan` of ``w``: ops up to the first ``churn`` or ``sleep`` are loaded
+    by ``serve`` (nodes, namespaces, pending pods in op order); the rest run live
+    (:class:`kubesched.modes.bench.api_ops.LiveOps`)."""
+    builder = ObjectBuilder(measure_pods)
+    start = live_start(w)
     objs: list[dict[str, Any]] = []
     pods: list[dict[str, Any]] = []
     namespaces: dict[str, None] = {}
     measured: set[str] = set()
+    expected: dict[str, int] = {}
     n_measured = 0
-    node_seq = 0
     for i, op in enumerate(w.ops):
-        if op.opcode in ("churn", "sleep"):
-            raise ConfigError(f"{w.name}.workloadTemplate[{i}]", f"op {op.opcode} is not supported by --api")
+        if op.opcode == "createPods" and op.collect_metrics:
+            measured.add(str(i))
+            n_measured += builder.pod_count(op)
+        if i >= start:
+            continue
         if op.opcode == "createNodes":
-            assert op.template is not None
-            meta = op.template.get("metadata") or {}
-            for k in range(op.count):
-                name = meta.get("name") if op.count == 1 and meta.get("name") else \
-                    f"{meta.get('generateName', 'node-')}{node_seq}"
-                node_seq += 1
-                labels = dict(meta.get("labels") or {})
-                if op.label_key:
-                    labels[op.label_key] = op.label_values[k % len(op.label_values)]
-                if op.unique_label_key:
-                    labels[op.unique_label_key] = name
-                objs.append({**op.template, "metadata": {**meta, "name": name, "labels": labels}})
+            objs.extend(builder.nodes(op))
         elif op.opcode == "createNamespaces":
-            for k in range(op.count):
-                namespaces[f"{op.prefix}-{k}"] = None
+            namespaces.update(dict.fromkeys(builder.namespaces(op)))
         elif op.opcode == "createPods":
-            assert op.template is not None
-            ns = op.namespace or f"namespace-{i}"
+            ns, op_pods = builder.pods(i, op)
             namespaces[ns] = None
-            meta = op.template.get("metadata") or {}
-            prefix = f"{meta.get('generateName', 'pod-')}{i}-"
-            labels = {**(meta.get("labels") or {}), OP_LABEL: str(i)}
-            count = op.count
-            if op.collect_metrics:
-                if measure_pods is not None:
-                    count = measure_pods
-                measured.add(str(i))
-                n_measured += count
-            spec = op.template.get("spec") or {}
-            for k in range(count):
-                pods.append({"apiVersion": "v1", "kind": "Pod",
-                             "metadata": {"name": f"{prefix}{k:06d}", "namespace": ns, "labels": labels},
-                             "spec": spec})
+            expected[str(i)] = len(op_pods)
+            pods.extend(op_pods)
     ns_objs = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                for ns in namespaces if ns != "default"]
-    return ns_objs + objs + pods, measured, n_measured
+    return WorkloadPlan(ns_objs + objs + pods, measured, n_measured, start, expected, builder)
+
+
+def workload_objects(w: BenchWorkload, measure_pods: int | None = None) -> tuple[list[dict[str, Any]], set[str], int]:
+    """The objects ``serve`` loads for ``w``, the op tags of the measured pods and their number
+    (see :func:`workload_plan`)."""
+    plan = workload_plan(w, measure_pods)
+    return plan.objects, plan.measured, plan.n_measured
 
 
 def histogram_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
@@ -235,6 +246,8 @@ class _BindWatch:
         self.cpu_first: list[float] = []
         self.cpu_last: list[float] = []
         self.done = threading.Event()
+        #: bound pods per createPods op tag
+        self.per_op: dict[str, int] = {}
         self._seen: set[str] = set()
 
     def __call__(self, ev: Any) -> None:
@@ -249,7 +262,10 @@ class _BindWatch:
             return
         self._seen.add(key)
         self.all_bound += 1
-        if (meta.get("labels") or {}).get(OP_LABEL) not in self.measured:
+        tag = (meta.get("labels") or {}).get(OP_LABEL)
+        if tag is not None:
+            self.per_op[tag] = self.per_op.get(tag, 0) + 1
+        if tag not in self.measured:
             return
         now = time.monotonic()
         if not self.times:
@@ -279,17 +295,19 @@ def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000
                      progress: Callable[[int, int], None] | None = None) -> ApiResult:
     """Run ``w`` through ``serve`` + ``run`` subprocesses (module docstring). Failures become a
     ``failed`` result with the reason (and the tail of the processes' logs), never a crash."""
-    objs, measured, n_measured = workload_objects(w, measure_pods)
-    result = ApiResult(w.name, w.nodes, n_measured, qps, burst)
+    plan = workload_plan(w, measure_pods)
+    objs = plan.objects
+    result = ApiResult(w.name, w.nodes, plan.n_measured, qps, burst)
     with tempfile.TemporaryDirectory(prefix="kubesched-bench-api-") as tmp:
         tmpdir = Path(tmp)
         manifest = tmpdir / "cluster.json"
         manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
         del objs
+        plan.objects = []
         kubeconfig = tmpdir / "kubeconfig"
         metrics_port = _free_port()
         try:
-            _run_processes(w, result, tmpdir, manifest, kubeconfig, metrics_port, measured, n_measured, qps, burst,
+            _run_processes(w, result, tmpdir, manifest, kubeconfig, metrics_port, plan, qps, burst,
                            timeout, run_args, progress)
         except Exception as e:  # noqa: BLE001 - a failing workload is a result row
             result.status = "failed"
@@ -304,9 +322,11 @@ def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000
 
 
 def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: Path, kubeconfig: Path, metrics_port: int,
-                   measured: set[str], n_measured: int, qps: float, burst: int, timeout: float,
+                   plan: WorkloadPlan, qps: float, burst: int, timeout: float,
                    run_args: tuple[str, ...], progress: Callable[[int, int], None] | None) -> None:
     from kubesched.cluster.kube import KubeClusterClient
+
+    measured, n_measured = plan.measured, plan.n_measured
 
     t0 = time.monotonic()
     # the scrape of run's /metrics is authenticated and authorised through serve, as a
@@ -334,25 +354,55 @@ def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: 
                            "--port", str(metrics_port), *run_args]
                 with _process(run_cmd, tmpdir / "run.log") as run:
                     pids.insert(0, run.pid)
-                    _wait(lambda: bool(watch.times) or watch.all_bound > 0, timeout, "the first bind", [serve, run])
-                    result.startup_seconds = time.monotonic() - t0
-                    deadline = time.monotonic() + timeout
-                    while not watch.done.wait(0.5):
-                        if progress is not None:
-                            progress(len(watch.bound), n_measured)
-                        for p in (serve, run):
-                            if p.poll() is not None:
-                                raise RuntimeError(f"a benchmark process exited with code {p.returncode}")
-                        if time.monotonic() > deadline:
-                            raise RuntimeError(f"{n_measured - len(watch.bound)} of {n_measured} measured pods "
-                                               f"unbound after {timeout:.0f}s")
-                    if progress is not None:
-                        progress(len(watch.bound), n_measured)
+                    live = None
+                    if plan.live_start < len(w.ops):
+                        live = LiveOps(client, w, plan.live_start, plan.builder, lambda t: watch.per_op.get(t, 0),
+                                       plan.expected, timeout, origin=t0).begin()
+                    try:
+                        _measure(result, watch, live, serve, run, n_measured, timeout, progress, t0)
+                    finally:
+                        if live is not None:
+                            live.stop()
+                            result.churn = {"created": sum(c.created for c in live.churns),
+                                            "deleted": sum(c.deleted for c in live.churns),
+                                            "failed": sum(c.failures for c in live.churns)}
+                            result.live_ops = list(live.timings)
                     _collect(result, watch, run.pid, serve.pid, metrics_port, token)
             finally:
                 sub.stop()
         finally:
             client.close()
+
+
+def _measure(result: ApiResult, watch: _BindWatch, live: LiveOps | None, serve: subprocess.Popen[bytes],
+             run: subprocess.Popen[bytes], n_measured: int, timeout: float,
+             progress: Callable[[int, int], None] | None, started: float) -> None:
+    """Wait for the first bind (``startup_seconds`` counts from ``started``), then for every
+    measured pod's; raises when a process exits, a live op fails or ``timeout`` passes."""
+
+    def check() -> None:
+        for p in (serve, run):
+            if p.poll() is not None:
+                raise RuntimeError(f"a benchmark process exited with code {p.returncode}")
+        if live is not None and live.error is not None:
+            raise RuntimeError(f"a workload op failed: {live.error}")
+
+    def first_bind() -> bool:
+        check()
+        return bool(watch.times) or watch.all_bound > 0
+
+    _wait(first_bind, timeout, "the first bind", [serve, run])
+    result.startup_seconds = time.monotonic() - started
+    deadline = time.monotonic() + timeout
+    while not watch.done.wait(0.5):
+        if progress is not None:
+            progress(len(watch.bound), n_measured)
+        check()
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{n_measured - len(watch.bound)} of {n_measured} measured pods "
+                               f"unbound after {timeout:.0f}s")
+    if progress is not None:
+        progress(len(watch.bound), n_measured)
 
 
 def _ready(client: Any) -> bool:

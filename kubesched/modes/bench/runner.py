@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.framework.queued_pod_info import QueuedPodInfo
+from kubesched.modes.bench.churn import Churn
 from kubesched.modes.bench.metrics import ThroughputCollector, peak_rss_bytes, percentile
 from kubesched.modes.bench.workloads import BenchWorkload, Op
 
@@ -92,8 +93,8 @@ class _Run:
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod)
         self.node_seq = 0
         self.namespaces: set[str] = set()
-        self.churns: list[tuple[Op, list[tuple[str, str | None, str]], float]] = []
-        self.churn_seq = 0
+        #: churn ops started, with the wall time of their last tick
+        self.churns: list[tuple[Churn, float]] = []
         self.done_measured = 0
 
     def _on_pod(self, ev: Any) -> None:
@@ -170,7 +171,9 @@ class _Run:
         self._settle()
 
     def _op_churn(self, i: int, op: Op) -> None:
-        self.churns.append((op, [], time.perf_counter()))
+        churn = Churn(i, op)
+        self._ensure_namespace(churn.namespace)
+        self.churns.append((churn, time.perf_counter()))
 
     # ---- scheduling -------------------------------------------------------------------------
 
@@ -179,27 +182,13 @@ class _Run:
         self.sched.run_until_quiet(idle=_stay)
 
     def _churn(self) -> None:
+        """Tick every churn op whose interval (wall time, as upstream's ticker) has passed."""
         now = time.perf_counter()
-        for j, (op, live, last) in enumerate(self.churns):
-            if now - last < op.interval_seconds or not op.templates:
+        for j, (churn, last) in enumerate(self.churns):
+            if churn.finished or now - last < churn.interval_seconds:
                 continue
-            self.churns[j] = (op, live, now)
-            for t in op.templates:
-                self.churn_seq += 1
-                meta = t.get("metadata") or {}
-                name = f"{meta.get('generateName', meta.get('name', 'churn-'))}{self.churn_seq}"
-                obj = {**t, "metadata": {**meta, "name": name}}
-                if obj.get("kind") == "Pod":
-                    obj["metadata"]["namespace"] = meta.get("namespace", "default")
-                created = self.cluster.create(obj)
-                cm = created["metadata"]
-                live.append((created["kind"], cm.get("namespace") if created["kind"] != "Node" else None, cm["name"]))
-            if op.mode == "recreate":
-                while len(live) > len(op.templates):
-                    kind, ns, name = live.pop(0)
-                    self.cluster.delete(kind, ns, name)
-            elif op.count and len(live) >= op.count * len(op.templates):
-                op.templates = []
+            self.churns[j] = (churn, now)
+            churn.tick(self.cluster.create, self.cluster.delete)
 
     def _schedule_until(self, tag: str, count: int, measure: bool) -> None:
         sched, clock = self.sched, self.clock

@@ -7,7 +7,7 @@ Ops: ``createNodes`` (``count``/``countParam``, ``nodeTemplatePath``, ``labelNod
 ``{labelKey, labelValues}`` (values assigned round-robin), ``uniqueNodeLabelStrategy`` ``{labelKey}``),
 ``createNamespaces`` (``prefix``, ``count``), ``createPods`` (``count``/``countParam``,
 ``podTemplatePath``, ``namespace``, ``collectMetrics``), ``churn`` (``mode`` create|recreate,
-``templatePaths``, ``intervalMilliseconds``, ``number``), ``barrier`` and ``sleep``
+``templatePaths``, ``intervalMilliseconds``, ``number``, ``namespace``), ``barrier`` and ``sleep``
 (``duration``, e.g. ``5s``; advances the virtual clock). ``countParam: $x`` takes the workload's
 ``params.x``. Template paths are relative to ``kubesched/modes/bench/templates`` (or absolute).
 
@@ -153,8 +153,9 @@ def _op(raw: Any, params: dict[str, Any], default_pod: str | None, where: str, b
             raise ConfigError(f"{where}.mode", f"unknown churn mode {op.mode!r} (create or recreate)")
         paths = raw.get("templatePaths") or []
         op.templates = [_load_template(p, f"{where}.templatePaths[{i}]", base) for i, p in enumerate(paths)]
-        op.interval_seconds = float(raw.get("intervalMilliseconds", 500)) / 1000.0
+        op.interval_seconds = float(raw.get("intervalMilliseconds") or 500) / 1000.0
         op.count = int(raw.get("number", 0))
+        op.namespace = raw.get("namespace")
     elif code == "sleep":
         op.duration_seconds = _duration(raw.get("duration", 0), f"{where}.duration")
     return op

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.errors import ConfigError
 from kubesched.modes.bench import load_workloads, select
-from kubesched.modes.bench.api import OP_LABEL, histogram_quantile, workload_objects
+from kubesched.modes.bench.api import OP_LABEL, histogram_quantile, workload_objects, workload_plan
 
 
 def test_workload_objects_in_op_order_with_the_measured_op_cut() -> None:
@@ -25,10 +24,17 @@ def test_workload_objects_in_op_order_with_the_measured_op_cut() -> None:
     assert [o["metadata"]["name"] for o in objs if o["kind"] == "Namespace"] == ["namespace-1", "namespace-2"]
 
 
-def test_churn_workloads_are_refused() -> None:
+def test_ops_from_the_first_churn_run_live() -> None:
     (w,) = select(load_workloads(None), ["PreemptionAsync/5000Nodes"])
-    with pytest.raises(ConfigError, match="churn is not supported by --api"):
-        workload_objects(w)
+    plan = workload_plan(w, measure_pods=9)
+    kinds = [o["kind"] for o in plan.objects]
+    # serve loads the nodes and the low-priority pods; the churn and the measured pods run live
+    assert (kinds.count("Node"), kinds.count("Pod"), plan.live_start) == (5000, 20000, 2)
+    assert (plan.measured, plan.n_measured, plan.expected) == ({"3"}, 9, {"1": 20000})
+    ns, pods = plan.builder.pods(3, w.ops[3])
+    assert (ns, len(pods), pods[0]["metadata"]["name"], pods[0]["metadata"]["labels"][OP_LABEL]) == (
+        "namespace-3", 9, "pod-3-000000", "3")
+    assert plan.builder.nodes(w.ops[0])[0]["metadata"]["name"] == "scheduler-perf-5000"  # names continue
 
 
 def test_histogram_quantile_interpolates_within_the_bucket() -> None:
