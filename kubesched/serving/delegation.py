@@ -103,8 +103,8 @@ def check_header_names(flag: str, values: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _lookup(opts: DelegationOptions, client: ReviewClient) -> InClusterAuthentication:
-    if opts.skip_lookup or (opts.client_ca_file and opts.requestheader_client_ca_file):
+def _lookup(opts: DelegationOptions, client: ReviewClient, wanted: bool) -> InClusterAuthentication:
+    if not wanted or opts.skip_lookup or (opts.client_ca_file and opts.requestheader_client_ca_file):
         return InClusterAuthentication()
     try:
         return lookup_in_cluster(client.get)
@@ -119,10 +119,12 @@ def _lookup(opts: DelegationOptions, client: ReviewClient) -> InClusterAuthentic
         return InClusterAuthentication()
 
 
-def build_request_auth(opts: DelegationOptions, scheduler_kubeconfig: str | None) -> DelegatedAuth:
-    """The secure port's authentication and authorization. Raises ConfigError naming the flag
-    when a kubeconfig or CA file cannot be loaded (or the in-cluster lookup fails and is not
-    tolerated)."""
+def build_request_auth(opts: DelegationOptions, scheduler_kubeconfig: str | None, *,
+                       client_certificates: bool = True) -> DelegatedAuth:
+    """The endpoints' authentication and authorization. ``client_certificates``: whether a TLS
+    port serves (without one no certificate can be presented: the CA files are still checked,
+    the cluster is not asked). Raises ConfigError naming the flag when a kubeconfig or CA file
+    cannot be loaded (or the in-cluster lookup fails and is not tolerated)."""
     authn_path = opts.authentication_kubeconfig or scheduler_kubeconfig
     authz_path = opts.authorization_kubeconfig or scheduler_kubeconfig
     client_ca = CABundle.from_file(opts.client_ca_file, "--client-ca-file") if opts.client_ca_file else None
@@ -135,7 +137,7 @@ def build_request_auth(opts: DelegationOptions, scheduler_kubeconfig: str | None
     authn_client = ReviewClient(authn_path, "--authentication-kubeconfig")
     authz_client = authn_client if authz_path == authn_path else ReviewClient(authz_path, "--authorization-kubeconfig")
     clients = [authn_client] if authz_client is authn_client else [authn_client, authz_client]
-    found = _lookup(opts, authn_client)
+    found = _lookup(opts, authn_client, client_certificates)
     if client_ca is None:
         client_ca = found.client_ca
     if proxy is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from run_support import METRICS_TOKEN, Cluster, Replica, needs_hooks, scheduler_config, wait_for
+from run_support import METRICS_TOKEN, Cluster, Replica, free_port, needs_hooks, scheduler_config, wait_for
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -94,7 +94,8 @@ def test_rbac_grants_exactly_what_run_uses(cluster: Cluster, replicas: list[Repl
                       "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": sc,
                                "resources": {"requests": {"storage": "1Gi"}}}})
     cluster.hook("DELETE", "/kubesched/requests")
-    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace, lease=True))
+    # the secure port as deployed: its client-certificate settings are looked up in the cluster
+    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace, lease=True), f"--secure-port={free_port()}")
     replicas.append(r)
     r.wait_ready()
     assert r.get("/metrics", token=METRICS_TOKEN)[0] == 200  # TokenReview + SubjectAccessReview

@@ -203,3 +203,16 @@ def test_ca_files_are_checked(tmp_path: Path) -> None:
         CABundle.from_file(str(tmp_path / "missing.pem"), "--requestheader-client-ca-file")
     assert str(e.value) == (f"--requestheader-client-ca-file: cannot read {tmp_path / 'missing.pem'}: "
                             "No such file or directory")
+
+
+def test_plain_http_never_trusts_proxy_headers(pki: PKI) -> None:
+    poster = Poster()
+    proxy = RequestHeaderConfig(CABundle.from_pem(pki.proxy_ca.pem, "proxy-ca.crt", "--requestheader-client-ca-file"))
+    chain = Authenticator([RequestHeaderAuthenticator(lambda: proxy), TokenReviewAuthenticator(poster)])
+    server = StatusServer("127.0.0.1", 0, synced=lambda: True, auth=RequestAuth(chain, Authorizer(poster))).start()
+    try:
+        r = httpx.get(f"{server.url}/metrics", headers={"X-Remote-User": "bob"}, timeout=10)
+        assert (r.status_code, json.loads(r.text)["message"]) == (
+            403, 'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.')
+    finally:
+        server.stop()

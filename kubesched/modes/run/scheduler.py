@@ -91,7 +91,10 @@ def run_scheduler(opts: RunOptions) -> int:
     def unhealthy() -> list[str]:
         return sched.informers.unhealthy()
 
-    delegated = build_request_auth(opts.delegation, opts.kubeconfig)
+    # the serving certificate first, as upstream's SecureServing.ApplyTo before Authentication.ApplyTo
+    tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
+        if opts.secure_port else None  # ConfigError naming --tls-cert-file / --tls-private-key-file
+    delegated = build_request_auth(opts.delegation, opts.kubeconfig, client_certificates=tls is not None)
     auth = RequestAuth(delegated.authenticator, delegated.authorizer)
     componentconfig = effective_config_document(opts)
 
@@ -105,8 +108,6 @@ def run_scheduler(opts: RunOptions) -> int:
     resources = CollectorRegistry()  # /metrics/resources: the pods' requests and limits, read at each scrape
     resources.register(PodResourcesCollector(lambda: sched.informers.list("Pod")))
     servers: list[StatusServer] = []
-    tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
-        if opts.secure_port else None  # ConfigError naming --tls-cert-file / --tls-private-key-file
     if tls is not None:
         accept_client_certificates(tls, delegated.client_ca_pem)
     endpoints = [(opts.secure_port, "--secure-port", tls), (opts.port, "--port", None)]
