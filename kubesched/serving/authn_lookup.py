@@ -6,8 +6,8 @@
 Keys: ``client-ca-file`` (PEM, the CA of client certificates), ``requestheader-client-ca-file``
 (PEM, the front proxy's CA) and the JSON string lists ``requestheader-allowed-names``,
 ``requestheader-username-headers``, ``requestheader-uid-headers``, ``requestheader-group-headers``,
-``requestheader-extra-headers-prefix``. A setting given by its flag is never looked up; the
-ConfigMap is read once when ``kubesched run`` starts (upstream also watches it for changes).
+``requestheader-extra-headers-prefix``. A setting given by its flag is never looked up;
+:mod:`kubesched.serving.authn_sources` reads the ConfigMap at start and every minute after.
 
 A missing ConfigMap means none of these settings. A failed read (403 without the
 ``extension-apiserver-authentication-reader`` Role, an API server that does not answer, a key

@@ -20,8 +20,8 @@ AUTH_DELEGATOR = {("authentication.k8s.io", "tokenreviews", "create"),
 
 
 #: What kubesched uses of the built-in Role ``extension-apiserver-authentication-reader`` (kube-system)
-#: that rbac.yaml binds: one read of the authentication ConfigMap at start (the Role also grants
-#: list and watch of it).
+#: that rbac.yaml binds: reads of the authentication ConfigMap (the Role also grants list and
+#: watch of it).
 EXTENSION_AUTH_READER = {("", "configmaps", "get")}
 
 

@@ -216,3 +216,22 @@ def test_plain_http_never_trusts_proxy_headers(pki: PKI) -> None:
             403, 'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.')
     finally:
         server.stop()
+
+
+def test_a_ca_added_while_serving_applies_to_new_connections(pki: PKI) -> None:
+    poster = Poster()
+    bundle: list[CABundle | None] = [None]
+    chain = Authenticator([ClientCertAuthenticator(lambda: bundle[0]), TokenReviewAuthenticator(poster)])
+    tls = server_context("127.0.0.1")
+    accept_client_certificates(tls, b"")  # nothing yet: no certificate is asked for
+    server = StatusServer("127.0.0.1", 0, synced=lambda: True, tls=tls,
+                          auth=RequestAuth(chain, Authorizer(poster))).start()
+    try:
+        alice = pki.issue(pki.client_ca, "alice", "alice")
+        assert _get(server, "/metrics", alice)[0] == 403  # the certificate is not even requested: anonymous
+        bundle[0] = CABundle.from_pem(pki.client_ca.pem, "client-ca.crt", "--client-ca-file")
+        accept_client_certificates(tls, pki.client_ca.pem)
+        assert _get(server, "/metrics", alice)[0] == 200
+        assert [u for u, _, _ in poster.sar_users()] == ["system:anonymous", "alice"]
+    finally:
+        server.stop()

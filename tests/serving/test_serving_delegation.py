@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cert_support import make_ca
+from cert_support import Issued, make_ca, make_client_cert
 from click.testing import CliRunner
 
 from kubesched.apiserver import write_kubeconfig
@@ -18,12 +18,15 @@ from kubesched.apiserver.reviews import AbacPolicy, Reviews, StaticToken
 from kubesched.cli.main import main
 from kubesched.errors import ConfigError
 from kubesched.modes.run import RunOptions
-from kubesched.serving.authn import Authenticator, AuthRequest, UserInfo
+from kubesched.serving.authn import ANONYMOUS, Authenticator, AuthRequest, Unauthorized, UserInfo
+from kubesched.serving.authn_lookup import AUTHENTICATION_CONFIGMAP_PATH
 from kubesched.serving.authn_requestheader import RequestHeaderAuthenticator
+from kubesched.serving.authn_sources import CertificateSources
 from kubesched.serving.authn_token import TokenReviewAuthenticator
 from kubesched.serving.authn_x509 import ClientCertAuthenticator
 from kubesched.serving.authz import Authorizer, Decision
 from kubesched.serving.delegation import DelegationOptions, build_request_auth
+from kubesched.serving.review_client import ReviewError
 from kubesched.serving.ttl_cache import TTLCache
 
 REVIEWS = Reviews({"t1": StaticToken("alice", "u1")}, [AbacPolicy(user="alice", non_resource_path="/metrics")])
@@ -148,6 +151,8 @@ def test_build_request_auth_wires_ttls_and_the_chain(tmp_path: Path) -> None:
     delegated = build_request_auth(opts, _dead_kubeconfig(tmp_path))  # both files given: no lookup
     chain = delegated.authenticator.authenticators
     assert [type(a) for a in chain] == [RequestHeaderAuthenticator, ClientCertAuthenticator, TokenReviewAuthenticator]
+    rh = delegated.sources.request_header()
+    assert rh is not None and rh.allowed_names == ("p",) and rh.username_headers == ("x-remote-user",)
     token = chain[2]
     assert isinstance(token, TokenReviewAuthenticator) and token.cache_ttl == 90.0
     assert (delegated.authorizer.allow_ttl, delegated.authorizer.deny_ttl) == (120.0, 1.5)
@@ -158,8 +163,8 @@ def test_failed_lookup_is_tolerated_by_default_else_fatal(tmp_path: Path, caplog
     kc = _dead_kubeconfig(tmp_path)
     with caplog.at_level(logging.WARNING, "kubesched.serving.delegation"):
         delegated = build_request_auth(DelegationOptions(), kc)
-    assert [type(a) for a in delegated.authenticator.authenticators] == [TokenReviewAuthenticator]
-    assert delegated.client_ca_pem == b""
+    assert (delegated.sources.client_ca(), delegated.sources.request_header(), delegated.client_ca_pem) == (
+        None, None, b"")
     assert "Error looking up in-cluster authentication configuration: GET /api/v1/namespaces/kube-system/" \
            "configmaps/extension-apiserver-authentication" in caplog.text
     with pytest.raises(ConfigError, match="^--authentication-tolerate-lookup-failure: unable to load configmap based "
@@ -167,3 +172,53 @@ def test_failed_lookup_is_tolerated_by_default_else_fatal(tmp_path: Path, caplog
         build_request_auth(DelegationOptions(tolerate_lookup_failure=False), kc)
     # skipped: no request at all, even when failures are fatal
     build_request_auth(DelegationOptions(skip_lookup=True, tolerate_lookup_failure=False), kc)
+
+
+def _cert_request(ca: Issued, cn: str) -> AuthRequest:
+    return AuthRequest.of({}, make_client_cert(ca, cn).der)
+
+
+def test_ca_file_changes_are_followed(tmp_path: Path) -> None:
+    ca_a, ca_b = make_ca("a"), make_ca("b")
+    path = tmp_path / "ca.crt"
+    path.write_bytes(ca_a.pem)
+    sources = CertificateSources(DelegationOptions(client_ca_file=str(path), skip_lookup=True), None)
+    sources.load()
+    authn = Authenticator([ClientCertAuthenticator(sources.client_ca)])
+    assert authn.authenticate(_cert_request(ca_a, "alice")).name == "alice"
+    assert not sources.refresh()  # same content
+    path.write_bytes(ca_b.pem)
+    assert sources.refresh() and sources.pem == ca_b.pem.strip()
+    assert authn.authenticate(_cert_request(ca_b, "bob")).name == "bob"
+    with pytest.raises(Unauthorized):
+        authn.authenticate(_cert_request(ca_a, "alice"))
+    path.write_text("garbage")  # a bad rewrite keeps the last good bundle
+    assert not sources.refresh()
+    assert authn.authenticate(_cert_request(ca_b, "bob")).name == "bob"
+
+
+def test_configmap_changes_are_followed() -> None:
+    proxy_ca = make_ca("proxy")
+    answers: list[Any] = [ReviewError("not found", 404)]
+
+    def get(path: str) -> dict[str, Any]:
+        assert path == AUTHENTICATION_CONFIGMAP_PATH
+        a = answers[0]
+        if isinstance(a, Exception):
+            raise a
+        return {"data": a}
+
+    sources = CertificateSources(DelegationOptions(), get)
+    sources.load()
+    assert sources.request_header() is None
+    answers[0] = {"requestheader-client-ca-file": proxy_ca.pem.decode(),
+                  "requestheader-username-headers": '["X-Remote-User"]', "requestheader-allowed-names": "[]"}
+    assert sources.refresh()
+    authn = Authenticator([RequestHeaderAuthenticator(sources.request_header)])
+    req = AuthRequest.of({"X-Remote-User": "carol"}, make_client_cert(proxy_ca, "front-proxy").der)
+    assert authn.authenticate(req).name == "carol"
+    answers[0] = ReviewError("GET: HTTP 500", 500)  # the API server fails: the settings stay
+    assert not sources.refresh() and authn.authenticate(req).name == "carol"
+    answers[0] = ReviewError("not found", 404)  # the ConfigMap is gone: so are its settings
+    assert sources.refresh() and sources.request_header() is None
+    assert authn.authenticate(req) == ANONYMOUS

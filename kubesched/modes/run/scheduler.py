@@ -123,6 +123,7 @@ def run_scheduler(opts: RunOptions) -> int:
             _stop_servers(servers)
             raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}:{port} ({flag}): "
                               f"{e.strerror or e}") from None
+    delegated.follow(tls, shutdown)  # CA files and the authentication ConfigMap, re-read every minute
     for s in servers:
         log.info("serving /healthz /readyz /metrics%s on %s", " /debug/pprof/profile" if opts.profiling else "", s.url)
 
