@@ -13,8 +13,16 @@ Two implementations:
 * :class:`VirtualClock` -- time moves only when a driver calls
   :meth:`VirtualClock.advance_to`, :meth:`VirtualClock.run_until`,
   :meth:`VirtualClock.run_next` or :meth:`VirtualClock.sleep`; timers sit in a
-  heap and fire in time order, ties in scheduling order. The simulator and the
-  benchmark run on it, so runs are reproducible.
+  heap and fire in time order, ties by :class:`Phase`, then in scheduling
+  order. The simulator, the replay and the benchmark run on it, so runs are
+  reproducible.
+
+Two timer options matter only on the virtual clock (the real clock accepts and
+ignores them): ``daemon`` timers (periodic housekeeping: the queue's
+unschedulable-pods flush, a planner's ticks) fire when time passes them but do
+not by themselves keep a virtual-time run going
+(:meth:`VirtualClock.has_pending_work`); ``phase`` orders timers due at the
+same instant (:class:`Phase`).
 
 All times are seconds (float). ``now()`` is seconds since the Unix epoch for
 the real clock and an arbitrary origin (default 0.0) for the virtual clock.
@@ -29,10 +37,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from enum import IntEnum
 from typing import Protocol
 
 __all__ = [
     "Clock",
+    "Phase",
     "Timer",
     "RealClock",
     "VirtualClock",
@@ -41,6 +51,22 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 Callback = Callable[[], object]
+
+
+class Phase(IntEnum):
+    """Order of :class:`VirtualClock` timers due at the same instant (lower first; within a phase,
+    scheduling order). The events of an instant come first, so that the background loops see
+    them: the scheduling queue's backoff flush, then its unschedulable-pods flush
+    (``pkg/scheduler/backend/queue/scheduling_queue.go``: ``flushBackoffQCompleted``,
+    ``flushUnschedulablePodsLeftover``), then a run mode's workload arrivals, then periodic ticks
+    (pre-pull planners). A timer a callback schedules for the current instant fires in the same
+    advance, by its own phase."""
+
+    EVENT = 0
+    BACKOFF_FLUSH = 1
+    UNSCHEDULABLE_FLUSH = 2
+    ARRIVAL = 3
+    TICK = 4
 
 
 class Timer(Protocol):
@@ -65,37 +91,50 @@ class Clock(Protocol):
         """Block (real) or advance time firing due timers (virtual) for ``seconds``."""
         ...
 
-    def call_at(self, when: float, callback: Callback) -> Timer:
-        """Run ``callback()`` once at clock time ``when`` (seconds); past times fire as soon as possible."""
+    def call_at(self, when: float, callback: Callback, *, daemon: bool = False,
+                phase: Phase = Phase.EVENT) -> Timer:
+        """Run ``callback()`` once at clock time ``when`` (seconds); past times fire as soon as possible.
+        ``daemon`` and ``phase``: see the module docstring (virtual clock only)."""
         ...
 
-    def call_later(self, delay: float, callback: Callback) -> Timer:
+    def call_later(self, delay: float, callback: Callback, *, daemon: bool = False,
+                   phase: Phase = Phase.EVENT) -> Timer:
         """Run ``callback()`` once ``delay`` seconds from now (``call_at(now() + delay, ...)``)."""
         ...
 
 
 class _HeapTimer:
-    """Timer entry shared by both clocks; ordered by (when, seq)."""
+    """Timer entry shared by both clocks; ordered by (when, phase, seq).
 
-    __slots__ = ("when", "seq", "callback", "cancelled", "fired", "_deadline")
+    ``owner`` is the :class:`VirtualClock` counting it as pending work (a non-daemon timer of a
+    virtual clock), else None."""
 
-    def __init__(self, when: float, seq: int, callback: Callback, deadline: float = 0.0) -> None:
+    __slots__ = ("when", "phase", "seq", "callback", "cancelled", "fired", "_deadline", "owner")
+
+    def __init__(self, when: float, seq: int, callback: Callback, deadline: float = 0.0, phase: int = 0,
+                 owner: VirtualClock | None = None) -> None:
         self.when = when
+        self.phase = phase
         self.seq = seq
         self.callback = callback
         self.cancelled = False
         self.fired = False
         self._deadline = deadline  # monotonic deadline (RealClock only)
+        self.owner = owner
 
     def __lt__(self, other: _HeapTimer) -> bool:
         if self.when != other.when:
             return self.when < other.when
+        if self.phase != other.phase:
+            return self.phase < other.phase
         return self.seq < other.seq
 
     def cancel(self) -> bool:
         if self.cancelled or self.fired:
             return False
         self.cancelled = True
+        if self.owner is not None:
+            self.owner._work_done()
         return True
 
     def __repr__(self) -> str:
@@ -105,6 +144,8 @@ class _HeapTimer:
 
 def _run_callback(timer: _HeapTimer) -> None:
     timer.fired = True
+    if timer.owner is not None:
+        timer.owner._work_done()
     timer.callback()
 
 
@@ -150,10 +191,13 @@ class RealClock:
         if seconds > 0:
             time.sleep(seconds / self.speed)
 
-    def call_at(self, when: float, callback: Callback) -> Timer:
+    def call_at(self, when: float, callback: Callback, *, daemon: bool = False,
+                phase: Phase = Phase.EVENT) -> Timer:
         return self.call_later(when - self.now(), callback)
 
-    def call_later(self, delay: float, callback: Callback) -> Timer:
+    def call_later(self, delay: float, callback: Callback, *, daemon: bool = False,
+                   phase: Phase = Phase.EVENT) -> Timer:
+        """See :meth:`Clock.call_later`; ``daemon`` and ``phase`` have no meaning on wall time."""
         seq = next(self._seq)
         delay = max(0.0, delay)
         deadline = time.monotonic() + delay / self.speed
@@ -207,10 +251,17 @@ class VirtualClock:
 
     Time only changes when the driver calls :meth:`advance_to`,
     :meth:`run_until`, :meth:`run_next` or :meth:`sleep`. Timers fire in order
-    of ``when``, ties in the order they were scheduled; while a timer fires,
-    ``now()`` equals its ``when`` (or the current time if it was scheduled in
-    the past). Callbacks may schedule more timers; those that fall inside the
-    window being advanced fire in the same call. Time never goes backwards.
+    of ``when``, ties by :class:`Phase`, then in the order they were scheduled;
+    while a timer fires, ``now()`` equals its ``when`` (or the current time if it
+    was scheduled in the past). Callbacks may schedule more timers; those that
+    fall inside the window being advanced fire in the same call. Time never
+    goes backwards.
+
+    A *daemon* timer fires like any other when time passes it, but is not
+    pending work: :meth:`has_pending_work` is False when only daemon timers are
+    left, which is how a virtual-time run
+    (:class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`) knows it is
+    quiet although periodic housekeeping is still scheduled.
 
     Callbacks run on the thread that moves time; exceptions propagate to that
     caller (the timer counts as fired). The heap is guarded by a lock so other
@@ -222,29 +273,44 @@ class VirtualClock:
         self._heap: list[_HeapTimer] = []
         self._seq = itertools.count()
         self._lock = threading.Lock()
+        self._work = 0  # non-daemon timers neither fired nor cancelled
 
     def now(self) -> float:
         return self._now
 
-    def call_at(self, when: float, callback: Callback) -> Timer:
-        timer = _HeapTimer(float(when), next(self._seq), callback)
+    def call_at(self, when: float, callback: Callback, *, daemon: bool = False,
+                phase: Phase = Phase.EVENT) -> Timer:
+        """Run ``callback()`` at ``when`` (see the class docstring for ``daemon`` and ``phase``)."""
+        timer = _HeapTimer(float(when), next(self._seq), callback, phase=int(phase),
+                           owner=None if daemon else self)
         with self._lock:
             heapq.heappush(self._heap, timer)
+            if not daemon:
+                self._work += 1
         return timer
 
-    def call_later(self, delay: float, callback: Callback) -> Timer:
-        return self.call_at(self._now + delay, callback)
+    def call_later(self, delay: float, callback: Callback, *, daemon: bool = False,
+                   phase: Phase = Phase.EVENT) -> Timer:
+        return self.call_at(self._now + delay, callback, daemon=daemon, phase=phase)
+
+    def _work_done(self) -> None:
+        with self._lock:
+            self._work -= 1
 
     def next_timer_time(self) -> float | None:
-        """``when`` of the earliest pending timer, or None when no timer is pending."""
+        """``when`` of the earliest pending timer (daemon or not), or None when no timer is pending."""
         with self._lock:
             heap = self._heap
             while heap and heap[0].cancelled:
                 heapq.heappop(heap)
             return heap[0].when if heap else None
 
+    def has_pending_work(self) -> bool:
+        """Whether a non-daemon timer is pending (neither fired nor cancelled)."""
+        return self._work > 0
+
     def pending(self) -> int:
-        """Number of timers not yet fired nor cancelled."""
+        """Number of timers (daemon ones included) not yet fired nor cancelled."""
         with self._lock:
             return sum(1 for t in self._heap if not t.cancelled)
 

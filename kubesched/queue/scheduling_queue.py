@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubesched.api.pod import Pod
-from kubesched.clock import Clock, Timer
+from kubesched.clock import Clock, Phase, Timer
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
     EVENT_FORCE_ACTIVATE,
@@ -162,6 +162,8 @@ class PriorityQueue:
         self._running = False
         self._backoff_timer: Timer | None = None
         self._leftover_timer: Timer | None = None
+        self._flush_origin = 0.0            # clock time of run(): the unschedulable flush grid starts there
+        self._last_leftover = -math.inf     # time of the last unschedulable flush
 
     # ------------------------------------------------------------------------------------------
     # informer-driven changes of unscheduled pods
@@ -172,7 +174,7 @@ class PriorityQueue:
             p = self._new_qpi(pod)
             if self._move_to_active(p, _UNSCHEDULED_POD_ADD):
                 self._cond.notify_all()
-            self._record_pending()
+            self._changed()
 
     def update(self, old_pod: Pod | None, new_pod: Pod) -> None:
         """An unscheduled pod changed (``pkg/scheduler/backend/queue/scheduling_queue.go``
@@ -210,12 +212,12 @@ class PriorityQueue:
                     if queue in (ACTIVE, BACKOFF):
                         self._cond.notify_all()
                         break
-                self._record_pending()
+                self._changed()
                 return
             p = self._new_qpi(new_pod)
             if self._move_to_active(p, _UNSCHEDULED_POD_UPDATE):
                 self._cond.notify_all()
-            self._record_pending()
+            self._changed()
 
     def delete(self, pod: Pod) -> None:
         """An unscheduled pod was deleted: forget its nomination and remove it from whichever
@@ -225,7 +227,7 @@ class PriorityQueue:
             k = pod.key
             if self._active.delete(k) is None and self._backoff.delete(k) is None:
                 self._unsched.delete(k)
-            self._record_pending()
+            self._changed()
 
     # ------------------------------------------------------------------------------------------
     # scheduling loop
@@ -237,7 +239,7 @@ class PriorityQueue:
         with self._lock:
             p = self._pop_locked()
             if p is not None:
-                self._record_pending()
+                self._changed()
             return p
 
     def pop_blocking(self, timeout: float | None = None) -> QueuedPodInfo | None:
@@ -248,7 +250,7 @@ class PriorityQueue:
             while True:
                 p = self._pop_locked()
                 if p is not None:
-                    self._record_pending()
+                    self._changed()
                     return p
                 if self._closed:
                     return None
@@ -308,7 +310,7 @@ class PriorityQueue:
                     self._cond.notify_all()
             finally:
                 self._done_locked(qpi.pod.uid)
-                self._record_pending()
+                self._changed()
 
     # ------------------------------------------------------------------------------------------
     # cluster events
@@ -321,7 +323,7 @@ class PriorityQueue:
         No-op when no profile registered a matching event (and it is not the wildcard)."""
         with self._lock:
             self._move_all_locked(event, old_obj, new_obj, pre_check)
-            self._record_pending()
+            self._changed()
 
     def assigned_pod_added(self, pod: Pod) -> None:
         """A bound pod appeared (``AssignedPodAdd``): only unschedulable pods rejected by
@@ -330,7 +332,7 @@ class PriorityQueue:
         with self._lock:
             if self._hints.is_event_of_interest(ASSIGNED_POD_ADD):
                 self._move_pods(self._cross_topology_pods(pod), ASSIGNED_POD_ADD, None, pod)
-                self._record_pending()
+                self._changed()
 
     def assigned_pod_updated(self, old_pod: Pod | None, new_pod: Pod, event: ClusterEvent) -> None:
         """A bound pod changed with derived ``event``: a scale-down considers every unschedulable
@@ -340,7 +342,7 @@ class PriorityQueue:
                 self._move_all_locked(event, old_pod, new_pod, None)
             elif self._hints.is_event_of_interest(event):
                 self._move_pods(self._cross_topology_pods(new_pod), event, old_pod, new_pod)
-            self._record_pending()
+            self._changed()
 
     def activate(self, pods: Mapping[str, Pod]) -> None:
         """Move the given pods (``namespace/name -> Pod``) from unschedulablePods/backoffQ to
@@ -355,7 +357,7 @@ class PriorityQueue:
                     self._add_in_flight_event(EVENT_FORCE_ACTIVATE, None, pod)
             if activated:
                 self._cond.notify_all()
-            self._record_pending()
+            self._changed()
 
     # ------------------------------------------------------------------------------------------
     # background loops
@@ -370,7 +372,7 @@ class PriorityQueue:
                     activated = True
             if activated:
                 self._cond.notify_all()
-            self._record_pending()
+            self._changed()
 
     def flush_unschedulable_pods_leftover(self) -> None:
         """Retry pods that stayed unschedulable longer than the maximum duration (wildcard event
@@ -381,18 +383,28 @@ class PriorityQueue:
             to_move = [p for p in self._unsched.values() if now - p.timestamp > limit]
             if to_move:
                 self._move_pods(to_move, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
-                self._record_pending()
+                self._changed()
 
     def run(self) -> None:
-        """Start the loops on the clock: the backoff flush every second at whole seconds (first
-        at the next whole second), the unschedulable flush now and then every 30 s."""
+        """Start the two background loops on the clock (``pkg/scheduler/backend/queue/scheduling_queue.go``
+        ``Run``: ``flushBackoffQCompleted`` every second, ``flushUnschedulablePodsLeftover`` every
+        30 s).
+
+        A flush that has nothing to do does nothing, so each loop's timer is armed only while its
+        sub-queue holds pods, at the tick that can do something: the backoff flush at the first
+        whole second after the earliest backoff expiry (``floor(expiry) + 1``, at least the next
+        whole second; a timer that keeps a virtual-time run going, since a pod waits for it), the
+        unschedulable flush at the next point of a 30 s grid starting now, while unschedulable
+        (not gated) pods exist (a daemon timer: the flush of a pod nobody waits for does not keep a
+        run alive). Timer phases: :attr:`~kubesched.clock.Phase.BACKOFF_FLUSH`,
+        :attr:`~kubesched.clock.Phase.UNSCHEDULABLE_FLUSH`.
+        """
         with self._lock:
             if self._running or self._closed:
                 return
             self._running = True
-            now = self._clock.now()
-            self._backoff_timer = self._clock.call_later(_next_whole_second(now) - now, self._backoff_tick)
-            self._leftover_timer = self._clock.call_later(0.0, self._leftover_tick)
+            self._flush_origin = self._clock.now()
+            self._arm_flushes()
 
     def close(self) -> None:
         """Stop the loops and wake every :meth:`pop_blocking` waiter."""
@@ -736,7 +748,10 @@ class PriorityQueue:
         if self._metrics_on:
             self._metrics.inc(QUEUE_INCOMING_PODS, {"queue": queue, "event": event}, 1)
 
-    def _record_pending(self) -> None:
+    def _changed(self) -> None:
+        """After a change of the sub-queues: the pending-pods gauges and the flush timers."""
+        if self._running:
+            self._arm_flushes()
         if self._metrics_on:
             m = self._metrics
             m.set(PENDING_PODS, {"queue": ACTIVE}, len(self._active))
@@ -744,24 +759,56 @@ class PriorityQueue:
             m.set(PENDING_PODS, {"queue": UNSCHEDULABLE}, self._unsched.unschedulable_count)
             m.set(PENDING_PODS, {"queue": GATED}, self._unsched.gated_count)
 
-    def _backoff_tick(self) -> None:
+    def _arm_flushes(self) -> None:
+        """(Re)arm or cancel the two flush timers for the current sub-queues (lock held; see :meth:`run`)."""
         if self._closed:
             return
-        self.flush_backoff_q_completed()
+        clock = self._clock
+        now = clock.now()
+        timer = self._backoff_timer
+        if len(self._backoff) == 0:
+            if timer is not None:
+                timer.cancel()
+                self._backoff_timer = None
+        else:
+            next_second = math.floor(now) + 1
+            expiry = self._backoff.next_expiry()
+            tick = math.floor(expiry) + 1 if expiry is not None and math.isfinite(expiry) else next_second
+            due = float(max(tick, next_second))
+            if timer is None or timer.when != due:
+                if timer is not None:
+                    timer.cancel()
+                self._backoff_timer = clock.call_at(due, self._backoff_tick, phase=Phase.BACKOFF_FLUSH)
+        timer = self._leftover_timer
+        if self._unsched.unschedulable_count == 0:
+            # a flush due right now still runs (it finds nothing): its grid point counts as flushed
+            if timer is not None and timer.when > now:
+                timer.cancel()
+                self._leftover_timer = None
+        elif timer is None:
+            origin, period = self._flush_origin, UNSCHEDULABLE_FLUSH_PERIOD
+            k = math.ceil((now - origin) / period)
+            if origin + k * period <= self._last_leftover:
+                k += 1
+            self._leftover_timer = clock.call_at(origin + k * period, self._leftover_tick, daemon=True,
+                                                 phase=Phase.UNSCHEDULABLE_FLUSH)
+
+    def _backoff_tick(self) -> None:
         with self._lock:
+            self._backoff_timer = None
             if self._closed:
                 return
-            now = self._clock.now()
-            self._backoff_timer = self._clock.call_later(_next_whole_second(now) - now, self._backoff_tick)
+            self.flush_backoff_q_completed()
+            self._arm_flushes()
 
     def _leftover_tick(self) -> None:
-        if self._closed:
-            return
-        self.flush_unschedulable_pods_leftover()
         with self._lock:
+            timer, self._leftover_timer = self._leftover_timer, None
             if self._closed:
                 return
-            self._leftover_timer = self._clock.call_later(UNSCHEDULABLE_FLUSH_PERIOD, self._leftover_tick)
+            self._last_leftover = timer.when if timer is not None else self._clock.now()
+            self.flush_unschedulable_pods_leftover()
+            self._arm_flushes()
 
 
 def _key(p: QueuedPodInfo) -> str:
@@ -778,6 +825,3 @@ def _set_pod(p: QueuedPodInfo, pod: Pod) -> None:
         p.pod_info = PodInfo(pod)
 
 
-def _next_whole_second(now: float) -> float:
-    """The next whole second strictly after ``now`` (tolerating float noise just below an integer)."""
-    return float(math.floor(now + 1e-6) + 1)

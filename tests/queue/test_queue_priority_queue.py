@@ -594,7 +594,12 @@ def test_pop_blocking_wakes_on_add_from_other_thread() -> None:
 def test_close_stops_loops() -> None:
     q, clock = make_queue()
     q.run()
-    assert clock.next_timer_time() == 0.0
+    assert clock.next_timer_time() is None          # nothing to flush: no timer
+    q.add(make_pod("a"))
+    q.add(make_pod("b"))
+    fail(q, q.pop(), plugins=("NodeResourcesFit",))  # type: ignore[arg-type]
+    fail(q, q.pop())                                 # type: ignore[arg-type]
+    assert (clock.next_timer_time(), clock.pending()) == (0.0, 2)   # unschedulable flush now, backoff at 2 s
     q.close()
     assert clock.next_timer_time() is None
 
