@@ -1,11 +1,12 @@
 """The scheduler: one scheduling cycle per pod, then an (optionally concurrent) binding cycle
 (``pkg/scheduler/scheduler.go`` and ``pkg/scheduler/schedule_one.go``).
 
-The same ``Scheduler`` serves every mode, with one lifecycle: :meth:`Scheduler.start` (informers),
-then :meth:`Scheduler.run_until_quiet` on a virtual clock (``simulate``, ``bench``, the UI; the
-loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`) or :meth:`Scheduler.run` on a
-real clock against an API server (``run``), then :meth:`Scheduler.stop`. ``replay`` still runs its
-own event loop over :meth:`Scheduler.schedule_one` (arrivals, kubelet model, planners). It reaches the cluster
+The same ``Scheduler`` serves every mode, with one lifecycle: :meth:`Scheduler.start` (informers,
+and the queue's flush loops when asked), then :meth:`Scheduler.run_until_quiet` on a virtual clock
+(``simulate``, ``replay``, ``bench``, the UI; the loop is
+:class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, and a run mode's own events -
+arrivals, a kubelet model, planners - are timers on the same clock) or :meth:`Scheduler.run` on a
+real clock against an API server (``run``), then :meth:`Scheduler.stop`. It reaches the cluster
 only through a ``ClusterClient``.
 """
 
@@ -39,7 +40,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.logs import KObj, v_info
 from kubesched.scheduler.events import ClientEventRecorder
 from kubesched.scheduler.placement import NoNodesAvailableError, Placement, SchedulingError
-from kubesched.scheduler.virtual_time import AttemptHook, IdleHook, VirtualTimeDriver
+from kubesched.scheduler.virtual_time import AdvanceHook, AttemptHook, IdleHook, ReadyHook, VirtualTimeDriver
 
 log = logging.getLogger(__name__)
 
@@ -198,28 +199,34 @@ class Scheduler:
         obj = self.informers.get("Pod", ns, name)
         return self.handlers.parsed_pod(obj) if obj is not None else None
 
-    def start(self) -> None:
-        """Start the informers (list + watch); event handlers fill the cache and the queue."""
+    def start(self, *, queue_flushes: bool = False) -> None:
+        """Start the informers (list + watch); event handlers fill the cache and the queue. With
+        ``queue_flushes`` also the queue's background flushes (``PriorityQueue.run``; upstream
+        ``pkg/scheduler/scheduler.go`` ``Run`` starts ``SchedulingQueue.Run``): pods in backoff and
+        long-unschedulable pods are retried on the clock (``replay``, ``bench``). Without them
+        (``simulate``) every pending pod is tried until quiet, and what stays unschedulable or
+        waits in the error backoff is not retried on a timer."""
         self.handlers.register(self.informers)
         self.informers.start(WATCHED_KINDS)
+        if queue_flushes:
+            self.queue.run()
 
     # ---- the loop -------------------------------------------------------------------------------
 
     def run_until_quiet(self, *, max_attempts: int | None = None, until: Callable[[], bool] | None = None,
                         before_attempt: AttemptHook | None = None, after_attempt: AttemptHook | None = None,
-                        idle: IdleHook | None = None) -> int:
-        """The virtual-time lifecycle (``simulate``, ``bench``): schedule until quiet on this
-        scheduler's :class:`~kubesched.clock.VirtualClock` (see
-        :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`); returns the cycles run.
-        Raises TypeError on a real clock (use :meth:`run`)."""
+                        idle: IdleHook | None = None, ready: ReadyHook | None = None,
+                        before_advance: AdvanceHook | None = None) -> int:
+        """The virtual-time lifecycle (``simulate``, ``replay``, ``bench``): schedule until quiet on
+        this scheduler's :class:`~kubesched.clock.VirtualClock` (see
+        :meth:`~kubesched.scheduler.virtual_time.VirtualTimeDriver.run_until_quiet` for the hooks);
+        returns the cycles run. Raises TypeError on a real clock (use :meth:`run`)."""
         if not isinstance(self.clock, VirtualClock):
             raise TypeError("run_until_quiet needs a VirtualClock; on a real clock use run(stop)")
         driver = VirtualTimeDriver(self, self.clock)
-        if idle is None:
-            return driver.run_until_quiet(max_attempts=max_attempts, until=until, before_attempt=before_attempt,
-                                          after_attempt=after_attempt)
         return driver.run_until_quiet(max_attempts=max_attempts, until=until, before_attempt=before_attempt,
-                                      after_attempt=after_attempt, idle=idle)
+                                      after_attempt=after_attempt, idle=idle, ready=ready,
+                                      before_advance=before_advance)
 
     def stop(self) -> None:
         """End the lifecycle: the queue closes (waking :meth:`run`) and the informers stop watching.

@@ -1,12 +1,21 @@
-"""The scheduler's event loop on virtual time, shared by ``simulate``, ``bench`` and the UI's runs.
+"""The scheduler's event loop on virtual time, shared by ``simulate``, ``replay``, ``bench`` and the
+UI's runs.
 
-kube-scheduler runs on wall time: ``ScheduleOne`` blocks on the queue while the queue's own loops
-(backoff and unschedulable flushes), Permit timeouts and lease renewals fire on timers. On a
+kube-scheduler runs on wall time: ``ScheduleOne`` (``pkg/scheduler/schedule_one.go``) blocks on the
+queue while the queue's own loops (``pkg/scheduler/backend/queue/scheduling_queue.go``: ``Run``,
+the backoff and unschedulable flushes), Permit timeouts and lease renewals fire on timers. On a
 :class:`~kubesched.clock.VirtualClock` nothing fires by itself, so :class:`VirtualTimeDriver` is the
-loop instead: it runs a scheduling cycle (``Scheduler.schedule_one``, binding inline) whenever the
-queue has a poppable pod, and otherwise advances the clock to its next timer, so that whatever was
-scheduled on the clock - the queue's timers when it runs them, Permit waits, a run mode's own
-events - fires at its time. The run is *quiet* when no pod is poppable and no timer is pending.
+loop instead:
+
+1. while a pod is poppable (and the ``ready`` hook allows it), one scheduling cycle runs
+   (``Scheduler.schedule_one``, binding inline); cycles take no virtual time;
+2. otherwise the clock advances to its next timer, so that whatever is scheduled on it fires at
+   its time, in :class:`~kubesched.clock.Phase` order at one instant: a run mode's events (pulls,
+   container starts, pod completions, node status refreshes), Permit waits, the queue's flushes,
+   workload arrivals, periodic ticks;
+3. the run is *quiet* when no pod is poppable and no timer but daemon timers (periodic
+   housekeeping, :meth:`~kubesched.clock.VirtualClock.has_pending_work`) is pending. The ``idle``
+   hook may decide otherwise (where to go, or to stop).
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from typing import Protocol
 from kubesched.clock import VirtualClock
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 
-__all__ = ["AttemptHook", "IdleHook", "VirtualTimeDriver"]
+__all__ = ["AdvanceHook", "AttemptHook", "IdleHook", "ReadyHook", "VirtualTimeDriver"]
 
 
 class _Queue(Protocol):
@@ -34,13 +43,13 @@ class _Cycles(Protocol):
 
 #: called with the popped pod before or after its scheduling cycle
 AttemptHook = Callable[[QueuedPodInfo], None]
-#: called when no pod is poppable, with the clock's next timer time (None: no timer); returns the
-#: virtual time to advance to, or None to end the run
+#: called when no cycle runs, with the clock's next timer time (daemon timers included; None: no
+#: timer); returns the virtual time to advance to, or None to end the run
 IdleHook = Callable[[float | None], float | None]
-
-
-def _next_timer(next_timer: float | None) -> float | None:
-    return next_timer
+#: whether a scheduling cycle may start now (False: the scheduler is busy; the clock advances)
+ReadyHook = Callable[[], bool]
+#: called with (now, the time the clock is about to advance to), before it moves
+AdvanceHook = Callable[[float, float], None]
 
 
 class VirtualTimeDriver:
@@ -62,25 +71,38 @@ class VirtualTimeDriver:
             after_attempt(qpi)
         return True
 
+    def _next_work(self, next_timer: float | None) -> float | None:
+        """The default idle decision: the next timer while non-daemon work is pending, else quiet."""
+        return next_timer if self.clock.has_pending_work() else None
+
     def run_until_quiet(self, *, max_attempts: int | None = None, until: Callable[[], bool] | None = None,
                         before_attempt: AttemptHook | None = None, after_attempt: AttemptHook | None = None,
-                        idle: IdleHook = _next_timer) -> int:
+                        idle: IdleHook | None = None, ready: ReadyHook | None = None,
+                        before_advance: AdvanceHook | None = None) -> int:
         """Schedule until quiet; returns the number of scheduling cycles run.
 
         Stops early after ``max_attempts`` cycles, or when ``until()`` is true (checked before each
-        cycle). ``idle`` decides where the clock goes when nothing is poppable (default: to the next
-        timer, and the run ends when there is none); the clock never goes back.
+        cycle). ``ready()`` (checked before each pop) may hold cycles back, e.g. to model the time a
+        cycle takes. ``idle`` decides where the clock goes when no cycle runs (default: to the next
+        timer while :meth:`~kubesched.clock.VirtualClock.has_pending_work`, and the run ends
+        otherwise); the clock never goes back. ``before_advance(now, target)`` sees each move first
+        (sampling state that holds until ``target``).
         """
         attempts = 0
         clock = self.clock
+        decide = idle if idle is not None else self._next_work
         while max_attempts is None or attempts < max_attempts:
             if until is not None and until():
                 break
-            if self.step(before_attempt, after_attempt):
+            if (ready is None or ready()) and self.step(before_attempt, after_attempt):
                 attempts += 1
                 continue
-            target = idle(clock.next_timer_time())
+            target = decide(clock.next_timer_time())
             if target is None:
                 break
-            clock.advance_to(max(target, clock.now()))
+            now = clock.now()
+            target = max(target, now)
+            if before_advance is not None:
+                before_advance(now, target)
+            clock.advance_to(target)
         return attempts

@@ -3,14 +3,16 @@ binding cycles (``Scheduler.run_until_quiet`` with inline binding), virtual cloc
 
 Pods of an op are created first (``cluster.create``; creation time is reported, not part of the
 throughput, as upstream creates pods from other goroutines), then the scheduler runs until they
-are all bound. When nothing is poppable the virtual clock jumps to the next timer (backoff and
-unschedulable flushes run on it); an op whose pods make no progress for 15 virtual minutes ends
-the workload as ``incomplete``. Any exception becomes a ``failed`` result, never a crash.
+are all bound. When nothing is poppable the virtual clock moves to the next timer (the queue's
+backoff and unschedulable flushes run on it), at most to the next whole second (the backoff
+loop's tick); an op whose pods make no progress for 15 virtual minutes ends the workload as
+``incomplete``. Any exception becomes a ``failed`` result, never a crash.
 """
 
 from __future__ import annotations
 
 import gc
+import math
 import multiprocessing
 import time
 import traceback
@@ -87,8 +89,7 @@ class _Run:
         self.sched = new_scheduler(self.cluster, None, clock=self.clock, seed=seed,
                                    on_skipped_plugins=lambda _p, names: skipped.extend(names))
         self.result.skipped_plugins = skipped
-        self.sched.start()
-        self.sched.queue.run()
+        self.sched.start(queue_flushes=True)
         self.bound: dict[str, int] = {}
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod)
         self.node_seq = 0
@@ -236,7 +237,8 @@ class _Run:
                 self.result.error = f"{count - done} of {count} pods still unscheduled after " \
                                     f"{STALL_VIRTUAL_SECONDS:.0f} virtual seconds without progress"
                 return None
-            return next_timer if next_timer is not None else clock.now() + 1.0
+            whole = float(math.floor(clock.now() + 1e-6) + 1)
+            return whole if next_timer is None else min(next_timer, whole)
 
         sched.run_until_quiet(until=until, before_attempt=before, after_attempt=after, idle=idle)
         if measure:

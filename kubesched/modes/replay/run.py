@@ -49,19 +49,19 @@ from typing import Any
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
-from kubesched.clock import VirtualClock
+from kubesched.clock import Phase, VirtualClock
 from kubesched.cluster.client import WatchEvent
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.cluster.pv_controller import PVController
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ManifestError
+from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.images.catalogue import ImageCatalogue
 from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.kubelet.model import KubeletModel
 from kubesched.kubelet.pull_records import PullMetrics
 from kubesched.modes.replay.metrics import PHASES, AllocationTracker, PodTimeline, SeriesPoint, percentiles
 from kubesched.prepull.hook import DEFAULT_TICK_SECONDS, PlannerContext, PlannerFactory, PrePullPlannerHook
-from kubesched.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler import Scheduler, new_scheduler
 from kubesched.trace.workload import Workload
 
@@ -219,6 +219,12 @@ class _Run:
         self.status_timer: Any = None
         self.current: str | None = None
         self.attempts = 0
+        self.busy_until = -math.inf
+        self.arrivals: list[float] = []
+        self.created = 0
+        self.loops = 0
+        self.tick_periods: list[float] = []
+        self.next_tick: list[float] = []
         self.pending = 0
         self.running = 0
         allocatable: dict[str, int] = {}
@@ -332,13 +338,9 @@ class _Run:
         for node in self.model.pop_dirty_nodes():
             self.model.refresh_node_status(self.cluster, node)
 
-    # ------------------------------------------------------------------ the loop
+    # ------------------------------------------------------------------ the run
 
-    def _attempt(self) -> bool:
-        sched = self.scheduler
-        qpi = sched.queue.pop()
-        if qpi is None:
-            return False
+    def _before_attempt(self, qpi: QueuedPodInfo) -> None:
         key = qpi.pod.key
         tl = self.timelines.get(key)
         t = self.t()
@@ -348,13 +350,61 @@ class _Run:
             tl.attempts += 1
         self.attempts += 1
         self.current = key
-        try:
-            sched.schedule_one(qpi)
-        finally:
-            self.current = None
-        if tl is not None and tl.bound is None and sched.cache.is_assumed_pod(qpi.pod):
-            tl.assumed = t  # reserved, waiting in Permit: bound later
-        return True
+        if self.attempt_seconds > 0:
+            self.busy_until = self.clock.now() + self.attempt_seconds
+        self._report_progress()
+
+    def _after_attempt(self, qpi: QueuedPodInfo) -> None:
+        self.current = None
+        tl = self.timelines.get(qpi.pod.key)
+        if tl is not None and tl.bound is None and self.scheduler.cache.is_assumed_pod(qpi.pod):
+            tl.assumed = self.t()  # reserved, waiting in Permit: bound later
+
+    def _ready(self) -> bool:
+        """``attempt_seconds``: no cycle starts before the previous one is over."""
+        return self.clock.now() >= self.busy_until
+
+    def _idle(self, next_timer: float | None) -> float | None:
+        """Where the clock goes when no cycle runs: the next timer while work is pending (arrivals,
+        kubelet events, pod completions, the backoff flush), or the end of the busy time when
+        pods wait in activeQ; None (the end of the run) when only daemon timers are left."""
+        now = self.clock.now()
+        waiting = now < self.busy_until and self.scheduler.queue.len_active() > 0
+        if not waiting:
+            return next_timer if self.clock.has_pending_work() else None
+        return self.busy_until if next_timer is None else min(next_timer, self.busy_until)
+
+    def _before_advance(self, now: float, target: float) -> None:
+        self._samples_before(target)
+        self._report_progress()
+
+    def _report_progress(self) -> None:
+        self.loops += 1
+        if self.progress is not None and self.loops % 256 == 0:
+            self.progress(self.t(), self.created, len(self.workload.pods))
+
+    def _arrive(self) -> None:
+        """Create every pod that has arrived by now, then wait for the next arrival."""
+        pods, arrivals = self.workload.pods, self.arrivals
+        now = self.clock.now()
+        i = self.created
+        while i < len(pods) and arrivals[i] <= now:
+            self._create(pods[i])
+            i += 1
+        self.created = i
+        if i < len(pods):
+            self.clock.call_at(arrivals[i], self._arrive, phase=Phase.ARRIVAL)
+
+    def _tick_planners(self) -> None:
+        """``tick`` of each planner due now, in planner order, each on its own grid from the origin;
+        then wait for the next one (a daemon timer: ticks do not keep the run going)."""
+        now, origin = self.clock.now(), self.origin
+        for j, planner in enumerate(self.planners):
+            if self.next_tick[j] <= now:
+                planner.tick(now - origin)
+                period = self.tick_periods[j]
+                self.next_tick[j] = origin + (math.floor((now - origin) / period) + 1) * period
+        self.clock.call_at(min(self.next_tick), self._tick_planners, daemon=True, phase=Phase.TICK)
 
     def run(self) -> ReplayResult:
         wall0 = time.perf_counter()
@@ -364,88 +414,33 @@ class _Run:
             self.model.add_node(str((obj.get("metadata") or {}).get("name")))
         self.scheduler: Scheduler = new_scheduler(self.cluster, self.spec.config, clock=self.clock, seed=self.seed,
                                                   record=False)
-        self.scheduler.start()
+        self.scheduler.start(queue_flushes=True)
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod_event)
         ctx = PlannerContext(self.model, self.cluster, self.scheduler, self.clock, self.catalogue, self.origin)
-        ticks = []
+        clock, origin = self.clock, self.origin
+        # absolute clock times (floats compared exactly with the clock's own values); turned into
+        # seconds since the origin only for recording
+        self.arrivals = [origin + p.arrival for p in wl.pods]
+        if self.arrivals:
+            clock.call_at(self.arrivals[0], self._arrive, phase=Phase.ARRIVAL)
         for planner in self.planners:
             planner.attach(ctx)
-            ticks.append(float(planner.tick_seconds or DEFAULT_TICK_SECONDS))
-        origin = self.origin
-        # the loop works in absolute clock time (floats compared exactly with the clock's own
-        # values); times are turned into seconds since the origin only for recording
-        next_tick = [origin for _ in self.planners]
-        queue = self.scheduler.queue
-        pods = wl.pods
-        arrivals = [origin + p.arrival for p in pods]
-        total = len(pods)
-        i = 0
-        busy_until = -math.inf
-        last_leftover = -math.inf
-        period = UNSCHEDULABLE_FLUSH_PERIOD
-        loops = 0
-        clock = self.clock
-        while True:
-            loops += 1
-            if self.progress is not None and loops % 256 == 0:
-                self.progress(self.t(), i, total)
-            now = clock.now()
-            while i < total and arrivals[i] <= now:
-                self._create(pods[i])
-                i += 1
-            for j, planner in enumerate(self.planners):
-                if next_tick[j] <= now:
-                    planner.tick(now - origin)
-                    next_tick[j] = origin + (math.floor((now - origin) / ticks[j]) + 1) * ticks[j]
-            if now >= busy_until and self._attempt():
-                if self.attempt_seconds > 0:
-                    busy_until = now + self.attempt_seconds
-                continue
-            # nothing to schedule now: find the next event
-            hard: list[float] = []
-            if i < total:
-                hard.append(arrivals[i])
-            nt = clock.next_timer_time()
-            if nt is not None:
-                hard.append(nt)
-            backoff_at = None
-            if queue.len_backoff() > 0:
-                # the queue's backoff flush runs on whole seconds and releases a pod at the first
-                # tick whose floor is past its expiry
-                expiry = queue.next_backoff_expiry()
-                tick = math.floor(expiry) + 1 if expiry is not None else math.floor(now) + 1
-                backoff_at = float(max(tick, math.floor(now) + 1))
-                hard.append(backoff_at)
-            if now < busy_until and queue.len_active() > 0:
-                hard.append(busy_until)
-            if not hard:
-                break
-            nxt = min(hard)
-            leftover_at = None
-            if queue.len_unschedulable() > 0:
-                k = math.ceil((now - origin) / period)
-                if origin + k * period <= last_leftover:
-                    k += 1
-                leftover_at = origin + k * period
-                nxt = min(nxt, leftover_at)
-            for j in range(len(self.planners)):
-                nxt = min(nxt, next_tick[j])
-            nxt = max(nxt, now)
-            self._samples_before(nxt)
-            clock.advance_to(nxt)
-            if backoff_at is not None and nxt >= backoff_at:
-                queue.flush_backoff_q_completed()
-            if leftover_at is not None and nxt >= leftover_at:
-                last_leftover = leftover_at
-                queue.flush_unschedulable_pods_leftover()
+            self.tick_periods.append(float(planner.tick_seconds or DEFAULT_TICK_SECONDS))
+            self.next_tick.append(origin)
+        if self.planners:
+            clock.call_at(origin, self._tick_planners, daemon=True, phase=Phase.TICK)
+        clock.advance_to(clock.now())   # second 0: the arrivals and planner ticks due at the origin
+        self.scheduler.run_until_quiet(before_attempt=self._before_attempt, after_attempt=self._after_attempt,
+                                       ready=self._ready, idle=self._idle, before_advance=self._before_advance)
         end = self.t()
         self._samples_before(math.inf)
+        self.scheduler.stop()
         if self.progress is not None:
-            self.progress(end, i, total)
+            self.progress(end, self.created, len(wl.pods))
         mean = self.tracker.mean_fractions()
         return ReplayResult(
             config=self.spec.name, profiles=list(self.scheduler.profiles), workload=wl.description, seed=self.seed,
-            horizon=wl.horizon, timelines=[self.timelines[wp.key] for wp in pods], pull_metrics=self.model.metrics,
+            horizon=wl.horizon, timelines=[self.timelines[wp.key] for wp in wl.pods], pull_metrics=self.model.metrics,
             mean_allocated_fraction=mean, series=self.series, attempts=self.attempts, end_time=end,
             wall_seconds=time.perf_counter() - wall0, planners=[type(p).__name__ for p in self.planners])
 
