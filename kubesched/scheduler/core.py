@@ -186,7 +186,8 @@ class Scheduler:
             fwk.extenders = self.extenders
             fwk.metrics = metrics
             fwk.sink = self.sink
-        self.handlers = EventHandlers(self)
+        self.handlers = EventHandlers(self.cache, self.queue, self.profiles, invalid_pods=self.invalid_pods,
+                                      patch_failed_status=self.patch_failed_status)
 
     # ---- setup ----------------------------------------------------------------------------------
 

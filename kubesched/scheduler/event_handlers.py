@@ -1,7 +1,9 @@
-"""Informer event handlers feeding the cache and the queue (``pkg/scheduler/eventhandlers.go``).
+"""Informer event handlers feeding the cache and the queue (``pkg/scheduler/eventhandlers.go``:
+``addAllEventHandlers``, which wires ``sched.Cache``, ``sched.SchedulingQueue`` and
+``sched.Profiles``; :class:`EventHandlers` takes exactly those, plus the malformed-pod bookkeeping).
 
 Pods are parsed once per resourceVersion. A malformed pod is never scheduled: its error is
-recorded in ``scheduler.invalid_pods`` (``"namespace/name" -> message``) and logged; a pending pod
+recorded in ``invalid_pods`` (``"namespace/name" -> message``) and logged; a pending pod
 of one of our profiles gets one Warning event ``FailedScheduling`` and ``PodScheduled=False`` with
 reason ``SchedulerError``, both naming the field. A malformed *bound* pod still counts on its node
 for what can be read of it (:func:`kubesched.api.pod_partial.readable_pod`; a node whose pod's
@@ -32,24 +34,49 @@ from kubesched.framework.events import (
 from kubesched.queue.pod_events import pod_scheduling_properties_change
 
 if TYPE_CHECKING:
-    from kubesched.cache.cache import Cache
+    from kubesched.framework.results import NominatingInfo
     from kubesched.framework.runtime import Framework
-    from kubesched.queue.scheduling_queue import PriorityQueue
 
 
-class SchedulerParts(Protocol):
-    """What the handlers use of the :class:`~kubesched.scheduler.core.Scheduler` (structural, so
-    this module does not import the scheduler): its cache, queue, profiles by scheduler name and
-    the ``"namespace/name" -> message`` map of malformed pods, and its status update for a pod
-    that cannot be scheduled."""
+class HandlerQueue(Protocol):
+    """What the handlers use of the scheduling queue
+    (:class:`~kubesched.queue.scheduling_queue.PriorityQueue`): pending pods in and out, and the
+    cluster events that move unschedulable pods."""
 
-    cache: Cache
-    queue: PriorityQueue
-    profiles: dict[str, Framework]
-    invalid_pods: dict[str, str]
+    def add(self, pod: Pod) -> None: ...
 
-    def patch_failed_status(self, pod: Pod, reason: str, msg: str, nominating: Any) -> None:
-        """``PodScheduled=False`` with ``reason``/``msg`` (see ``Scheduler.patch_failed_status``)."""
+    def update(self, old_pod: Pod | None, new_pod: Pod) -> None: ...
+
+    def delete(self, pod: Pod) -> None: ...
+
+    def assigned_pod_added(self, pod: Pod) -> None: ...
+
+    def assigned_pod_updated(self, old_pod: Pod | None, new_pod: Pod, event: ClusterEvent) -> None: ...
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old_obj: Any = None, new_obj: Any = None,
+                                      pre_check: Callable[[Pod], bool] | None = None) -> None: ...
+
+
+class HandlerCache(Protocol):
+    """What the handlers use of the scheduler cache (:class:`~kubesched.cache.cache.Cache`): bound
+    pods and nodes."""
+
+    def add_pod(self, pod: Pod) -> None: ...
+
+    def update_pod(self, old: Pod, new: Pod) -> None: ...
+
+    def remove_pod(self, pod: Pod) -> None: ...
+
+    def add_node(self, node: Node) -> object: ...
+
+    def update_node(self, old: Node, new: Node) -> object: ...
+
+    def remove_node(self, node: Node) -> None: ...
+
+
+#: ``patch_failed_status(pod, reason, message, nominating)``: ``PodScheduled=False`` for a pod that
+#: cannot be scheduled (``Scheduler.patch_failed_status``)
+FailedStatusPatch = Callable[[Pod, str, str, "NominatingInfo | None"], None]
 
 
 log = logging.getLogger(__name__)
@@ -107,10 +134,22 @@ def _guarded(kind: str, fn: Callable[..., None]) -> Callable[..., None]:
 
 
 class EventHandlers:
-    """Wires informers to the scheduler's cache and queue."""
+    """Wires informers to the scheduler's cache and queue.
 
-    def __init__(self, sched: SchedulerParts) -> None:
-        self.sched = sched
+    ``cache`` and ``queue`` receive bound and pending pods; ``profiles`` (scheduler name ->
+    framework) decide which pending pods are ours and record their Events; ``invalid_pods`` is the
+    ``"namespace/name" -> message`` map of malformed pods (shared with the scheduler; a new map by
+    default); ``patch_failed_status`` writes ``PodScheduled=False`` for a malformed pending pod
+    (None: only the Event)."""
+
+    def __init__(self, cache: HandlerCache, queue: HandlerQueue, profiles: Mapping[str, Framework], *,
+                 invalid_pods: dict[str, str] | None = None,
+                 patch_failed_status: FailedStatusPatch | None = None) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.profiles = profiles
+        self.invalid_pods: dict[str, str] = invalid_pods if invalid_pods is not None else {}
+        self._patch_failed_status = patch_failed_status
         self._pods: dict[tuple[str, str], Pod] = {}
         self._malformed: set[tuple[str, str]] = set()
         self._reported_bound: dict[str, str] = {}
@@ -137,8 +176,8 @@ class EventHandlers:
     def _malformed_pod(self, obj: Mapping[str, Any], ck: tuple[str, str], err: ManifestError) -> Pod | None:
         key = _key(obj)
         msg = str(err.located(f"Pod {key}"))
-        if self.sched.invalid_pods.get(key) != msg:
-            self.sched.invalid_pods[key] = msg
+        if self.invalid_pods.get(key) != msg:
+            self.invalid_pods[key] = msg
             log.error("%s", msg)
         if not isinstance(obj, Mapping) or not _meta(obj).get("name"):
             self._malformed.add(ck)
@@ -158,12 +197,12 @@ class EventHandlers:
         """One Event (and, for a pending pod, the PodScheduled condition) naming the field."""
         pod = readable.pod
         msg = str(err)
-        fwk = self.sched.profiles.get(pod.scheduler_name)
+        fwk = self.profiles.get(pod.scheduler_name)
         if pod.node_name:
             if pod.is_terminal or self._reported_bound.get(pod.uid) == msg:
                 return
             self._reported_bound[pod.uid] = msg
-            fwk = fwk or next(iter(self.sched.profiles.values()), None)
+            fwk = fwk or next(iter(self.profiles.values()), None)
             note = f"{msg}; counted on node {pod.node_name} for what can be read"
             if readable.requests_unreadable:
                 note += "; its requests cannot be read, so the node is full for new pods until the pod changes"
@@ -178,7 +217,8 @@ class EventHandlers:
             return  # already reported (this is the echo of our own status update)
         if fwk.event_recorder is not None:
             fwk.event_recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", msg)
-        self.sched.patch_failed_status(pod, "SchedulerError", msg, None)
+        if self._patch_failed_status is not None:
+            self._patch_failed_status(pod, "SchedulerError", msg, None)
 
     def _remember(self, obj: Mapping[str, Any], pod: Pod) -> None:
         self._pods[_cache_key(obj)] = pod
@@ -230,12 +270,12 @@ class EventHandlers:
         return InformerHandlers(on_add, on_update, on_delete)
 
     def _move(self, event: ClusterEvent, old: Any, new: Any) -> None:
-        self.sched.queue.move_all_to_active_or_backoff(event, old, new, None)
+        self.queue.move_all_to_active_or_backoff(event, old, new, None)
 
     # ---- pods -----------------------------------------------------------------------------------
 
     def _responsible(self, pod: Pod) -> bool:
-        return pod.scheduler_name in self.sched.profiles
+        return pod.scheduler_name in self.profiles
 
     def on_pod_add(self, obj: dict[str, Any]) -> None:
         """Informer add: bound pods go to the cache, pending pods of our profiles to the queue."""
@@ -243,10 +283,10 @@ class EventHandlers:
         if pod is None or pod.is_terminal:
             return
         if pod.node_name:
-            self.sched.cache.add_pod(pod)
-            self.sched.queue.assigned_pod_added(pod)
+            self.cache.add_pod(pod)
+            self.queue.assigned_pod_added(pod)
         elif self._responsible(pod):
-            self.sched.queue.add(pod)
+            self.queue.add(pod)
 
     def on_pod_update(self, old_obj: dict[str, Any], new_obj: dict[str, Any]) -> None:
         """Informer update: route by (old bound?, new bound?, terminal?)."""
@@ -259,7 +299,7 @@ class EventHandlers:
         self._forget_parsed(old_obj)
         if new is None:
             if old is not None and not old.node_name and self._responsible(old):
-                self.sched.queue.delete(old)
+                self.queue.delete(old)
             return
         if old is None:
             self.on_pod_add(new_obj)
@@ -268,29 +308,29 @@ class EventHandlers:
             if new.is_terminal:
                 self._assigned_pod_gone(old)
                 return
-            self.sched.cache.update_pod(old, new)
+            self.cache.update_pod(old, new)
             for ev in pod_scheduling_properties_change(new, old):
-                self.sched.queue.assigned_pod_updated(old, new, ClusterEvent(EventResource.AssignedPod, ev.action_type))
+                self.queue.assigned_pod_updated(old, new, ClusterEvent(EventResource.AssignedPod, ev.action_type))
             return
         if new.node_name:
             if self._responsible(old):
-                self.sched.queue.delete(old)
+                self.queue.delete(old)
             if not new.is_terminal:
-                self.sched.cache.add_pod(new)
-                self.sched.queue.assigned_pod_added(new)
+                self.cache.add_pod(new)
+                self.queue.assigned_pod_added(new)
             return
         if not self._responsible(new):
             return
         if new.is_terminal:
-            self.sched.queue.delete(old)
+            self.queue.delete(old)
             return
-        self.sched.queue.update(old, new)
+        self.queue.update(old, new)
 
     def on_pod_delete(self, obj: dict[str, Any]) -> None:
         """Informer delete: drop from the cache (bound) or the queue (pending)."""
         pod = self.parsed_pod(obj)
         self._forget_parsed(obj)
-        self.sched.invalid_pods.pop(_key(obj), None)
+        self.invalid_pods.pop(_key(obj), None)
         self._reported_bound.pop(str(_meta(obj).get("uid") or _key(obj)), None)
         if pod is None:
             return
@@ -299,17 +339,17 @@ class EventHandlers:
                 self._assigned_pod_gone(pod)
             return
         if self._responsible(pod):
-            self.sched.queue.delete(pod)
-            fwk = self.sched.profiles[pod.scheduler_name]
+            self.queue.delete(pod)
+            fwk = self.profiles[pod.scheduler_name]
             if fwk.reject_waiting_pod(pod.uid):
-                self.sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None, None)
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None, None)
 
     def _assigned_pod_gone(self, pod: Pod) -> None:
         try:
-            self.sched.cache.remove_pod(pod)
+            self.cache.remove_pod(pod)
         except Exception as e:  # noqa: BLE001
             log.error("scheduler cache remove_pod failed for %s: %s", pod.key, e)
-        self.sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None, None)
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None, None)
 
     # ---- nodes ----------------------------------------------------------------------------------
 
@@ -318,8 +358,8 @@ class EventHandlers:
         node = self.parsed_node(obj)
         if node is None:
             return
-        self.sched.cache.add_node(node)
-        self.sched.queue.move_all_to_active_or_backoff(NODE_ADD, None, node, None)
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(NODE_ADD, None, node, None)
 
     def on_node_update(self, old_obj: dict[str, Any], new_obj: dict[str, Any]) -> None:
         """Informer update: cache + each derived update event."""
@@ -333,9 +373,9 @@ class EventHandlers:
             except ManifestError:
                 self.on_node_add(new_obj)
                 return
-        self.sched.cache.update_node(old, new)
+        self.cache.update_node(old, new)
         for ev in node_update_events(old, new):
-            self.sched.queue.move_all_to_active_or_backoff(ev, old, new, None)
+            self.queue.move_all_to_active_or_backoff(ev, old, new, None)
 
     def on_node_delete(self, obj: dict[str, Any]) -> None:
         """Informer delete: cache + ``NodeDelete``."""
@@ -346,5 +386,5 @@ class EventHandlers:
                 node = Node.from_manifest(obj)
             except ManifestError:
                 return
-        self.sched.cache.remove_node(node)
-        self.sched.queue.move_all_to_active_or_backoff(NODE_DELETE, node, None, None)
+        self.cache.remove_node(node)
+        self.queue.move_all_to_active_or_backoff(NODE_DELETE, node, None, None)

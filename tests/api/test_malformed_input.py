@@ -160,14 +160,6 @@ def _mutated(index: int, path: tuple[Any, ...], action: str, new: Any) -> dict[s
     return obj
 
 
-class _Sched:
-    """The parts of a Scheduler the informer handlers' parsers touch."""
-
-    def __init__(self) -> None:
-        self.invalid_pods: dict[str, str] = {}
-        self.profiles: dict[str, Any] = {}
-
-
 def _parse_as_run_does(obj: dict[str, Any]) -> None:
     """What ``run`` does with a watched object of this kind."""
     from kubesched.plugins.defaultpreemption.victims import compile_pdbs
@@ -176,11 +168,11 @@ def _parse_as_run_does(obj: dict[str, Any]) -> None:
 
     kind = obj["kind"]
     if kind == "Pod":
-        h = EventHandlers(_Sched())  # type: ignore[arg-type]
+        h = EventHandlers(None, None, {})  # type: ignore[arg-type]  # the parsers touch neither
         h.parsed_pod(obj)
         Pod.from_manifest(obj)
     elif kind == "Node":
-        h = EventHandlers(_Sched())  # type: ignore[arg-type]
+        h = EventHandlers(None, None, {})  # type: ignore[arg-type]
         h.parsed_node(obj)
         Node.from_manifest(obj)
     elif kind == "PersistentVolume":
