@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubesched.clock import RealClock, VirtualClock
+from kubesched.clock import Phase, RealClock, VirtualClock
 
 
 def test_virtual_clock_fires_in_time_order_ties_in_insertion_order() -> None:
@@ -102,3 +102,49 @@ def test_real_clock_timer_fires_and_cancel_prevents() -> None:
     assert done.wait(10.0)
     clock.close()
     assert cancelled_ran == []
+
+
+def test_daemon_timers_are_not_pending_work_but_fire_in_time_order() -> None:
+    clock = VirtualClock(0.0)
+    fired: list[tuple[str, float]] = []
+    clock.call_at(30.0, lambda: fired.append(("flush", clock.now())), daemon=True)
+    clock.call_at(10.0, lambda: fired.append(("tick", clock.now())), daemon=True)
+    assert (clock.has_pending_work(), clock.pending(), clock.next_timer_time()) == (False, 2, 10.0)
+    work = clock.call_at(45.0, lambda: fired.append(("pull", clock.now())))
+    assert clock.has_pending_work()
+    clock.advance_to(45.0)                       # moving for the work passes both daemons, in order
+    assert fired == [("tick", 10.0), ("flush", 30.0), ("pull", 45.0)]
+    assert not clock.has_pending_work() and work.cancel() is False
+    later = clock.call_later(5.0, lambda: None)
+    assert clock.has_pending_work() and later.cancel() is True and not clock.has_pending_work()
+    assert later.cancel() is False and not clock.has_pending_work()   # counted once
+
+
+def test_same_instant_timers_fire_by_phase_then_scheduling_order() -> None:
+    clock = VirtualClock(0.0)
+    fired: list[str] = []
+    clock.call_at(5.0, lambda: fired.append("tick"), daemon=True, phase=Phase.TICK)
+    clock.call_at(5.0, lambda: fired.append("arrival"), phase=Phase.ARRIVAL)
+    clock.call_at(5.0, lambda: fired.append("unschedulable flush"), daemon=True, phase=Phase.UNSCHEDULABLE_FLUSH)
+    clock.call_at(5.0, lambda: fired.append("backoff flush"), phase=Phase.BACKOFF_FLUSH)
+
+    def event() -> None:
+        fired.append("event 1")
+        clock.call_at(5.0, lambda: fired.append("event 3"))   # same instant: still before the later phases
+
+    clock.call_at(5.0, event)
+    clock.call_at(5.0, lambda: fired.append("event 2"))
+    clock.call_at(4.0, lambda: fired.append("earlier"), phase=Phase.TICK)
+    clock.advance_to(5.0)
+    assert fired == ["earlier", "event 1", "event 2", "event 3", "backoff flush", "unschedulable flush", "arrival",
+                     "tick"]
+
+
+def test_real_clock_accepts_the_virtual_options() -> None:
+    clock = RealClock()
+    try:
+        done = threading.Event()
+        clock.call_later(0.0, done.set, daemon=True, phase=Phase.TICK)
+        assert done.wait(5.0)
+    finally:
+        clock.close()

@@ -61,3 +61,56 @@ def test_needs_a_virtual_clock_and_stops() -> None:
         assert sched.queue.closed
     finally:
         clock.close()
+
+
+def test_only_daemon_timers_left_is_quiet() -> None:
+    clock, cluster, sched = _env(0)
+    ticks: list[float] = []
+
+    def tick() -> None:
+        ticks.append(clock.now())
+        clock.call_later(10.0, tick, daemon=True)
+
+    clock.call_later(10.0, tick, daemon=True)
+    assert sched.run_until_quiet() == 0 and clock.now() == T0 and ticks == []   # housekeeping alone: quiet
+    clock.call_later(25.0, lambda: cluster.create(pod_manifest("late", cpu="100m")))
+    seen: list[float] = []
+    assert sched.run_until_quiet(after_attempt=lambda q: seen.append(clock.now())) == 1
+    # moving to the work passed the daemon ticks on the way, in time order; then quiet again
+    assert ticks == [T0 + 10.0, T0 + 20.0] and seen == [T0 + 25.0] and clock.now() == T0 + 25.0
+
+
+def test_ready_and_before_advance_hooks() -> None:
+    clock, cluster, sched = _env(3)
+    busy_until = [T0]
+    seen: list[float] = []
+    moves: list[tuple[float, float]] = []
+
+    def before(q: object) -> None:
+        busy_until[0] = clock.now() + 2.0
+        clock.call_at(busy_until[0], lambda: None)   # the scheduler is free again then
+
+    n = sched.run_until_quiet(before_attempt=before, after_attempt=lambda q: seen.append(clock.now() - T0),
+                              ready=lambda: clock.now() >= busy_until[0],
+                              before_advance=lambda now, to: moves.append((now - T0, to - T0)))
+    assert n == 3 and seen == [0.0, 2.0, 4.0]
+    assert moves == [(0.0, 2.0), (2.0, 4.0), (4.0, 6.0)]
+    assert _bound(cluster) == ["p0", "p1"]
+
+
+def test_queue_flushes_run_on_the_clock_when_started_with_them() -> None:
+    clock = VirtualClock(T0)
+    cluster = MemoryCluster(clock)
+    cluster.create(node_manifest("n1", cpu="1"))
+    cluster.create(pod_manifest("big", cpu="2"))
+    sched = new_scheduler(cluster, None, clock=clock, seed=1)
+    sched.start(queue_flushes=True)
+    attempts: list[float] = []
+    assert sched.run_until_quiet(after_attempt=lambda q: attempts.append(clock.now() - T0)) == 1
+    # unschedulable: only the (daemon) unschedulable flush is armed, so the run is quiet
+    assert clock.next_timer_time() == T0 + 0.0 and not clock.has_pending_work()
+    clock.call_at(T0 + 330.0, lambda: None)      # some work later: the flushes on the way retry the pod
+    sched.run_until_quiet(after_attempt=lambda q: attempts.append(clock.now() - T0))
+    assert attempts == [0.0, 330.0]              # UnschedulableTimeout: unschedulable for more than 300 s
+    sched.stop()
+    assert clock.next_timer_time() is None
