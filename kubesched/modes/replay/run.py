@@ -1,31 +1,36 @@
 """``kubesched replay``: run a workload through the real scheduler over virtual time, with a
 kubelet image model, once per scheduler config, and measure pod start-up.
 
-One run (:func:`run_replay`) is a discrete-event loop on a :class:`~kubesched.clock.VirtualClock`
-against a :class:`~kubesched.cluster.memory.MemoryCluster`:
+One run (:func:`run_replay`) is the scheduler's virtual-time lifecycle on a
+:class:`~kubesched.clock.VirtualClock` against a :class:`~kubesched.cluster.memory.MemoryCluster`
+(``Scheduler.start`` with the queue's flushes, ``Scheduler.run_until_quiet``, ``Scheduler.stop``;
+the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for ``simulate`` and
+``bench``). Everything the run adds is a timer on that clock:
 
 1. the workload's nodes are loaded, the scheduler (:func:`~kubesched.scheduler.factory.new_scheduler`:
    queue, cycle, cache, binding, exactly as ``simulate`` and ``run`` use it) is started;
-2. each pod is created at its arrival time;
-3. while the queue has a poppable pod, one scheduling cycle runs (``Scheduler.schedule_one``; the
-   binding cycle runs inline). Scheduling takes no virtual time unless ``attempt_seconds`` > 0:
-   then the scheduler is busy for that long after each attempt (it pops the next pod only then);
-   events during that time still happen on time;
-4. otherwise the clock advances to the next event: the next arrival, the next clock timer (kubelet
-   pull phases, container starts, image GC ticks, pod finishes, node status refreshes, Permit
-   timeouts), the next backoff flush, the next unschedulable-pods flush or the next planner tick.
-   The queue's two background loops are driven at the times ``PriorityQueue.run`` would use:
-   ``flush_backoff_q_completed`` on whole seconds (only when the backoff queue is not empty) and
-   ``flush_unschedulable_pods_leftover`` every 30 s from the origin (only while unschedulable
-   pods exist);
+2. each pod is created at its arrival time (a timer of phase ``ARRIVAL``);
+3. while the queue has a poppable pod, one scheduling cycle runs (binding inline). Scheduling
+   takes no virtual time unless ``attempt_seconds`` > 0: then the scheduler is busy for that long
+   after each attempt (the driver's ``ready`` hook: it pops the next pod only then, and the clock
+   stops at the end of the busy time while pods wait in activeQ); events during that time still
+   happen on time;
+4. otherwise the clock advances to its next timer: an arrival, the kubelet model's pull phases,
+   container starts, image GC ticks, pod finishes, node status refreshes, Permit timeouts, the
+   queue's own backoff flush (``PriorityQueue.run``: at the first whole second after the earliest
+   backoff expiry) and unschedulable-pods flush (on a 30 s grid from the origin, while
+   unschedulable pods exist), the planners' ticks. Timers of one instant fire in
+   :class:`~kubesched.clock.Phase` order (events, backoff flush, unschedulable flush, arrivals,
+   ticks), then that instant's cycles run. The time series is sampled before each move;
 5. a bound pod (seen on the cluster watch) is handed to the kubelet model (``pod_bound``); its
    container starts after its pulls (``on_container_started``); it then runs for its duration and
    finishes: ``pod_finished`` in the model and the Pod is deleted, freeing its resources;
 6. every ``status_update_seconds`` (10 s, the kubelet's ``nodeStatusUpdateFrequency``) the nodes
    whose images changed get their ``status.images`` patched (``refresh_node_status``) - the only
    image information the scheduler sees;
-7. the run ends when no arrival, timer, backoff or poppable pod is left. Pods still pending then
-   are "never scheduled"; pods running until the end stay running.
+7. the run ends when it is quiet: no poppable pod and no timer left but daemon ones (the
+   unschedulable flush, planner ticks). Pods still pending then are "never scheduled"; pods
+   running until the end stay running.
 
 A pod deleted by the scheduler (preemption victim) is finished in the model and marked
 ``preempted``; it is not recreated. The kubelet model does not write pod phases; the scheduler
