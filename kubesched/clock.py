@@ -314,7 +314,10 @@ class VirtualClock:
         with self._lock:
             return sum(1 for t in self._heap if not t.cancelled)
 
-    def _pop_due(self, limit: float | None) -> _HeapTimer | None:
+    def _pop_due(self, limit: float | None, min_phase: int = 0,
+                 deferred: list[_HeapTimer] | None = None) -> _HeapTimer | None:
+        """The next timer due at or before ``limit``. One that would fire at ``limit`` in a phase
+        below ``min_phase`` goes to ``deferred`` instead (see :meth:`advance_to`)."""
         with self._lock:
             heap = self._heap
             while heap:
@@ -322,8 +325,12 @@ class VirtualClock:
                 if top.cancelled:
                     heapq.heappop(heap)
                     continue
-                if limit is not None and top.when > limit:
-                    return None
+                if limit is not None:
+                    if top.when > limit:
+                        return None
+                    if deferred is not None and top.phase < min_phase and max(top.when, self._now) >= limit:
+                        deferred.append(heapq.heappop(heap))
+                        continue
                 return heapq.heappop(heap)
             return None
 
@@ -343,17 +350,33 @@ class VirtualClock:
     def advance_to(self, t: float) -> int:
         """Fire every timer due at or before ``t`` (in order), then set ``now()`` to ``t``.
 
+        At the instant ``t`` itself phases never go back within one call: a timer that a callback
+        of a later phase schedules for ``t`` in an earlier phase (e.g. a pull a planner tick starts
+        that ends at once) is left for the next call, so a driver runs that instant's scheduling
+        cycles first (:class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver` then advances
+        to ``t`` again).
+
         Returns the number of timers fired. Raises ValueError if ``t`` is earlier than ``now()``.
         """
         if t < self._now:
             raise ValueError(f"cannot move virtual time backwards from {self._now} to {t}")
         fired = 0
-        while True:
-            timer = self._pop_due(t)
-            if timer is None:
-                break
-            self._fire(timer)
-            fired += 1
+        phase = 0  # the phase of the last timer fired at the instant t
+        deferred: list[_HeapTimer] = []
+        try:
+            while True:
+                timer = self._pop_due(t, phase, deferred)
+                if timer is None:
+                    break
+                if max(timer.when, self._now) >= t:
+                    phase = timer.phase
+                self._fire(timer)
+                fired += 1
+        finally:
+            if deferred:
+                with self._lock:
+                    for timer in deferred:
+                        heapq.heappush(self._heap, timer)
         if t > self._now:
             self._now = t
         return fired

@@ -148,3 +148,21 @@ def test_real_clock_accepts_the_virtual_options() -> None:
         assert done.wait(5.0)
     finally:
         clock.close()
+
+
+def test_an_earlier_phase_scheduled_for_the_target_instant_waits_for_the_next_advance() -> None:
+    clock = VirtualClock(0.0)
+    fired: list[str] = []
+
+    def arrival() -> None:
+        fired.append("arrival")
+        clock.call_at(5.0, lambda: fired.append("event from the arrival"))   # phase EVENT, now
+
+    clock.call_at(5.0, arrival, phase=Phase.ARRIVAL)
+    clock.call_at(5.0, lambda: fired.append("tick"), phase=Phase.TICK)
+    assert clock.advance_to(5.0) == 2 and fired == ["arrival", "tick"]
+    assert clock.next_timer_time() == 5.0 and clock.has_pending_work()     # left for the next advance
+    assert clock.advance_to(5.0) == 1 and fired[-1] == "event from the arrival"
+    # an advance past the instant fires it in the same call (the instant is not its target)
+    clock.call_at(7.0, lambda: clock.call_at(7.0, lambda: fired.append("late event")), phase=Phase.TICK)
+    assert clock.advance_to(8.0) == 2 and fired[-1] == "late event" and clock.now() == 8.0

@@ -422,19 +422,18 @@ class _Run:
         self.scheduler.start(queue_flushes=True)
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod_event)
         ctx = PlannerContext(self.model, self.cluster, self.scheduler, self.clock, self.catalogue, self.origin)
-        clock, origin = self.clock, self.origin
+        origin = self.origin
         # absolute clock times (floats compared exactly with the clock's own values); turned into
         # seconds since the origin only for recording
         self.arrivals = [origin + p.arrival for p in wl.pods]
-        if self.arrivals:
-            clock.call_at(self.arrivals[0], self._arrive, phase=Phase.ARRIVAL)
         for planner in self.planners:
             planner.attach(ctx)
             self.tick_periods.append(float(planner.tick_seconds or DEFAULT_TICK_SECONDS))
             self.next_tick.append(origin)
+        # second 0: the arrivals and planner ticks due at the origin, before its cycles
+        self._arrive()
         if self.planners:
-            clock.call_at(origin, self._tick_planners, daemon=True, phase=Phase.TICK)
-        clock.advance_to(clock.now())   # second 0: the arrivals and planner ticks due at the origin
+            self._tick_planners()
         self.scheduler.run_until_quiet(before_attempt=self._before_attempt, after_attempt=self._after_attempt,
                                        ready=self._ready, idle=self._idle, before_advance=self._before_advance)
         end = self.t()

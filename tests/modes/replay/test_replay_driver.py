@@ -132,7 +132,8 @@ class _ReferenceRun(replay_run._Run):
 
 class _Planner:
     """Pre-pulls the image of each pending pod on the node with the fewest pulls at its ticks;
-    records every callback."""
+    records every callback, and schedules an event for the current instant from each (these fire
+    after the instant's scheduling cycles)."""
 
     tick_seconds = 7.0
 
@@ -144,9 +145,16 @@ class _Planner:
     def attach(self, ctx: PlannerContext) -> None:
         self.ctx = ctx
 
+    def _same_instant(self, what: str) -> None:
+        # what a pull that ends at once would do: an event for this very instant
+        assert self.ctx is not None
+        clock = self.ctx.clock
+        clock.call_at(clock.now(), lambda: self.calls.append(("same instant", what, clock.now() - self.ctx.origin)))
+
     def on_pod_pending(self, pod: Pod, t: float) -> None:
         self.calls.append(("pending", pod.name, t))
         self.wanted.extend(pod.images)
+        self._same_instant(pod.name)
 
     def on_pod_bound(self, pod: Pod, node: str, t: float) -> None:
         self.calls.append(("bound", pod.name, node, t))
@@ -154,6 +162,7 @@ class _Planner:
     def tick(self, t: float) -> None:
         assert self.ctx is not None
         self.calls.append(("tick", t))
+        self._same_instant("tick")
         for image in self.wanted:
             node = min(("n0", "n1"), key=self.ctx.model.pending_pulls)
             self.calls.append(("prepull", node, image, self.ctx.model.prepull(node, image)))
@@ -214,10 +223,13 @@ def test_a_long_unschedulable_pod_is_retried_by_the_queue_flush() -> None:
 
 def test_order_within_an_instant_arrivals_before_planner_ticks() -> None:
     """A pod arriving at a tick instant is pending for that tick (the instant's order: events, the
-    queue's flushes, arrivals, ticks, then scheduling cycles)."""
+    queue's flushes, arrivals, ticks, then scheduling cycles, then the events these scheduled for
+    the same instant)."""
     planner = _Planner()
     wl = _workload([(28, 5, 1, "example.com/app-a:1")])     # arrives at 7.0 s, the planner's second tick
     r = run_replay(wl, None, catalogue=CATALOGUE, seed=0, planners=[planner])
-    assert planner.calls[:4] == [("tick", 0.0), ("pending", "p0", 7.0), ("tick", 7.0),
-                                 ("prepull", "n0", "example.com/app-a:1", True)]
+    assert planner.calls[:8] == [("tick", 0.0), ("same instant", "tick", 0.0), ("pending", "p0", 7.0),
+                                 ("tick", 7.0), ("prepull", "n0", "example.com/app-a:1", True),
+                                 ("bound", "p0", "n0", 7.0), ("same instant", "p0", 7.0),
+                                 ("same instant", "tick", 7.0)]
     assert r.timelines[0].first_attempt == 7.0 and r.timelines[0].bound == 7.0
