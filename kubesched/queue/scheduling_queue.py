@@ -763,10 +763,12 @@ class PriorityQueue:
         """(Re)arm or cancel the two flush timers for the current sub-queues (lock held; see :meth:`run`)."""
         if self._closed:
             return
+        backoff, timer = len(self._backoff), self._backoff_timer
+        if not backoff and timer is None and self._leftover_timer is None and not self._unsched.unschedulable_count:
+            return  # nothing to flush, nothing armed (the common case: keep it cheap)
         clock = self._clock
         now = clock.now()
-        timer = self._backoff_timer
-        if len(self._backoff) == 0:
+        if backoff == 0:
             if timer is not None:
                 timer.cancel()
                 self._backoff_timer = None
