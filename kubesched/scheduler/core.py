@@ -16,6 +16,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.pod import Pod
@@ -50,6 +51,17 @@ WATCHED_KINDS = ("Namespace", "StorageClass", "CSINode", "CSIDriver", "CSIStorag
                  "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Node", "Pod")
 
 CLEAR_NOMINATION = NominatingInfo("", NominatingMode.Override)
+
+
+@dataclass(frozen=True)
+class PendingPods:
+    """Pod counts of the scheduling queue (see :meth:`Scheduler.pending_pods`)."""
+
+    active: int
+    backoff: int
+    unschedulable: int
+    gated: int
+    in_flight: int
 
 BindingExecutor = Callable[[Callable[[], None]], None]
 
@@ -515,7 +527,44 @@ class Scheduler:
         except Exception as e:  # noqa: BLE001
             log.warning("could not update status of %s: %s", pod.key, e)
 
-    # ---- introspection --------------------------------------------------------------------------
+    # ---- introspection (what run modes read; they reach no queue, cache or informer) -------------
+
+    def pending_pods(self) -> PendingPods:
+        """The queue's pod counts, as upstream's ``scheduler_pending_pods`` gauge splits them
+        (``pkg/scheduler/backend/queue/scheduling_queue.go``: activeQ, backoffQ, unschedulablePods,
+        gated), plus the pods popped and not yet done (in a scheduling or binding cycle)."""
+        q = self.queue
+        return PendingPods(q.len_active(), q.len_backoff(), q.len_unschedulable(), q.len_gated(),
+                           q.in_flight_count())
+
+    def gated_pods(self) -> dict[str, QueuedPodInfo]:
+        """Pods held by a PreEnqueue plugin, by ``namespace/name`` (``qpi.gating_plugin`` names it)."""
+        return {qpi.pod.key: qpi for qpi in self.queue.unschedulable_pods_info() if qpi.gating_plugin}
+
+    def is_assumed(self, pod: Pod) -> bool:
+        """Whether ``pod`` is assumed on a node in the cache (reserved, its binding not confirmed)."""
+        return self.cache.is_assumed_pod(pod)
+
+    def has_synced(self) -> bool:
+        """Whether every informer has listed once (``/readyz``'s informer-sync check)."""
+        return self.informers.has_synced()
+
+    def unhealthy_informers(self) -> list[str]:
+        """Kinds whose watch is failing (``/healthz`` reasons)."""
+        return self.informers.unhealthy()
+
+    def objects(self, kind: str) -> list[Mapping[str, Any]]:
+        """The informer's current objects of ``kind`` (raw API objects), e.g. ``"Pod"``."""
+        return self.informers.list(kind)
+
+    def pop_pending(self, pod_key: str) -> QueuedPodInfo | None:
+        """Pop pods (non-blocking) until ``pod_key`` (``namespace/name``) comes out and return it;
+        the pods popped before it are set aside (``--explain``'s throw-away scheduler). None when
+        the queue runs dry first."""
+        while (qpi := self.queue.pop()) is not None:
+            if qpi.key == pod_key:
+                return qpi
+        return None
 
     def pods_by_key(self) -> Mapping[str, Pod]:
         """Every pod the informer knows, parsed (malformed ones are left out; see ``invalid_pods``)."""

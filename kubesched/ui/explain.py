@@ -197,12 +197,7 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
     sched = new_scheduler(cluster, config, clock=clock, seed=0, record=lambda p: bool(p.key == pod_key),
                           on_skipped_plugins=None)
     sched.start()
-    qpi = None
-    while True:
-        nxt = sched.queue.pop()
-        if nxt is None or nxt.key == pod_key:
-            qpi = nxt
-            break
+    qpi = sched.pop_pending(pod_key)
     if qpi is None:
         raise ExplainError(f"pod {pod_key} is not waiting to be scheduled in that cluster state "
                            f"(bound, gated, deleted, or for another scheduler)")
@@ -230,6 +225,6 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
             reproduced = result is None and any(st["code"] == "Wait" for st in rec.permit.values())
         else:
             reproduced = (result, message) == (attempt.result, attempt.message)
-    sched.queue.close()
+    sched.stop()
     return Explanation(pod_key, attempt.index if attempt is not None else 0, rec.to_dict(),
                        len(cluster.list("Node").items), rec.selected_node, (result, message), reproduced)

@@ -129,7 +129,7 @@ class AttemptLog:
         status = obj.get("status") or {}
         a.nominated_node = status.get("nominatedNodeName") or None
         if a.result is None:
-            assumed = self._sched.cache.is_assumed_pod(qpi.pod) if self._sched is not None else False
+            assumed = self._sched.is_assumed(qpi.pod) if self._sched is not None else False
             node = (obj.get("spec") or {}).get("nodeName")
             if node:
                 a.result, a.node = "Scheduled", node

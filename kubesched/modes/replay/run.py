@@ -362,7 +362,7 @@ class _Run:
     def _after_attempt(self, qpi: QueuedPodInfo) -> None:
         self.current = None
         tl = self.timelines.get(qpi.pod.key)
-        if tl is not None and tl.bound is None and self.scheduler.cache.is_assumed_pod(qpi.pod):
+        if tl is not None and tl.bound is None and self.scheduler.is_assumed(qpi.pod):
             tl.assumed = self.t()  # reserved, waiting in Permit: bound later
 
     def _ready(self) -> bool:
@@ -374,7 +374,7 @@ class _Run:
         kubelet events, pod completions, the backoff flush), or the end of the busy time when
         pods wait in activeQ; None (the end of the run) when only daemon timers are left."""
         now = self.clock.now()
-        waiting = now < self.busy_until and self.scheduler.queue.len_active() > 0
+        waiting = now < self.busy_until and self.scheduler.pending_pods().active > 0
         if not waiting:
             return next_timer if self.clock.has_pending_work() else None
         return self.busy_until if next_timer is None else min(next_timer, self.busy_until)

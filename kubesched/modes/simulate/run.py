@@ -167,8 +167,8 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
 
     def report() -> None:
         if progress is not None:
-            q = sched.queue
-            unsettled = q.len_active() + q.len_backoff() + q.in_flight_count()
+            q = sched.pending_pods()
+            unsettled = q.active + q.backoff + q.in_flight
             progress(max(0, len(pending_keys) - unsettled), len(pending_keys), clock.now() - start)
     def before(qpi: QueuedPodInfo) -> None:
         if observer is not None:
@@ -202,7 +202,7 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
     for o in cluster.list("Pod").items:
         meta = _field(o, "metadata")
         current[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = o
-    gated = {qpi.pod.key: qpi for qpi in sched.queue.unschedulable_pods_info() if qpi.gating_plugin}
+    gated = sched.gated_pods()
     preempted = {}
     for ev in cluster.events():
         if ev.get("reason") == "Preempted":
