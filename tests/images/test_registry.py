@@ -254,7 +254,19 @@ def test_cli_layers_and_estimate_from_the_registry(registry: Registry, images: d
         "layers": [{"digest": d, "size": n} for d, n in images["amd_layers"]]}
     res = CliRunner().invoke(main, ["images", "estimate", ref, "--registry-settings", str(f), "-o", "json"])
     # 1 s + 2 x 0.037 s + 8,000 B / 45 MB/s
-    assert json.loads(res.output) == {"image": ref, "bytes": 8000, "layers": 2, "seconds": 1.074}
+    assert json.loads(res.output) == {"image": ref, "bytes": 8000, "layers": 2, "seconds": 1.074, "source": "registry"}
+    res = CliRunner().invoke(main, ["images", "estimate", ref, "--registry-settings", str(f)])
+    assert res.output.splitlines() == [
+        f"IMAGE{' ' * (len(ref) - 5)}           BYTES  LAYERS   SECONDS  SOURCE",
+        f"{ref}            8000       2     1.074  registry"]
+    # not in the registry either: the kubelet model's opaque layer, and the registry's answer in the note
+    res = CliRunner().invoke(main, ["images", "estimate", f"{registry.host}/team/gone:1", "--registry-settings", str(f),
+                                    "-o", "json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert (got["bytes"], got["layers"], got["seconds"], got["source"]) == (100_000_000, 1, 3.259, "default")
+    assert got["note"].startswith(f"not in the image catalogue; registry lookup failed: image {registry.host}/team/"
+                                  f"gone:1: GET {registry.url}/v2/team/gone/manifests/1: HTTP 404: MANIFEST_UNKNOWN")
     res = CliRunner().invoke(main, ["images", "layers", f"{registry.host}/team/app:nope", "--registry-settings", str(f)])
     assert res.exit_code == 2
     assert res.output.strip() == (f"error: image {ref[:-2]}:nope: GET {registry.url}/v2/team/app/manifests/nope: "
