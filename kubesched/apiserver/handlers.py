@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.apiserver.admission import admit_new_namespace, admit_new_pod
+from kubesched.apiserver.event_times import restamp_event
 from kubesched.apiserver.events import to_core, to_events_v1
 from kubesched.apiserver.fields import compile_field_selector
 from kubesched.apiserver.paging import Pager
@@ -110,6 +111,9 @@ class ResourceHandlers:
     def __init__(self, cluster: MemoryCluster, pager: Pager) -> None:
         self.cluster = cluster
         self.pager = pager
+        #: when set, the times clients write into Events are replaced by this clock's now()
+        #: (a sped-up cluster; see :mod:`kubesched.apiserver.event_times`)
+        self.event_clock: Callable[[], float] | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -228,6 +232,8 @@ class ResourceHandlers:
             obj = admit_new_pod(obj, self.cluster)
         elif res.kind == "Namespace":
             obj = admit_new_namespace(obj)
+        elif res.kind == "Event" and self.event_clock is not None:
+            obj = restamp_event(obj, self.event_clock())
         if _first(query, "dryRun"):
             return 201, obj
         return 201, view_for(res)(self.cluster.create(obj))
@@ -311,6 +317,8 @@ class ResourceHandlers:
         if _first(query, "dryRun"):
             return 200, view_for(res)({**current, **{k: v for k, v in body.items() if k != "metadata"}})
         patch = {k: v for k, v in body.items() if k not in ("metadata", "kind", "apiVersion")}
+        if self.event_clock is not None:
+            patch = restamp_event(patch, self.event_clock())
         return 200, view_for(res)(self.cluster.patch_event(str(target.namespace), str(target.name), patch))
 
     def delete(self, target: Target, body: Any, query: Mapping[str, str]) -> tuple[int, Obj]:
