@@ -322,3 +322,43 @@ def test_cli_calibrate_takes_layer_counts_from_the_registry(registry: Registry, 
     text = out.read_text()
     assert "# from 4 pulls (3 with known layer counts, 0 outliers, 0 skipped without a size):" in text
     assert "decompressBytesPerSecond: 45000000\npullFixedSeconds: 1.0\n" in text
+
+
+def test_prepull_planner_takes_layers_from_the_registry(registry: Registry, images: dict[str, Any]) -> None:
+    """``kubesched run --prepull``'s controller with the registry lookups the plugins use: team/app:2
+    (not in the catalogue) is pre-pulled on ``sharing``, which lists team/app:1 and so holds their
+    common base layer, rather than on ``big`` with more room (1 pending 3-cpu pod: demand 2 pods)."""
+    from types import SimpleNamespace
+
+    from prometheus_client import CollectorRegistry
+
+    from kubesched.images.catalogue import default_catalogue
+    from kubesched.prepull.controller import PrePullController
+    from kubesched.prepull.image_facts import ImageFacts
+    from kubesched.prepull.metrics import PrePullMetrics
+
+    app1, app2 = f"{registry.host}/team/app:1", f"{registry.host}/team/app:2"
+    nodes = [node_info(make_node("sharing", cpu="16", images=[([app1], 8000)])), node_info(make_node("big", cpu="32"))]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "d", "uid": "ua"},
+           "spec": {"schedulerName": "s", "containers": [{"name": "c", "image": app2,
+                                                          "resources": {"requests": {"cpu": "3"}}}]}}
+    started: list[tuple[str, tuple[str, ...]]] = []
+    mechanism = SimpleNamespace(name="fake", pulls=lambda: [], delete=lambda pull: None,
+                                start=lambda node, uid, imgs: started.append((node, tuple(imgs))) or "p")
+    source = RegistryLayerSource(_client(registry))
+    controller = PrePullController(
+        SimpleNamespace(create_event=lambda ev: None),
+        SimpleNamespace(list=lambda kind, ns=None: [pod] if kind == "Pod" else [],   # type: ignore[arg-type]
+                        informer=lambda kind: SimpleNamespace(add_handlers=lambda h: None)),
+        SimpleNamespace(dump=lambda: SimpleNamespace(nodes={ni.name: ni for ni in nodes})), ["s"],
+        ImageFacts(default_catalogue(), source, wait_seconds=10.0), SimpleNamespace(now=lambda: 1000.0),  # type: ignore[arg-type]
+        metrics=PrePullMetrics(CollectorRegistry()), mechanism=mechanism)  # type: ignore[arg-type]
+    try:
+        controller._pod_add(pod)
+        assert controller.tick() == [("sharing", [app2])]
+        assert started == [("sharing", (app2,))]
+        assert source.lookups == 2 and source.failures == 0
+        # from the registry's layers: the 3,000-byte base is there, app:2's own 7,000 bytes are coming
+        assert controller.view.layer_bytes("sharing", app2) == (3000, 7000)
+    finally:
+        source.close()
