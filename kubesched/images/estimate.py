@@ -17,13 +17,15 @@ would refuse it with ``InvalidImageName``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kubesched.errors import KubeschedError
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
 from kubesched.images.names import InvalidImageReference, parse_image_ref
 from kubesched.images.pull_model import PullModel
-from kubesched.images.registry import RegistryClient, RegistryError
+
+if TYPE_CHECKING:
+    from kubesched.images.registry import RegistryClient
 
 __all__ = ["ImageEstimate", "OPAQUE_IMAGE_BYTES", "Source", "estimate_image", "estimate_size"]
 
@@ -81,6 +83,8 @@ def estimate_image(ref: str, model: PullModel, catalogue: ImageCatalogue,
     if registry is None:
         why = "not in the image catalogue; registry lookup disabled"
     else:
+        from kubesched.images.registry import RegistryError  # httpx only when a registry is asked
+
         try:
             return _of(model, registry.image_layers(parsed).to_catalogue_image(), "registry")
         except RegistryError as e:
