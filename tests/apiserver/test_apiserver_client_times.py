@@ -1,6 +1,7 @@
-"""A sped-up embedded cluster keeps one timeline: the times clients write into Events are replaced by
-the cluster's clock when the server receives them (``start_server(server_event_times=True)``, what
-``kubesched serve --speed X`` sets for X != 1); without it they are kept, as a real API server does."""
+"""A sped-up embedded cluster keeps one timeline: the times clients write into Events and the
+condition times they change in a status are replaced by the cluster's clock when the server receives
+them (``start_server(server_client_times=True)``, what ``kubesched serve --speed X`` sets for
+X != 1); without it they are kept, as a real API server does."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from kubesched.apiserver import ServerHandle, start_server
-from kubesched.apiserver.event_times import restamp_event
+from kubesched.apiserver.client_times import restamp_conditions, restamp_event
 from kubesched.clock import VirtualClock
 
 T = 1_800_000_000.5     # 2027-01-15T08:00:00.5Z
@@ -32,7 +33,7 @@ def _call(server: ServerHandle, method: str, path: str, body: Any, ctype: str = 
 
 @pytest.fixture(params=[True, False], ids=["server-times", "client-times"])
 def server(request: pytest.FixtureRequest) -> Iterator[tuple[ServerHandle, bool]]:
-    handle = start_server(clock=VirtualClock(T), server_event_times=request.param)
+    handle = start_server(clock=VirtualClock(T), server_client_times=request.param)
     yield handle, request.param
     handle.stop()
 
@@ -65,3 +66,39 @@ def test_restamp_event_touches_only_set_times() -> None:
     assert restamp_event({"deprecatedFirstTimestamp": "2024-05-01T12:00:00Z", "deprecatedLastTimestamp": "",
                           "series": {"count": 3}}, T) == {
         "deprecatedFirstTimestamp": "2027-01-15T08:00:00Z", "deprecatedLastTimestamp": "", "series": {"count": 3}}
+
+
+def test_client_condition_times_follow_the_cluster_clock(server: tuple[ServerHandle, bool]) -> None:
+    """The scheduler's ``PodScheduled=False`` (its wall clock) is stamped with the cluster's time; a
+    status write that leaves a condition's time as stored keeps it."""
+    handle, restamped = server
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    _call(handle, "POST", "/api/v1/namespaces/default/pods", pod)
+    failed = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/0 nodes",
+              "lastProbeTime": None, "lastTransitionTime": "2024-05-01T12:00:00Z"}
+    got = _call(handle, "PATCH", "/api/v1/namespaces/default/pods/web/status",
+                {"status": {"conditions": [failed]}}, "application/strategic-merge-patch+json")
+    [cond] = got["status"]["conditions"]
+    assert cond["lastTransitionTime"] == ("2027-01-15T08:00:00Z" if restamped else "2024-05-01T12:00:00Z")
+    assert cond.get("lastProbeTime") is None and cond["reason"] == "Unschedulable"
+    # the same condition written back with its stored time, plus another: only the new one is stamped
+    ready = {"type": "Ready", "status": "False", "lastTransitionTime": "2024-05-01T12:00:05Z"}
+    got = _call(handle, "PATCH", "/api/v1/namespaces/default/pods/web/status",
+                {"status": {"conditions": [cond, ready]}}, "application/strategic-merge-patch+json")
+    times = {c["type"]: c["lastTransitionTime"] for c in got["status"]["conditions"]}
+    assert times == ({"PodScheduled": "2027-01-15T08:00:00Z", "Ready": "2027-01-15T08:00:00Z"} if restamped else
+                     {"PodScheduled": "2024-05-01T12:00:00Z", "Ready": "2024-05-01T12:00:05Z"})
+
+
+def test_restamp_conditions_only_changed_times() -> None:
+    current = {"conditions": [{"type": "A", "status": "True", "lastTransitionTime": "2024-05-01T12:00:00Z"}]}
+    patch = {"phase": "Pending", "conditions": [
+        {"type": "A", "status": "True", "lastTransitionTime": "2024-05-01T12:00:00Z"},
+        {"type": "B", "status": "False", "lastTransitionTime": "2024-05-01T12:00:01Z", "lastProbeTime": None},
+        {"type": "C", "$patch": "delete"}]}
+    assert restamp_conditions(patch, current, T) == {"phase": "Pending", "conditions": [
+        {"type": "A", "status": "True", "lastTransitionTime": "2024-05-01T12:00:00Z"},
+        {"type": "B", "status": "False", "lastTransitionTime": "2027-01-15T08:00:00Z", "lastProbeTime": None},
+        {"type": "C", "$patch": "delete"}]}
+    assert restamp_conditions({"phase": "Running"}, current, T) == {"phase": "Running"}
