@@ -100,7 +100,7 @@ def _timeline(pod: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, An
         return found[0] if found else None
     scheduled = next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
     pulling, pulled = one("Pulling", ("kubelet",)), one("Pulled", ("kubelet",))
-    event = one("Scheduled", ("default-scheduler", pod["spec"]["schedulerName"]))
+    event = one("Scheduled", (pod["spec"]["schedulerName"],))   # reportingController: the profile
     assert pulled is not None and event is not None, [(e.get("reason"), e.get("reportingController")) for e in mine]
     [cs] = pod["status"]["containerStatuses"]
     return {"created": parse_rfc3339(pod["metadata"]["creationTimestamp"]),
