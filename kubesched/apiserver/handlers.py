@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.apiserver.admission import admit_new_namespace, admit_new_pod
+from kubesched.apiserver.client_times import restamp_conditions, restamp_event
 from kubesched.apiserver.events import to_core, to_events_v1
 from kubesched.apiserver.fields import compile_field_selector
 from kubesched.apiserver.paging import Pager
@@ -110,8 +111,17 @@ class ResourceHandlers:
     def __init__(self, cluster: MemoryCluster, pager: Pager) -> None:
         self.cluster = cluster
         self.pager = pager
+        #: when set, the times clients write (Events, status conditions) are replaced by this
+        #: clock's now() (a sped-up cluster; see :mod:`kubesched.apiserver.client_times`)
+        self.client_time_clock: Callable[[], float] | None = None
 
     # ------------------------------------------------------------------ helpers
+
+    def _client_times(self, patch: Obj, current: Obj) -> Obj:
+        """The status ``patch`` with changed condition times on the server's clock (when set)."""
+        if self.client_time_clock is None:
+            return patch
+        return restamp_conditions(patch, current.get("status"), self.client_time_clock())
 
     def _get(self, res: Resource, namespace: str | None, name: str) -> Obj:
         return self.cluster.get(res.kind_in_store, namespace if res.namespaced else None, name)
@@ -228,6 +238,8 @@ class ResourceHandlers:
             obj = admit_new_pod(obj, self.cluster)
         elif res.kind == "Namespace":
             obj = admit_new_namespace(obj)
+        elif res.kind == "Event" and self.client_time_clock is not None:
+            obj = restamp_event(obj, self.client_time_clock())
         if _first(query, "dryRun"):
             return 201, obj
         return 201, view_for(res)(self.cluster.create(obj))
@@ -246,7 +258,7 @@ class ResourceHandlers:
                 raise ConflictError(_modified(res, target.name))
             if _first(query, "dryRun"):
                 return 200, {**current, "status": obj.get("status")}
-            patch = status_merge_patch(current.get("status"), obj.get("status"))
+            patch = self._client_times(status_merge_patch(current.get("status"), obj.get("status")), current)
             return 200, self.cluster.patch_status(res.kind_in_store, target.namespace, target.name, patch)
         if _first(query, "dryRun"):
             return 200, obj
@@ -280,7 +292,7 @@ class ResourceHandlers:
                     raise ConflictError(_modified(res, target.name))
                 if _first(query, "dryRun"):
                     return 200, result
-                patch = status_merge_patch(current.get("status"), result.get("status"))
+                patch = self._client_times(status_merge_patch(current.get("status"), result.get("status")), current)
                 return 200, self.cluster.patch_status(res.kind_in_store, target.namespace, target.name, patch)
             result["metadata"] = meta
             if _first(query, "dryRun"):
@@ -311,6 +323,8 @@ class ResourceHandlers:
         if _first(query, "dryRun"):
             return 200, view_for(res)({**current, **{k: v for k, v in body.items() if k != "metadata"}})
         patch = {k: v for k, v in body.items() if k not in ("metadata", "kind", "apiVersion")}
+        if self.client_time_clock is not None:
+            patch = restamp_event(patch, self.client_time_clock())
         return 200, view_for(res)(self.cluster.patch_event(str(target.namespace), str(target.name), patch))
 
     def delete(self, target: Target, body: Any, query: Mapping[str, str]) -> tuple[int, Obj]:

@@ -177,6 +177,7 @@ def start_server(
     allowed_hosts: Iterable[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     watch_limits: WatchLimits | None = None,
+    server_client_times: bool = False,
 ) -> ServerHandle:
     """Serve ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
@@ -192,7 +193,9 @@ def start_server(
     the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
     ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.apiserver.guard`);
-    ``watch_limits`` each watch's buffer and write time (default :class:`WatchLimits`).
+    ``watch_limits`` each watch's buffer and write time (default :class:`WatchLimits`). With
+    ``server_client_times`` the times clients write (Events, status conditions) are replaced by
+    ``clock``'s (for a sped-up clock; see :mod:`kubesched.apiserver.client_times`).
     Raises OSError when the address cannot be bound.
     """
     clock = clock or RealClock()
@@ -206,6 +209,8 @@ def start_server(
                         watch_limits=watch_limits or WatchLimits())
     if reviews is not None:
         state.reviews = reviews
+    if server_client_times:
+        state.handlers.client_time_clock = clock.now
     if pv_controller:
         PVController(cluster).start()
     handle = ServerHandle(state, address, port, bookmark_interval).start()

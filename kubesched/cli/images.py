@@ -38,50 +38,64 @@ def _kubelet_config(path: str | None) -> Any:
 @click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False), help=_KUBELET_HELP)
 @click.option("--catalogue", "catalogue_path", type=click.Path(exists=True, dir_okay=False), help=_CATALOGUE_HELP)
 @click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
-              help="Look IMAGE up in its registry when the catalogue does not have it, with these "
-                   "registry settings (kubesched.images.registry_settings).")
+              help="Registry settings YAML for looking IMAGE up in its registry when the catalogue does not "
+                   "have it: endpoint, TLS, credentials per registry, platform (kubesched.images.registry_settings; "
+                   "default: HTTPS, no credentials, linux/amd64).")
+@click.option("--no-registry", is_flag=True,
+              help="Never contact a registry: an image missing from the catalogue is modelled as one opaque "
+                   "100 MB layer (source: default).")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def estimate(image: str | None, size: int | None, layers: int | None, kubelet_path: str | None,
-             catalogue_path: str | None, registry_path: str | None, output: str) -> None:
-    """Print the seconds the pull model predicts for pulling IMAGE (from the image catalogue), or an
-    image of --size BYTES in --layers N layers, on an idle node: per-pull cost + per-layer cost +
-    bytes / throughput, with the kubelet settings of --kubelet (default: the calibrated defaults).
-    Hold it against the `Successfully pulled image ... in Xs` events of your own nodes."""
+             catalogue_path: str | None, registry_path: str | None, no_registry: bool, output: str) -> None:
+    """Print the seconds the pull model predicts for pulling IMAGE, or an image of --size BYTES in
+    --layers N layers, on an idle node: per-pull cost + per-layer cost + bytes / throughput, with
+    the kubelet settings of --kubelet (default: the calibrated defaults). IMAGE's layers come from
+    the image catalogue, else from its registry's manifest, else (lookup disabled or failed) one
+    opaque 100 MB layer, as `kubesched serve --kubelet` models such an image; the SOURCE column
+    (JSON "source": catalogue, registry, default, size) says which, and a note why the default
+    was used. Hold it against the `Successfully pulled image ... in Xs` events of your own nodes."""
+    from kubesched.images.estimate import estimate_image, estimate_size
+
     if (image is None) == (size is None):
         raise click.UsageError("give either IMAGE or --size BYTES")
     if layers is not None and size is None:
         raise click.UsageError("--layers goes with --size")
+    if no_registry and registry_path is not None:
+        raise click.UsageError("--no-registry and --registry-settings exclude each other")
     model = _kubelet_config(kubelet_path).pull_model()
-    name: str | None = None
-    if image is not None:
+    if image is None:
+        assert size is not None
+        result = estimate_size(model, size, layers or 1)
+    else:
         from kubesched.images.catalogue import load_catalogue
 
         catalogue = load_catalogue(catalogue_path)
-        found = catalogue.get(image)
-        if found is None and registry_path is not None:
-            found = _registry_image(image, registry_path).to_catalogue_image()
-        if found is None:
-            raise KubeschedError(f"image {image!r} is not in the image catalogue "
-                                 f"{catalogue_path or 'shipped with kubesched'}; give --size BYTES [--layers N] "
-                                 "or --registry-settings FILE")
-        name, size, layers = found.name, sum(x.size_bytes for x in found.unique_layers), len(found.unique_layers)
-    assert size is not None
-    n_layers = layers or 1
-    seconds = round(model.seconds(size, n_layers), 3)
+        client = None if no_registry else _registry_client(registry_path)
+        try:
+            result = estimate_image(image, model, catalogue, client)
+        finally:
+            if client is not None:
+                client.close()
     if output == "json":
-        click.echo(json.dumps({"image": name, "bytes": size, "layers": n_layers, "seconds": seconds}))
+        click.echo(json.dumps(result.to_dict()))
         return
-    label = name or "-"
+    label = result.image or "-"
     width = max(len("IMAGE"), len(label))
-    click.echo(f"{'IMAGE':<{width}}  {'BYTES':>14}  {'LAYERS':>6}  {'SECONDS':>8}")
-    click.echo(f"{label:<{width}}  {size:>14}  {n_layers:>6}  {seconds:>8.3f}")
+    click.echo(f"{'IMAGE':<{width}}  {'BYTES':>14}  {'LAYERS':>6}  {'SECONDS':>8}  SOURCE")
+    click.echo(f"{label:<{width}}  {result.bytes:>14}  {result.layers:>6}  {result.seconds:>8.3f}  {result.source}")
+    if result.note:
+        click.echo(f"note: {result.note}")
 
 
-def _registry_image(image: str, settings_path: str | None) -> Any:
+def _registry_client(settings_path: str | None) -> Any:
     from kubesched.images.registry import RegistryClient
     from kubesched.images.registry_settings import load_registry_settings
 
-    client = RegistryClient(load_registry_settings(settings_path))
+    return RegistryClient(load_registry_settings(settings_path))
+
+
+def _registry_image(image: str, settings_path: str | None) -> Any:
+    client = _registry_client(settings_path)
     try:
         return client.image_layers(image)
     finally:

@@ -32,6 +32,10 @@ def prepull_flags(f: F) -> F:
         click.option("--prepull-mechanism", type=click.Choice(["auto", "pods", "imagepulljob"]), default="auto",
                      show_default=True,
                      help="auto: OpenKruise ImagePullJob objects when the API server serves that CRD, else puller pods."),
+        click.option("--prepull-registry-settings", type=click.Path(exists=True, dir_okay=False), default=None,
+                     help="Registry settings YAML: the planner looks up images missing from the catalogue in their "
+                          "registries (default: the registrySettingsPath of the profiles' ImagePullTimeSaved or "
+                          "ImageCacheWait args, sharing their lookups; none: catalogue images only)."),
         click.option("--prepull-priority-class", default="kubesched-prepull", show_default=True,
                      help="PriorityClass of puller pods (created with value -1000000 when missing; '' for none)."),
     ]
@@ -45,5 +49,5 @@ def prepull_options(kw: dict[str, Any]) -> PrePullOptions | None:
     enabled = kw.pop("prepull")
     opts = PrePullOptions(kw.pop("prepull_namespace"), kw.pop("prepull_interval"), kw.pop("prepull_max_per_tick"),
                           kw.pop("prepull_timeout"), kw.pop("prepull_catalogue"), kw.pop("prepull_priority_class"),
-                          kw.pop("prepull_mechanism"))
+                          kw.pop("prepull_mechanism"), kw.pop("prepull_registry_settings"))
     return opts if enabled else None

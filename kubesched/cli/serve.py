@@ -71,7 +71,9 @@ def check_manifests(manifests: list[Manifest]) -> None:
                    "are modelled as one 100 MB layer.")
 @click.option("--speed", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
-                   "run times, grace periods).")
+                   "run times, grace periods). Other than 1, the times clients write (Event times, status "
+                   "condition times they change) are replaced by the cluster's clock when received, so "
+                   "the scheduler's and the kubelets' times share one timeline.")
 @click.option("--enable-test-hooks", is_flag=True,
               help="Serve the fault-injection hooks under /kubesched/ (faults, drop-watches, compact, "
                    "requests) for integration tests of API clients. Never on a shared machine.")
@@ -115,7 +117,8 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
     try:
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
                               finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True,
-                              enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts)
+                              enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts,
+                              server_client_times=speed != 1.0)
     except OSError as e:
         reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
         raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None

@@ -58,7 +58,7 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
     from kubesched.cluster.kube import KubeClusterClient
     from kubesched.modes.replay.report_table import summary_table
     from kubesched.modes.startup.analysis import StartupData, analyse
-    from kubesched.modes.startup.report import write_startup_report
+    from kubesched.modes.startup.report import LABEL, TITLE, write_startup_report
 
     window = _since_seconds(since)
     client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
@@ -77,7 +77,7 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
     source = {"kubeconfig": kubeconfig, "context": context, "namespace": namespace, "since": since}
     paths = write_startup_report(out_dir, runs, source, top=top, html=not no_html)
     console = Console(width=200) if not sys.stdout.isatty() else Console()
-    console.print(summary_table([r.result for r in runs]))
+    console.print(summary_table([r.result for r in runs], title=TITLE, label=LABEL, wall=False))
     for run in runs:
         for s in run.images[:3]:
             click.echo(f"{run.result.config}: {s.image}: {s.pulls} pulls, {s.total_seconds:.1f} s with waiting, "

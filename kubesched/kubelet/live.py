@@ -45,6 +45,7 @@ from kubesched.cluster.client import WatchEvent
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import KubeschedError
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
+from kubesched.images.estimate import OPAQUE_IMAGE_BYTES
 from kubesched.images.names import InvalidImageReference, parse_image_ref
 from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.kubelet.events import kubelet_event, present_message, pulled_message, pulling_message
@@ -59,8 +60,8 @@ _log = logging.getLogger(__name__)
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"
 #: node annotation giving the node's pull throughput (bytes/s), as ImagePullTimeSaved reads it
 BANDWIDTH_ANNOTATION = "kubesched.io/image-pull-bytes-per-second"
-#: compressed size assumed for an image missing from the catalogue (bytes)
-UNKNOWN_IMAGE_BYTES = 100_000_000
+#: compressed size assumed for an image missing from the catalogue (bytes; ``images estimate``'s default too)
+UNKNOWN_IMAGE_BYTES = OPAQUE_IMAGE_BYTES
 #: kubelet ``nodeStatusUpdateFrequency`` default (s)
 STATUS_UPDATE_SECONDS = 10.0
 

@@ -32,6 +32,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
 from kubesched.images.layer_index import ImageLayerIndex
 from kubesched.images.names import InvalidImageReference, parse_image_ref
+from kubesched.prepull.image_facts import ImageFacts
 from kubesched.prepull.puller_pod import is_puller
 
 __all__ = ["ClusterImageView", "NodeDisk", "has_disk_pressure"]
@@ -76,12 +77,14 @@ class NodeDisk:
 
 class ClusterImageView:
     """Node images of a real cluster for the planner (see the module docstring). ``catalogue``:
-    the image catalogue; ``max_new_per_tick``: most puller pods started per tick."""
+    the image facts (:class:`~kubesched.prepull.image_facts.ImageFacts`: the catalogue, then
+    registry lookups) or a bare catalogue; ``max_new_per_tick``: most puller pods started per tick."""
 
-    def __init__(self, catalogue: ImageCatalogue, max_new_per_tick: int = 8) -> None:
-        self.catalogue = catalogue
+    def __init__(self, catalogue: ImageFacts | ImageCatalogue, max_new_per_tick: int = 8) -> None:
+        facts = catalogue if isinstance(catalogue, ImageFacts) else ImageFacts(catalogue)
+        self.catalogue = facts
         self.max_new_per_tick = max_new_per_tick
-        self.index = ImageLayerIndex(catalogue=catalogue)
+        self.index = ImageLayerIndex(catalogue=facts.catalogue, source=facts.source)
         self.nodes: dict[str, NodeInfo] = {}
         self._status: dict[str, set[str]] = {}
         self._busy: dict[str, set[str]] = {}            # node -> images its pullers / pending pods pull
@@ -95,6 +98,7 @@ class ClusterImageView:
                 active: Iterable[tuple[str, Iterable[str]]] = ()) -> None:
         """Take this tick's copy: NodeInfos (clones), every pod object (puller pods among them are
         skipped) and the active pre-pulls ``(node, images)``; clears the requests."""
+        self.index.sync()   # registry lookups done since the last tick: their images stop being opaque
         self.nodes = {ni.name: ni for ni in nodes if ni.node is not None}
         self._status = {name: _names(n for entry in ni.node.images for n in entry.names)   # type: ignore[union-attr]
                         for name, ni in self.nodes.items()}

@@ -16,7 +16,10 @@ Every tick (:meth:`PrePullController.tick`):
    ``PrePullFailed``);
 2. **plan**: :class:`~kubesched.prepull.planner.PrePullPlanner` ticks with a
    :class:`~kubesched.prepull.cluster_view.ClusterImageView` as its node-image model, on a copy of
-   the scheduler cache's NodeInfos;
+   the scheduler cache's NodeInfos. Its image facts are the catalogue's, then those of registry
+   lookups (:mod:`kubesched.prepull.image_facts`, the plugins' layer source when a registry
+   settings file is given): images the tick's pods and nodes name for the first time are looked
+   up before the planner runs;
 3. **act**: one puller pod per chosen node, with every image the planner chose for it (at most
    one puller pod per node at a time, at most ``max_new_per_tick`` new ones per tick, never on a
    node with ``DiskPressure``), and an Event ``PrePulling`` on the Node.
@@ -43,6 +46,7 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.images.catalogue import ImageCatalogue
 from kubesched.prepull.cluster_view import ClusterImageView, has_disk_pressure
 from kubesched.prepull.hook import PlannerContext
+from kubesched.prepull.image_facts import ImageFacts
 from kubesched.prepull.mechanisms import ActivePull, PullerPods, PullMechanism
 from kubesched.prepull.metrics import PrePullMetrics
 from kubesched.prepull.planner import PrePullPlanner
@@ -71,13 +75,28 @@ class _SchedulerView:
         self.cache = _Cache()
 
 
+def _image_refs(pods: Iterable[Mapping[str, Any]], nodes: Iterable[NodeInfo]) -> Iterable[str]:
+    """Image references of the pods (containers and init containers; puller pods too: they name
+    the images being pre-pulled) and in the nodes' ``status.images``."""
+    for obj in pods:
+        spec = obj.get("spec") or {}
+        for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+            if isinstance(c, Mapping) and c.get("image"):
+                yield str(c["image"])
+    for ni in nodes:
+        if ni.node is not None:
+            for entry in ni.node.images:
+                yield from entry.names
+
+
 class PrePullController:
     """Carries out the planner's pre-pulls with puller pods (see the module docstring).
 
     Args: ``client`` (the cluster client: create/delete pods, create_event, get/create the
     PriorityClass), ``informers`` (the scheduler's; pods and nodes are read from their stores),
     ``cache`` (the scheduler cache: ``dump()``), ``profiles`` (scheduler names whose pods count as
-    arrivals), ``catalogue``, ``clock``; keyword: ``namespace`` of the puller pods,
+    arrivals), ``catalogue`` (an image catalogue, or :class:`ImageFacts`: catalogue + registry
+    lookups), ``clock``; keyword: ``namespace`` of the puller pods,
     ``planner`` (default :class:`PrePullPlanner` with its defaults), ``interval`` seconds between
     ticks, ``max_new_per_tick``, ``timeout_seconds`` per puller pod, ``priority_class_name``
     (None: no class), ``metrics``, ``mechanism`` (default: puller pods; see
@@ -85,7 +104,7 @@ class PrePullController:
     """
 
     def __init__(self, client: Any, informers: InformerSet, cache: Any, profiles: Iterable[str],
-                 catalogue: ImageCatalogue, clock: Clock, *, namespace: str = "kube-system",
+                 catalogue: ImageCatalogue | ImageFacts, clock: Clock, *, namespace: str = "kube-system",
                  planner: PrePullPlanner | None = None, interval: float = 15.0, max_new_per_tick: int = 8,
                  timeout_seconds: float = 600.0, priority_class_name: str | None = DEFAULT_PRIORITY_CLASS,
                  metrics: PrePullMetrics | None = None, mechanism: PullMechanism | None = None) -> None:
@@ -95,7 +114,9 @@ class PrePullController:
         self.informers = informers
         self.cache = cache
         self.profiles = set(profiles)
-        self.catalogue = catalogue
+        facts = catalogue if isinstance(catalogue, ImageFacts) else ImageFacts(catalogue)
+        #: image facts by reference: the catalogue, then registry lookups
+        self.catalogue = facts
         self.clock = clock
         self.namespace = namespace
         self.planner = planner or PrePullPlanner()
@@ -104,7 +125,7 @@ class PrePullController:
         self.priority_class_name = priority_class_name
         self.metrics = metrics or PrePullMetrics()
         self.mechanism: PullMechanism = mechanism or PullerPods(client, informers, namespace, priority_class_name)
-        self.view = ClusterImageView(catalogue, max_new_per_tick)
+        self.view = ClusterImageView(facts, max_new_per_tick)
         self.precision = PrecisionTracker()
         self.origin = clock.now()
         self._scheduler = _SchedulerView()
@@ -112,19 +133,25 @@ class PrePullController:
         self._seq = 0
         self._reaped: set[str] = set()
         self.planner.attach(PlannerContext(model=self.view, cluster=client, scheduler=self._scheduler,
-                                           clock=clock, catalogue=catalogue, origin=self.origin))
+                                           clock=clock, catalogue=facts, origin=self.origin))
 
     @classmethod
     def for_scheduler(cls, sched: Any, client: Any, clock: Clock, catalogue_path: str | None = None, *,
-                      api_client: Any | None = None, mechanism: str = "auto", **kwargs: Any) -> PrePullController:
+                      api_client: Any | None = None, mechanism: str = "auto", registry_settings: str | None = None,
+                      **kwargs: Any) -> PrePullController:
         """A controller reading ``sched``'s informers and cache, its handlers registered (call
         before ``sched.start()``). ``mechanism``: ``auto`` (ImagePullJob when discovery through
-        ``api_client`` finds it, else puller pods), ``pods`` or ``imagepulljob``; ``kwargs`` as for
-        the constructor. Raises ConfigError for a bad catalogue or mechanism."""
+        ``api_client`` finds it, else puller pods), ``pods`` or ``imagepulljob``;
+        ``registry_settings``: registry settings file for images missing from the catalogue (the
+        process-wide source the image plugins use with the same file; None: catalogue only);
+        ``kwargs`` as for the constructor. Raises ConfigError for a bad catalogue, settings file
+        or mechanism."""
         from kubesched.images.catalogue import load_catalogue
+        from kubesched.images.registry_layers import shared_registry_source
         from kubesched.prepull.mechanisms import discover
 
-        catalogue = load_catalogue(catalogue_path)
+        source = shared_registry_source(registry_settings) if registry_settings else None
+        catalogue = ImageFacts(load_catalogue(catalogue_path), source)
         custom = None
         if api_client is not None:
             from kubernetes import client as k8s
@@ -245,6 +272,7 @@ class PrePullController:
         active = [pull for pull in pulls if not self._reap(pull)]
         pods = self.informers.list("Pod")
         nodes = list(self.cache.dump().nodes.values())
+        self.catalogue.prefetch(_image_refs(pods, nodes))   # registry lookups outside the lock
         with self._lock:
             self.view.refresh(nodes, pods, [(pull.node, pull.images) for pull in active])
             self._scheduler.cache.infos = [ni for ni in nodes if ni.node is not None]

@@ -40,10 +40,11 @@ if TYPE_CHECKING:
     from kubesched.clock import Clock
     from kubesched.cluster.client import ClusterClient
     from kubesched.framework.node_info import NodeInfo
-    from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
+    from kubesched.images.catalogue import CatalogueImage
 
 __all__ = ["PlannerContext", "PrePullPlannerHook", "PlannerFactory", "DEFAULT_PLANNER", "DEFAULT_TICK_SECONDS",
-           "NodeImageDisk", "NodeImageView", "NodeInfoSource", "PlannerScheduler", "load_planner_factory"]
+           "ImageLookup", "NodeImageDisk", "NodeImageView", "NodeInfoSource", "PlannerScheduler",
+           "load_planner_factory"]
 
 #: the planner ``--prepull`` enables (written outside the replay; imported lazily)
 DEFAULT_PLANNER = "kubesched.prepull.planner:PrePullPlanner"
@@ -84,6 +85,14 @@ class NodeImageView(Protocol):
     def store(self, node: str) -> NodeImageDisk: ...
 
 
+class ImageLookup(Protocol):
+    """Image facts by reference (any spelling): the image catalogue in the replay
+    (:class:`~kubesched.images.catalogue.ImageCatalogue`), the catalogue then the registry lookups'
+    cache on a real cluster (:class:`~kubesched.prepull.image_facts.ImageFacts`). Never blocks."""
+
+    def get(self, ref: str) -> CatalogueImage | None: ...
+
+
 class NodeInfoSource(Protocol):
     def node_infos(self) -> Iterable[NodeInfo]: ...
 
@@ -103,7 +112,8 @@ class PlannerContext:
     ``has_image``, ``pulling``, ``pending_pulls``, ``store(node)``); ``cluster``: the cluster
     (read only: ``list("Node")``, ``list("Pod")``, ``get``); ``scheduler``: the scheduler
     (its ``cache``); ``clock``: the clock (read ``now()`` only);
-    ``catalogue``: the image catalogue; ``origin``: clock time of replay second 0, so
+    ``catalogue``: the image facts (:class:`ImageLookup`: the image catalogue in the replay, plus
+    registry lookups under ``kubesched run --prepull``); ``origin``: clock time of replay second 0, so
     ``t = clock.now() - origin``.
     """
 
@@ -111,7 +121,7 @@ class PlannerContext:
     cluster: ClusterClient
     scheduler: PlannerScheduler
     clock: Clock
-    catalogue: ImageCatalogue
+    catalogue: ImageLookup
     origin: float
 
 

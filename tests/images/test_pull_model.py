@@ -4,6 +4,7 @@ presets in examples/kubelet/, and ``kubesched images estimate``."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -92,31 +93,64 @@ def test_estimate_catalogue_image_table_and_json() -> None:
     code, out = _cli("redis")
     assert code == 0, out
     assert out.splitlines() == [
-        "IMAGE                                    BYTES  LAYERS   SECONDS",
-        "docker.io/library/redis:latest        55474442       7     2.492",
+        "IMAGE                                    BYTES  LAYERS   SECONDS  SOURCE",
+        "docker.io/library/redis:latest        55474442       7     2.492  catalogue",
     ]
     code, out = _cli("docker.io/library/redis:latest", "-o", "json")
     assert json.loads(out) == {"image": "docker.io/library/redis:latest", "bytes": 55474442, "layers": 7,
-                               "seconds": 2.492}
+                               "seconds": 2.492, "source": "catalogue"}
 
 
 def test_estimate_size_and_kubelet_file(tmp_path: Path) -> None:
     code, out = _cli("--size", "5650343354", "--layers", "10", "-o", "json")
-    assert json.loads(out) == {"image": None, "bytes": 5650343354, "layers": 10, "seconds": 126.933}
+    assert json.loads(out) == {"image": None, "bytes": 5650343354, "layers": 10, "seconds": 126.933,
+                               "source": "size"}
     code, out = _cli("--size", "3000000000", "--layers", "5", "--kubelet", str(PRESETS / "slow-registry.yaml"),
                      "-o", "json")
     assert json.loads(out)["seconds"] == 201.185      # 1 + 0.185 + 200
     k = tmp_path / "k.yaml"
     k.write_text("decompressBytesPerSecond: 100\npullFixedSeconds: 0\nlayerLatencySeconds: 0\n")
     code, out = _cli("--size", "250", "--kubelet", str(k))
-    assert code == 0 and out.splitlines()[1].split() == ["-", "250", "1", "2.500"]
+    assert code == 0 and out.splitlines()[1].split() == ["-", "250", "1", "2.500", "size"]
+
+
+def test_estimate_unknown_image_falls_back_to_the_kubelet_models_opaque_layer(tmp_path: Path) -> None:
+    """An image neither in the catalogue nor resolvable in its registry is estimated as the one
+    100 MB layer ``serve --kubelet`` models it as, and the output says so."""
+    from kubesched.kubelet.live import UNKNOWN_IMAGE_BYTES
+
+    assert UNKNOWN_IMAGE_BYTES == 100_000_000
+    code, out = _cli("no-such/image:1", "--no-registry", "-o", "json")
+    assert code == 0, out
+    # 1 s + 0.037 s + 100 MB / 45 MB/s
+    assert json.loads(out) == {
+        "image": "docker.io/no-such/image:1", "bytes": 100_000_000, "layers": 1, "seconds": 3.259,
+        "source": "default",
+        "note": "not in the image catalogue; registry lookup disabled. Modelled as one opaque layer of 100000000 "
+                "bytes, as `kubesched serve --kubelet` models it; give --size BYTES [--layers N] for a better estimate"}
+    # a registry that does not answer: the lookup error is named
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]            # closed once the block ends: connections are refused
+    f = tmp_path / "registries.yaml"
+    f.write_text(f"timeoutSeconds: 2\nregistries:\n  'r.test': {{endpoint: 'http://127.0.0.1:{port}'}}\n")
+    code, out = _cli("r.test/team/app:1", "--registry-settings", str(f))
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[:2] == ["IMAGE                       BYTES  LAYERS   SECONDS  SOURCE",
+                         "r.test/team/app:1       100000000       1     3.259  default"]
+    assert lines[2].startswith("note: not in the image catalogue; registry lookup failed: image r.test/team/app:1: "
+                               f"GET http://127.0.0.1:{port}/v2/team/app/manifests/1: ")
+    assert lines[2].endswith(". Modelled as one opaque layer of 100000000 bytes, as `kubesched serve --kubelet` "
+                             "models it; give --size BYTES [--layers N] for a better estimate")
+    assert len(lines) == 3
 
 
 def test_estimate_errors(tmp_path: Path) -> None:
-    code, out = _cli("no-such/image:1")
-    assert code == 2
-    assert out.strip() == ("error: image 'no-such/image:1' is not in the image catalogue shipped with kubesched; "
-                           "give --size BYTES [--layers N] or --registry-settings FILE")
+    code, out = _cli("Bad//Name:1", "--no-registry")
+    assert code == 2 and out.startswith("error: image 'Bad//Name:1': "), out
+    code, out = _cli("redis", "--no-registry", "--registry-settings", str(PRESETS / "tuned-node.yaml"))
+    assert code == 2 and "--no-registry and --registry-settings exclude each other" in out
     code, out = _cli()
     assert code == 2 and "give either IMAGE or --size BYTES" in out
     code, out = _cli("redis", "--size", "1")

@@ -254,7 +254,19 @@ def test_cli_layers_and_estimate_from_the_registry(registry: Registry, images: d
         "layers": [{"digest": d, "size": n} for d, n in images["amd_layers"]]}
     res = CliRunner().invoke(main, ["images", "estimate", ref, "--registry-settings", str(f), "-o", "json"])
     # 1 s + 2 x 0.037 s + 8,000 B / 45 MB/s
-    assert json.loads(res.output) == {"image": ref, "bytes": 8000, "layers": 2, "seconds": 1.074}
+    assert json.loads(res.output) == {"image": ref, "bytes": 8000, "layers": 2, "seconds": 1.074, "source": "registry"}
+    res = CliRunner().invoke(main, ["images", "estimate", ref, "--registry-settings", str(f)])
+    assert res.output.splitlines() == [
+        f"IMAGE{' ' * (len(ref) - 5)}           BYTES  LAYERS   SECONDS  SOURCE",
+        f"{ref}            8000       2     1.074  registry"]
+    # not in the registry either: the kubelet model's opaque layer, and the registry's answer in the note
+    res = CliRunner().invoke(main, ["images", "estimate", f"{registry.host}/team/gone:1", "--registry-settings", str(f),
+                                    "-o", "json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert (got["bytes"], got["layers"], got["seconds"], got["source"]) == (100_000_000, 1, 3.259, "default")
+    assert got["note"].startswith(f"not in the image catalogue; registry lookup failed: image {registry.host}/team/"
+                                  f"gone:1: GET {registry.url}/v2/team/gone/manifests/1: HTTP 404: MANIFEST_UNKNOWN")
     res = CliRunner().invoke(main, ["images", "layers", f"{registry.host}/team/app:nope", "--registry-settings", str(f)])
     assert res.exit_code == 2
     assert res.output.strip() == (f"error: image {ref[:-2]}:nope: GET {registry.url}/v2/team/app/manifests/nope: "
@@ -310,3 +322,43 @@ def test_cli_calibrate_takes_layer_counts_from_the_registry(registry: Registry, 
     text = out.read_text()
     assert "# from 4 pulls (3 with known layer counts, 0 outliers, 0 skipped without a size):" in text
     assert "decompressBytesPerSecond: 45000000\npullFixedSeconds: 1.0\n" in text
+
+
+def test_prepull_planner_takes_layers_from_the_registry(registry: Registry, images: dict[str, Any]) -> None:
+    """``kubesched run --prepull``'s controller with the registry lookups the plugins use: team/app:2
+    (not in the catalogue) is pre-pulled on ``sharing``, which lists team/app:1 and so holds their
+    common base layer, rather than on ``big`` with more room (1 pending 3-cpu pod: demand 2 pods)."""
+    from types import SimpleNamespace
+
+    from prometheus_client import CollectorRegistry
+
+    from kubesched.images.catalogue import default_catalogue
+    from kubesched.prepull.controller import PrePullController
+    from kubesched.prepull.image_facts import ImageFacts
+    from kubesched.prepull.metrics import PrePullMetrics
+
+    app1, app2 = f"{registry.host}/team/app:1", f"{registry.host}/team/app:2"
+    nodes = [node_info(make_node("sharing", cpu="16", images=[([app1], 8000)])), node_info(make_node("big", cpu="32"))]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "d", "uid": "ua"},
+           "spec": {"schedulerName": "s", "containers": [{"name": "c", "image": app2,
+                                                          "resources": {"requests": {"cpu": "3"}}}]}}
+    started: list[tuple[str, tuple[str, ...]]] = []
+    mechanism = SimpleNamespace(name="fake", pulls=lambda: [], delete=lambda pull: None,
+                                start=lambda node, uid, imgs: started.append((node, tuple(imgs))) or "p")
+    source = RegistryLayerSource(_client(registry))
+    controller = PrePullController(
+        SimpleNamespace(create_event=lambda ev: None),
+        SimpleNamespace(list=lambda kind, ns=None: [pod] if kind == "Pod" else [],   # type: ignore[arg-type]
+                        informer=lambda kind: SimpleNamespace(add_handlers=lambda h: None)),
+        SimpleNamespace(dump=lambda: SimpleNamespace(nodes={ni.name: ni for ni in nodes})), ["s"],
+        ImageFacts(default_catalogue(), source, wait_seconds=10.0), SimpleNamespace(now=lambda: 1000.0),  # type: ignore[arg-type]
+        metrics=PrePullMetrics(CollectorRegistry()), mechanism=mechanism)  # type: ignore[arg-type]
+    try:
+        controller._pod_add(pod)
+        assert controller.tick() == [("sharing", [app2])]
+        assert started == [("sharing", (app2,))]
+        assert source.lookups == 2 and source.failures == 0
+        # from the registry's layers: the 3,000-byte base is there, app:2's own 7,000 bytes are coming
+        assert controller.view.layer_bytes("sharing", app2) == (3000, 7000)
+    finally:
+        source.close()

@@ -380,3 +380,97 @@ def test_controller_tick_starts_reaps_and_times_out() -> None:
     assert client.events[-1]["reason"] == "PrePullFailed" and client.events[-1]["type"] == "Warning"
     assert client.events[-1]["note"] == f"Pre-pull of {REDIS} (fake pull-roomy) timed out"
     assert registry.get_sample_value("kubesched_prepull_precision") == 0.0
+
+
+# ---------------------------------------------------------------------------------------- registry images
+
+
+class FakeRegistrySource:
+    """The part of RegistryLayerSource the image facts use: lookups answered once asked and waited for."""
+
+    def __init__(self, images: dict[str, Any]) -> None:
+        self.images = images
+        self.asked: list[str] = []
+        self.done: set[str] = set()
+        self.generation = 0
+
+    def lookup(self, ref: str) -> Any:
+        if ref not in self.asked:
+            self.asked.append(ref)
+        return self.images.get(ref) if ref in self.done else None
+
+    def wait_idle(self, timeout: float) -> bool:
+        new = set(self.asked) - self.done
+        self.done |= new
+        self.generation += bool(new & set(self.images))
+        return True
+
+
+def _registry_world(source: Any | None) -> tuple[Any, Any, FakeMechanism]:
+    """Nodes ``sharing`` (16 cpu, lists reg.test/app:1, which shares a 600 MB base layer with
+    reg.test/app:2) and ``big`` (32 cpu, empty); one pending 3-cpu pod of reg.test/app:2; a
+    controller whose image facts are the catalogue plus ``source``."""
+    from types import SimpleNamespace
+
+    from prometheus_client import CollectorRegistry
+
+    from kubesched.images.catalogue import CatalogueImage, Layer
+    from kubesched.images.names import parse_image_ref
+    from kubesched.prepull.controller import PrePullController
+    from kubesched.prepull.image_facts import ImageFacts
+    from kubesched.prepull.metrics import PrePullMetrics
+
+    def image(ref: str, top: str) -> CatalogueImage:
+        layers = (Layer("sha256:base", 600_000_000), Layer(top, 100_000_000))
+        return CatalogueImage(name=ref, ref=parse_image_ref(ref), image_class="cpu", layers=layers, source="registry",
+                              confidence="verified", unique_layers=layers)
+    if source is not None:
+        source.images.update({"reg.test/app:1": image("reg.test/app:1", "sha256:one"),
+                              "reg.test/app:2": image("reg.test/app:2", "sha256:two")})
+    clock = SimpleNamespace(now=lambda: 1000.0)
+    nodes = [_ni("sharing", [(["reg.test/app:1"], 700_000_000)], cpu="16"), _ni("big", cpu="32")]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "d", "uid": "ua"},
+           "spec": {"schedulerName": "kubesched-it",
+                    "containers": [{"name": "c", "image": "reg.test/app:2", "resources": {"requests": {"cpu": "3"}}}]}}
+    informers = SimpleNamespace(list=lambda kind, ns=None: [pod] if kind == "Pod" else [],
+                                informer=lambda kind: SimpleNamespace(add_handlers=lambda h: None))
+    cache = SimpleNamespace(dump=lambda: SimpleNamespace(nodes={ni.name: ni for ni in nodes}))
+    mech = FakeMechanism(clock)
+    registry = CollectorRegistry()
+    facts = ImageFacts(default_catalogue(), source)
+    c = PrePullController(FakeClient(), informers, cache, ["kubesched-it"], facts, clock,  # type: ignore[arg-type]
+                          metrics=PrePullMetrics(registry), mechanism=mech)
+    c._pod_add(pod)
+    return c, registry, mech
+
+
+def test_planner_pre_pulls_registry_images_on_the_node_sharing_their_layers() -> None:
+    """Without registry lookups the planner knows nothing of reg.test/app:2 and plans nothing; with
+    them (looked up before the planner's tick) it pre-pulls it where its base layer already is:
+    ``sharing``, not ``big`` (which has more room). Demand 1 pending + ceil(1 x 300 / 900) = 2 pods;
+    ``sharing`` has room for 5."""
+    c, _, mech = _registry_world(None)
+    assert c.tick() == [] and mech.active == []
+
+    source = FakeRegistrySource({})
+    c, registry, mech = _registry_world(source)
+    assert c.tick() == [("sharing", ["reg.test/app:2"])]
+    assert sorted(source.asked) == ["reg.test/app:1", "reg.test/app:2"]    # the node's image and the pod's
+    # bytes of a succeeded pre-pull come from the registry's layers
+    from kubesched.prepull.mechanisms import ActivePull
+
+    mech.active = [ActivePull("pull-sharing", "sharing", ("reg.test/app:2",), "succeeded", 1000.0)]
+    c.tick()
+    assert registry.get_sample_value("kubesched_prepulls_total", {"outcome": "succeeded"}) == 1.0
+    assert registry.get_sample_value("kubesched_prepull_bytes_total") == 700_000_000.0
+
+
+def test_registry_settings_of_the_profiles() -> None:
+    from kubesched.config.load import parse_config
+    from kubesched.prepull.image_facts import registry_settings_of
+
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [
+        {"schedulerName": "a", "pluginConfig": [{"name": "NodeResourcesFit", "args": {}}]},
+        {"schedulerName": "b", "pluginConfig": [{"name": "ImageCacheWait", "args": {"registrySettingsPath": "r.yaml"}}]}]}
+    assert registry_settings_of(parse_config(doc)) == "r.yaml"
+    assert registry_settings_of(None) is None

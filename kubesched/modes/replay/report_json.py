@@ -66,12 +66,13 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def write_pods_csv(path: str | Path, results: Sequence[ReplayResult]) -> Path:
-    """Write one row per (config, pod) with :data:`POD_COLUMNS`; empty cells for phases not reached."""
+def write_pods_csv(path: str | Path, results: Sequence[ReplayResult], label: str = "config") -> Path:
+    """Write one row per (config, pod) with :data:`POD_COLUMNS`; empty cells for phases not reached.
+    ``label`` names the first column (``scheduler`` in ``kubesched startup``'s pods.csv)."""
     p = Path(path)
     with open(p, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(POD_COLUMNS)
+        w.writerow((label, *POD_COLUMNS[1:]))
         for r in results:
             for tl in r.timelines:
                 d = tl.to_dict()

@@ -16,7 +16,9 @@ __all__ = ["PrePullOptions", "RunOptions"]
 class PrePullOptions:
     """``--prepull`` settings: puller pods' ``namespace``, ``interval`` (s) between ticks,
     ``max_per_tick`` new puller pods, ``timeout`` (s) per puller pod, ``catalogue`` (None: shipped),
-    ``priority_class`` ("" = none), ``mechanism`` (auto, pods, imagepulljob)."""
+    ``priority_class`` ("" = none), ``mechanism`` (auto, pods, imagepulljob), ``registry_settings``
+    (registry settings file for images missing from the catalogue; None: the profiles' image plugins'
+    ``registrySettingsPath``, if any)."""
 
     namespace: str
     interval: float
@@ -25,6 +27,7 @@ class PrePullOptions:
     catalogue: str | None
     priority_class: str
     mechanism: str = "auto"
+    registry_settings: str | None = None
 
 
 @dataclass

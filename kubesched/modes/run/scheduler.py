@@ -60,10 +60,12 @@ def run_scheduler(opts: RunOptions) -> int:
     prepuller = None
     if opts.prepull is not None:
         from kubesched.prepull.controller import PrePullController
+        from kubesched.prepull.image_facts import registry_settings_of
 
         p = opts.prepull
         prepuller = PrePullController.for_scheduler(
             sched, client, clock, p.catalogue, api_client=client.api, mechanism=p.mechanism,
+            registry_settings=p.registry_settings or registry_settings_of(opts.effective),
             namespace=p.namespace, interval=p.interval,
             max_new_per_tick=p.max_per_tick, timeout_seconds=p.timeout, priority_class_name=p.priority_class or None)
 

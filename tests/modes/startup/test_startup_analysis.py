@@ -4,6 +4,9 @@ cluster, virtual clock; world of tests/kubelet/test_kubelet_live.py: 100 B/s, 0.
 
 from __future__ import annotations
 
+import io
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -87,11 +90,47 @@ def test_startup_decomposed_per_scheduler() -> None:
     assert aware.pull_metrics.cache_hit_ratio == 0.0
     report = startup_report(runs, {"kubeconfig": "k"})
     entry = report["runs"][0]
+    assert [r["scheduler"] for r in report["runs"]] == ["default-scheduler", "image-aware"]
+    assert "config" not in entry and list(entry)[0] == "scheduler"
     assert entry["startupLatencySeconds"]["p50"] == 4.0
     assert entry["topImages"] == [{"image": "a", "pulls": 1, "cacheHits": 1, "pullSeconds": 6.0,
                                    "pullSecondsIncludingWaiting": 6.0, "bytesPulled": 500}]
     # mean allocated cpu over [0, 20]: p1 1 cpu from 0, p3 1 cpu from 12, of 4 cpus
     assert entry["meanAllocatedFraction"]["cpu"] == pytest.approx((20 * 1 + 8 * 1) / 20 / 4)
+
+
+def test_report_is_labelled_by_scheduler(tmp_path: Path) -> None:
+    """The startup report has its own title and a ``scheduler`` column where the replay's has ``config``;
+    every other key of a run is the replay's."""
+    from rich.console import Console
+
+    from kubesched.modes.replay.report_json import report_dict
+    from kubesched.modes.replay.report_table import summary_table
+    from kubesched.modes.startup.report import LABEL, TITLE, write_startup_report
+
+    clock, mc = _cluster()
+    mc.create(_pod("p1", "a"))
+    _bind(mc, "p1")
+    clock.run_until(T0 + 10)
+    runs = analyse(StartupData(mc.list("Pod").items, mc.list("Node").items, mc.events()), now=T0 + 10)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(summary_table([r.result for r in runs], title=TITLE, label=LABEL, wall=False))
+    text = console.export_text()
+    assert text.splitlines()[0].strip() == "kubesched startup"
+    header = text.splitlines()[2]
+    assert header.split("┃")[1].strip() == "scheduler" and "wall s" not in header and "config" not in header
+    assert "default-scheduler" in text
+    paths = write_startup_report(tmp_path, runs, {"kubeconfig": "k"}, html=False)
+    assert [p.name for p in paths] == ["report.json", "pods.csv"]
+    report = json.loads(paths[0].read_text())
+    replay_keys = set(report_dict([r.result for r in runs])["runs"][0])
+    assert set(report["runs"][0]) == replay_keys - {"config"} | {"scheduler", "topImages"}
+    assert report["runs"][0]["scheduler"] == "default-scheduler"
+    assert paths[1].read_text().splitlines()[0].split(",")[:2] == ["scheduler", "pod"]
+    pytest.importorskip("plotly")
+    html = write_startup_report(tmp_path, runs, {"kubeconfig": "k"})[2].read_text()
+    assert "<h1>kubesched startup</h1>" in html and "<th>scheduler</th>" in html
+    assert "<th>config</th>" not in html and "<th>wall s</th>" not in html and "Seed" not in html
 
 
 def test_since_durations() -> None:

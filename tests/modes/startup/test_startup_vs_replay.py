@@ -132,7 +132,7 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
             capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         report = json.loads((out / "report.json").read_text())
-        return {r["config"]: r for r in report["runs"]}
+        return {r["scheduler"]: r for r in report["runs"]}
     finally:
         if sched is not None:
             _stop(sched)
