@@ -30,7 +30,6 @@ handlers never do network I/O under it (see :mod:`kubesched.apiserver.watch`).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from kubesched.apiserver.target import Target, parse_target
 from kubesched.apiserver.testhooks import FaultRule, Faults, RequestLog
 from kubesched.apiserver.watch import WatchHub, WatchLimits, WatchParams, index_key, serve_watch
 from kubesched.clock import Clock
+from kubesched.cluster.json_codec import dumps
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import AlreadyExistsError, ConflictError, GoneError, NotFoundError
 
@@ -106,10 +106,7 @@ class ServerState:
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(
-        body=json.dumps(body, separators=(",", ":")).encode(), status=status, content_type="application/json",
-        headers=headers,
-    )
+    return web.Response(body=dumps(body), status=status, content_type="application/json", headers=headers)
 
 
 def _state(request: web.Request) -> ServerState:

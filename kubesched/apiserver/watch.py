@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import logging
 import math
 import threading
@@ -45,6 +44,7 @@ from aiohttp import web
 
 from kubesched.apiserver.status import failure
 from kubesched.cluster.client import WatchEvent
+from kubesched.cluster.json_codec import dumps
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import GoneError
 
@@ -65,7 +65,7 @@ _CHUNK_BYTES = 1 << 20
 
 def encode_object(obj: Obj) -> bytes:
     """Compact JSON of a served object (the one serialization per event and served version)."""
-    return json.dumps(obj, separators=(",", ":")).encode()
+    return dumps(obj)
 
 
 def _line(type_: str, obj_json: bytes) -> bytes:
@@ -76,11 +76,13 @@ class _Encoded:
     """One store event with its served views and encoded lines, computed once and shared by every
     watcher (keys: the watcher's view function)."""
 
-    __slots__ = ("event", "rv", "_views", "_old_views", "_json", "_lines", "_framed")
+    __slots__ = ("event", "rv", "direct", "_views", "_old_views", "_json", "_lines", "_framed")
 
-    def __init__(self, event: WatchEvent, rv: int) -> None:
+    def __init__(self, event: WatchEvent, rv: int, direct: dict[WatchStream, list[bytes]] | None = None) -> None:
         self.event = event
         self.rv = rv
+        #: the chunks of this event's batch for idle connections, by watcher (None: write at once)
+        self.direct = direct
         self._views: dict[View, Obj] = {}
         self._old_views: dict[View, Obj | None] = {}
         self._json: dict[View, bytes] = {}
@@ -200,6 +202,7 @@ class WatchStream:
         #: write buffer is empty and nothing waits in ours
         self.transport: asyncio.WriteTransport | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._direct_bytes = 0  # bytes of the lines collected in a batch's ``direct`` and not written yet
 
     def wake(self) -> None:
         """Wake the writer if it waits (event loop thread)."""
@@ -219,7 +222,11 @@ class WatchStream:
                 timer.cancel()
 
     def offer(self, enc: _Encoded) -> None:
-        """Buffer the line of ``enc`` for this watcher (if it wants it); close on overflow."""
+        """Buffer the line of ``enc`` for this watcher (if it wants it); close on overflow. When
+        the connection is idle the line goes straight to it, as one chunk of the chunked response;
+        when ``enc`` is part of a batch (``enc.direct``) the line is added to ``enc.direct[self]``
+        instead, for the feed to write the lines of the whole batch as one chunk
+        (:meth:`write_direct`)."""
         if self.closed or enc.rv <= self.start_rv:
             return
         type_ = _event_type(enc, self.params)
@@ -228,7 +235,18 @@ class WatchStream:
         transport = self.transport
         if (transport is not None and not self.pending and self.writing_since is None
                 and not transport.get_write_buffer_size() and not transport.is_closing()):
-            transport.write(enc.framed(type_, self.params.view))  # one chunk of the chunked response
+            direct = enc.direct
+            if direct is None:
+                transport.write(enc.framed(type_, self.params.view))  # one chunk of the chunked response
+                return
+            line = enc.line(type_, self.params.view)
+            lines = direct.get(self)
+            if lines is None:
+                lines = direct[self] = []
+            lines.append(line)
+            self._direct_bytes += len(line)
+            if self._direct_bytes >= _CHUNK_BYTES:  # a big batch: write it 1 MiB at a time
+                self.write_direct(direct.pop(self))
             return
         line = enc.line(type_, self.params.view)
         size = self.pending_bytes + len(line)
@@ -241,6 +259,14 @@ class WatchStream:
         if size > self.peak_bytes:
             self.peak_bytes = size
         self.wake()
+
+    def write_direct(self, lines: list[bytes]) -> None:
+        """Write the lines :meth:`offer` collected for this watcher as one chunk of the chunked
+        response (still in order: nothing was buffered meanwhile), unless the stream closed since."""
+        size, self._direct_bytes = self._direct_bytes, 0
+        transport = self.transport
+        if transport is not None and not self.closed:
+            transport.write(b"%x\r\n" % size + b"".join(lines) + b"\r\n")
 
     def take_chunk(self) -> bytes:
         """Up to 256 lines / 1 MiB of the buffer, removed from it."""
@@ -359,8 +385,12 @@ class _KindFeed:
             batch, self._buffer = self._buffer, []
             self._scheduled = False
         indexed = self.indexed
+        # the events of a batch (store writes of one event loop turn) reach an idle connection
+        # as one chunk: one send for the server, one read and one chunk to decode for the
+        # client, not one per event
+        direct: dict[WatchStream, list[bytes]] | None = {} if len(batch) > 1 else None
         for rv, ev in batch:
-            enc = _Encoded(ev, rv)
+            enc = _Encoded(ev, rv, direct)
             for stream in self.unindexed:
                 stream.offer(enc)
             if indexed:
@@ -369,6 +399,9 @@ class _KindFeed:
                     if group:
                         for stream in group:
                             stream.offer(enc)
+        if direct:
+            for stream, lines in direct.items():
+                stream.write_direct(lines)
 
     def bookmark_version(self) -> str:
         """A resourceVersion R such that every event <= R of this kind is in the watchers'

@@ -27,7 +27,6 @@ other API errors drop the event with a log line, as upstream does.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import random
@@ -38,6 +37,7 @@ from typing import Any, Protocol
 
 from kubesched.api.timestamps import rfc3339_micro
 from kubesched.clock import Clock
+from kubesched.cluster.json_codec import dumps, loads
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, NotFoundError
 
@@ -82,14 +82,14 @@ class _Cached:
     ``finish_time`` must stay small), when it was first and last seen, its series (None until an
     isomorphic event arrived) and whether the series count changed since it was written."""
 
-    text: str
+    text: bytes
     event_time: float
     last_observed: float
     series: dict[str, Any] | None = None
     dirty: bool = False
 
     def event(self) -> Obj:
-        ev: Obj = json.loads(self.text)
+        ev: Obj = loads(self.text)
         if self.series is not None:
             ev["series"] = dict(self.series)
         return ev
@@ -116,7 +116,7 @@ class EventBroadcaster:
         self.refresh_time = refresh_time
         self.sleep = sleep
         self.rng = rng or random.Random()
-        self._queues: list[queue.Queue[Obj | None]] = [queue.Queue(max_queued) for _ in range(max(1, workers))]
+        self._queues: list[queue.Queue[tuple[tuple[Any, ...], Obj] | None]] = [queue.Queue(max_queued) for _ in range(max(1, workers))]
         self._lock = threading.Lock()
         #: isomorphism key -> the cached Event (as last written or to be written)
         self._cache: dict[tuple[Any, ...], _Cached] = {}
@@ -156,31 +156,35 @@ class EventBroadcaster:
     # ---- recording ----------------------------------------------------------------------------
 
     def record(self, event: Obj) -> None:
-        """Queue ``event`` (an ``events.k8s.io/v1`` Event dict) for writing; never blocks."""
+        """Queue ``event`` (an ``events.k8s.io/v1`` Event dict, which the broadcaster keeps: not
+        to be changed afterwards) for writing; never blocks."""
         key = event_key(event)
         q = self._queues[hash(key) % len(self._queues)]
         try:
-            q.put_nowait(event)
+            q.put_nowait((key, event))
         except queue.Full:
             self.dropped += 1
             self._warn.log("full", logging.WARNING, "event queue full: dropped %s event for %s (%d dropped so far)",
                            event.get("reason"), (event.get("regarding") or {}).get("name"), self.dropped)
 
-    def _work(self, q: queue.Queue[Obj | None]) -> None:
+    def _work(self, q: queue.Queue[tuple[tuple[Any, ...], Obj] | None]) -> None:
         while True:
-            ev = q.get()
-            if ev is None:
+            item = q.get()
+            if item is None:
                 return
+            key, ev = item
             try:
-                to_write = self._fold(ev)
+                to_write = self._fold(ev, key)
                 if to_write is not None:
                     self._attempt(to_write)
             except Exception:  # noqa: BLE001 - an event never kills its writer
                 log.exception("writing event %s failed", ev.get("reason"))
 
-    def _fold(self, ev: Obj) -> Obj | None:
-        """``recordToSink``'s cache step: what to write now for ``ev`` (None: only counted)."""
-        key = event_key(ev)
+    def _fold(self, ev: Obj, key: tuple[Any, ...] | None = None) -> Obj | None:
+        """``recordToSink``'s cache step: what to write now for ``ev`` (None: only counted);
+        ``key``: its :func:`event_key` when already known."""
+        if key is None:
+            key = event_key(ev)
         now = self.clock.now()
         with self._lock:
             cached = self._cache.get(key)
@@ -193,9 +197,8 @@ class EventBroadcaster:
                     return None
                 cached.series = {"count": 2, "lastObservedTime": rfc3339_micro(now)}
                 return cached.event()
-            text = json.dumps(ev, separators=(",", ":"))
-            self._cache[key] = _Cached(text, now, now)
-            return dict(json.loads(text))
+            self._cache[key] = _Cached(dumps(ev), now, now)
+            return ev  # written as it is (never changed: the writer builds its own body)
 
     def _attempt(self, ev: Obj) -> None:
         """``attemptRecording``: retry a retryable failure up to 12 times."""

@@ -1,10 +1,18 @@
 """A small keep-alive HTTP/1.1 connection pool for the API client's non-streaming requests.
 
-``kubesched run`` sends one ``POST pods/binding`` and one Event per scheduled pod; through the
-official client's urllib3 stack each costs ~0.5 ms of CPU (headers and body in separate sends,
-URL re-parsing, pool-key normalising), more than the scheduling cycle itself. Here a request is
-one ``http.client`` call on a reused connection (headers and body in one send, ``TCP_NODELAY``):
-~0.15 ms. Watches keep using urllib3 (streaming).
+``kubesched run`` sends one ``POST pods/binding`` and one Event per scheduled pod. Through the
+official client's urllib3 stack each request costs ~0.5 ms of CPU; through ``http.client`` on a
+reused connection ~0.21 ms, of which the biggest parts are the two ``send`` calls (request head,
+then body: two TCP segments on loopback, two reads on the server) and the response header
+parsing through the ``email`` package. Here a request is one ``sendall`` of head and body
+together (``TCP_NODELAY``) and the answer is parsed directly: status line, headers, then a body
+framed by ``Content-Length``, ``Transfer-Encoding: chunked`` or the end of the connection
+(RFC 9112 section 6.3). Watches keep using urllib3 (streaming).
+
+Requests are validated as ``http.client`` validates them: a method, target or header containing
+a line break or other control character raises ValueError before anything is sent. Transport
+failures raise ``OSError`` or ``http.client.HTTPException`` subclasses
+(``RemoteDisconnected``, ``IncompleteRead``, ``BadStatusLine``, ``LineTooLong``).
 
 TLS follows the kubeconfig as the official client's REST client does: the cluster CA (or the
 system store), the client certificate and key, ``insecure-skip-tls-verify``, ``tls-server-name``.
@@ -24,7 +32,35 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-__all__ = ["ConnectionPool", "Response", "Transport", "ssl_context_for"]
+__all__ = ["ConnectionPool", "Headers", "Response", "ResponseHeaders", "Transport", "ssl_context_for"]
+
+#: longest response head (status line and headers) accepted, bytes (``http.client``: 100 headers of 64 KiB)
+MAX_HEAD_BYTES = 256 * 1024
+_RECV = 65536
+
+
+class ResponseHeaders(Protocol):
+    """Headers of a response: ``get`` by case-insensitive name."""
+
+    def get(self, name: str, default: Any = None) -> Any: ...
+
+
+class Headers:
+    """Parsed response headers: ``get(name)`` ignores case; repeated fields are joined with
+    ``", "`` (RFC 9110 section 5.3)."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, fields: dict[str, str]) -> None:
+        self._fields = fields
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The value of header ``name`` or ``default``."""
+        return self._fields.get(name.lower(), default)
+
+    def items(self) -> list[tuple[str, str]]:
+        """``(lower-cased name, value)`` pairs."""
+        return list(self._fields.items())
 
 
 @dataclass
@@ -32,7 +68,7 @@ class Response:
     """A fully read response: ``status``, ``headers`` (case-insensitive ``get``) and ``data``."""
 
     status: int
-    headers: http.client.HTTPMessage
+    headers: ResponseHeaders
     data: bytes
 
 
@@ -60,6 +96,33 @@ def ssl_context_for(configuration: Any) -> ssl.SSLContext:
     return ctx
 
 
+class _Connection:
+    """One keep-alive connection: its socket and the bytes received but not consumed yet."""
+
+    __slots__ = ("buf", "sock")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock: socket.socket | None = sock
+        self.buf = bytearray()
+
+    def close(self) -> None:
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+
+def _check_request(method: str, target: str, head: str, lines: int) -> None:
+    """Refuse what would let a caller inject lines into the request (``http.client``'s checks):
+    ``head`` must hold exactly ``lines`` CRLF-terminated lines."""
+    if not method.isalpha() or not target.isprintable() or " " in target:
+        raise ValueError(f"invalid HTTP request line {method!r} {target!r}")
+    if head.count("\n") != lines or head.count("\r") != lines:
+        raise ValueError("invalid HTTP header: a name or value contains a line break")
+
+
 class ConnectionPool:
     """Keep-alive connections to one ``http(s)://host:port`` (``base_url``'s path is a prefix of
     every request path). ``maxsize``: idle connections kept. Thread-safe."""
@@ -76,26 +139,29 @@ class ConnectionPool:
         self.ssl_context = ssl_context if ssl_context is not None else (ssl.create_default_context() if self.https else None)
         self.server_hostname = server_hostname
         self.maxsize = maxsize
-        self._idle: list[http.client.HTTPConnection] = []
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default_port = 443 if self.https else 80
+        self._host_header = host if self.port == default_port else f"{host}:{self.port}"
+        self._idle: list[_Connection] = []
         self._lock = threading.Lock()
 
-    def _new(self, timeout: float) -> http.client.HTTPConnection:
-        conn: http.client.HTTPConnection
-        if self.https:
-            conn = _HTTPSConnection(self.host, self.port, timeout=timeout, context=self.ssl_context,
-                                    server_hostname=self.server_hostname)
-        else:
-            conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
-        conn.connect()
-        if conn.sock is not None:
-            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return conn
+    def _new(self, timeout: float) -> _Connection:
+        sock = socket.create_connection((self.host, self.port), timeout=timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.https:
+                assert self.ssl_context is not None
+                sock = self.ssl_context.wrap_socket(sock, server_hostname=self.server_hostname or self.host)
+        except BaseException:
+            sock.close()
+            raise
+        return _Connection(sock)
 
-    def _take(self) -> http.client.HTTPConnection | None:
+    def _take(self) -> _Connection | None:
         with self._lock:
             return self._idle.pop() if self._idle else None
 
-    def _give(self, conn: http.client.HTTPConnection) -> None:
+    def _give(self, conn: _Connection) -> None:
         with self._lock:
             if len(self._idle) < self.maxsize:
                 self._idle.append(conn)
@@ -104,22 +170,36 @@ class ConnectionPool:
 
     def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
                 timeout: tuple[float, float]) -> Response:
-        """Send one request and read the whole answer. Raises OSError / ``http.client.HTTPException``
-        on transport failures (after the one retry of a stale reused connection)."""
+        """Send one request and read the whole answer. Raises ValueError for a request that
+        cannot be written (line breaks in a header), OSError / ``http.client.HTTPException`` on
+        transport failures (after the one retry of a stale reused connection)."""
+        target = self.prefix + path
+        parts = [f"{method} {target} HTTP/1.1\r\nHost: {self._host_header}\r\n"]
+        for k, v in headers.items():
+            parts.append(f"{k}: {v}\r\n")
+        if body is not None:
+            parts.append(f"Content-Length: {len(body)}\r\n")
+        parts.append("\r\n")
+        head = "".join(parts)
+        _check_request(method, target, head, len(parts) + 1)  # the first part is two lines
+        data = head.encode("latin-1")  # UnicodeEncodeError (a ValueError) outside ISO-8859-1
+        if body:
+            data += body
         conn = self._take()
         reused = conn is not None
         while True:
             if conn is None:
                 conn = self._new(timeout[0])
+            sock = conn.sock
+            assert sock is not None
+            started = [False]
             try:
-                if conn.sock is not None:
-                    conn.sock.settimeout(timeout[1])
-                conn.request(method, self.prefix + path, body=body, headers=headers)
-                r = conn.getresponse()
-                data = r.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
+                sock.settimeout(timeout[1])
+                sock.sendall(data)
+                resp, keep = _read_response(conn, sock, method, started)
+            except (BrokenPipeError, ConnectionResetError) as e:
                 conn.close()
-                if reused:
+                if reused and not started[0]:
                     reused = False
                     conn = None
                     continue
@@ -127,11 +207,11 @@ class ConnectionPool:
             except BaseException:
                 conn.close()
                 raise
-            if r.will_close:
-                conn.close()
-            else:
+            if keep and not conn.buf:
                 self._give(conn)
-            return Response(r.status, r.headers, data)
+            else:
+                conn.close()
+            return resp
 
     def close(self) -> None:
         """Close the idle connections."""
@@ -141,15 +221,114 @@ class ConnectionPool:
             c.close()
 
 
-class _HTTPSConnection(http.client.HTTPSConnection):
-    """HTTPS with an explicit SNI / verification name (kubeconfig ``tls-server-name``)."""
+def _fill(conn: _Connection, sock: socket.socket, started: list[bool]) -> bool:
+    """Receive more bytes into ``conn.buf``; False at the end of the stream."""
+    chunk = sock.recv(_RECV)
+    if not chunk:
+        return False
+    started[0] = True
+    conn.buf += chunk
+    return True
 
-    def __init__(self, host: str, port: int, *, timeout: float, context: ssl.SSLContext | None,
-                 server_hostname: str | None) -> None:
-        super().__init__(host, port, timeout=timeout, context=context)
-        self._sni = server_hostname
 
-    def connect(self) -> None:
-        http.client.HTTPConnection.connect(self)
-        ctx = self._context  # type: ignore[attr-defined]
-        self.sock = ctx.wrap_socket(self.sock, server_hostname=self._sni or self.host)
+def _read_head(conn: _Connection, sock: socket.socket, started: list[bool]) -> tuple[str, int, dict[str, str]]:
+    buf = conn.buf
+    searched = 0
+    while True:
+        end = buf.find(b"\r\n\r\n", searched)
+        if end >= 0:
+            break
+        if len(buf) > MAX_HEAD_BYTES:
+            raise http.client.LineTooLong("response head")
+        searched = max(0, len(buf) - 3)
+        if not _fill(conn, sock, started):
+            if not buf:
+                raise http.client.RemoteDisconnected("Remote end closed connection without response")
+            raise http.client.IncompleteRead(bytes(buf))
+    head = buf[:end].decode("latin-1")
+    del buf[:end + 4]
+    status_line, _, rest = head.partition("\r\n")
+    version, _, tail = status_line.partition(" ")
+    code_text = tail[:3]
+    if not version.startswith("HTTP/1.") or not code_text.isdigit() or (len(tail) > 3 and tail[3] != " "):
+        raise http.client.BadStatusLine(status_line)
+    fields: dict[str, str] = {}
+    if rest:
+        for line in rest.split("\r\n"):
+            name, sep, value = line.partition(":")
+            if not sep:
+                raise http.client.BadStatusLine(f"malformed header line {line!r}")
+            key = name.strip().lower()
+            value = value.strip()
+            prev = fields.get(key)
+            fields[key] = value if prev is None else f"{prev}, {value}"
+    return version, int(code_text), fields
+
+
+def _read_response(conn: _Connection, sock: socket.socket, method: str,
+                   started: list[bool]) -> tuple[Response, bool]:
+    """The response (1xx interim answers skipped) and whether the connection can be reused."""
+    while True:
+        version, code, fields = _read_head(conn, sock, started)
+        if code < 100 or code >= 200 or code == 101:
+            break
+    connection = fields.get("connection", "").lower()
+    keep = ("keep-alive" in connection) if version == "HTTP/1.0" else ("close" not in connection)
+    buf = conn.buf
+    if method == "HEAD" or code in (204, 304) or 100 <= code < 200:
+        return Response(code, Headers(fields), b""), keep
+    if "chunked" in fields.get("transfer-encoding", "").lower():
+        return Response(code, Headers(fields), _read_chunked(conn, sock, started)), keep
+    length_text = fields.get("content-length")
+    if length_text is not None:
+        try:
+            length = int(length_text)
+        except ValueError:
+            raise http.client.BadStatusLine(f"invalid Content-Length {length_text!r}") from None
+        if length < 0:
+            raise http.client.BadStatusLine(f"invalid Content-Length {length_text!r}")
+        while len(buf) < length:
+            if not _fill(conn, sock, started):
+                raise http.client.IncompleteRead(bytes(buf), length - len(buf))
+        data = bytes(buf[:length])
+        del buf[:length]
+        return Response(code, Headers(fields), data), keep
+    while _fill(conn, sock, started):  # delimited by the end of the connection
+        pass
+    data = bytes(buf)
+    buf.clear()
+    return Response(code, Headers(fields), data), False
+
+
+def _read_chunked(conn: _Connection, sock: socket.socket, started: list[bool]) -> bytes:
+    buf = conn.buf
+    out = bytearray()
+    while True:
+        while (eol := buf.find(b"\r\n")) < 0:
+            if len(buf) > MAX_HEAD_BYTES:
+                raise http.client.LineTooLong("chunk size")
+            if not _fill(conn, sock, started):
+                raise http.client.IncompleteRead(bytes(out))
+        size_text = buf[:eol].split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16)
+        except ValueError:
+            raise http.client.IncompleteRead(bytes(out)) from None
+        del buf[:eol + 2]
+        if size == 0:
+            break
+        while len(buf) < size + 2:
+            if not _fill(conn, sock, started):
+                raise http.client.IncompleteRead(bytes(out), size + 2 - len(buf))
+        out += buf[:size]
+        del buf[:size + 2]
+    while True:  # trailer fields up to the empty line
+        while (eol := buf.find(b"\r\n")) < 0:
+            if len(buf) > MAX_HEAD_BYTES:
+                raise http.client.LineTooLong("trailer")
+            if not _fill(conn, sock, started):
+                raise http.client.IncompleteRead(bytes(out))
+        line = bytes(buf[:eol])
+        del buf[:eol + 2]
+        if not line:
+            return bytes(out)

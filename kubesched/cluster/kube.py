@@ -1,9 +1,11 @@
 """``ClusterClient`` over a real Kubernetes API server, through the official ``kubernetes`` client.
 
-Requests go through ``kubernetes.client.ApiClient.call_api`` (so kubeconfig/in-cluster auth, TLS,
-bearer tokens and exec credential plugins work as the official client does) with
-``_preload_content=False``: responses are decoded with ``json.loads`` straight into plain dicts,
-never into the client's typed models. Every request, watches included, first takes a token from a
+Requests carry the official client's configuration (kubeconfig/in-cluster auth, TLS, bearer
+tokens and exec credential plugins work as the official client does) and its headers, but are
+sent through a keep-alive pool (:mod:`kubesched.cluster.http_pool`; watches and proxied
+connections through its urllib3 pool): bodies, answers and watch events are encoded and decoded
+by :mod:`kubesched.cluster.json_codec` straight into plain dicts, never into the client's typed
+models. Every request, watches included, first takes a token from a
 :class:`~kubesched.cluster.rate_limit.TokenBucket` (client-go's client-side QPS/burst limiter).
 
 Errors: 404 -> ``NotFoundError``, 409 -> ``ConflictError`` (``AlreadyExistsError`` for reason
@@ -55,6 +57,7 @@ from kubesched.cluster.client import (
 )
 from kubesched.cluster.fencing import WriteGuard
 from kubesched.cluster.http_pool import ConnectionPool, Transport, ssl_context_for
+from kubesched.cluster.json_codec import dumps, loads
 from kubesched.cluster.rate_limit import TokenBucket
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, GoneError, NotFoundError
@@ -324,7 +327,7 @@ class KubeClusterClient:
         url = self._base_url + path
         if params:
             url += "?" + urlencode(params)
-        data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+        data = dumps(body) if body is not None else None
         attempt = 0
         metrics = self.component_metrics
         while True:
@@ -386,7 +389,7 @@ class KubeClusterClient:
                 resp.release_conn()
         params = [(k, v) for k, v in (query or {}).items() if v is not None]
         target = path + ("?" + urlencode(params) if params else "")
-        data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+        data = dumps(body) if body is not None else None
         timeout = (self.request_timeout, self.request_timeout)
         attempt = 0
         metrics = self.component_metrics
@@ -417,7 +420,7 @@ class KubeClusterClient:
     def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
               content_type: str = "application/json") -> Any:
         data = self._fetch(method, path, query, body, content_type)
-        return json.loads(data) if data else None
+        return loads(data) if data else None
 
     # ------------------------------------------------------------------ ClusterClient
 
@@ -497,9 +500,10 @@ class KubeClusterClient:
         self._fetch("POST", object_path("Pod", namespace, name) + "/binding", body=body)
 
     def create_event(self, event: Obj) -> None:
-        """``POST`` an ``events.k8s.io/v1`` Event (``eventTime`` written as MicroTime)."""
+        """``POST`` an ``events.k8s.io/v1`` Event (``eventTime`` written as MicroTime); the answer
+        (the stored Event) is not decoded, as the event sink ignores it."""
         body = _normalize_event({**event, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
-        self._json("POST", collection_path("Event", _meta(event).get("namespace") or "default"), body=body)
+        self._fetch("POST", collection_path("Event", _meta(event).get("namespace") or "default"), body=body)
 
     def patch_event(self, namespace: str, name: str, patch: Obj) -> Obj:
         """Strategic merge ``PATCH`` of an ``events.k8s.io/v1`` Event (the event broadcaster's
@@ -574,19 +578,19 @@ def _normalize_event(ev: Obj) -> Obj:
 
 
 def _lines(resp: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
-    """Newline-delimited lines of a streaming response, as chunks arrive."""
-    buf = b""
+    """Newline-delimited lines of a streaming response, as chunks arrive (a chunk may hold
+    several lines: ``kubesched serve`` sends the events of one batch together)."""
+    rest = b""
     for chunk in resp.stream(amt=None, decode_content=True):
-        buf += chunk
-        while True:
-            i = buf.find(b"\n")
-            if i < 0:
-                break
-            line, buf = buf[:i], buf[i + 1:]
+        if rest:
+            chunk = rest + chunk
+        lines = chunk.split(b"\n")
+        rest = lines.pop()
+        for line in lines:
             if line.strip():
                 yield line
-    if buf.strip():
-        yield buf
+    if rest.strip():
+        yield rest
 
 
 class _Watch:
@@ -722,7 +726,7 @@ class _Watch:
         for line in _lines(resp):
             if self._stopped.is_set():
                 return None
-            ev = json.loads(line)
+            ev = loads(line)
             etype = ev.get("type")
             obj = ev.get("object") or {}
             if etype == "ERROR":

@@ -75,6 +75,8 @@ class SchedulerMetrics:
         self.registry = registry if registry is not None else prometheus_client.REGISTRY
         self._collectors = collectors_for(self.registry)
         self._children: dict[tuple[str, tuple[str, ...]], Any] = {}
+        #: the same children keyed by ``(name, *labels.items())`` as callers pass them (hot path)
+        self._fast_children: dict[tuple[Any, ...], Any] = {}
         self._points: dict[tuple[str, str, str], Any] = {}
         self._plugin_durations: dict[tuple[str, str, str], Any] = {}
         self._evaluations: dict[tuple[str, str, str], Any] = {}
@@ -110,6 +112,16 @@ class SchedulerMetrics:
 
     def child(self, name: str, labels: Mapping[str, str]) -> Any:
         """The labelled child of metric ``name`` (cached; an unlabelled metric is its own child)."""
+        fast = (name, *labels.items())  # the caller's labels as given: one tuple, no lookups
+        try:
+            c = self._fast_children.get(fast)
+        except TypeError:  # an unhashable label value (its str() is the label)
+            return self._child(name, labels)
+        if c is None:
+            c = self._fast_children[fast] = self._child(name, labels)
+        return c
+
+    def _child(self, name: str, labels: Mapping[str, str]) -> Any:
         spec = BY_NAME[name]
         values = tuple(str(labels.get(k, "")) for k in spec.labels)
         key = (name, values)
