@@ -96,3 +96,106 @@ def test_a_stale_keep_alive_connection_is_replaced(server: tuple[str, Path | Non
     idle.sock = ours
     assert pool.request("POST", "/b", b"2", {}, (5, 5)).data == b'{"got":2,"path":"/b"}'
     assert len(_Handler.connections) == 2
+
+
+class _Canned:
+    """A server answering each request with the next canned response bytes; records requests
+    and connections."""
+
+    def __init__(self, answers: list[bytes]) -> None:
+        self.answers = list(answers)
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while self.answers:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                buf = b""
+                while self.answers:
+                    while b"\r\n\r\n" not in buf:
+                        data = conn.recv(65536)
+                        if not data:
+                            break
+                        buf += data
+                    if b"\r\n\r\n" not in buf:
+                        break
+                    head, buf = buf.split(b"\r\n\r\n", 1)
+                    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                                   if line.lower().startswith(b"content-length:")), 0)
+                    while len(buf) < length:
+                        buf += conn.recv(65536)
+                    self.requests.append(head + b"\r\n\r\n" + buf[:length])
+                    buf = buf[length:]
+                    answer = self.answers.pop(0)
+                    conn.sendall(answer)
+                    if b"Connection: close" in answer or b"Content-Length" not in answer and b"chunked" not in answer:
+                        break
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_the_request_is_written_as_http_client_writes_it() -> None:
+    srv = _Canned([b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"])
+    pool = ConnectionPool(f"http://127.0.0.1:{srv.port}/base")
+    r = pool.request("POST", "/api/v1/x", b'{"a":1}', {"Authorization": "Bearer t", "Content-Type": "application/json"},
+                     (5, 5))
+    assert (r.status, r.data, r.headers.get("CONTENT-TYPE")) == (201, b"{}", "application/json")
+    assert srv.requests == [b"POST /base/api/v1/x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer t\r\n"
+                            b"Content-Type: application/json\r\nContent-Length: 7\r\n\r\n{\"a\":1}" % srv.port]
+    pool.close()
+    srv.close()
+
+
+def test_chunked_answers_interim_answers_and_connection_close() -> None:
+    srv = _Canned([
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"4;ext=1\r\nWiki\r\n6\r\npedia \r\n0\r\nTrailer: x\r\n\r\n",
+        b"HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\nConnection: close\r\n\r\nnop",
+        b"HTTP/1.0 200 OK\r\n\r\nuntil the end",
+    ])
+    pool = ConnectionPool(f"http://127.0.0.1:{srv.port}")
+    r = pool.request("GET", "/a", None, {}, (5, 5))
+    assert (r.status, r.data) == (200, b"Wikipedia ")
+    assert len(pool._idle) == 1  # kept alive
+    r = pool.request("GET", "/b", None, {}, (5, 5))
+    assert (r.status, r.data) == (404, b"nop")
+    assert pool._idle == []  # the server asked to close
+    r = pool.request("GET", "/c", None, {}, (5, 5))
+    assert (r.status, r.data) == (200, b"until the end")
+    assert pool._idle == [] and srv.connections == 2
+    assert b"Content-Length" not in srv.requests[0]  # no body, no length (as http.client for GET)
+    srv.close()
+
+
+def test_line_breaks_in_a_header_or_the_target_are_refused_before_sending() -> None:
+    srv = _Canned([b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"])
+    pool = ConnectionPool(f"http://127.0.0.1:{srv.port}")
+    with pytest.raises(ValueError, match="line break"):
+        pool.request("GET", "/a", None, {"X-Evil": "a\r\nInjected: 1"}, (5, 5))
+    with pytest.raises(ValueError, match="request line"):
+        pool.request("GET", "/a HTTP/1.1\r\nX: y", None, {}, (5, 5))
+    assert pool.request("GET", "/ok", None, {}, (5, 5)).status == 200
+    assert len(srv.requests) == 1 and srv.requests[0].startswith(b"GET /ok HTTP/1.1\r\n")
+    srv.close()
+
+
+def test_a_truncated_answer_is_an_incomplete_read() -> None:
+    import http.client
+
+    srv = _Canned([b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nshort"])
+    pool = ConnectionPool(f"http://127.0.0.1:{srv.port}")
+    with pytest.raises(http.client.IncompleteRead):
+        pool.request("GET", "/a", None, {}, (5, 5))
+    assert pool._idle == []
+    srv.close()
