@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -47,6 +48,8 @@ class ComponentMetrics:
                             "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
                             "backup, 1 indicates master. 'name' is the string used to identify the lease. Please "
                             "make sure to group by name.", ("name",), registry=registry)
+        #: the labelled children of (method, host, code), made once
+        self._children: dict[tuple[str, str, int | None], tuple[Any, Any, Any]] = {}
 
     @classmethod
     def for_registry(cls, registry: CollectorRegistry | None = None) -> ComponentMetrics:
@@ -60,9 +63,16 @@ class ComponentMetrics:
 
     def request(self, method: str, host: str, code: int | None, seconds: float, waited: float) -> None:
         """One finished request: its status ``code`` (None: no response), latency and rate-limiter wait."""
-        self.requests.labels("<error>" if not code else str(code), host, method).inc()
-        self.request_duration.labels(method, host).observe(seconds)
-        self.rate_limiter_duration.labels(method, host).observe(waited)
+        key = (method, host, code)
+        children = self._children.get(key)
+        if children is None:  # prometheus_client's labels() costs more than the observations
+            children = self._children[key] = (
+                self.requests.labels("<error>" if not code else str(code), host, method),
+                self.request_duration.labels(method, host), self.rate_limiter_duration.labels(method, host))
+        requests, duration, limiter = children
+        requests.inc()
+        duration.observe(seconds)
+        limiter.observe(waited)
 
     def leading(self, name: str, leading: bool) -> None:
         self.leader.labels(name).set(1 if leading else 0)

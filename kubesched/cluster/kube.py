@@ -31,6 +31,7 @@ Upstream references: ``k8s.io/client-go/rest`` (request, retries), ``tools/cache
 from __future__ import annotations
 
 import builtins
+import functools
 import http.client
 import json
 import logging
@@ -107,6 +108,7 @@ def _plural(kind: str) -> str:
     return resource_name(kind).split(".", 1)[0]
 
 
+@functools.lru_cache(maxsize=4096)
 def collection_path(kind: str, namespace: str | None) -> str:
     """URL path of ``kind``'s collection (all namespaces when ``namespace`` is empty/None or the
     kind is cluster-scoped): ``/api/v1/namespaces/ns/pods``, ``/apis/storage.k8s.io/v1/csinodes``."""
