@@ -84,7 +84,7 @@ def run_scheduler(opts: RunOptions) -> int:
             raise ConfigError("leaderElection", str(e)) from None
 
     def synced() -> bool:
-        return sched.informers.has_synced()
+        return sched.has_synced()
 
     def leader_health() -> tuple[bool, float, float] | None:
         if elector is None:
@@ -92,7 +92,7 @@ def run_scheduler(opts: RunOptions) -> int:
         return elector.is_leader(), elector.last_renew(), opts.lease_duration
 
     def unhealthy() -> list[str]:
-        return sched.informers.unhealthy()
+        return sched.unhealthy_informers()
 
     # the serving certificate first, as upstream's SecureServing.ApplyTo before Authentication.ApplyTo
     tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
@@ -109,7 +109,7 @@ def run_scheduler(opts: RunOptions) -> int:
     from kubesched.metrics.pod_resources import PodResourcesCollector
 
     resources = CollectorRegistry()  # /metrics/resources: the pods' requests and limits, read at each scrape
-    resources.register(PodResourcesCollector(lambda: sched.informers.list("Pod")))
+    resources.register(PodResourcesCollector(lambda: sched.objects("Pod")))
     servers: list[StatusServer] = []
     if tls is not None:
         accept_client_certificates(tls, delegated.client_ca_pem)
@@ -158,7 +158,7 @@ def run_scheduler(opts: RunOptions) -> int:
 
     def start_informers() -> None:
         try:
-            sched.start()
+            sched.start(queue_flushes=True)  # informers synced, then the queue's flush loops
         except Exception as e:  # closing the client at shutdown ends a list that is still retrying
             if not shutdown.is_set():
                 start_error.append(e)
@@ -177,8 +177,7 @@ def run_scheduler(opts: RunOptions) -> int:
             code = _graceful(sched, sched_stop, sched_thread, pool, elector, client, servers, writes)
             start_thread.join(5)
             return 1 if start_error else code
-        sched.queue.run()
-        log.info("caches synced: %d nodes, %d pods", len(sched.informers.list("Node")), len(sched.informers.list("Pod")))
+        log.info("caches synced: %d nodes, %d pods", len(sched.objects("Node")), len(sched.objects("Pod")))
         # The listed objects live as long as the process (informer stores, cache, parsed pods):
         # leave them out of the cyclic garbage collector's passes from now on (they are still
         # freed by reference counting when replaced; what of them ends in a reference cycle is
@@ -245,10 +244,11 @@ def _api_writes(client: Any, opts: RunOptions, clock: Any) -> ApiWrites:
 
 def _graceful(sched: Any, sched_stop: threading.Event, sched_thread: threading.Thread, pool: Any, elector: Any,
               client: Any, servers: list[Any], writes: ApiWrites | None = None) -> int:
-    """Stop taking pods (closing the queue wakes the loop's wait at once), finish the scheduling
-    cycle and the in-flight bindings, release the lease, close watches and servers."""
+    """Stop taking pods (:meth:`Scheduler.stop` closes the queue, which wakes the loop's wait at
+    once, and ends the watches), finish the scheduling cycle and the in-flight bindings, release
+    the lease, close the client and servers."""
     sched_stop.set()
-    sched.queue.close()
+    sched.stop()
     if sched_thread.is_alive():
         sched_thread.join(30)
     pool.shutdown(wait=True)
@@ -257,7 +257,6 @@ def _graceful(sched: Any, sched_stop: threading.Event, sched_thread: threading.T
     if elector is not None and elector.is_leader():
         elector.release()
         log.info("released the lease")
-    sched.informers.stop()
     client.close()
     _stop_servers(servers)
     log.info("stopped")
