@@ -216,6 +216,26 @@ def _wait(cond: Callable[[], bool], timeout: float, what: str, procs: list[subpr
 
 
 @contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM (``timeout``, a CI runner, ``kill``) unwinds the benchmark like Ctrl-C does, so the
+    ``finally`` blocks of :func:`_process` stop ``serve`` and ``run``: they run in sessions of
+    their own and would otherwise outlive the benchmark. Only the main thread can take signals;
+    elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def unwind(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
 def _process(args: list[str], log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     with open(log_path, "wb") as log:
         p = subprocess.Popen([sys.executable, "-c", _CLI, *args], stdout=log, stderr=subprocess.STDOUT,
@@ -339,7 +359,7 @@ def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: 
     serve_args = ["serve", "-f", str(manifest), "--port", "0", "--write-kubeconfig", str(kubeconfig),
                   "--token-auth-file", str(tmpdir / "tokens.csv"),
                   "--authorization-policy-file", str(tmpdir / "policy.jsonl")]
-    with _process(serve_args, tmpdir / "serve.log") as serve:
+    with _sigterm_unwinds(), _process(serve_args, tmpdir / "serve.log") as serve:
         _wait(kubeconfig.exists, 300, "kubesched serve to listen", [serve])
         client = KubeClusterClient.from_kubeconfig(str(kubeconfig), qps=-1, burst=1)
         try:

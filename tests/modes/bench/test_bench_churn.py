@@ -3,7 +3,10 @@ tick, and API-mode workloads that churn and sleep through ``kubesched serve`` + 
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +146,76 @@ def test_in_process_workload_with_churn(tmp_path: Path) -> None:
     churn_w, _ = load_workloads(path)
     r = run_workload(churn_w)
     assert (r.status, r.scheduled_pods) == ("ok", 12), r.error
+
+
+LONG_SLEEP = """
+- name: LongSleep
+  defaultPodTemplatePath: pod-default.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    countParam: $nodes
+  - opcode: sleep
+    duration: 120s
+  - opcode: createPods
+    countParam: $measurePods
+    collectMetrics: true
+  workloads:
+  - {name: 1Node, threshold: null, params: {nodes: 1, measurePods: 1}}
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent[int(stat.parent.name)] = int(stat.read_text().rpartition(")")[2].split()[1])
+        except OSError:
+            continue
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [k for k, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def _argv(pid: int) -> list[bytes]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@needs_proc
+def test_sigterm_stops_serve_and_run(tmp_path: Path) -> None:
+    """``timeout`` or ``kill`` ending ``bench --api`` ends its ``serve`` and ``run`` too."""
+    path = tmp_path / "w.yaml"
+    path.write_text(LONG_SLEEP)
+    bench = subprocess.Popen([sys.executable, "-c", "from kubesched.cli.main import main; main()", "bench", "--api",
+                              "--config", str(path), "LongSleep/1Node", "--timeout", "300"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        kids: list[int] = []
+        while time.monotonic() < deadline:  # serve, then run once serve listens (the sleep op runs then)
+            kids = [k for k in _descendants(bench.pid) if {b"serve", b"run"} & set(_argv(k))]
+            if len(kids) == 2:
+                break
+            time.sleep(0.2)
+        assert sorted(b"run" in _argv(k) for k in kids) == [False, True], "bench --api did not start serve and run"
+        bench.send_signal(signal.SIGTERM)
+        assert bench.wait(60) == 128 + signal.SIGTERM
+        assert [k for k in kids if _alive(k)] == []
+    finally:
+        if bench.poll() is None:
+            bench.terminate()
+            bench.wait(60)
