@@ -38,8 +38,11 @@ and a node sharing few layers is pre-pulled only for several pods. Candidates, i
 
 1. nodes already holding the most bytes of the images (layers shared with images they hold:
    those pulls are the shortest);
-2. then nodes with the most room for such pods (they absorb the most of the coming pods);
-3. then by name.
+2. then nodes with the most free GPUs (they absorb the most of the coming GPU pods), the smaller
+   node (allocatable CPU) first among those: a pre-pull made for a few pods draws them to its
+   node, and the few large nodes are the only ones that pods asking for a whole large node fit
+   (the scheduler's own scoring keeps them for such pods too);
+3. then the most free CPU, then by name.
 
 A node is skipped while it runs or queues any pull (a pre-pull never competes with a pod's pull
 for the node's CPU and disk, and at most one pre-pull runs per node) or when its image disk would
@@ -265,9 +268,10 @@ class PrePullPlanner:
         ctx = self.ctx
         infos = {ni.name: ni for ni in ctx.scheduler.cache.node_infos() if ni.node is not None}
         self._learn_status_images(infos)
-        # preference order of nodes without shared layers: most free GPUs, then most free CPU, by name
+        # preference order of nodes without shared layers: most free GPUs, then the smaller node
+        # (allocatable CPU), then most free CPU, by name
         by_room = sorted(infos.values(), key=lambda ni: (
-            -(ni.allocatable.get(GPU) - ni.requested.get(GPU)),
+            -(ni.allocatable.get(GPU) - ni.requested.get(GPU)), ni.allocatable.milli_cpu,
             -(ni.allocatable.milli_cpu - ni.requested.milli_cpu), ni.name))
         out: list[tuple[str, str]] = []
         chosen: set[str] = set()
