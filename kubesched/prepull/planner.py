@@ -29,8 +29,8 @@ tick, so an idle cluster costs nothing) the planner computes, per hot applicatio
 
 and, while ``want > 0``, pre-pulls the application's images on nodes with ``room > 0`` that hold
 none of them yet (at most ``max_per_app_per_tick`` nodes per application, ``max_prepulls_per_tick``
-per tick, ``max_warm_nodes`` warm nodes with room per application); with ``net_bytes`` (default)
-only on a node where ``miss(n) <= min(want, room(n)) * cheap``: the pods it is expected to
+per tick, ``max_warm_nodes`` warm nodes with room per application); with ``net_bytes`` (off by
+default) only on a node where ``miss(n) <= min(want, room(n)) * cheap``: the pods it is expected to
 spare a pull (at most ``want``, at most its room), each sparing at least ``cheap`` bytes, cover
 its own bytes. So an application expected to bring less than one pod beyond its warm room gets no
 pre-pull (the bytes would be spent on a pod that may not come, or that a holder takes anyway),
@@ -120,14 +120,14 @@ class PrePullPlanner:
     a multi-GB image); ``min_recent`` [2] arrivals in the window for an application to be hot;
     ``max_warm_nodes`` [16] most nodes pre-pulled/kept warm per application;
     ``max_per_app_per_tick`` [4]; ``max_prepulls_per_tick`` [16]; ``disk_limit_percent`` [75];
-    ``tick_seconds`` [15]; ``net_bytes`` [True] pre-pull only where the pulls it is expected to
+    ``tick_seconds`` [15]; ``net_bytes`` [False] pre-pull only where the pulls it is expected to
     spare cover its bytes (module docstring; False: wherever demand exceeds the warm room).
     Raises ValueError for a negative value.
     """
 
     def __init__(self, *, window_seconds: float = 900.0, lookahead_seconds: float = 300.0, min_recent: int = 2,
                  max_warm_nodes: int = 16, max_per_app_per_tick: int = 4, max_prepulls_per_tick: int = 16,
-                 disk_limit_percent: float = 75.0, tick_seconds: float = 15.0, net_bytes: bool = True) -> None:
+                 disk_limit_percent: float = 75.0, tick_seconds: float = 15.0, net_bytes: bool = False) -> None:
         for name, value in (("window_seconds", window_seconds), ("lookahead_seconds", lookahead_seconds),
                             ("min_recent", min_recent), ("max_warm_nodes", max_warm_nodes),
                             ("max_per_app_per_tick", max_per_app_per_tick),

@@ -173,13 +173,12 @@ def _metric(replica: Replica, name: str) -> float | None:
 
 @needs_hooks
 def test_run_prepull_against_serve(cluster: Cluster, replicas: list[Any]) -> None:
-    """Three redis pods fill three of the four 1-CPU nodes; the application is hot (3 arrivals in the
-    planner's 900 s window: one pod expected in its 300 s look-ahead) and has no warm room left, so
-    the controller pre-pulls redis on a node with room: never ``dp`` (DiskPressure, most room), so
-    the fourth 1-CPU node. Once the puller pod reports its container done, it is deleted
+    """Two redis pods fill two of the three 1-CPU nodes; the application is hot and has no warm room
+    left, so the controller pre-pulls redis on a node with room: never ``dp`` (DiskPressure, most
+    room), so the third 1-CPU node. Once the puller pod reports its container done, it is deleted
     (outcome succeeded); the next redis pod lands there, on the pre-pulled image: precision 1."""
     cluster.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prepull"}})
-    for name, cpu in (("n0", "1"), ("n1", "1"), ("n2", "1"), ("n3", "1")):
+    for name, cpu in (("n0", "1"), ("n1", "1"), ("n2", "1")):
         _node(cluster, name, cpu)
     _node(cluster, "dp", "8", disk_pressure=True)
     config = scheduler_config(cluster.tmp, cluster.namespace)
@@ -187,10 +186,10 @@ def test_run_prepull_against_serve(cluster: Cluster, replicas: list[Any]) -> Non
                 "--leader-elect", "false")
     replicas.append(r)
     r.wait_ready()
-    for i in range(3):
-        _app_pod(cluster, f"redis-{i}")
-    bound = cluster.wait_bound(["redis-0", "redis-1", "redis-2"])
-    free = sorted({"n0", "n1", "n2", "n3"} - set(bound.values()))
+    _app_pod(cluster, "redis-0")
+    _app_pod(cluster, "redis-1")
+    bound = cluster.wait_bound(["redis-0", "redis-1"])
+    free = sorted({"n0", "n1", "n2"} - set(bound.values()))
     assert len(free) == 1
     target = free[0]
 
@@ -224,8 +223,8 @@ def test_run_prepull_against_serve(cluster: Cluster, replicas: list[Any]) -> Non
     assert _metric(r, 'kubesched_prepulls_total{outcome="succeeded"}') == 1.0
     assert _metric(r, "kubesched_prepull_bytes_total") == 55474442.0
 
-    _app_pod(cluster, "redis-3")
-    assert cluster.wait_bound(["redis-3"])["redis-3"] == target
+    _app_pod(cluster, "redis-2")
+    assert cluster.wait_bound(["redis-2"])["redis-2"] == target
     wait_for(lambda: _metric(r, "kubesched_prepull_precision") == 1.0, 20, "precision 1")
     assert _metric(r, "kubesched_prepull_used_total") == 1.0
     resp = cluster.events_api.list_namespaced_event("default", _preload_content=False)
