@@ -23,6 +23,10 @@ Model:
 
 * A node's *in-flight map* (:meth:`ImageLayerIndex.in_flight_layers`) is the part of the layer map
   its status does not list: what the node is still pulling (or has just pulled and not reported).
+* Counts for the per-pull and per-layer terms of the pull model (:mod:`kubesched.images.pull_model`):
+  an image is *listed* on a node when one of its names (normalised) is in the node's status; the
+  kubelet pulls an image that is not listed (one per-pull cost) and fetches each of its layers
+  the node lacks (one per-layer cost each). An unknown image counts as one layer.
 
 The maps of a node are cached per (Node object, ``NodeInfo.generation``), so a scheduling cycle
 costs one dict lookup per node once the cluster is warm.
@@ -106,6 +110,10 @@ class ImageLayerIndex:
         self.bandwidth_key = bandwidth_key
         self.default_bandwidth = float(default_bandwidth)
         self._status_cache: dict[str, tuple[Node, dict[str, int]]] = {}
+        #: node -> identities (:meth:`image_ids`) of the images its status lists
+        self._listed_cache: dict[str, tuple[Node, frozenset[str]]] = {}
+        self._pod_images_cache: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = {}
+        self._flight_counts: dict[str, tuple[Node | None, int, int, int]] = {}
         self._node_cache: dict[str, tuple[Node | None, int, dict[str, int]]] = {}
         self._flight_cache: dict[str, tuple[Node | None, int, dict[str, int], int]] = {}
         self._pod_cache: dict[tuple[str, ...], tuple[LayerGroup, ...]] = {}
@@ -136,7 +144,8 @@ class ImageLayerIndex:
             return False
         self._source_generation = source.generation
         for cache in (self._status_cache, self._node_cache, self._flight_cache, self._pod_cache,
-                      self._image_cache, self._opaque_sizes):
+                      self._image_cache, self._opaque_sizes, self._listed_cache, self._pod_images_cache,
+                      self._flight_counts):
             cache.clear()
         return True
 
@@ -173,6 +182,25 @@ class ImageLayerIndex:
         for g in self.pod_groups(pod):
             total += g.size if g.size else max((self._opaque_sizes.get(i, 0) for i in g.ids), default=0)
         return total
+
+    def image_ids(self, ref: str) -> tuple[str, ...]:
+        """Identities of the image ``ref`` names: its catalogue (or looked-up) name, else its opaque
+        aliases (:func:`image_aliases`). Two references name the same image when they share one."""
+        image = self.lookup(ref)
+        return (image.name,) if image is not None else image_aliases(ref)
+
+    def pod_images(self, pod: Pod) -> tuple[tuple[str, ...], ...]:
+        """The pod's distinct images (init containers and containers), each as :meth:`image_ids`."""
+        key = pod.images
+        out = self._pod_images_cache.get(key)
+        if out is None:
+            seen: list[tuple[str, ...]] = []
+            for ref in key:
+                ids = self.image_ids(ref)
+                if not any(set(ids).intersection(other) for other in seen):
+                    seen.append(ids)
+            out = self._pod_images_cache[key] = tuple(seen)
+        return out
 
     # ------------------------------------------------------------------ nodes
 
@@ -213,6 +241,21 @@ class ImageLayerIndex:
                         self._opaque_sizes[alias] = entry.size_bytes
         self._status_cache[node.name] = (node, layers)
         return layers
+
+    def listed_images(self, node: Node) -> frozenset[str]:
+        """Identities (:meth:`image_ids`) of every image the node's status lists (cached per Node
+        object)."""
+        cached = self._listed_cache.get(node.name)
+        if cached is not None and cached[0] is node:
+            return cached[1]
+        ids: set[str] = set()
+        for entry in node.images:
+            for name in entry.names:
+                ids.update(self.image_ids(name))
+                ids.update(image_aliases(name))
+        listed = frozenset(ids)
+        self._listed_cache[node.name] = (node, listed)
+        return listed
 
     def _add_pod_images(self, layers: dict[str, int], refs: Iterable[str]) -> None:
         for ref in refs:
@@ -260,6 +303,87 @@ class ImageLayerIndex:
         total = sum(flight.values())
         self._flight_cache[ni.name] = (node, ni.generation, flight, total)
         return flight, total
+
+    def _pending_pulls(self, ni: NodeInfo, refs: Iterable[str]) -> tuple[int, int, int]:
+        """``(bytes, layers, images)`` the node still has to pull for images ``refs``: the distinct
+        images among them its status does not list, and their distinct layers it lacks (an unknown
+        image: one layer of its largest reported size)."""
+        node = ni.node
+        listed = self.listed_images(node) if node is not None else frozenset()
+        present = self.present_layers(ni)
+        images: list[tuple[str, ...]] = []
+        layers: dict[str, int] = {}
+        for ref in refs:
+            ids = self.image_ids(ref)
+            if listed.intersection(ids) or any(set(ids).intersection(other) for other in images):
+                continue
+            images.append(ids)
+            image = self.lookup(ref)
+            if image is None:
+                if not any(present.get(a) for a in ids):
+                    layers[ids[0]] = max((self._opaque_sizes.get(a, 0) for a in ids), default=0)
+                continue
+            for layer in image.unique_layers:
+                if not present.get(layer.id):
+                    layers.setdefault(layer.id, layer.size_bytes)
+        return sum(layers.values()), len(layers), len(images)
+
+    def in_flight_counts(self, ni: NodeInfo) -> tuple[int, int]:
+        """``(layers, images)`` of the pulls the node still has to make for its bound/assumed pods
+        (the per-layer and per-pull terms of the bytes of :meth:`in_flight_layers`): their distinct
+        images not listed in its status, and those images' layers it lacks. Cached per (Node
+        object, generation)."""
+        node = ni.node
+        cached = self._flight_counts.get(ni.name)
+        if cached is not None and cached[0] is node and cached[1] == ni.generation:
+            return cached[2], cached[3]
+        _, layers, images = self._pending_pulls(ni, (ref for pi in ni.pods for ref in pi.pod.images))
+        self._flight_counts[ni.name] = (node, ni.generation, layers, images)
+        return layers, images
+
+    def pull_counts(self, pod: Pod, ni: NodeInfo) -> tuple[int, int, int]:
+        """``(listed, present, in_flight)``: how many of the pod's distinct images the node's status
+        lists (pulls the pod does not make there), how many of its distinct layers the status lists,
+        and how many of its other layers are in flight to the node (the counts beside the bytes of
+        :meth:`saved_parts`)."""
+        node = ni.node
+        if node is None:
+            return 0, 0, 0
+        present_map = self.present_layers(ni)
+        flight, total = self.in_flight_layers(ni)
+        if not present_map and not total:
+            return 0, 0, 0
+        listed_ids = self.listed_images(node)
+        listed = sum(1 for ids in self.pod_images(pod) if listed_ids.intersection(ids))
+        present = ours = 0
+        for g in self.pod_groups(pod):
+            if present_map and g.bytes_on(present_map):
+                present += 1
+            elif total and g.bytes_on(flight):
+                ours += 1
+        return listed, present, ours
+
+    def missing_pulls(self, pod: Pod, ni: NodeInfo) -> tuple[int, int, int]:
+        """``(bytes, layers, images)`` the pod would pull itself on the node: its images not listed in
+        the status, and their layers neither present on nor in flight to the node (bytes as
+        :meth:`missing_bytes`)."""
+        node = ni.node
+        listed = self.listed_images(node) if node is not None else frozenset()
+        images = sum(1 for ids in self.pod_images(pod) if not listed.intersection(ids))
+        layers = self.node_layers(ni)
+        count = 0
+        for g in self.pod_groups(pod):
+            if not g.bytes_on(layers):
+                count += 1
+        return self.missing_bytes(pod, ni), count, images
+
+    def in_flight_pulls(self, ni: NodeInfo, exclude: Pod | None = None) -> tuple[int, int, int]:
+        """``(bytes, layers, images)`` the node is still pulling for its pods (``exclude`` left out):
+        bytes as :meth:`in_flight_bytes`, the distinct layers behind them and the images not
+        listed in its status. With serialized pulls a new pull queues behind these."""
+        refs = [ref for pi in ni.pods if exclude is None or pi.pod.uid != exclude.uid for ref in pi.pod.images]
+        _, layers, images = self._pending_pulls(ni, refs)
+        return self.in_flight_bytes(ni, exclude), layers, images
 
     def saved_parts(self, pod: Pod, ni: NodeInfo) -> tuple[int, int, int]:
         """``(present, in_flight, node_in_flight)`` bytes: the pod's distinct layers listed in the

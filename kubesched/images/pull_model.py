@@ -7,7 +7,8 @@ One pull of an image whose layers are all missing on an idle node takes::
 ``bytes`` are compressed (registry transfer) bytes, ``layers`` the layers fetched. The kubelet image
 model (:class:`~kubesched.kubelet.config.KubeletImageConfig`: ``pullFixedSeconds``,
 ``layerLatencySeconds``, ``decompressBytesPerSecond``) and the image plugins
-(``ImagePullTimeSaved`` / ``ImageCacheWait`` ``defaultBandwidthBytesPerSecond``) take their
+(``ImagePullTimeSaved`` / ``ImageCacheWait`` ``defaultBandwidthBytesPerSecond``,
+``pullFixedSeconds``, ``layerLatencySeconds``) take their
 defaults from the constants below, so the scheduler's estimate and the simulated kubelet agree.
 
 The defaults come from public kubelet ``Pulled`` events of containerd nodes in public clouds

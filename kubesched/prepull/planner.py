@@ -19,20 +19,30 @@ Every ``tick_seconds`` (and only for applications that had an arrival or a bindi
 tick, so an idle cluster costs nothing) the planner computes, per hot application (at least
 ``min_recent`` arrivals in the window, or pending pods)::
 
-    demand   = pending pods + ceil(recent arrivals * lookahead_seconds / window_seconds)   # pods
+    demand   = pending pods + recent arrivals * lookahead_seconds / window_seconds   # pods expected
     room(n)  = how many more such pods (the last pod's requests) node n takes, 0 when its
                required node affinity / nodeSelector rejects n
     warm     = sum of room(n) over holder nodes of every image of the application
-    want     = demand - warm  pods of warm room still missing
+    want     = demand - warm  pods expected beyond the warm room (they would pull)
+    miss(n)  = bytes of the application's distinct layers node n lacks (what a pre-pull there costs)
+    cheap    = the smallest miss(n) over the candidates (the least any of those pods could pull)
 
 and, while ``want > 0``, pre-pulls the application's images on nodes with ``room > 0`` that hold
 none of them yet (at most ``max_per_app_per_tick`` nodes per application, ``max_prepulls_per_tick``
-per tick, ``max_warm_nodes`` warm nodes with room per application), in this order:
+per tick, ``max_warm_nodes`` warm nodes with room per application); with ``net_bytes`` (off by
+default) only on a node where ``miss(n) <= min(want, room(n)) * cheap``: the pods it is expected to
+spare a pull (at most ``want``, at most its room), each sparing at least ``cheap`` bytes, cover
+its own bytes. So an application expected to bring less than one pod beyond its warm room gets no
+pre-pull (the bytes would be spent on a pod that may not come, or that a holder takes anyway),
+and a node sharing few layers is pre-pulled only for several pods. Candidates, in this order:
 
 1. nodes already holding the most bytes of the images (layers shared with images they hold:
    those pulls are the shortest);
-2. then nodes with the most room for such pods (they absorb the most of the coming pods);
-3. then by name.
+2. then nodes with the most free GPUs (they absorb the most of the coming GPU pods), the smaller
+   node (allocatable CPU) first among those: a pre-pull made for a few pods draws them to its
+   node, and the few large nodes are the only ones that pods asking for a whole large node fit
+   (the scheduler's own scoring keeps them for such pods too);
+3. then the most free CPU, then by name.
 
 A node is skipped while it runs or queues any pull (a pre-pull never competes with a pod's pull
 for the node's CPU and disk, and at most one pre-pull runs per node) or when its image disk would
@@ -49,7 +59,6 @@ Defaults are documented on :class:`PrePullPlanner`; they were chosen with the re
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -83,6 +92,11 @@ class AppDemand:
     affinity: RequiredNodeAffinity | None = field(default=None)
 
 
+def image_bytes(image: CatalogueImage) -> int:
+    """Compressed bytes of ``image``'s distinct layers (what a pull on a node without any of them fetches)."""
+    return sum(layer.size_bytes for layer in image.unique_layers)
+
+
 def room_for(requests: Mapping[str, int], ni: NodeInfo, affinity: RequiredNodeAffinity | None = None) -> int:
     """How many more pods with ``requests`` fit on ``ni`` by pod count and every requested resource
     (the NodeResourcesFit check; millicores, bytes, counts), 0 when ``affinity`` rejects the node."""
@@ -106,12 +120,14 @@ class PrePullPlanner:
     a multi-GB image); ``min_recent`` [2] arrivals in the window for an application to be hot;
     ``max_warm_nodes`` [16] most nodes pre-pulled/kept warm per application;
     ``max_per_app_per_tick`` [4]; ``max_prepulls_per_tick`` [16]; ``disk_limit_percent`` [75];
-    ``tick_seconds`` [15]. Raises ValueError for a negative value.
+    ``tick_seconds`` [15]; ``net_bytes`` [False] pre-pull only where the pulls it is expected to
+    spare cover its bytes (module docstring; False: wherever demand exceeds the warm room).
+    Raises ValueError for a negative value.
     """
 
     def __init__(self, *, window_seconds: float = 900.0, lookahead_seconds: float = 300.0, min_recent: int = 2,
                  max_warm_nodes: int = 16, max_per_app_per_tick: int = 4, max_prepulls_per_tick: int = 16,
-                 disk_limit_percent: float = 75.0, tick_seconds: float = 15.0) -> None:
+                 disk_limit_percent: float = 75.0, tick_seconds: float = 15.0, net_bytes: bool = False) -> None:
         for name, value in (("window_seconds", window_seconds), ("lookahead_seconds", lookahead_seconds),
                             ("min_recent", min_recent), ("max_warm_nodes", max_warm_nodes),
                             ("max_per_app_per_tick", max_per_app_per_tick),
@@ -127,6 +143,7 @@ class PrePullPlanner:
         self.max_prepulls_per_tick = max_prepulls_per_tick
         self.disk_limit_percent = disk_limit_percent
         self.tick_seconds = tick_seconds
+        self.net_bytes = net_bytes
         self.ctx: PlannerContext | None = None
         self.apps: dict[AppKey, AppDemand] = {}
         #: canonical image name -> nodes it was bound to or pre-pulled on (checked when used)
@@ -191,15 +208,15 @@ class PrePullPlanner:
                 out.append(image)
         return out
 
-    def demand(self, app: AppDemand, t: float) -> int:
-        """Pods of ``app`` expected soon: pending + ``ceil(recent * lookahead / window)``; 0 when not hot."""
+    def demand(self, app: AppDemand, t: float) -> float:
+        """Pods of ``app`` expected soon: pending + ``recent * lookahead / window``; 0 when not hot."""
         horizon = t - self.window_seconds
         while app.arrivals and app.arrivals[0] <= horizon:
             app.arrivals.popleft()
         recent = len(app.arrivals)
         if recent < self.min_recent and not app.pending:
             return 0
-        expected = math.ceil(recent * self.lookahead_seconds / self.window_seconds) if self.window_seconds else 0
+        expected = recent * self.lookahead_seconds / self.window_seconds if self.window_seconds else 0.0
         return len(app.pending) + expected
 
     def _learn_status_images(self, infos: dict[str, NodeInfo]) -> None:
@@ -251,9 +268,10 @@ class PrePullPlanner:
         ctx = self.ctx
         infos = {ni.name: ni for ni in ctx.scheduler.cache.node_infos() if ni.node is not None}
         self._learn_status_images(infos)
-        # preference order of nodes without shared layers: most free GPUs, then most free CPU, by name
+        # preference order of nodes without shared layers: most free GPUs, then the smaller node
+        # (allocatable CPU), then most free CPU, by name
         by_room = sorted(infos.values(), key=lambda ni: (
-            -(ni.allocatable.get(GPU) - ni.requested.get(GPU)),
+            -(ni.allocatable.get(GPU) - ni.requested.get(GPU)), ni.allocatable.milli_cpu,
             -(ni.allocatable.milli_cpu - ni.requested.milli_cpu), ni.name))
         out: list[tuple[str, str]] = []
         chosen: set[str] = set()
@@ -279,9 +297,13 @@ class PrePullPlanner:
             if need <= 0 or slots <= 0:
                 continue
             candidates = self._candidates(app, images, infos, by_room, warm_nodes | chosen)
-            for _, _, node, room in candidates:
+            size = sum(image_bytes(image) for image in images)
+            cheap = size + min((c[0] for c in candidates), default=0)   # c[0] = -present bytes
+            for neg_present, _, node, room in candidates:
                 if need <= 0 or slots <= 0:
                     break
+                if self.net_bytes and size + neg_present > min(need, room) * cheap:
+                    continue
                 if not self._disk_ok(node, images):
                     continue
                 chosen.add(node)

@@ -66,6 +66,8 @@ def setup(catalogue: str, warm_end_in: float | None, cold_pods: list[Any] | None
     handle = FakeHandle(snapshot_of([cold, warm]), filter_plugins=[_ResourcesFit()])
     handle.clock = VirtualClock(NOW)  # type: ignore[assignment]
     kw.setdefault("default_bandwidth_bytes_per_second", 80e6)  # the arithmetic below uses 80 MB/s
+    kw.setdefault("pull_fixed_seconds", 0.0)       # and the throughput term alone, unless a test sets
+    kw.setdefault("layer_latency_seconds", 0.0)    # these (test_whole_pull_model_*)
     pl = ImageCacheWait(ImageCacheWaitArgs(catalogue_path=catalogue, **kw), handle)  # type: ignore[arg-type]
     return pl, make_pod("new", image="app:1", requests=GPU)
 
@@ -150,3 +152,19 @@ def test_hold_never_exceeds_the_pull_it_saves(catalogue: str, end_in: float, max
         assert d.hold <= max_wait
         assert d.free_in <= d.hold
         assert d.gain >= min_gain
+
+
+def test_whole_pull_model_counts_fixed_and_layer_seconds(catalogue: str) -> None:
+    pl, pod = setup(catalogue, warm_end_in=5.0, pull_fixed_seconds=1.0, layer_latency_seconds=0.037)
+    d = pl.decide(CycleState(), pod, "cold")
+    # cold pulls app:1 itself: 1 s + 3 layers x 0.037 s + 2.13 GB / 80 MB/s = 27.736 s
+    assert (d.node, d.hold, d.pull_chosen, d.pull_target, d.free_in, d.gain) == (
+        "warm", 7.0, pytest.approx(27.736), 0.0, 5.0, pytest.approx(20.736))
+    # cold also pulls app:2 for another pod: the pod's own pull (app1's layer: 1 layer, 1 image)
+    # queues behind app:2's (3 layers, 1 image): 2.53 GB / 80 MB/s + 4 x 0.037 s + 2 x 1 s = 33.773 s
+    pl, pod = setup(catalogue, warm_end_in=20.0, cold_pods=[make_pod("other", image="app:2", node_name="cold")],
+                    pull_fixed_seconds=1.0, layer_latency_seconds=0.037)
+    d = pl.decide(CycleState(), pod, "cold")
+    assert (d.node, d.pull_chosen, d.gain) == ("warm", pytest.approx(33.773), pytest.approx(11.773))
+    a = decode_args(ImageCacheWaitArgs, None, "args")
+    assert (a.pull_fixed_seconds, a.layer_latency_seconds) == (1.0, 0.037)

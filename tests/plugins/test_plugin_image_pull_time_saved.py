@@ -31,7 +31,9 @@ def catalogue(tmp_path: Path) -> str:
     return write_catalogue(tmp_path)
 
 
-#: the arithmetic in these tests uses 80 MB/s (the default is the pull model's, checked below)
+#: the arithmetic in these tests uses 80 MB/s (the default is the pull model's, checked below) and,
+#: unless a test sets them, only the throughput term (no per-pull or per-layer seconds; the whole
+#: model is checked in test_whole_pull_model_*)
 BW = 80e6
 
 
@@ -39,6 +41,8 @@ def plugin(catalogue: str, infos: list[Any], **kw: Any) -> tuple[ImagePullTimeSa
     handle = FakeHandle(snapshot_of(infos))
     handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
     kw.setdefault("default_bandwidth_bytes_per_second", BW)
+    kw.setdefault("pull_fixed_seconds", 0.0)
+    kw.setdefault("layer_latency_seconds", 0.0)
     args = ImagePullTimeSavedArgs(catalogue_path=catalogue, **kw)
     return ImagePullTimeSaved(args, handle), handle  # type: ignore[arg-type]
 
@@ -235,8 +239,9 @@ def test_default_catalogue_matches_layers_between_real_images() -> None:
     pl = ImagePullTimeSaved(None, handle)  # type: ignore[arg-type]
     raw, norm = run(pl, make_pod("p", image="registry.example.com/ml/bert-finetune:v3"), infos)
     # bert-finetune:v3 = the pytorch runtime image's 4 layers (3.03 GB) + a 150 MB app layer;
-    # 3.03e9 B / 45e6 B/s (the default throughput) = 67.333 s
-    assert raw == {"n1": 67333, "n2": 0}
+    # 3.03e9 B / 45e6 B/s (the default throughput) = 67.333 s, plus the default 0.037 s for each of
+    # the 4 layers present = 67.481 s (bert-finetune itself is not listed: its pull is still made)
+    assert raw == {"n1": 67481, "n2": 0}
     assert norm == {"n1": 100, "n2": 0}
 
 
@@ -286,7 +291,8 @@ def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -
     handle = FakeHandle(snap)
     handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
     pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, recent_burst=2,
-                                                        default_bandwidth_bytes_per_second=BW), handle)  # type: ignore[arg-type]
+                                                   default_bandwidth_bytes_per_second=BW, pull_fixed_seconds=0.0,
+                                                   layer_latency_seconds=0.0), handle)  # type: ignore[arg-type]
     pod = make_pod("p", image="app:1")
     # rows in reverse list order: n5, n4, n3, n2, n1; n5 shares base+cuda at twice the bandwidth
     assert _batch_vs_per_node(pl, pod, snap) == ([12687, 13312, 0, 25375, 26625], [47, 49, 0, 95, 100])
@@ -308,3 +314,50 @@ def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -
     cache.remove_pod(running)
     cache.update_snapshot(snap)
     assert _batch_vs_per_node(pl, pod, snap)[0] == [6343, 0, 10187, 25375, 26625]
+
+
+def test_whole_pull_model_counts_fixed_and_layer_seconds(catalogue: str) -> None:
+    infos = cluster()
+    pl, _ = plugin(catalogue, infos, pull_fixed_seconds=1.0, layer_latency_seconds=0.037)
+    raw, norm = run(pl, make_pod("p", image="app:1"), infos)
+    # n1 lists app:1: the pull avoided saves 1 s + 3 layers x 0.037 s + 26.625 s = 27.736 s;
+    # n2 (app:2) holds base + cuda: 2 layers x 0.037 s + 25.375 s = 25.449 s (the pull is still made);
+    # n4 pulls app:1 (3 layers, 1 image) for its pod, half done assumed: 13.3125 s + 3 x 0.037 s
+    # - 0.5 x (3 x 0.037 s + 1 s) = 12.868 s
+    assert raw == {"n1": 27736, "n2": 25449, "n3": 0, "n4": 12868}
+    assert norm == {"n1": 100, "n2": 91, "n3": 0, "n4": 46}   # 2544900 // 27736, 1286800 // 27736
+    # a tiny image on a node pulling app:1 queues behind 26.625 s + 3 x 0.037 s + 1 s, half of it left
+    assert run(pl, make_pod("t", image="tiny:1"), infos)[0]["n4"] == -13868
+    pl, _ = plugin(catalogue, infos, pull_fixed_seconds=1.0, layer_latency_seconds=0.037, serialized_pulls=False)
+    # parallel pulls: n4 saves half its pod's in-flight pull: 0.5 x (26.625 s + 3 x 0.037 s) = 13.368 s
+    assert run(pl, make_pod("p", image="app:1"), infos)[0]["n4"] == 13368
+    # defaults are the pull model's
+    d = decode_args(ImagePullTimeSavedArgs, None, "args")
+    assert (d.pull_fixed_seconds, d.layer_latency_seconds) == (1.0, 0.037)
+    with pytest.raises(ConfigError, match="pullFixedSeconds"):
+        decode_args(ImagePullTimeSavedArgs, {"pullFixedSeconds": -1}, "args")
+
+
+def test_whole_pull_model_batch_form_matches_per_node(catalogue: str) -> None:
+    from kubesched.api.node import Node
+    from kubesched.testing import node_manifest
+
+    fast = node_manifest("n5", images=[(["docker.io/library/app:2"], 2_430_000_000)])
+    fast["metadata"]["annotations"] = {"kubesched.io/image-pull-bytes-per-second": "160e6"}
+    nodes = [n.node for n in cluster()] + [Node.from_manifest(fast)]
+    cache, snap = _cache_snapshot(nodes, [make_pod("running", image="app:1", node_name="n4")])
+    handle = FakeHandle(snap)
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, default_bandwidth_bytes_per_second=BW),
+                            handle)  # type: ignore[arg-type]
+    pod = make_pod("p", image="app:1")
+    # rows n5, n4, n3, n2, n1 with the default 1 s per pull and 0.037 s per layer: n5 holds base +
+    # cuda at 160 MB/s: 12.6875 s + 2 x 0.037 s = 12.761 s; n4, n2, n1 as in the per-node test
+    assert _batch_vs_per_node(pl, pod, snap) == ([12761, 12868, 0, 25449, 27736], [46, 46, 0, 91, 100])
+    # a pod of app:2 lands on n3: the pod's base + cuda are in flight there (2 layers, half done),
+    # behind app:2's 3 layers and 1 pull: 10.1875 s + 2 x 0.037 s - 0.5 x (3 x 0.037 s + 1 s) = 9.706 s
+    cache.add_pod(make_pod("new", image="app:2", node_name="n3"))
+    cache.update_snapshot(snap)
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12761, 12868, 9706, 25449, 27736]
+    # tiny:1 queues behind n4's and n3's pulls: -(13.3125 s + 0.5555 s) and -(15.1875 s + 0.5555 s)
+    assert _batch_vs_per_node(pl, make_pod("t", image="tiny:1"), snap)[0] == [0, -13868, -15743, 0, 0]

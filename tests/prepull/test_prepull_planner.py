@@ -169,3 +169,31 @@ def test_prepull_takes_no_kubelet_pull_slot() -> None:
     assert record.pull_wait_seconds == 0.0
     assert record.pulls_done_at == pytest.approx(1.0 + 1.0 + 0.111 + 2.13e9 / 45e6)
     assert model.metrics.bytes_prepulled == 1_000_000_000
+
+
+def test_net_bytes_no_prepull_for_less_than_one_expected_pod() -> None:
+    # 2 arrivals x 900 / 3600 = 0.5 pods expected, no holder: a pre-pull would spend 2.13 GB on
+    # half a pod; without net_bytes (the default) any shortfall is pre-pulled
+    planner, _, _ = world({"a": 1, "b": 1}, lookahead_seconds=900.0, net_bytes=True)
+    for i, t in enumerate((0.0, 10.0)):
+        planner.on_pod_bound(arrive(planner, f"p{i}", t), "x", t)
+    assert planner.demand(planner.apps[("app:1",)], 20.0) == 0.5
+    assert planner.plan(20.0) == []
+    planner, _, _ = world({"a": 1, "b": 1}, lookahead_seconds=900.0, net_bytes=False)
+    for i, t in enumerate((0.0, 10.0)):
+        planner.on_pod_bound(arrive(planner, f"p{i}", t), "x", t)
+    assert planner.plan(20.0) == [("a", APP1)]
+
+
+def test_net_bytes_a_node_is_pulled_only_for_the_pulls_it_spares() -> None:
+    # 6 arrivals: 3 pods expected, rooms of 1 GPU. c lists app:2 (base + cuda): app:1 costs it
+    # 100 MB, the cheapest pull any pod could make; a and b would pull 2.13 GB for 1 pod each:
+    # 2.13 GB > min(2, 1) x 100 MB, so they are skipped
+    planner, _, _ = world({"a": 1, "b": 1, "c": 1}, status={"c": "app:2"}, max_warm_nodes=3, net_bytes=True)
+    for i in range(6):
+        planner.on_pod_bound(arrive(planner, f"p{i}", float(i)), "x", float(i))
+    assert planner.plan(10.0) == [("c", APP1)]
+    planner, _, _ = world({"a": 1, "b": 1, "c": 1}, status={"c": "app:2"}, max_warm_nodes=3, net_bytes=False)
+    for i in range(6):
+        planner.on_pod_bound(arrive(planner, f"p{i}", float(i)), "x", float(i))
+    assert planner.plan(10.0) == [("c", APP1), ("a", APP1), ("b", APP1)]

@@ -8,8 +8,11 @@ A kubesched plugin (no upstream equivalent; Permit semantics follow
 Model (times in seconds, bytes compressed; layer knowledge as in
 :mod:`kubesched.images.layer_index`)::
 
-    pull(n)   = 0 when every layer of the pod is listed in n's status, else
-                (missing_bytes(pod, n) + in_flight_bytes(n)) / bandwidth(n)
+    pull(n)   = 0 when every layer of the pod is listed in n's status, else the pull model
+                (:mod:`kubesched.images.pull_model`) over what n still has to pull for the pod:
+                (missing bytes + in-flight bytes) / bandwidth(n)
+                + layerLatencySeconds * (missing layers + in-flight layers)
+                + pullFixedSeconds * (the pod's images n does not list + images in flight)
                 # the pod's layers neither on n nor coming, plus every layer n is still pulling
                 # for its other pods (serialized image pulls: a new pull queues behind them, and
                 # layers the pod shares with them arrive only when those pulls finish)
@@ -55,7 +58,11 @@ from kubesched.framework.interfaces import EnqueueExtensions, PermitPlugin
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.status import Code, Status
 from kubesched.images.layer_index import BANDWIDTH_KEY, ImageLayerIndex
-from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
+from kubesched.images.pull_model import (
+    DEFAULT_LAYER_SECONDS,
+    DEFAULT_PULL_BYTES_PER_SECOND,
+    DEFAULT_PULL_FIXED_SECONDS,
+)
 from kubesched.images.registry_layers import shared_registry_source
 
 if TYPE_CHECKING:
@@ -80,8 +87,10 @@ class ImageCacheWaitArgs:
     * ``requeue_grace_seconds``: added to the expected free time to cover the requeue and the next
       scheduling cycle (initial backoff 1 s); default 2.
     * ``catalogue_path``, ``default_bandwidth_bytes_per_second``, ``bandwidth_key``,
-      ``registry_settings_path``: as for ImagePullTimeSaved (defaults: shipped catalogue, 45e6 B/s,
-      ``kubesched.io/image-pull-bytes-per-second``, no registry lookups).
+      ``pull_fixed_seconds``, ``layer_latency_seconds``, ``registry_settings_path``: as for
+      ImagePullTimeSaved (defaults: shipped catalogue, 45e6 B/s,
+      ``kubesched.io/image-pull-bytes-per-second``, 1.0 s per pull, 0.037 s per layer, no
+      registry lookups).
     """
 
     max_wait_seconds: float = Field(default=60.0, ge=0)
@@ -91,6 +100,8 @@ class ImageCacheWaitArgs:
     catalogue_path: str | None = None
     default_bandwidth_bytes_per_second: float = Field(default=DEFAULT_PULL_BYTES_PER_SECOND, gt=0)
     bandwidth_key: str = BANDWIDTH_KEY
+    pull_fixed_seconds: float = Field(default=DEFAULT_PULL_FIXED_SECONDS, ge=0)
+    layer_latency_seconds: float = Field(default=DEFAULT_LAYER_SECONDS, ge=0)
     registry_settings_path: str | None = None
 
 
@@ -165,11 +176,15 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         return has
 
     def pull_seconds(self, pod: Pod, ni: NodeInfo) -> float:
-        """Estimated seconds until the pod's images are on ``ni`` if it were bound there now."""
+        """Estimated seconds until the pod's images are on ``ni`` if it were bound there now: the
+        pull model over the pod's own pulls there and the node's pulls in flight (module docstring)."""
         if not self.index.absent_from_status(pod, ni):
             return 0.0
-        pending = self.index.missing_bytes(pod, ni) + self.index.in_flight_bytes(ni, exclude=pod)
-        return pending / self.index.bandwidth(ni.node)
+        a: ImageCacheWaitArgs = self.args
+        m_bytes, m_layers, m_images = self.index.missing_pulls(pod, ni)
+        f_bytes, f_layers, f_images = self.index.in_flight_pulls(ni, exclude=pod)
+        return ((m_bytes + f_bytes) / self.index.bandwidth(ni.node)
+                + a.layer_latency_seconds * (m_layers + f_layers) + a.pull_fixed_seconds * (m_images + f_images))
 
     def _passes(self, state: CycleState, pod: Pod, ni: NodeInfo) -> bool:
         if self.handle is None:

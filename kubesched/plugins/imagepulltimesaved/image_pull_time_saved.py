@@ -4,19 +4,31 @@ A kubesched plugin (no upstream equivalent; it replaces what upstream's
 ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go`` tries to do,
 whose own plugin stays exact in :mod:`kubesched.plugins.imagelocality.image_locality`).
 
-Score (raw, per node, milliseconds; may be negative)::
+Score (raw, per node, milliseconds; may be negative). It is the pull model of
+:mod:`kubesched.images.pull_model` (``F`` = ``pullFixedSeconds`` per image pulled, ``L`` =
+``layerLatencySeconds`` per layer fetched, ``bandwidth`` bytes/s) applied to what the node spares
+the pod::
 
     present  = bytes of the pod's distinct layers listed in the node's status.images
     ours     = bytes of the pod's other layers in flight to the node (layers of the images of the
                node's bound/assumed pods that status does not list yet)
     flight   = every byte in flight to the node (for any pod)
+    nI       = the pod's images listed in the node's status (pulls the pod does not make there)
+    nP, nO   = how many layers ``present`` and ``ours`` are
+    fL, fI   = layers and images in flight to the node (its pending pulls)
     p        = inFlightProgress (0.5: a pull in flight is assumed half done)
-    saved    = present                               # every layer of the pod is present (a hit)
-             = present + ours - (1 - p) * flight     # serializedPulls: the pod waits behind the
-                                                     # node's whole pull queue, its own layers included
-             = present + p * ours                    # serializedPulls: false
-    seconds  = saved / bandwidth(node)  (x damping(recent) when positive, except for a hit)
+    own      = present / bandwidth + F * nI + L * nP          # pulls and fetches the node spares
+    seconds  = own                                            # every layer of the pod is present (a hit)
+             = own + ours / bandwidth + L * nO                # serializedPulls: the pod waits behind
+               - (1 - p) * (flight / bandwidth + L * fL + F * fI)   # the node's whole pull queue
+             = own + p * (ours / bandwidth + L * nO)          # serializedPulls: false
+             (x damping(recent) when positive, except for a hit)
     raw      = int(1000 * seconds)
+
+(the bytes terms are summed first and divided once: ``(present + ours - (1 - p) * flight) /
+bandwidth``). A pull avoided saves its fixed cost too, so a node listing the pod's image beats one
+holding all but a small layer of it by at least ``F``; with ``F = L = 0`` the score is the
+throughput term alone.
 
 ``saved / bandwidth`` is the pull time the pod saves there compared with pulling everything on an
 idle node: a node holding the image saves the whole pull, a node pulling it saves the part assumed
@@ -79,7 +91,11 @@ from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 from kubesched.framework.status import Code, Status
 from kubesched.images.layer_index import BANDWIDTH_KEY, ImageLayerIndex
-from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
+from kubesched.images.pull_model import (
+    DEFAULT_LAYER_SECONDS,
+    DEFAULT_PULL_BYTES_PER_SECOND,
+    DEFAULT_PULL_FIXED_SECONDS,
+)
 from kubesched.images.registry_layers import shared_registry_source
 
 if TYPE_CHECKING:
@@ -120,6 +136,11 @@ class ImagePullTimeSavedArgs:
       ``bandwidth_key`` annotation/label; default 45e6 B/s, the kubelet model's per-pull throughput
       (:data:`kubesched.images.pull_model.DEFAULT_PULL_BYTES_PER_SECOND`).
     * ``bandwidth_key``: node annotation (or label) with the node's throughput, bytes/s.
+    * ``pull_fixed_seconds`` (``pullFixedSeconds``): seconds every image pull costs besides its
+      bytes; default 1.0, the pull model's
+      (:data:`kubesched.images.pull_model.DEFAULT_PULL_FIXED_SECONDS`, as the kubelet model's key).
+    * ``layer_latency_seconds`` (``layerLatencySeconds``): seconds per layer fetched; default 0.037
+      (:data:`kubesched.images.pull_model.DEFAULT_LAYER_SECONDS`).
     * ``score_scale_floor_seconds``: a saving of this many seconds or more can reach 100; default 10.
     * ``recent_window_seconds``: window of the piling guard; default 300 (5 min).
     * ``recent_burst``: pods of one image a node takes per window at full credit; default 8 (one
@@ -139,6 +160,8 @@ class ImagePullTimeSavedArgs:
     catalogue_path: str | None = None
     default_bandwidth_bytes_per_second: float = Field(default=DEFAULT_PULL_BYTES_PER_SECOND, gt=0)
     bandwidth_key: str = BANDWIDTH_KEY
+    pull_fixed_seconds: float = Field(default=DEFAULT_PULL_FIXED_SECONDS, ge=0)
+    layer_latency_seconds: float = Field(default=DEFAULT_LAYER_SECONDS, ge=0)
     score_scale_floor_seconds: float = Field(default=10.0, gt=0)
     recent_window_seconds: float = Field(default=300.0, ge=0)
     recent_burst: int = Field(default=8, ge=0)
@@ -234,14 +257,34 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         present, ours, flight = self.index.saved_parts(pod, node_info)
         if present == 0 and flight == 0:
             return 0, None
+        listed, n_present, n_ours = self.index.pull_counts(pod, node_info)
+        bandwidth = self.index.bandwidth(node_info.node)
         if 0 < self.index.pod_bytes(pod) <= present:
             # every layer is on the node: the pod pulls nothing, so it neither queues behind the
             # node's pulls nor piles up behind anyone (a hit is never damped)
-            return int(1000 * (present / self.index.bandwidth(node_info.node))), None
-        seconds = self._saved_bytes(present, ours, flight) / self.index.bandwidth(node_info.node)
+            return int(1000 * (present / bandwidth + self._own_seconds(listed, n_present))), None
+        f_layers, f_images = self.index.in_flight_counts(node_info) if flight else (0, 0)
+        seconds = (self._saved_bytes(present, ours, flight) / bandwidth
+                   + self._count_seconds(listed, n_present, n_ours, f_layers, f_images))
         if seconds > 0 and self.args.recent_burst > 0 and self._recent:
             seconds *= damping(self.recent_count(node_info.name, s.key, s.now), self.args.recent_burst)
         return int(1000 * seconds), None
+
+    def _own_seconds(self, listed: Any, n_present: Any) -> Any:
+        """``F * nI + L * nP``: the pulls and layer fetches the node spares the pod (scalars or arrays)."""
+        a = self.args
+        return a.pull_fixed_seconds * listed + a.layer_latency_seconds * n_present
+
+    def _count_seconds(self, listed: Any, n_present: Any, n_ours: Any, f_layers: Any, f_images: Any) -> Any:
+        """The per-pull and per-layer terms of a miss (see the module docstring): ``F * nI + L * nP``
+        plus, with serialized pulls, ``L * nO - (1 - p) * (L * fL + F * fI)``, else ``p * L * nO``."""
+        a = self.args
+        p = a.in_flight_progress
+        own = self._own_seconds(listed, n_present)
+        if a.serialized_pulls:
+            return own + a.layer_latency_seconds * n_ours - (1 - p) * (
+                a.layer_latency_seconds * f_layers + a.pull_fixed_seconds * f_images)
+        return own + p * a.layer_latency_seconds * n_ours
 
     def _saved_bytes(self, present: Any, ours: Any, flight: Any) -> Any:
         """Bytes-equivalent of the pull time saved (works on ints and on int64 arrays alike):
@@ -277,27 +320,34 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             col[row] = value(ni) if ni is not None and ni.node is not None else 0
         return _Column(table, table.version, col)
 
-    def parts_columns(self, pod: Pod, table: NodeTable) -> tuple[IntArray, IntArray, IntArray]:
-        """Per-row ``(present, ours, flight)`` bytes of :meth:`ImageLayerIndex.saved_parts` for the
-        nodes of ``table``, cached (per image set for the first two) and recomputed only for the
-        rows changed since the last use: a cycle costs O(changed rows), not O(nodes x layers)."""
+    def parts_columns(self, pod: Pod, table: NodeTable) -> tuple[IntArray, ...]:
+        """Per-row ``(present, ours, flight)`` bytes of :meth:`ImageLayerIndex.saved_parts` and
+        ``(listed, present layers, ours layers, flight layers, flight images)`` counts
+        (:meth:`ImageLayerIndex.pull_counts`, :meth:`ImageLayerIndex.in_flight_counts`) for the
+        nodes of ``table``, cached (per image set for the pod's own values) and recomputed only for
+        the rows changed since the last use: a cycle costs O(changed rows), not O(nodes x layers)."""
         key = pod.images
         index = self.index
         entry = self._saved_columns.get(key)
         if entry is not None:
             self._saved_columns.move_to_end(key)
         if entry is None or entry.table is not table or entry.version != table.version:
-            # (present, ours) per row, both refreshed with one saved_parts call per changed row
-            entry = self._refresh_column(entry, table, np.int64, lambda ni: index.saved_parts(pod, ni)[:2], width=2)
+            # (present, ours, listed, nP, nO) per row, refreshed together per changed row
+            entry = self._refresh_column(entry, table, np.int64,
+                                         lambda ni: index.saved_parts(pod, ni)[:2] + index.pull_counts(pod, ni),
+                                         width=5)
             self._saved_columns[key] = entry
             if len(self._saved_columns) > COLUMN_CACHE_SIZE:
                 self._saved_columns.popitem(last=False)
         pair: IntArray = entry.values
         flight = self._flight_column
         if flight is None or flight.table is not table or flight.version != table.version:
-            flight = self._refresh_column(flight, table, np.int64, lambda ni: index.in_flight_layers(ni)[1])
+            flight = self._refresh_column(flight, table, np.int64,
+                                          lambda ni: (index.in_flight_layers(ni)[1], *index.in_flight_counts(ni)),
+                                          width=3)
             self._flight_column = flight
-        return pair[:, 0], pair[:, 1], flight.values
+        f: IntArray = flight.values
+        return pair[:, 0], pair[:, 1], f[:, 0], pair[:, 2], pair[:, 3], pair[:, 4], f[:, 1], f[:, 2]
 
     def bandwidth_column(self, table: NodeTable) -> FloatArray:
         """Per-row pull bandwidth (bytes/s) of ``table``'s nodes (1.0 for free rows)."""
@@ -315,11 +365,16 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             s: _ImageSetState = state.read(STATE_KEY)
         except KeyError:
             s = _ImageSetState(pod.images, self._now())
-        present, ours, flight = (c[rows] for c in self.parts_columns(pod, table))
+        present, ours, flight, listed, n_present, n_ours, f_layers, f_images = (
+            c[rows] for c in self.parts_columns(pod, table))
         bandwidth = self.bandwidth_column(table)[rows]
         total = self.index.pod_bytes(pod)
         hit = (present >= total) & (total > 0)
-        seconds = np.where(hit, present / bandwidth, self._saved_bytes(present, ours, flight) / bandwidth)
+        f_layers = np.where(flight > 0, f_layers, 0)
+        f_images = np.where(flight > 0, f_images, 0)
+        seconds = np.where(hit, present / bandwidth + self._own_seconds(listed, n_present),
+                           self._saved_bytes(present, ours, flight) / bandwidth
+                           + self._count_seconds(listed, n_present, n_ours, f_layers, f_images))
         seconds = np.where((present == 0) & (flight == 0), 0.0, seconds)
         by_node = self._recent.get(s.key) if self.args.recent_burst > 0 else None
         if by_node:
