@@ -12,8 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kubesched.cli.pflag import bool_flag_options
-from kubesched.config.duration import parse_go_duration
+from kubesched.cli.pflag import bool_flag_options, duration_flag
 from kubesched.serving.authn_requestheader import (
     DEFAULT_EXTRA_PREFIXES,
     DEFAULT_GROUP_HEADERS,
@@ -25,15 +24,6 @@ __all__ = ["delegation_flags", "delegation_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-
-def _ttl(ctx: click.Context, param: click.Parameter, value: str) -> float:
-    try:
-        seconds = parse_go_duration(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
-    if seconds < 0:
-        raise click.BadParameter("must not be negative")
-    return seconds
 
 
 def _slice(values: Sequence[str], default: Sequence[str]) -> tuple[str, ...]:
@@ -55,7 +45,7 @@ def delegation_flags(f: F) -> F:
         click.option("--authentication-kubeconfig", type=path, default=None,
                      help="Kubeconfig of the API server that checks bearer tokens (TokenReview) of requests to the "
                           "endpoints (default: the scheduler's own kubeconfig, else in-cluster)."),
-        click.option("--authentication-token-webhook-cache-ttl", callback=_ttl, default="10s", show_default=True,
+        click.option("--authentication-token-webhook-cache-ttl", callback=duration_flag, default="10s", show_default=True,
                      help="How long a TokenReview answer is reused (Go duration; 0s: not cached)."),
         click.option("--client-ca-file", type=path, default=None,
                      help="CA bundle (PEM): a request with a client certificate it issued authenticates as the "
@@ -87,9 +77,9 @@ def delegation_flags(f: F) -> F:
                           "(SubjectAccessReview; default: the scheduler's own kubeconfig, else in-cluster)."),
         click.option("--authorization-always-allow-paths", default="/healthz,/readyz,/livez", show_default=True,
                      help="Comma-separated paths served without authorization (a trailing * matches a prefix)."),
-        click.option("--authorization-webhook-cache-authorized-ttl", callback=_ttl, default="10s", show_default=True,
+        click.option("--authorization-webhook-cache-authorized-ttl", callback=duration_flag, default="10s", show_default=True,
                      help="How long an allowed SubjectAccessReview answer is reused (Go duration)."),
-        click.option("--authorization-webhook-cache-unauthorized-ttl", callback=_ttl, default="10s",
+        click.option("--authorization-webhook-cache-unauthorized-ttl", callback=duration_flag, default="10s",
                      show_default=True, help="How long a denied SubjectAccessReview answer is reused (Go duration)."),
     ]
     for option in reversed(options):

@@ -5,6 +5,9 @@
   TRUE, true, True, 0, f, F, FALSE, false, False) set it. As click has no way to tell ``--flag
   false`` from ``--flag`` followed by an argument, ``--flag false`` also sets it to false (pflag
   would read ``false`` as a positional argument, which ``kubesched run`` refuses anyway).
+* Durations (``--leader-elect-lease-duration=15s``, ``--authentication-token-webhook-cache-ttl``)
+  are Go durations (``time.ParseDuration``: ``1m30s``, ``500ms``); :func:`duration_flag` parses
+  them to seconds and refuses negative ones.
 * Short flags with ``=``: pflag reads ``-v=4`` as ``-v 4``; click would hand the option the value
   ``=4``. :class:`PflagIntRange` drops that ``=``.
 """
@@ -15,7 +18,9 @@ from typing import Any
 
 import click
 
-__all__ = ["PFLAG_BOOL", "PflagIntRange", "bool_flag_options"]
+from kubesched.config.duration import parse_go_duration
+
+__all__ = ["PFLAG_BOOL", "PflagIntRange", "bool_flag_options", "duration_flag"]
 
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
@@ -53,3 +58,17 @@ class PflagIntRange(click.IntRange):
         if isinstance(value, str) and value.startswith("="):
             value = value[1:]
         return super().convert(value, param, ctx)
+
+
+def duration_flag(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """click callback of a pflag ``DurationVar``: a Go duration in seconds (None when absent).
+    Raises click.BadParameter with ``time.ParseDuration``'s message, or for a negative duration."""
+    if value is None:
+        return None
+    try:
+        seconds = parse_go_duration(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    if seconds < 0:
+        raise click.BadParameter("must not be negative")
+    return seconds

@@ -22,9 +22,8 @@ import click
 
 from kubesched import __version__
 from kubesched.cli.delegation_flags import delegation_flags, delegation_options
-from kubesched.cli.pflag import PflagIntRange, bool_flag_options
+from kubesched.cli.pflag import PflagIntRange, bool_flag_options, duration_flag
 from kubesched.cli.prepull_flags import prepull_flags, prepull_options
-from kubesched.config.duration import parse_go_duration
 from kubesched.config.load import default_config, load_config
 from kubesched.config.run_fields import check_run_fields
 from kubesched.errors import ConfigError
@@ -34,17 +33,6 @@ from kubesched.modes.run import RunOptions, effective_config_document, run_sched
 
 log = logging.getLogger("kubesched.run")
 
-
-def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        seconds = parse_go_duration(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
-    if seconds < 0:
-        raise click.BadParameter("must not be negative")
-    return seconds
 
 
 @click.command()
@@ -60,14 +48,14 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--leader-elect", **bool_flag_options(),
               help="Campaign for a Lease and schedule only while leading; the bare flag means true "
                    "(default: leaderElection.leaderElect, true).")
-@click.option("--leader-elect-lease-duration", callback=_duration, default=None, help="Default 15s.")
-@click.option("--leader-elect-renew-deadline", callback=_duration, default=None, help="Default 10s.")
-@click.option("--leader-elect-retry-period", callback=_duration, default=None, help="Default 2s.")
+@click.option("--leader-elect-lease-duration", callback=duration_flag, default=None, help="Default 15s.")
+@click.option("--leader-elect-renew-deadline", callback=duration_flag, default=None, help="Default 10s.")
+@click.option("--leader-elect-retry-period", callback=duration_flag, default=None, help="Default 2s.")
 @click.option("--leader-elect-resource-lock", default=None, help="Only 'leases' is supported.")
 @click.option("--leader-elect-resource-name", default=None, help="Lease name (default kube-scheduler).")
 @click.option("--leader-elect-resource-namespace", default=None, help="Lease namespace (default kube-system).")
 @click.option("--leader-elect-identity", default=None, help="Holder identity (default <hostname>_<uuid>).")
-@click.option("--permit-wait-timeout", callback=_duration, default="0s", show_default=True,
+@click.option("--permit-wait-timeout", callback=duration_flag, default="0s", show_default=True,
               help="Longest any Permit plugin may hold a pod (0: the plugin's own timeout, capped at 15m).")
 @click.option("--profiling", **bool_flag_options(),
               help="Serve /debug/pprof/profile; the bare flag means true (default: enableProfiling, true).")

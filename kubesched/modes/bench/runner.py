@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.framework.queued_pod_info import QueuedPodInfo
+from kubesched.modes.bench.api_ops import ObjectBuilder
 from kubesched.modes.bench.churn import Churn
 from kubesched.modes.bench.metrics import ThroughputCollector, peak_rss_bytes, percentile
 from kubesched.modes.bench.workloads import BenchWorkload, Op
@@ -92,7 +93,7 @@ class _Run:
         self.sched.start(queue_flushes=True)
         self.bound: dict[str, int] = {}
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod)
-        self.node_seq = 0
+        self.builder = ObjectBuilder()  # node names continue across createNodes ops
         self.namespaces: set[str] = set()
         #: churn ops started, with the wall time of their last tick
         self.churns: list[tuple[Churn, float]] = []
@@ -116,20 +117,7 @@ class _Run:
         return self.result
 
     def _op_createNodes(self, i: int, op: Op) -> None:
-        assert op.template is not None
-        tmpl = op.template
-        meta = tmpl.get("metadata") or {}
-        objs = []
-        for k in range(op.count):
-            name = meta.get("name") if op.count == 1 and meta.get("name") else f"{meta.get('generateName', 'node-')}{self.node_seq}"
-            self.node_seq += 1
-            labels = dict(meta.get("labels") or {})
-            if op.label_key:
-                labels[op.label_key] = op.label_values[k % len(op.label_values)]
-            if op.unique_label_key:
-                labels[op.unique_label_key] = name
-            objs.append({**tmpl, "metadata": {**meta, "name": name, "labels": labels}})
-        self.cluster.load(objs)
+        self.cluster.load(self.builder.nodes(op))
         self._settle()
 
     def _op_createNamespaces(self, i: int, op: Op) -> None:
