@@ -207,7 +207,8 @@ def test_settings_file(tmp_path: Path) -> None:
         load_registry_settings(str(f))
 
 
-def test_image_pull_time_saved_scores_registry_layers_in_later_cycles(registry: Registry, tmp_path: Path) -> None:
+def test_image_pull_time_saved_scores_registry_layers_in_later_cycles(registry: Registry, images: dict[str, Any],
+                                                                      tmp_path: Path) -> None:
     from kubesched.clock import VirtualClock
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.status import Code
