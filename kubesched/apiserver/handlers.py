@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.api.shape import check_shape
 from kubesched.apiserver.admission import admit_new_namespace, admit_new_pod
 from kubesched.apiserver.client_times import restamp_conditions, restamp_event
 from kubesched.apiserver.events import to_core, to_events_v1
@@ -32,7 +33,7 @@ from kubesched.apiserver.status import ApiError, success
 from kubesched.apiserver.target import Target
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.cluster.selector import compile_selector
-from kubesched.errors import ConflictError, NotFoundError
+from kubesched.errors import ConflictError, ManifestError, NotFoundError
 
 __all__ = ["ResourceHandlers", "status_merge_patch", "view_for"]
 
@@ -164,6 +165,7 @@ class ResourceHandlers:
                 f"the kind in the data ({kind}) does not match the expected kind ({res.kind})",
             )
         obj["kind"], obj["apiVersion"] = kind, api_version
+        _check_decodable(obj, kind, api_version)
         meta = dict(obj.get("metadata") or {})
         if res.namespaced:
             if target.namespace is not None:
@@ -282,6 +284,7 @@ class ResourceHandlers:
                 raise ApiError(422, f'{res.kind} "{target.name}" is invalid: {e}', "Invalid") from None
             if not isinstance(result, dict):
                 raise ApiError(422, f'{res.kind} "{target.name}" is invalid: patch result is not an object', "Invalid")
+            _check_decodable(result, res.kind, res.group_version)
             meta = dict(result.get("metadata") or {})
             if meta.get("name") != target.name:
                 raise ApiError(400, f"the name of the object ({meta.get('name')}) does not match the name on "
@@ -407,3 +410,16 @@ def _int_param(query: Mapping[str, str], key: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ApiError(400, f"{key}: Invalid value: {raw!r}: must be an integer") from None
+
+
+def _check_decodable(obj: Obj, kind: str, api_version: str) -> None:
+    """Refuse, as kube-apiserver's decoder does (400 BadRequest, ``Pod in version "v1" cannot be
+    handled as a Pod: ...``), an object whose fields have the wrong JSON type for ``kind``
+    (:func:`kubesched.api.shape.check_shape`: e.g. ``spec.containers: must be a list, got
+    integer``), so the store never holds an object that clients cannot decode."""
+    try:
+        check_shape(obj, kind)
+    except ManifestError as e:
+        version = api_version.rpartition("/")[2]
+        raise ApiError(400, f'{kind} in version "{version}" cannot be handled as a {kind}: {e}',
+                       "BadRequest") from None

@@ -424,3 +424,25 @@ def test_kubeconfig(server: ServerHandle, tmp_path: Any) -> None:
     names = [ns.metadata.name for ns in k8s.CoreV1Api(api).list_namespace().items]
     assert "kube-system" in names
     assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_wrongly_typed_fields_are_refused_as_the_decoder_refuses_them(server: ServerHandle,
+                                                                      core: k8s.CoreV1Api) -> None:
+    """A Pod with ``spec.containers: 5`` (``kubectl create --validate=false``) gets kube-apiserver's
+    400 instead of being stored (where it would break every Table list of its namespace); a patch
+    that would make one is refused the same way, and the pod is unchanged."""
+    api = _api_client(server)
+    bad = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p5"}, "spec": {"containers": 5}}
+    with pytest.raises(k8s.ApiException) as exc:
+        api.call_api("/api/v1/namespaces/default/pods", "POST", body=bad, response_type="object",
+                     _return_http_data_only=True)
+    body = json.loads(exc.value.body)
+    assert (exc.value.status, body["reason"], body["message"]) == (
+        400, "BadRequest", 'Pod in version "v1" cannot be handled as a Pod: spec.containers: must be a list, got number')
+    core.create_namespaced_pod("default", _pod("web"))
+    with pytest.raises(k8s.ApiException) as exc:
+        core.patch_namespaced_pod("web", "default", {"metadata": {"labels": "app"}})
+    assert (exc.value.status, json.loads(exc.value.body)["message"]) == (
+        400, 'Pod in version "v1" cannot be handled as a Pod: metadata.labels: must be an object, got string')
+    assert core.read_namespaced_pod("web", "default").metadata.labels == {"app": "web"}
+    assert [p.metadata.name for p in core.list_namespaced_pod("default").items] == ["web"]

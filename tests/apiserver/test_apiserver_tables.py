@@ -198,3 +198,12 @@ def test_kubectl_create_namespace_fails_clearly(served: tuple[ServerHandle, Path
     assert out.stderr.startswith("Error from server (UnsupportedMediaType): the body of the request was in an "
                                  "unknown format")
     assert "kubesched serve does not decode application/vnd.kubernetes.protobuf bodies" in out.stderr
+
+
+def test_a_malformed_object_gets_a_row_of_its_own_and_never_fails_the_list() -> None:
+    ok, bad = _pod(), _pod(metadata={"name": "p5"})
+    bad["spec"] = {"containers": 5}
+    table = to_table("Pod", [ok, bad], {"resourceVersion": "7"}, T0 + 200)
+    cells = [r["cells"] for r in table["rows"]]
+    assert cells[0][:3] == ["web", "0/2", "Pending"]
+    assert cells[1] == ["p5"] + ["<unknown>"] * (len(table["columnDefinitions"]) - 1)
