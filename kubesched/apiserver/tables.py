@@ -388,8 +388,9 @@ def to_table(kind: str, items: Iterable[Obj], list_meta: Mapping[str, Any], now:
         except (TypeError, ValueError, AttributeError, KeyError, IndexError):
             # an object loaded with a malformed field (``serve -f``): its name, the rest unknown,
             # so that one object never fails the whole list
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-            row = {"cells": [str(meta.get("name") or "")] + ["<unknown>"] * (len(columns) - 1)}
+            meta = obj.get("metadata")
+            name = meta.get("name") if isinstance(meta, Mapping) else None
+            row = {"cells": [str(name or "")] + ["<unknown>"] * (len(columns) - 1)}
         ro = _row_object(obj, include_object, version)
         if ro is not None:
             row["object"] = ro

@@ -146,11 +146,10 @@ def _read_events_file(path: str) -> list[Any]:
 
 
 def _cluster_events(kubeconfig: str, context: str | None) -> list[Any]:
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.cli.cluster_read import read_cluster
     from kubesched.kubelet.pulled_events import pulled_events
 
-    client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
-    return list(pulled_events(client.list("Event").items))
+    return list(pulled_events(read_cluster(kubeconfig, context, lambda client: client.list("Event").items)))
 
 
 @images.command()

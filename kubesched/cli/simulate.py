@@ -17,7 +17,7 @@ from kubesched.cli.paths import check_output_file
 from kubesched.cluster.manifests import Manifest, load_manifests, write_manifests
 from kubesched.cluster.unknown_fields import unknown_fields
 from kubesched.config.load import load_config
-from kubesched.errors import ConfigError, KubeschedError, ManifestError
+from kubesched.errors import ConfigError, ManifestError
 from kubesched.modes.simulate.report import (
     explain_grids,
     find_pod,
@@ -169,16 +169,10 @@ def check_explain_ref(ref: str, manifests: Sequence[Manifest]) -> None:
 
 def live_manifests(kubeconfig: str, context: str | None, namespace: str | None) -> list[Manifest]:
     """The live state of a cluster as manifests located ``cluster <kubeconfig> (Kind ns/name)``."""
-    from kubesched.cluster.kube import KubeApiError, KubeClusterClient
+    from kubesched.cli.cluster_read import read_cluster
     from kubesched.cluster.live_snapshot import read_snapshot
 
-    client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
-    try:
-        objects = read_snapshot(client, namespace)
-    except KubeApiError as e:
-        raise KubeschedError(f"cannot read the cluster ({kubeconfig}): {e}") from None
-    finally:
-        client.close()
+    objects = read_cluster(kubeconfig, context, lambda client: read_snapshot(client, namespace))
     return [Manifest(o, f"cluster {kubeconfig}", i) for i, o in enumerate(objects, start=1)]
 
 

@@ -8,7 +8,6 @@ import sys
 import click
 
 from kubesched.cli.output import OUTPUT_FILE_HELP, SNAPSHOT_FORMATS, write_objects
-from kubesched.errors import KubeschedError
 
 
 @click.command()
@@ -27,16 +26,10 @@ def snapshot(kubeconfig: str | None, context: str | None, namespace: str | None,
     managedFields and status noise, and write them as one snapshot.
 
     Example: kubesched snapshot --kubeconfig ~/.kube/config -n shop --output snapshot.yaml"""
-    from kubesched.cluster.kube import KubeApiError, KubeClusterClient
+    from kubesched.cli.cluster_read import read_cluster
     from kubesched.cluster.live_snapshot import read_snapshot
 
-    client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
-    try:
-        objects = read_snapshot(client, namespace)
-    except KubeApiError as e:
-        raise KubeschedError(f"cannot read the cluster ({kubeconfig or 'in-cluster'}): {e}") from None
-    finally:
-        client.close()
+    objects = read_cluster(kubeconfig, context, lambda client: read_snapshot(client, namespace))
     write_objects(objects, output, fmt, "--output")
     counts: dict[str, int] = {}
     for o in objects:

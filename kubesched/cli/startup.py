@@ -55,19 +55,14 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
     against `kubesched serve --kubelet`. Needs list access to pods, nodes and events."""
     from rich.console import Console
 
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.cli.cluster_read import read_cluster
     from kubesched.modes.replay.report_table import summary_table
     from kubesched.modes.startup.analysis import StartupData, analyse
     from kubesched.modes.startup.report import LABEL, TITLE, write_startup_report
 
     window = _since_seconds(since)
-    client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
-    try:
-        pods = client.list("Pod", namespace).items
-        nodes = client.list("Node").items
-        events = client.list("Event", namespace).items
-    finally:
-        client.close()
+    pods, nodes, events = read_cluster(kubeconfig, context, lambda client: (
+        client.list("Pod", namespace).items, client.list("Node").items, client.list("Event", namespace).items))
     data = StartupData(pods, nodes, events, source=f"{kubeconfig}" + (f" namespace {namespace}" if namespace else ""))
     runs = analyse(data, since=None if window is None else time.time() - window)
     for problem in data.problems:
