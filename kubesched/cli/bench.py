@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -53,6 +54,11 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
             thr = f"{w.threshold:.0f} pods/s" if w.threshold is not None else "-"
             click.echo(f"{w.name}\tnodes={w.nodes}\tmeasuredPods={w.measured_pods}\tthreshold={thr}")
         return
+    if not api_mode:
+        for flag, value, default in (("--measure-pods", measure_pods, None), ("--timeout", timeout, 600.0),
+                                     ("--kube-api-qps", kube_api_qps, 5000.0), ("--kube-api-burst", kube_api_burst, 5000)):
+            if value != default:
+                raise click.UsageError(f"{flag} applies to --api runs only")
     chosen = select(all_workloads, list(workloads))
     if api_mode:
         _bench_api(console, chosen, output, kube_api_qps, kube_api_burst, measure_pods, timeout)
@@ -74,6 +80,16 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     if output:
         write_json(output, results)
         console.print(f"wrote {output}")
+    _exit_on_failures(results)
+
+
+def _exit_on_failures(results: list[Any]) -> None:
+    """Exit 1 when a workload did not complete (``failed``, ``incomplete``), as scheduler_perf's
+    test fails; a throughput below its threshold is reported in the table, not an exit code."""
+    bad = [r.name for r in results if r.status != "ok"]
+    if bad:
+        click.echo(f"error: {len(bad)} of {len(results)} workloads did not complete: {', '.join(bad)}", err=True)
+        sys.exit(1)
 
 
 def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, burst: int, measure_pods: int | None,
@@ -101,3 +117,4 @@ def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, 
     if output:
         write_api_json(output, results)
         console.print(f"wrote {output}")
+    _exit_on_failures(results)
