@@ -24,13 +24,11 @@ def container_names(pod: Mapping[str, Any], field: str = "containers") -> list[s
 
 
 def _cond(kind: str, status: bool, t: float, reason: str | None = None, message: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": kind, "status": "True" if status else "False", "lastProbeTime": None,
-                           "lastTransitionTime": rfc3339(t)}
-    if reason:
-        out["reason"] = reason
-    if message:
-        out["message"] = message
-    return out
+    """A condition for a status patch; ``reason``/``message`` None are written as null, which the
+    merge by ``type`` removes from the stored condition (a Ready condition that turns True loses
+    the ``ContainersNotReady`` reason it had while Pending, as the kubelet's full status write does)."""
+    return {"type": kind, "status": "True" if status else "False", "lastProbeTime": None,
+            "lastTransitionTime": rfc3339(t), "reason": reason or None, "message": message or None}
 
 
 def _container_id(pod: Mapping[str, Any], name: str) -> str:
@@ -91,10 +89,11 @@ def running_status(pod: Mapping[str, Any], started: float, image_ids: Mapping[st
     """Every container started at ``started``: ``Running``, all conditions True. Init containers
     (run to completion before, in the model at the same moment) are ``terminated`` ``Completed``."""
     stamp = rfc3339(started)
+    # Initialized turns True here only after init containers (without them it was True at admission)
+    initialized = [_cond("Initialized", True, started)] if container_names(pod, "initContainers") else []
     status: dict[str, Any] = {
         "phase": "Running",
-        "conditions": [_cond("Initialized", True, started), _cond("ContainersReady", True, started),
-                       _cond("Ready", True, started)],
+        "conditions": [*initialized, _cond("ContainersReady", True, started), _cond("Ready", True, started)],
         "containerStatuses": _statuses(pod, "containers", {"running": {"startedAt": stamp}}, ready=True,
                                        started=True, image_ids=image_ids, with_id=True),
     }

@@ -98,8 +98,12 @@ def test_pods_pull_start_run_and_succeed() -> None:
     assert status["containerStatuses"][0]["ready"] is True
     conds = {c["type"]: (c["status"], c["lastTransitionTime"]) for c in status["conditions"]}
     assert conds == {"PodScheduled": ("True", rfc3339(T0)), "PodReadyToStartContainers": ("True", rfc3339(T0)),
-                     "Initialized": ("True", rfc3339(T0 + 7)), "ContainersReady": ("True", rfc3339(T0 + 7)),
+                     "Initialized": ("True", rfc3339(T0)), "ContainersReady": ("True", rfc3339(T0 + 7)),
                      "Ready": ("True", rfc3339(T0 + 7))}
+    # no init containers: Initialized was True at admission; Ready lost the reason it had while Pending
+    assert [(c["type"], c.get("reason"), c.get("message")) for c in status["conditions"]
+            if c["type"] in ("Ready", "ContainersReady")] == [("Ready", None, None), ("ContainersReady", None, None)]
+    assert all("reason" not in c and "message" not in c for c in status["conditions"] if c["status"] == "True")
     # status.images written at the first 10 s tick after a pull completed (+6 and +8.5)
     images = mc.get("Node", "", "n1")["status"]["images"]
     assert [(e["names"][-1], e["sizeBytes"]) for e in images] == [("docker.io/library/b:latest", 600),
