@@ -121,6 +121,16 @@ class Cluster:
 
     # -- objects ---------------------------------------------------------------------------------
 
+    def store_malformed_pod(self, pod: dict[str, Any]) -> None:
+        """Put ``pod`` (with wrongly typed fields, which the server's decoder refuses with a 400)
+        straight into the embedded store, after the server's pod admission: what a faulty proxy or
+        an older server could hand a scheduler's watch. Embedded cluster only."""
+        from kubesched.apiserver.admission import admit_new_pod
+
+        assert self.handle is not None, "only the embedded cluster stores malformed objects"
+        store = self.handle.state.cluster
+        store.create(admit_new_pod(pod, store))
+
     def add_nodes(self, n: int, cpu: str = "4") -> list[str]:
         """Create ``n`` nodes (embedded only; a real cluster uses its own)."""
         if not self.embedded:

@@ -8,8 +8,9 @@
 - ``schedulingGates`` of the wrong shape are an error on the pod, not "ungated": no bind loop, and
   an unrelated unschedulable pod is attempted once.
 
-The embedded server stores what it is sent (it does not validate pod specs), which is what lets
-these objects exist. See tests/run_support.py.
+The embedded server's decoder refuses wrongly typed fields with a 400, as kube-apiserver's does,
+so the tests put these pods straight into its store (``Cluster.store_malformed_pod`` in
+tests/run_support.py): what a faulty proxy or an older server could hand a scheduler's watch.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def test_malformed_pending_pods_get_one_event_and_condition(cluster: Cluster, re
     cases = _malformed_pending(cluster)
     assert len(cases) >= 21
     for pod, _ in cases.values():
-        cluster.core.create_namespaced_pod(cluster.namespace, pod, _preload_content=False)
+        cluster.store_malformed_pod(pod)
     r = Replica(cluster, _config(cluster.tmp))
     replicas.append(r)
     r.wait_ready()
@@ -195,7 +196,7 @@ def test_malformed_bound_pods_keep_their_nodes_full(cluster: Cluster, replicas: 
         pod["metadata"]["name"] = name
         pod["spec"]["nodeName"] = node
         pod["status"] = {"phase": "Running"}
-        cluster.core.create_namespaced_pod(cluster.namespace, pod, _preload_content=False)
+        cluster.store_malformed_pod(pod)
     r = Replica(cluster, _config(cluster.tmp))
     replicas.append(r)
     r.wait_ready()
