@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -11,6 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import yaml
+from process_support import stop_process
 
 SNAPSHOT = """\
 apiVersion: v1
@@ -51,12 +51,7 @@ def test_serve_command(tmp_path: Path) -> None:
         with urllib.request.urlopen(url + "/api/v1/nodes", timeout=10) as resp:
             assert [n["metadata"]["name"] for n in json.loads(resp.read())["items"]] == ["n1"]
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc)
     assert proc.returncode == 0
     assert proc.stderr is not None
     err = proc.stderr.read()

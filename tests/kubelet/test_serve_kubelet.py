@@ -5,7 +5,6 @@ through ``pods/binding`` is pulled, started and reported as a kubelet would, and
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from process_support import stop_process
 
 kubernetes = pytest.importorskip("kubernetes")
 
@@ -95,9 +95,4 @@ def test_serve_kubelet_runs_bound_pods(tmp_path: Path) -> None:
             return api.read_namespaced_pod("web", "default").status.phase == "Succeeded"
         _wait(succeeded, 10, "pod web Succeeded after its 30 s run")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc)

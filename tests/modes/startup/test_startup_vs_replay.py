@@ -11,7 +11,6 @@ pod to the node holding its image."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from process_support import stop_process
 
 from kubesched.config.load import load_config
 from kubesched.images.catalogue import parse_catalogue
@@ -71,16 +71,6 @@ def _scheduler_config(path: Path) -> Path:
            "leaderElection": {"leaderElect": False}, "profiles": [{"schedulerName": "upstream"}, aware]}
     path.write_text(yaml.safe_dump(doc))
     return path
-
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
 
 
 def _live(tmp: Path) -> dict[str, dict[str, Any]]:
@@ -135,8 +125,8 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
         return {r["scheduler"]: r for r in report["runs"]}
     finally:
         if sched is not None:
-            _stop(sched)
-        _stop(serve)
+            stop_process(sched)
+        stop_process(serve)
 
 
 def test_startup_ranks_profiles_like_the_replay(tmp_path: Path) -> None:
