@@ -11,9 +11,9 @@ request missing for a resource that has a limit defaults to that limit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from kubesched.api.labels import LabelSelector, label_key_error, parse_label_selector, selector_value_error
 from kubesched.api.node_selector import (
@@ -426,9 +426,7 @@ class Pod:
 
     def with_node_name(self, node_name: str) -> Pod:
         """A shallow copy bound to ``node_name`` (what the scheduler cache *assumes*)."""
-        q = Pod.__new__(Pod)
-        for s in Pod.__slots__:
-            object.__setattr__(q, s, getattr(self, s))
+        q = _copy_pod(self)
         q.node_name = node_name
         return q
 
@@ -475,3 +473,16 @@ class Pod:
 
     def __repr__(self) -> str:
         return f"Pod({self.key}{' on ' + self.node_name if self.node_name else ''})"
+
+
+def _slot_copier(cls: type[Pod]) -> Callable[[Pod], Pod]:
+    """A function copying every slot of ``cls`` into a new instance: one straight-line function
+    (generated once, as ``dataclasses`` generates ``__init__``), about a quarter of the cost of a
+    ``getattr``/``setattr`` loop over the 42 slots, for the copy made at every assume and bind."""
+    body = "\n".join(f"    q.{name} = self.{name}" for name in cls.__slots__)
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    exec(f"def copy(self):\n    q = _new(_cls)\n{body}\n    return q\n", namespace)  # noqa: S102 - slot names only
+    return cast("Callable[[Pod], Pod]", namespace["copy"])
+
+
+_copy_pod = _slot_copier(Pod)

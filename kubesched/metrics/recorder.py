@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import prometheus_client
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Gauge
 
 from kubesched.metrics.definitions import (
     BY_NAME,
@@ -27,6 +27,7 @@ from kubesched.metrics.definitions import (
     MetricSpec,
     attempts_label,
 )
+from kubesched.metrics.families import CounterFamily, HistogramFamily
 
 _LOCK = threading.Lock()
 #: collectors already registered per registry (upstream registers its globals once, too)
@@ -34,11 +35,13 @@ _REGISTERED: weakref.WeakKeyDictionary[CollectorRegistry, dict[str, Any]] = weak
 
 
 def _build(spec: MetricSpec, registry: CollectorRegistry) -> Any:
+    """Counters and histograms are :mod:`kubesched.metrics.families` (bumped many times per
+    cycle; same samples as ``prometheus_client``'s own), gauges ``prometheus_client.Gauge``."""
     if spec.type == "counter":
-        return Counter(spec.name, spec.help, spec.labels, registry=registry)
+        return CounterFamily(spec.name, spec.help, spec.labels, registry=registry)
     if spec.type == "gauge":
         return Gauge(spec.name, spec.help, spec.labels, registry=registry)
-    return Histogram(spec.name, spec.help, spec.labels, registry=registry, buckets=spec.buckets)
+    return HistogramFamily(spec.name, spec.help, spec.labels, registry=registry, buckets=spec.buckets)
 
 
 def collectors_for(registry: CollectorRegistry) -> dict[str, Any]:

@@ -85,6 +85,8 @@ _POD_SCALE_DOWN = ClusterEvent(EventResource.Pod, ActionType.UpdatePodScaleDown)
 _UNSCHEDULED_POD_ADD = UNSCHEDULED_POD_ADD.label
 _UNSCHEDULED_POD_UPDATE = UNSCHEDULED_POD_UPDATE.label
 _NOMINATE_ON = (_UNSCHEDULED_POD_ADD, _UNSCHEDULED_POD_UPDATE)
+#: the ``queue`` label of each ``scheduler_pending_pods`` series, in the order of ``_changed``'s sizes
+_PENDING_QUEUES = (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -134,6 +136,8 @@ class PriorityQueue:
         self._cond = threading.Condition(self._lock)
         self._metrics: QueueMetrics = metrics if metrics is not None else NullQueueMetrics()
         self._metrics_on = metrics is not None and not isinstance(metrics, NullQueueMetrics)
+        #: the ``scheduler_pending_pods`` values last set (active, backoff, unschedulable, gated)
+        self._pending_gauges: tuple[int, int, int, int] | None = None
         self._profile_of: Callable[[Pod], str | None] = profile_of or _scheduler_name
         self._max_unschedulable_duration = pod_max_in_unschedulable_pods_duration
         self._namespace_labels = namespace_labels
@@ -753,11 +757,15 @@ class PriorityQueue:
         if self._running:
             self._arm_flushes()
         if self._metrics_on:
+            sizes = (len(self._active), len(self._backoff), self._unsched.unschedulable_count, self._unsched.gated_count)
+            last = self._pending_gauges
+            if sizes == last:
+                return
+            self._pending_gauges = sizes
             m = self._metrics
-            m.set(PENDING_PODS, {"queue": ACTIVE}, len(self._active))
-            m.set(PENDING_PODS, {"queue": BACKOFF}, len(self._backoff))
-            m.set(PENDING_PODS, {"queue": UNSCHEDULABLE}, self._unsched.unschedulable_count)
-            m.set(PENDING_PODS, {"queue": GATED}, self._unsched.gated_count)
+            for i, queue in enumerate(_PENDING_QUEUES):  # only the sub-queues whose size changed
+                if last is None or sizes[i] != last[i]:
+                    m.set(PENDING_PODS, {"queue": queue}, sizes[i])
 
     def _arm_flushes(self) -> None:
         """(Re)arm or cancel the two flush timers for the current sub-queues (lock held; see :meth:`run`)."""

@@ -13,6 +13,7 @@ only through a ``ClusterClient``.
 from __future__ import annotations
 
 import logging
+import queue
 import random
 import threading
 from collections.abc import Callable, Mapping
@@ -77,16 +78,24 @@ class BindingPool:
     At most ``max_in_flight`` cycles are queued or running; submitting more blocks the submitter (the
     scheduling loop), which bounds memory and API pressure. After :meth:`halt` new cycles are
     dropped (the process is going away: lost lease); :meth:`shutdown` waits for those in flight
-    (graceful stop). Thread-safe."""
+    (graceful stop). Thread-safe.
+
+    Threads are started on demand, as ``concurrent.futures.ThreadPoolExecutor`` starts them (a new
+    one only when no started thread is free), and take cycles from one FIFO queue; a cycle is a
+    plain callable (no ``Future``: nothing waits for a binding cycle's result), which keeps the
+    hand-off from the scheduling thread to a few dozen bytecodes."""
 
     def __init__(self, max_workers: int = 16, max_in_flight: int = 256) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="binding")
+        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self._halted = threading.Event()
         self._lock = threading.Lock()
+        self._max_workers = max(1, max_workers)
+        self._threads: list[threading.Thread] = []
+        #: started threads that are free and not yet promised to a queued cycle
+        self._idle = 0
         self._in_flight = 0
+        self._closed = False
 
     def __call__(self, fn: Callable[[], None]) -> None:
         if self._halted.is_set():
@@ -94,9 +103,24 @@ class BindingPool:
             return
         self._slots.acquire()
         with self._lock:
+            if self._closed:
+                self._slots.release()
+                return
             self._in_flight += 1
+            if self._idle:
+                self._idle -= 1
+            elif len(self._threads) < self._max_workers:
+                t = threading.Thread(target=self._work, name=f"binding_{len(self._threads)}", daemon=True)
+                self._threads.append(t)
+                t.start()
+        self._queue.put(fn)
 
-        def run() -> None:
+    def _work(self) -> None:
+        get = self._queue.get
+        while True:
+            fn = get()
+            if fn is None:
+                return
             try:
                 if not self._halted.is_set():
                     fn()
@@ -105,14 +129,8 @@ class BindingPool:
             finally:
                 with self._lock:
                     self._in_flight -= 1
+                    self._idle += 1
                 self._slots.release()
-
-        try:
-            self._pool.submit(run)
-        except RuntimeError:  # pool shut down
-            with self._lock:
-                self._in_flight -= 1
-            self._slots.release()
 
     def in_flight(self) -> int:
         """Binding cycles queued or running."""
@@ -125,7 +143,19 @@ class BindingPool:
 
     def shutdown(self, wait: bool = True) -> None:
         """Stop accepting cycles; with ``wait`` block until the running and queued ones finished."""
-        self._pool.shutdown(wait=wait)
+        with self._lock:
+            if self._closed:
+                threads: list[threading.Thread] = []
+            else:
+                self._closed = True
+                threads = list(self._threads)
+        for _ in threads:
+            self._queue.put(None)  # after every queued cycle (FIFO)
+        if wait:
+            me = threading.current_thread()
+            for t in threads:
+                if t is not me:
+                    t.join()
 
 
 class Scheduler:
