@@ -275,13 +275,16 @@ class Framework:
         if not sink.enabled or len(first) == 0:
             return
         n = len(self.filter_plugins)
-        reach = np.where(first < 0, n, first)
-        at_least = np.cumsum(np.bincount(reach, minlength=n + 1)[::-1])[::-1]
+        if int(first.max()) < 0:  # every visited row passed every plugin (the common case)
+            at_least: list[int] = [len(first)] * n
+        else:
+            reach = np.where(first < 0, n, first)
+            at_least = np.cumsum(np.bincount(reach, minlength=n + 1)[::-1])[::-1].tolist()
         skip = state.skip_filter_plugins
         for idx, pl in enumerate(self.filter_plugins):
             if skip and pl.NAME in skip:
                 continue
-            c = int(at_least[idx])
+            c = at_least[idx]
             if c:
                 sink.plugin_evaluations(pl.NAME, FILTER.label, self.profile_name, c)
 
