@@ -33,7 +33,7 @@ import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kubesched.api.timestamps import rfc3339_micro
 from kubesched.clock import Clock
@@ -41,7 +41,7 @@ from kubesched.cluster.json_codec import dumps, loads
 from kubesched.cluster.throttled_log import ThrottledLog
 from kubesched.errors import AlreadyExistsError, NotFoundError
 
-__all__ = ["EventBroadcaster", "EventSink", "event_key"]
+__all__ = ["BatchEventSink", "EventBroadcaster", "EventSink", "event_key"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ MAX_TRIES_PER_EVENT = 12
 FINISH_TIME = 6 * 60.0
 REFRESH_TIME = 30 * 60.0
 MAX_QUEUED_EVENTS = 1000
+#: most queued events a writer takes at once (their creations are pipelined on one connection)
+MAX_BATCH = 64
 DEFAULT_SLEEP = 10.0
 
 
@@ -61,6 +63,15 @@ class EventSink(Protocol):
     def create_event(self, event: Obj) -> Any: ...
 
     def patch_event(self, namespace: str, name: str, patch: Obj) -> Any: ...
+
+
+@runtime_checkable
+class BatchEventSink(EventSink, Protocol):
+    """A sink that also creates several Events in one go (``KubeClusterClient.create_events``:
+    pipelined on one connection); the result per event is None or the error ``create_event``
+    would have raised."""
+
+    def create_events(self, events: list[Obj]) -> list[Exception | None]: ...
 
 
 def _ref(r: Any) -> tuple[Any, ...]:
@@ -111,6 +122,8 @@ class EventBroadcaster:
                  refresh_time: float = REFRESH_TIME, sleep: float = DEFAULT_SLEEP,
                  max_queued: int = MAX_QUEUED_EVENTS, rng: random.Random | None = None) -> None:
         self.sink = sink
+        #: the sink's batch form, resolved once (None: events are created one by one)
+        self._batch_sink = sink if isinstance(sink, BatchEventSink) else None
         self.clock = clock
         self.finish_time = finish_time
         self.refresh_time = refresh_time
@@ -168,17 +181,66 @@ class EventBroadcaster:
                            event.get("reason"), (event.get("regarding") or {}).get("name"), self.dropped)
 
     def _work(self, q: queue.Queue[tuple[tuple[Any, ...], Obj] | None]) -> None:
+        """Take the next event (with a batch sink: what is queued, up to :data:`MAX_BATCH`
+        events), fold each, and write: new Events created together through the batch sink,
+        series patches one by one, in queue order (a patch waits for the creations queued
+        before it)."""
         while True:
-            item = q.get()
-            if item is None:
-                return
-            key, ev = item
-            try:
-                to_write = self._fold(ev, key)
-                if to_write is not None:
+            items = [q.get()]
+            while self._batch_sink is not None and len(items) < MAX_BATCH:
+                try:
+                    items.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            creates: list[Obj] = []
+            for item in items:
+                if item is None:
+                    self._write_creates(creates)
+                    return
+                key, ev = item
+                try:
+                    to_write = self._fold(ev, key)
+                    if to_write is None:
+                        continue
+                    if self._batch_sink is not None and to_write.get("series") is None:
+                        creates.append(to_write)
+                        continue
+                    self._write_creates(creates)
+                    creates = []
                     self._attempt(to_write)
-            except Exception:  # noqa: BLE001 - an event never kills its writer
-                log.exception("writing event %s failed", ev.get("reason"))
+                except Exception:  # noqa: BLE001 - an event never kills its writer
+                    log.exception("writing event %s failed", ev.get("reason"))
+            self._write_creates(creates)
+
+    def _write_creates(self, events: list[Obj]) -> None:
+        """Create ``events`` through the batch sink; one that failed in a way worth retrying goes
+        through :meth:`_attempt` (retries with sleeps), other failures are logged and dropped."""
+        if not events:
+            return
+        assert self._batch_sink is not None
+        try:
+            results = self._batch_sink.create_events(
+                [{**ev, "metadata": {k: v for k, v in (ev.get("metadata") or {}).items() if k != "resourceVersion"}}
+                 for ev in events])
+        except Exception:  # noqa: BLE001 - e.g. the lease is lost: nothing was sent
+            log.exception("writing %d events failed", len(events))
+            return
+        for ev, err in zip(events, results, strict=True):
+            if err is None:
+                self.written += 1
+            elif self._retryable(err):
+                log.warning("unable to write event %s (may retry after sleeping): %s", ev.get("reason"), err)
+                self._attempt(ev)
+            elif isinstance(err, AlreadyExistsError):
+                log.debug("server rejected event (will not retry): %s", err)
+            else:
+                log.error("server rejected event %s (will not retry): %s", ev.get("reason"), err)
+
+    @staticmethod
+    def _retryable(e: Exception) -> bool:
+        """A transport failure (code 0) or a 5xx answer: worth retrying (``recordEvent``)."""
+        code = getattr(e, "code", None)
+        return code == 0 or (isinstance(code, int) and code >= 500) or isinstance(e, OSError)
 
     def _fold(self, ev: Obj, key: tuple[Any, ...] | None = None) -> Obj | None:
         """``recordToSink``'s cache step: what to write now for ``ev`` (None: only counted);
@@ -236,8 +298,7 @@ class EventBroadcaster:
                 raise _Retry(str(e)) from None
             log.debug("server rejected event (will not retry): %s", e)
         except Exception as e:  # noqa: BLE001 - classified as upstream does
-            code = getattr(e, "code", None)
-            if code == 0 or (isinstance(code, int) and code >= 500) or isinstance(e, OSError):
+            if self._retryable(e):
                 log.warning("unable to write event %s (may retry after sleeping): %s", ev.get("reason"), e)
                 raise _Retry(str(e)) from None
             log.error("server rejected event %s (will not retry): %s", ev.get("reason"), e)

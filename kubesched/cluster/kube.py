@@ -507,6 +507,50 @@ class KubeClusterClient:
         body = _normalize_event({**event, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
         self._fetch("POST", collection_path("Event", _meta(event).get("namespace") or "default"), body=body)
 
+    def create_events(self, events: builtins.list[Obj]) -> builtins.list[Exception | None]:
+        """``POST`` several ``events.k8s.io/v1`` Events pipelined on one connection
+        (:meth:`ConnectionPool.request_pipelined`), each taking its token from the rate limiter
+        and passing the write guard first; the result per event is None (created) or the error
+        :meth:`create_event` would raise (a transport failure is ``KubeApiError`` code 0; no
+        ``Retry-After`` wait: the event broadcaster retries). Through urllib3 (a proxy) they are
+        created one by one. Raises only ``LeaseLostError`` from the write guard."""
+        if self._fast is None:
+            results: builtins.list[Exception | None] = []
+            for ev in events:
+                try:
+                    self.create_event(ev)
+                    results.append(None)
+                except KubeApiError as e:
+                    results.append(e)
+            return results
+        requests: builtins.list[tuple[str, str, bytes | None, dict[str, str]]] = []
+        for ev in events:
+            body = _normalize_event({**ev, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
+            path = collection_path("Event", _meta(ev).get("namespace") or "default")
+            headers = {**self._headers, "Content-Type": "application/json"}
+            self.api.update_params_for_auth(headers, [], ["BearerToken"])
+            if self.limiter is not None:
+                self.limiter.accept()
+            if self.write_guard is not None:
+                self.write_guard.check("POST", path)  # LeaseLostError: none of them sent
+            requests.append(("POST", path, dumps(body), headers))
+        started = time.monotonic()
+        answers = self._fast.request_pipelined(requests, (self.request_timeout, self.request_timeout))
+        elapsed = (time.monotonic() - started) / max(1, len(answers))
+        out: builtins.list[Exception | None] = []
+        metrics = self.component_metrics
+        for (_m, path, _b, _h), answer in zip(requests, answers, strict=True):
+            if isinstance(answer, Exception):
+                if metrics is not None:
+                    metrics.request("POST", self._host, None, elapsed, 0.0)
+                out.append(KubeApiError(0, "", f"POST {path}: {_transport_reason(answer)}"))
+                continue
+            if metrics is not None:
+                metrics.request("POST", self._host, answer.status, elapsed, 0.0)
+            out.append(None if 200 <= answer.status <= 299 else
+                       _error_from_status(answer.status, answer.data, answer.headers))
+        return out
+
     def patch_event(self, namespace: str, name: str, patch: Obj) -> Obj:
         """Strategic merge ``PATCH`` of an ``events.k8s.io/v1`` Event (the event broadcaster's
         series updates: ``{"series": {"count": n, "lastObservedTime": ...}}``). Raises NotFoundError."""

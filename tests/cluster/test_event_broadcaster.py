@@ -10,6 +10,7 @@ from typing import Any
 
 from kubesched.clock import RealClock, VirtualClock
 from kubesched.cluster.event_broadcaster import EventBroadcaster, event_key
+from kubesched.cluster.kube import KubeApiError
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.errors import NotFoundError
 
@@ -132,3 +133,43 @@ def test_event_key_ignores_the_note_and_the_name() -> None:
     assert event_key(_event("a", "x")) == event_key(_event("a", "y"))
     assert event_key(_event("a")) != event_key(_event("b"))
     assert event_key(_event("a", reason="Scheduled")) != event_key(_event("a"))
+
+
+class _BatchSink(_Sink):
+    """A sink with the batch form; the first creation of ``flaky`` fails with a 503 once."""
+
+    def __init__(self, cluster: MemoryCluster, flaky: str = "") -> None:
+        super().__init__(cluster)
+        self.batches: list[list[str]] = []
+        self.flaky = flaky
+
+    def create_events(self, events: list[dict[str, Any]]) -> list[Exception | None]:
+        self.batches.append([e["regarding"]["name"] for e in events])
+        out: list[Exception | None] = []
+        for e in events:
+            if e["regarding"]["name"] == self.flaky:
+                self.flaky = ""
+                out.append(KubeApiError(503, "ServiceUnavailable", "try again"))
+                continue
+            self.calls.append(("create", e["metadata"]["name"], e.get("series")))
+            self.cluster.create_event(e)
+            out.append(None)
+        return out
+
+
+def test_queued_events_are_created_together_and_a_series_patch_waits_for_its_creation() -> None:
+    clock = VirtualClock(1_700_000_000.0)
+    mc = MemoryCluster(clock)
+    sink = _BatchSink(mc, flaky="c")
+    b = EventBroadcaster(sink, clock, workers=1, sleep=0.01)
+    for pod in ("a", "b", "a", "c", "d"):  # queued before the writer starts: one batch
+        b.record(_event(pod))
+    b.start()
+    _drain(b, 5)
+    # "a" and "b" created together, then a's series patch, then "c" (503 once) and "d" together
+    assert sink.batches == [["a", "b"], ["c", "d"]]
+    names = [c[1].split(".")[0] + ":" + c[0] for c in sink.calls]
+    assert names == ["a:create", "b:create", "a:patch", "d:create", "c:create"]
+    assert sorted(e["regarding"]["name"] for e in mc.events()) == ["a", "b", "c", "d"]
+    assert b.written == 5
+    b.stop()

@@ -199,3 +199,48 @@ def test_a_truncated_answer_is_an_incomplete_read() -> None:
         pool.request("GET", "/a", None, {}, (5, 5))
     assert pool._idle == []
     srv.close()
+
+
+def _post(i: int) -> tuple[str, str, bytes, dict[str, str]]:
+    return ("POST", f"/events/{i}", b'{"i":%d}' % i, {"Content-Type": "application/json"})
+
+
+def test_pipelined_requests_go_out_in_one_write_and_answers_come_back_in_order() -> None:
+    ok = b"HTTP/1.1 201 Created\r\nContent-Length: %d\r\n\r\n%s"
+    srv = _Canned([ok % (3, b"one"), ok % (3, b"two"), b"HTTP/1.1 409 Conflict\r\nContent-Length: 5\r\n\r\nthree"])
+    pool = ConnectionPool(f"http://127.0.0.1:{srv.port}")
+    out = pool.request_pipelined([_post(1), _post(2), _post(3)], (5, 5))
+    assert [(r.status, r.data) for r in out if not isinstance(r, Exception)] == [
+        (201, b"one"), (201, b"two"), (409, b"three")]
+    assert srv.connections == 1 and len(pool._idle) == 1
+    assert [r.split(b" ")[1] for r in srv.requests] == [b"/events/1", b"/events/2", b"/events/3"]
+    assert srv.requests[2].endswith(b'\r\n\r\n{"i":3}')
+    pool.close()
+    srv.close()
+
+
+def test_pipelined_requests_left_unanswered_by_a_closing_server_are_sent_again_one_by_one() -> None:
+    srv = _Canned([b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\na",
+                   b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 1\r\nConnection: close\r\n\r\nb",
+                   b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nc",
+                   b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nd"])
+    pool = ConnectionPool(f"http://127.0.0.1:{srv.port}")
+    out = pool.request_pipelined([_post(1), _post(2), _post(3), _post(4)], (5, 5))
+    assert [(r.status, r.data) for r in out if not isinstance(r, Exception)] == [
+        (201, b"a"), (503, b"b"), (201, b"c"), (201, b"d")]
+    assert srv.connections == 2  # the third and fourth went again, on a new connection
+    assert [r.split(b" ")[1] for r in srv.requests] == [b"/events/1", b"/events/2", b"/events/3", b"/events/4"]
+    pool.close()
+    srv.close()
+
+
+def test_pipelined_requests_to_a_server_that_is_gone_fail_one_by_one() -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there
+    pool = ConnectionPool(f"http://127.0.0.1:{port}")
+    out = pool.request_pipelined([_post(1), _post(2)], (1, 1))
+    assert [type(e) for e in out] == [ConnectionRefusedError, ConnectionRefusedError]
+    with pytest.raises(ValueError, match="line break"):
+        pool.request_pipelined([_post(1), ("POST", "/x", None, {"X": "a\r\nB: c"})], (1, 1))
