@@ -361,3 +361,65 @@ def test_whole_pull_model_batch_form_matches_per_node(catalogue: str) -> None:
     assert _batch_vs_per_node(pl, pod, snap)[0] == [12761, 12868, 9706, 25449, 27736]
     # tiny:1 queues behind n4's and n3's pulls: -(13.3125 s + 0.5555 s) and -(15.1875 s + 0.5555 s)
     assert _batch_vs_per_node(pl, make_pod("t", image="tiny:1"), snap)[0] == [0, -13868, -15743, 0, 0]
+
+
+def _sized_nodes() -> list[Any]:
+    app = [(["docker.io/library/app:1"], 2_130_000_000)]
+    return [make_node("n1", cpu="4", memory="32Gi", images=app), make_node("n2", cpu="8", memory="64Gi", images=app),
+            make_node("n3", cpu="16", memory="128Gi", images=app), make_node("n4", cpu="4", memory="32Gi")]
+
+
+def test_node_share_exponent_gives_the_largest_quarter_of_nodes_less_credit(catalogue: str) -> None:
+    infos = [node_info(n) for n in _sized_nodes()]
+    pod = make_pod("p", image="app:1", cpu="1", memory="4Gi")
+    # off (the default): every holder saves the whole 26.625 s pull
+    pl, _ = plugin(catalogue, infos)
+    assert run(pl, pod, infos)[1] == {"n1": 100, "n2": 100, "n3": 100, "n4": 0}
+    # shares (cpu, memory): n1 and n4 (1/4 + 1/8) / 2 = 0.1875, n2 0.09375, n3 0.046875; lower
+    # quartile (linear) 0.046875 + 0.75 * (0.09375 - 0.046875) = 0.08203125: n3 keeps
+    # 100 * 0.046875 / 0.08203125 = 57.1 -> 57, n1 and n2 (above the quartile) all of it
+    pl, _ = plugin(catalogue, infos, node_share_exponent=1.0)
+    raw, norm = run(pl, pod, infos)
+    assert raw == {"n1": 26625, "n2": 26625, "n3": 26625, "n4": 0}
+    assert norm == {"n1": 100, "n2": 100, "n3": 57, "n4": 0}
+    # e = 0.5: n3 keeps 100 * sqrt(4/7) = 75.6 -> 75
+    pl, _ = plugin(catalogue, infos, node_share_exponent=0.5)
+    assert run(pl, pod, infos)[1] == {"n1": 100, "n2": 100, "n3": 75, "n4": 0}
+    # a pod that requests nothing is not scaled
+    assert run(pl, make_pod("q", image="app:1"), infos)[1] == {"n1": 100, "n2": 100, "n3": 100, "n4": 0}
+
+
+def test_node_share_scaling_counts_extended_resources(catalogue: str) -> None:
+    app = [(["docker.io/library/app:1"], 2_130_000_000)]
+    infos = [node_info(make_node("small", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "2"}, images=app)),
+             node_info(make_node("big", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "8"}, images=app)),
+             node_info(make_node("mid", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "4"}, images=app))]
+    pod = make_pod("p", image="app:1", requests={"cpu": "2", "memory": "16Gi", "nvidia.com/gpu": "1"})
+    pl, _ = plugin(catalogue, infos, node_share_exponent=1.0)
+    # shares: small (1/4 + 1/4 + 1/2) / 3 = 1/3, mid (1/4 + 1/4 + 1/4) / 3 = 1/4, big
+    # (1/4 + 1/4 + 1/8) / 3 = 5/24; lower quartile 5/24 + 0.5 * (1/4 - 5/24) = 11/48:
+    # 100 * (5/24) / (11/48) = 90.9 -> 90
+    assert run(pl, pod, infos)[1] == {"small": 100, "big": 90, "mid": 100}
+
+
+def test_node_share_scaling_batch_form_matches_per_node(catalogue: str) -> None:
+    cache, snap = _cache_snapshot(_sized_nodes(), [])
+    handle = FakeHandle(snap)
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, default_bandwidth_bytes_per_second=BW,
+                                                   pull_fixed_seconds=0.0, layer_latency_seconds=0.0,
+                                                   node_share_exponent=1.0), handle)  # type: ignore[arg-type]
+    # rows in reverse list order: n4, n3, n2, n1
+    assert _batch_vs_per_node(pl, make_pod("p", image="app:1", cpu="1", memory="4Gi"), snap) == (
+        [0, 26625, 26625, 26625], [0, 57, 100, 100])
+    pl.args.node_share_exponent = 0.5
+    assert _batch_vs_per_node(pl, make_pod("p", image="app:1", cpu="1", memory="4Gi"), snap) == (
+        [0, 26625, 26625, 26625], [0, 75, 100, 100])
+
+
+def test_node_share_scaling_arg_decodes() -> None:
+    args = decode_args(ImagePullTimeSavedArgs, {"nodeShareExponent": 0.5}, "ImagePullTimeSaved")
+    assert args.node_share_exponent == 0.5
+    assert ImagePullTimeSavedArgs().node_share_exponent == 0.0
+    with pytest.raises(ConfigError):
+        decode_args(ImagePullTimeSavedArgs, {"nodeShareExponent": -1}, "args")

@@ -63,6 +63,18 @@ NormalizeScore: ``lo = min(0, min raw)``, ``score = 100 * (raw - lo) // max(max 
 when it saves at least the floor and savings far below the floor (a 2 MB busybox) score about 0;
 with a busy node (negative raw) in the list, idle nodes score above it.
 
+**Node-size scaling** (``nodeShareExponent`` ``e``, 0 = off, the default). After NormalizeScore, a
+node's score is multiplied by ``min(1, (share(node) / q) ** e)`` (and floored), where
+``share(node)`` is the mean, over the resources the pod requests (cpu millicores, memory bytes,
+extended resources such as ``nvidia.com/gpu``), of request / node allocatable, and ``q`` the lower
+quartile of the shares over the nodes scored in the cycle (``numpy.quantile(shares, 0.25)``,
+linear interpolation). The largest quarter of the pod's feasible nodes loses image credit, the
+rest keeps all of it: a node k times larger than the quartile's keeps ``k ** -e`` of it (half of
+it at k = 4 with ``e = 0.5``). Large nodes hold many images because they hold many pods,
+so without it a small pod follows its image to them and fills the few nodes that only the largest
+pods fit (best fit by node size, applied to the image credit alone; the resource scoring plugins
+are unchanged).
+
 Batch form (``score_batch``, :mod:`kubesched.framework.batch`): per image set, ``(present, ours)``
 per node-table row, and ``flight`` and bandwidth per row, are cached and recomputed only for the
 rows whose NodeInfo changed since the last use, so a cycle costs O(changed nodes) instead of
@@ -76,6 +88,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass as std_dataclass
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -84,6 +97,7 @@ from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from kubesched.api.pod import Pod
+from kubesched.api.resources import Resource
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.framework.cycle_state import CycleState, ReadOnlyStateData
 from kubesched.framework.interfaces import PreScorePlugin, ReservePlugin, ScoreExtensions, ScorePlugin
@@ -150,6 +164,12 @@ class ImagePullTimeSavedArgs:
     * ``serialized_pulls``: the nodes' kubelets pull one image at a time (``serializeImagePulls``,
       the kubelet default), so a pod bound to a node waits behind everything the node is still
       pulling; default true. False: only the pod's own in-flight layers are waited for.
+    * ``node_share_exponent`` (``nodeShareExponent``): ``e`` of the node-size scaling: a node's
+      normalized score is multiplied by ``min(1, (share / q) ** e)`` (``share`` = the pod's mean
+      share of the node's allocatable over the resources it requests, ``q`` the lower quartile of
+      the shares over the nodes scored; see the module docstring), so the largest quarter of the
+      pod's feasible nodes gets less image credit (``k ** -e`` of it on a node k times larger than
+      the quartile's). Default 0: off.
     * ``registry_settings_path``: registry settings YAML
       (:mod:`kubesched.images.registry_settings`); when set, images missing from the catalogue are
       looked up in their registries in the background (:mod:`kubesched.images.registry_layers`):
@@ -167,6 +187,7 @@ class ImagePullTimeSavedArgs:
     recent_burst: int = Field(default=8, ge=0)
     in_flight_progress: float = Field(default=0.5, ge=0, le=1)
     serialized_pulls: bool = True
+    node_share_exponent: float = Field(default=0.0, ge=0)
     registry_settings_path: str | None = None
 
 
@@ -174,9 +195,62 @@ class ImagePullTimeSavedArgs:
 class _ImageSetState(ReadOnlyStateData):
     key: tuple[str, ...]
     now: float
+    #: nodeShareExponent: the pod's share of each scored node (per-node path, by node name) ...
+    shares: dict[str, float] = field(default_factory=dict)
+    #: ... and of the scored rows, in row order (batch path)
+    share_rows: FloatArray | None = None
 
     def clone(self) -> _ImageSetState:
         return self
+
+
+def pod_share(req: Resource, allocatable: Resource) -> float | None:
+    """Mean of request / allocatable over the resources ``req`` requests (cpu millicores, memory
+    bytes, then scalar resources by name; an allocatable of 0 counts as 1); None when the pod
+    requests none of them."""
+    total = 0.0
+    n = 0
+    if req.milli_cpu > 0:
+        total += req.milli_cpu / max(allocatable.milli_cpu, 1)
+        n += 1
+    if req.memory > 0:
+        total += req.memory / max(allocatable.memory, 1)
+        n += 1
+    for name in sorted(req.scalar):
+        if req.scalar[name] > 0:
+            total += req.scalar[name] / max(allocatable.scalar.get(name, 0), 1)
+            n += 1
+    return total / n if n else None
+
+
+def pod_share_rows(req: Resource, table: NodeTable, rows: IntArray) -> FloatArray | None:
+    """Vectorised :func:`pod_share` for the nodes at ``rows`` of ``table`` (same float64 operations)."""
+    total: FloatArray = np.zeros(len(rows), dtype=np.float64)
+    n = 0
+    if req.milli_cpu > 0:
+        total = total + req.milli_cpu / np.maximum(table.alloc_cpu[rows], 1)
+        n += 1
+    if req.memory > 0:
+        total = total + req.memory / np.maximum(table.alloc_mem[rows], 1)
+        n += 1
+    for name in sorted(req.scalar):
+        if req.scalar[name] > 0:
+            total = total + req.scalar[name] / np.maximum(table.scalar(name)[0][rows], 1)
+            n += 1
+    if not n:
+        return None
+    out: FloatArray = total / n
+    return out
+
+
+def share_factors(shares: FloatArray, exponent: float) -> FloatArray:
+    """``min(1, (share / q) ** exponent)`` per node (dimensionless), ``q`` the lower quartile of
+    ``shares`` (``numpy.quantile``, linear); all 1.0 when ``q`` is 0."""
+    q = float(np.quantile(shares, 0.25))
+    if q <= 0:
+        return np.ones(len(shares), dtype=np.float64)
+    out: FloatArray = np.minimum(1.0, np.power(shares / q, exponent))
+    return out
 
 
 def damping(recent: int, burst: int) -> float:
@@ -250,10 +324,11 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """Raw score: milliseconds of pull saved on the node, damped by the piling guard."""
-        try:
-            s: _ImageSetState = state.read(STATE_KEY)
-        except KeyError:
-            s = _ImageSetState(pod.images, self._now())
+        s = self._state(state, pod)
+        if self.args.node_share_exponent > 0:
+            share = pod_share(Resource.from_list(pod.requests), node_info.allocatable)
+            if share is not None:
+                s.shares[node_info.name] = share
         present, ours, flight = self.index.saved_parts(pod, node_info)
         if present == 0 and flight == 0:
             return 0, None
@@ -269,6 +344,15 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         if seconds > 0 and self.args.recent_burst > 0 and self._recent:
             seconds *= damping(self.recent_count(node_info.name, s.key, s.now), self.args.recent_burst)
         return int(1000 * seconds), None
+
+    def _state(self, state: CycleState, pod: Pod) -> _ImageSetState:
+        """The cycle's state written by PreScore (written now when PreScore did not run)."""
+        try:
+            s: _ImageSetState = state.read(STATE_KEY)
+        except KeyError:
+            s = _ImageSetState(pod.images, self._now())
+            state.write(STATE_KEY, s)
+        return s
 
     def _own_seconds(self, listed: Any, n_present: Any) -> Any:
         """``F * nI + L * nP``: the pulls and layer fetches the node spares the pod (scalars or arrays)."""
@@ -361,10 +445,9 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score` (identical values: the same float64 operations per node)."""
-        try:
-            s: _ImageSetState = state.read(STATE_KEY)
-        except KeyError:
-            s = _ImageSetState(pod.images, self._now())
+        s = self._state(state, pod)
+        s.share_rows = (pod_share_rows(Resource.from_list(pod.requests), table, rows)
+                        if self.args.node_share_exponent > 0 else None)
         present, ours, flight, listed, n_present, n_ours, f_layers, f_images = (
             c[rows] for c in self.parts_columns(pod, table))
         bandwidth = self.bandwidth_column(table)[rows]
@@ -394,19 +477,39 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         lo = min(int(scores.min()), 0)
         span = max(int(scores.max()) - lo, int(1000 * self.args.score_scale_floor_seconds))
         out: IntArray = MAX_NODE_SCORE * (scores - lo) // span
+        shares = self._read_state(state).share_rows if self.args.node_share_exponent > 0 else None
+        if shares is not None and len(shares) == len(out):
+            scaled: IntArray = (out * share_factors(shares, self.args.node_share_exponent)).astype(np.int64)
+            return scaled
         return out
+
+    @staticmethod
+    def _read_state(state: CycleState) -> _ImageSetState:
+        try:
+            s: _ImageSetState = state.read(STATE_KEY)
+        except KeyError:
+            return _ImageSetState((), 0.0)
+        return s
 
     def score_extensions(self) -> ScoreExtensions | None:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
-        """``100 * raw // max(max raw, 1000 * scoreScaleFloorSeconds)``."""
+        """``100 * (raw - lo) // max(max raw - lo, 1000 * scoreScaleFloorSeconds)``, then the
+        node-size scaling when ``nodeShareExponent`` is above 0 (see the module docstring)."""
         if not scores:
             return None
         lo = min(min(ns.score for ns in scores), 0)
         span = max(max(ns.score for ns in scores) - lo, int(1000 * self.args.score_scale_floor_seconds))
         for ns in scores:
             ns.score = MAX_NODE_SCORE * (ns.score - lo) // span
+        if self.args.node_share_exponent > 0:
+            shares = self._read_state(state).shares
+            if shares and all(ns.name in shares for ns in scores):
+                factors = share_factors(np.array([shares[ns.name] for ns in scores], dtype=np.float64),
+                                        self.args.node_share_exponent)
+                for ns, f in zip(scores, factors.tolist(), strict=True):
+                    ns.score = int(ns.score * f)
         return None
 
     # ---------------------------------------------------------------- Reserve (guard bookkeeping)
