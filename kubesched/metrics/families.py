@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
+from typing import Generic, TypeVar
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
@@ -69,7 +70,10 @@ class _HistogramChild:
             self.sum += amount
 
 
-class _Family(Collector):
+_C = TypeVar("_C", "_CounterChild", "_HistogramChild")
+
+
+class _Family(Collector, Generic[_C]):
     """Children by label values, registered on ``registry`` (the registry calls :meth:`collect`
     at every scrape and :meth:`describe` once, to reject duplicate names)."""
 
@@ -79,11 +83,23 @@ class _Family(Collector):
         self.documentation = documentation
         self.labelnames = tuple(labelnames)
         self._lock = threading.Lock()
-        self._children: dict[tuple[str, ...], object] = {}
+        self._children: dict[tuple[str, ...], _C] = {}
+        #: the family's one child when it has no labels
+        self._unlabelled: _C | None = self._new_child() if not self.labelnames else None
         if registry is not None:
             registry.register(self)
 
-    def _child(self, values: tuple[str, ...]) -> object:
+    def labels(self, *values: str) -> _C:
+        """The child for these label values (created on first use)."""
+        return self._child(tuple(str(v) for v in values))
+
+    def _only(self, what: str) -> _C:
+        """The child of an unlabelled family (ValueError when it has labels)."""
+        if self._unlabelled is None:
+            raise ValueError(f"{self.name}: {what} has labels; use labels(...)")
+        return self._unlabelled
+
+    def _child(self, values: tuple[str, ...]) -> _C:
         if len(values) != len(self.labelnames):
             raise ValueError(f"{self.name}: expected {len(self.labelnames)} label values, got {len(values)}")
         c = self._children.get(values)
@@ -94,10 +110,10 @@ class _Family(Collector):
                     c = self._children[values] = self._new_child()
         return c
 
-    def _new_child(self) -> object:
+    def _new_child(self) -> _C:
         raise NotImplementedError
 
-    def _items(self) -> list[tuple[tuple[str, ...], object]]:
+    def _items(self) -> list[tuple[tuple[str, ...], _C]]:
         with self._lock:
             return list(self._children.items())
 
@@ -112,28 +128,19 @@ class _Family(Collector):
         raise NotImplementedError
 
 
-class CounterFamily(_Family):
+class CounterFamily(_Family[_CounterChild]):
     """A labelled counter (``name`` ends in ``_total``, as for ``prometheus_client.Counter``)."""
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (),
                  registry: CollectorRegistry | None = None) -> None:
         super().__init__(name, documentation, labelnames, registry)
-        self._unlabelled = _CounterChild() if not self.labelnames else None
 
     def _new_child(self) -> _CounterChild:
         return _CounterChild()
 
-    def labels(self, *values: str) -> _CounterChild:
-        """The child for these label values (created on first use)."""
-        c = self._child(tuple(str(v) for v in values))
-        assert isinstance(c, _CounterChild)
-        return c
-
     def inc(self, amount: float = 1.0) -> None:
         """Increment an unlabelled counter (ValueError when the family has labels)."""
-        if self._unlabelled is None:
-            raise ValueError(f"{self.name}: counter has labels; use labels(...)")
-        self._unlabelled.inc(amount)
+        self._only("counter").inc(amount)
 
     def _metric(self) -> CounterMetricFamily:
         return CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
@@ -144,12 +151,11 @@ class CounterFamily(_Family):
         if self._unlabelled is not None:
             m.add_metric([], self._unlabelled.value)
         for values, c in self._items():
-            assert isinstance(c, _CounterChild)
             m.add_metric(list(values), c.value)
         yield m
 
 
-class HistogramFamily(_Family):
+class HistogramFamily(_Family[_HistogramChild]):
     """A labelled histogram with fixed upper bounds ``buckets`` (seconds for durations; a final
     ``+Inf`` is implied and dropped when given)."""
 
@@ -163,22 +169,13 @@ class HistogramFamily(_Family):
         self.bounds = tuple(bounds)
         self._les = [floatToGoString(b) for b in self.bounds] + ["+Inf"]
         super().__init__(name, documentation, labelnames, registry)
-        self._unlabelled = _HistogramChild(self.bounds) if not self.labelnames else None
 
     def _new_child(self) -> _HistogramChild:
         return _HistogramChild(self.bounds)
 
-    def labels(self, *values: str) -> _HistogramChild:
-        """The child for these label values (created on first use)."""
-        c = self._child(tuple(str(v) for v in values))
-        assert isinstance(c, _HistogramChild)
-        return c
-
     def observe(self, amount: float) -> None:
         """Observe on an unlabelled histogram (ValueError when the family has labels)."""
-        if self._unlabelled is None:
-            raise ValueError(f"{self.name}: histogram has labels; use labels(...)")
-        self._unlabelled.observe(amount)
+        self._only("histogram").observe(amount)
 
     def _metric(self) -> HistogramMetricFamily:
         return HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
@@ -186,11 +183,10 @@ class HistogramFamily(_Family):
     def collect(self) -> Iterator[Metric]:
         """One ``HistogramMetricFamily`` with cumulative buckets, ``_count`` and ``_sum`` per child."""
         m = self._metric()
-        children: list[tuple[tuple[str, ...], object]] = self._items()
+        children = self._items()
         if self._unlabelled is not None:
             children.insert(0, ((), self._unlabelled))
         for values, c in children:
-            assert isinstance(c, _HistogramChild)
             with c._lock:
                 counts, total = list(c.buckets), c.sum
             acc = 0.0
