@@ -333,12 +333,8 @@ class KubeClusterClient:
         attempt = 0
         metrics = self.component_metrics
         while True:
-            waited = self.limiter.accept() if self.limiter is not None else 0.0
+            headers, waited = self._admit(method, path, content_type)
             started = time.monotonic()
-            if self.write_guard is not None and method != "GET":
-                self.write_guard.check(method, path)  # LeaseLostError: never sent
-            headers = {**self._headers, "Content-Type": content_type}
-            self.api.update_params_for_auth(headers, [], ["BearerToken"])
             try:
                 resp = self.api.rest_client.pool_manager.request(
                     method, url, body=data, headers=headers, preload_content=False, redirect=False, retries=False,
@@ -378,9 +374,10 @@ class KubeClusterClient:
         return True
 
     def _fetch(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
-               content_type: str = "application/json") -> bytes:
+               content_type: str = "application/json", *, attempt: int = 0) -> bytes:
         """One non-streaming request through the keep-alive pool (:mod:`kubesched.cluster.http_pool`;
-        urllib3 when the kubeconfig names a proxy), retried as :meth:`_call`; the body of a 2xx answer."""
+        urllib3 when the kubeconfig names a proxy), retried as :meth:`_call`; the body of a 2xx answer.
+        ``attempt``: retries already made (a request first sent pipelined)."""
         if self._fast is None:
             resp = self._call(method, path, query, body, content_type)
             try:
@@ -393,15 +390,10 @@ class KubeClusterClient:
         target = path + ("?" + urlencode(params) if params else "")
         data = dumps(body) if body is not None else None
         timeout = (self.request_timeout, self.request_timeout)
-        attempt = 0
         metrics = self.component_metrics
         while True:
-            waited = self.limiter.accept() if self.limiter is not None else 0.0
+            headers, waited = self._admit(method, path, content_type)
             started = time.monotonic()
-            headers = {**self._headers, "Content-Type": content_type}
-            self.api.update_params_for_auth(headers, [], ["BearerToken"])
-            if self.write_guard is not None and method != "GET":
-                self.write_guard.check(method, path)  # LeaseLostError: never sent
             try:
                 answer = self._fast.request(method, target, data, headers, timeout)
             except (http.client.HTTPException, OSError) as e:
@@ -418,6 +410,18 @@ class KubeClusterClient:
                 attempt += 1
                 continue
             raise err from None
+
+    def _admit(self, method: str, path: str, content_type: str) -> tuple[dict[str, str], float]:
+        """What every request does just before it is sent (both transports): take a
+        token from the rate limiter, build the headers (with the bearer token, refreshed as the
+        official client refreshes it) and, for a write, pass the write guard (LeaseLostError:
+        never sent). Returns the headers and the seconds waited for the token."""
+        waited = self.limiter.accept() if self.limiter is not None else 0.0
+        headers = {**self._headers, "Content-Type": content_type}
+        self.api.update_params_for_auth(headers, [], ["BearerToken"])
+        if self.write_guard is not None and method != "GET":
+            self.write_guard.check(method, path)
+        return headers, waited
 
     def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
               content_type: str = "application/json") -> Any:
@@ -511,9 +515,10 @@ class KubeClusterClient:
         """``POST`` several ``events.k8s.io/v1`` Events pipelined on one connection
         (:meth:`ConnectionPool.request_pipelined`), each taking its token from the rate limiter
         and passing the write guard first; the result per event is None (created) or the error
-        :meth:`create_event` would raise (a transport failure is ``KubeApiError`` code 0; no
-        ``Retry-After`` wait: the event broadcaster retries). Through urllib3 (a proxy) they are
-        created one by one. Raises only ``LeaseLostError`` from the write guard."""
+        :meth:`create_event` would raise (a transport failure is ``KubeApiError`` code 0; a 429
+        or 5xx answer with ``Retry-After`` is sent again on its own after the wait, as
+        :meth:`_fetch` retries). Through urllib3 (a proxy) they are created one by one. Raises
+        only ``LeaseLostError`` from the write guard."""
         if self._fast is None:
             results: builtins.list[Exception | None] = []
             for ev in events:
@@ -524,31 +529,40 @@ class KubeClusterClient:
                     results.append(e)
             return results
         requests: builtins.list[tuple[str, str, bytes | None, dict[str, str]]] = []
+        waits: builtins.list[float] = []
+        bodies: builtins.list[Obj] = []
         for ev in events:
             body = _normalize_event({**ev, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
             path = collection_path("Event", _meta(ev).get("namespace") or "default")
-            headers = {**self._headers, "Content-Type": "application/json"}
-            self.api.update_params_for_auth(headers, [], ["BearerToken"])
-            if self.limiter is not None:
-                self.limiter.accept()
-            if self.write_guard is not None:
-                self.write_guard.check("POST", path)  # LeaseLostError: none of them sent
+            headers, waited = self._admit("POST", path, "application/json")  # LeaseLostError: none sent
             requests.append(("POST", path, dumps(body), headers))
+            waits.append(waited)
+            bodies.append(body)
         started = time.monotonic()
         answers = self._fast.request_pipelined(requests, (self.request_timeout, self.request_timeout))
         elapsed = (time.monotonic() - started) / max(1, len(answers))
         out: builtins.list[Exception | None] = []
         metrics = self.component_metrics
-        for (_m, path, _b, _h), answer in zip(requests, answers, strict=True):
+        for (_m, path, _b, _h), body, waited, answer in zip(requests, bodies, waits, answers, strict=True):
             if isinstance(answer, Exception):
                 if metrics is not None:
-                    metrics.request("POST", self._host, None, elapsed, 0.0)
+                    metrics.request("POST", self._host, None, elapsed, waited)
                 out.append(KubeApiError(0, "", f"POST {path}: {_transport_reason(answer)}"))
                 continue
             if metrics is not None:
-                metrics.request("POST", self._host, answer.status, elapsed, 0.0)
-            out.append(None if 200 <= answer.status <= 299 else
-                       _error_from_status(answer.status, answer.data, answer.headers))
+                metrics.request("POST", self._host, answer.status, elapsed, waited)
+            if 200 <= answer.status <= 299:
+                out.append(None)
+                continue
+            err = _error_from_status(answer.status, answer.data, answer.headers)
+            if self._wait_to_retry("POST", path, err, answer.status, 0):  # Retry-After: on its own
+                try:
+                    self._fetch("POST", path, body=body, attempt=1)
+                    out.append(None)
+                except KubeApiError as e:
+                    out.append(e)
+                continue
+            out.append(err)
         return out
 
     def patch_event(self, namespace: str, name: str, patch: Obj) -> Obj:
