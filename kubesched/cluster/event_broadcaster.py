@@ -106,6 +106,28 @@ class _Cached:
         return ev
 
 
+def _create_body(ev: Obj) -> Obj:
+    """The body that creates ``ev``: the cached Event without its ``resourceVersion``."""
+    meta = ev.get("metadata") or {}
+    return {**ev, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
+
+
+def _log_failure(ev: Obj, e: Exception) -> bool:
+    """Log a failed write of ``ev`` as ``recordEvent`` classifies it; True when it is worth
+    retrying (a transport failure, code 0, or a 5xx answer), False when the server rejected it
+    (an Event that already exists only at debug level)."""
+    code = getattr(e, "code", None)
+    if not isinstance(e, AlreadyExistsError) and (
+            code == 0 or (isinstance(code, int) and code >= 500) or isinstance(e, OSError)):
+        log.warning("unable to write event %s (may retry after sleeping): %s", ev.get("reason"), e)
+        return True
+    if isinstance(e, AlreadyExistsError):
+        log.debug("server rejected event (will not retry): %s", e)
+    else:
+        log.error("server rejected event %s (will not retry): %s", ev.get("reason"), e)
+    return False
+
+
 class _Retry(Exception):
     """The write failed in a way worth retrying (transport error, 5xx, create racing a patch)."""
 
@@ -219,28 +241,15 @@ class EventBroadcaster:
             return
         assert self._batch_sink is not None
         try:
-            results = self._batch_sink.create_events(
-                [{**ev, "metadata": {k: v for k, v in (ev.get("metadata") or {}).items() if k != "resourceVersion"}}
-                 for ev in events])
+            results = self._batch_sink.create_events([_create_body(ev) for ev in events])
         except Exception:  # noqa: BLE001 - e.g. the lease is lost: nothing was sent
             log.exception("writing %d events failed", len(events))
             return
         for ev, err in zip(events, results, strict=True):
             if err is None:
                 self.written += 1
-            elif self._retryable(err):
-                log.warning("unable to write event %s (may retry after sleeping): %s", ev.get("reason"), err)
+            elif _log_failure(ev, err):
                 self._attempt(ev)
-            elif isinstance(err, AlreadyExistsError):
-                log.debug("server rejected event (will not retry): %s", err)
-            else:
-                log.error("server rejected event %s (will not retry): %s", ev.get("reason"), err)
-
-    @staticmethod
-    def _retryable(e: Exception) -> bool:
-        """A transport failure (code 0) or a 5xx answer: worth retrying (``recordEvent``)."""
-        code = getattr(e, "code", None)
-        return code == 0 or (isinstance(code, int) and code >= 500) or isinstance(e, OSError)
 
     def _fold(self, ev: Obj, key: tuple[Any, ...] | None = None) -> Obj | None:
         """``recordToSink``'s cache step: what to write now for ``ev`` (None: only counted);
@@ -291,17 +300,14 @@ class EventBroadcaster:
                     return
                 except NotFoundError:
                     pass
-            body = {**ev, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
-            self.sink.create_event(body)
+            self.sink.create_event(_create_body(ev))
         except AlreadyExistsError as e:
             if series is not None:
                 raise _Retry(str(e)) from None
-            log.debug("server rejected event (will not retry): %s", e)
+            _log_failure(ev, e)
         except Exception as e:  # noqa: BLE001 - classified as upstream does
-            if self._retryable(e):
-                log.warning("unable to write event %s (may retry after sleeping): %s", ev.get("reason"), e)
+            if _log_failure(ev, e):
                 raise _Retry(str(e)) from None
-            log.error("server rejected event %s (will not retry): %s", ev.get("reason"), e)
 
     # ---- series -------------------------------------------------------------------------------
 

@@ -508,8 +508,8 @@ class KubeClusterClient:
     def create_event(self, event: Obj) -> None:
         """``POST`` an ``events.k8s.io/v1`` Event (``eventTime`` written as MicroTime); the answer
         (the stored Event) is not decoded, as the event sink ignores it."""
-        body = _normalize_event({**event, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
-        self._fetch("POST", collection_path("Event", _meta(event).get("namespace") or "default"), body=body)
+        path, body = _event_request(event)
+        self._fetch("POST", path, body=body)
 
     def create_events(self, events: builtins.list[Obj]) -> builtins.list[Exception | None]:
         """``POST`` several ``events.k8s.io/v1`` Events pipelined on one connection
@@ -532,8 +532,7 @@ class KubeClusterClient:
         waits: builtins.list[float] = []
         bodies: builtins.list[Obj] = []
         for ev in events:
-            body = _normalize_event({**ev, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
-            path = collection_path("Event", _meta(ev).get("namespace") or "default")
+            path, body = _event_request(ev)
             headers, waited = self._admit("POST", path, "application/json")  # LeaseLostError: none sent
             requests.append(("POST", path, dumps(body), headers))
             waits.append(waited)
@@ -624,6 +623,12 @@ class KubeClusterClient:
             self.api.close()
         except Exception:  # noqa: BLE001 - best effort at shutdown
             pass
+
+
+def _event_request(event: Obj) -> tuple[str, Obj]:
+    """The collection path and the body that create an ``events.k8s.io/v1`` Event."""
+    body = _normalize_event({**event, "kind": "Event", "apiVersion": "events.k8s.io/v1"})
+    return collection_path("Event", _meta(event).get("namespace") or "default"), body
 
 
 def _normalize_event(ev: Obj) -> Obj:
