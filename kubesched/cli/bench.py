@@ -29,9 +29,12 @@ from kubesched.errors import ConfigError
               help="With --api: measure this many pods instead of the workload's count.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
               help="With --api: seconds to wait for the measured pods.")
+@click.option("--run-flag", "run_flags", multiple=True, metavar="FLAG",
+              help="With --api: one more flag for `kubesched run`, e.g. --run-flag=--api-io-process=false "
+                   "or --run-flag=--parallel-bindings=32; repeatable.")
 def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, config_path: str | None, seed: int,
           in_process: bool, no_gc_freeze: bool, api_mode: bool, kube_api_qps: float, kube_api_burst: int,
-          measure_pods: int | None, timeout: float) -> None:
+          measure_pods: int | None, timeout: float, run_flags: tuple[str, ...]) -> None:
     """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
     queue, scheduling cycle, cache and binding into the embedded cluster, and report
     SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS."""
@@ -56,12 +59,13 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
         return
     if not api_mode:
         for flag, value, default in (("--measure-pods", measure_pods, None), ("--timeout", timeout, 600.0),
-                                     ("--kube-api-qps", kube_api_qps, 5000.0), ("--kube-api-burst", kube_api_burst, 5000)):
+                                     ("--kube-api-qps", kube_api_qps, 5000.0), ("--kube-api-burst", kube_api_burst, 5000),
+                                     ("--run-flag", run_flags, ())):
             if value != default:
                 raise click.UsageError(f"{flag} applies to --api runs only")
     chosen = select(all_workloads, list(workloads))
     if api_mode:
-        _bench_api(console, chosen, output, kube_api_qps, kube_api_burst, measure_pods, timeout)
+        _bench_api(console, chosen, output, kube_api_qps, kube_api_burst, measure_pods, timeout, run_flags)
         return
     results = []
     runner = run_workload if in_process else run_isolated
@@ -93,7 +97,7 @@ def _exit_on_failures(results: list[Any]) -> None:
 
 
 def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, burst: int, measure_pods: int | None,
-               timeout: float) -> None:
+               timeout: float, run_flags: tuple[str, ...]) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from kubesched.modes.bench.api import run_api_workload
@@ -109,7 +113,7 @@ def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, 
                 prog.update(task, completed=done, total=total)
 
             results.append(run_api_workload(w, qps=qps, burst=burst, measure_pods=measure_pods, timeout=timeout,
-                                            progress=on_progress))
+                                            run_args=run_flags, progress=on_progress))
     console.print(api_results_table(results))
     for r in results:
         if r.status != "ok":

@@ -30,6 +30,7 @@ from kubesched.errors import ConfigError
 from kubesched.logs import FORMATS
 from kubesched.logs import configure as configure_logging
 from kubesched.modes.run import RunOptions, effective_config_document, run_scheduler
+from kubesched.modes.run.cpu_affinity import parse_cpu_affinity
 
 log = logging.getLogger("kubesched.run")
 
@@ -73,6 +74,10 @@ log = logging.getLogger("kubesched.run")
               help="Python module whose register(registry) adds out-of-tree plugins; repeatable.")
 @click.option("--parallel-bindings", type=click.IntRange(1, 256), default=16, show_default=True,
               help="Binding cycles running at once.")
+@click.option("--cpu-affinity", default="auto", show_default=True, metavar="auto|none|CPU",
+              help="Keep the scheduler's threads on one CPU (they share Python's GIL): auto picks one of the "
+                   "allowed CPUs and moves to an idler one when other tasks crowd it; a number pins to that "
+                   "CPU; none leaves placement to the kernel.")
 @click.option("-v", "--v", "verbosity", type=PflagIntRange(0, 10), default=0,
               help="klog verbosity: 2 logs every pod's outcome, 4 debug detail, 6+ the HTTP client too.")
 @click.option("--logging-format", type=click.Choice(FORMATS), default="text", show_default=True,
@@ -90,7 +95,7 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         leader_elect_resource_namespace: str | None, leader_elect_identity: str | None,
         permit_wait_timeout: float, profiling: bool | None, bind_address: str, secure_port: int, port: int,
         tls_cert_file: str | None, tls_private_key_file: str | None, plugin_modules: tuple[str, ...],
-        parallel_bindings: int, verbosity: int, logging_format: str, write_config_to: str | None,
+        parallel_bindings: int, cpu_affinity: str, verbosity: int, logging_format: str, write_config_to: str | None,
         **flags: Any) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
     whose spec.schedulerName names a profile of the config are bound through pods/binding."""
@@ -124,7 +129,8 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         profiling=profiling if profiling is not None else effective.enable_profiling,
         bind_address=bind_address, secure_port=secure_port, port=port, tls_cert_file=tls_cert_file,
         tls_private_key_file=tls_private_key_file, plugin_modules=plugin_modules,
-        parallel_bindings=parallel_bindings, config_file=config_file, prepull=prepull_options(flags),
+        parallel_bindings=parallel_bindings, cpu_affinity=parse_cpu_affinity(cpu_affinity),
+        config_file=config_file, prepull=prepull_options(flags),
         delegation=delegation_options(flags))
     if opts.burst < 1 and opts.qps > 0:
         raise ConfigError("--kube-api-burst", "must be at least 1")

@@ -55,6 +55,8 @@ class RunOptions:
     tls_private_key_file: str | None
     plugin_modules: tuple[str, ...]
     parallel_bindings: int
+    #: ``--cpu-affinity``: "auto", "none" or a CPU number (:mod:`kubesched.modes.run.cpu_affinity`)
+    cpu_affinity: str | int = "auto"
     #: the --config file (names the file in config errors found while building the profiles)
     config_file: str | None = None
     #: --prepull settings (None: no pre-pull controller)

@@ -13,6 +13,7 @@ from typing import Any
 
 from kubesched.clock import RealClock
 from kubesched.errors import ConfigError
+from kubesched.modes.run.cpu_affinity import CpuAffinity
 from kubesched.modes.run.effective_config import effective_config_document
 from kubesched.modes.run.options import RunOptions
 from kubesched.modes.run.plugin_modules import load_plugin_modules
@@ -35,6 +36,9 @@ def run_scheduler(opts: RunOptions) -> int:
     from kubesched.serving.http import RequestAuth, StatusServer
     from kubesched.serving.tls import accept_client_certificates, server_context
 
+    # before any thread starts: the threads started later inherit the placement
+    affinity = CpuAffinity(opts.cpu_affinity)
+    affinity.start()
     clock = RealClock()
     client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)
     from kubesched.cluster.client_metrics import ComponentMetrics
@@ -135,6 +139,8 @@ def run_scheduler(opts: RunOptions) -> int:
         shutdown.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    if affinity.mode == "auto" and affinity.cpu is not None:
+        threading.Thread(target=affinity.run, args=(shutdown,), name="cpu-affinity", daemon=True).start()
     sched_thread = threading.Thread(target=sched.run, args=(sched_stop,), name="scheduling-loop", daemon=True)
 
     def start_scheduling() -> None:
