@@ -270,7 +270,7 @@ class MemoryCluster:
             if key in store:
                 raise AlreadyExistsError(f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists')
             store[key] = new
-            self._uids.add(new["metadata"]["uid"])
+            self._add_uid(new)
             self._sorted_keys.pop(kind, None)
             self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
             return new
@@ -299,7 +299,7 @@ class MemoryCluster:
                             f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists'
                         )
                     store[key] = new
-                    self._uids.add(new["metadata"]["uid"])
+                    self._add_uid(new)
                     self._sorted_keys.pop(kind, None)
                     if self._subs.get(kind):
                         self._emit(kind, self._rv, WatchEvent("ADDED", kind, new, None))
@@ -426,7 +426,8 @@ class MemoryCluster:
                         self._set_deletion(kind, key, old, self._clock.now() + period, period)
                         return
             del store[key]
-            self._uids.discard(old_meta.get("uid"))
+            if isinstance(old_uid := old_meta.get("uid"), str):
+                self._uids.discard(old_uid)
             self._sorted_keys.pop(kind, None)
             self._rv += 1
             final = {**old, "metadata": {**old_meta, "resourceVersion": str(self._rv)}}
@@ -611,6 +612,13 @@ class MemoryCluster:
             name = base + "".join(self._rand.choice(_NAME_ALPHABET) for _ in range(5))
             if _key(kind, namespace, name) not in store:
                 return name
+
+    def _add_uid(self, obj: Obj) -> None:
+        """Remember a stored object's uid; a loaded object whose ``metadata.uid`` is not a string
+        is kept as it is (its parser reports the field) and takes no part in uid checks."""
+        uid = obj["metadata"]["uid"]
+        if isinstance(uid, str):
+            self._uids.add(uid)
 
     def _prepare_new(self, obj: Obj, *, preserve: bool) -> tuple[Obj, str]:
         """New stored dict for ``obj`` (rv assigned) and its key. Caller holds the lock."""

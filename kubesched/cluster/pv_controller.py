@@ -62,6 +62,15 @@ def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return s if isinstance(s, Mapping) else {}
 
 
+def _writable(obj: Obj, field: str) -> Obj:
+    """``obj[field]`` as a dict to write into (a missing or malformed one, e.g. ``spec: null``,
+    becomes a new empty dict, as it reads)."""
+    value = obj.get(field)
+    if not isinstance(value, dict):
+        value = obj[field] = dict(value) if isinstance(value, Mapping) else {}
+    return value
+
+
 class PVController:
     """Binds claims and volumes of ``cluster`` (module docstring; any ClusterClient, in practice the
     embedded :class:`~kubesched.cluster.memory.MemoryCluster`). :meth:`start` subscribes to
@@ -119,11 +128,11 @@ class PVController:
             return  # the claim is bound to another volume
         if claim.volume_name != pv.name or ANN_BIND_COMPLETED not in claim.annotations:
             new = copy.deepcopy(dict(claim_obj))
-            meta = new.setdefault("metadata", {})
+            meta = _writable(new, "metadata")
             ann = meta.get("annotations")
             ann = dict(ann) if isinstance(ann, Mapping) else {}
             if not claim.volume_name:
-                new.setdefault("spec", {})["volumeName"] = pv.name
+                _writable(new, "spec")["volumeName"] = pv.name
                 ann[ANN_BOUND_BY_CONTROLLER] = "yes"
             ann[ANN_BIND_COMPLETED] = "yes"
             meta["annotations"] = ann
@@ -155,7 +164,7 @@ class PVController:
             pv = PersistentVolume.from_obj(pv_obj)
             if pv.claim_ref is None:
                 new = copy.deepcopy(dict(pv_obj))
-                new.setdefault("spec", {})["claimRef"] = _claim_ref(claim)
+                _writable(new, "spec")["claimRef"] = _claim_ref(claim)
                 self.cluster.update(new)  # its event completes the binding
             elif pv.bound_to(claim):
                 self.sync_volume(pv_obj)

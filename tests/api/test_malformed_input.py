@@ -371,3 +371,25 @@ def test_base_config_parses() -> None:
 
     config = parse_config(copy.deepcopy(CONFIG))
     assert [p.scheduler_name for p in config.profiles] == ["default-scheduler"]
+
+
+@pytest.mark.parametrize(("index", "path", "new", "outcome"), [
+    # a uid that is not a string is kept as loaded and reported by the Pod's parser
+    (0, ("metadata", "uid"), ["x"], ("Error", "doc 1 item 1 (Pod shop/web): metadata.uid: must be a string, got list")),
+    (0, ("metadata", "uid"), {"a": "b"}, ("Error", "doc 1 item 1 (Pod shop/web): metadata.uid: must be a string, got object")),
+    # the PV controller writes into a volume or claim whose spec is null as into an empty one
+    (2, ("spec",), None, ("Gated", "waiting for scheduling gates: [g]")),
+    (3, ("spec",), None, ("Gated", "waiting for scheduling gates: [g]")),
+])
+def test_fuzz_findings_through_simulate(tmp_path: Path, index: int, path: tuple[Any, ...], new: Any,
+                                        outcome: tuple[str, str]) -> None:
+    from kubesched.modes.simulate.run import run_simulation
+
+    objs = [copy.deepcopy(o) for o in OBJECTS]
+    objs[index] = _mutated(index, path, "replace", new)
+    f = tmp_path / "cluster.json"
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    result = run_simulation(load_manifests([f]).manifests, None, seed=1, record=False)
+    [web] = [p for p in result.pods if p.name == "web"]
+    status, message = outcome
+    assert (web.status, web.message) == (status, f"{f} {message}" if status == "Error" else message)

@@ -55,10 +55,12 @@ _CLI = "from kubesched.cli.main import main; main()"
 
 @dataclass
 class ProcessStats:
-    """CPU seconds over the measurement and peak RSS (bytes) of one process."""
+    """CPU seconds and context switches (voluntary and involuntary, summed over the process's
+    threads) over the measurement, and peak RSS (bytes) of one process."""
 
     cpu_seconds: float = 0.0
     peak_rss: int = 0
+    context_switches: int = 0
 
 
 @dataclass
@@ -103,8 +105,10 @@ class ApiResult:
             "scheduledPods": self.scheduled_pods, "durationSeconds": self.duration_seconds,
             "podsPerSecond": self.pods_per_second, "throughput": self.throughput,
             "attemptLatencySeconds": self.latency,
-            "run": {"cpuSeconds": self.run.cpu_seconds, "peakRssBytes": self.run.peak_rss},
-            "serve": {"cpuSeconds": self.serve.cpu_seconds, "peakRssBytes": self.serve.peak_rss},
+            "run": {"cpuSeconds": self.run.cpu_seconds, "peakRssBytes": self.run.peak_rss,
+                    "contextSwitches": self.run.context_switches},
+            "serve": {"cpuSeconds": self.serve.cpu_seconds, "peakRssBytes": self.serve.peak_rss,
+                      "contextSwitches": self.serve.context_switches},
             "podsPerCpuSecond": self.pods_per_cpu_second(),
             "filterEvaluationsPerAttempt": self.filter_evaluations_per_attempt,
             "startupSeconds": self.startup_seconds,
@@ -190,6 +194,25 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / tick
 
 
+def _context_switches(pid: int) -> int:
+    """Voluntary + involuntary context switches of every thread of ``pid`` so far
+    (``/proc/<pid>/task/*/status``; threads that ended are not counted)."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                        total += int(line.split()[1])
+        except OSError:  # the thread ended
+            continue
+    return total
+
+
 def _peak_rss(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -254,7 +277,8 @@ def _process(args: list[str], log_path: Path) -> Iterator[subprocess.Popen[bytes
 
 class _BindWatch:
     """Stamps the first bind of each measured pod (``spec.nodeName`` newly set) as the watch
-    delivers it, and samples both processes' CPU at the first and the last one."""
+    delivers it, and samples both processes' CPU and context switches at the first and the last
+    one."""
 
     def __init__(self, measured: set[str], expected: int, pids: Callable[[], list[int]]) -> None:
         self.measured = measured
@@ -265,6 +289,8 @@ class _BindWatch:
         self.times: list[float] = []
         self.cpu_first: list[float] = []
         self.cpu_last: list[float] = []
+        self.switches_first: list[int] = []
+        self.switches_last: list[int] = []
         self.done = threading.Event()
         #: bound pods per createPods op tag
         self.per_op: dict[str, int] = {}
@@ -290,10 +316,12 @@ class _BindWatch:
         now = time.monotonic()
         if not self.times:
             self.cpu_first = [_cpu_seconds(p) for p in self.pids()]
+            self.switches_first = [_context_switches(p) for p in self.pids()]
         self.times.append(now)
         self.bound.add(key)
         if len(self.bound) >= self.expected:
             self.cpu_last = [_cpu_seconds(p) for p in self.pids()]
+            self.switches_last = [_context_switches(p) for p in self.pids()]
             self.done.set()
 
 
@@ -447,8 +475,9 @@ def _collect(result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int,
         result.throughput = {"average": sum(samples) / len(samples), "perc50": percentile(samples, 50),
                              "perc90": percentile(samples, 90), "perc99": percentile(samples, 99)}
     run_cpu, serve_cpu = (b - a for a, b in zip(watch.cpu_first, watch.cpu_last, strict=True))
-    result.run = ProcessStats(run_cpu, _peak_rss(run_pid))
-    result.serve = ProcessStats(serve_cpu, _peak_rss(serve_pid))
+    run_cs, serve_cs = (b - a for a, b in zip(watch.switches_first, watch.switches_last, strict=True))
+    result.run = ProcessStats(run_cpu, _peak_rss(run_pid), run_cs)
+    result.serve = ProcessStats(serve_cpu, _peak_rss(serve_pid), serve_cs)
     m = _scrape(metrics_port, token)
     buckets = sorted((float(lab["le"]), v) for lab, v in m.get("scheduler_scheduling_attempt_duration_seconds_bucket", [])
                      if lab.get("result") == "scheduled")

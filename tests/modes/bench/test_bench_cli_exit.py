@@ -1,10 +1,13 @@
 """``kubesched bench`` exits 1 when a workload does not complete, and refuses the API-mode flags
-without ``--api``."""
+without ``--api``; ``--run-flag`` reaches ``kubesched run``."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kubesched.cli.main import main
@@ -36,3 +39,42 @@ def test_api_flags_need_api() -> None:
     r = CliRunner().invoke(main, ["bench", "--measure-pods", "5", "SchedulingBasic/500Nodes_10000Pods"])
     assert r.exit_code == 2
     assert "Error: --measure-pods applies to --api runs only" in r.output
+
+
+def test_run_flag_needs_api() -> None:
+    r = CliRunner().invoke(main, ["bench", "--run-flag=--parallel-bindings=2", "SchedulingBasic/500Nodes_10000Pods"])
+    assert r.exit_code == 2
+    assert "Error: --run-flag applies to --api runs only" in r.output
+
+
+SMALL = """
+- name: Small
+  defaultPodTemplatePath: pod-default.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    countParam: $nodes
+  - opcode: createPods
+    countParam: $measurePods
+    collectMetrics: true
+  workloads:
+  - {name: 2Nodes, threshold: null, params: {nodes: 2, measurePods: 20}}
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="API mode reads /proc")
+def test_run_flags_reach_run_and_the_processes_are_measured(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(SMALL)
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(main, ["bench", "--api", "--config", str(path), "--timeout", "60",
+                                  "--run-flag=--cpu-affinity=none", "--run-flag=--parallel-bindings=2",
+                                  "--output", str(out), "Small/2Nodes"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(out.read_text())["workloads"][0]
+    assert (row["status"], row["scheduledPods"]) == ("ok", 20)
+    assert row["run"]["contextSwitches"] > 0 and row["serve"]["contextSwitches"] > 0
+    # a flag run refuses makes the workload fail with run's own message
+    r = CliRunner().invoke(main, ["bench", "--api", "--config", str(path), "--timeout", "60",
+                                  "--run-flag=--cpu-affinity=fast", "Small/2Nodes"])
+    assert r.exit_code == 1
+    assert 'error: --cpu-affinity: must be "auto", "none" or a CPU number, got "fast"' in r.output
