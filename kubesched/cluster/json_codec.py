@@ -22,10 +22,11 @@ import orjson
 
 __all__ = ["dumps", "loads"]
 
-#: every digit -> "0", every other byte -> " ": a run of 20 zeros after the translation is a number
-#: of 20 or more digits, which may not fit 64 bits (orjson would make it a float)
+#: every digit -> "0", every other byte -> " ": a run of 19 zeros after the translation is a number
+#: of 19 or more digits, which may not fit 64 bits (orjson would make it a float): from 19 digits
+#: on a negative integer can be below -2**63, from 20 on a positive one above 2**64 - 1
 _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_LONG_RUN = b"0" * 20
+_LONG_RUN = b"0" * 19
 
 
 def dumps(obj: Any) -> bytes:

@@ -32,6 +32,8 @@ def test_integers_beyond_64_bits_stay_integers() -> None:
         {"a": 123456789012345678901234567890, "b": [18446744073709551616]}
     assert dumps({"a": 2**70}) == b'{"a":1180591620717411303424}'
     assert loads(b"18446744073709551615") == 18446744073709551615  # 64 bits: orjson's own range
+    # 19 digits below int64: orjson would read a float
+    assert loads(b"[-9223372036854775809, -9223372036854775808]") == [-9223372036854775809, -(2**63)]
 
 
 def test_what_orjson_refuses_goes_through_json() -> None:

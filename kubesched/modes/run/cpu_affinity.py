@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from kubesched.errors import ConfigError
+from kubesched.logs import v_info
 
 __all__ = ["CpuAffinity", "CpuTimes", "parse_cpu_affinity"]
 
@@ -127,6 +128,7 @@ class CpuAffinity:
         #: moves made by :meth:`step`
         self.moves = 0
         self._last: CpuTimes | None = None
+        self._original: list[int] = []
 
     def start(self) -> int | None:
         """Pin every thread to the chosen CPU; returns it (None when nothing was pinned).
@@ -134,6 +136,7 @@ class CpuAffinity:
         if self.mode == "none" or self._set is None:
             return None
         allowed = sorted(self._allowed())
+        self._original = allowed
         if isinstance(self.mode, int):
             if self.mode not in allowed:
                 raise ConfigError("--cpu-affinity", f"CPU {self.mode} is not one this process may run on "
@@ -145,12 +148,26 @@ class CpuAffinity:
             here = self._here()
             cpu = here if here is not None and here in allowed else allowed[-1]
         self._pin(cpu)
-        log.info("scheduler threads kept on CPU %d of %s (--cpu-affinity=%s)", cpu, _cpu_list(allowed), self.mode)
+        v_info(log, 2, "Scheduler threads kept on one CPU", cpu=cpu, allowed=_cpu_list(allowed),
+               cpuAffinity=str(self.mode))
         try:
             self._last = self._read_times()
         except OSError:
             self._last = None
         return cpu
+
+    def restore(self) -> None:
+        """Give every thread the CPUs the process had before :meth:`start` (``run`` called in a
+        process that goes on, e.g. a test)."""
+        if self.cpu is None or self._set is None:
+            return
+        allowed = set(self._original)
+        for tid in self._thread_ids():
+            try:
+                self._set(tid, allowed)
+            except OSError:
+                continue
+        self.cpu = None
 
     def step(self) -> int | None:
         """One check of an ``auto`` placement (module docstring): returns the CPU moved to, or
@@ -175,8 +192,8 @@ class CpuAffinity:
         best = max(sorted(idle), key=lambda c: idle[c])
         if idle[best] <= others + self.margin:
             return None
-        log.info("CPU %d is busy with other tasks (%.0f%% of its time): moving the scheduler threads to CPU %d "
-                 "(%.0f%% idle)", self.cpu, 100 * others, best, 100 * idle[best])
+        log.info("Moving the scheduler threads to an idler CPU", extra={"kv": {
+            "from": self.cpu, "othersShare": round(others, 2), "to": best, "idleShare": round(idle[best], 2)}})
         self._pin(best)
         self.moves += 1
         return best

@@ -26,8 +26,22 @@ log = logging.getLogger("kubesched.run")
 def run_scheduler(opts: RunOptions) -> int:
     """Run until SIGTERM/SIGINT (returns 0) or a lost lease (returns 1). Raises ConfigError for a
     bad kubeconfig, config or plugin module."""
-    from kubesched.cluster.fencing import LeaseFence
     from kubesched.cluster.kube import KubeClusterClient
+
+    clock = RealClock()
+    client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)
+    # before the scheduler's threads start (they inherit the placement); undone on return
+    affinity = CpuAffinity(opts.cpu_affinity)
+    affinity.start()
+    try:
+        return _run(opts, clock, client, affinity)
+    finally:
+        affinity.restore()
+
+
+def _run(opts: RunOptions, clock: RealClock, client: Any, affinity: CpuAffinity) -> int:
+    from kubesched.cluster.client_metrics import ComponentMetrics
+    from kubesched.cluster.fencing import LeaseFence
     from kubesched.cluster.leader_election import LeaderElectionConfig, LeaderElector
     from kubesched.plugins import in_tree_registry
     from kubesched.scheduler.core import BindingPool
@@ -35,13 +49,6 @@ def run_scheduler(opts: RunOptions) -> int:
     from kubesched.serving.delegation import build_request_auth
     from kubesched.serving.http import RequestAuth, StatusServer
     from kubesched.serving.tls import accept_client_certificates, server_context
-
-    # before any thread starts: the threads started later inherit the placement
-    affinity = CpuAffinity(opts.cpu_affinity)
-    affinity.start()
-    clock = RealClock()
-    client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)
-    from kubesched.cluster.client_metrics import ComponentMetrics
 
     component_metrics = ComponentMetrics.for_registry()  # the default registry, served at /metrics
     client.component_metrics = component_metrics

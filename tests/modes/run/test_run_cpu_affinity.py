@@ -56,6 +56,18 @@ def test_auto_pins_every_thread_to_the_cpu_it_starts_on() -> None:
     assert a.cpu == 2
 
 
+def test_restore_gives_every_thread_the_cpus_it_had() -> None:
+    f = Fake({0, 1, 2, 3}, here=2)
+    f.times = [ZERO]
+    a = f.affinity("auto")
+    a.start()
+    f.pins.clear()
+    f.tids.append(13)  # a thread started since
+    a.restore()
+    assert f.pins == [(10, {0, 1, 2, 3}), (11, {0, 1, 2, 3}), (12, {0, 1, 2, 3}), (13, {0, 1, 2, 3})]
+    assert (a.cpu, a.step()) == (None, None)
+
+
 def test_auto_takes_the_last_allowed_cpu_when_the_current_one_is_unknown() -> None:
     f = Fake({0, 1, 2}, here=None)
     f.times = [ZERO]
@@ -184,4 +196,4 @@ def test_run_threads_share_one_cpu(cluster: Cluster, replicas: list[Replica], fl
     else:
         assert len(lists) == 1 and next(iter(lists)).isdigit()
         assert int(next(iter(lists))) in os.sched_getaffinity(0)
-        assert "scheduler threads kept on CPU" in r.log()
+        assert f'"Scheduler threads kept on one CPU" cpu={next(iter(lists))} allowed="' in r.log()
