@@ -5,8 +5,9 @@ and I/O threads (binding cycles, watches, event writers) that each need the GIL 
 pod. When the kernel spreads these threads over several CPUs, every hand-over of the GIL wakes
 a thread on another CPU and moves the scheduling cycle's working set (the node table's columns,
 the cache) between CPU caches; measured with ``kubesched bench --api`` on two CPUs, the process
-then spends about 45 % more CPU per pod than with every thread on one CPU (docs/performance.md,
-"Round 7"). Go's kube-scheduler has no such cost, and no such setting.
+then makes twice the context switches and spends about a third more CPU per pod than with every
+thread on one CPU (docs/performance.md, "Round 7"). Go's kube-scheduler has no such cost, and no
+such setting.
 
 :class:`CpuAffinity` keeps every thread of the process on one CPU of the set it may run on
 (``sched_getaffinity``; the cgroup's cpuset included):

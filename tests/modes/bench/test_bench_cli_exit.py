@@ -12,9 +12,8 @@ from click.testing import CliRunner
 
 from kubesched.cli.main import main
 
-# one default node (4 cpu) holds 40 default pods (100m): 10 of the 50 measured pods never fit
-OVERFULL = """
-- name: Overfull
+WORKLOAD = """
+- name: {name}
   defaultPodTemplatePath: pod-default.yaml
   workloadTemplate:
   - opcode: createNodes
@@ -23,8 +22,11 @@ OVERFULL = """
     countParam: $measurePods
     collectMetrics: true
   workloads:
-  - {name: 1Node, threshold: null, params: {nodes: 1, measurePods: 50}}
+  - {{name: {nodes}Node, threshold: null, params: {{nodes: {nodes}, measurePods: {pods}}}}}
 """
+
+# one default node (4 cpu) holds 40 default pods (100m): 10 of the 50 measured pods never fit
+OVERFULL = WORKLOAD.format(name="Overfull", nodes=1, pods=50)
 
 
 def test_an_incomplete_workload_exits_1(tmp_path: Path) -> None:
@@ -47,18 +49,7 @@ def test_run_flag_needs_api() -> None:
     assert "Error: --run-flag applies to --api runs only" in r.output
 
 
-SMALL = """
-- name: Small
-  defaultPodTemplatePath: pod-default.yaml
-  workloadTemplate:
-  - opcode: createNodes
-    countParam: $nodes
-  - opcode: createPods
-    countParam: $measurePods
-    collectMetrics: true
-  workloads:
-  - {name: 2Nodes, threshold: null, params: {nodes: 2, measurePods: 20}}
-"""
+SMALL = WORKLOAD.format(name="Small", nodes=2, pods=20)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="API mode reads /proc")
@@ -68,13 +59,13 @@ def test_run_flags_reach_run_and_the_processes_are_measured(tmp_path: Path) -> N
     out = tmp_path / "out.json"
     r = CliRunner().invoke(main, ["bench", "--api", "--config", str(path), "--timeout", "60",
                                   "--run-flag=--cpu-affinity=none", "--run-flag=--parallel-bindings=2",
-                                  "--output", str(out), "Small/2Nodes"])
+                                  "--output", str(out), "Small/2Node"])
     assert r.exit_code == 0, r.output
     row = json.loads(out.read_text())["workloads"][0]
     assert (row["status"], row["scheduledPods"]) == ("ok", 20)
     assert row["run"]["contextSwitches"] > 0 and row["serve"]["contextSwitches"] > 0
     # a flag run refuses makes the workload fail with run's own message
     r = CliRunner().invoke(main, ["bench", "--api", "--config", str(path), "--timeout", "60",
-                                  "--run-flag=--cpu-affinity=fast", "Small/2Nodes"])
+                                  "--run-flag=--cpu-affinity=fast", "Small/2Node"])
     assert r.exit_code == 1
     assert 'error: --cpu-affinity: must be "auto", "none" or a CPU number, got "fast"' in r.output
