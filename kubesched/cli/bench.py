@@ -30,8 +30,8 @@ from kubesched.errors import ConfigError
 @click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
               help="With --api: seconds to wait for the measured pods.")
 @click.option("--run-flag", "run_flags", multiple=True, metavar="FLAG",
-              help="With --api: one more flag for `kubesched run`, e.g. --run-flag=--api-io-process=false "
-                   "or --run-flag=--parallel-bindings=32; repeatable.")
+              help="With --api: one more flag for `kubesched run`, e.g. --run-flag=--cpu-affinity=none "
+                   "or --run-flag=--parallel-bindings=32; repeatable (recorded as runFlags in --output).")
 def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, config_path: str | None, seed: int,
           in_process: bool, no_gc_freeze: bool, api_mode: bool, kube_api_qps: float, kube_api_burst: int,
           measure_pods: int | None, timeout: float, run_flags: tuple[str, ...]) -> None:

@@ -30,6 +30,15 @@ def _server_url(kubeconfig: Path) -> str | None:
         return None
 
 
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """``(inode, mtime ns, size)`` of ``path``, None when it does not exist."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
 def _ready(url: str) -> bool:
     try:
         with urllib.request.urlopen(url.rstrip("/") + "/readyz", timeout=2) as resp:
@@ -48,8 +57,9 @@ def serve_detached(argv: list[str], kubeconfig: str | None, pid_file: str | None
     kc = Path(kubeconfig)
     pid_path = Path(pid_file or f"{kubeconfig}.pid")
     log_path = Path(log_file or f"{kubeconfig}.log")
-    if kc.exists():
-        kc.unlink()  # a stale file from an earlier run must not pass for readiness
+    # a file from an earlier server (maybe still running: a failed start must not take its
+    # kubeconfig away) does not count: readiness needs the file this server writes (atomically)
+    before = _stamp(kc)
     args = [a for a in argv[1:] if a != "--detach"]
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen([sys.executable, "-m", "kubesched.cli.main", *args], stdin=subprocess.DEVNULL,
@@ -59,7 +69,7 @@ def serve_detached(argv: list[str], kubeconfig: str | None, pid_file: str | None
         if proc.poll() is not None:
             tail = "".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines(True)[-5:]).strip()
             raise KubeschedError(f"the detached server exited with {proc.returncode}: {tail}")
-        url = _server_url(kc) if kc.exists() else None
+        url = _server_url(kc) if _stamp(kc) not in (None, before) else None
         if url is not None and _ready(url):
             pid_path.write_text(f"{proc.pid}\n", encoding="utf-8")
             click.echo(f"serving at {url} (pid {proc.pid}, in {pid_path}; log {log_path}); "

@@ -30,7 +30,7 @@ from kubesched.errors import ConfigError
 from kubesched.logs import FORMATS
 from kubesched.logs import configure as configure_logging
 from kubesched.modes.run import RunOptions, effective_config_document, run_scheduler
-from kubesched.modes.run.cpu_affinity import parse_cpu_affinity
+from kubesched.modes.run.cpu_affinity import allowed_cpus, check_cpu, parse_cpu_affinity
 
 log = logging.getLogger("kubesched.run")
 
@@ -103,6 +103,8 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
     from kubesched.config.defaults import apply_defaults
 
     configure_logging(verbosity, logging_format)
+    placement = parse_cpu_affinity(cpu_affinity)
+    check_cpu(placement, allowed_cpus())
     config = load_config(config_file) if config_file else None
     effective = apply_defaults(config.model_copy(deep=True) if config is not None else default_config())
     cc, le = effective.client_connection, effective.leader_election
@@ -129,7 +131,7 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         profiling=profiling if profiling is not None else effective.enable_profiling,
         bind_address=bind_address, secure_port=secure_port, port=port, tls_cert_file=tls_cert_file,
         tls_private_key_file=tls_private_key_file, plugin_modules=plugin_modules,
-        parallel_bindings=parallel_bindings, cpu_affinity=parse_cpu_affinity(cpu_affinity),
+        parallel_bindings=parallel_bindings, cpu_affinity=placement,
         config_file=config_file, prepull=prepull_options(flags),
         delegation=delegation_options(flags))
     if opts.burst < 1 and opts.qps > 0:

@@ -51,3 +51,21 @@ def test_serve_refuses_what_an_api_server_refuses(tmp_path: Path) -> None:
     done = _serve("--port", "0", "-f", str(bad))
     assert done.returncode == 2
     assert done.stderr.strip() == f'error: {bad} doc 1 (Node n1): status.allocatable.cpu: invalid quantity "four"'
+
+
+def test_a_failed_second_start_leaves_the_running_servers_kubeconfig(tmp_path: Path) -> None:
+    kc = tmp_path / "kc.yaml"
+    done = _serve("--port", "0", "--write-kubeconfig", str(kc), "--detach")
+    assert done.returncode == 0, done.stderr
+    pid = int((tmp_path / "kc.yaml.pid").read_text())
+    try:
+        text = kc.read_text()
+        port = yaml.safe_load(text)["clusters"][0]["cluster"]["server"].rsplit(":", 1)[1]
+        again = _serve("--port", port, "--write-kubeconfig", str(kc), "--pid-file", str(tmp_path / "2.pid"),
+                       "--detach")
+        assert again.returncode == 2
+        assert "Address already in use" in again.stderr
+        assert kc.read_text() == text  # the first server is still reachable through it
+        assert int((tmp_path / "kc.yaml.pid").read_text()) == pid
+    finally:
+        os.kill(pid, signal.SIGTERM)

@@ -50,7 +50,7 @@ from kubesched.modes.bench.workloads import BenchWorkload
 __all__ = ["OP_LABEL", "ApiResult", "WorkloadPlan", "histogram_quantile", "run_api_workload", "workload_objects",
            "workload_plan"]
 
-_CLI = "from kubesched.cli.main import main; main()"
+_CLI = "from kubesched.cli.main import main; main(prog_name=\"kubesched\")"
 
 
 @dataclass
@@ -86,6 +86,8 @@ class ApiResult:
     churn: dict[str, int] = field(default_factory=dict)
     #: the ops run live, with their start (seconds since the benchmark began) and duration
     live_ops: list[dict[str, Any]] = field(default_factory=list)
+    #: the flags ``kubesched run`` got beyond the benchmark's own (``--run-flag``)
+    run_flags: list[str] = field(default_factory=list)
 
     @property
     def pods_per_second(self) -> float:
@@ -112,7 +114,7 @@ class ApiResult:
             "podsPerCpuSecond": self.pods_per_cpu_second(),
             "filterEvaluationsPerAttempt": self.filter_evaluations_per_attempt,
             "startupSeconds": self.startup_seconds,
-            "churn": self.churn, "liveOps": self.live_ops,
+            "churn": self.churn, "liveOps": self.live_ops, "runFlags": self.run_flags,
         }
 
 
@@ -345,7 +347,7 @@ def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000
     ``failed`` result with the reason (and the tail of the processes' logs), never a crash."""
     plan = workload_plan(w, measure_pods)
     objs = plan.objects
-    result = ApiResult(w.name, w.nodes, plan.n_measured, qps, burst)
+    result = ApiResult(w.name, w.nodes, plan.n_measured, qps, burst, run_flags=list(run_args))
     with tempfile.TemporaryDirectory(prefix="kubesched-bench-api-") as tmp:
         tmpdir = Path(tmp)
         manifest = tmpdir / "cluster.json"

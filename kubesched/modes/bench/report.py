@@ -56,7 +56,7 @@ def api_results_table(results: Sequence[ApiResult]) -> Table:
                 "run CPU s", "run RSS MiB", "serve CPU s", "serve RSS MiB", "Filter evals/attempt", "status"):
         t.add_column(col, justify="left" if col in ("workload", "status") else "right")
     for r in results:
-        status = "ok" if r.status == "ok" else f"[red]{r.status}[/red]: {r.error.splitlines()[0] if r.error else ''}"
+        status = "ok" if r.status == "ok" else f"[red]{r.status}[/red] (below)"  # the error follows the table
         t.add_row(r.name, str(r.nodes), str(r.measured_pods), f"{r.qps:g}/{r.burst}", f"{r.pods_per_second:.0f}",
                   f"{r.throughput.get('perc50', 0):.0f}", f"{r.pods_per_cpu_second():.0f}",
                   f"{r.latency.get('perc50', 0) * 1e3:.2f}", f"{r.latency.get('perc99', 0) * 1e3:.2f}",

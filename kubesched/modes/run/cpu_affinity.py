@@ -5,18 +5,19 @@ and I/O threads (binding cycles, watches, event writers) that each need the GIL 
 pod. When the kernel spreads these threads over several CPUs, every hand-over of the GIL wakes
 a thread on another CPU and moves the scheduling cycle's working set (the node table's columns,
 the cache) between CPU caches; measured with ``kubesched bench --api`` on two CPUs, the process
-then makes twice the context switches and spends about a third more CPU per pod than with every
-thread on one CPU (docs/performance.md, "Round 7"). Go's kube-scheduler has no such cost, and no
-such setting.
+then makes twice the context switches and spends about a third more CPU per pod at 5,000 nodes
+than with every thread on one CPU (docs/performance.md, "Round 7"). Go's kube-scheduler has no
+such cost, and no such setting.
 
 :class:`CpuAffinity` keeps every thread of the process on one CPU of the set it may run on
 (``sched_getaffinity``; the cgroup's cpuset included):
 
 * ``auto`` (the default): the CPU the process is running on when it starts. Every
-  ``interval`` seconds the placement is checked: when tasks other than this process took more
-  than ``crowded`` (a share, 0.5) of that CPU's time while another allowed CPU was idle for more
-  than that share plus ``margin`` (0.2), every thread moves to the idlest allowed CPU (logged).
-  The scheduler does not stay behind a busy neighbour.
+  ``interval`` seconds the placement is checked against the CPUs allowed at start: when tasks
+  other than this process took more than ``crowded`` (a share, 0.5) of that CPU's time, and the
+  idlest other allowed CPU was idle for more than what they left (1 - their share) plus
+  ``margin`` (0.2), every thread moves to that CPU (logged). The scheduler does not stay behind
+  a busy neighbour.
 * a CPU number: that CPU, never moved (e.g. with the kubelet's static CPU manager).
 * ``none``: the kernel places the threads.
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -43,16 +45,32 @@ log = logging.getLogger("kubesched.run")
 
 #: ``/proc/stat`` fields counted as idle (idle, iowait)
 _IDLE_FIELDS = (3, 4)
+_CPU_NUMBER = re.compile(r"[0-9]+")
 
 
 def parse_cpu_affinity(value: str) -> str | int:
-    """``auto``, ``none`` or a CPU number (int). Raises ConfigError naming ``--cpu-affinity``."""
+    """``auto``, ``none`` or a CPU number (int, ASCII digits). Raises ConfigError naming
+    ``--cpu-affinity``."""
     v = value.strip().lower()
     if v in ("auto", "none"):
         return v
-    if v.isdigit():
+    if _CPU_NUMBER.fullmatch(v):
         return int(v)
     raise ConfigError("--cpu-affinity", f'must be "auto", "none" or a CPU number, got "{value}"')
+
+
+def allowed_cpus() -> list[int]:
+    """The CPUs this process may run on (``sched_getaffinity``, sorted; empty where the platform
+    does not tell)."""
+    get_affinity = getattr(os, "sched_getaffinity", None)
+    return sorted(get_affinity(0)) if get_affinity is not None else []
+
+
+def check_cpu(mode: str | int, allowed: list[int]) -> None:
+    """Raise ConfigError naming ``--cpu-affinity`` when ``mode`` is a CPU number outside ``allowed``
+    (a non-empty list; an empty one is not checked)."""
+    if isinstance(mode, int) and allowed and mode not in allowed:
+        raise ConfigError("--cpu-affinity", f"CPU {mode} is not one this process may run on ({_cpu_list(allowed)})")
 
 
 @dataclass(frozen=True)
@@ -117,8 +135,7 @@ class CpuAffinity:
         self.interval = interval
         self.crowded = crowded
         self.margin = margin
-        get_affinity = getattr(os, "sched_getaffinity", None)
-        self._allowed = allowed or (lambda: get_affinity(0) if get_affinity is not None else set())
+        self._allowed = allowed or allowed_cpus
         self._set = set_affinity or getattr(os, "sched_setaffinity", None)
         self._thread_ids = thread_ids
         self._read_times = read_times
@@ -134,18 +151,16 @@ class CpuAffinity:
     def start(self) -> int | None:
         """Pin every thread to the chosen CPU; returns it (None when nothing was pinned).
         Raises ConfigError for a CPU number outside the allowed set."""
-        if self.mode == "none" or self._set is None:
-            return None
         allowed = sorted(self._allowed())
         self._original = allowed
+        if self.mode == "none" or self._set is None or (self.mode == "auto" and len(allowed) < 2):
+            v_info(log, 2, "Scheduler threads placed by the kernel", allowed=_cpu_list(allowed),
+                   cpuAffinity=str(self.mode))
+            return None
+        check_cpu(self.mode, allowed)
         if isinstance(self.mode, int):
-            if self.mode not in allowed:
-                raise ConfigError("--cpu-affinity", f"CPU {self.mode} is not one this process may run on "
-                                                    f"({_cpu_list(allowed)})")
             cpu = self.mode
         else:
-            if len(allowed) < 2:
-                return None
             here = self._here()
             cpu = here if here is not None and here in allowed else allowed[-1]
         self._pin(cpu)
@@ -183,7 +198,8 @@ class CpuAffinity:
         if last is None or now.at <= last.at:
             return None
         span = (now.at - last.at) * self._hz  # ticks of one CPU in the interval
-        allowed = set(self._allowed()) & set(now.busy) & set(last.busy)
+        # the CPUs allowed before start (the pinned threads' own affinity is the one CPU now)
+        allowed = set(self._original) & set(now.busy) & set(last.busy)
         if self.cpu not in allowed or len(allowed) < 2:
             return None
         others = (now.busy[self.cpu] - last.busy[self.cpu] - (now.own - last.own)) / span
@@ -191,7 +207,7 @@ class CpuAffinity:
             return None
         idle = {c: (now.idle[c] - last.idle[c]) / span for c in allowed if c != self.cpu}
         best = max(sorted(idle), key=lambda c: idle[c])
-        if idle[best] <= others + self.margin:
+        if idle[best] <= (1.0 - others) + self.margin:  # no more room there than is left here
             return None
         log.info("Moving the scheduler threads to an idler CPU", extra={"kv": {
             "from": self.cpu, "othersShare": round(others, 2), "to": best, "idleShare": round(idle[best], 2)}})

@@ -25,17 +25,24 @@ from kubesched.modes.run.cpu_affinity import (
 
 
 class Fake:
-    """Recorded system calls: ``pins`` is every ``(tid, cpus)`` set; ``times`` the readings to return."""
+    """Recorded system calls: ``pins`` is every ``(tid, cpus)`` set; ``times`` the readings to
+    return. As the kernel's, the allowed set read back is the calling thread's (tid 10) affinity,
+    which a pin changes."""
 
     def __init__(self, allowed: set[int], here: int | None = 1, tids: tuple[int, ...] = (10, 11, 12)) -> None:
-        self.allowed = allowed
+        self.allowed = set(allowed)
         self.here = here
         self.tids = list(tids)
         self.pins: list[tuple[int, set[int]]] = []
         self.times: list[CpuTimes] = []
 
+    def set_affinity(self, tid: int, cpus: set[int]) -> None:
+        self.pins.append((tid, cpus))
+        if tid == 10:
+            self.allowed = set(cpus)
+
     def affinity(self, mode: str | int, **kw: float) -> CpuAffinity:
-        return CpuAffinity(mode, allowed=lambda: self.allowed, set_affinity=lambda tid, cpus: self.pins.append((tid, cpus)),
+        return CpuAffinity(mode, allowed=lambda: self.allowed, set_affinity=self.set_affinity,
                            thread_ids=lambda: self.tids, read_times=lambda: self.times.pop(0), here=lambda: self.here,
                            ticks_per_second=100, **kw)
 
@@ -102,18 +109,30 @@ def test_crowded_cpu_moves_every_thread_to_the_idlest_cpu() -> None:
     # 5 s at 100 ticks/s = 500 ticks per CPU: on CPU 1 others used 480 - 100 = 380 (76 %);
     # CPU 0 idled 490 (98 %), CPU 2 idled 495 (99 %): the idlest wins
     f.times = [_times(0.0, {0: 0, 1: 0, 2: 0}, {0: 0, 1: 0, 2: 0}, 0),
-               _times(5.0, {0: 10, 1: 480, 2: 5}, {0: 490, 1: 20, 2: 495}, 100)]
+               _times(5.0, {0: 10, 1: 480, 2: 5}, {0: 490, 1: 20, 2: 495}, 100),
+               _times(10.0, {0: 20, 1: 960, 2: 100}, {0: 980, 1: 40, 2: 900}, 200)]
     a = f.affinity("auto")
     a.start()
+    assert f.allowed == {1}  # what sched_getaffinity answers once pinned
     f.pins.clear()
     assert a.step() == 2
     assert f.pins == [(10, {2}), (11, {2}), (12, {2})]
     assert (a.cpu, a.moves) == (2, 1)
+    # on CPU 2 others used 95 - 100 < 0: nothing crowds it
+    assert a.step() is None
+
+
+def test_a_cpu_taken_entirely_by_others_is_left() -> None:
+    f = Fake({0, 1}, here=1)
+    f.times = [ZERO, _times(5.0, {0: 0, 1: 500}, {0: 500, 1: 0}, 0)]  # others 100 % of CPU 1, CPU 0 idle
+    a = f.affinity("auto")
+    a.start()
+    assert a.step() == 0
 
 
 @pytest.mark.parametrize(("busy1", "own", "idle0"), [
     (480, 240, 500),  # others 48 %: not crowded
-    (480, 100, 480),  # others 76 %, CPU 0 idle 96 % = 76 % + 20 %: not idler by more than the margin
+    (400, 100, 250),  # others 60 % leave 40 %; CPU 0 idles 50 %, not more than 40 % + 20 %
 ])
 def test_no_move_below_the_thresholds(busy1: int, own: int, idle0: int) -> None:
     f = Fake({0, 1}, here=1)
@@ -141,11 +160,11 @@ def test_a_move_is_to_an_allowed_cpu_idler_than_the_crowding(cpus: list[int], da
     others = (busy[here] - own) / span
     best_idle = max((span - busy[c]) / span for c in allowed if c != here)
     if moved is None:
-        assert others <= 0.5 or best_idle <= others + 0.2
+        assert others <= 0.5 or best_idle <= 1 - others + 0.2
         assert a.cpu == here
     else:
         assert moved in allowed and moved != here
-        assert others > 0.5 and (span - busy[moved]) / span == best_idle > others + 0.2
+        assert others > 0.5 and (span - busy[moved]) / span == best_idle > 1 - others + 0.2
         assert a.cpu == moved and f.pins[-1] == (12, {moved})
 
 
@@ -154,10 +173,20 @@ def test_flag_values(value: str, parsed: str | int) -> None:
     assert parse_cpu_affinity(value) == parsed
 
 
-def test_bad_flag_value_is_refused_by_name() -> None:
-    res = CliRunner().invoke(main, ["run", "--cpu-affinity=fast"])
+@pytest.mark.parametrize("value", ["fast", "", "-1", "1,2", "0x1", "+1", "\u00b2", "\u0661"])
+def test_bad_flag_value_is_refused_by_name(value: str) -> None:
+    res = CliRunner().invoke(main, ["run", f"--cpu-affinity={value}"])
     assert res.exit_code == 2
-    assert res.output == 'error: --cpu-affinity: must be "auto", "none" or a CPU number, got "fast"\n'
+    assert res.output == f'error: --cpu-affinity: must be "auto", "none" or a CPU number, got "{value}"\n'
+
+
+def test_a_cpu_not_allowed_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    out = tmp_path / "effective.yaml"
+    res = CliRunner().invoke(main, ["run", "--cpu-affinity=4096", "--write-config-to", str(out)])
+    assert res.exit_code == 2
+    assert res.output == (f"error: --cpu-affinity: CPU 4096 is not one this process may run on "
+                          f"({_cpu_list(os.sched_getaffinity(0))})\n")
+    assert not out.exists()
 
 
 def test_cpu_list_format() -> None:
@@ -193,6 +222,8 @@ def test_run_threads_share_one_cpu(cluster: Cluster, replicas: list[Replica], fl
     lists = _allowed_lists(r.proc.pid)
     if flag.endswith("none"):
         assert lists == {_cpu_list(os.sched_getaffinity(0))}
+        assert (f'"Scheduler threads placed by the kernel" allowed="{_cpu_list(os.sched_getaffinity(0))}" '
+                'cpuAffinity="none"') in r.log()
     else:
         assert len(lists) == 1 and next(iter(lists)).isdigit()
         assert int(next(iter(lists))) in os.sched_getaffinity(0)
