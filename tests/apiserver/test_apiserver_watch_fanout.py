@@ -154,7 +154,11 @@ def test_watchers_of_other_namespaces_and_nodes_cost_nothing(server: ServerHandl
 
 
 def test_a_client_that_does_not_read_is_closed_and_memory_stays_bounded() -> None:
-    limits = WatchLimits(buffer_events=50, buffer_bytes=256 * 1024, write_timeout=30.0)
+    # the stuck client is closed by whichever bound it reaches first: its buffer (200 events /
+    # 1 MiB) or, when the kernel's socket buffers took the writes so far, the write that does not
+    # complete in 3 s; the reading client, whose thread shares the GIL with the creating loop,
+    # may lag up to 200 events
+    limits = WatchLimits(buffer_events=200, buffer_bytes=1024 * 1024, write_timeout=3.0)
     handle = start_server(bookmark_interval=0.2, watch_limits=limits)
     try:
         stuck = _open_watch(handle.port, "/api/v1/pods?watch=1", rcvbuf=4096)
