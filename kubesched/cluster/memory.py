@@ -426,8 +426,7 @@ class MemoryCluster:
                         self._set_deletion(kind, key, old, self._clock.now() + period, period)
                         return
             del store[key]
-            if isinstance(old_uid := old_meta.get("uid"), str):
-                self._uids.discard(old_uid)
+            self._drop_uid(old)
             self._sorted_keys.pop(kind, None)
             self._rv += 1
             final = {**old, "metadata": {**old_meta, "resourceVersion": str(self._rv)}}
@@ -619,6 +618,12 @@ class MemoryCluster:
         uid = obj["metadata"]["uid"]
         if isinstance(uid, str):
             self._uids.add(uid)
+
+    def _drop_uid(self, obj: Obj) -> None:
+        """Forget a removed object's uid (see :meth:`_add_uid`)."""
+        uid = (obj.get("metadata") or {}).get("uid")
+        if isinstance(uid, str):
+            self._uids.discard(uid)
 
     def _prepare_new(self, obj: Obj, *, preserve: bool) -> tuple[Obj, str]:
         """New stored dict for ``obj`` (rv assigned) and its key. Caller holds the lock."""

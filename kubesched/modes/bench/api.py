@@ -215,6 +215,11 @@ def _context_switches(pid: int) -> int:
     return total
 
 
+def _process_sample(pid: int) -> tuple[float, int]:
+    """``(CPU seconds, context switches)`` of process ``pid`` so far."""
+    return _cpu_seconds(pid), _context_switches(pid)
+
+
 def _peak_rss(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -289,10 +294,9 @@ class _BindWatch:
         self.bound: set[str] = set()
         self.all_bound = 0
         self.times: list[float] = []
-        self.cpu_first: list[float] = []
-        self.cpu_last: list[float] = []
-        self.switches_first: list[int] = []
-        self.switches_last: list[int] = []
+        #: per process, (CPU seconds, context switches) at the first and the last measured bind
+        self.first: list[tuple[float, int]] = []
+        self.last: list[tuple[float, int]] = []
         self.done = threading.Event()
         #: bound pods per createPods op tag
         self.per_op: dict[str, int] = {}
@@ -317,13 +321,11 @@ class _BindWatch:
             return
         now = time.monotonic()
         if not self.times:
-            self.cpu_first = [_cpu_seconds(p) for p in self.pids()]
-            self.switches_first = [_context_switches(p) for p in self.pids()]
+            self.first = [_process_sample(p) for p in self.pids()]
         self.times.append(now)
         self.bound.add(key)
         if len(self.bound) >= self.expected:
-            self.cpu_last = [_cpu_seconds(p) for p in self.pids()]
-            self.switches_last = [_context_switches(p) for p in self.pids()]
+            self.last = [_process_sample(p) for p in self.pids()]
             self.done.set()
 
 
@@ -476,8 +478,8 @@ def _collect(result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int,
     if samples:
         result.throughput = {"average": sum(samples) / len(samples), "perc50": percentile(samples, 50),
                              "perc90": percentile(samples, 90), "perc99": percentile(samples, 99)}
-    run_cpu, serve_cpu = (b - a for a, b in zip(watch.cpu_first, watch.cpu_last, strict=True))
-    run_cs, serve_cs = (b - a for a, b in zip(watch.switches_first, watch.switches_last, strict=True))
+    (run_cpu, run_cs), (serve_cpu, serve_cs) = ((b[0] - a[0], b[1] - a[1])
+                                                for a, b in zip(watch.first, watch.last, strict=True))
     result.run = ProcessStats(run_cpu, _peak_rss(run_pid), run_cs)
     result.serve = ProcessStats(serve_cpu, _peak_rss(serve_pid), serve_cs)
     m = _scrape(metrics_port, token)

@@ -98,19 +98,23 @@ def read_cpu_times() -> CpuTimes:
             cpu = int(name[3:])
             idle[cpu] = sum(ticks[i] for i in _IDLE_FIELDS)
             busy[cpu] = sum(ticks) - idle[cpu]
-    with open("/proc/self/stat", encoding="ascii") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = _stat_fields("/proc/self/stat")
     own = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
     return CpuTimes(busy, idle, own, time.monotonic())
+
+
+def _stat_fields(path: str) -> list[str]:
+    """The fields of a ``/proc/.../stat`` file after the command name: field N of proc(5) is at
+    index N - 3. Raises OSError."""
+    with open(path, encoding="ascii") as f:
+        stat = f.read()
+    return stat[stat.rindex(")") + 2:].split()
 
 
 def current_cpu() -> int | None:
     """The CPU this thread last ran on (field 39 of ``/proc/thread-self/stat``), or None."""
     try:
-        with open("/proc/thread-self/stat", encoding="ascii") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(")") + 2:].split()[36])
+        return int(_stat_fields("/proc/thread-self/stat")[36])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -175,14 +179,9 @@ class CpuAffinity:
     def restore(self) -> None:
         """Give every thread the CPUs the process had before :meth:`start` (``run`` called in a
         process that goes on, e.g. a test)."""
-        if self.cpu is None or self._set is None:
+        if self.cpu is None:
             return
-        allowed = set(self._original)
-        for tid in self._thread_ids():
-            try:
-                self._set(tid, allowed)
-            except OSError:
-                continue
+        self._set_all(set(self._original))
         self.cpu = None
 
     def step(self) -> int | None:
@@ -221,26 +220,25 @@ class CpuAffinity:
             self.step()
 
     def _pin(self, cpu: int) -> None:
+        self._set_all({cpu})
+        self.cpu = cpu
+
+    def _set_all(self, cpus: set[int]) -> None:
+        """Give every thread of the process the affinity ``cpus``."""
         assert self._set is not None
         for tid in self._thread_ids():
             try:
-                self._set(tid, {cpu})
+                self._set(tid, cpus)
             except OSError:  # a thread that ended since the listing
                 continue
-        self.cpu = cpu
 
 
 def _cpu_list(cpus: Iterable[int]) -> str:
     """``0-3,6`` (the kernel's cpu-list format)."""
-    out: list[str] = []
-    run: list[int] = []
+    runs: list[list[int]] = []
     for c in sorted(cpus):
-        if run and c == run[-1] + 1:
-            run.append(c)
-            continue
-        if run:
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-        run = [c]
-    if run:
-        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return ",".join(out)
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
