@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.pod import Pod
+from kubesched.client.client import ClusterClient
+from kubesched.client.informers import InformerSet
 from kubesched.clock import VirtualClock
-from kubesched.cluster.client import ClusterClient
-from kubesched.cluster.informers import InformerSet
 from kubesched.config.extenders import extender_ignored_resources
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.api.pod_partial import ReadablePod, readable_pod
-from kubesched.cluster.informers import InformerSet
-from kubesched.cluster.informers import ResourceEventHandlerFuncs as InformerHandlers
+from kubesched.client.informers import InformerSet
+from kubesched.client.informers import ResourceEventHandlerFuncs as InformerHandlers
 from kubesched.errors import ManifestError
 from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,

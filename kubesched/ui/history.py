@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cluster.client import CLUSTER_SCOPED_KINDS, WatchEvent
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.client.client import CLUSTER_SCOPED_KINDS, WatchEvent
+from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.scheduler import Scheduler

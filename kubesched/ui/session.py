@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from kubesched.cluster.informers import InformerSet, ResourceEventHandlerFuncs
-from kubesched.cluster.manifests import Manifest, load_manifest_text
+from kubesched.client.informers import InformerSet, ResourceEventHandlerFuncs
 from kubesched.config.load import dump_config, load_config_text
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.manifests import Manifest, load_manifest_text
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult, run_simulation
 from kubesched.scheduler.core import WATCHED_KINDS
 from kubesched.ui.cluster_view import PodStatus, live_pod_status

@@ -18,7 +18,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.cluster.client import CLUSTER_SCOPED_KINDS
+from kubesched.client.client import CLUSTER_SCOPED_KINDS
 from kubesched.errors import KubeschedError
 from kubesched.modes.bench.workloads import Op
 
