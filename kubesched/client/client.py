@@ -3,7 +3,7 @@
 Both the embedded store (:mod:`kubesched.embedded.store`) and the real API
 server backend implement this protocol. Objects are plain Kubernetes JSON dicts
 (what ``kubectl get -o json`` shows), identified by ``kind`` plus
-``(namespace, name)``; cluster-scoped kinds (:data:`CLUSTER_SCOPED_KINDS`) use
+``(namespace, name)``; cluster-scoped kinds (:func:`kubesched.api.kinds.is_cluster_scoped`) use
 namespace ``""``/None.
 
 Ownership: dicts returned by a client (and passed to watch handlers) are shared
@@ -26,78 +26,16 @@ if TYPE_CHECKING:
     from kubesched.client.throttled_log import ThrottledLog
 
 __all__ = [
-    "CLUSTER_SCOPED_KINDS",
-    "KIND_API_VERSION",
     "ClusterClient",
     "ListResult",
     "Subscription",
     "WatchEvent",
     "WatchEventType",
-    "resource_name",
 ]
 
 Obj = dict[str, Any]
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
-
-#: apiVersion of each kind kubesched reads or writes.
-KIND_API_VERSION: Mapping[str, str] = {
-    "Pod": "v1",
-    "Node": "v1",
-    "Namespace": "v1",
-    "PersistentVolume": "v1",
-    "PersistentVolumeClaim": "v1",
-    "Service": "v1",
-    "ReplicationController": "v1",
-    "StorageClass": "storage.k8s.io/v1",
-    "CSINode": "storage.k8s.io/v1",
-    "CSIDriver": "storage.k8s.io/v1",
-    "CSIStorageCapacity": "storage.k8s.io/v1",
-    "PodDisruptionBudget": "policy/v1",
-    "ReplicaSet": "apps/v1",
-    "StatefulSet": "apps/v1",
-    "Event": "events.k8s.io/v1",
-    "Lease": "coordination.k8s.io/v1",
-    "PriorityClass": "scheduling.k8s.io/v1",
-}
-
-#: Kinds without a namespace (``metadata.namespace`` ignored, keyed by name only).
-CLUSTER_SCOPED_KINDS: frozenset[str] = frozenset(
-    {"Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass"}
-)
-
-# Plural resource names as the API server prints them in error messages
-# (``schema.GroupResource.String()``: ``pods``, ``storageclasses.storage.k8s.io``).
-_RESOURCE_NAMES: Mapping[str, str] = {
-    "Pod": "pods",
-    "Node": "nodes",
-    "Namespace": "namespaces",
-    "PersistentVolume": "persistentvolumes",
-    "PersistentVolumeClaim": "persistentvolumeclaims",
-    "Service": "services",
-    "ReplicationController": "replicationcontrollers",
-    "StorageClass": "storageclasses.storage.k8s.io",
-    "CSINode": "csinodes.storage.k8s.io",
-    "CSIDriver": "csidrivers.storage.k8s.io",
-    "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
-    "PodDisruptionBudget": "poddisruptionbudgets.policy",
-    "ReplicaSet": "replicasets.apps",
-    "StatefulSet": "statefulsets.apps",
-    "Event": "events.events.k8s.io",
-    "Lease": "leases.coordination.k8s.io",
-    "PriorityClass": "priorityclasses.scheduling.k8s.io",
-}
-
-
-def resource_name(kind: str) -> str:
-    """Group-qualified plural resource of ``kind`` as used in API error messages
-    (``Pod`` -> ``pods``, ``StorageClass`` -> ``storageclasses.storage.k8s.io``)."""
-    known = _RESOURCE_NAMES.get(kind)
-    if known is not None:
-        return known
-    lower = kind.lower()
-    return lower + ("es" if lower.endswith("s") else "s")
-
 
 class WatchEvent(NamedTuple):
     """One watch notification (upstream ``watch.Event``).

@@ -46,14 +46,12 @@ import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
+from kubesched.api import kinds
 from kubesched.api.timestamps import rfc3339_micro
 from kubesched.client.client import (
-    CLUSTER_SCOPED_KINDS,
-    KIND_API_VERSION,
     ListResult,
     WatchEvent,
     WatchHandler,
-    resource_name,
 )
 from kubesched.client.fencing import WriteGuard
 from kubesched.client.http_pool import ConnectionPool, Transport, ssl_context_for
@@ -97,29 +95,36 @@ class KubeApiError(Exception):
         self.retry_after = retry_after
 
 
-def _prefix(kind: str) -> str:
-    api_version = KIND_API_VERSION.get(kind)
-    if api_version is None:
+def _row(kind: str) -> kinds.Kind:
+    row = kinds.lookup(kind)
+    if row is None:
         raise ValueError(f"unsupported kind {kind}")
-    return "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    return row
 
 
-def _plural(kind: str) -> str:
-    return resource_name(kind).split(".", 1)[0]
+def _api_version(kind: str) -> str:
+    """``apiVersion`` of a registered kind; raises ValueError for another kind."""
+    return _row(kind).group_version
+
+
+def collection_path(kind: str, namespace: str | None) -> str:
+    """URL path of ``kind``'s collection (all namespaces when ``namespace`` is empty/None or the
+    kind is cluster-scoped): ``/api/v1/namespaces/ns/pods``, ``/apis/storage.k8s.io/v1/csinodes``.
+    Raises ValueError for a kind the registry (:mod:`kubesched.api.kinds`) does not have."""
+    return _collection_path(kind, namespace, kinds.generation())
 
 
 @functools.lru_cache(maxsize=4096)
-def collection_path(kind: str, namespace: str | None) -> str:
-    """URL path of ``kind``'s collection (all namespaces when ``namespace`` is empty/None or the
-    kind is cluster-scoped): ``/api/v1/namespaces/ns/pods``, ``/apis/storage.k8s.io/v1/csinodes``."""
-    if kind in CLUSTER_SCOPED_KINDS or not namespace:
-        return f"{_prefix(kind)}/{_plural(kind)}"
-    return f"{_prefix(kind)}/namespaces/{quote(namespace, safe='')}/{_plural(kind)}"
+def _collection_path(kind: str, namespace: str | None, generation: int) -> str:
+    row = _row(kind)
+    if not row.namespaced or not namespace:
+        return f"{row.prefix()}/{row.plural}"
+    return f"{row.prefix()}/namespaces/{quote(namespace, safe='')}/{row.plural}"
 
 
 def object_path(kind: str, namespace: str | None, name: str) -> str:
     """URL path of one object (``.../namespaces/ns/pods/name``)."""
-    if kind not in CLUSTER_SCOPED_KINDS and not namespace:
+    if not kinds.is_cluster_scoped(kind) and not namespace:
         namespace = "default"
     return f"{collection_path(kind, namespace)}/{quote(name, safe='')}"
 
@@ -449,7 +454,7 @@ class KubeClusterClient:
                     raise
                 items, cont, paged = [], None, False  # continue token expired: full list
                 continue
-            api_version = KIND_API_VERSION[kind]
+            api_version = _api_version(kind)
             for item in doc.get("items") or []:
                 item.setdefault("kind", kind)
                 item.setdefault("apiVersion", api_version)
@@ -464,13 +469,13 @@ class KubeClusterClient:
         """``GET`` one object. Raises NotFoundError."""
         obj = self._json("GET", object_path(kind, namespace, name))
         obj.setdefault("kind", kind)
-        obj.setdefault("apiVersion", KIND_API_VERSION[kind])
+        obj.setdefault("apiVersion", _api_version(kind))
         return obj
 
     def create(self, obj: Obj) -> Obj:
         """``POST`` to the collection. Raises AlreadyExistsError."""
         kind = obj["kind"]
-        body = {**obj, "apiVersion": obj.get("apiVersion") or KIND_API_VERSION[kind]}
+        body = {**obj, "apiVersion": obj.get("apiVersion") or _api_version(kind)}
         if kind == "Event":
             body = _normalize_event(body)
         return self._json("POST", collection_path(kind, _meta(obj).get("namespace") or "default"), body=body)
@@ -479,7 +484,7 @@ class KubeClusterClient:
         """``PUT`` (resourceVersion precondition when set). Raises ConflictError, NotFoundError."""
         kind = obj["kind"]
         meta = _meta(obj)
-        body = {**obj, "apiVersion": obj.get("apiVersion") or KIND_API_VERSION[kind]}
+        body = {**obj, "apiVersion": obj.get("apiVersion") or _api_version(kind)}
         return self._json("PUT", object_path(kind, meta.get("namespace"), str(meta.get("name"))), body=body)
 
     def patch_status(self, kind: str, namespace: str | None, name: str, patch: Obj) -> Obj:
@@ -799,7 +804,7 @@ class _Watch:
             rv = str(_meta(obj).get("resourceVersion") or "")
             if etype in ("ADDED", "MODIFIED", "DELETED"):
                 obj.setdefault("kind", kind)
-                obj.setdefault("apiVersion", KIND_API_VERSION[kind])
+                obj.setdefault("apiVersion", _api_version(kind))
                 self._deliver(WatchEvent(etype, kind, obj, None))
             elif etype == "BOOKMARK":
                 self._deliver(WatchEvent("BOOKMARK", kind, obj, None))

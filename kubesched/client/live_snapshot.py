@@ -2,9 +2,11 @@
 :class:`~kubesched.client.client.ClusterClient`, with the noise of live objects stripped, so that
 ``simulate`` and ``serve`` load it unchanged.
 
-What is read: the kinds of :data:`~kubesched.embedded.manifests.LOADABLE_KINDS` (nodes, pods,
-namespaces, PVs, PVCs, storage classes, CSI objects, PDBs, services, replica sets, stateful sets,
-replication controllers, priority classes) and nothing else: never Secrets or ConfigMaps. With a
+What is read: the kinds ``simulate`` loads (:func:`kubesched.api.kinds.loadable_kinds`: nodes, pods,
+namespaces, PVs, PVCs, storage classes, CSI objects, PDBs, services, workload objects, priority
+classes, DRA device classes, slices, claims and claim templates) and nothing else: never Secrets or
+ConfigMaps. A kind the cluster does not serve (a list answered 404, e.g. ``resource.k8s.io/v1`` before
+Kubernetes 1.34) is left out. With a
 namespace, namespaced kinds come from that namespace only, except bound pods: those of every
 namespace are read, since they hold their nodes' resources, ports and volumes (a what-if that
 forgot them would find room where there is none).
@@ -20,16 +22,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kubesched.client.client import CLUSTER_SCOPED_KINDS, ClusterClient
+from kubesched.api import kinds as kind_registry
+from kubesched.client.client import ClusterClient
+from kubesched.errors import NotFoundError
 
-__all__ = ["SNAPSHOT_KINDS", "clean_object", "read_snapshot"]
+__all__ = ["clean_object", "read_snapshot", "snapshot_kinds"]
 
-#: Kinds read, in an order that loads cleanly (namespaces and nodes before what refers to them).
-SNAPSHOT_KINDS: tuple[str, ...] = (
-    "Namespace", "Node", "PriorityClass", "StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity",
-    "PersistentVolume", "PersistentVolumeClaim", "Service", "ReplicationController", "ReplicaSet",
-    "StatefulSet", "PodDisruptionBudget", "Pod",
-)
+
+def snapshot_kinds() -> tuple[str, ...]:
+    """Kinds read, in the registry's load order (namespaces and nodes before what refers to them)."""
+    loadable = kind_registry.loadable_kinds()
+    return tuple(k for k in kind_registry.snapshot_order() if k in loadable)
+
 
 _DROP_META = ("managedFields", "resourceVersion", "generation", "selfLink")
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -60,24 +64,31 @@ def clean_object(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_snapshot(client: ClusterClient, namespace: str | None = None,
-                  kinds: Iterable[str] = SNAPSHOT_KINDS) -> list[dict[str, Any]]:
-    """Every object of ``kinds`` (cleaned, see :func:`clean_object`), in :data:`SNAPSHOT_KINDS`
-    order; ``namespace`` limits namespaced kinds (bound pods excepted) and namespaces to it.
-    Raises the client's errors (e.g. a forbidden list)."""
-    wanted = set(kinds)
+                  kinds: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """Every object of ``kinds`` (default: :func:`snapshot_kinds`; cleaned, see
+    :func:`clean_object`), in :func:`snapshot_kinds` order; ``namespace`` limits namespaced kinds
+    (bound pods excepted) and namespaces to it. A kind whose list is answered 404 (not served) is
+    skipped. Raises the client's other errors (e.g. a forbidden list)."""
+    order = snapshot_kinds()
+    wanted = set(order if kinds is None else kinds)
     objects: list[dict[str, Any]] = []
-    for kind in SNAPSHOT_KINDS:
+    for kind in order:
         if kind not in wanted:
             continue
-        if kind == "Namespace" and namespace:
-            items = [o for o in client.list(kind).items if (o.get("metadata") or {}).get("name") == namespace]
-        elif kind == "Pod" and namespace:
-            items = [o for o in client.list(kind).items
-                     if (o.get("metadata") or {}).get("namespace") == namespace
-                     or (o.get("spec") or {}).get("nodeName")]
-        elif kind in CLUSTER_SCOPED_KINDS or not namespace:
-            items = client.list(kind).items
-        else:
-            items = client.list(kind, namespace).items
-        objects.extend(clean_object(o) for o in items)
+        try:
+            objects.extend(clean_object(o) for o in _read_kind(client, kind, namespace))
+        except NotFoundError:
+            continue
     return objects
+
+
+def _read_kind(client: ClusterClient, kind: str, namespace: str | None) -> list[dict[str, Any]]:
+    """The live objects of ``kind`` that :func:`read_snapshot` keeps (before cleaning)."""
+    if kind == "Namespace" and namespace:
+        return [o for o in client.list(kind).items if (o.get("metadata") or {}).get("name") == namespace]
+    if kind == "Pod" and namespace:
+        return [o for o in client.list(kind).items
+                if (o.get("metadata") or {}).get("namespace") == namespace or (o.get("spec") or {}).get("nodeName")]
+    if kind_registry.is_cluster_scoped(kind) or not namespace:
+        return client.list(kind).items
+    return client.list(kind, namespace).items

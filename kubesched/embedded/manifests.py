@@ -4,7 +4,7 @@
 sorted by path) holding multi-document YAML or JSON, and expands ``kind: List`` / ``<Kind>List``
 documents (what ``kubectl get nodes,pods -A -o yaml`` or a raw API list prints). Like
 ``sigs.k8s.io/yaml`` (used by kubectl), unquoted timestamps stay strings. Objects of
-:data:`LOADABLE_KINDS` are returned as :class:`Manifest` (object + location); other kinds are
+:func:`kubesched.api.kinds.loadable_kinds` are returned as :class:`Manifest` (object + location); other kinds are
 counted in :attr:`LoadResult.skipped_kinds` so the CLI can warn once per kind.
 
 :func:`write_manifests` writes objects back (``--write-snapshot``) with a stable key order.
@@ -23,35 +23,14 @@ from typing import Any
 
 import yaml
 
+from kubesched.api import kinds
 from kubesched.api.yaml_limits import FastLoader, YAMLLimitError, load_json, safe_load_all
-from kubesched.client.client import CLUSTER_SCOPED_KINDS
 from kubesched.errors import ManifestError
 
-__all__ = ["LOADABLE_KINDS", "LoadResult", "Manifest", "add_documents", "load_manifest_text", "load_manifests",
+__all__ = ["LoadResult", "Manifest", "add_documents", "load_manifest_text", "load_manifests",
            "parse_documents", "render_manifests", "write_manifests"]
 
 Obj = dict[str, Any]
-
-#: Kinds load_manifests returns; every other kind is skipped and counted.
-LOADABLE_KINDS: frozenset[str] = frozenset(
-    {
-        "Node",
-        "Pod",
-        "Namespace",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "StorageClass",
-        "CSINode",
-        "PodDisruptionBudget",
-        "Service",
-        "ReplicaSet",
-        "StatefulSet",
-        "ReplicationController",
-        "PriorityClass",
-        "CSIDriver",
-        "CSIStorageCapacity",
-    }
-)
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -105,7 +84,7 @@ class Manifest:
     @property
     def namespace(self) -> str | None:
         """The namespace (``default`` when missing) or None for cluster-scoped kinds."""
-        if self.kind in CLUSTER_SCOPED_KINDS:
+        if kinds.is_cluster_scoped(self.kind):
             return None
         return str(self.obj["metadata"].get("namespace") or "default")
 
@@ -332,7 +311,7 @@ def add_documents(result: LoadResult, documents: Iterable[tuple[int, object]], s
                 item_where = _doc_where(source, doc_index, item_index)
                 ikind = _check_object(item, item_where, item_kind)
                 assert ikind is not None and isinstance(item, dict)
-                if ikind not in LOADABLE_KINDS:
+                if ikind not in kinds.loadable_kinds():
                     skipped[ikind] = skipped.get(ikind, 0) + 1
                     continue
                 _check_identity(item, item_where)
@@ -342,7 +321,7 @@ def add_documents(result: LoadResult, documents: Iterable[tuple[int, object]], s
                         del item["apiVersion"]
                 manifests.append(Manifest(item, source, doc_index, item_index))
             continue
-        if kind not in LOADABLE_KINDS:
+        if kind not in kinds.loadable_kinds():
             skipped[kind] = skipped.get(kind, 0) + 1
             continue
         _check_identity(doc, where)

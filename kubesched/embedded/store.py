@@ -54,14 +54,12 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kubesched.api import kinds as kind_registry
 from kubesched.api.timestamps import parse_rfc3339, rfc3339
 from kubesched.client.client import (
-    CLUSTER_SCOPED_KINDS,
-    KIND_API_VERSION,
     ListResult,
     WatchEvent,
     WatchHandler,
-    resource_name,
 )
 from kubesched.clock import Clock
 from kubesched.embedded.patch import merge_status_patch, set_condition
@@ -73,40 +71,6 @@ __all__ = ["MemoryCluster"]
 _log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-
-# Kinds whose ``status`` is a subresource: a PUT of the main resource keeps the stored status.
-_STATUS_SUBRESOURCE_KINDS = frozenset(
-    {
-        "Pod",
-        "Node",
-        "Namespace",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "Service",
-        "ReplicationController",
-        "ReplicaSet",
-        "StatefulSet",
-        "PodDisruptionBudget",
-    }
-)
-
-# Order of kinds in snapshot_objects(): dependencies before dependants.
-_SNAPSHOT_ORDER = (
-    "Namespace",
-    "Node",
-    "StorageClass",
-    "CSINode",
-    "CSIDriver",
-    "PriorityClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "Service",
-    "ReplicationController",
-    "ReplicaSet",
-    "StatefulSet",
-    "PodDisruptionBudget",
-    "Pod",
-)
 
 # utilrand.String alphabet (k8s.io/apimachinery/pkg/util/rand), used by generateName.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -187,7 +151,7 @@ class MemoryCluster:
                     obj = store.get(_key(kind, namespace, name))
                     if obj is not None:
                         return obj
-        raise NotFoundError(f'{resource_name(kind)} "{name}" not found')
+        raise NotFoundError(f'{kind_registry.resource_name(kind)} "{name}" not found')
 
     def list(
         self,
@@ -210,7 +174,7 @@ class MemoryCluster:
                     items = []
                 else:
                     keys = self._keys_sorted(kind)
-                    if namespace and kind not in CLUSTER_SCOPED_KINDS:
+                    if namespace and not kind_registry.is_cluster_scoped(kind):
                         lo = bisect.bisect_left(keys, namespace + "/")
                         hi = bisect.bisect_left(keys, namespace + "0")  # '0' follows '/'
                         keys = keys[lo:hi]
@@ -236,14 +200,14 @@ class MemoryCluster:
         return self._events_total
 
     def snapshot_objects(self, kinds: Iterable[str] | None = None) -> builtins.list[Obj]:
-        """Every stored object (Events excluded), for ``write_manifests``: kinds in dependency order
-        (Namespace, Node, StorageClass, ..., Pod, then others alphabetically), each sorted by key.
+        """Every stored object (Events excluded), for ``write_manifests``: kinds in the registry's
+        load order (:func:`kubesched.api.kinds.snapshot_order`: Namespace, Node, ..., Pod, then the
+        kinds ``simulate`` does not load), then unregistered kinds alphabetically, each sorted by key.
         ``kinds`` restricts the result. The dicts are the stored ones (do not mutate)."""
         with self._lock:
             present = [k for k, store in self._objects.items() if store]
-            order = [k for k in _SNAPSHOT_ORDER if k in present] + sorted(
-                k for k in present if k not in _SNAPSHOT_ORDER
-            )
+            known = kind_registry.snapshot_order()
+            order = [k for k in known if k in present] + sorted(k for k in present if k not in known)
             if kinds is not None:
                 wanted = set(kinds)
                 order = [k for k in order if k in wanted]
@@ -268,7 +232,7 @@ class MemoryCluster:
             kind = new["kind"]
             store = self._objects.setdefault(kind, {})
             if key in store:
-                raise AlreadyExistsError(f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists')
+                raise AlreadyExistsError(f'{kind_registry.resource_name(kind)} "{new["metadata"]["name"]}" already exists')
             store[key] = new
             self._add_uid(new)
             self._sorted_keys.pop(kind, None)
@@ -296,7 +260,7 @@ class MemoryCluster:
                     store = self._objects.setdefault(kind, {})
                     if key in store:
                         raise AlreadyExistsError(
-                            f'{resource_name(kind)} "{new["metadata"]["name"]}" already exists'
+                            f'{kind_registry.resource_name(kind)} "{new["metadata"]["name"]}" already exists'
                         )
                     store[key] = new
                     self._add_uid(new)
@@ -325,18 +289,18 @@ class MemoryCluster:
             key = _key(kind, meta.get("namespace"), name)
             old = store.get(key)
             if old is None:
-                raise NotFoundError(f'{resource_name(kind)} "{name}" not found')
+                raise NotFoundError(f'{kind_registry.resource_name(kind)} "{name}" not found')
             old_meta = old["metadata"]
             given_rv = meta.get("resourceVersion")
             if given_rv and given_rv != old_meta["resourceVersion"]:
                 raise ConflictError(
-                    f'Operation cannot be fulfilled on {resource_name(kind)} "{name}": the object has been '
+                    f'Operation cannot be fulfilled on {kind_registry.resource_name(kind)} "{name}": the object has been '
                     "modified; please apply your changes to the latest version and try again"
                 )
             given_uid = meta.get("uid")
             if given_uid and given_uid != old_meta.get("uid"):
                 raise ConflictError(
-                    f'Operation cannot be fulfilled on {resource_name(kind)} "{name}": Precondition failed: '
+                    f'Operation cannot be fulfilled on {kind_registry.resource_name(kind)} "{name}": Precondition failed: '
                     f"UID in precondition: {given_uid}, UID in object meta: {old_meta.get('uid')}"
                 )
             new_meta = dict(meta)
@@ -346,12 +310,12 @@ class MemoryCluster:
                 else:
                     new_meta.pop(field, None)
             new_meta["resourceVersion"] = old_meta["resourceVersion"]
-            if kind in CLUSTER_SCOPED_KINDS:
+            if kind_registry.is_cluster_scoped(kind):
                 new_meta.pop("namespace", None)
             else:
                 new_meta["namespace"] = old_meta["namespace"]
             new = {**obj, "metadata": new_meta}
-            if kind in _STATUS_SUBRESOURCE_KINDS:
+            if kind_registry.has_subresource(kind, "status"):
                 if "status" in old:
                     new["status"] = old["status"]
                 else:
@@ -373,7 +337,7 @@ class MemoryCluster:
             key = _key(kind, namespace, name)
             old = store.get(key)
             if old is None:
-                raise NotFoundError(f'{resource_name(kind)} "{name}" not found')
+                raise NotFoundError(f'{kind_registry.resource_name(kind)} "{name}" not found')
             old_status = old.get("status")
             status = merge_status_patch(old_status if isinstance(old_status, dict) else None, patch)
             if status == old_status:
@@ -402,7 +366,7 @@ class MemoryCluster:
             key = _key(kind, namespace, name)
             old = store.get(key)
             if old is None:
-                raise NotFoundError(f'{resource_name(kind)} "{name}" not found')
+                raise NotFoundError(f'{kind_registry.resource_name(kind)} "{name}" not found')
             old_meta = old["metadata"]
             if grace and kind == "Pod":
                 spec = old.get("spec") or {}
@@ -519,7 +483,7 @@ class MemoryCluster:
                     self._events[i] = new
                     self._emit("Event", self._rv, WatchEvent("MODIFIED", "Event", new, ev))
                     return new
-        raise NotFoundError(f'{resource_name("Event")} "{name}" not found')
+        raise NotFoundError(f'{kind_registry.resource_name("Event")} "{name}" not found')
 
     def watch(self, kind: str, resource_version: str | None, handler: WatchHandler) -> _Subscription:
         """Register ``handler`` for changes of ``kind`` (see ``ClusterClient.watch``). Replayed and
@@ -573,8 +537,8 @@ class MemoryCluster:
         version older than the current one then raises GoneError. Open watches are unaffected.
         Returns the current resourceVersion (the compaction point)."""
         with self._lock:
-            kinds = set(self._objects) | set(self._history) | set(KIND_API_VERSION) | {"Event"}
-            for kind in kinds:
+            every = set(self._objects) | set(self._history) | set(kind_registry.snapshot_order())
+            for kind in every:
                 self._compacted[kind] = self._rv
             self._history.clear()
             return str(self._rv)
@@ -631,7 +595,7 @@ class MemoryCluster:
         if not kind or not isinstance(kind, str):
             raise ValueError("object has no kind")
         meta = dict(obj.get("metadata") or ())
-        cluster_scoped = kind in CLUSTER_SCOPED_KINDS
+        cluster_scoped = kind_registry.is_cluster_scoped(kind)
         if cluster_scoped:
             meta.pop("namespace", None)
             namespace = ""
@@ -650,10 +614,11 @@ class MemoryCluster:
             meta["creationTimestamp"] = rfc3339(self._clock.now())
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
-        if "apiVersion" in obj or kind not in KIND_API_VERSION:
+        api_version = None if "apiVersion" in obj else kind_registry.api_version(kind)
+        if api_version is None:
             new = {**obj, "metadata": meta}
         else:
-            new = {"apiVersion": KIND_API_VERSION[kind], **obj, "metadata": meta}
+            new = {"apiVersion": api_version, **obj, "metadata": meta}
         if kind == "Pod":
             status = new.get("status")
             if not isinstance(status, dict) or not status.get("phase"):
@@ -714,7 +679,7 @@ class MemoryCluster:
 
 def _key(kind: str, namespace: str | None, name: str) -> str:
     """etcd-style key of an object within its kind."""
-    if kind in CLUSTER_SCOPED_KINDS:
+    if kind_registry.is_cluster_scoped(kind):
         return name
     return f"{namespace or 'default'}/{name}"
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from kubernetes import client as _models
 
-from kubesched.api.shape import KIND_MODELS
+from kubesched.api import kinds
 
 __all__ = ["unknown_fields"]
 
@@ -37,7 +37,7 @@ _LIST = re.compile(r"^list\[(.+)\]$")
 def _fields(model: str) -> dict[str, str] | None:
     """JSON field name -> type string of a client model, or None when the model is unknown."""
     cls = getattr(_models, model, None)
-    if cls is None:
+    if cls is None or not hasattr(cls, "openapi_types"):
         return None
     types: dict[str, str] = cls.openapi_types
     names: dict[str, str] = cls.attribute_map
@@ -51,11 +51,9 @@ def _walk(value: Any, type_name: str, path: str) -> Iterator[str]:
             for i, item in enumerate(value):
                 yield from _walk(item, m.group(1), f"{path}[{i}]")
         return
-    if not type_name.startswith("V") or not isinstance(value, dict):
-        return  # scalars, dict(str, ...) maps, object, datetime: free-form or type errors reported elsewhere
-    fields = _fields(type_name)
+    fields = _fields(type_name) if isinstance(value, dict) else None
     if fields is None:
-        return
+        return  # scalars, dict(str, ...) maps, object, datetime: free-form or type errors reported elsewhere
     for key, sub in value.items():
         sub_path = f"{path}.{key}" if path else str(key)
         sub_type = fields.get(key) if isinstance(key, str) else None
@@ -71,7 +69,7 @@ def unknown_fields(obj: dict[str, Any]) -> list[str]:
     ``obj`` is a parsed manifest (``kind`` set); kinds without a known model give ``[]``.
     ``apiVersion``/``kind``/``metadata`` are part of every model, so they are never reported.
     """
-    model = KIND_MODELS.get(str(obj.get("kind")))
+    model = kinds.model(str(obj.get("kind")))
     if model is None:
         return []
     return list(_walk(obj, model, ""))

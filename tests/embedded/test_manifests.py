@@ -63,11 +63,12 @@ def test_directory_recursive_sorted_and_several_paths() -> None:
     assert [m.where for m in res.manifests] == [
         f"{tree}/a.json doc 1 (StorageClass fast)",
         f"{tree}/b-nodes.yml doc 1 (Node tree-n1)",
+        f"{tree}/sub/c.yaml doc 1 (Deployment default/web)",
         f"{tree}/sub/c.yaml doc 2 (PersistentVolumeClaim prod/data)",
         f"{FIX / 'podlist.json'} doc 1 item 1 (Pod prod/api-0)",
         f"{FIX / 'podlist.json'} doc 1 item 2 (Pod prod/api-1)",
     ]
-    assert res.skipped_kinds == {"Deployment": 1}
+    assert res.skipped_kinds == {}
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.api.kinds import Kind
 from kubesched.api.shape import check_shape
 from kubesched.embedded.apiserver.admission import admit_new_namespace, admit_new_pod
 from kubesched.embedded.apiserver.client_times import restamp_conditions, restamp_event
@@ -28,7 +29,6 @@ from kubesched.embedded.apiserver.patching import (
     apply_merge_patch,
     apply_strategic_merge_patch,
 )
-from kubesched.embedded.apiserver.paths import Resource
 from kubesched.embedded.apiserver.status import ApiError, success
 from kubesched.embedded.apiserver.target import Target
 from kubesched.embedded.selector import compile_selector
@@ -48,7 +48,7 @@ PATCH_TYPES = {
 }
 
 
-def view_for(resource: Resource) -> Callable[[Obj], Obj]:
+def view_for(resource: Kind) -> Callable[[Obj], Obj]:
     """Stored object -> served version (Events differ between ``v1`` and ``events.k8s.io/v1``)."""
     if resource.kind == "Event":
         return to_core if resource.group == "" else to_events_v1
@@ -124,7 +124,7 @@ class ResourceHandlers:
             return patch
         return restamp_conditions(patch, current.get("status"), self.client_time_clock())
 
-    def _get(self, res: Resource, namespace: str | None, name: str) -> Obj:
+    def _get(self, res: Kind, namespace: str | None, name: str) -> Obj:
         return self.cluster.get(res.kind_in_store, namespace if res.namespaced else None, name)
 
     def matcher(self, target: Target, query: Mapping[str, str]) -> Callable[[Obj], bool]:
@@ -144,7 +144,7 @@ class ResourceHandlers:
             preds.append(lambda o: lmatch((o.get("metadata") or {}).get("labels") or {}))
         fsel = _first(query, "fieldSelector")
         if fsel:
-            preds.append(compile_field_selector(fsel, res.group, res.name))
+            preds.append(compile_field_selector(fsel, res.group, res.plural))
         if not preds:
             return lambda o: True
         return lambda o: all(p(o) for p in preds)
@@ -393,11 +393,11 @@ class ResourceHandlers:
         return 201, success(201)
 
 
-def _gr(res: Resource) -> str:
-    return f"{res.name}.{res.group}" if res.group else res.name
+def _gr(res: Kind) -> str:
+    return res.resource
 
 
-def _modified(res: Resource, name: str) -> str:
+def _modified(res: Kind, name: str) -> str:
     return (f'Operation cannot be fulfilled on {_gr(res)} "{name}": the object has been modified; please apply '
             "your changes to the latest version and try again")
 

@@ -1,7 +1,7 @@
-"""Group/version/resource table of the served API and the discovery documents built from it.
+"""The served API and the discovery documents, both derived from the Kind registry.
 
-Each :class:`Resource` maps a REST resource (``pods`` in group ``""`` version ``v1``) to the kind
-the embedded store keeps (``Pod``). The discovery documents follow what kube-apiserver serves at
+Each :class:`~kubesched.api.kinds.Kind` row maps a REST resource (``pods`` in group ``""`` version
+``v1``) to the kind the embedded store keeps (``Pod``); every row is served. The discovery documents follow what kube-apiserver serves at
 ``/api``, ``/api/v1``, ``/apis`` and ``/apis/<group>/<version>``
 (``staging/src/k8s.io/apiserver/pkg/endpoints/discovery``): ``APIVersions``, ``APIGroupList`` and
 ``APIResourceList`` with verbs, ``namespaced``, ``shortNames`` and ``categories`` as upstream
@@ -10,18 +10,19 @@ registers them (``pkg/registry/*/rest``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api import kinds
+from kubesched.api.kinds import Kind
+
 __all__ = [
-    "RESOURCES",
-    "Resource",
-    "SUBRESOURCES",
+    "SERVED_SUBRESOURCES",
+    "api_group",
     "api_group_list",
     "api_resource_list",
     "api_versions",
     "find_resource",
+    "served_subresources",
     "group_versions",
 ]
 
@@ -29,84 +30,25 @@ Obj = dict[str, Any]
 
 _RW = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
-
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """One served REST resource.
-
-    ``group`` is ``""`` for the core group; ``store_kind`` is the kind the embedded store keys it
-    by (``Event`` for both ``v1`` and ``events.k8s.io/v1`` events); ``status`` tells whether a
-    ``<name>/status`` subresource exists.
-    """
-
-    group: str
-    version: str
-    name: str
-    singular: str
-    kind: str
-    namespaced: bool
-    short_names: tuple[str, ...] = ()
-    status: bool = False
-    categories: tuple[str, ...] = ()
-    store_kind: str = ""
-
-    @property
-    def group_version(self) -> str:
-        """``v1`` or ``<group>/<version>`` (the objects' ``apiVersion``)."""
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def kind_in_store(self) -> str:
-        """Kind used with the ``ClusterClient`` (``store_kind`` or ``kind``)."""
-        return self.store_kind or self.kind
-
-    def prefix(self) -> str:
-        """URL prefix of the group version (``/api/v1`` or ``/apis/<group>/<version>``)."""
-        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+#: Subresources the handlers serve (:data:`kubesched.api.kinds.SUBRESOURCE_KINDS` names); a kind's
+#: other subresources are neither routed nor listed in discovery.
+SERVED_SUBRESOURCES: frozenset[str] = frozenset({"status", "binding", "finalize"})
 
 
-RESOURCES: tuple[Resource, ...] = (
-    Resource("", "v1", "pods", "pod", "Pod", True, ("po",), True, ("all",)),
-    Resource("", "v1", "nodes", "node", "Node", False, ("no",), True),
-    Resource("", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), True),
-    Resource("", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", False, ("pv",), True),
-    Resource("", "v1", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", True,
-             ("pvc",), True),
-    Resource("", "v1", "services", "service", "Service", True, ("svc",), True, ("all",)),
-    Resource("", "v1", "replicationcontrollers", "replicationcontroller", "ReplicationController", True,
-             ("rc",), True, ("all",)),
-    Resource("", "v1", "events", "event", "Event", True, ("ev",)),
-    Resource("", "v1", "configmaps", "configmap", "ConfigMap", True, ("cm",)),
-    Resource("apps", "v1", "replicasets", "replicaset", "ReplicaSet", True, ("rs",), True, ("all",)),
-    Resource("apps", "v1", "statefulsets", "statefulset", "StatefulSet", True, ("sts",), True, ("all",)),
-    Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True,
-             ("pdb",), True),
-    Resource("storage.k8s.io", "v1", "storageclasses", "storageclass", "StorageClass", False, ("sc",)),
-    Resource("storage.k8s.io", "v1", "csinodes", "csinode", "CSINode", False),
-    Resource("storage.k8s.io", "v1", "csidrivers", "csidriver", "CSIDriver", False),
-    Resource("storage.k8s.io", "v1", "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", True),
-    Resource("events.k8s.io", "v1", "events", "event", "Event", True, ("ev",)),
-    Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True),
-    Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)),
-)
-
-#: Subresources served besides ``status``: (parent resource, subresource) -> (kind, verbs).
-SUBRESOURCES: Mapping[tuple[str, str], tuple[str, tuple[str, ...]]] = {
-    ("pods", "binding"): ("Binding", ("create",)),
-}
-
-_BY_PATH: dict[tuple[str, str, str], Resource] = {(r.group, r.version, r.name): r for r in RESOURCES}
-
-
-def find_resource(group: str, version: str, name: str) -> Resource | None:
+def find_resource(group: str, version: str, name: str) -> Kind | None:
     """The served resource ``name`` of ``group``/``version`` (``""`` for core), or None."""
-    return _BY_PATH.get((group, version, name))
+    return kinds.find(group, version, name)
+
+
+def served_subresources(resource: Kind) -> tuple[str, ...]:
+    """The subresources of ``resource`` the handlers serve, in the row's order."""
+    return tuple(s for s in resource.subresources if s in SERVED_SUBRESOURCES)
 
 
 def group_versions() -> list[tuple[str, str]]:
     """Served (group, version) pairs in registration order, core first."""
     out: list[tuple[str, str]] = []
-    for r in RESOURCES:
+    for r in kinds.served_kinds():
         if (r.group, r.version) not in out:
             out.append((r.group, r.version))
     return out
@@ -151,11 +93,11 @@ def api_resource_list(group: str, version: str) -> Obj | None:
     """``GET /api/v1`` or ``/apis/<group>/<version>``: ``APIResourceList`` (resources and their
     subresources with verbs), or None when the group version is not served."""
     resources: list[Obj] = []
-    for r in RESOURCES:
+    for r in kinds.served_kinds():
         if (r.group, r.version) != (group, version):
             continue
         entry: Obj = {
-            "name": r.name,
+            "name": r.plural,
             "singularName": r.singular,
             "namespaced": r.namespaced,
             "kind": r.kind,
@@ -166,17 +108,12 @@ def api_resource_list(group: str, version: str) -> Obj | None:
         if r.categories:
             entry["categories"] = list(r.categories)
         resources.append(entry)
-        if r.status:
+        for sub in served_subresources(r):
+            body_kind, verbs = kinds.SUBRESOURCE_KINDS[sub]
             resources.append(
-                {"name": f"{r.name}/status", "singularName": "", "namespaced": r.namespaced, "kind": r.kind,
-                 "verbs": ["get", "patch", "update"]}
+                {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
+                 "kind": body_kind or r.kind, "verbs": list(verbs)}
             )
-        for (parent, sub), (kind, verbs) in SUBRESOURCES.items():
-            if parent == r.name and not group:
-                resources.append(
-                    {"name": f"{parent}/{sub}", "singularName": "", "namespaced": r.namespaced, "kind": kind,
-                     "verbs": list(verbs)}
-                )
     if not resources:
         return None
     gv = f"{group}/{version}" if group else version

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubesched.embedded.apiserver.paths import Resource, find_resource
+from kubesched.api.kinds import Kind
+from kubesched.embedded.apiserver.paths import find_resource, served_subresources
 from kubesched.embedded.apiserver.status import ApiError
 
 __all__ = ["Target", "parse_target"]
@@ -23,9 +24,9 @@ __all__ = ["Target", "parse_target"]
 class Target:
     """What a resource URL addresses. ``namespace`` None: all namespaces or cluster-scoped;
     ``name`` None: the collection; ``subresource`` e.g. ``status``/``binding``; ``legacy_watch``
-    for ``/watch/`` paths. ``resource_name`` is the URL's plural (``bindings`` has no Resource)."""
+    for ``/watch/`` paths. ``resource_name`` is the URL's plural (``bindings`` has no row)."""
 
-    resource: Resource | None
+    resource: Kind | None
     resource_name: str
     namespace: str | None
     name: str | None
@@ -63,11 +64,6 @@ def parse_target(group: str, version: str, tail: str, full_path: str) -> Target:
     if namespace is not None and not resource.namespaced:
         raise _not_found(full_path)
     if sub is not None:
-        allowed = {"status"} if resource.status else set()
-        if resource.name == "pods":
-            allowed.add("binding")
-        if resource.name == "namespaces":
-            allowed.add("finalize")
-        if sub not in allowed:
+        if sub not in served_subresources(resource):
             raise _not_found(full_path)
-    return Target(resource, resource.name, namespace, name, sub, legacy_watch)
+    return Target(resource, resource.plural, namespace, name, sub, legacy_watch)
