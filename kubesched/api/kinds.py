@@ -68,9 +68,10 @@ class Kind:
     are discovery's names (``pods``, ``pod``, ``po``, ``all``). ``subresources`` are keys of
     :data:`SUBRESOURCE_KINDS`. ``model`` is the official client's model class name
     (``kubernetes.client.models``, e.g. ``V1Pod``) that checks a manifest's field types; None (or
-    a model the installed client lacks) checks ``metadata`` only. ``parser`` references the typed
-    parser as ``"module:attribute"`` (``"kubesched.api.pod:Pod.from_manifest"``), resolved on
-    first use so that this low module imports none of them. The row order is the snapshot order
+    a model the installed client lacks) checks ``metadata`` only. ``parser`` is the typed parser
+    (a callable taking the object dict) or a reference to it, ``"module:attribute"``
+    (``"kubesched.api.pod:Pod.from_manifest"``), resolved on first use so that this low module
+    imports none of them. The row order is the snapshot order
     (the embedded store's ``snapshot_objects``; ``kubesched snapshot`` reads the loadable kinds in
     it). ``loadable`` says whether ``simulate`` (and ``serve``/``bench``) load the kind from
     manifests, ``watched`` whether the scheduler's informers
@@ -91,7 +92,7 @@ class Kind:
     subresources: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     model: str | None = None
-    parser: str | None = None
+    parser: str | Callable[[Any], Any] | None = None
     loadable: bool = False
     watched: bool = False
     event_resource: str | None = None
@@ -123,60 +124,59 @@ class Kind:
         return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
 
 
-_LOADED = {"loadable": True}
 _VOLUME = "storage.k8s.io/"
 
 #: The built-in rows, in load order (what an object refers to comes before it; pods last).
 BUILTIN_KINDS: tuple[Kind, ...] = (
     Kind("", "v1", "Namespace", "namespaces", "namespace", False, ("ns",), ("status", "finalize"),
          model="V1Namespace",
-         watched=True, **_LOADED),
+         watched=True, loadable=True),
     Kind("", "v1", "Node", "nodes", "node", False, ("no",), ("status",), model="V1Node",
-         parser="kubesched.api.node:Node.from_manifest", watched=True, event_resource="Node", **_LOADED),
+         parser="kubesched.api.node:Node.from_manifest", watched=True, event_resource="Node", loadable=True),
     Kind("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False, ("pc",),
-         model="V1PriorityClass", **_LOADED),
+         model="V1PriorityClass", loadable=True),
     Kind("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, ("sc",),
          model="V1StorageClass", parser="kubesched.api.storage:StorageClass.from_obj", watched=True,
-         event_resource=_VOLUME + "StorageClass", **_LOADED),
+         event_resource=_VOLUME + "StorageClass", loadable=True),
     Kind("storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", False, model="V1CSIDriver",
-         watched=True, event_resource=_VOLUME + "CSIDriver", **_LOADED),
+         watched=True, event_resource=_VOLUME + "CSIDriver", loadable=True),
     Kind("storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", False, model="V1CSINode",
-         parser="kubesched.api.storage:CSINode.from_obj", watched=True, event_resource=_VOLUME + "CSINode",
-         **_LOADED),
+         watched=True, event_resource=_VOLUME + "CSINode",
+         loadable=True),
     Kind("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", "csistoragecapacity", True,
-         model="V1CSIStorageCapacity", watched=True, event_resource=_VOLUME + "CSIStorageCapacity", **_LOADED),
+         model="V1CSIStorageCapacity", watched=True, event_resource=_VOLUME + "CSIStorageCapacity", loadable=True),
     Kind("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", "deviceclass", False,
-         model="V1DeviceClass", **_LOADED),
+         model="V1DeviceClass", loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", "resourceslice", False,
-         model="V1ResourceSlice", **_LOADED),
+         model="V1ResourceSlice", loadable=True),
     Kind("", "v1", "PersistentVolume", "persistentvolumes", "persistentvolume", False, ("pv",), ("status",),
          model="V1PersistentVolume", parser="kubesched.api.storage:PersistentVolume.from_obj", watched=True,
-         event_resource="PersistentVolume", **_LOADED),
+         event_resource="PersistentVolume", loadable=True),
     Kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", True, ("pvc",),
          ("status",), model="V1PersistentVolumeClaim",
          parser="kubesched.api.storage:PersistentVolumeClaim.from_obj", watched=True,
-         event_resource="PersistentVolumeClaim", **_LOADED),
+         event_resource="PersistentVolumeClaim", loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", "resourceclaimtemplate",
-         True, model="V1ResourceClaimTemplate", **_LOADED),
+         True, model="V1ResourceClaimTemplate", loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", True, (), ("status",),
-         model="ResourceV1ResourceClaim", **_LOADED),
+         model="ResourceV1ResourceClaim", loadable=True),
     Kind("", "v1", "Service", "services", "service", True, ("svc",), ("status",), ("all",), model="V1Service",
-         watched=True, **_LOADED),
+         watched=True, loadable=True),
     Kind("", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", True, ("rc",),
-         ("status",), ("all",), model="V1ReplicationController", watched=True, **_LOADED),
+         ("status",), ("all",), model="V1ReplicationController", watched=True, loadable=True),
     Kind("apps", "v1", "Deployment", "deployments", "deployment", True, ("deploy",), ("status", "scale"),
-         ("all",), model="V1Deployment", **_LOADED),
+         ("all",), model="V1Deployment", loadable=True),
     Kind("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ("rs",), ("status",), ("all",),
-         model="V1ReplicaSet", watched=True, **_LOADED),
+         model="V1ReplicaSet", watched=True, loadable=True),
     Kind("apps", "v1", "StatefulSet", "statefulsets", "statefulset", True, ("sts",), ("status",), ("all",),
-         model="V1StatefulSet", watched=True, **_LOADED),
+         model="V1StatefulSet", watched=True, loadable=True),
     Kind("apps", "v1", "DaemonSet", "daemonsets", "daemonset", True, ("ds",), ("status",), ("all",),
-         model="V1DaemonSet", **_LOADED),
-    Kind("batch", "v1", "Job", "jobs", "job", True, (), ("status",), ("all",), model="V1Job", **_LOADED),
+         model="V1DaemonSet", loadable=True),
+    Kind("batch", "v1", "Job", "jobs", "job", True, (), ("status",), ("all",), model="V1Job", loadable=True),
     Kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", True, ("pdb",),
-         ("status",), model="V1PodDisruptionBudget", watched=True, **_LOADED),
+         ("status",), model="V1PodDisruptionBudget", watched=True, loadable=True),
     Kind("", "v1", "Pod", "pods", "pod", True, ("po",), ("status", "binding"), ("all",), model="V1Pod",
-         parser="kubesched.api.pod:Pod.from_manifest", watched=True, event_resource="Pod", **_LOADED),
+         parser="kubesched.api.pod:Pod.from_manifest", watched=True, event_resource="Pod", loadable=True),
     Kind("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
     Kind("events.k8s.io", "v1", "Event", "events", "event", True, ("ev",)),
     Kind("", "v1", "Event", "events", "event", True, ("ev",), store_kind="Event"),
@@ -322,6 +322,8 @@ def parser(kind: str) -> Callable[[Any], Any] | None:
     row = _registry.by_kind.get(kind)
     if row is None or row.parser is None:
         return None
+    if callable(row.parser):
+        return row.parser
     module, _, attr = row.parser.partition(":")
     target: Any = importlib.import_module(module)
     for part in attr.split("."):
