@@ -41,6 +41,7 @@ __all__ = [
     "lookup",
     "loadable_kinds",
     "model",
+    "on_change",
     "parser",
     "register",
     "resource_name",
@@ -184,6 +185,9 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
 )
 
 
+_listeners: list[Callable[[], None]] = []
+
+
 class _Registry:
     """The rows and their indexes; rebuilt on every change (changes are rare: start-up, tests)."""
 
@@ -212,6 +216,8 @@ class _Registry:
         self.order = tuple(r.kind for r in rows if not r.store_kind)
         self.watched = tuple(r.kind for r in rows if r.watched and not r.store_kind)
         self.generation += 1
+        for listener in _listeners:
+            listener()
 
 
 _registry = _Registry(BUILTIN_KINDS)
@@ -239,6 +245,11 @@ def extra_kinds(*rows: Kind) -> Iterator[None]:
         yield
     finally:
         _replace(before)
+
+
+def on_change(listener: Callable[[], None]) -> None:
+    """Call ``listener()`` after every change of the registry (to clear caches derived from it)."""
+    _listeners.append(listener)
 
 
 def generation() -> int:

@@ -185,17 +185,25 @@ class _Compiler:
 
 
 _compiler: _Compiler | None = None
+_kind_checkers: dict[str, Checker | None] = {}
+kinds.on_change(_kind_checkers.clear)
 
 
 def _for_kind(kind: str) -> Checker | None:
     """The checker of ``kind``'s client model (:func:`kubesched.api.kinds.model`), or None."""
     global _compiler
+    try:
+        return _kind_checkers[kind]
+    except KeyError:
+        pass
     model = kinds.model(kind)
-    if model is None:
-        return None
-    if _compiler is None:
-        _compiler = _Compiler()
-    return _compiler.model(model)
+    c: Checker | None = None
+    if model is not None:
+        if _compiler is None:
+            _compiler = _Compiler()
+        c = _compiler.model(model)
+    _kind_checkers[kind] = c
+    return c
 
 
 def check_shape(obj: Any, kind: str) -> None:

@@ -107,19 +107,18 @@ def _api_version(kind: str) -> str:
     return _row(kind).group_version
 
 
+@functools.lru_cache(maxsize=4096)
 def collection_path(kind: str, namespace: str | None) -> str:
     """URL path of ``kind``'s collection (all namespaces when ``namespace`` is empty/None or the
     kind is cluster-scoped): ``/api/v1/namespaces/ns/pods``, ``/apis/storage.k8s.io/v1/csinodes``.
     Raises ValueError for a kind the registry (:mod:`kubesched.api.kinds`) does not have."""
-    return _collection_path(kind, namespace, kinds.generation())
-
-
-@functools.lru_cache(maxsize=4096)
-def _collection_path(kind: str, namespace: str | None, generation: int) -> str:
     row = _row(kind)
     if not row.namespaced or not namespace:
         return f"{row.prefix()}/{row.plural}"
     return f"{row.prefix()}/namespaces/{quote(namespace, safe='')}/{row.plural}"
+
+
+kinds.on_change(collection_path.cache_clear)
 
 
 def object_path(kind: str, namespace: str | None, name: str) -> str:
