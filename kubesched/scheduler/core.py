@@ -32,6 +32,7 @@ from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.metrics_sink import NULL_SINK, MetricsSink
 from kubesched.framework.node_info import PodInfo
+from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.registry import Registry
@@ -195,15 +196,15 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         for i, prof in enumerate(config.profiles):
             name = prof.scheduler_name or "default-scheduler"
-            fwk = Framework(
-                prof, registry, profile_path=f"profiles[{i}]", snapshot_provider=lambda: self.snapshot,
+            fwk = Framework(prof, registry, FrameworkOptions(
+                profile_path=f"profiles[{i}]", snapshot_provider=lambda: self.snapshot,
                 node_info_provider=self.cache.node_info,
                 clock=clock, rng=rng, client=self.client, objects=self.informers,
                 event_recorder=ClientEventRecorder(self.client, clock, name, reporting_instance, event_sink),
-                parallelism=config.parallelism,
+                extenders=self.extenders, metrics=metrics, parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
                 permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
-                on_skipped=_bind_profile(on_skipped_plugins, name))
+                on_skipped=_bind_profile(on_skipped_plugins, name)))
             self.profiles[name] = fwk
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(
@@ -219,11 +220,8 @@ class Scheduler:
             metrics=metrics,
         )
         for fwk in self.profiles.values():
-            fwk.nominator = self.queue
-            fwk.activate_hook = self.queue.activate
-            fwk.extenders = self.extenders
-            fwk.metrics = metrics
-            fwk.sink = self.sink
+            fwk.set_pod_nominator(self.queue)
+            fwk.set_pod_activator(self.queue)
         self.handlers = EventHandlers(self.cache, self.queue, self.profiles, invalid_pods=self.invalid_pods,
                                       patch_failed_status=self.patch_failed_status)
 
