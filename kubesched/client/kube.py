@@ -39,7 +39,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote, urlencode, urlsplit
 
 import urllib3
@@ -257,7 +257,8 @@ class KubeClusterClient:
     def __init__(self, api_client: k8s_client.ApiClient, limiter: TokenBucket | None = None, *,
                  clock: Clock | None = None, request_timeout: float = 30.0,
                  watch_timeout: tuple[int, int] = (300, 600), max_retries: int = 10,
-                 rng: random.Random | None = None, transport: Transport | None = None) -> None:
+                 rng: random.Random | None = None, transport: Transport | None = None,
+                 component_metrics: ComponentMetrics | None = None, write_guard: WriteGuard | None = None) -> None:
         self.api = api_client
         self.limiter = limiter
         self.clock = clock or RealClock()
@@ -272,10 +273,10 @@ class KubeClusterClient:
         #: Rate limit of the retry warnings of watches and informers (one line per kind every 30 s).
         self.retry_log = ThrottledLog(log, 30.0)
         #: ``rest_client_*`` metrics of every request (set by ``kubesched run``; None: not recorded).
-        self.component_metrics: ComponentMetrics | None = None
+        self.component_metrics: ComponentMetrics | None = component_metrics
         self._host = urlsplit(str(getattr(api_client.configuration, "host", "") or "")).netloc
         #: consulted immediately before each mutating request is sent (see kubesched.client.fencing)
-        self.write_guard: WriteGuard | None = None
+        self.write_guard: WriteGuard | None = write_guard
         cfg = api_client.configuration
         self._base_url = str(cfg.host).rstrip("/") if cfg is not None else ""
         self._headers: dict[str, str] = {**(api_client.default_headers or {}), "Accept": "application/json"}
@@ -575,15 +576,16 @@ class KubeClusterClient:
                                  content_type="application/strategic-merge-patch+json")
         return result
 
-    def with_limiter(self, limiter: TokenBucket | None) -> KubeClusterClient:
-        """A client sharing this one's connection pool and credentials but taking tokens from
-        ``limiter`` (upstream's scheduler writes events through a client of its own, so events
-        never use the bindings' tokens)."""
-        c = KubeClusterClient(self.api, limiter, clock=self.clock, request_timeout=self.request_timeout,
-                              watch_timeout=self.watch_timeout, max_retries=self.max_retries, rng=self.rng)
-        c.component_metrics = self.component_metrics
-        c.write_guard = self.write_guard
-        return c
+    def with_limiter(self, limiter: TokenBucket | None, *,
+                     write_guard: WriteGuard | None | Literal["same"] = "same") -> KubeClusterClient:
+        """A client sharing this one's credentials and metrics but taking tokens from ``limiter``
+        (upstream's scheduler writes events, and elects its leader, through clients of their own,
+        so neither uses the bindings' tokens). ``write_guard``: this client's (``"same"``), another
+        one, or None (unfenced)."""
+        return KubeClusterClient(self.api, limiter, clock=self.clock, request_timeout=self.request_timeout,
+                                 watch_timeout=self.watch_timeout, max_retries=self.max_retries, rng=self.rng,
+                                 component_metrics=self.component_metrics,
+                                 write_guard=self.write_guard if isinstance(write_guard, str) else write_guard)
 
     # ------------------------------------------------------------------ watching
 
