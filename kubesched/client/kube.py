@@ -49,6 +49,7 @@ from kubernetes import config as k8s_config
 from kubesched.api import kinds
 from kubesched.api.timestamps import rfc3339_micro
 from kubesched.client.client import (
+    GroupVersionResource,
     ListResult,
     WatchEvent,
     WatchHandler,
@@ -126,6 +127,17 @@ def object_path(kind: str, namespace: str | None, name: str) -> str:
     if not kinds.is_cluster_scoped(kind) and not namespace:
         namespace = "default"
     return f"{collection_path(kind, namespace)}/{quote(name, safe='')}"
+
+
+def _gv_prefix(gvr: GroupVersionResource) -> str:
+    """``/api/v1`` for the core group, else ``/apis/{group}/{version}``."""
+    return f"/apis/{gvr.group}/{gvr.version}" if gvr.group else f"/api/{gvr.version}"
+
+
+def _gvr_path(gvr: GroupVersionResource, namespace: str | None) -> str:
+    """The collection of ``gvr`` in ``namespace`` (all namespaces when empty/None)."""
+    ns = f"/namespaces/{quote(namespace, safe='')}" if namespace else ""
+    return f"{_gv_prefix(gvr)}{ns}/{quote(gvr.resource, safe='')}"
 
 
 def _selector_string(sel: str | Mapping[str, str] | None) -> str | None:
@@ -575,6 +587,34 @@ class KubeClusterClient:
         result: Obj = self._json("PATCH", object_path("Event", namespace, name), body=patch,
                                  content_type="application/strategic-merge-patch+json")
         return result
+
+    # ------------------------------------------------------------------ resources by GroupVersionResource
+
+    def serves_resource(self, gvr: GroupVersionResource) -> bool:
+        """``GET /apis/{group}/{version}`` (discovery) lists ``gvr.resource``; False on 404 (the
+        group/version is not served). Other errors raise."""
+        try:
+            doc = self._json("GET", _gv_prefix(gvr))
+        except NotFoundError:
+            return False
+        return any(isinstance(r, Mapping) and r.get("name") == gvr.resource for r in (doc or {}).get("resources") or [])
+
+    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
+                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+        """``GET`` the collection (one request, unpaged), sorted by namespace/name. Raises NotFoundError."""
+        doc = self._json("GET", _gvr_path(gvr, namespace), {"labelSelector": _selector_string(label_selector)})
+        items = [o for o in (doc or {}).get("items") or [] if isinstance(o, dict)]
+        items.sort(key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name") or "")))
+        return items
+
+    def create_resource(self, gvr: GroupVersionResource, obj: Obj) -> Obj:
+        """``POST`` to the collection of ``metadata.namespace``. Raises NotFoundError, AlreadyExistsError."""
+        created: Obj = self._json("POST", _gvr_path(gvr, _meta(obj).get("namespace")), body=obj)
+        return created
+
+    def delete_resource(self, gvr: GroupVersionResource, namespace: str | None, name: str) -> None:
+        """``DELETE`` one object. Raises NotFoundError."""
+        self._json("DELETE", f"{_gvr_path(gvr, namespace)}/{quote(name, safe='')}")
 
     def with_limiter(self, limiter: TokenBucket | None, *,
                      write_guard: WriteGuard | None | Literal["same"] = "same") -> KubeClusterClient:

@@ -222,7 +222,7 @@ def _prepuller(opts: RunOptions, sched: Scheduler, client: KubeClusterClient, cl
     p = opts.prepull
     assert p is not None
     return PrePullController.for_scheduler(
-        sched, client, clock, p.catalogue, api_client=client.api, mechanism=p.mechanism,
+        sched, client, clock, p.catalogue, mechanism=p.mechanism,
         registry_settings=p.registry_settings or registry_settings_of(opts.effective),
         namespace=p.namespace, interval=p.interval,
         max_new_per_tick=p.max_per_tick, timeout_seconds=p.timeout, priority_class_name=p.priority_class or None)
