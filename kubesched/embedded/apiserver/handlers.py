@@ -109,12 +109,13 @@ def _first(query: Mapping[str, str], key: str) -> str | None:
 class ResourceHandlers:
     """The verbs, bound to one store and one pager."""
 
-    def __init__(self, cluster: MemoryCluster, pager: Pager) -> None:
+    def __init__(self, cluster: MemoryCluster, pager: Pager,
+                 client_time_clock: Callable[[], float] | None = None) -> None:
         self.cluster = cluster
         self.pager = pager
         #: when set, the times clients write (Events, status conditions) are replaced by this
         #: clock's now() (a sped-up cluster; see :mod:`kubesched.embedded.apiserver.client_times`)
-        self.client_time_clock: Callable[[], float] | None = None
+        self.client_time_clock = client_time_clock
 
     # ------------------------------------------------------------------ helpers
 

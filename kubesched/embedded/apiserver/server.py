@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -31,6 +31,7 @@ __all__ = [
     "ensure_namespaces",
     "epoch_resource_version",
     "serve_forever",
+    "setup_server",
     "start_server",
 ]
 
@@ -38,6 +39,14 @@ __all__ = [
 #: before the server closes it: Go's ``IdleTimeout`` of kube-apiserver's secure serving
 #: (``staging/src/k8s.io/apiserver/pkg/server/secure_serving.go``), aiohttp's ``keepalive_timeout``.
 IDLE_TIMEOUT = 90.0
+
+class Controller(Protocol):
+    """A controller of the embedded cluster (``start()`` subscribes and returns it, ``stop()`` ends it)."""
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
+
 
 #: Namespaces every cluster has (created by ``ensure_namespaces`` when missing).
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -75,7 +84,8 @@ class ServerHandle:
     and joins the thread (idempotent).
     """
 
-    def __init__(self, state: ServerState, address: str, port: int, bookmark_interval: float) -> None:
+    def __init__(self, state: ServerState, address: str, port: int, bookmark_interval: float, *,
+                 controllers: Sequence[Controller] = (), finalizer: DeletionFinalizer | None = None) -> None:
         self.state = state
         self.address = address
         self.port = port
@@ -87,8 +97,11 @@ class ServerHandle:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kubesched-apiserver", daemon=True)
         self._stopped = False
-        #: deletes pods whose graceful deletion is over (``finalize_deletions``), else None
-        self.finalizer: DeletionFinalizer | None = None
+        #: the cluster's controllers, started before the API listens (the PV controller)
+        self.controllers = tuple(controllers)
+        #: deletes pods whose graceful deletion is over (``finalize_deletions``), else None;
+        #: started once the API listens
+        self.finalizer = finalizer
 
     @property
     def cluster(self) -> MemoryCluster:
@@ -136,11 +149,18 @@ class ServerHandle:
             await self._runner.cleanup()
 
     def start(self) -> ServerHandle:
-        """Start the thread and wait until the socket listens. Raises OSError (port in use, ...)."""
+        """Start the controllers, then the thread, wait until the socket listens, then start the
+        finalizer. Raises OSError (port in use, ...; the controllers are stopped again)."""
+        for c in self.controllers:
+            c.start()
         self._thread.start()
         self._started.wait()
         if self._error is not None:
+            for c in self.controllers:
+                c.stop()
             raise self._error
+        if self.finalizer is not None:
+            self.finalizer.start()
         return self
 
     def stop(self) -> None:
@@ -150,6 +170,8 @@ class ServerHandle:
         self._stopped = True
         if self.finalizer is not None:
             self.finalizer.stop()
+        for c in self.controllers:
+            c.stop()
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
@@ -161,7 +183,7 @@ class ServerHandle:
         self.stop()
 
 
-def start_server(
+def setup_server(
     cluster: MemoryCluster | None = None,
     *,
     address: str = "127.0.0.1",
@@ -179,8 +201,9 @@ def start_server(
     watch_limits: WatchLimits | None = None,
     server_client_times: bool = False,
 ) -> ServerHandle:
-    """Serve ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when None) on
-    ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
+    """The server of ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when
+    None) on ``address``:``port`` (0 = a free port), built and not started (:meth:`ServerHandle.start`
+    serves from a background thread; :func:`start_server` does both).
 
     ``bookmark_interval``: seconds between watch BOOKMARKs; ``watch_timeout``: seconds a watch
     without ``timeoutSeconds`` lasts (None = until the client leaves). With ``system_namespaces``
@@ -196,7 +219,6 @@ def start_server(
     ``watch_limits`` each watch's buffer and write time (default :class:`WatchLimits`). With
     ``server_client_times`` the times clients write (Events, status conditions) are replaced by
     ``clock``'s (for a sped-up clock; see :mod:`kubesched.embedded.apiserver.client_times`).
-    Raises OSError when the address cannot be bound.
     """
     clock = clock or RealClock()
     if cluster is None:
@@ -206,17 +228,17 @@ def start_server(
     guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)
     state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
                         enable_test_hooks=enable_test_hooks, guard=guard,
-                        watch_limits=watch_limits or WatchLimits())
-    if reviews is not None:
-        state.reviews = reviews
-    if server_client_times:
-        state.handlers.client_time_clock = clock.now
-    if pv_controller:
-        PVController(cluster).start()
-    handle = ServerHandle(state, address, port, bookmark_interval).start()
-    if finalize_deletions:
-        handle.finalizer = DeletionFinalizer(cluster, clock).start()
-    return handle
+                        watch_limits=watch_limits or WatchLimits(), reviews=reviews or Reviews(),
+                        client_time_clock=clock.now if server_client_times else None)
+    return ServerHandle(state, address, port, bookmark_interval,
+                        controllers=[PVController(cluster)] if pv_controller else [],
+                        finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None)
+
+
+def start_server(cluster: MemoryCluster | None = None, **options: Any) -> ServerHandle:
+    """:func:`setup_server` (same arguments) and :meth:`ServerHandle.start`: the running handle.
+    Raises OSError when the address cannot be bound."""
+    return setup_server(cluster, **options).start()
 
 
 def serve_forever(handle: ServerHandle) -> None:
