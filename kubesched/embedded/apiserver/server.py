@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from aiohttp import web
 
@@ -22,7 +22,7 @@ from kubesched.embedded.apiserver.finalizer import DeletionFinalizer
 from kubesched.embedded.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.embedded.apiserver.reviews import Reviews
 from kubesched.embedded.apiserver.watch import WatchLimits
-from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.controllers.manager import ControllerManager
 from kubesched.embedded.store import MemoryCluster
 
 __all__ = [
@@ -39,14 +39,6 @@ __all__ = [
 #: before the server closes it: Go's ``IdleTimeout`` of kube-apiserver's secure serving
 #: (``staging/src/k8s.io/apiserver/pkg/server/secure_serving.go``), aiohttp's ``keepalive_timeout``.
 IDLE_TIMEOUT = 90.0
-
-class Controller(Protocol):
-    """A controller of the embedded cluster (``start()`` subscribes and returns it, ``stop()`` ends it)."""
-
-    def start(self) -> object: ...
-
-    def stop(self) -> None: ...
-
 
 #: Namespaces every cluster has (created by ``ensure_namespaces`` when missing).
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -85,7 +77,7 @@ class ServerHandle:
     """
 
     def __init__(self, state: ServerState, address: str, port: int, bookmark_interval: float, *,
-                 controllers: Sequence[Controller] = (), finalizer: DeletionFinalizer | None = None) -> None:
+                 controllers: ControllerManager | None = None, finalizer: DeletionFinalizer | None = None) -> None:
         self.state = state
         self.address = address
         self.port = port
@@ -97,8 +89,8 @@ class ServerHandle:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kubesched-apiserver", daemon=True)
         self._stopped = False
-        #: the cluster's controllers, started before the API listens (the PV controller)
-        self.controllers = tuple(controllers)
+        #: the cluster's controllers (``pv_controller``), started before the API listens, else None
+        self.controllers = controllers
         #: deletes pods whose graceful deletion is over (``finalize_deletions``), else None;
         #: started once the API listens
         self.finalizer = finalizer
@@ -151,13 +143,13 @@ class ServerHandle:
     def start(self) -> ServerHandle:
         """Start the controllers, then the thread, wait until the socket listens, then start the
         finalizer. Raises OSError (port in use, ...; the controllers are stopped again)."""
-        for c in self.controllers:
-            c.start()
+        if self.controllers is not None:
+            self.controllers.start()
         self._thread.start()
         self._started.wait()
         if self._error is not None:
-            for c in self.controllers:
-                c.stop()
+            if self.controllers is not None:
+                self.controllers.stop()
             raise self._error
         if self.finalizer is not None:
             self.finalizer.start()
@@ -170,8 +162,8 @@ class ServerHandle:
         self._stopped = True
         if self.finalizer is not None:
             self.finalizer.stop()
-        for c in self.controllers:
-            c.stop()
+        if self.controllers is not None:
+            self.controllers.stop()
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
@@ -211,8 +203,8 @@ def setup_server(
     ``finalize_deletions`` a :class:`~kubesched.embedded.apiserver.finalizer.DeletionFinalizer` deletes pods
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.embedded.apiserver.reviews`).
-    With ``pv_controller`` a :class:`~kubesched.embedded.controllers.pv_controller.PVController` binds claims and
-    provisions volumes as kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
+    With ``pv_controller`` the embedded cluster's controllers run (:class:`~kubesched.embedded.controllers.manager.ControllerManager`:
+    the PV controller binds claims and provisions volumes as kube-controller-manager and a provisioner would). ``enable_test_hooks`` serves
     the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
     ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.embedded.apiserver.guard`);
@@ -231,7 +223,7 @@ def setup_server(
                         watch_limits=watch_limits or WatchLimits(), reviews=reviews or Reviews(),
                         client_time_clock=clock.now if server_client_times else None)
     return ServerHandle(state, address, port, bookmark_interval,
-                        controllers=[PVController(cluster)] if pv_controller else [],
+                        controllers=ControllerManager(cluster) if pv_controller else None,
                         finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None)
 
 

@@ -17,7 +17,7 @@ from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.controllers.manager import ControllerManager
 from kubesched.embedded.manifests import Manifest
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError
@@ -148,7 +148,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    PVController(cluster).start()  # binds claims as kube-controller-manager would
+    ControllerManager(cluster).start()  # binds claims as kube-controller-manager would
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
     records = CompactRecords() if compact else None
     if records is not None:
