@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
 
+from kubesched.cli.paths import OutputFile
 from kubesched.errors import ConfigError
 
 
 @click.command()
 @click.argument("workloads", nargs=-1)
 @click.option("--list", "list_only", is_flag=True, help="Name the available workloads and exit.")
-@click.option("--output", type=click.Path(dir_okay=False), help="Write the results as JSON to this file (-o is a format elsewhere; bench prints a table).")
+@click.option("--output", type=OutputFile(), help="Write the results as JSON to this file (-o is a format elsewhere; bench prints a table).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="A scheduler_perf-shaped workload file instead of the shipped one.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the scheduler's RNG.")
@@ -44,7 +47,8 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     from kubesched.modes.bench import load_workloads, run_isolated, run_workload, select
     from kubesched.modes.bench.report import results_table, write_json
 
-    console = Console() if Console().is_terminal else Console(width=170)
+    # piped: wide enough that no column is cut (rich would shorten names to fit 80 columns)
+    console = Console() if Console().is_terminal else Console(width=1000)
     try:
         all_workloads = load_workloads(config_path)
     except ConfigError as e:
@@ -77,14 +81,29 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
             def on_progress(done: int, total: int, task: TaskID = task) -> None:
                 prog.update(task, completed=done, total=total)
 
-            res = runner(w, seed=seed, progress=on_progress, freeze_gc=not no_gc_freeze)
+            with _kept_on_interrupt(output, results, len(chosen)):
+                res = runner(w, seed=seed, progress=on_progress, freeze_gc=not no_gc_freeze)
             prog.update(task, completed=res.scheduled_pods)
             results.append(res)
+            if output:
+                write_json(output, results)  # each finished workload kept as it completes
     console.print(results_table(results))
     if output:
-        write_json(output, results)
         console.print(f"wrote {output}")
     _exit_on_failures(results)
+
+
+@contextmanager
+def _kept_on_interrupt(output: str | None, results: list[Any], total: int) -> Iterator[None]:
+    """On Ctrl-C or SIGTERM, say which finished workloads ``output`` keeps, and re-raise."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        names = ", ".join(r.name for r in results)
+        kept = f"{output} keeps {len(results)} of {total} workload(s): {names}" if output and results else \
+            "no workload had finished" if not results else f"finished: {names} (no --output)"
+        click.echo(f"bench interrupted: {kept}", err=True)
+        raise
 
 
 def _exit_on_failures(results: list[Any]) -> None:
@@ -112,13 +131,15 @@ def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, 
             def on_progress(done: int, total: int, task: TaskID = task) -> None:
                 prog.update(task, completed=done, total=total)
 
-            results.append(run_api_workload(w, qps=qps, burst=burst, measure_pods=measure_pods, timeout=timeout,
-                                            run_args=run_flags, progress=on_progress))
+            with _kept_on_interrupt(output, results, len(chosen)):
+                results.append(run_api_workload(w, qps=qps, burst=burst, measure_pods=measure_pods, timeout=timeout,
+                                                run_args=run_flags, progress=on_progress))
+            if output:
+                write_api_json(output, results)  # each finished workload kept as it completes
     console.print(api_results_table(results))
     for r in results:
         if r.status != "ok":
             console.print(r.error, markup=False)
     if output:
-        write_api_json(output, results)
         console.print(f"wrote {output}")
     _exit_on_failures(results)

@@ -9,7 +9,8 @@ from typing import Any
 import click
 import yaml
 
-from kubesched.cli.paths import check_output_file
+from kubesched.atomic_file import atomic_write_text
+from kubesched.cli.paths import OutputFile
 from kubesched.errors import KubeschedError
 
 _CATALOGUE_HELP = "Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml)."
@@ -165,7 +166,7 @@ def _cluster_events(kubeconfig: str, context: str | None) -> list[Any]:
               help=_CATALOGUE_HELP + " It gives the layer counts (and sizes, for events without one).")
 @click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
               help="Look up the layer counts of images missing from the catalogue in their registries.")
-@click.option("--output", "out_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--output", "out_path", type=OutputFile(), default=None,
               help="Write the kubelet-model file here (default: print it).")
 def calibrate(kubeconfig: str | None, context: str | None, events_path: str | None, kubelet_path: str | None,
               catalogue_path: str | None, registry_path: str | None, out_path: str | None) -> None:
@@ -181,8 +182,6 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
 
     if (kubeconfig is None) == (events_path is None):
         raise click.UsageError("give either --kubeconfig or --events")
-    if out_path:
-        check_output_file(out_path, "--output")
     base = read_kubelet_settings(kubelet_path)
     config = KubeletImageConfig.from_mapping(base, kubelet_path or "")
     events = _cluster_events(kubeconfig, context) if kubeconfig else _read_events_file(str(events_path))
@@ -220,7 +219,7 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
                f"per-pull cost {result.fixed_seconds:.3f} s, per-layer cost {result.layer_seconds:.3f} s "
                f"(not fitted), {result.outliers} outliers", err=True)
     if out_path:
-        Path(out_path).write_text(text, encoding="utf-8")
+        atomic_write_text(out_path, text)
         click.echo(f"wrote {out_path}", err=True)
     else:
         click.echo(text, nl=False)

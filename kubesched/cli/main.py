@@ -1,10 +1,21 @@
 """The ``kubesched`` command line (click). Commands are thin: parse flags, build objects, call
-one function, print. Every :class:`~kubesched.errors.KubeschedError` becomes one line on
-stderr and exit code 2."""
+one function, print.
+
+One error path for every command (:class:`_Group`): a :class:`~kubesched.errors.KubeschedError`
+(bad input, a busy port, an unreachable cluster, a missing extra) and a click usage error (a bad
+flag value, an output path that cannot be written) are one line on stderr, ``error: ...``, exit
+code 2. Interrupts end a command as a Unix tool ends: SIGINT (Ctrl-C) exits 130 and SIGTERM 143
+(128 + the signal number), after the work already finished has been written (commands write each
+finished result as it completes, under a temporary name renamed when complete). The servers
+(``serve``, ``run``, ``ui``) handle both signals themselves and stop gracefully with exit 0.
+"""
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -12,14 +23,57 @@ import click
 from kubesched import __version__
 from kubesched.errors import KubeschedError
 
+#: Exit codes of an interrupted command (128 + signal number, as a shell reports them).
+EXIT_SIGINT = 128 + signal.SIGINT
+EXIT_SIGTERM = 128 + signal.SIGTERM
+#: Exit code of bad input or usage.
+EXIT_USAGE = 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: raised in the main thread so that ``finally`` blocks and ``except
+    KeyboardInterrupt`` clean-ups run as for Ctrl-C."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the main thread while the command runs (commands that
+    install their own handler, the servers, replace it for their run)."""
+    def raise_terminated(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, raise_terminated)
+    except ValueError:  # not the main thread (an in-process test runner): nothing to install
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with _sigterm_raises():
+                return super().invoke(ctx)
         except KubeschedError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(2)
+            click.echo(f"error: {_one_line(str(e))}", err=True)
+            sys.exit(EXIT_USAGE)
+        except click.UsageError as e:
+            click.echo(f"error: {_one_line(e.format_message())}", err=True)
+            sys.exit(e.exit_code)
+        except Terminated:
+            click.echo("interrupted (SIGTERM)", err=True)
+            sys.exit(EXIT_SIGTERM)
+        except KeyboardInterrupt:
+            click.echo("interrupted (SIGINT)", err=True)
+            sys.exit(EXIT_SIGINT)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

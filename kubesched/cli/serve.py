@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -11,10 +10,12 @@ import click
 from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.apiserver.reviews import Reviews, load_policy_file, load_token_file
 from kubesched.apiserver.server import epoch_resource_version, serve_forever, start_server
+from kubesched.cli.paths import OutputFile
+from kubesched.cli.ports import check_listen
 from kubesched.clock import RealClock
 from kubesched.cluster.manifests import Manifest, load_manifests
 from kubesched.cluster.memory import MemoryCluster
-from kubesched.errors import ConfigError, KubeschedError
+from kubesched.errors import KubeschedError, ListenError
 
 
 def check_manifests(manifests: list[Manifest]) -> None:
@@ -36,7 +37,7 @@ def check_manifests(manifests: list[Manifest]) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=6443, show_default=True,
               help="TCP port (0 picks a free one).")
 @click.option("--address", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--write-kubeconfig", "kubeconfig", type=click.Path(dir_okay=False),
+@click.option("--write-kubeconfig", "kubeconfig", type=OutputFile(create_parents=True),
               help="Write a kubeconfig (context kubesched) for the served API to this path.")
 @click.option("--bookmark-interval", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds between watch BOOKMARK events.")
@@ -49,9 +50,9 @@ def check_manifests(manifests: list[Manifest]) -> None:
 @click.option("--detach", is_flag=True,
               help="Serve from a background process and return once the API answers (and the kubeconfig is "
                    "written): scripts can use it on the next line. Its pid goes to --pid-file, its log to --log-file.")
-@click.option("--pid-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--pid-file", type=OutputFile(), default=None,
               help="With --detach: where to write the server's pid (default: the kubeconfig path + .pid).")
-@click.option("--log-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--log-file", type=OutputFile(), default=None,
               help="With --detach: the server's log (default: the kubeconfig path + .log).")
 @click.option("--token-auth-file", type=click.Path(dir_okay=False), default=None,
               help="Static tokens TokenReview authenticates (kube-apiserver's CSV format: "
@@ -103,6 +104,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
 
         serve_detached(sys.argv, kubeconfig, pid_file, log_file)
         return
+    check_listen(address, port)  # before the manifests are loaded
     clock = RealClock(speed)
     objects: list[dict[str, Any]] = []
     if files:
@@ -120,8 +122,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
                               enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts,
                               server_client_times=speed != 1.0)
     except OSError as e:
-        reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
-        raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None
+        raise ListenError(address, port, "--address, --port", e) from None
     if kubeconfig:
         write_kubeconfig(kubeconfig, handle.url)
         click.echo(f"wrote kubeconfig {kubeconfig} (context kubesched)", err=True)

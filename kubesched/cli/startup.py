@@ -8,6 +8,7 @@ import time
 
 import click
 
+from kubesched.cli.paths import OutputDir
 from kubesched.errors import ConfigError
 
 
@@ -41,7 +42,7 @@ def _since_seconds(text: str) -> float | None:
 @click.option("-n", "--namespace", default=None, help="Only pods (and Events) of this namespace (default: all).")
 @click.option("--since", "since", default="1h", show_default=True,
               help="Only pods created within this long before now (1h, 30m, 2d, ...; `all` for every pod).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="startup-report", show_default=True,
+@click.option("--out", "out_dir", type=OutputDir(), default="startup-report", show_default=True,
               help="Directory for report.json, report.html and pods.csv.")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
               help="Images listed per scheduler in topImages (most pull time first).")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kubesched.cli.output import OUTPUT_FILE_HELP, SNAPSHOT_FORMATS, write_objects
-from kubesched.cli.paths import check_output_file
+from kubesched.cli.paths import OutputFile
 
 
 @click.group()
@@ -29,13 +29,11 @@ def trace() -> None:
                    "openb_node_list_gpu_node.csv (the 1,213 GPU nodes).")
 @click.option("-o", "--format", "fmt", type=click.Choice(SNAPSHOT_FORMATS), default=None,
               help="yaml (default) or json; with --output, default from its extension.")
-@click.option("--output", "out", type=click.Path(dir_okay=False), default=None, help=OUTPUT_FILE_HELP)
+@click.option("--output", "out", type=OutputFile(), default=None, help=OUTPUT_FILE_HELP)
 def snapshot(trace_dir: str, max_pods: int, pod_list: str, node_list: str, fmt: str | None, out: str | None) -> None:
     """Write the trace's nodes and its first N pods (pending, by creation time) as a snapshot."""
     from kubesched.trace.openb import load_openb_snapshot
 
-    if out is not None:
-        check_output_file(out, "--output")
     objs = load_openb_snapshot(trace_dir, max_pods=max_pods, pod_list=pod_list, node_list=node_list)
     nodes = sum(1 for o in objs if o["kind"] == "Node")
     pods = len(objs) - nodes

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from kubesched.errors import ConfigError
+from kubesched.cli.ports import check_listen
+from kubesched.errors import ConfigError, ListenError
 
 
 @click.command()
@@ -40,6 +41,7 @@ def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_p
 
     if bool(files) == bool(kubeconfig):
         raise click.UsageError("give either -f snapshot.yaml (repeatable) or --kubeconfig")
+    check_listen(address, port)  # before the snapshot is loaded and simulated
     config_text = None
     source = "config.yaml"
     config = None
@@ -77,6 +79,8 @@ def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_p
     server = UiServer(session=session, live=live, address=address, port=port, token=token, ssl_context=ssl_context)
     try:
         server.serve_forever(lambda url: click.echo(f"kubesched ui: serving {url}", err=True))
+    except OSError as e:
+        raise ListenError(address, port, "--address, --port", e) from None
     finally:
         if live is not None:
             live.stop()

@@ -60,10 +60,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kubesched.api.document_file import read_document
 from kubesched.api.pod import Pod
-from kubesched.api.yaml_limits import YAMLLimitError, safe_load
 from kubesched.errors import ManifestError
 from kubesched.images.assign import ImageAssigner
 from kubesched.trace.openb import TracePod, read_nodes, read_pods
@@ -327,14 +325,19 @@ def _csv_pods(path: Path, assigner: ImageAssigner) -> list[WorkloadPod]:
     return out
 
 
+#: What a trace can be, for messages about a file that is none of them.
+TRACE_FORMATS = ("a trace is an openb directory or pod list, a YAML file with nodes and pods, or a directory with "
+                 "nodes.csv and pods.csv (Kubernetes manifests are read by simulate and serve)")
+
+
 def load_simple_yaml(path: str | Path, assigner: ImageAssigner) -> Workload:
     """A workload from kubesched's YAML trace format (see the module docstring)."""
     p = Path(path)
     where = str(p)
-    try:
-        data = safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, YAMLLimitError) as e:
-        raise ManifestError("", f"invalid YAML: {e}".replace("\n", " "), where) from None
+    data = read_document(p, error=ManifestError, hint=TRACE_FORMATS)
+    if isinstance(data, Mapping) and ("kind" in data or "apiVersion" in data) and "nodes" not in data:
+        raise ManifestError("", f"a Kubernetes manifest (kind {data.get('kind')}), not a trace: {TRACE_FORMATS}",
+                            where)
     if not isinstance(data, Mapping):
         raise ManifestError("", "the trace must be a mapping with nodes and pods", where)
     allowed = {"horizon", "kubelet", "nodes", "pods", "podsCsv"}
@@ -402,8 +405,7 @@ def load_workload(path: str | Path, assigner: ImageAssigner, *, window: str | No
     elif p.suffix.lower() in (".yaml", ".yml"):
         workload = load_simple_yaml(p, assigner)
     else:
-        raise ManifestError("--trace", "expected an openb directory or pod list, a .yaml trace, or a directory "
-                                       "with nodes.csv and pods.csv", str(p))
+        raise ManifestError("", f"not a trace: {TRACE_FORMATS}", str(p))
     if max_pods is None and max_nodes is None:
         return workload
     pods = list(workload.pods)[:max_pods] if max_pods is not None else list(workload.pods)

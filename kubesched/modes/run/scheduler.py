@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.clock import RealClock
-from kubesched.errors import ConfigError
+from kubesched.errors import ConfigError, ListenError
 from kubesched.modes.run.cpu_affinity import CpuAffinity
 from kubesched.modes.run.effective_config import effective_config_document
 from kubesched.modes.run.options import RunOptions
@@ -135,8 +135,7 @@ def _run(opts: RunOptions, clock: RealClock, client: Any, affinity: CpuAffinity)
                                         resources_registry=resources).start())
         except OSError as e:
             _stop_servers(servers)
-            raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}:{port} ({flag}): "
-                              f"{e.strerror or e}") from None
+            raise ListenError(opts.bind_address, port, f"--bind-address, {flag}", e) from None
     delegated.follow(tls, shutdown)  # CA files and the authentication ConfigMap, re-read every minute
     for s in servers:
         log.info("serving /healthz /readyz /metrics%s on %s", " /debug/pprof/profile" if opts.profiling else "", s.url)
