@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kubesched.api.load_checks import check_loaded_object
 from kubesched.api.pod import Pod
-from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
 from kubesched.cluster.manifests import Manifest
@@ -121,7 +121,7 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
             elif m.kind == "Node":
                 Node.from_manifest(obj)
             else:
-                check_shape(obj, m.kind)
+                check_loaded_object(m.kind, obj)
         except ManifestError as e:
             located = e.located(m.where)
             if m.kind != "Pod":
