@@ -183,9 +183,12 @@ def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatal
 
             def update(t: float, created: int, total: int, task: TaskID = task) -> None:
                 bar.update(task, completed=created, day=t / 86400.0)
-            done(run_replay(workload, spec, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
-                            planners=[make() for make in planners], attempt_seconds=attempt_seconds,
-                            progress=update))
+            result = run_replay(workload, spec, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
+                                planners=[make() for make in planners], attempt_seconds=attempt_seconds,
+                                progress=update)
+            if not err.is_terminal:  # the progress bar says it on a terminal
+                click.echo(f"{result.config}: done in {result.wall_seconds:.1f} s", err=True)
+            done(result)
 
 
 def _write_data(out: Path, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig) -> None:

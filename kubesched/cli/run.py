@@ -25,6 +25,7 @@ from kubesched.atomic_file import atomic_write_text
 from kubesched.cli.delegation_flags import delegation_flags, delegation_options
 from kubesched.cli.paths import OutputFile
 from kubesched.cli.pflag import PflagIntRange, bool_flag_options, duration_flag
+from kubesched.cli.ports import check_listen
 from kubesched.cli.prepull_flags import prepull_flags, prepull_options
 from kubesched.config.load import default_config, load_config
 from kubesched.config.run_fields import check_run_fields
@@ -142,6 +143,9 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         write_effective_config(opts, write_config_to)
         click.echo(f"wrote the effective configuration to {write_config_to}", err=True)
         return
+    # the listeners first, as upstream's SecureServing.ApplyTo creates them before authentication
+    for port_flag, port_value in (("--secure-port", secure_port), ("--port", port)):
+        check_listen(bind_address, port_value, f"--bind-address, {port_flag}")
     _exit(run_scheduler(opts))
 
 

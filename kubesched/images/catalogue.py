@@ -35,7 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from kubesched.api.document_file import parse_document
+from kubesched.api.document_file import parse_document, read_text
 from kubesched.errors import ConfigError
 from kubesched.images.names import ImageRef, InvalidImageReference, parse_image_ref
 
@@ -293,11 +293,7 @@ def load_catalogue(path: str | Path | None = None) -> ImageCatalogue:
     if path is None:
         return default_catalogue()
     where = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise _fail("", f"cannot read the image catalogue: {err.strerror or err}", where) from None
-    return _parse_text(text, where)
+    return _parse_text(read_text(path, _fail), where)
 
 
 def _parse_text(text: str, where: str) -> ImageCatalogue:
