@@ -12,6 +12,7 @@ finished result as it completes, under a temporary name renamed when complete). 
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 from collections.abc import Iterator
@@ -58,6 +59,21 @@ def _one_line(text: str) -> str:
 
 
 class _Group(click.Group):
+    """The ``kubesched`` group: commands of :data:`COMMANDS` loaded on first use, and one error
+    path for all of them (see the module docstring)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = self.commands.get(cmd_name)
+        if found is None and cmd_name in COMMANDS:
+            module, _, attr = COMMANDS[cmd_name].partition(":")
+            found = getattr(importlib.import_module(module), attr)
+            assert isinstance(found, click.Command)
+            self.add_command(found, cmd_name)
+        return found
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             with _sigterm_raises():
@@ -82,34 +98,23 @@ def main() -> None:
     """kubesched: a Kubernetes scheduler in Python, exact to kube-scheduler, with image-pull-aware placement."""
 
 
-def _register() -> None:
-    from kubesched.cli import bench, serve, simulate, trace
+#: Command name -> ``module:attribute`` of its click command, imported when the command is run
+#: (or listed by ``--help``): the commands' imports (numpy, the kubernetes models) then happen
+#: inside :meth:`_Group.invoke`, so that an interrupt during them exits 130 like any other, and
+#: ``kubesched --version`` stays fast. A new command is one entry here.
+COMMANDS: dict[str, str] = {
+    "bench": "kubesched.cli.bench:bench",
+    "images": "kubesched.cli.images:images",
+    "replay": "kubesched.cli.replay:replay",
+    "run": "kubesched.cli.run:run",
+    "serve": "kubesched.cli.serve:serve",
+    "simulate": "kubesched.cli.simulate:simulate",
+    "snapshot": "kubesched.cli.snapshot:snapshot",
+    "startup": "kubesched.cli.startup:startup",
+    "trace": "kubesched.cli.trace:trace",
+    "ui": "kubesched.cli.ui:ui",
+}
 
-    main.add_command(bench.bench)
-    main.add_command(simulate.simulate)
-    main.add_command(trace.trace)
-    main.add_command(serve.serve)
-    from kubesched.cli import replay
-
-    main.add_command(replay.replay)
-    from kubesched.cli import run
-
-    main.add_command(run.run)
-    from kubesched.cli import snapshot
-
-    main.add_command(snapshot.snapshot)
-    from kubesched.cli import ui
-
-    main.add_command(ui.ui)
-    from kubesched.cli import images
-
-    main.add_command(images.images)
-    from kubesched.cli import startup
-
-    main.add_command(startup.startup)
-
-
-_register()
 
 if __name__ == "__main__":
     main()

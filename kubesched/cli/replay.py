@@ -151,8 +151,8 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
                             planners=planners, attempt_seconds=attempt_seconds)
 
             def done(r: ReplayResult) -> None:
-                click.echo(f"{r.config}: done in {r.wall_seconds:.1f} s", err=True)
                 keep(r)
+                click.echo(f"{r.config}: done in {r.wall_seconds:.1f} s", err=True)
             if dask_scheduler:
                 run_on_dask(jobs, dask_scheduler, done)
             else:
@@ -186,9 +186,9 @@ def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatal
             result = run_replay(workload, spec, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
                                 planners=[make() for make in planners], attempt_seconds=attempt_seconds,
                                 progress=update)
+            done(result)
             if not err.is_terminal:  # the progress bar says it on a terminal
                 click.echo(f"{result.config}: done in {result.wall_seconds:.1f} s", err=True)
-            done(result)
 
 
 def _write_data(out: Path, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig) -> None:

@@ -85,7 +85,10 @@ FILES: dict[str, tuple[str, bytes]] = {
 
 
 def _commands(group: click.Group = main, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
-    for name, cmd in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None
         path = f"{prefix} {name}".strip()
         if isinstance(cmd, click.Group):
             yield from _commands(cmd, path)
