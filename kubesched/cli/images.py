@@ -11,6 +11,7 @@ import yaml
 
 from kubesched.atomic_file import atomic_write_text
 from kubesched.cli.paths import OutputFile
+from kubesched.cli.units import Bytes
 from kubesched.errors import KubeschedError
 
 _CATALOGUE_HELP = "Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml)."
@@ -31,9 +32,9 @@ def _kubelet_config(path: str | None) -> Any:
 
 
 @images.command()
-@click.argument("image", required=False)
-@click.option("--size", "size", type=click.IntRange(min=0), metavar="BYTES",
-              help="Compressed image size in bytes (instead of IMAGE).")
+@click.argument("image_refs", metavar="[IMAGE]...", nargs=-1)
+@click.option("--size", "size", type=Bytes(), metavar="SIZE",
+              help="Compressed image size (instead of IMAGE): a quantity such as 5Gi, 500MB or 1048576 (bytes).")
 @click.option("--layers", type=click.IntRange(min=1), default=None, metavar="N",
               help="Layers of the --size image (default 1).")
 @click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False), help=_KUBELET_HELP)
@@ -46,46 +47,49 @@ def _kubelet_config(path: str | None) -> Any:
               help="Never contact a registry: an image missing from the catalogue is modelled as one opaque "
                    "100 MB layer (source: default).")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def estimate(image: str | None, size: int | None, layers: int | None, kubelet_path: str | None,
+def estimate(image_refs: tuple[str, ...], size: int | None, layers: int | None, kubelet_path: str | None,
              catalogue_path: str | None, registry_path: str | None, no_registry: bool, output: str) -> None:
-    """Print the seconds the pull model predicts for pulling IMAGE, or an image of --size BYTES in
-    --layers N layers, on an idle node: per-pull cost + per-layer cost + bytes / throughput, with
+    """Print the seconds the pull model predicts for pulling each IMAGE (one row each), or an
+    image of --size SIZE in --layers N layers, on an idle node: per-pull cost + per-layer cost + bytes / throughput, with
     the kubelet settings of --kubelet (default: the calibrated defaults). IMAGE's layers come from
     the image catalogue, else from its registry's manifest, else (lookup disabled or failed) one
     opaque 100 MB layer, as `kubesched serve --kubelet` models such an image; the SOURCE column
     (JSON "source": catalogue, registry, default, size) says which, and a note why the default
-    was used. Hold it against the `Successfully pulled image ... in Xs` events of your own nodes."""
+    was used. Hold it against the `Successfully pulled image ... in Xs` events of your own nodes.
+    With -o json, one JSON object per image and line."""
     from kubesched.images.estimate import estimate_image, estimate_size
 
-    if (image is None) == (size is None):
-        raise click.UsageError("give either IMAGE or --size BYTES")
+    if bool(image_refs) == (size is not None):
+        raise click.UsageError("give either IMAGE (one or more) or --size SIZE")
     if layers is not None and size is None:
         raise click.UsageError("--layers goes with --size")
     if no_registry and registry_path is not None:
         raise click.UsageError("--no-registry and --registry-settings exclude each other")
     model = _kubelet_config(kubelet_path).pull_model()
-    if image is None:
+    if not image_refs:
         assert size is not None
-        result = estimate_size(model, size, layers or 1)
+        results = [estimate_size(model, size, layers or 1)]
     else:
         from kubesched.images.catalogue import load_catalogue
 
         catalogue = load_catalogue(catalogue_path)
         client = None if no_registry else _registry_client(registry_path)
         try:
-            result = estimate_image(image, model, catalogue, client)
+            results = [estimate_image(ref, model, catalogue, client) for ref in image_refs]
         finally:
             if client is not None:
                 client.close()
     if output == "json":
-        click.echo(json.dumps(result.to_dict()))
+        for result in results:
+            click.echo(json.dumps(result.to_dict()))
         return
-    label = result.image or "-"
-    width = max(len("IMAGE"), len(label))
+    width = max(len("IMAGE"), *(len(r.image or "-") for r in results))
     click.echo(f"{'IMAGE':<{width}}  {'BYTES':>14}  {'LAYERS':>6}  {'SECONDS':>8}  SOURCE")
-    click.echo(f"{label:<{width}}  {result.bytes:>14}  {result.layers:>6}  {result.seconds:>8.3f}  {result.source}")
-    if result.note:
-        click.echo(f"note: {result.note}")
+    for r in results:
+        click.echo(f"{r.image or '-':<{width}}  {r.bytes:>14}  {r.layers:>6}  {r.seconds:>8.3f}  {r.source}")
+    for r in results:
+        if r.note:
+            click.echo(f"note: {r.image}: {r.note}" if len(results) > 1 else f"note: {r.note}")
 
 
 def _registry_client(settings_path: str | None) -> Any:

@@ -34,8 +34,10 @@ TRACE is one of:
     creation_time once started (pods still running at the end of the trace, until the end);
     Pending pods (empty scheduled_time) are replayed too. --trace-window picks the pods:
     all (default), 30d (the busy last 30 days: 7,355 pods), 12h, or START:END in trace
-    seconds with optional units (10309761:12902960, 100d:). Images are assigned per
-    application (or per job) with Zipf popularity (--image-mode, --zipf-s, --apps).
+    seconds with optional units (10309761:12902960, 100d:). A window starts from the
+    cluster the trace had when it opens: pods running then arrive at second 0 for the rest
+    of their run. Images are assigned per application (or per job) with Zipf popularity
+    (--image-mode, --zipf-s, --apps).
   * kubesched's simple format: a YAML file
         nodes: [{name: n, cpu: "8", memory: 32Gi, gpu: 0, count: 3}]
         pods:  [{name: p, arrival: 0, duration: 60, cpu: 500m, memory: 1Gi, image: redis}]
@@ -78,7 +80,7 @@ def _check_profiles(path: str, config: Any) -> None:
               help="Directory for report.json, report.html and pods.csv.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of image assignment and scheduler tie-breaking (same seed, same result).")
-@click.option("--trace-window", "window", default=None, help="openb only: all | 30d | START:END (see above).")
+@click.option("--trace-window", "window", default=None, help="openb only: all | 30d | 12h | START:END (see above).")
 @click.option("--max-pods", type=click.IntRange(min=1), default=None, help="Replay only the first N pods by arrival.")
 @click.option("--nodes", "max_nodes", type=click.IntRange(min=1), default=None,
               help="Use only the first N nodes of the trace.")
