@@ -76,6 +76,9 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
              detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
+    Pods are scheduled in queue order (priority first, as PrioritySort orders them) and listed in
+    file order (-f files, documents, List items), so that runs line up row by row.
+
     Exit codes: 0 when every pod got an outcome other than Error, 1 when some pod ended in Error
     (each named with its file and document), 2 for bad input or usage."""
     if not files and not kubeconfig:
