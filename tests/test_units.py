@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubesched.kubelet.config import KubeletImageConfig
+from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.units import format_seconds, parse_bytes, parse_seconds
 
 

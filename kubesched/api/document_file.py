@@ -1,7 +1,7 @@
 """Reading one YAML or JSON document from a file, as every kubesched input that is not a manifest
 stream is read (scheduler configurations, kubelet settings, bench workload files, simple traces,
 image catalogues, registry settings): the same bounded parser and the same one-line messages as
-the manifest reader (:mod:`kubesched.cluster.manifests`), naming the file and the line.
+the manifest reader (:mod:`kubesched.embedded.manifests`), naming the file and the line.
 
 Messages (each raised as the caller's error class, a :class:`~kubesched.errors.FieldError`,
 located at the file name as given):

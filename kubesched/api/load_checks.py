@@ -5,8 +5,10 @@ a plugin error (``Error running PreFilter plugin "VolumeBinding": ...``) or bein
 ignored (a PodDisruptionBudget whose ``minAvailable`` cannot be read protects nothing).
 
 Each kind is first checked against the field types of the Kubernetes API
-(:func:`kubesched.api.shape.check_shape`), then read by the same parser the scheduler uses, plus
-the upstream validation of the fields the scheduler reads:
+(:func:`kubesched.api.shape.check_shape`), then by its row's ``validate`` check in the Kind
+registry (:func:`kubesched.api.kinds.validator`; the typed parser the scheduler uses when the row
+names no check), which are the functions here, the upstream validation of the fields the
+scheduler reads:
 
 - PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode: parsed as the volume plugins
   parse them (quantities of ``spec.capacity`` / ``spec.resources.requests``, node affinity);
@@ -27,17 +29,19 @@ the file, document and object.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from kubesched.api import kinds
 from kubesched.api.label_validation import go_quote
 from kubesched.api.labels import label_key_error, parse_label_selector
 from kubesched.api.quantity import QuantityError, value
 from kubesched.api.shape import check_shape
-from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass, csi_node_limits
+from kubesched.api.storage import StorageClass
 from kubesched.errors import ManifestError
 
-__all__ = ["LOAD_CHECKS", "check_loaded_object"]
+__all__ = ["check_csi_storage_capacity", "check_label_selector", "check_loaded_object", "check_map_selector",
+           "check_pdb", "check_priority_class", "check_storage_class"]
 
 #: ``pkg/apis/scheduling``: HighestUserDefinablePriority.
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -92,15 +96,8 @@ def _map_selector(raw: Any, path: str) -> None:
             raise ManifestError(path, bad)
 
 
-def _pv(obj: Mapping[str, Any]) -> None:
-    PersistentVolume.from_obj(obj)
-
-
-def _pvc(obj: Mapping[str, Any]) -> None:
-    PersistentVolumeClaim.from_obj(obj)
-
-
-def _storage_class(obj: Mapping[str, Any]) -> None:
+def check_storage_class(obj: Mapping[str, Any]) -> None:
+    """The parser's checks and ``validateVolumeBindingMode``."""
     StorageClass.from_obj(obj)
     mode = obj.get("volumeBindingMode")
     if mode is not None and mode not in _BINDING_MODES:
@@ -109,19 +106,15 @@ def _storage_class(obj: Mapping[str, Any]) -> None:
                                                  f"{supported}")
 
 
-def _csi_node(obj: Mapping[str, Any]) -> None:
-    csi_node_limits(obj)
-
-
-def _csi_capacity(obj: Mapping[str, Any]) -> None:
-    check_shape(obj, "CSIStorageCapacity")
+def check_csi_storage_capacity(obj: Mapping[str, Any]) -> None:
+    """``capacity`` and ``maximumVolumeSize`` quantities, ``nodeTopology`` a label selector."""
     _quantity(obj.get("capacity"), "capacity")
     _quantity(obj.get("maximumVolumeSize"), "maximumVolumeSize")
     parse_label_selector(obj.get("nodeTopology"), "nodeTopology")
 
 
-def _pdb(obj: Mapping[str, Any]) -> None:
-    check_shape(obj, "PodDisruptionBudget")
+def check_pdb(obj: Mapping[str, Any]) -> None:
+    """``ValidatePodDisruptionBudgetSpec`` and the selector."""
     spec = _spec(obj)
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
         raise ManifestError("spec", "minAvailable and maxUnavailable cannot be both set")
@@ -130,22 +123,18 @@ def _pdb(obj: Mapping[str, Any]) -> None:
     parse_label_selector(spec.get("selector"), "spec.selector")
 
 
-def _map_selected(kind: str) -> Callable[[Mapping[str, Any]], None]:
-    def check(obj: Mapping[str, Any]) -> None:
-        check_shape(obj, kind)
-        _map_selector(_spec(obj).get("selector"), "spec.selector")
-    return check
+def check_map_selector(obj: Mapping[str, Any]) -> None:
+    """``spec.selector`` as a ``map[string]string`` selector (Service, ReplicationController)."""
+    _map_selector(_spec(obj).get("selector"), "spec.selector")
 
 
-def _label_selected(kind: str) -> Callable[[Mapping[str, Any]], None]:
-    def check(obj: Mapping[str, Any]) -> None:
-        check_shape(obj, kind)
-        parse_label_selector(_spec(obj).get("selector"), "spec.selector")
-    return check
+def check_label_selector(obj: Mapping[str, Any]) -> None:
+    """``spec.selector`` as a label selector (ReplicaSet, StatefulSet)."""
+    parse_label_selector(_spec(obj).get("selector"), "spec.selector")
 
 
-def _priority_class(obj: Mapping[str, Any]) -> None:
-    check_shape(obj, "PriorityClass")
+def check_priority_class(obj: Mapping[str, Any]) -> None:
+    """``ValidatePriorityClass``: a user-defined value at most 1,000,000,000."""
     raw = obj.get("value")
     name = str((obj.get("metadata") or {}).get("name") or "")
     if isinstance(raw, int) and raw > HIGHEST_USER_DEFINABLE_PRIORITY and not name.startswith("system-"):
@@ -153,28 +142,16 @@ def _priority_class(obj: Mapping[str, Any]) -> None:
                                      f"{HIGHEST_USER_DEFINABLE_PRIORITY}")
 
 
-#: Kind -> check of a loaded object (Pods and Nodes are parsed by their own models on load).
-LOAD_CHECKS: dict[str, Callable[[Mapping[str, Any]], None]] = {
-    "PersistentVolume": _pv,
-    "PersistentVolumeClaim": _pvc,
-    "StorageClass": _storage_class,
-    "CSINode": _csi_node,
-    "CSIStorageCapacity": _csi_capacity,
-    "PodDisruptionBudget": _pdb,
-    "Service": _map_selected("Service"),
-    "ReplicationController": _map_selected("ReplicationController"),
-    "ReplicaSet": _label_selected("ReplicaSet"),
-    "StatefulSet": _label_selected("StatefulSet"),
-    "PriorityClass": _priority_class,
-}
-
-
 def check_loaded_object(kind: str, obj: Any) -> None:
-    """Check ``obj`` of ``kind`` as the API server would on create (see the module docstring);
-    kinds without a check of their own get the field-type check. Raises :class:`ManifestError`
-    with the field path (unlocated)."""
-    check = LOAD_CHECKS.get(kind)
-    if check is None or not isinstance(obj, Mapping):
-        check_shape(obj, kind)
-        return
-    check(obj)
+    """Check ``obj`` of ``kind`` as the API server would on create: field types, then the kind's
+    check from the registry (see the module docstring). Raises :class:`ManifestError` with the
+    field path (unlocated)."""
+    check_shape(obj, kind)
+    check = kinds.validator(kind)
+    if check is not None and isinstance(obj, Mapping):
+        try:
+            check(obj)
+        except ManifestError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
+            raise ManifestError("", f"cannot be read: {type(e).__name__}: {e}") from None

@@ -2,7 +2,7 @@
 replay``'s, one run per config, or ``kubesched startup``'s, one run per scheduler) side by side,
 with the same summary columns as the printed table and, when plotly (the optional extra
 ``report``) is installed, the same plots as ``report.html``
-(:mod:`kubesched.modes.replay.report_plots`); without plotly the table is shown with a note."""
+(:mod:`kubesched.modes.report.report_plots`); without plotly the table is shown with a note."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.modes.replay.report_plots import report_figures
+from kubesched.modes.report.report_plots import report_figures
 
 __all__ = ["RUN_NAMES", "SUMMARY_COLUMNS", "report_view"]
 

@@ -87,3 +87,19 @@ def test_simulate_refuses_a_malformed_pv_and_pdb_in_one_line(tmp_path: Path) -> 
     assert r.exit_code == 2
     assert r.output == (f'error: {pdb} doc 1 (PodDisruptionBudget default/keep): spec.minAvailable: Invalid value: '
                         f'"lots": {" ".join(PERCENT.split())}\n')
+
+
+def test_a_kind_added_to_the_registry_brings_its_check() -> None:
+    from kubesched.api import kinds
+
+    def check(obj: dict[str, object]) -> None:
+        if obj.get("spec") != {"size": "small"}:
+            raise ManifestError("spec.size", 'Unsupported value: "huge"')
+
+    row = kinds.Kind("example.com", "v1", "Widget", "widgets", "widget", True, validate=check, loadable=True)
+    with kinds.extra_kinds(row):
+        check_loaded_object("Widget", {"kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": "small"}})
+        with pytest.raises(ManifestError, match='spec.size: Unsupported value: "huge"'):
+            check_loaded_object("Widget", {"kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": "huge"}})
+    assert kinds.validator("PodDisruptionBudget") is not None and kinds.validator("Namespace") is None
+    assert kinds.validator("PersistentVolume") == kinds.parser("PersistentVolume")  # the parser is the check

@@ -130,7 +130,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
-    from kubesched.apiserver.kubeconfig import write_kubeconfig
+    from kubesched.embedded.apiserver.kubeconfig import write_kubeconfig
 
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{closed}")
     (tmp_path / "afile").write_text("x")

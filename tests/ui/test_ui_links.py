@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from ui_support import BATCH_BIG_MESSAGE, EXAMPLE, browser_page, replay_report, require_browser, screenshot
 
-from kubesched.cluster.manifests import load_manifests
+from kubesched.embedded.manifests import load_manifests
 from kubesched.ui.reports import report_view
 from kubesched.ui.server import UiServer
 from kubesched.ui.session import Session
