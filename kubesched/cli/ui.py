@@ -71,9 +71,8 @@ def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_p
         counts = ", ".join(f"{n} {s.lower()}" for s, n in sorted(run.summary()["counts"].items()))
         click.echo(f"simulated {len(run.result.pods)} pods in {run.wall_seconds:.1f} s ({counts or 'none'})", err=True)
     else:
-        from kubesched.client.kube import KubeClusterClient
-
         from kubesched.cli.cluster_read import read_cluster
+        from kubesched.client.kube import KubeClusterClient
 
         # one request first: an unreachable cluster is one error line, not a page that never loads
         read_cluster(kubeconfig, None, lambda c: c.list("Namespace"))
