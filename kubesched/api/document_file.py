@@ -95,9 +95,9 @@ def parse_document(text: str, where: str, *, error: ErrorFactory = ConfigError, 
 
 def _second_document_line(text: str) -> int:
     """The 1-based line where the stream's second document starts (on the error path only)."""
-    starts = [e.start_mark for e in yaml.parse(text, Loader=yaml.SafeLoader)
-              if isinstance(e, yaml.DocumentStartEvent)]
-    return starts[1].line + 1 if len(starts) > 1 else 1
+    starts = [e.start_mark.line + 1 for e in yaml.parse(text, Loader=yaml.SafeLoader)
+              if isinstance(e, yaml.DocumentStartEvent) and e.start_mark is not None]
+    return starts[1] if len(starts) > 1 else 1
 
 
 def _parses_as_json(text: str) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputFile
 from kubesched.errors import ConfigError
 
@@ -41,14 +42,12 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
     queue, scheduling cycle, cache and binding into the embedded cluster, and report
     SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from kubesched.modes.bench import load_workloads, run_isolated, run_workload, select
     from kubesched.modes.bench.report import results_table, write_json
 
-    # piped: wide enough that no column is cut (rich would shorten names to fit 80 columns)
-    console = Console() if Console().is_terminal else Console(width=1000)
+    console = table_console()
     try:
         all_workloads = load_workloads(config_path)
     except ConfigError as e:
@@ -71,7 +70,7 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     if api_mode:
         _bench_api(console, chosen, output, kube_api_qps, kube_api_burst, measure_pods, timeout, run_flags)
         return
-    results = []
+    results: list[Any] = []
     runner = run_workload if in_process else run_isolated
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as prog:
@@ -122,7 +121,7 @@ def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, 
     from kubesched.modes.bench.api import run_api_workload
     from kubesched.modes.bench.report import api_results_table, write_api_json
 
-    results = []
+    results: list[Any] = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as prog:
         for w in chosen:

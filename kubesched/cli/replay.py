@@ -3,7 +3,6 @@ per config, and report pod start-up latency, image pulls and packing (see :mod:`
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputDir
 from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.errors import ConfigError
@@ -219,6 +219,6 @@ def _finish(out: Path, results: list[ReplayResult], workload: Workload, kubelet:
         else:
             write_report_html(out / "report.html", results, workload, kubelet.to_mapping())
             written.append("report.html")
-    console = Console(width=max(Console().width, 160)) if sys.stdout.isatty() else Console(width=200)
+    console = table_console(min_width=160)
     console.print(summary_table(results))
     click.echo(f"wrote {', '.join(str(out / w) for w in written)}")

@@ -3,11 +3,11 @@ Events), in the replay's report format."""
 
 from __future__ import annotations
 
-import sys
 import time
 
 import click
 
+from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputDir
 from kubesched.errors import ConfigError
 
@@ -54,7 +54,6 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
     Events), container start, start-up p50/p95/p99, bytes pulled, cache-hit ratio and the images
     costing most pull time. Works against any cluster whose kubelets write the upstream Events, and
     against `kubesched serve --kubelet`. Needs list access to pods, nodes and events."""
-    from rich.console import Console
 
     from kubesched.cli.cluster_read import read_cluster
     from kubesched.modes.report.report_table import summary_table
@@ -72,7 +71,7 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
         click.echo("no pods in the window", err=True)
     source = {"kubeconfig": kubeconfig, "context": context, "namespace": namespace, "since": since}
     paths = write_startup_report(out_dir, runs, source, top=top, html=not no_html)
-    console = Console(width=200) if not sys.stdout.isatty() else Console()
+    console = table_console()
     console.print(summary_table([r.result for r in runs], title=TITLE, label=LABEL, wall=False))
     for run in runs:
         for s in run.images[:3]:

@@ -142,7 +142,7 @@ def load_openb(path: str | Path, assigner: ImageAssigner, *, window: str | None 
     pods = [_running_pod(r, start, trace_end, assigner) for r in running]
     pods += [_openb_pod(r, start, trace_end, assigner) for r in chosen]
     label = f"{pod_file} window {_window_label(start, end, trace_end)}"
-    notes = (f"{len(chosen)} of {len(rows)} pods created in the window, {len(nodes)} nodes",)
+    notes: tuple[str, ...] = (f"{len(chosen)} of {len(rows)} pods created in the window, {len(nodes)} nodes",)
     if running:
         notes += (f"{len(running)} pods running when the window opens start it (arrival 0, for the rest of their "
                   "run)",)
