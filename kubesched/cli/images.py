@@ -9,10 +9,11 @@ from typing import Any
 import click
 import yaml
 
+from kubesched.api.document_file import parse_document
 from kubesched.atomic_file import atomic_write_text
 from kubesched.cli.paths import OutputFile
 from kubesched.cli.units import Bytes
-from kubesched.errors import KubeschedError
+from kubesched.errors import ConfigError, KubeschedError
 
 _CATALOGUE_HELP = "Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml)."
 _KUBELET_HELP = ("YAML of kubelet image-model settings (camelCase, as for `replay --kubelet`; e.g. a file "
@@ -137,9 +138,9 @@ def _read_events_file(path: str) -> list[Any]:
     except (OSError, UnicodeDecodeError) as e:
         raise KubeschedError(f"--events {path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     try:
-        doc: Any = yaml.safe_load(text)
-    except yaml.YAMLError:
-        doc = None
+        doc: Any = parse_document(text, path)  # bounded, as every YAML/JSON input
+    except ConfigError:
+        doc = None  # not YAML: text lines
     if isinstance(doc, dict):
         if isinstance(doc.get("items"), list):
             doc = doc["items"]
