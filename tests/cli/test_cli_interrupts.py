@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_support import BASE, base_args, make_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLAY_CONFIGS = [str(ROOT / "examples" / "replay" / n)
@@ -22,12 +23,14 @@ REPLAY_CONFIGS = [str(ROOT / "examples" / "replay" / n)
 
 
 class _Command:
-    """A ``kubesched`` subprocess whose stderr lines are collected as they come."""
+    """A ``kubesched`` subprocess (in a process group of its own, as a shell's job) whose stderr
+    lines are collected as they come."""
 
     def __init__(self, args: list[str], cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen([sys.executable, "-m", "kubesched.cli.main", *args], cwd=cwd, env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -44,14 +47,27 @@ class _Command:
             assert time.monotonic() < deadline, "".join(self.lines)
             time.sleep(0.05)
 
-    def stop(self, sig: int, timeout: float = 60.0) -> tuple[int, str]:
-        self.proc.send_signal(sig)
+    def stop(self, sig: int, timeout: float = 60.0, *, group: bool = False) -> tuple[int, str]:
+        """Send ``sig`` to the process (``group``: to its whole group, as Ctrl-C in a terminal
+        does); its exit code and stderr. Fails when a process of the group outlives it."""
+        if group:
+            os.killpg(self.proc.pid, sig)
+        else:
+            self.proc.send_signal(sig)
         try:
             code = self.proc.wait(timeout)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
         self.reader.join(5)
+        time.sleep(0.5)
+        try:
+            os.killpg(self.proc.pid, 0)
+            left = True
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            left = False
+        assert not left, "a child process outlived the command"
         return code, "".join(self.lines)
 
 
@@ -123,3 +139,51 @@ def test_simulate_interrupted_leaves_no_partial_snapshot(tmp_path: Path) -> None
     assert "Traceback" not in err and "Aborted" not in err, err
     assert err.strip().splitlines()[-1] == "interrupted (SIGINT)"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.yaml"]
+
+
+def test_parallel_replay_interrupted_stops_its_workers(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal reaches the workers too: no traceback from them, none left running."""
+    trace = _trace(tmp_path / "trace.yaml", 1500)
+    args = ["replay", "--trace", str(trace), "--out", str(tmp_path / "report"), "--no-html", "--workers", "2"]
+    for c in REPLAY_CONFIGS:
+        args += ["--config", c]
+    cmd = _Command(args, tmp_path)
+    cmd.wait_for("replaying 1500 pods")
+    time.sleep(1.0)
+    code, err = cmd.stop(signal.SIGINT, group=True)
+    assert code == 130, err
+    assert "Traceback" not in err and "Aborted" not in err, err
+    assert err.strip().splitlines()[-1] == "interrupted (SIGINT)"
+
+
+def test_isolated_bench_interrupted_by_sigterm_stops_its_child(tmp_path: Path) -> None:
+    config = tmp_path / "workloads.yaml"
+    config.write_text(
+        "- name: Tiny\n  defaultPodTemplatePath: pod-default.yaml\n  workloadTemplate:\n"
+        "  - {opcode: createNodes, countParam: $nodes}\n"
+        "  - {opcode: createPods, countParam: $pods, collectMetrics: true}\n"
+        "  workloads:\n"
+        "  - {name: long, params: {nodes: 500, pods: 200000}}\n")
+    cmd = _Command(["bench", "--config", str(config), "--output", str(tmp_path / "bench.json")], tmp_path)
+    time.sleep(1.0)
+    code, err = cmd.stop(signal.SIGTERM)
+    assert code == 143, err
+    assert "Traceback" not in err, err
+    assert not (tmp_path / "bench.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["workloads.yaml"]
+
+
+@pytest.mark.parametrize("command", sorted(BASE))
+def test_every_command_takes_ctrl_c(tmp_path: Path, command: str) -> None:
+    """SIGINT one second after the start, to the whole group: 130, or ended by SIGINT itself
+    (which a shell reports as 130 too); 0 when a server had started and stopped gracefully; or the
+    command's own outcome when it had finished (0, or 2 for the closed port of the base
+    arguments). Never a traceback or ``Aborted!``."""
+    args = command.split() + base_args(command, make_inputs(tmp_path))
+    cmd = _Command(args, tmp_path)
+    time.sleep(1.0)
+    code, err = cmd.stop(signal.SIGINT, group=True)
+    assert "Traceback" not in err and "Aborted" not in err, err
+    assert code in (0, 2, 130, -signal.SIGINT), err
+    if code in (130, -signal.SIGINT):
+        assert err.strip().splitlines()[-1] == "interrupted (SIGINT)", err

@@ -2,7 +2,8 @@
 malformed files each end in one ``error:`` line naming the flag or the file, exit 2, no traceback.
 
 The commands and options are found by walking the click command tree, so a new command or option
-is swept without being listed here. What a new command must provide is in :data:`BASE`: the
+is swept without being listed here. What a new command must provide is in ``BASE``
+(tests/cli_support.py): the
 arguments that make it otherwise valid (so that the option under test is what fails). A command
 missing from it fails :func:`test_every_command_has_base_arguments`. Options a command reads only
 after it connects somewhere are listed in :data:`NOT_READ_BEFORE_CONNECTING` with the reason.
@@ -15,37 +16,16 @@ run subprocesses in test_cli_interrupts.py.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 import pytest
+from cli_support import BASE, base_args, commands, make_inputs
 from click.testing import CliRunner
 
 from kubesched.cli.main import main
 from kubesched.cli.paths import OutputDir, OutputFile
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-CLUSTER = str(EXAMPLES / "cluster.yaml")
-
-#: Arguments that make each command valid apart from the option under test. ``{tmp}`` is the
-#: test's temporary directory; ``{cluster}`` the example snapshot; ``{trace}`` a small simple trace;
-#: ``{events}`` a kubelet Pulled event line; ``{kubeconfig}`` a kubeconfig of a closed port.
-BASE: dict[str, list[str]] = {
-    "bench": ["SchedulingBasic/500Nodes_10000Pods", "--in-process"],
-    "images calibrate": ["--events", "{events}"],
-    "images estimate": ["busybox:1.36", "--no-registry"],
-    "images layers": ["busybox:1.36"],
-    "replay": ["--trace", "{trace}", "--out", "{tmp}/replay", "--no-html"],
-    "run": ["--kubeconfig", "{kubeconfig}", "--secure-port", "0", "--cpu-affinity", "none", "--leader-elect=false"],
-    "serve": ["--port", "0"],
-    "simulate": ["-f", "{cluster}"],
-    "snapshot": ["--kubeconfig", "{kubeconfig}"],
-    "startup": ["--kubeconfig", "{kubeconfig}", "--out", "{tmp}/startup"],
-    "trace snapshot": ["{tmp}"],
-    "ui": ["-f", "{cluster}", "--port", "0"],
-}
 
 #: (command, option) -> the base arguments instead of :data:`BASE` when that option is swept (the
 #: option replaces one of the base arguments that excludes it).
@@ -84,18 +64,6 @@ FILES: dict[str, tuple[str, bytes]] = {
 }
 
 
-def _commands(group: click.Group = main, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
-    ctx = click.Context(group)
-    for name in group.list_commands(ctx):
-        cmd = group.get_command(ctx, name)
-        assert cmd is not None
-        path = f"{prefix} {name}".strip()
-        if isinstance(cmd, click.Group):
-            yield from _commands(cmd, path)
-        else:
-            yield path, cmd
-
-
 def _flag(p: click.Parameter) -> str:
     return max(p.opts, key=len)
 
@@ -104,7 +72,7 @@ def _options(kind: str) -> list[tuple[str, str]]:
     """(command, flag) of every option of ``kind``: output (OutputFile/OutputDir), input (a
     click.Path that must be a file), port."""
     out = []
-    for path, cmd in _commands():
+    for path, cmd in commands():
         for p in cmd.params:
             if not isinstance(p, click.Option):
                 continue
@@ -121,32 +89,17 @@ def _options(kind: str) -> list[tuple[str, str]]:
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Files the base arguments name; the servers' blocking calls fail the test if reached."""
-    trace = tmp_path / "trace.yaml"
-    trace.write_text("nodes: [{name: n, cpu: '4', memory: 8Gi, count: 2}]\n"
-                     "pods: [{name: p, arrival: 0, duration: 60, cpu: 500m, memory: 1Gi, image: redis}]\n")
-    events = tmp_path / "events.txt"
-    events.write_text('Successfully pulled image "redis:7" in 1.2s (1.2s including waiting). '
-                      "Image size: 40000000 bytes.\n")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = s.getsockname()[1]
-    from kubesched.embedded.apiserver.kubeconfig import write_kubeconfig
-
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{closed}")
-    (tmp_path / "afile").write_text("x")
-
     def reached(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the command started serving instead of refusing its input")
 
     monkeypatch.setattr("kubesched.cli.serve.serve_forever", reached)
     monkeypatch.setattr("kubesched.ui.server.UiServer.serve_forever", reached)
     monkeypatch.setattr("kubesched.scheduler.core.Scheduler.start", reached)
-    return {"tmp": str(tmp_path), "trace": str(trace), "events": str(events), "kubeconfig": str(kubeconfig),
-            "cluster": CLUSTER}
+    return make_inputs(tmp_path)
 
 
 def _base(command: str, env: dict[str, str], flag: str = "") -> list[str]:
-    return [a.format(**env) for a in OPTION_BASE.get((command, flag), BASE[command])]
+    return base_args(command, env, OPTION_BASE, flag)
 
 
 def _invoke(args: list[str]) -> tuple[int, str]:
@@ -166,9 +119,9 @@ def _assert_one_line(code: int, out: str, *needles: str) -> None:
 
 
 def test_every_command_has_base_arguments() -> None:
-    commands = {path for path, _ in _commands()}
-    assert sorted(commands - set(BASE)) == [], "add the new command's valid arguments to BASE"
-    assert sorted(set(BASE) - commands) == []
+    found = {path for path, _ in commands()}
+    assert sorted(found - set(BASE)) == [], "add the new command's valid arguments to BASE (tests/cli_support.py)"
+    assert sorted(set(BASE) - found) == []
 
 
 def test_the_sweep_finds_the_options() -> None:
@@ -187,7 +140,7 @@ def test_the_sweep_finds_the_options() -> None:
 @pytest.mark.parametrize("case", ["under-a-file", "a-directory-or-file", "missing-parent"])
 def test_bad_output_paths(env: dict[str, str], command: str, flag: str, case: str) -> None:
     tmp = Path(env["tmp"])
-    is_dir = any(isinstance(p.type, OutputDir) for _, cmd in _commands() for p in cmd.params
+    is_dir = any(isinstance(p.type, OutputDir) for _, cmd in commands() for p in cmd.params
                  if isinstance(p, click.Option) and _flag(p) == flag and _command_of(cmd) == command)
     if case == "under-a-file":
         bad, problem = tmp / "afile" / "x", f"{tmp / 'afile'} is a file, not a directory"
@@ -202,7 +155,7 @@ def test_bad_output_paths(env: dict[str, str], command: str, flag: str, case: st
 
 
 def _command_of(target: click.Command) -> str:
-    return next(path for path, cmd in _commands() if cmd is target)
+    return next(path for path, cmd in commands() if cmd is target)
 
 
 @pytest.mark.parametrize(("command", "flag"), [c for c in _options("input") if c not in NOT_READ_BEFORE_CONNECTING])
