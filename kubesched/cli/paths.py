@@ -26,8 +26,9 @@ __all__ = ["OutputDir", "OutputFile", "check_output_file", "output_dir_problem",
 def _directory_problem(directory: Path) -> str | None:
     """Why a new file cannot be created in existing ``directory``, or None."""
     try:
-        with tempfile.TemporaryFile(dir=directory):
-            pass
+        fd, name = tempfile.mkstemp(prefix=".kubesched-probe-", dir=directory)  # a named file, as the output
+        os.close(fd)
+        os.unlink(name)
     except OSError as e:
         return f"directory {directory} is not writable ({e.strerror or e})"
     return None
