@@ -55,7 +55,9 @@ def _sigterm_raises() -> Iterator[None]:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` on one line (line breaks become spaces; other spacing is kept, as upstream's
+    messages have it)."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 class _Group(click.Group):

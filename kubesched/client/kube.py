@@ -219,7 +219,7 @@ def check_kubeconfig(path: str) -> None:
     except UnicodeDecodeError:
         raise bad("not a kubeconfig: the file is not UTF-8 text") from None
     try:
-        doc = safe_load(text)  # aliases and nesting bounded, as every YAML input
+        doc = safe_load(text, yaml.SafeLoader)  # aliases and nesting bounded, as every YAML input
     except YAMLLimitError as e:
         raise bad(f"invalid YAML: {e}") from None
     except yaml.YAMLError as e:
