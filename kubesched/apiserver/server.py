@@ -22,8 +22,8 @@ from kubesched.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.apiserver.reviews import Reviews
 from kubesched.apiserver.watch import WatchLimits
 from kubesched.clock import Clock, RealClock
+from kubesched.cluster.embedded_controllers import start_controllers
 from kubesched.cluster.memory import MemoryCluster
-from kubesched.cluster.pv_controller import PVController
 
 __all__ = [
     "SYSTEM_NAMESPACES",
@@ -172,7 +172,7 @@ def start_server(
     system_namespaces: bool = True,
     finalize_deletions: bool = False,
     reviews: Reviews | None = None,
-    pv_controller: bool = False,
+    controllers: bool = False,
     enable_test_hooks: bool = False,
     allowed_hosts: Iterable[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -188,8 +188,9 @@ def start_server(
     ``finalize_deletions`` a :class:`~kubesched.apiserver.finalizer.DeletionFinalizer` deletes pods
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.apiserver.reviews`).
-    With ``pv_controller`` a :class:`~kubesched.cluster.pv_controller.PVController` binds claims and
-    provisions volumes as kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
+    With ``controllers`` the embedded controllers (:mod:`kubesched.cluster.embedded_controllers`) bind
+    volume claims, provision volumes and create, reserve and release ResourceClaims as
+    kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
     the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
     ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.apiserver.guard`);
@@ -211,8 +212,8 @@ def start_server(
         state.reviews = reviews
     if server_client_times:
         state.handlers.client_time_clock = clock.now
-    if pv_controller:
-        PVController(cluster).start()
+    if controllers:
+        start_controllers(cluster, clock_now=clock.now)
     handle = ServerHandle(state, address, port, bookmark_interval).start()
     if finalize_deletions:
         handle.finalizer = DeletionFinalizer(cluster, clock).start()

@@ -116,7 +116,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
     cluster.load(objects)
     try:
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
-                              finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True,
+                              finalize_deletions=finalize_deletions, reviews=reviews, controllers=True,
                               enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts,
                               server_client_times=speed != 1.0)
     except OSError as e:

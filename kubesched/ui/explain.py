@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.clock import VirtualClock
+from kubesched.cluster.embedded_controllers import start_controllers
 from kubesched.cluster.memory import MemoryCluster
-from kubesched.cluster.pv_controller import PVController
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.scheduler.factory import new_scheduler
@@ -193,7 +193,7 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
     clock = VirtualClock(time)
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    PVController(cluster).start()  # as in simulate: VolumeBinding's PreBind waits for it to bind the claims
+    start_controllers(cluster, clock_now=clock.now)  # as in simulate: PreBind waits for them to bind claims
     sched = new_scheduler(cluster, config, clock=clock, seed=0, record=lambda p: bool(p.key == pod_key),
                           on_skipped_plugins=None)
     sched.start()

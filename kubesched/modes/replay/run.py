@@ -56,8 +56,8 @@ from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.clock import Phase, VirtualClock
 from kubesched.cluster.client import WatchEvent
+from kubesched.cluster.embedded_controllers import start_controllers
 from kubesched.cluster.memory import MemoryCluster
-from kubesched.cluster.pv_controller import PVController
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ManifestError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
@@ -208,7 +208,7 @@ class _Run:
         self.origin = CLOCK_ORIGIN
         self.clock = VirtualClock(self.origin)
         self.cluster = MemoryCluster(self.clock, history_limit=1000, event_limit=1000)
-        self.pv_controller = PVController(self.cluster).start()
+        self.controllers = start_controllers(self.cluster, clock_now=self.clock.now)
         self.catalogue = catalogue
         self.model = KubeletModel(self.clock, catalogue, kubelet_config,
                                   on_container_started=self._container_started,

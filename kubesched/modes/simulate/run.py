@@ -16,9 +16,9 @@ from kubesched.api.pod import Pod
 from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
+from kubesched.cluster.embedded_controllers import start_controllers
 from kubesched.cluster.manifests import Manifest
 from kubesched.cluster.memory import MemoryCluster
-from kubesched.cluster.pv_controller import PVController
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import ManifestError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
@@ -148,7 +148,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    PVController(cluster).start()  # binds claims as kube-controller-manager would
+    start_controllers(cluster, clock_now=clock.now)  # binds and creates claims as kube-controller-manager would
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
     records = CompactRecords() if compact else None
     if records is not None:
