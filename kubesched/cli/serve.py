@@ -63,7 +63,10 @@ def check_manifests(manifests: list[Manifest]) -> None:
               help="Run a kubelet on every node: the replay's kubelet image model pulls the images of bound "
                    "pods (serialized pulls, layers, bandwidth, image GC) and writes kubelet Events, pod status "
                    "(Running, conditions, containerStatuses) and node status.images. A pod with the annotation "
-                   "kubesched.io/run-seconds succeeds that many seconds after its start.")
+                   "kubesched.io/run-seconds succeeds that many seconds after its start. A fake DRA driver "
+                   "publishes the GPUs of each node (its nvidia.com/gpu allocatable, or the annotation "
+                   "gpu.kubesched.io/devices) as a ResourceSlice of driver gpu.kubesched.io, with the "
+                   "DeviceClass gpu.kubesched.io.")
 @click.option("--kubelet-config", "kubelet_config", type=click.Path(exists=True, dir_okay=False),
               help="YAML of kubelet image-model settings (camelCase, as `replay --kubelet`); needs --kubelet.")
 @click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
@@ -132,8 +135,12 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         from kubesched.kubelet.settings_file import read_kubelet_settings
 
         settings = KubeletImageConfig.from_mapping(read_kubelet_settings(kubelet_config), kubelet_config or "")
+        from kubesched.kubelet.dra_driver import FakeGPUDriver
+
         LiveKubelets(cluster, clock, load_catalogue(images_path), settings).start()
-        click.echo(f"kubelets running on every node (clock speed {speed:g}x)", err=True)
+        FakeGPUDriver(cluster).start()
+        click.echo(f"kubelets and the gpu.kubesched.io DRA driver running on every node (clock speed {speed:g}x)",
+                   err=True)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(cluster.counts().items()))
     click.echo(f"serving the embedded cluster ({counts}) at {handle.url}", err=True)
     serve_forever(handle)

@@ -87,6 +87,7 @@ _STATUS_SUBRESOURCE_KINDS = frozenset(
         "ReplicaSet",
         "StatefulSet",
         "PodDisruptionBudget",
+        "ResourceClaim",
     }
 )
 
