@@ -171,6 +171,7 @@ class ResourceSlice:
         "per_device_node_selection",
         "shared_counters",
         "devices",
+        "cel_inputs",
     )
 
     raw: Mapping[str, Any]
@@ -187,6 +188,8 @@ class ResourceSlice:
     per_device_node_selection: bool
     shared_counters: bool
     devices: tuple[Device, ...]
+    #: the devices' CEL inputs (``kubesched.api.dra.cel.DeviceInput``), built on first use by the allocator
+    cel_inputs: tuple[Any, ...] | None
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> ResourceSlice:
@@ -257,6 +260,7 @@ class ResourceSlice:
             )
         devs = items(spec.get("devices"), "spec.devices", RESOURCE_SLICE_MAX_DEVICES)
         s.devices = tuple(_device(d, f"spec.devices[{i}]") for i, d in enumerate(devs))
+        s.cel_inputs = None
         seen: set[str] = set()
         for i, d in enumerate(s.devices):
             if d.name in seen:
