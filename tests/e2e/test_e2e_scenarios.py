@@ -486,19 +486,15 @@ def test_affinity_first_pod_of_self_affine_group(tmp_path: Path) -> None:
 
 # ---- 8. a pod that references a ResourceClaim -------------------------------------------------
 
-def test_resource_claim_pod_is_unschedulable_not_a_crash() -> None:
-    # DynamicResources PreFilter rejects with UnschedulableAndUnresolvable -> the FitError uses the
-    # PreFilter message; every node gets that status -> preemption is not helpful on 2 nodes.
+def test_resource_claim_pod_waits_for_its_claim_not_a_crash() -> None:
+    # DynamicResources PreEnqueue keeps a pod whose ResourceClaim does not exist out of the active
+    # queue with the lister's NotFound text; the plain pod is scheduled.
     doc, stderr = cli_json(FIXTURES / "resource_claim.yaml")
     assert stderr == ""
     pods = by_name(doc)
     gpu = pods["gpu-job"]
-    assert gpu["status"] == "Unschedulable"
-    assert gpu["message"] == (
-        "0/2 nodes are available: pod references ResourceClaims (spec.resourceClaims), but dynamic resource "
-        "allocation is not supported by kubesched yet. still not schedulable, preemption: "
-        "0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
-    assert gpu["results"][0]["preFilter"]["DynamicResources"]["code"] == "UnschedulableAndUnresolvable"
+    assert gpu["status"] == "Gated"
+    assert gpu["message"] == 'resourceclaim.resource.k8s.io "gpu-claim" not found'
     assert pods["plain"]["status"] == "Scheduled"
 
 
