@@ -59,11 +59,16 @@ KIND_API_VERSION: Mapping[str, str] = {
     "Event": "events.k8s.io/v1",
     "Lease": "coordination.k8s.io/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
+    "DeviceClass": "resource.k8s.io/v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
+    "ResourceSlice": "resource.k8s.io/v1",
 }
 
 #: Kinds without a namespace (``metadata.namespace`` ignored, keyed by name only).
 CLUSTER_SCOPED_KINDS: frozenset[str] = frozenset(
-    {"Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass"}
+    {"Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass", "DeviceClass",
+     "ResourceSlice"}
 )
 
 # Plural resource names as the API server prints them in error messages
@@ -86,6 +91,10 @@ _RESOURCE_NAMES: Mapping[str, str] = {
     "Event": "events.events.k8s.io",
     "Lease": "leases.coordination.k8s.io",
     "PriorityClass": "priorityclasses.scheduling.k8s.io",
+    "DeviceClass": "deviceclasses.resource.k8s.io",
+    "ResourceClaim": "resourceclaims.resource.k8s.io",
+    "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
+    "ResourceSlice": "resourceslices.resource.k8s.io",
 }
 
 

@@ -50,7 +50,8 @@ log = logging.getLogger(__name__)
 #: kinds the scheduler watches, in start order (nodes before pods so bound pods find their node)
 WATCHED_KINDS = ("Namespace", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "PersistentVolume",
                  "PersistentVolumeClaim",
-                 "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Node", "Pod")
+                 "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
+                 "DeviceClass", "ResourceSlice", "ResourceClaim", "Node", "Pod")
 
 CLEAR_NOMINATION = NominatingInfo("", NominatingMode.Override)
 
