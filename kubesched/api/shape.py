@@ -45,6 +45,10 @@ KIND_MODELS: dict[str, str] = {
     "StatefulSet": "V1StatefulSet",
     "ReplicationController": "V1ReplicationController",
     "PriorityClass": "V1PriorityClass",
+    "DeviceClass": "V1DeviceClass",
+    "ResourceClaim": "ResourceV1ResourceClaim",
+    "ResourceClaimTemplate": "V1ResourceClaimTemplate",
+    "ResourceSlice": "V1ResourceSlice",
 }
 
 Checker = Callable[[Any], None]

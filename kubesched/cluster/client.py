@@ -67,8 +67,8 @@ KIND_API_VERSION: Mapping[str, str] = {
 
 #: Kinds without a namespace (``metadata.namespace`` ignored, keyed by name only).
 CLUSTER_SCOPED_KINDS: frozenset[str] = frozenset(
-    {"Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass",
-     "DeviceClass", "ResourceSlice"}
+    {"Node", "Namespace", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "PriorityClass", "DeviceClass",
+     "ResourceSlice"}
 )
 
 # Plural resource names as the API server prints them in error messages

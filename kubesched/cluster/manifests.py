@@ -50,6 +50,10 @@ LOADABLE_KINDS: frozenset[str] = frozenset(
         "PriorityClass",
         "CSIDriver",
         "CSIStorageCapacity",
+        "DeviceClass",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "ResourceSlice",
     }
 )
 

@@ -106,6 +106,10 @@ _SNAPSHOT_ORDER = (
     "ReplicaSet",
     "StatefulSet",
     "PodDisruptionBudget",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaimTemplate",
+    "ResourceClaim",
     "Pod",
 )
 

@@ -75,7 +75,9 @@ class Handle(Protocol):
 
     ``clock`` is ``None`` when a plugin runs outside a scheduler (then it reads wall time);
     ``extenders`` are the scheduler's HTTP extenders (``Handle.Extenders()``, for the preempt verb);
-    ``metrics`` is ``None`` when the scheduler records no metrics.
+    ``metrics`` is ``None`` when the scheduler records no metrics; ``feature_gates`` maps every
+    known feature gate to its value (``kubesched.config.feature_gates``: v1.35 defaults unless the
+    configuration's ``featureGates`` set it).
     """
 
     profile_name: str
@@ -88,6 +90,7 @@ class Handle(Protocol):
     nominator: Nominator | None
     extenders: Sequence[PreemptionExtender]
     metrics: MetricRecorder | None
+    feature_gates: Mapping[str, bool]
 
     def snapshot(self) -> Snapshot: ...
 

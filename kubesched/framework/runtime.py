@@ -34,6 +34,7 @@ from kubesched.config.extension_points import (
     SCORE,
     UNRESERVE_LABEL,
 )
+from kubesched.config.feature_gates import resolve as resolve_gates
 from kubesched.errors import ConfigError
 from kubesched.framework.batch import BoolArray, FilterForms, IntArray, ScoreForms, filter_forms, score_forms
 from kubesched.framework.cycle_state import CycleState
@@ -152,7 +153,8 @@ class Framework:
                  event_recorder: EventRecorder | None = None, nominator: Nominator | None = None,
                  parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
                  ignored_resources: Sequence[str] = (), permit_wait_timeout: float | None = None,
-                 skip_unavailable: bool = False, on_skipped: Callable[[list[str]], None] | None = None) -> None:
+                 skip_unavailable: bool = False, on_skipped: Callable[[list[str]], None] | None = None,
+                 feature_gates: Mapping[str, bool] | None = None) -> None:
         self.profile_name: str = profile.scheduler_name or "default-scheduler"
         self.parallelism = parallelism
         self.percentage_of_nodes_to_score = (profile.percentage_of_nodes_to_score
@@ -164,6 +166,7 @@ class Framework:
         self.objects = objects
         self.event_recorder = event_recorder
         self.nominator = nominator
+        self.feature_gates: Mapping[str, bool] = feature_gates if feature_gates is not None else resolve_gates(None)
         self.waiting_pods = WaitingPodsMap()
         self.permit_wait_timeout = permit_wait_timeout
         self._snapshot_provider = snapshot_provider or (lambda: Snapshot([]))

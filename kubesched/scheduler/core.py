@@ -25,6 +25,7 @@ from kubesched.clock import VirtualClock
 from kubesched.cluster.client import ClusterClient
 from kubesched.cluster.informers import InformerSet
 from kubesched.config.extenders import extender_ignored_resources
+from kubesched.config.feature_gates import resolve as resolve_gates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
@@ -49,7 +50,8 @@ log = logging.getLogger(__name__)
 #: kinds the scheduler watches, in start order (nodes before pods so bound pods find their node)
 WATCHED_KINDS = ("Namespace", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "PersistentVolume",
                  "PersistentVolumeClaim",
-                 "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Node", "Pod")
+                 "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
+                 "DeviceClass", "ResourceSlice", "ResourceClaim", "Node", "Pod")
 
 CLEAR_NOMINATION = NominatingInfo("", NominatingMode.Override)
 
@@ -197,6 +199,7 @@ class Scheduler:
         self.placement = Placement(rng, self.extenders, config.percentage_of_nodes_to_score)
         ignored = extender_ignored_resources(config)
         self.profiles: dict[str, Framework] = {}
+        gates = resolve_gates(config.feature_gates)
         for i, prof in enumerate(config.profiles):
             name = prof.scheduler_name or "default-scheduler"
             fwk = Framework(
@@ -207,7 +210,7 @@ class Scheduler:
                 parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
                 permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
-                on_skipped=_bind_profile(on_skipped_plugins, name))
+                on_skipped=_bind_profile(on_skipped_plugins, name), feature_gates=gates)
             self.profiles[name] = fwk
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(

@@ -88,6 +88,9 @@ _KIND_RESOURCE = {
     "CSINode": EventResource.CSINode,
     "CSIDriver": EventResource.CSIDriver,
     "CSIStorageCapacity": EventResource.CSIStorageCapacity,
+    "DeviceClass": EventResource.DeviceClass,
+    "ResourceSlice": EventResource.ResourceSlice,
+    "ResourceClaim": EventResource.ResourceClaim,
 }
 
 
