@@ -63,8 +63,10 @@ from kubesched.errors import ManifestError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.images.catalogue import ImageCatalogue
 from kubesched.kubelet.config import KubeletImageConfig
+from kubesched.kubelet.dra_driver import FakeGPUDriver, node_gpus
 from kubesched.kubelet.model import KubeletModel
 from kubesched.kubelet.pull_records import PullMetrics
+from kubesched.modes.replay.dra_gpus import DRA_DEVICES_RESOURCE, allocated_devices
 from kubesched.modes.replay.metrics import PHASES, AllocationTracker, PodTimeline, SeriesPoint, percentiles
 from kubesched.prepull.hook import DEFAULT_TICK_SECONDS, PlannerContext, PlannerFactory, PrePullPlannerHook
 from kubesched.scheduler import Scheduler, new_scheduler
@@ -240,6 +242,9 @@ class _Run:
                 raise e.located(f"Node {(obj.get('metadata') or {}).get('name')}") from None
             for r, v in node.allocatable.items():
                 allocatable[r] = allocatable.get(r, 0) + v
+        self.dra = workload.gpu == "dra"
+        if self.dra:  # GPUs are the fake DRA driver's devices, counted from the claims' allocations
+            allocatable[DRA_DEVICES_RESOURCE] = sum(node_gpus(obj)[0] for obj in workload.nodes)
         self.tracker = AllocationTracker(allocatable, workload.horizon)
         self.series: list[SeriesPoint] = []
         self.sample_points = sample_points if workload.horizon > 0 else 0
@@ -294,8 +299,11 @@ class _Run:
         tl.bound = t
         tl.node = node
         pod = Pod.from_manifest(obj)
-        self.requests[key] = pod.requests
-        self.tracker.add(pod.requests, t)
+        requests = pod.requests
+        if self.dra:
+            requests = {**requests, DRA_DEVICES_RESOURCE: allocated_devices(self.cluster, obj)}
+        self.requests[key] = requests
+        self.tracker.add(requests, t)
         self.pending -= 1
         self.running += 1
         tl.images = tuple(self.catalogue[i].name for i in pod.images)
@@ -415,6 +423,9 @@ class _Run:
         wall0 = time.perf_counter()
         wl = self.workload
         self.cluster.load([dict(n) for n in wl.nodes])
+        self.cluster.load([dict(o) for o in wl.objects])
+        if self.dra:
+            FakeGPUDriver(self.cluster).start()
         for obj in wl.nodes:
             self.model.add_node(str((obj.get("metadata") or {}).get("name")))
         self.scheduler: Scheduler = new_scheduler(self.cluster, self.spec.config, clock=self.clock, seed=self.seed,
