@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.embedded_controllers import start_controllers
-from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.controllers.start import start_controllers
+from kubesched.embedded.store import MemoryCluster
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.scheduler.factory import new_scheduler
 from kubesched.ui.history import Attempt, AttemptLog, unpack_rng_state

@@ -1,7 +1,7 @@
 """A replay workload's GPUs through Dynamic Resource Allocation instead of the device plugin
 (``kubesched replay --gpu dra``): the same nodes and pods, with each GPU request turned into a
 ResourceClaimTemplate against the ResourceSlices of the fake DRA driver
-(:mod:`kubesched.kubelet.dra_driver`, driver and DeviceClass ``gpu.kubesched.io``).
+(:mod:`kubesched.embedded.kubelet.dra_driver`, driver and DeviceClass ``gpu.kubesched.io``).
 
 Nodes: ``nvidia.com/gpu`` and ``alibabacloud.com/gpu-milli`` leave ``status.allocatable`` and
 ``capacity`` (the driver owns the GPUs now); the node gets the annotation
@@ -34,13 +34,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api.quantity import QuantityError, parse_quantity
-from kubesched.cluster.client import ClusterClient
+from kubesched.client.client import ClusterClient
+from kubesched.embedded.kubelet.dra_driver import DEVICES_ANNOTATION, DRIVER
 from kubesched.errors import ManifestError, NotFoundError
-from kubesched.kubelet.dra_driver import DEVICES_ANNOTATION, DRIVER
 from kubesched.trace.openb import GPU, GPU_MILLI, GPU_MODEL_LABEL
 from kubesched.trace.workload import Workload, WorkloadPod
 
-__all__ = ["CLAIM_NAME", "DRA_DEVICES_RESOURCE", "GPU_MODES", "allocated_devices", "pod_gpu_devices", "with_dra_gpus"]
+__all__ = ["CLAIM_NAME", "GPU_MODES", "allocated_devices", "pod_gpu_devices", "with_dra_gpus"]
 
 Obj = dict[str, Any]
 
@@ -48,9 +48,6 @@ Obj = dict[str, Any]
 GPU_MODES = ("device-plugin", "dra")
 #: The pod claim (and request) name of a converted pod.
 CLAIM_NAME = "gpu"
-#: Name under which the replay's allocation tracker counts allocated devices (the report's
-#: ``meanAllocatedFraction`` key for GPUs in a ``--gpu dra`` run).
-DRA_DEVICES_RESOURCE = "gpu.kubesched.io/devices"
 
 
 def _quantity(v: Any, what: str, where: str) -> Any:

@@ -17,10 +17,10 @@ from kubesched.api.pod import Pod
 from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
-from kubesched.cluster.embedded_controllers import start_controllers
-from kubesched.cluster.manifests import Manifest
-from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.controllers.start import start_controllers
+from kubesched.embedded.manifests import Manifest
+from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.framework.recorder import CycleRecorder

@@ -11,13 +11,10 @@ import pytest
 
 from kubesched.errors import ManifestError
 from kubesched.images.catalogue import load_catalogue
-from kubesched.modes.replay.dra_gpus import (
-    DRA_DEVICES_RESOURCE,
-    claim_template,
-    pod_gpu_devices,
-    with_dra_gpus,
-)
-from kubesched.modes.replay.run import ReplayResult, run_replay
+from kubesched.modes.replay.dra_gpus import claim_template, pod_gpu_devices, with_dra_gpus
+from kubesched.modes.replay.run import run_replay
+from kubesched.modes.report.metrics import DRA_DEVICES_RESOURCE
+from kubesched.modes.report.result import ReplayResult
 from kubesched.trace.openb import TracePod
 from kubesched.trace.workload import Workload, WorkloadPod
 
