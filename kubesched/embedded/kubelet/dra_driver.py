@@ -202,7 +202,8 @@ class FakeGPUDriver:
             if spec.get("devices") == devices:
                 return
             pool = _map(spec.get("pool"))
-            generation = pool.get("generation") if isinstance(pool.get("generation"), int) else 0
+            raw_generation = pool.get("generation")
+            generation = raw_generation if isinstance(raw_generation, int) else 0
             new_spec = {**spec, "devices": devices,
                         "pool": {"name": name, "generation": generation + 1, "resourceSliceCount": 1}}
             self.cluster.update({**existing, "spec": new_spec})
