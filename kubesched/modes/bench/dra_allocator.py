@@ -17,9 +17,10 @@ import argparse
 import statistics
 import time
 import tracemalloc
-from typing import Any
+from typing import Any, cast
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.plugins.dynamicresources.dynamic_resources import DynamicResources
 from kubesched.testing import FakeHandle, make_node, make_pod, node_info
 
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     objs, infos = build(a.nodes, a.devices, a.allocated)
     handle = FakeHandle(objects=objs)
-    pl = DynamicResources(None, handle)
+    pl = DynamicResources(None, cast("Handle", handle))
     prefilter_s: list[float] = []
     filter_s: list[float] = []
     state_bytes: list[int] = []
