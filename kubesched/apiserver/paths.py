@@ -88,6 +88,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("events.k8s.io", "v1", "events", "event", "Event", True, ("ev",)),
     Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)),
+    Resource("resource.k8s.io", "v1", "deviceclasses", "deviceclass", "DeviceClass", False),
+    Resource("resource.k8s.io", "v1", "resourceclaims", "resourceclaim", "ResourceClaim", True, (), True),
+    Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "resourceclaimtemplate", "ResourceClaimTemplate",
+             True),
+    Resource("resource.k8s.io", "v1", "resourceslices", "resourceslice", "ResourceSlice", False),
 )
 
 #: Subresources served besides ``status``: (parent resource, subresource) -> (kind, verbs).

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
 from kubesched.cli.main import main
+from kubesched.cluster.manifests import load_manifests
+from kubesched.config.load import parse_config
+from kubesched.modes.simulate.run import run_simulation
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "dra"
@@ -68,3 +73,52 @@ def test_malformed_slice_is_reported_with_its_field(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["simulate", "-f", str(f)])
     assert r.exit_code != 0
     assert "spec.pool.resourceSliceCount: Required value" in r.output
+
+
+class _PodWrites:
+    """Records, per pod, ``(nominatedNodeName, nodeName)`` of every stored version, and per claim
+    whether it was reserved, in store order."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, str, str | None, str | None]] = []
+
+    def loaded(self, cluster: Any, sched: Any) -> None:
+        def on_pod(ev: Any) -> None:
+            o = ev.object
+            self.log.append(("Pod", o["metadata"]["name"], (o.get("status") or {}).get("nominatedNodeName"),
+                             (o.get("spec") or {}).get("nodeName")))
+
+        def on_claim(ev: Any) -> None:
+            o = ev.object
+            owner = (o["metadata"].get("ownerReferences") or [{}])[0].get("name")
+            reserved = bool((o.get("status") or {}).get("reservedFor"))
+            self.log.append(("ResourceClaim", owner, "reserved" if reserved else None, None))
+
+        cluster.watch("Pod", "0", on_pod)
+        cluster.watch("ResourceClaim", "0", on_claim)
+
+    def before_attempt(self, qpi: Any) -> None:
+        pass
+
+    def after_attempt(self, qpi: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_nominated_node_name_and_reservation_before_binding(enabled: bool) -> None:
+    """NominatedNodeNameForExpectation (on in v1.35): a pod whose PreBind has work (claims) gets
+    ``nominatedNodeName`` before its claims are written and before it is bound; the claim's
+    ``reservedFor`` is written before the binding either way."""
+    config = parse_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                           "featureGates": {"NominatedNodeNameForExpectation": enabled}})
+    writes = _PodWrites()
+    run_simulation(load_manifests([EXAMPLE]).manifests, config, seed=1, observer=writes)
+    train1 = [e for e in writes.log if e[1] == "train-1"]
+    bound = next(i for i, e in enumerate(train1) if e[0] == "Pod" and e[3] == "gpu-node-1")
+    reserved = next(i for i, e in enumerate(train1) if e[0] == "ResourceClaim" and e[2] == "reserved")
+    nominated = [i for i, e in enumerate(train1) if e[0] == "Pod" and e[2] == "gpu-node-1" and e[3] is None]
+    assert reserved < bound
+    if enabled:
+        assert nominated and nominated[0] < reserved
+    else:
+        assert nominated == []
