@@ -13,8 +13,8 @@ import yaml
 from click.testing import CliRunner
 
 from kubesched.cli.main import main
-from kubesched.cluster.manifests import load_manifests
 from kubesched.config.load import parse_config
+from kubesched.embedded.manifests import load_manifests
 from kubesched.modes.simulate.run import run_simulation
 
 ROOT = Path(__file__).resolve().parents[3]
