@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubesched.cli.main import main
 from kubesched.config.load import parse_config
@@ -122,3 +124,57 @@ def test_nominated_node_name_and_reservation_before_binding(enabled: bool) -> No
         assert nominated and nominated[0] < reserved
     else:
         assert nominated == []
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(devices_per_node=st.lists(st.integers(0, 4), min_size=1, max_size=3),
+       counts=st.lists(st.integers(1, 3), min_size=1, max_size=8),
+       seed=st.integers(0, 5))
+def test_property_no_device_is_allocated_twice(devices_per_node: list[int], counts: list[int], seed: int) -> None:
+    """Whatever the cluster and the pods, every scheduled pod's claims are allocated and reserved
+    for it, no device appears in two allocations, and a pod is unschedulable only when its claim
+    does not fit next to the others."""
+    docs: list[dict[str, Any]] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                                   "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}]
+    for n, k in enumerate(devices_per_node):
+        node = f"n{n}"
+        docs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {"kubernetes.io/hostname": node}},
+                     "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}})
+        docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpu"},
+                     "spec": {"driver": "gpu.example.com", "nodeName": node,
+                              "pool": {"name": node, "resourceSliceCount": 1},
+                              "devices": [{"name": f"gpu-{i}"} for i in range(k)]}})
+    for c in sorted(set(counts)):
+        docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                     "metadata": {"name": f"gpus-{c}", "namespace": "default"},
+                     "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu",
+                                                                                           "count": c}}]}}}})
+    for i, c in enumerate(counts):
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+                     "spec": {"resourceClaims": [{"name": "g", "resourceClaimTemplateName": f"gpus-{c}"}],
+                              "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10.1"}]}})
+    text = "\n---\n".join(json.dumps(d) for d in docs)
+    from kubesched.embedded.manifests import load_manifest_text
+
+    res = run_simulation(load_manifest_text(text, "gen.yaml").manifests, None, seed=seed)
+    claims = [o for o in res.cluster.list("ResourceClaim").items]
+    used: list[tuple[str, str]] = []
+    by_owner = {c["metadata"]["ownerReferences"][0]["name"]: c for c in claims}
+    free = dict(enumerate(devices_per_node))
+    for o in res.pods:
+        claim = by_owner[o.name]
+        alloc = (claim.get("status") or {}).get("allocation")
+        if o.status == "Scheduled":
+            assert alloc is not None
+            assert [r["name"] for r in claim["status"]["reservedFor"]] == [o.name]
+            devs = [(r["pool"], r["device"]) for r in alloc["devices"]["results"]]
+            assert {p for p, _ in devs} == {o.node}
+            assert len(devs) == counts[int(o.name[1:])]
+            used += devs
+            free[int(str(o.node)[1:])] -= len(devs)
+        else:
+            assert o.status == "Unschedulable" and alloc is None
+    assert len(used) == len(set(used))
+    for o in res.pods:
+        if o.status != "Scheduled":
+            assert all(counts[int(o.name[1:])] > f for f in free.values())
