@@ -126,6 +126,7 @@ class Kind:
 
 
 _VOLUME = "storage.k8s.io/"
+_DRA = "resource.k8s.io/"
 
 #: The built-in rows, in load order (what an object refers to comes before it; pods last).
 BUILTIN_KINDS: tuple[Kind, ...] = (
@@ -148,10 +149,10 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
          model="V1CSIStorageCapacity", watched=True, event_resource=_VOLUME + "CSIStorageCapacity", loadable=True),
     Kind("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", "deviceclass", False,
          model="V1DeviceClass", parser="kubesched.api.dra:DeviceClass.from_obj", watched=True,
-         event_resource="resource.k8s.io/DeviceClass", loadable=True),
+         event_resource=_DRA + "DeviceClass", loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", "resourceslice", False,
          model="V1ResourceSlice", parser="kubesched.api.dra:ResourceSlice.from_obj", watched=True,
-         event_resource="resource.k8s.io/ResourceSlice", loadable=True),
+         event_resource=_DRA + "ResourceSlice", loadable=True),
     Kind("", "v1", "PersistentVolume", "persistentvolumes", "persistentvolume", False, ("pv",), ("status",),
          model="V1PersistentVolume", parser="kubesched.api.storage:PersistentVolume.from_obj", watched=True,
          event_resource="PersistentVolume", loadable=True),
@@ -164,7 +165,7 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
          loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", True, (), ("status",),
          model="ResourceV1ResourceClaim", parser="kubesched.api.dra:ResourceClaim.from_obj", watched=True,
-         event_resource="resource.k8s.io/ResourceClaim", loadable=True),
+         event_resource=_DRA + "ResourceClaim", loadable=True),
     Kind("", "v1", "Service", "services", "service", True, ("svc",), ("status",), ("all",), model="V1Service",
          watched=True, loadable=True),
     Kind("", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", True, ("rc",),

@@ -29,7 +29,7 @@ DEFAULTS: Final[Mapping[str, bool]] = {
     "DRAExtendedResource": False,
     "DRADeviceBindingConditions": False,
     "SchedulerQueueingHints": True,
-    "NominatedNodeNameForExpectation": False,
+    "NominatedNodeNameForExpectation": True,
 }
 
 #: gates whose non-default value kubesched does not implement -> why
@@ -42,7 +42,6 @@ NOT_BUILT: Final[Mapping[str, str]] = {
     "DRAExtendedResource": "extended resources backed by DRA are not modelled",
     "DRADeviceBindingConditions": "device binding conditions are not modelled",
     "SchedulerQueueingHints": "the queue always uses queueing hints",
-    "NominatedNodeNameForExpectation": "nominatedNodeName is not set before PreBind",
 }
 
 

@@ -195,6 +195,9 @@ class Scheduler:
         ignored = extender_ignored_resources(config)
         self.profiles: dict[str, Framework] = {}
         gates = resolve_gates(config.feature_gates)
+        #: ``NominatedNodeNameForExpectation`` (v1.35 default on): PreBindPreFlight and
+        #: ``nominatedNodeName`` set before a binding whose PreBind or Permit has work to do
+        self.nominated_node_name_for_expectation = gates["NominatedNodeNameForExpectation"]
         for i, prof in enumerate(config.profiles):
             name = prof.scheduler_name or "default-scheduler"
             fwk = Framework(
@@ -417,11 +420,14 @@ class Scheduler:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``bindingCycle``: PreBindPreFlight (+
         nominatedNodeName), WaitOnPermit, PreBind, Bind, PostBind."""
         pod = qpi.pod
-        pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
-        if pf is not None and not pf.is_success() and not pf.is_skip():
-            self._binding_failure(fwk, state, qpi, host, assumed, pf, start)
-            return
-        if (pf is None or pf.is_success() or waiting is not None) and pod.nominated_node_name != host:
+        pf: Status | None = Status(Code.Skip)
+        if self.nominated_node_name_for_expectation:
+            pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
+            if pf is not None and not pf.is_success() and not pf.is_skip():
+                self._binding_failure(fwk, state, qpi, host, assumed, pf, start)
+                return
+        if self.nominated_node_name_for_expectation and (pf is None or pf.is_success() or waiting is not None) \
+                and pod.nominated_node_name != host:
             try:
                 self.binding_client.patch_status("Pod", pod.namespace, pod.name, {"nominatedNodeName": host})
             except Exception as e:  # noqa: BLE001 - upstream only logs

@@ -33,9 +33,9 @@ LOADED_IN_ORDER = (
     "Job", "PodDisruptionBudget", "Pod",
 )
 WATCHED_IN_ORDER = (
-    "Namespace", "Node", "StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity", "DeviceClass", "ResourceSlice",
-    "PersistentVolume", "PersistentVolumeClaim", "ResourceClaim", "Service", "ReplicationController", "ReplicaSet",
-    "StatefulSet", "PodDisruptionBudget", "Pod",
+    "Namespace", "Node", "StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity", "DeviceClass",
+    "ResourceSlice", "PersistentVolume", "PersistentVolumeClaim", "ResourceClaim", "Service",
+    "ReplicationController", "ReplicaSet", "StatefulSet", "PodDisruptionBudget", "Pod",
 )
 
 

@@ -109,14 +109,15 @@ def test_why_pending_pod(http: httpx.Client) -> None:
 def test_why_scheduled_pod_scores_sorted(http: httpx.Client) -> None:
     ex = http.get("/api/v1/pods/shop/web-1/explain").json()
     assert (ex["selectedNode"], ex["reproduced"]) == ("node-a1", True)
-    assert ex["scorePlugins"] == ["TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-                                  "ImageLocality"]
+    assert ex["scorePlugins"] == ["TaintToleration", "NodeResourcesFit", "DynamicResources",
+                                  "NodeResourcesBalancedAllocation", "ImageLocality"]
     rows = http.get("/api/v1/pods/shop/web-1/explain/nodes", params={"sort": "total", "desc": "1"}).json()["rows"]
     assert [(r["node"], r["total"], r["selected"]) for r in rows] == [
         ("node-a1", 486, True), ("node-b1", 455, False), ("node-a2", 412, False), ("gpu-b2", None, False),
         ("gpu-b3", None, False)]
     assert rows[0]["scores"] == {"TaintToleration": [0, 100, 300], "NodeResourcesFit": [91, 91, 91],
-                                 "NodeResourcesBalancedAllocation": [95, 95, 95], "ImageLocality": [0, 0, 0]}
+                                 "DynamicResources": [0, 0, 0], "NodeResourcesBalancedAllocation": [95, 95, 95],
+                                 "ImageLocality": [0, 0, 0]}
     asc = http.get("/api/v1/pods/shop/web-1/explain/nodes", params={"sort": "raw:NodeResourcesFit"}).json()["rows"]
     assert [r["node"] for r in asc] == ["node-a2", "node-b1", "node-a1", "gpu-b2", "gpu-b3"]
     assert http.get("/api/v1/pods/shop/web-1/explain/nodes", params={"sort": "bogus"}).status_code == 400
@@ -249,7 +250,7 @@ def test_score_weights_written_into_the_config(http: httpx.Client) -> None:
     cfg = http.get("/api/v1/config").json()
     assert cfg["scoreWeights"] == {"default-scheduler": {
         "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}}
+        "InterPodAffinity": 2, "DynamicResources": 1, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}}
     r = http.post("/api/v1/config/weights", json={"config": cfg["editor"],
                                                   "weights": {"default-scheduler": {"NodeResourcesFit": 10}}})
     text = r.json()["config"]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubesched.api.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kubesched.api import kinds
 from kubesched.api.pod import Pod
 from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
@@ -28,13 +28,9 @@ from kubesched.framework.registry import Registry
 from kubesched.modes.simulate.compact import CompactRecords
 from kubesched.scheduler import Scheduler, new_scheduler
 
-#: parsers that validate the resource.k8s.io kinds of the input (they raise ManifestError)
-DRA_PARSERS: Mapping[str, Callable[[Any], Any]] = {
-    "DeviceClass": DeviceClass.from_obj,
-    "ResourceClaim": ResourceClaim.from_obj,
-    "ResourceClaimTemplate": ResourceClaimTemplate.from_obj,
-    "ResourceSlice": ResourceSlice.from_obj,
-}
+#: API groups whose objects are parsed with their typed parser (``kinds.parser``) when loaded
+#: (the others are checked for field types only)
+PARSED_GROUPS = frozenset({"resource.k8s.io"})
 
 DEFAULT_START = 1735689600.0  # 2025-01-01T00:00:00Z
 #: safety bound on scheduling attempts per pending pod (a livelock would otherwise never end)
@@ -129,8 +125,9 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
                 Pod.from_manifest(obj)
             elif m.kind == "Node":
                 Node.from_manifest(obj)
-            elif m.kind in DRA_PARSERS:
-                DRA_PARSERS[m.kind](obj)
+            elif (row := kinds.lookup(m.kind)) is not None and row.group in PARSED_GROUPS \
+                    and (parse := kinds.parser(m.kind)) is not None:
+                parse(obj)
             else:
                 check_shape(obj, m.kind)
         except ManifestError as e:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.dra import Device, DeviceClass, ResourceClaim, ResourceSlice
-from kubesched.api.dra.cel import CelCache, CelRuntimeError, enhance_runtime_error
+from kubesched.api.dra.cel import CelCache, CelRuntimeError, CompilationResult, enhance_runtime_error
 from kubesched.api.dra.common import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
@@ -174,6 +174,29 @@ class Allocator:
         self.cel_cache = cel_cache
         #: ``numAllocateOneInvocations``
         self.num_allocate_one = 0
+        # node-independent lookups, done once per cycle (the allocator lives for one cycle)
+        self._classes: dict[str, DeviceClass | KeyError] = {}
+        self._compiled: dict[str, CompilationResult] = {}
+
+    def device_class(self, name: str) -> DeviceClass:
+        """The DeviceClass ``name`` (looked up once per cycle); raises :class:`KeyError`."""
+        hit = self._classes.get(name)
+        if hit is None:
+            try:
+                hit = self.get_class(name)
+            except KeyError as e:
+                hit = e
+            self._classes[name] = hit
+        if isinstance(hit, KeyError):
+            raise hit
+        return hit
+
+    def compiled(self, expression: str) -> CompilationResult:
+        """The compiled selector (from the CEL cache once per cycle)."""
+        hit = self._compiled.get(expression)
+        if hit is None:
+            hit = self._compiled[expression] = self.cel_cache.get_or_compile(expression)
+        return hit
 
     def allocate(
         self,
@@ -299,7 +322,7 @@ class _Run:
                 "request type?)"
             )
         try:
-            data.cls = self.a.get_class(req.device_class_name)
+            data.cls = self.a.device_class(req.device_class_name)
         except KeyError as e:
             raise AllocationError(
                 f"claim {kobj(claim)}, request {req.name}: could not retrieve device class "
@@ -449,7 +472,7 @@ class _Run:
     ) -> bool:
         """``selectorsMatch``: every selector true; a CEL error stops the attempt."""
         for i, expression in enumerate(selectors):
-            expr = self.a.cel_cache.get_or_compile(expression)
+            expr = self.a.compiled(expression)
             if expr.error is not None:
                 if cls is not None:
                     raise AllocationError(f"class {cls.name}: selector #{i}: CEL compile error: {expr.error}")
