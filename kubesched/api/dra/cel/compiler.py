@@ -35,12 +35,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cel_expr_python import cel
-from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
-
-from kubesched.api.dra.cel import quantity_lib, semver_lib
-from kubesched.api.dra.cel.types import POOL
 from kubesched.api.dra.resource_slice import Device
+
+# The CEL runtime and protobuf (~16 MiB) are imported on first use, so a scheduler whose pods use
+# no ResourceClaims never loads them.
 
 ERROR_TYPE_INVALID = "Invalid"
 ERROR_TYPE_INTERNAL = "Internal"
@@ -91,11 +89,15 @@ def enhance_runtime_error(message: str) -> str:
     return message
 
 
-def _functions() -> list[cel.FunctionDecl]:
+def _functions() -> list[Any]:
     """The quantity and semver libraries. Both define ``isLessThan``, ``isGreaterThan`` and
     ``compareTo``; the runtime keys implementations by argument kind (both are messages), so
     such a name gets both declarations for the type checker and one implementation that
     dispatches on the receiver's message type."""
+    from cel_expr_python import cel
+
+    from kubesched.api.dra.cel import quantity_lib, semver_lib
+
     libs = (quantity_lib.overloads(), semver_lib.overloads())
     out = []
     for name in dict.fromkeys(n for lib in libs for n in lib):
@@ -143,6 +145,11 @@ def environment() -> Any:
     global _env
     with _env_lock:
         if _env is None:
+            from cel_expr_python import cel
+            from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+            from kubesched.api.dra.cel.types import POOL
+
             _env = cel.NewEnv(
                 descriptor_pool=POOL,
                 variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
@@ -160,6 +167,8 @@ def _qualified(name: str, driver: str) -> tuple[str, str]:
 
 def _attribute_value(kind: str, v: Any) -> Any:
     if kind == "version":
+        from kubesched.api.dra.cel import semver_lib
+
         return semver_lib.to_message(semver_lib.parse(str(v)))
     return v
 
@@ -183,6 +192,8 @@ class DeviceInput:
                 attributes.setdefault(domain, {})[ident] = _attribute_value(attr.kind, attr.value)
             except ValueError as e:
                 self.error = f"attribute {name}: parse semantic version: {e}"
+        if device.capacity:
+            from kubesched.api.dra.cel import quantity_lib
         for name, q in device.capacity.items():
             domain, ident = _qualified(name, driver)
             capacity.setdefault(domain, {})[ident] = quantity_lib.to_message(q)
@@ -242,6 +253,8 @@ class CompilationResult:
     def _evaluate(self, device: DeviceInput) -> bool:
         if device.error:
             raise CelRuntimeError(device.error)
+        from cel_expr_python import cel
+
         r = self.program.eval(device.activation(self.literals))
         v = r.value()
         if r.type() == cel.Type.ERROR:
@@ -261,6 +274,8 @@ def _type_name(t: Any) -> str:
 
 def compile_expression(expression: str) -> CompilationResult:
     """``CompileCELExpression``: a compile error comes back in ``error`` (never raised)."""
+    from cel_expr_python import cel
+
     try:
         program = environment().compile(expression)
     except RuntimeError as e:
