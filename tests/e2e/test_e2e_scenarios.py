@@ -94,18 +94,18 @@ def test_spread_tainted_zone_honor_excludes_the_tainted_domain() -> None:
     #       balanced |0.75-0.25|/2 = 0.25 -> 75.  total 300 + 50 + 75 + 0 = 425
     #   b1: fit cpu (4000-2000)*100//4000 = 50, mem 75 -> 125//2 = 62;
     #       balanced |0.5-0.25|/2 = 0.125 -> 87.  total 300 + 62 + 87 + 0 = 449  -> b1
-    # PodTopologySpread has no soft constraint (PreScore Skip), InterPodAffinity nothing (Skip);
-    # DynamicResources has no PreScore, so it scores every node (0 without claims).
+    # PodTopologySpread has no soft constraint (PreScore Skip), InterPodAffinity nothing (Skip),
+    # DynamicResources no claims (Skip).
     doc, stderr = cli_json(FIXTURES / "spread_tainted_zone.yaml")
     assert stderr == ""
     pod = by_name(doc)["web-new"]
     assert (pod["status"], pod["node"], pod["message"]) == ("Scheduled", "b1", "")
     rec = pod["results"][-1]
     assert rec["finalScore"] == {
-        "a1": {"TaintToleration": 300, "NodeResourcesFit": 50, "DynamicResources": 0,
-               "NodeResourcesBalancedAllocation": 75, "ImageLocality": 0},
-        "b1": {"TaintToleration": 300, "NodeResourcesFit": 62, "DynamicResources": 0,
-               "NodeResourcesBalancedAllocation": 87, "ImageLocality": 0},
+        "a1": {"TaintToleration": 300, "NodeResourcesFit": 50, "NodeResourcesBalancedAllocation": 75,
+               "ImageLocality": 0},
+        "b1": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 87,
+               "ImageLocality": 0},
     }
     assert rec["filter"]["c1"]["TaintToleration"] == {"code": "UnschedulableAndUnresolvable",
                                                       "reasons": ["node(s) had untolerated taint(s)"]}

@@ -109,15 +109,14 @@ def test_why_pending_pod(http: httpx.Client) -> None:
 def test_why_scheduled_pod_scores_sorted(http: httpx.Client) -> None:
     ex = http.get("/api/v1/pods/shop/web-1/explain").json()
     assert (ex["selectedNode"], ex["reproduced"]) == ("node-a1", True)
-    assert ex["scorePlugins"] == ["TaintToleration", "NodeResourcesFit", "DynamicResources",
-                                  "NodeResourcesBalancedAllocation", "ImageLocality"]
+    assert ex["scorePlugins"] == ["TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+                                  "ImageLocality"]
     rows = http.get("/api/v1/pods/shop/web-1/explain/nodes", params={"sort": "total", "desc": "1"}).json()["rows"]
     assert [(r["node"], r["total"], r["selected"]) for r in rows] == [
         ("node-a1", 486, True), ("node-b1", 455, False), ("node-a2", 412, False), ("gpu-b2", None, False),
         ("gpu-b3", None, False)]
     assert rows[0]["scores"] == {"TaintToleration": [0, 100, 300], "NodeResourcesFit": [91, 91, 91],
-                                 "DynamicResources": [0, 0, 0], "NodeResourcesBalancedAllocation": [95, 95, 95],
-                                 "ImageLocality": [0, 0, 0]}
+                                 "NodeResourcesBalancedAllocation": [95, 95, 95], "ImageLocality": [0, 0, 0]}
     asc = http.get("/api/v1/pods/shop/web-1/explain/nodes", params={"sort": "raw:NodeResourcesFit"}).json()["rows"]
     assert [r["node"] for r in asc] == ["node-a2", "node-b1", "node-a1", "gpu-b2", "gpu-b3"]
     assert http.get("/api/v1/pods/shop/web-1/explain/nodes", params={"sort": "bogus"}).status_code == 400

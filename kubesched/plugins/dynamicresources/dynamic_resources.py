@@ -19,7 +19,8 @@ publish in ResourceSlices, with the structured-parameters allocator
 * PostFilter: deallocates one unavailable claim reserved by nobody else (``deallocation of
   ResourceClaim completed``), else ``still not schedulable`` / ``no new claims to deallocate``.
 * Score: for ``firstAvailable`` requests, 8 - index of the chosen sub-request, summed;
-  NormalizeScore is ``DefaultNormalizeScore``.
+  NormalizeScore is ``DefaultNormalizeScore``. A PreScore (kubesched's, see :meth:`pre_score`)
+  skips the Score pass for pods that allocate nothing in the cycle.
 * Reserve/Unreserve: the node's allocations become in-flight (their devices count as allocated for
   the next pods) and are dropped again on Unreserve, which also removes the pod from
   ``status.reservedFor`` when it had been written.
@@ -77,6 +78,7 @@ from kubesched.framework.interfaces import (
     PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
+    PreScorePlugin,
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
@@ -172,6 +174,7 @@ class DynamicResources(
     PreFilterPlugin,
     FilterPlugin,
     PostFilterPlugin,
+    PreScorePlugin,
     ScorePlugin,
     ScoreExtensions,
     ReservePlugin,
@@ -401,6 +404,15 @@ class DynamicResources(
         return None, Status(Code.Unschedulable, ERR_REASON_STILL_NOT_SCHEDULABLE)
 
     # -- Score ----------------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Skip when nothing is allocated in this cycle (no claims, or only allocated ones): Score
+        would be 0 on every node. kubesched only (upstream has no PreScore and scores 0 on every
+        node); the totals are the same and pods without claims skip the Score pass."""
+        s = state.get(STATE_KEY)
+        if isinstance(s, _State) and s.node_allocations:
+            return None
+        return Status(Code.Skip)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """``Score``/``computeScore``: sum over allocated ``firstAvailable`` sub-requests of
