@@ -35,6 +35,7 @@ from kubesched.config.extension_points import (
     SCORE,
     UNRESERVE_LABEL,
 )
+from kubesched.config.feature_gates import resolve as resolve_gates
 from kubesched.config.types import KubeSchedulerProfile
 from kubesched.errors import ConfigError
 from kubesched.framework.batch import BoolArray, FilterForms, IntArray, ScoreForms, filter_forms, score_forms
@@ -169,6 +170,8 @@ class Framework:
         self.event_recorder: EventRecorder | None = o.event_recorder
         self._nominator: Nominator | None = o.nominator
         self._activator: PodActivator | None = None
+        self.feature_gates: Mapping[str, bool] = (o.feature_gates if o.feature_gates is not None
+                                                  else resolve_gates(None))
         self.waiting_pods = WaitingPodsMap()
         self.permit_wait_timeout = o.permit_wait_timeout
         self._snapshot_provider: Callable[[], Snapshot] = o.snapshot_provider or _empty_snapshot

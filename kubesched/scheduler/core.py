@@ -26,6 +26,7 @@ from kubesched.client.client import ClusterClient
 from kubesched.client.informers import InformerSet, ResourceEventHandlerFuncs
 from kubesched.clock import VirtualClock
 from kubesched.config.extenders import extender_ignored_resources
+from kubesched.config.feature_gates import resolve as resolve_gates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
@@ -194,6 +195,10 @@ class Scheduler:
         self.placement = Placement(rng, self.extenders, config.percentage_of_nodes_to_score)
         ignored = extender_ignored_resources(config)
         self.profiles: dict[str, Framework] = {}
+        gates = resolve_gates(config.feature_gates)
+        #: ``NominatedNodeNameForExpectation`` (v1.35 default on): PreBindPreFlight and
+        #: ``nominatedNodeName`` set before a binding whose PreBind or Permit has work to do
+        self.nominated_node_name_for_expectation = gates["NominatedNodeNameForExpectation"]
         for i, prof in enumerate(config.profiles):
             name = prof.scheduler_name or "default-scheduler"
             fwk = Framework(prof, registry, FrameworkOptions(
@@ -204,7 +209,7 @@ class Scheduler:
                 extenders=self.extenders, metrics=metrics, parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
                 permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
-                on_skipped=_bind_profile(on_skipped_plugins, name)))
+                on_skipped=_bind_profile(on_skipped_plugins, name), feature_gates=gates))
             self.profiles[name] = fwk
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(
@@ -413,11 +418,14 @@ class Scheduler:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``bindingCycle``: PreBindPreFlight (+
         nominatedNodeName), WaitOnPermit, PreBind, Bind, PostBind."""
         pod = qpi.pod
-        pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
-        if pf is not None and not pf.is_success() and not pf.is_skip():
-            self._binding_failure(fwk, state, qpi, host, assumed, pf, start)
-            return
-        if (pf is None or pf.is_success() or waiting is not None) and pod.nominated_node_name != host:
+        pf: Status | None = Status(Code.Skip)
+        if self.nominated_node_name_for_expectation:
+            pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
+            if pf is not None and not pf.is_success() and not pf.is_skip():
+                self._binding_failure(fwk, state, qpi, host, assumed, pf, start)
+                return
+        if self.nominated_node_name_for_expectation and (pf is None or pf.is_success() or waiting is not None) \
+                and pod.nominated_node_name != host:
             try:
                 self.binding_client.patch_status("Pod", pod.namespace, pod.name, {"nominatedNodeName": host})
             except Exception as e:  # noqa: BLE001 - upstream only logs

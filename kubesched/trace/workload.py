@@ -46,7 +46,10 @@ class Workload:
     measurement interval (s, >= 0); ``description``: where it came from, for the report;
     ``notes``: anything the loader wants the user to know (rows skipped, window used);
     ``kubelet``: :class:`~kubesched.embedded.kubelet.config.KubeletImageConfig` overrides that come with
-    the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``).
+    the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``); ``objects``: other manifests
+    loaded with the nodes (e.g. ResourceClaimTemplates); ``gpu``: how pods get GPUs,
+    ``device-plugin`` (``nvidia.com/gpu`` requests) or ``dra`` (claims on the fake DRA driver's
+    devices, which the replay then runs).
     """
 
     nodes: Sequence[Mapping[str, Any]]
@@ -56,6 +59,8 @@ class Workload:
     description: str = ""
     notes: tuple[str, ...] = field(default=())
     kubelet: Mapping[str, Any] = field(default_factory=dict)
+    objects: Sequence[Mapping[str, Any]] = ()
+    gpu: str = "device-plugin"
 
     def with_arrival_scale(self, factor: float) -> Workload:
         """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
@@ -69,7 +74,7 @@ class Workload:
                 for p in self.pods]
         return Workload(self.nodes, pods, horizon=self.horizon * factor, origin=self.origin,
                         description=self.description, notes=(*self.notes, f"arrival times scaled by {factor:g}"),
-                        kubelet=self.kubelet)
+                        kubelet=self.kubelet, objects=self.objects, gpu=self.gpu)
 
     def __post_init__(self) -> None:
         seen: set[str] = set()

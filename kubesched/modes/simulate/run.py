@@ -149,7 +149,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    ControllerManager(cluster).start()  # binds claims as kube-controller-manager would
+    ControllerManager(cluster, clock_now=clock.now).start()  # binds and creates claims as kube-controller-manager would
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
     records = CompactRecords() if compact else None
     if records is not None:
