@@ -6,7 +6,6 @@ SIGINT/SIGTERM (as ``kubesched run``'s ``setup``/``run`` and upstream ``Setup``/
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +13,8 @@ from typing import Any
 import click
 
 from kubesched.cli.detach import serve_detached
+from kubesched.cli.paths import OutputFile
+from kubesched.cli.ports import check_listen
 from kubesched.cli.simulate import report_unknown_fields
 from kubesched.clock import RealClock
 from kubesched.embedded.apiserver.kubeconfig import write_kubeconfig
@@ -29,7 +30,7 @@ from kubesched.embedded.kubelet.live import LiveKubelets
 from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.embedded.manifests import Manifest, load_manifests
 from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import ConfigError, KubeschedError
+from kubesched.errors import KubeschedError, ListenError
 from kubesched.images.catalogue import load_catalogue
 from kubesched.modes.simulate.run import validate_manifests
 
@@ -50,7 +51,7 @@ def check_manifests(manifests: list[Manifest]) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=6443, show_default=True,
               help="TCP port (0 picks a free one).")
 @click.option("--address", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--write-kubeconfig", "kubeconfig", type=click.Path(dir_okay=False),
+@click.option("--write-kubeconfig", "kubeconfig", type=OutputFile(create_parents=True),
               help="Write a kubeconfig (context kubesched) for the served API to this path.")
 @click.option("--bookmark-interval", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds between watch BOOKMARK events.")
@@ -63,9 +64,9 @@ def check_manifests(manifests: list[Manifest]) -> None:
 @click.option("--detach", is_flag=True,
               help="Serve from a background process and return once the API answers (and the kubeconfig is "
                    "written): scripts can use it on the next line. Its pid goes to --pid-file, its log to --log-file.")
-@click.option("--pid-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--pid-file", type=OutputFile(), default=None,
               help="With --detach: where to write the server's pid (default: the kubeconfig path + .pid).")
-@click.option("--log-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--log-file", type=OutputFile(), default=None,
               help="With --detach: the server's log (default: the kubeconfig path + .log).")
 @click.option("--token-auth-file", type=click.Path(dir_okay=False), default=None,
               help="Static tokens TokenReview authenticates (kube-apiserver's CSV format: "
@@ -169,6 +170,7 @@ def setup(opts: ServeOptions) -> ServeGraph:
     for a malformed object, warnings for skipped kinds and unknown fields), the store at a new
     resourceVersion epoch, the API server with the PV controller, the kubelets (ConfigError for a
     bad settings file or catalogue). Nothing listens or runs yet."""
+    check_listen(opts.address, opts.port)  # before the manifests are loaded
     reviews = setup_reviews(opts)
     clock = RealClock(opts.speed)
     objects: list[dict[str, Any]] = []
@@ -193,14 +195,13 @@ def setup(opts: ServeOptions) -> ServeGraph:
 
 
 def run(graph: ServeGraph) -> None:
-    """Listen (ConfigError naming ``--address``/``--port`` when the address cannot be bound), write
+    """Listen (ListenError naming ``--address``/``--port`` when the address cannot be bound), write
     the kubeconfig, start the kubelets and serve until SIGINT/SIGTERM."""
     opts = graph.options
     try:
         handle = graph.server.start()
     except OSError as e:
-        reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
-        raise ConfigError("", f"cannot listen on {opts.address}:{opts.port} (--address, --port): {reason}") from None
+        raise ListenError(opts.address, opts.port, "--address, --port", e) from None
     if opts.kubeconfig:
         write_kubeconfig(opts.kubeconfig, handle.url)
         click.echo(f"wrote kubeconfig {opts.kubeconfig} (context kubesched)", err=True)

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import click
 
+from kubesched.cli.cluster_read import read_cluster
+from kubesched.cli.ports import check_listen
 from kubesched.client.kube import KubeClusterClient
 from kubesched.config.load import load_config_text
 from kubesched.embedded.manifests import load_manifests
-from kubesched.errors import ConfigError
+from kubesched.errors import ConfigError, ListenError
 from kubesched.serving.tls import server_context
 from kubesched.ui.security import is_loopback
 from kubesched.ui.server import UiServer, new_token
@@ -84,7 +86,9 @@ class UiGraph:
 def setup(opts: UiOptions) -> UiGraph:
     """Build the UI: read the configuration (ConfigError naming the file), the TLS context, the token
     (generated for a non-loopback address), the snapshot session from the manifests or the live
-    session on a client of ``kubeconfig`` (ConfigError for a bad kubeconfig), the server."""
+    session on a client of ``kubeconfig`` (ConfigError for a bad kubeconfig, KubeschedError for an
+    unreachable cluster), the server. ListenError when the port is taken."""
+    check_listen(opts.address, opts.port)  # before the snapshot is loaded and simulated
     config_text = None
     source = "config.yaml"
     config = None
@@ -109,6 +113,8 @@ def setup(opts: UiOptions) -> UiGraph:
         session = Session(loaded.manifests, config_text, config_source=source, seed=opts.seed,
                           sources=list(opts.files))
     else:
+        # one request first: an unreachable cluster is one error line, not a page that never loads
+        read_cluster(opts.kubeconfig, None, lambda c: c.list("Namespace"))
         client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=50, burst=100)
         live = LiveSession(client, config_text, config_source=source, config=config)
     server = UiServer(session=session, live=live, address=opts.address, port=opts.port, token=token,
@@ -128,6 +134,8 @@ def run(graph: UiGraph) -> None:
         graph.live.start()
     try:
         graph.server.serve_forever(lambda url: click.echo(f"kubesched ui: serving {url}", err=True))
+    except OSError as e:
+        raise ListenError(graph.server.address, graph.server.port, "--address, --port", e) from None
     finally:
         if graph.live is not None:
             graph.live.stop()

@@ -218,6 +218,8 @@ def check_kubeconfig(path: str) -> None:
     contexts and users, got a list``."""
     import yaml
 
+    from kubesched.api.yaml_limits import YAMLLimitError, safe_load
+
     def bad(message: str) -> ConfigError:
         return ConfigError("--kubeconfig", message, path)
 
@@ -229,7 +231,9 @@ def check_kubeconfig(path: str) -> None:
     except UnicodeDecodeError:
         raise bad("not a kubeconfig: the file is not UTF-8 text") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = safe_load(text, yaml.SafeLoader)  # aliases and nesting bounded, as every YAML input
+    except YAMLLimitError as e:
+        raise bad(f"invalid YAML: {e}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

@@ -23,7 +23,7 @@ from kubesched.client.leader_election import LeaderElectionConfig, LeaderElector
 from kubesched.client.rate_limit import TokenBucket
 from kubesched.client.write_behind import AsyncWriter, WriteBehindClient
 from kubesched.clock import RealClock
-from kubesched.errors import ConfigError
+from kubesched.errors import ConfigError, ListenError
 from kubesched.metrics import SchedulerMetrics
 from kubesched.metrics.pod_resources import PodResourcesCollector
 from kubesched.modes.run.cpu_affinity import CpuAffinity
@@ -271,8 +271,7 @@ def run(graph: RunGraph, stop: threading.Event) -> int:
         except OSError as e:
             _stop_servers(servers)
             _stop_writes(graph)
-            raise ConfigError("--bind-address", f"cannot listen on {opts.bind_address}:{ep.server.port} "
-                              f"({ep.flag}): {e.strerror or e}") from None
+            raise ListenError(opts.bind_address, ep.server.port, f"--bind-address, {ep.flag}", e) from None
     graph.delegated.follow(graph.tls, stop)  # CA files and the authentication ConfigMap, re-read every minute
     for s in servers:
         log.info("serving /healthz /readyz /metrics%s on %s", " /debug/pprof/profile" if opts.profiling else "", s.url)
