@@ -168,7 +168,9 @@ class Framework:
         self.client: PluginClient | None = o.client
         self.objects: ObjectLister = o.objects
         self.event_recorder: EventRecorder | None = o.event_recorder
-        self._nominator: Nominator | None = o.nominator
+        #: the pods nominated to nodes (the scheduling queue; ``handle.PodNominator``) or None; a plain
+        #: attribute (read per node on the per-node Filter path), set by :meth:`set_pod_nominator`
+        self.nominator: Nominator | None = o.nominator
         self._activator: PodActivator | None = None
         self.feature_gates: Mapping[str, bool] = (o.feature_gates if o.feature_gates is not None
                                                   else resolve_gates(None))
@@ -325,15 +327,10 @@ class Framework:
         """Every waiting pod."""
         return iter(self.waiting_pods)
 
-    @property
-    def nominator(self) -> Nominator | None:
-        """The pods nominated to nodes (the scheduling queue; ``handle.PodNominator``) or None."""
-        return self._nominator
-
     def set_pod_nominator(self, nominator: Nominator) -> None:
         """Set the nominator once the scheduling queue exists (upstream ``frameworkImpl.SetPodNominator``:
         the queue is built from the frameworks' QueueSort, so it comes after them)."""
-        self._nominator = nominator
+        self.nominator = nominator
 
     def set_pod_activator(self, activator: PodActivator) -> None:
         """Set where :meth:`activate` moves pods (upstream ``frameworkImpl.SetPodActivator``)."""
