@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -14,10 +16,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.cli.paths import check_output_file
+from kubesched.cli.pflag import PflagIntRange
 from kubesched.cluster.manifests import Manifest, load_manifests, write_manifests
 from kubesched.cluster.unknown_fields import unknown_fields
 from kubesched.config.load import load_config
 from kubesched.errors import ConfigError, ManifestError
+from kubesched.logs.kv import v_info
 from kubesched.modes.simulate.report import (
     explain_grids,
     find_pod,
@@ -36,6 +40,8 @@ from kubesched.modes.simulate.run import run_simulation
 EXIT_POD_ERRORS = 1
 
 _FORMATS = ["table", "wide", "name", "json", "yaml"]
+
+_log = logging.getLogger(__name__)
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -71,15 +77,24 @@ class _PlainDumper(yaml.SafeDumper):
               help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).")
 @click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
 @click.option("--write-snapshot", type=click.Path(), help="Write the resulting cluster as a manifest file.")
+@click.option("-v", "--v", "verbosity", type=PflagIntRange(0, 10), default=0,
+              help="klog verbosity on stderr: 1 the wall time of each phase (load, schedule, output), "
+                   "2 every pod's outcome, 4 debug detail.")
 def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None, namespace: str | None,
              recursive: bool, config_path: str | None, seed: int | None, output: str,
-             detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
+             detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None,
+             verbosity: int) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
     Exit codes: 0 when every pod got an outcome other than Error, 1 when some pod ended in Error
     (each named with its file and document), 2 for bad input or usage."""
     if not files and not kubeconfig:
         raise click.UsageError("give manifests with -f/--filename, or a cluster with --kubeconfig")
+    if verbosity:
+        from kubesched.logs import configure as configure_logging
+
+        configure_logging(verbosity)
+    t_start = time.perf_counter()
     if write_snapshot:
         check_output_file(write_snapshot, "--write-snapshot")
     loaded = load_manifests(list(files), recursive=recursive)
@@ -107,6 +122,13 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
         if config_path and not e.where:
             raise e.located(config_path) from None
         raise
+    t_output = time.perf_counter()
+    phases = res.timings
+    read_seconds = t_output - t_start - sum(phases.values())  # reading files, checking fields, the config
+    v_info(_log, 1, "Loaded the input", loadSeconds=round(read_seconds + phases.get("load", 0.0), 3),
+           readSeconds=round(read_seconds, 3), objects=len(loaded.manifests))
+    v_info(_log, 1, "Scheduled until quiet", scheduleSeconds=round(phases.get("schedule", 0.0), 3),
+           attempts=res.attempts, pods=len(res.pods))
     if write_snapshot:
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
     terminal = sys.stdout.isatty()
@@ -134,6 +156,9 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
         stream = sys.stderr if to_stderr else sys.stdout
         console = Console(stderr=to_stderr) if stream.isatty() else None
         print_grids(explain_grids(pod), console, stream)
+    sys.stdout.flush()
+    v_info(_log, 1, "Wrote the output", outputSeconds=round(time.perf_counter() - t_output + phases.get("collect", 0.0), 3),
+           output=output, totalSeconds=round(time.perf_counter() - t_start, 3))
     errors = [p for p in res.pods if p.status == "Error"]
     if errors:
         click.echo(f"error: {len(errors)} pod(s) ended in Error:", err=True)

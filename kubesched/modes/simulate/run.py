@@ -8,6 +8,7 @@ The real scheduler (queue, cycle, cache, binding) runs against a :class:`MemoryC
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -72,6 +73,10 @@ class SimulationResult:
     attempts: int
     #: ``full``: every attempt recorded with every node; ``compact``: only each pod's last attempt, summarised
     detail: str = "full"
+    #: wall seconds of the run's phases: ``load`` (checking and parsing the objects, loading them into the
+    #: embedded cluster, the scheduler's informers syncing), ``schedule`` (until quiet) and ``collect``
+    #: (the per-pod outcomes)
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def _field(obj: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -144,6 +149,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     summarised (:mod:`kubesched.modes.simulate.compact`); ``progress``: called every few hundred
     attempts and at the end with (pods settled, pods pending at the start, virtual seconds since
     the start); ``observer`` sees the loaded cluster and every attempt."""
+    t0 = time.perf_counter()
     objects, pod_errors = validate_manifests(manifests)
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
@@ -161,6 +167,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     if observer is not None:
         observer.loaded(cluster, sched)
     sched.start()
+    t1 = time.perf_counter()
     attempts = 0
     limit = MAX_ATTEMPTS_PER_POD * max(1, len(pending_keys))
     start = clock.now()
@@ -183,6 +190,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
             report()
     sched.run_until_quiet(max_attempts=limit, before_attempt=before, after_attempt=after)
     report()
+    t2 = time.perf_counter()
     if records is not None:
         records.finish()
     profile = ",".join(sched.profiles)
@@ -190,7 +198,9 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     if records is not None:
         for o in outcomes:
             o.attempts = records.attempts(f"{o.namespace}/{o.name}")
-    return SimulationResult(profile, seed, outcomes, cluster, sched, attempts, "compact" if compact else "full")
+    timings = {"load": t1 - t0, "schedule": t2 - t1, "collect": time.perf_counter() - t2}
+    return SimulationResult(profile, seed, outcomes, cluster, sched, attempts, "compact" if compact else "full",
+                            timings)
 
 
 def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: list[str], bound_at_start: set[str],
