@@ -47,8 +47,10 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.taints import Taint
+from kubesched.framework.pod_match_index import PodMatchIndex
 
 if TYPE_CHECKING:
+    from kubesched.api.labels import LabelSelector
     from kubesched.framework.node_info import NodeInfo
 
 IntArray = npt.NDArray[np.int64]
@@ -138,6 +140,7 @@ class NodeTable:
         self._log_versions: list[int] = []
         self._log_rows: list[int] = []
         self._log_floor = 0
+        self._match_index: PodMatchIndex | None = None
 
     # ---- capacity ---------------------------------------------------------------------------
 
@@ -366,6 +369,15 @@ class NodeTable:
             col[row] = count(ni) if ni is not None else 0
         self._derived_put(key, (self.version, col))
         return col
+
+    def match_counts(self, namespace: str, selector: LabelSelector) -> IntArray:
+        """Per row, the pods of its NodeInfo in ``namespace``, not terminating, whose labels match
+        ``selector`` (non-empty): ``podtopologyspread/common.go: countPodsMatchSelector`` for every
+        node, kept by pod deltas (:class:`~kubesched.framework.pod_match_index.PodMatchIndex`). The
+        array is valid until the table next changes; callers must not write to it."""
+        if self._match_index is None:
+            self._match_index = PodMatchIndex(self)
+        return self._match_index.counts(namespace, selector)
 
     def aggregate(self, key: Hashable, contrib: Callable[[NodeInfo], dict[Any, int]],
                   initial_rows: Callable[[], Iterable[int]] | None = None) -> dict[Any, int]:
