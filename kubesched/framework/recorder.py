@@ -7,6 +7,7 @@ Recording is off unless a :class:`CycleRecorder` is attached to the ``CycleState
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from kubesched.framework.results import PostFilterResult
@@ -51,6 +52,20 @@ class CycleRecorder:
         """A Filter plugin's verdict on ``node``."""
         self.filter.setdefault(node, {})[plugin] = status_dict(s)
 
+    def record_filter_first(self, node: str, plugins: Sequence[Any], skip: Collection[str], first: int,
+                            s: Status | None) -> None:
+        """What the per-node Filter chain records for ``node`` when plugin ``first`` of ``plugins``
+        (Filter plugins, each with a ``NAME``) rejects it with ``s`` and the earlier ones pass
+        (``first`` -1: every plugin passes); plugins named in ``skip`` are left out."""
+        d = self.filter.setdefault(node, {})
+        for idx, pl in enumerate(plugins):
+            if skip and pl.NAME in skip:
+                continue
+            if idx == first:
+                d[pl.NAME] = status_dict(s)
+                return
+            d[pl.NAME] = _SUCCESS
+
     def record_post_filter(self, plugin: str, s: Status | None, result: PostFilterResult | None,
                            victims: list[str] | None = None) -> None:
         """A PostFilter plugin's status plus its nomination and victims (``namespace/name``)."""
@@ -63,6 +78,20 @@ class CycleRecorder:
     def record_score(self, plugin: str, node: str, raw: int) -> None:
         """Raw Score output."""
         self.score.setdefault(node, {})[plugin] = raw
+
+    def record_scores(self, plugin: str, nodes: Sequence[str], raw: Sequence[int]) -> None:
+        """Raw Score outputs of ``plugin`` for ``nodes`` (same order)."""
+        score = self.score
+        for node, v in zip(nodes, raw, strict=True):
+            score.setdefault(node, {})[plugin] = v
+
+    def record_normalized_scores(self, plugin: str, nodes: Sequence[str], normalized: Sequence[int],
+                                 weight: int) -> None:
+        """Normalized scores of ``plugin`` for ``nodes`` and their weighted values (x ``weight``)."""
+        ns, fs = self.normalized_score, self.final_score
+        for node, v in zip(nodes, normalized, strict=True):
+            ns.setdefault(node, {})[plugin] = v
+            fs.setdefault(node, {})[plugin] = v * weight
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results[]`` entry of the JSON contract."""

@@ -556,14 +556,7 @@ class Framework:
         """What :meth:`run_filter_plugins` records for ``node`` when the batch masks say plugin
         ``first`` rejects it first with ``status`` (-1: every plugin passes): Success for each
         earlier non-skipped plugin, then the rejecting plugin's status."""
-        skip = state.skip_filter_plugins
-        for idx, pl in enumerate(self.filter_plugins):
-            if skip and pl.NAME in skip:
-                continue
-            if idx == first:
-                rec.record_filter(node, pl.NAME, status)
-                return
-            rec.record_filter(node, pl.NAME, None)
+        rec.record_filter_first(node, self.filter_plugins, state.skip_filter_plugins, first, status)
 
     @_timed(SCORE.label, _status_second)
     def run_score_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
@@ -611,8 +604,7 @@ class Framework:
                 else:
                     scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist(), strict=False)]
                 if rec is not None:
-                    for ns in scores:
-                        rec.record_score(pl.NAME, ns.name, ns.score)
+                    rec.record_scores(pl.NAME, [ns.name for ns in scores], [ns.score for ns in scores])
                 if ext is not None:
                     s = ext.normalize_score(state, pod, scores)
                     if s is not None and not s.is_success():
@@ -625,8 +617,7 @@ class Framework:
                 arr = np.array(vals, dtype=np.int64)
             else:
                 if rec is not None:
-                    for name, v in zip(names, arr.tolist(), strict=True):
-                        rec.record_score(pl.NAME, name, v)
+                    rec.record_scores(pl.NAME, names, arr.tolist())
                 if ext is not None and forms.normalize_batch is not None:
                     arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
@@ -635,9 +626,7 @@ class Framework:
                     return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
             weight = self.score_weights.get(pl.NAME, 1)
             if rec is not None:
-                for name, v in zip(names, arr.tolist(), strict=True):
-                    rec.normalized_score.setdefault(name, {})[pl.NAME] = v
-                    rec.final_score.setdefault(name, {})[pl.NAME] = v * weight
+                rec.record_normalized_scores(pl.NAME, names, arr.tolist(), weight)
             total += arr * weight
         return total, None
 

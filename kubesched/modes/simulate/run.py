@@ -159,6 +159,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     records = CompactRecords() if compact else None
     if records is not None:
         sched.records = records
+        sched.new_recorder = records.new_recorder
     pending_keys = [f"{m.namespace or 'default'}/{m.name}" for m in manifests
                     if m.kind == "Pod" and not _field(m.obj, "spec").get("nodeName")
                     and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")]
