@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -25,6 +24,7 @@ from kubesched.logs.kv import v_info
 from kubesched.modes.simulate.report import (
     explain_grids,
     find_pod,
+    iter_result_json,
     pod_names,
     pods_grid,
     print_grids,
@@ -133,8 +133,12 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
     terminal = sys.stdout.isatty()
     if output == "json":
-        json.dump(result_dict(res), sys.stdout, indent=2)  # streamed: results of big snapshots exceed 2 GiB
-        sys.stdout.write("\n")
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+        for chunk in iter_result_json(res):  # streamed: results of big snapshots exceed 2 GiB
+            out.write(chunk)
+        out.write(b"\n")
+        out.flush()
     elif output == "yaml":
         yaml.dump(result_dict(res), sys.stdout, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True)
     elif output == "name":
