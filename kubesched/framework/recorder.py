@@ -7,7 +7,7 @@ Recording is off unless a :class:`CycleRecorder` is attached to the ``CycleState
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.results import PostFilterResult
@@ -65,6 +65,21 @@ class CycleRecorder:
                 d[pl.NAME] = status_dict(s)
                 return
             d[pl.NAME] = _SUCCESS
+
+    def record_filter_chunk(self, infos: Sequence[Any], rows: Sequence[int], first: Sequence[int],
+                            rejected: Mapping[int, Status | None], known: Mapping[int, dict[str, Any]],
+                            plugins: Sequence[Any], skip: Collection[str]) -> None:
+        """The Filter verdicts of visited nodes ``infos[rows[i]]`` in visiting order, as the batch
+        path knows them: ``first[i]`` the first rejecting plugin (-1: all pass) with status
+        ``rejected[i]``, or ``known[i]`` the verdicts recorded by a per-node run (nodes with
+        nominated pods)."""
+        for i, row in enumerate(rows):
+            name = infos[row].name
+            k = known.get(i)
+            if k is not None:
+                self.filter[name] = k
+            else:
+                self.record_filter_first(name, plugins, skip, first[i], rejected.get(i))
 
     def record_post_filter(self, plugin: str, s: Status | None, result: PostFilterResult | None,
                            victims: list[str] | None = None) -> None:

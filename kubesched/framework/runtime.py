@@ -62,7 +62,7 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.profile import ResolvedPlugins, resolve_plugins
-from kubesched.framework.recorder import CycleRecorder, status_dict
+from kubesched.framework.recorder import status_dict
 from kubesched.framework.registry import Registry
 from kubesched.framework.results import (
     MAX_NODE_SCORE,
@@ -550,13 +550,6 @@ class Framework:
     def filter_status_keys(self, plugin_index: int) -> Any:
         """The ``filter_batch_status_keys`` form of Filter plugin ``plugin_index``, or ``None``."""
         return self.filter_forms[plugin_index].status_keys
-
-    def record_filter_batch_verdicts(self, rec: CycleRecorder, state: CycleState, node: str, first: int,
-                                     status: Status | None) -> None:
-        """What :meth:`run_filter_plugins` records for ``node`` when the batch masks say plugin
-        ``first`` rejects it first with ``status`` (-1: every plugin passes): Success for each
-        earlier non-skipped plugin, then the rejecting plugin's status."""
-        rec.record_filter_first(node, self.filter_plugins, state.skip_filter_plugins, first, status)
 
     @_timed(SCORE.label, _status_second)
     def run_score_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,

@@ -335,12 +335,9 @@ class Placement:
                     raise SchedulingError(s)
                 rejected_status[i] = s
             if rec is not None and known_rec is not None:
-                for i in range(cut):
-                    name = infos[rows[i]].name
-                    if i in known:
-                        rec.filter[name] = known_rec.filter.get(name, {})
-                    else:
-                        fwk.record_filter_batch_verdicts(rec, state, name, int(first[i]), rejected_status.get(i))
+                rec.record_filter_chunk(infos, rows[:cut].tolist(), first[:cut].tolist(), rejected_status,
+                                        {i: known_rec.filter.get(infos[rows[i]].name, {}) for i in known if i < cut},
+                                        fwk.filter_plugins, state.skip_filter_plugins)
             ok_rows = rows[:cut][visited]
             feasible.extend([infos[r] for r in ok_rows.tolist()])
             feasible_rows.append(ok_rows)

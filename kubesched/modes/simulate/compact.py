@@ -25,7 +25,7 @@ full :class:`~kubesched.framework.recorder.CycleRecorder` s.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kubesched.api.pod import Pod
@@ -52,10 +52,14 @@ def _count_rejection(rejections: dict[str, dict[str, int]], plugin: str, st: dic
     return False
 
 
-def _compact(full: dict[str, Any], filters: Any, selected_scores: dict[str, Any]) -> dict[str, Any]:
+def _compact(full: dict[str, Any], verdicts: Iterable[Any], filtered: int, passed: int,
+             selected_scores: dict[str, Any]) -> dict[str, Any]:
+    """The compact entry: ``verdicts`` in visiting order (per-node verdict dicts or
+    :class:`_FirstReject`), ``filtered`` nodes in all, of which ``passed`` are not in ``verdicts``
+    and passed every plugin."""
     rejections: dict[str, dict[str, int]] = {}
-    feasible = 0
-    for per_plugin in filters.values():
+    feasible = passed
+    for per_plugin in verdicts:
         if isinstance(per_plugin, _FirstReject):
             feasible += per_plugin.plugin is None or _count_rejection(rejections, per_plugin.plugin,
                                                                       status_dict(per_plugin.status))
@@ -65,7 +69,7 @@ def _compact(full: dict[str, Any], filters: Any, selected_scores: dict[str, Any]
             ok &= _count_rejection(rejections, plugin, st)
         feasible += ok
     out: dict[str, Any] = {k: full[k] for k in _AS_IS}
-    out["nodesFiltered"] = len(filters)
+    out["nodesFiltered"] = filtered
     out["nodesFeasible"] = feasible
     out["filterRejections"] = rejections
     out["selectedNode"] = full["selectedNode"]
@@ -81,7 +85,7 @@ def compact_attempt(full: dict[str, Any]) -> dict[str, Any]:
         for plugin, raw in full["score"].get(selected, {}).items():
             scores[plugin] = {"score": raw, "normalizedScore": full["normalizedScore"].get(selected, {}).get(plugin),
                               "finalScore": full["finalScore"].get(selected, {}).get(plugin)}
-    return _compact(full, full["filter"], scores)
+    return _compact(full, full["filter"].values(), len(full["filter"]), 0, scores)
 
 
 class _FirstReject:
@@ -95,9 +99,6 @@ class _FirstReject:
         self.status = status
 
 
-_ALL_PASS = _FirstReject(None, None)
-
-
 class SummaryRecorder(CycleRecorder):
     """A :class:`CycleRecorder` that keeps only what :func:`compact_record` reads (see the module
     docstring); its ``to_dict`` is not the full contract, use :func:`compact_record`."""
@@ -106,10 +107,22 @@ class SummaryRecorder(CycleRecorder):
         super().__init__()
         #: per Score plugin in the order scored: (plugin, nodes, raw, normalized, weight)
         self.score_lists: dict[str, list[Any]] = {}
+        #: batch-path Filter verdicts of the rejected and the nominated-pod nodes, in visiting order
+        self.filter_entries: list[Any] = []
+        #: nodes visited on the batch path, and how many of them are not in ``filter_entries``
+        self.filter_visited = 0
+        self.filter_passed = 0
 
-    def record_filter_first(self, node: str, plugins: Sequence[Any], skip: Collection[str], first: int,
-                            s: Status | None) -> None:
-        self.filter[node] = _ALL_PASS if first < 0 else _FirstReject(plugins[first].NAME, s)  # type: ignore[assignment]
+    def record_filter_chunk(self, infos: Sequence[Any], rows: Sequence[int], first: Sequence[int],
+                            rejected: Mapping[int, Status | None], known: Mapping[int, dict[str, Any]],
+                            plugins: Sequence[Any], skip: Collection[str]) -> None:
+        entries = self.filter_entries
+        listed = sorted(rejected.keys() | known.keys())
+        for i in listed:
+            k = known.get(i)
+            entries.append(k if k is not None else _FirstReject(plugins[first[i]].NAME, rejected[i]))
+        self.filter_visited += len(rows)
+        self.filter_passed += len(rows) - len(listed)
 
     def record_scores(self, plugin: str, nodes: Sequence[str], raw: Sequence[int]) -> None:
         self.score_lists[plugin] = [nodes, raw, None, 1]
@@ -153,7 +166,10 @@ class SummaryRecorder(CycleRecorder):
 def compact_record(rec: Any) -> dict[str, Any]:
     """The compact entry of one recorded attempt (a :class:`SummaryRecorder` or a full recorder)."""
     if isinstance(rec, SummaryRecorder):
-        return _compact(rec.to_dict(), rec.filter, rec.selected_scores())
+        if rec.filter_visited:  # the batch path (a cycle takes one path)
+            return _compact(rec.to_dict(), rec.filter_entries, rec.filter_visited, rec.filter_passed,
+                            rec.selected_scores())
+        return _compact(rec.to_dict(), rec.filter.values(), len(rec.filter), 0, rec.selected_scores())
     return compact_attempt(rec.to_dict())
 
 

@@ -84,3 +84,20 @@ def test_generated_clusters(nodes: list[tuple[str, bool, str]], pods: list[tuple
     with pytest.MonkeyPatch.context() as mp:
         summary, full = _both(manifests, mp)
     assert summary == full
+
+
+def test_nominated_pods(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A preemptor nominated to a node while lower-priority pods are scheduled: those visit the
+    nominated node through the per-node run (its verdicts recorded as a whole)."""
+    objs: list[dict[str, Any]] = []
+    for i in range(6):
+        objs.append(node_manifest(f"n{i}", cpu="1"))
+        objs.append(pod_manifest(f"low-{i}", cpu="900m", node_name=f"n{i}", spec={"priority": 0}))
+    objs.append(pod_manifest("high", cpu="900m", spec={"priority": 1000}))
+    for i in range(4):
+        objs.append(pod_manifest(f"small-{i}", cpu="50m", spec={"priority": 10}))
+    manifests = [Manifest(o, "gen", i) for i, o in enumerate(objs, 1)]
+    summary, full = _both(manifests, monkeypatch)
+    assert summary == full
+    doc = json.loads(summary)
+    assert [p["status"] for p in doc["pods"] if p["name"] == "high"] == ["Scheduled"]
