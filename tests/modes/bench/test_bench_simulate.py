@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched.cli.main import main
-from kubesched.cluster.manifests import load_manifests
+from kubesched.embedded.manifests import load_manifests
 from kubesched.modes.bench.simulate_bench import resolve_file, run_simulate
 from kubesched.modes.bench.simulate_fixture import (
     SIMULATE_FIXTURES,

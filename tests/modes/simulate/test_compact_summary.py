@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.cluster.manifests import Manifest, load_manifests
+from kubesched.embedded.manifests import Manifest, load_manifests
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.modes.bench.simulate_fixture import spreading_cluster
 from kubesched.modes.simulate import compact as compact_mod

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.cluster.manifests import Manifest, load_manifests
+from kubesched.embedded.manifests import Manifest, load_manifests
 from kubesched.modes.simulate.report import _indented, iter_result_json, result_dict
 from kubesched.modes.simulate.run import run_simulation
 from kubesched.testing import node_manifest
