@@ -41,9 +41,14 @@ IntArray = npt.NDArray[np.int64]
 class RowSource(Protocol):
     """What the index reads of a :class:`~kubesched.framework.node_table.NodeTable`."""
 
-    version: int
-    capacity: int
-    infos: Sequence[NodeInfo | None]
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def capacity(self) -> int: ...
+
+    @property
+    def infos(self) -> Sequence[NodeInfo | None]: ...
 
     def changed_rows(self, since: int) -> Iterable[int]: ...
 
