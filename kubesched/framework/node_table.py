@@ -141,6 +141,7 @@ class NodeTable:
         self._log_rows: list[int] = []
         self._log_floor = 0
         self._match_index: PodMatchIndex | None = None
+        self._noted: tuple[Sequence[NodeInfo], int, IntArray] | None = None
 
     # ---- capacity ---------------------------------------------------------------------------
 
@@ -304,6 +305,24 @@ class NodeTable:
 
     def __len__(self) -> int:
         return len(self.order)
+
+    def note_rows(self, nodes: Sequence[NodeInfo], rows: IntArray) -> None:
+        """Remember that the list ``nodes`` holds the NodeInfos of ``rows`` (same order) at the
+        current version, for :meth:`rows_of` (the scheduling cycle notes its feasible nodes)."""
+        self._noted = (nodes, self.version, rows)
+
+    def rows_of(self, nodes: Sequence[NodeInfo]) -> IntArray | None:
+        """The rows of ``nodes`` (NodeInfos of this table) in their order, or ``None`` when one is
+        not in the table. O(1) for the list last given to :meth:`note_rows` if the table has not
+        changed since, else a name look-up per node."""
+        noted = self._noted
+        if noted is not None and noted[0] is nodes and noted[1] == self.version and len(noted[2]) == len(nodes):
+            return noted[2]
+        rows = self.rows
+        try:
+            return np.fromiter((rows[ni.name] for ni in nodes), dtype=np.int64, count=len(nodes))
+        except KeyError:
+            return None
 
     def visit_rows(self, start: int, count: int) -> IntArray:
         """Rows of list positions ``start, start+1, ...`` (``count`` of them, wrapping)."""

@@ -345,6 +345,7 @@ class Placement:
             offset += cut
             chunk = max(chunk, 2 * need + 64)
         self._feasible_rows = np.concatenate(feasible_rows) if len(feasible_rows) != 1 else feasible_rows[0]
+        table.note_rows(feasible, self._feasible_rows)
         return feasible
 
     @staticmethod

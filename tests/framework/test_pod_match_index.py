@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,7 +21,7 @@ from kubesched.cache.cache import Cache
 from kubesched.framework import node_table as node_table_mod
 from kubesched.framework import pod_match_index as index_mod
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.node_info import PodInfo
+from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.snapshot import Snapshot
 from kubesched.plugins.podtopologyspread import batch
 from kubesched.plugins.podtopologyspread.common import count_pods_match_selector
@@ -183,3 +184,23 @@ def test_pre_filter_counts_with_nominated_pods_equal_the_walk(placed: list[tuple
             plugin.add_pod(st_, pod, PodInfo(_pod(100 + n, "default", "", lab)), ni)
         states.append(s.tp_value_to_match_num)
     assert states[0] == states[1]
+
+
+def test_rows_of_noted_and_looked_up() -> None:
+    cache = Cache()
+    for i in range(4):
+        cache.add_node(_node(i))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    table = snap.node_table
+    assert table is not None
+    nodes = [snap.get("n2"), snap.get("n0")]
+    want = [table.rows["n2"], table.rows["n0"]]
+    noted = np.array(want, dtype=np.int64)
+    table.note_rows(nodes, noted)
+    assert table.rows_of(nodes) is noted
+    assert table.rows_of(list(nodes)).tolist() == want  # another list: looked up
+    cache.add_pod(_pod(1, "default", "n1", {}))
+    cache.update_snapshot(snap)
+    assert table.rows_of(nodes) is not noted and table.rows_of(nodes).tolist() == want
+    assert table.rows_of([NodeInfo(_node(9))]) is None

@@ -109,12 +109,10 @@ def init_pre_score_state(constraints: list[SpreadConstraint], filtered_nodes: Se
     """``scoring.init_pre_score_state`` over the table's label columns (same ignored nodes, the
     same domains in the same insertion order, the same weights); ``None`` when a filtered node is
     not in the table."""
-    table_rows = table.rows
-    try:
-        rows = np.fromiter((table_rows[ni.name] for ni in filtered_nodes), dtype=np.int64,
-                           count=len(filtered_nodes))
-    except KeyError:
+    found = table.rows_of(filtered_nodes)
+    if found is None:
         return None
+    rows = found
     s = PreScoreState(constraints)
     s.topology_value_to_pod_counts = [{} for _ in constraints]
     if require_all:
