@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
@@ -109,15 +110,19 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
         check_explain_ref(explain, loaded.manifests)
     config = load_config(config_path) if config_path else None
     record: bool | Callable[[Any], bool] = output in ("json", "yaml")
-    if not record and explain:
+    explained: Callable[[Any], bool] | None = None
+    if explain:
         ref = explain
 
-        def record(pod: Any) -> bool:
+        def explained(pod: Any) -> bool:
             return bool(pod.key == ref or ("/" not in ref and pod.name == ref))
+        if not record:
+            record = explained
+    compact = record is True and detail == "compact"
     try:
         with simulation_progress() as progress:
-            res = run_simulation(loaded.manifests, config, seed=seed, record=record,
-                                 compact=record is True and detail == "compact", progress=progress)
+            res = run_simulation(loaded.manifests, config, seed=seed, record=record, compact=compact,
+                                 progress=progress, full_detail=explained if compact else None)
     except ConfigError as e:
         if config_path and not e.where:
             raise e.located(config_path) from None
@@ -156,6 +161,9 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
             pod = find_pod(res, explain)
         except KeyError as e:
             raise click.BadParameter(str(e.args[0]), param_hint="--explain") from None
+        full = res.full_records.get(f"{pod.namespace}/{pod.name}")
+        if full is not None:  # compact -o json|yaml: the explained pod was also recorded in full
+            pod = dataclasses.replace(pod, results=list(full))
         to_stderr = output not in ("table", "wide")
         stream = sys.stderr if to_stderr else sys.stdout
         console = Console(stderr=to_stderr) if stream.isatty() else None

@@ -77,6 +77,8 @@ class SimulationResult:
     #: embedded cluster, the scheduler's informers syncing), ``schedule`` (until quiet) and ``collect``
     #: (the per-pod outcomes)
     timings: dict[str, float] = field(default_factory=dict)
+    #: compact runs: every attempt, in full, of the pods named by ``full_detail`` (pod key -> records)
+    full_records: dict[str, list[CycleRecorder]] = field(default_factory=dict)
 
 
 def _field(obj: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -139,7 +141,8 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
 def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration | None, *, seed: int | None = None,
                    record: bool | Callable[[Pod], bool] = True, registry: Registry | None = None,
                    compact: bool = False, progress: Callable[[int, int, float], None] | None = None,
-                   observer: SimulationObserver | None = None) -> SimulationResult:
+                   observer: SimulationObserver | None = None,
+                   full_detail: Callable[[Pod], bool] | None = None) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
     for a bad config; malformed Pods become ``Error`` outcomes.
@@ -148,7 +151,9 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     (default: in-tree plus entry points); ``compact``: keep only each pod's last attempt,
     summarised (:mod:`kubesched.modes.simulate.compact`); ``progress``: called every few hundred
     attempts and at the end with (pods settled, pods pending at the start, virtual seconds since
-    the start); ``observer`` sees the loaded cluster and every attempt."""
+    the start); ``observer`` sees the loaded cluster and every attempt; ``full_detail``: with
+    ``compact``, pods whose every attempt is also kept with every node's verdicts
+    (``SimulationResult.full_records``, for ``--explain``)."""
     t0 = time.perf_counter()
     objects, pod_errors = validate_manifests(manifests)
     clock = VirtualClock(_start_time(objects))
@@ -156,7 +161,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     cluster.load(objects)
     PVController(cluster).start()  # binds claims as kube-controller-manager would
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
-    records = CompactRecords() if compact else None
+    records = CompactRecords(full_detail) if compact else None
     if records is not None:
         sched.records = records
         sched.new_recorder = records.new_recorder
@@ -201,7 +206,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
             o.attempts = records.attempts(f"{o.namespace}/{o.name}")
     timings = {"load": t1 - t0, "schedule": t2 - t1, "collect": time.perf_counter() - t2}
     return SimulationResult(profile, seed, outcomes, cluster, sched, attempts, "compact" if compact else "full",
-                            timings)
+                            timings, records.full_records if records is not None else {})
 
 
 def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: list[str], bound_at_start: set[str],

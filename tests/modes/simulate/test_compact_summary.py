@@ -101,3 +101,19 @@ def test_nominated_pods(monkeypatch: pytest.MonkeyPatch) -> None:
     assert summary == full
     doc = json.loads(summary)
     assert [p["status"] for p in doc["pods"] if p["name"] == "high"] == ["Scheduled"]
+
+
+def test_json_with_explain_keeps_the_explained_pod_in_full() -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    plain = CliRunner().invoke(main, ["simulate", "-f", str(EXAMPLE), "-o", "json", "--seed", "0"])
+    r = CliRunner().invoke(main, ["simulate", "-f", str(EXAMPLE), "-o", "json", "--seed", "0",
+                                  "--explain", "shop/web-1"])
+    assert r.exit_code == plain.exit_code == 0, r.output
+    assert r.stdout == plain.stdout
+    lines = r.stderr.splitlines()
+    assert lines[0] == "shop/web-1 — attempt 1: selected node-a1 — PreFilter"
+    assert "shop/web-1 — attempt 1: selected node-a1 — Filter" in lines
+    assert any(ln.startswith("gpu-b2 ") for ln in lines)  # every node's verdicts
