@@ -77,11 +77,12 @@ def simulate_table(runs: Sequence[SimulateRun]) -> Table:
     schedule and output phases, peak RSS and output size."""
     t = Table(title="kubesched bench --simulate (one process per row, wall seconds)")
     trees = any(r.tree for r in runs)
-    for col in ("file", *(("tree",) if trees else ()), "mode", "seconds", "load s", "schedule s", "output s", "peak RSS MiB", "output MiB", "status"):
+    for col in ("file", *(("tree",) if trees else ()), "mode", "seconds", "CPU s", "load s", "schedule s", "output s",
+                "peak RSS MiB", "output MiB", "status"):
         t.add_column(col, justify="left" if col in ("file", "mode", "status") else "right")
     for r in runs:
         status = "ok" if r.status == "ok" else f"[red]{r.status}[/red]: {r.error}"
-        t.add_row(r.file, *((r.tree or "(this)",) if trees else ()), "ui (ready)" if r.mode == "ui" else r.mode, f"{r.seconds:.2f}", f"{r.load_seconds:.2f}",
+        t.add_row(r.file, *((r.tree or "(this)",) if trees else ()), "ui (ready)" if r.mode == "ui" else r.mode, f"{r.seconds:.2f}", f"{r.cpu_seconds:.2f}", f"{r.load_seconds:.2f}",
                   f"{r.schedule_seconds:.2f}", f"{r.output_seconds:.2f}", f"{r.peak_rss / 2**20:.0f}",
                   f"{r.output_bytes / 2**20:.1f}", status)
     if trees:

@@ -2,8 +2,8 @@
 
 Each measured run is a fresh ``kubesched simulate`` (or ``kubesched ui``) process on one cluster
 file, so interpreter start, imports, reading the YAML, scheduling and writing the output all
-count, and the peak RSS is that process's own (``wait4`` ``ru_maxrss``; for ``ui``, ``VmHWM`` once
-it is ready):
+count, and the peak RSS and CPU seconds are that process's own (``wait4`` ``ru_maxrss``, ``ru_utime``
++ ``ru_stime``; for ``ui``, ``VmHWM`` and ``/proc/PID/stat`` once it is ready):
 
 * ``table`` and ``json``: ``simulate -f FILE [-o json] -v=1`` with standard output to a temporary
   file; end-to-end seconds are wall time from start to exit; load, schedule and output seconds are
@@ -53,6 +53,8 @@ class SimulateRun:
     schedule_seconds: float = 0.0
     output_seconds: float = 0.0
     peak_rss: int = 0
+    #: CPU seconds (user + system) of the process: less sensitive to other jobs than wall seconds
+    cpu_seconds: float = 0.0
     output_bytes: int = 0
     #: SHA-256 of standard output (compare runs of two trees)
     output_sha256: str = ""
@@ -64,7 +66,7 @@ class SimulateRun:
         return {"mode": self.mode, "file": self.file, "tree": self.tree, "status": self.status, "error": self.error,
                 "seconds": self.seconds, "loadSeconds": self.load_seconds,
                 "scheduleSeconds": self.schedule_seconds, "outputSeconds": self.output_seconds,
-                "peakRssBytes": self.peak_rss, "outputBytes": self.output_bytes, "outputSha256": self.output_sha256}
+                "peakRssBytes": self.peak_rss, "cpuSeconds": self.cpu_seconds, "outputBytes": self.output_bytes, "outputSha256": self.output_sha256}
 
 
 def resolve_file(file: str, workdir: str) -> str:
@@ -106,6 +108,7 @@ def run_simulate(file: str, output: str, python: str = sys.executable, tree: str
             run.seconds = time.perf_counter() - t0
             proc.returncode = os.waitstatus_to_exitcode(status)
             run.peak_rss = usage.ru_maxrss * 1024
+            run.cpu_seconds = usage.ru_utime + usage.ru_stime
             run.output_bytes = out.seek(0, os.SEEK_END)
             out.seek(0)
             digest = hashlib.sha256()
@@ -123,6 +126,15 @@ def run_simulate(file: str, output: str, python: str = sys.executable, tree: str
     if proc.returncode not in (0, 1):  # 1: some pod ended in Error, the run itself completed
         run.status, run.error = "failed", f"exit {proc.returncode}: {log.strip().splitlines()[-1] if log.strip() else ''}"
     return run
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a running process (``/proc/PID/stat``), 0 when unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _vm_hwm(pid: int) -> int:
@@ -176,6 +188,7 @@ def run_ui(file: str, python: str = sys.executable, tree: str | None = None, see
             if m:
                 run.schedule_seconds = float(m.group(1))
         run.peak_rss = _vm_hwm(proc.pid)
+        run.cpu_seconds = _cpu_seconds(proc.pid)
         return run
     finally:
         proc.terminate()

@@ -73,6 +73,7 @@ def test_run_simulate_times_one_process(tmp_path: Path) -> None:
     assert run.seconds > run.load_seconds > 0
     assert run.schedule_seconds > 0
     assert run.peak_rss > 20 * 2**20
+    assert 0 < run.cpu_seconds
     r = CliRunner().invoke(main, ["simulate", "-f", str(path), "--seed", "0"])
     assert r.exit_code == 0
     assert run.output_bytes == len(r.output.encode())
