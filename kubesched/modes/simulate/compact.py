@@ -28,11 +28,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+import orjson
+
 from kubesched.api.pod import Pod
 from kubesched.framework.recorder import CycleRecorder, status_dict
 from kubesched.framework.status import Status
 
-__all__ = ["CompactRecords", "SummaryRecorder", "compact_attempt", "compact_record"]
+__all__ = ["CompactRecords", "PackedAttempt", "SummaryRecorder", "compact_attempt", "compact_record"]
 
 
 class _Record(Protocol):
@@ -173,6 +175,28 @@ def compact_record(rec: Any) -> dict[str, Any]:
     return compact_attempt(rec.to_dict())
 
 
+class PackedAttempt:
+    """A compact entry kept as its JSON bytes (orjson): a pod's last attempt costs a few hundred
+    bytes until the output is written instead of some KiB of dicts. :meth:`to_dict` gives the
+    entry back (same keys, order and values)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = orjson.loads(self.data)
+        return out
+
+
+def _pack(entry: dict[str, Any]) -> PackedAttempt | dict[str, Any]:
+    try:
+        return PackedAttempt(orjson.dumps(entry))
+    except TypeError:  # an integer beyond 64 bits: kept as it is
+        return entry
+
+
 class _Attempts(list[Any]):
     """One pod's records: only the newest attempt is kept; ``total`` counts them all."""
 
@@ -218,8 +242,8 @@ class CompactRecords(dict[str, list[Any]]):
 
     def _compact_previous(self) -> None:
         last = self._last
-        if last and not isinstance(last[0], dict):
-            last[0] = compact_record(last[0])
+        if last and not isinstance(last[0], dict | PackedAttempt):
+            last[0] = _pack(compact_record(last[0]))
 
     def finish(self) -> None:
         """Compact the attempt recorded last (call once the run is over)."""

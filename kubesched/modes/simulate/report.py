@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kubesched.errors import NotFoundError
-from kubesched.modes.simulate.compact import compact_attempt
+from kubesched.modes.simulate.compact import PackedAttempt, compact_attempt
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult
 
 API_VERSION = "kubesched.io/v1alpha1"
@@ -71,7 +71,11 @@ def iter_result_json(res: SimulationResult) -> Iterator[bytes]:
 
 
 def _compact(rec: Any) -> dict[str, Any]:
-    return rec if isinstance(rec, dict) else compact_attempt(rec.to_dict())
+    if isinstance(rec, dict):
+        return rec
+    if isinstance(rec, PackedAttempt):
+        return rec.to_dict()
+    return compact_attempt(rec.to_dict())
 
 
 @dataclass(frozen=True)
