@@ -47,6 +47,9 @@ class CycleRecorder:
         self.score_path: str | None = None
         #: why this attempt fell back to the per-node path (None: it did not)
         self.fallback_reason: str | None = None
+        #: position of ``selected_node`` in the nodes given to :meth:`record_scores` (batch path)
+        self.selected_index: int | None = None
+        self._names: tuple[Sequence[Any], list[str]] | None = None
 
     def record_filter(self, node: str, plugin: str, s: Status | None) -> None:
         """A Filter plugin's verdict on ``node``."""
@@ -94,17 +97,26 @@ class CycleRecorder:
         """Raw Score output."""
         self.score.setdefault(node, {})[plugin] = raw
 
-    def record_scores(self, plugin: str, nodes: Sequence[str], raw: Sequence[int]) -> None:
-        """Raw Score outputs of ``plugin`` for ``nodes`` (same order)."""
+    def node_names(self, nodes: Sequence[Any]) -> list[str]:
+        """The names of ``nodes`` (NodeInfos), computed once per list object."""
+        cached = self._names
+        if cached is not None and cached[0] is nodes:
+            return cached[1]
+        names = [ni.name for ni in nodes]
+        self._names = (nodes, names)
+        return names
+
+    def record_scores(self, plugin: str, nodes: Sequence[Any], raw: Sequence[int]) -> None:
+        """Raw Score outputs of ``plugin`` for ``nodes`` (NodeInfos; same order)."""
         score = self.score
-        for node, v in zip(nodes, raw, strict=True):
+        for node, v in zip(self.node_names(nodes), raw, strict=True):
             score.setdefault(node, {})[plugin] = v
 
-    def record_normalized_scores(self, plugin: str, nodes: Sequence[str], normalized: Sequence[int],
+    def record_normalized_scores(self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int],
                                  weight: int) -> None:
-        """Normalized scores of ``plugin`` for ``nodes`` and their weighted values (x ``weight``)."""
+        """Normalized scores of ``plugin`` for ``nodes`` (NodeInfos) and their weighted values (x ``weight``)."""
         ns, fs = self.normalized_score, self.final_score
-        for node, v in zip(nodes, normalized, strict=True):
+        for node, v in zip(self.node_names(nodes), normalized, strict=True):
             ns.setdefault(node, {})[plugin] = v
             fs.setdefault(node, {})[plugin] = v * weight
 

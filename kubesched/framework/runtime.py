@@ -561,7 +561,6 @@ class Framework:
         skip = state.skip_score_plugins
         rec = state.recorder
         timed = state.record_plugin_metrics and self.sink.enabled
-        names = [ni.name for ni in nodes] if rec is not None else []
         for pl, forms in zip(self.score_plugins, self.score_forms, strict=True):
             if pl.NAME in skip:
                 continue
@@ -597,7 +596,7 @@ class Framework:
                 else:
                     scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist(), strict=False)]
                 if rec is not None:
-                    rec.record_scores(pl.NAME, [ns.name for ns in scores], [ns.score for ns in scores])
+                    rec.record_scores(pl.NAME, nodes, [ns.score for ns in scores])
                 if ext is not None:
                     s = ext.normalize_score(state, pod, scores)
                     if s is not None and not s.is_success():
@@ -610,7 +609,7 @@ class Framework:
                 arr = np.array(vals, dtype=np.int64)
             else:
                 if rec is not None:
-                    rec.record_scores(pl.NAME, names, arr.tolist())
+                    rec.record_scores(pl.NAME, nodes, arr.tolist())
                 if ext is not None and forms.normalize_batch is not None:
                     arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
@@ -619,7 +618,7 @@ class Framework:
                     return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
             weight = self.score_weights.get(pl.NAME, 1)
             if rec is not None:
-                rec.record_normalized_scores(pl.NAME, names, arr.tolist(), weight)
+                rec.record_normalized_scores(pl.NAME, nodes, arr.tolist(), weight)
             total += arr * weight
         return total, None
 

@@ -126,10 +126,10 @@ class SummaryRecorder(CycleRecorder):
         self.filter_visited += len(rows)
         self.filter_passed += len(rows) - len(listed)
 
-    def record_scores(self, plugin: str, nodes: Sequence[str], raw: Sequence[int]) -> None:
+    def record_scores(self, plugin: str, nodes: Sequence[Any], raw: Sequence[int]) -> None:
         self.score_lists[plugin] = [nodes, raw, None, 1]
 
-    def record_normalized_scores(self, plugin: str, nodes: Sequence[str], normalized: Sequence[int],
+    def record_normalized_scores(self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int],
                                  weight: int) -> None:
         entry = self.score_lists.get(plugin)
         if entry is None or entry[0] is not nodes:  # not scored through record_scores: keep it as the base does
@@ -152,10 +152,11 @@ class SummaryRecorder(CycleRecorder):
         for plugin, (nodes, raw, norm, weight) in self.score_lists.items():
             i = index.get(id(nodes))
             if i is None:
-                try:
-                    i = index[id(nodes)] = nodes.index(selected)
-                except ValueError:
-                    i = index[id(nodes)] = -1
+                at = self.selected_index
+                if at is None or at >= len(nodes) or nodes[at].name != selected:
+                    names = self.node_names(nodes)
+                    at = names.index(selected) if selected in names else -1
+                i = index[id(nodes)] = at
             if i < 0:
                 continue
             n = norm[i] if norm is not None else self.normalized_score.get(selected, {}).get(plugin)
