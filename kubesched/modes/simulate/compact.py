@@ -25,6 +25,7 @@ full :class:`~kubesched.framework.recorder.CycleRecorder` s.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -177,9 +178,10 @@ def compact_record(rec: Any) -> dict[str, Any]:
 
 
 class PackedAttempt:
-    """A compact entry kept as its JSON bytes (orjson): a pod's last attempt costs a few hundred
-    bytes until the output is written instead of some KiB of dicts. :meth:`to_dict` gives the
-    entry back (same keys, order and values)."""
+    """A compact entry kept as its JSON bytes (orjson), zlib-compressed: a pod's last attempt
+    costs about 400 bytes until the output is written instead of some KiB of dicts (the entries
+    of a run repeat the same plugin names and statuses). :meth:`to_dict` gives the entry back
+    (same keys, order and values)."""
 
     __slots__ = ("data",)
 
@@ -187,13 +189,13 @@ class PackedAttempt:
         self.data = data
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = orjson.loads(self.data)
+        out: dict[str, Any] = orjson.loads(zlib.decompress(self.data))
         return out
 
 
 def _pack(entry: dict[str, Any]) -> PackedAttempt | dict[str, Any]:
     try:
-        return PackedAttempt(orjson.dumps(entry))
+        return PackedAttempt(zlib.compress(orjson.dumps(entry), 1))
     except TypeError:  # an integer beyond 64 bits: kept as it is
         return entry
 
