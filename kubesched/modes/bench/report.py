@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from kubesched.atomic_file import atomic_write_text
 from kubesched.modes.bench.api import ApiResult
 from kubesched.modes.bench.runner import WorkloadResult
 from kubesched.modes.bench.simulate_bench import SimulateRun
@@ -19,8 +20,8 @@ def results_json(results: Sequence[WorkloadResult]) -> dict[str, object]:
 
 
 def write_json(path: str | Path, results: Sequence[WorkloadResult]) -> None:
-    """Write :func:`results_json` to ``path`` (indented, trailing newline)."""
-    Path(path).write_text(json.dumps(results_json(results), indent=2) + "\n", encoding="utf-8")
+    """Write :func:`results_json` to ``path`` (indented, trailing newline; atomically: complete or absent)."""
+    atomic_write_text(path, json.dumps(results_json(results), indent=2) + "\n")
 
 
 def results_table(results: Sequence[WorkloadResult]) -> Table:
@@ -67,9 +68,8 @@ def api_results_table(results: Sequence[ApiResult]) -> Table:
 
 
 def write_api_json(path: str | Path, results: Sequence[ApiResult]) -> None:
-    """Write ``{"workloads": [...]}`` of API-mode results to ``path``."""
-    Path(path).write_text(json.dumps({"workloads": [r.to_json() for r in results]}, indent=2) + "\n",
-                          encoding="utf-8")
+    """Write ``{"workloads": [...]}`` of API-mode results to ``path`` (atomically: complete or absent)."""
+    atomic_write_text(path, json.dumps({"workloads": [r.to_json() for r in results]}, indent=2) + "\n")
 
 
 def simulate_table(runs: Sequence[SimulateRun]) -> Table:
@@ -102,4 +102,4 @@ def _shas(runs: Sequence[SimulateRun]) -> dict[tuple[str, str], set[str]]:
 
 def write_simulate_json(path: str | Path, runs: Sequence[SimulateRun]) -> None:
     """Write ``{"simulate": [...]}`` (see :meth:`SimulateRun.to_json`) to ``path``."""
-    Path(path).write_text(json.dumps({"simulate": [r.to_json() for r in runs]}, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps({"simulate": [r.to_json() for r in runs]}, indent=2) + "\n")
