@@ -64,7 +64,7 @@ from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.preemption import PreemptionExtender
 from kubesched.framework.profile import ResolvedPlugins, resolve_plugins
-from kubesched.framework.recorder import CycleRecorder, status_dict
+from kubesched.framework.recorder import status_dict
 from kubesched.framework.registry import Registry
 from kubesched.framework.results import (
     MAX_NODE_SCORE,
@@ -570,20 +570,6 @@ class Framework:
         """The ``filter_batch_status_keys`` form of Filter plugin ``plugin_index``, or ``None``."""
         return self.filter_forms[plugin_index].status_keys
 
-    def record_filter_batch_verdicts(self, rec: CycleRecorder, state: CycleState, node: str, first: int,
-                                     status: Status | None) -> None:
-        """What :meth:`run_filter_plugins` records for ``node`` when the batch masks say plugin
-        ``first`` rejects it first with ``status`` (-1: every plugin passes): Success for each
-        earlier non-skipped plugin, then the rejecting plugin's status."""
-        skip = state.skip_filter_plugins
-        for idx, pl in enumerate(self.filter_plugins):
-            if skip and pl.NAME in skip:
-                continue
-            if idx == first:
-                rec.record_filter(node, pl.NAME, status)
-                return
-            rec.record_filter(node, pl.NAME, None)
-
     @_timed(SCORE.label, _status_second)
     def run_score_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
                                 nodes: Sequence[NodeInfo]) -> tuple[IntArray | None, Status | None]:
@@ -594,7 +580,6 @@ class Framework:
         skip = state.skip_score_plugins
         rec = state.recorder
         timed = state.record_plugin_metrics and self.sink.enabled
-        names = [ni.name for ni in nodes] if rec is not None else []
         for pl, forms in zip(self.score_plugins, self.score_forms, strict=True):
             if pl.NAME in skip:
                 continue
@@ -630,8 +615,7 @@ class Framework:
                 else:
                     scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist(), strict=False)]
                 if rec is not None:
-                    for ns in scores:
-                        rec.record_score(pl.NAME, ns.name, ns.score)
+                    rec.record_scores(pl.NAME, nodes, [ns.score for ns in scores])
                 if ext is not None:
                     s = ext.normalize_score(state, pod, scores)
                     if s is not None and not s.is_success():
@@ -644,8 +628,7 @@ class Framework:
                 arr = np.array(vals, dtype=np.int64)
             else:
                 if rec is not None:
-                    for name, v in zip(names, arr.tolist(), strict=True):
-                        rec.record_score(pl.NAME, name, v)
+                    rec.record_scores(pl.NAME, nodes, arr.tolist())
                 if ext is not None and forms.normalize_batch is not None:
                     arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
@@ -654,9 +637,7 @@ class Framework:
                     return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
             weight = self.score_weights.get(pl.NAME, 1)
             if rec is not None:
-                for name, v in zip(names, arr.tolist(), strict=True):
-                    rec.normalized_score.setdefault(name, {})[pl.NAME] = v
-                    rec.final_score.setdefault(name, {})[pl.NAME] = v * weight
+                rec.record_normalized_scores(pl.NAME, nodes, arr.tolist(), weight)
             total += arr * weight
         return total, None
 

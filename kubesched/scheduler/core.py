@@ -186,6 +186,8 @@ class Scheduler:
         self.snapshot = Snapshot()
         self.informers = InformerSet(client, kinds.watched_kinds())
         self.records: dict[str, list[CycleRecorder]] = {}
+        #: builds the recorder of a recorded attempt (a mode may keep less than every node's verdicts)
+        self.new_recorder: Callable[[Pod], CycleRecorder] = lambda pod: CycleRecorder()
         self.invalid_pods: dict[str, str] = {}
         self._lock = threading.RLock()
         self.extenders = list(extenders or [])
@@ -319,7 +321,7 @@ class Scheduler:
         state.record_plugin_metrics = self.rng.randrange(100) < 10
         state.write(PODS_TO_ACTIVATE_KEY, {})
         if self.record is True or (self.record and self.record(pod)):  # type: ignore[operator]
-            rec = CycleRecorder()
+            rec = self.new_recorder(pod)
             state.recorder = rec
             self.records.setdefault(pod.key, []).append(rec)
         start = self.clock.now()
