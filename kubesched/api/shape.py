@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from kubesched.api.api_versions import check_api_version
 from kubesched.errors import ManifestError
 
 __all__ = ["KIND_MODELS", "check_shape", "parse_checked"]
@@ -224,7 +225,9 @@ def _for_kind(kind: str) -> Checker | None:
 def check_shape(obj: Any, kind: str) -> None:
     """Raise :class:`ManifestError` (path relative to the object, e.g. ``metadata.labels: must be
     an object, got string``) for the first field of ``obj`` whose JSON type is wrong for ``kind``
-    (one of :data:`KIND_MODELS`; other kinds only need to be a mapping)."""
+    (one of :data:`KIND_MODELS`; other kinds only need to be a mapping), or for an ``apiVersion``
+    that ``kind`` is not served at (:func:`kubesched.api.api_versions.check_api_version`)."""
+    check_api_version(obj, kind)
     checker = _for_kind(kind)
     if checker is None:
         if not isinstance(obj, dict):

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
+from kubesched.api.api_versions import KIND_API_VERSION
+
 if TYPE_CHECKING:
     from kubesched.cluster.throttled_log import ThrottledLog
 
@@ -40,26 +42,6 @@ Obj = dict[str, Any]
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 
-#: apiVersion of each kind kubesched reads or writes.
-KIND_API_VERSION: Mapping[str, str] = {
-    "Pod": "v1",
-    "Node": "v1",
-    "Namespace": "v1",
-    "PersistentVolume": "v1",
-    "PersistentVolumeClaim": "v1",
-    "Service": "v1",
-    "ReplicationController": "v1",
-    "StorageClass": "storage.k8s.io/v1",
-    "CSINode": "storage.k8s.io/v1",
-    "CSIDriver": "storage.k8s.io/v1",
-    "CSIStorageCapacity": "storage.k8s.io/v1",
-    "PodDisruptionBudget": "policy/v1",
-    "ReplicaSet": "apps/v1",
-    "StatefulSet": "apps/v1",
-    "Event": "events.k8s.io/v1",
-    "Lease": "coordination.k8s.io/v1",
-    "PriorityClass": "scheduling.k8s.io/v1",
-}
 
 #: Kinds without a namespace (``metadata.namespace`` ignored, keyed by name only).
 CLUSTER_SCOPED_KINDS: frozenset[str] = frozenset(
