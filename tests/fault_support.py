@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from run_support import Cluster
 
 from kubesched.api.quantity import milli_value
-from kubesched.cluster.client import WatchEvent
+from kubesched.client.client import WatchEvent
 
 #: the long set (bigger floods, longer churn, more repetitions): ``KUBESCHED_FAULTS_LONG=1``
 LONG = os.environ.get("KUBESCHED_FAULTS_LONG", "") == "1"

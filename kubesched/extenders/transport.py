@@ -14,7 +14,7 @@ Errors keep upstream's wording where kubesched can produce it:
   ``Post "<url>": answer larger than <n> bytes`` (upstream has no cap; Go's decoder would read it all).
 
 ``httpTimeout`` bounds the whole call (connect, TLS, request, headers and body) as Go's
-``http.Client.Timeout`` does (:mod:`kubesched.http_deadline`): an extender that answers one byte a
+``http.Client.Timeout`` does (:mod:`kubesched.net.deadline`): an extender that answers one byte a
 second holds the scheduling cycle ``httpTimeout`` and not longer.
 """
 
@@ -31,7 +31,7 @@ import httpx
 
 from kubesched.config.types import Extender
 from kubesched.errors import ConfigError
-from kubesched.http_deadline import DeadlineExceeded, ResponseTooLarge, deadline_client, request
+from kubesched.net.deadline import DeadlineExceeded, ResponseTooLarge, deadline_client, request
 
 #: largest extender answer read, bytes (a filter answer of 15,000 full Nodes is about 75 MB)
 MAX_RESPONSE_BYTES = 128 * 1024 * 1024

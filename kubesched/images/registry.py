@@ -20,7 +20,7 @@ default) or ``Basic``. Per-registry endpoint, TLS and credentials come from
 :class:`~kubesched.images.registry_settings.RegistrySettings`.
 
 Each manifest request, token exchange included, ends within ``timeoutSeconds`` in total (connect,
-headers and body, as Go's ``http.Client.Timeout``; :mod:`kubesched.http_deadline`), and a manifest
+headers and body, as Go's ``http.Client.Timeout``; :mod:`kubesched.net.deadline`), and a manifest
 is read up to 4 MiB.
 
 Errors: :class:`RegistryError` naming the image and what failed (HTTP status and the registry's
@@ -43,10 +43,10 @@ from typing import Any
 import httpx
 
 from kubesched.errors import KubeschedError
-from kubesched.http_deadline import DeadlineExceeded, ResponseTooLarge, deadline_client, request
 from kubesched.images.catalogue import CatalogueImage, Layer
 from kubesched.images.names import ImageRef, InvalidImageReference, parse_image_ref
 from kubesched.images.registry_settings import RegistryHostSettings, RegistrySettings
+from kubesched.net.deadline import DeadlineExceeded, ResponseTooLarge, deadline_client, request
 
 __all__ = ["ImageLayers", "RegistryClient", "RegistryError", "MANIFEST_MEDIA_TYPES"]
 

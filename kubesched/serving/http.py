@@ -36,7 +36,7 @@ Routes (GET and HEAD):
   ``Content-Type: application/octet-stream``, ``Content-Disposition: attachment;
   filename=profile.pstats``; 500 if a profile is already running, 400 for a bad ``seconds``.
 
-Connections (:mod:`kubesched.serving.listener`, :data:`RUN_LIMITS`): at most 1,024 open (256 per
+Connections (:mod:`kubesched.net.listener`, :data:`RUN_LIMITS`): at most 1,024 open (256 per
 client address; over a cap the oldest idle connection is closed to make room), the TLS handshake and the first
 request head within 5 s, idle keep-alive connections closed after :data:`KEEPALIVE_TIMEOUT`
 seconds, request heads up to 1 MiB.
@@ -57,9 +57,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from kubesched.net.listener import ConnectionLimits, LimitedSite, handler_args
 from kubesched.serving.authn import Authenticator, AuthRequest, Unauthorized
 from kubesched.serving.authz import AuthorizationError, Authorizer, forbidden_message
-from kubesched.serving.listener import ConnectionLimits, LimitedSite, handler_args
 from kubesched.serving.profiling import ProfilerBusyError, cpu_profile
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ SubjectAccessReview objects (and the ``GET`` of the authentication ConfigMap) to
 ``--authorization-kubeconfig`` (default: the scheduler's own kubeconfig, else the in-cluster
 service account). The kubeconfig is read by the official ``kubernetes`` client (credentials,
 bearer token refresh); requests go through the API client's keep-alive pool
-(:class:`~kubesched.cluster.http_pool.ConnectionPool`).
+(:class:`~kubesched.client.http_pool.ConnectionPool`).
 
 As upstream's delegating options (``k8s.io/apiserver/pkg/server/options/authentication.go`` and
 ``authorization.go`` ``getClient``) it has its own limiter (200 requests/s, burst 400) and a
@@ -21,10 +21,10 @@ from typing import Any, Protocol
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
+from kubesched.client.http_pool import ConnectionPool, ssl_context_for
+from kubesched.client.kube import check_kubeconfig
+from kubesched.client.rate_limit import TokenBucket
 from kubesched.clock import RealClock
-from kubesched.cluster.http_pool import ConnectionPool, ssl_context_for
-from kubesched.cluster.kube import check_kubeconfig
-from kubesched.cluster.rate_limit import TokenBucket
 from kubesched.errors import ConfigError
 
 __all__ = ["REVIEW_BURST", "REVIEW_QPS", "REVIEW_TIMEOUT", "ReviewClient", "ReviewError", "ReviewPoster"]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from kubesched.serving.listener import LimitedSite, handler_args
+from kubesched.net.listener import LimitedSite, handler_args
 from kubesched.ui.app import make_app
 from kubesched.ui.security import is_loopback
 from kubesched.ui.session import LiveSession, Session

@@ -12,7 +12,6 @@ import pytest
 from extender_support import http_answer, trickling_server
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.types import (
     Extender,
     ExtenderManagedResource,
@@ -22,6 +21,7 @@ from kubesched.config.types import (
     Plugins,
     PluginSet,
 )
+from kubesched.embedded.store import MemoryCluster
 from kubesched.extenders import ExtenderError
 from kubesched.extenders.transport import Transport
 from kubesched.scheduler.factory import new_scheduler

@@ -118,7 +118,7 @@ class ChurnResult:
 def _cluster(nodes: int, tmpdir: Path, run_args: tuple[str, ...] = ()) -> Iterator[tuple[Any, Any, int]]:
     """``serve`` with ``nodes`` nodes and ``run`` (secure port on loopback); yields the API client,
     the ``run`` process and its secure port."""
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.client.kube import KubeClusterClient
     from kubesched.testing import node_manifest
 
     kubeconfig = tmpdir / "kubeconfig"
