@@ -162,9 +162,10 @@ def _healthz(port: int, timeout: float = 5.0) -> tuple[int, float]:
 
 
 def _pod(name: str) -> dict[str, Any]:
+    """A pod of 100m and 64Mi that leaves at once when deleted (grace period 0)."""
     from kubesched.testing import pod_manifest
 
-    return pod_manifest(name, cpu="100m", memory="64Mi")
+    return pod_manifest(name, cpu="100m", memory="64Mi", spec={"terminationGracePeriodSeconds": 0})
 
 
 def _bound(client: Any) -> dict[str, str]:
@@ -216,7 +217,8 @@ def soak_churn(rate: float = 100.0, duration: float = 60.0, *, lifetime: float =
     with tempfile.TemporaryDirectory(prefix="kubesched-soak-") as tmp, _cluster(nodes, Path(tmp)) as (client, run, _):
         start = time.monotonic()
         created = deleted = bound_total = 0
-        first_bound: dict[str, float] = {}
+        first_bound: dict[str, float] = {}  # bound, not deleted yet: when it was first seen bound
+        seen: set[str] = set()  # every pod seen bound
         next_sample = start
         seq = 0
         while True:
@@ -232,7 +234,8 @@ def soak_churn(rate: float = 100.0, duration: float = 60.0, *, lifetime: float =
                 created += 1
             bound = _bound(client)
             for name in bound:
-                if name not in first_bound:
+                if name not in seen:
+                    seen.add(name)
                     first_bound[name] = now
                     bound_total += 1
             for name, t in list(first_bound.items()):
