@@ -119,13 +119,16 @@ def ssl_context_for(configuration: Any) -> ssl.SSLContext:
 class _Connection:
     """One keep-alive connection: its socket and the bytes received but not consumed yet."""
 
-    __slots__ = ("buf", "deadline", "max_body", "sock")
+    __slots__ = ("buf", "clip", "deadline", "max_body", "sock")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock: socket.socket | None = sock
         self.buf = bytearray()
         #: monotonic seconds by which the request in progress must end (None: per-receive timeout only)
         self.deadline: float | None = None
+        #: whether the next receive must clip the socket's timeout to the deadline (the first one
+        #: of a request runs on the timeout set just before the request was written)
+        self.clip = False
         self.max_body = MAX_BODY_BYTES
 
     def close(self) -> None:
@@ -243,7 +246,7 @@ class ConnectionPool:
             sock = conn.sock
             assert sock is not None
             keep = True
-            conn.deadline, conn.max_body = deadline, self.max_body
+            conn.deadline, conn.max_body, conn.clip = deadline, self.max_body, False
             sock.settimeout(_left(deadline))
             sock.sendall(b"".join(encoded))
             for m, _path, _body, _headers in requests:
@@ -276,7 +279,7 @@ class ConnectionPool:
             sock = conn.sock
             assert sock is not None
             started = [False]
-            conn.deadline, conn.max_body = deadline, self.max_body
+            conn.deadline, conn.max_body, conn.clip = deadline, self.max_body, False
             try:
                 sock.settimeout(_left(deadline))
                 sock.sendall(data)
@@ -317,8 +320,12 @@ def _fill(conn: _Connection, sock: socket.socket, started: list[bool]) -> bool:
     """Receive more bytes into ``conn.buf`` by the connection's deadline; False at the end of
     the stream. Raises TimeoutError when the deadline passes, ResponseTooLarge when the buffer
     grows past ``max_body`` plus one head."""
-    if conn.deadline is not None:
-        sock.settimeout(_left(conn.deadline))
+    deadline = conn.deadline
+    if deadline is not None:
+        if conn.clip:
+            sock.settimeout(_left(deadline))
+        else:
+            conn.clip = True
     if len(conn.buf) > conn.max_body + MAX_HEAD_BYTES:
         raise ResponseTooLarge(conn.max_body)
     chunk = sock.recv(_RECV)

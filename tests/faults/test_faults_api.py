@@ -20,7 +20,7 @@ pytestmark = needs_hooks
 
 
 def test_watch_drops_compaction_and_error_bursts_lose_nothing(cluster: Cluster, replicas: list[Replica]) -> None:
-    cluster.add_nodes(5)
+    cluster.add_nodes(int(size(5, 20)), cpu="8")  # room for every pod (110 pods a node)
     r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace))
     replicas.append(r)
     r.wait_ready()
@@ -59,7 +59,15 @@ def test_watch_drops_compaction_and_error_bursts_lose_nothing(cluster: Cluster, 
             stop.set()
             t.join(5)
         cluster.hook("DELETE", "/kubesched/faults")
-        cluster.wait_bound(names, timeout=120)
+        def unbound_pods() -> list[str]:
+            bound = cluster.bound()
+            return [n for n in names if n not in bound]
+
+        deadline = time.monotonic() + 60 + len(names) * 0.1
+        while time.monotonic() < deadline and unbound_pods():
+            time.sleep(0.5)
+        unbound = unbound_pods()
+        assert not unbound, f"{len(unbound)} of {len(names)} pods unbound: {unbound[:10]}\n{r.log()[-3000:]}"
         assert_invariants(cluster, led, names)
     failed = wait_for(lambda: (c := Counter(e["regarding"]["name"] for e in cluster.events("FailedScheduling")))
                       and all(n in c for n in malformed) and c, 30, "the malformed pods reported")
