@@ -41,7 +41,7 @@ def _two_replicas(cluster: Cluster, replicas: list[Replica], qps: float | None =
 
 def test_a_pause_shorter_than_the_renew_deadline_causes_no_fail_over(cluster: Cluster,
                                                                     replicas: list[Replica]) -> None:
-    cluster.add_nodes(4)
+    cluster.add_nodes(int(size(4, 12)))  # room for every pod (110 pods a node)
     # a slow API client (QPS 20) keeps writes queued in the leader when it is paused
     leader, follower = _two_replicas(cluster, replicas, qps=20)
     names: list[str] = []
@@ -72,7 +72,7 @@ def test_a_pause_shorter_than_the_renew_deadline_causes_no_fail_over(cluster: Cl
 
 
 def test_a_killed_leader_is_replaced_and_no_pod_is_lost(cluster: Cluster, replicas: list[Replica]) -> None:
-    cluster.add_nodes(4)
+    cluster.add_nodes(int(size(4, 12)))  # room for every pod (110 pods a node)
     leader, follower = _two_replicas(cluster, replicas)
     names = pods_named("k", int(size(60, 400)))
     with ledger(cluster) as led:

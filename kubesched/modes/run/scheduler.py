@@ -198,7 +198,8 @@ def _run(opts: RunOptions, clock: RealClock, client: Any, affinity: CpuAffinity)
         gc.freeze()
         if opts.leader_elect:
             component_metrics.leading(opts.lease_name, False)
-            elector = LeaderElector(client, le_cfg, clock, on_started_leading=start_scheduling,
+            elector = LeaderElector(_lease_client(client, opts, clock), le_cfg, clock,
+                                    on_started_leading=start_scheduling,
                                     on_stopped_leading=stopped_leading,
                                     on_new_leader=lambda who: log.info("new leader elected: %s", who))
             client.write_guard = LeaseFence(elector.valid_until, stopped_leading)  # no write on a stale lease
@@ -242,6 +243,19 @@ class ApiWrites:
         """Finish the queued writes and events (pending series counts included)."""
         self.writer.stop()
         self.events.stop()
+
+
+def _lease_client(client: Any, opts: RunOptions, clock: Any) -> Any:
+    """The client of leader election: the same server and credentials with a token bucket of its
+    own, as kube-scheduler builds a separate ``leader-election`` clientset
+    (``cmd/kube-scheduler/app/options/options.go``: ``Config``), so lease renewals never wait
+    behind queued bindings (a leader renewing late would fail over needlessly)."""
+    from kubesched.client.rate_limit import TokenBucket
+
+    with_limiter = getattr(client, "with_limiter", None)
+    if with_limiter is None:
+        return client
+    return with_limiter(TokenBucket(opts.qps, opts.burst, clock) if opts.qps != 0 else None)
 
 
 def _api_writes(client: Any, opts: RunOptions, clock: Any) -> ApiWrites:
