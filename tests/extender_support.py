@@ -79,3 +79,88 @@ def closed_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class TricklingServer:
+    """A hostile HTTP peer on 127.0.0.1: for every connection it reads the request head and body,
+    then sends ``answer`` (complete response bytes) ``step`` bytes every ``interval`` seconds
+    (``trickle_from``: bytes sent at once before the trickle starts). ``requests``: requests
+    received."""
+
+    def __init__(self, answer: bytes, trickle_from: int = 0, interval: float = 1.0, step: int = 1) -> None:
+        self.answer = answer
+        self.trickle_from = trickle_from
+        self.interval = interval
+        self.step = step
+        self.requests = 0
+        self._stop = threading.Event()
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self._sock.settimeout(0.1)
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self._threads: list[threading.Thread] = []
+        self._accept = threading.Thread(target=self._serve, daemon=True)
+        self._accept.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            t = threading.Thread(target=self._handle, args=(conn,), daemon=True)
+            self._threads.append(t)
+            t.start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        conn.settimeout(5)
+        try:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            while len(body) < length:
+                body += conn.recv(65536)
+            self.requests += 1
+            conn.sendall(self.answer[:self.trickle_from])
+            for i in range(self.trickle_from, len(self.answer), self.step):
+                if self._stop.wait(self.interval):
+                    return
+                conn.sendall(self.answer[i:i + self.step])
+            conn.settimeout(30)
+            conn.recv(1)  # until the client closes
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._accept.join(timeout=5)
+        self._sock.close()
+
+
+def http_answer(body: bytes, status: str = "200 OK", chunked: bool = False) -> bytes:
+    """The bytes of a complete HTTP/1.1 response carrying ``body`` (JSON)."""
+    if chunked:
+        framed = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+        return (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                .encode() + framed)
+    return (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            .encode() + body)
+
+
+@contextmanager
+def trickling_server(answer: bytes, trickle_from: int = 0, interval: float = 1.0,
+                     step: int = 1) -> Iterator[TricklingServer]:
+    """Run a :class:`TricklingServer` for the duration of the block."""
+    s = TricklingServer(answer, trickle_from, interval, step)
+    try:
+        yield s
+    finally:
+        s.stop()

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from kubesched.api import kinds
+from kubesched.api.api_versions import check_api_version
 from kubesched.errors import ManifestError
 
 __all__ = ["check_shape", "parse_checked"]
@@ -209,7 +210,10 @@ def _for_kind(kind: str) -> Checker | None:
 def check_shape(obj: Any, kind: str) -> None:
     """Raise :class:`ManifestError` (path relative to the object, e.g. ``metadata.labels: must be
     an object, got string``) for the first field of ``obj`` whose JSON type is wrong for ``kind``
-    (a kind with a model in :mod:`kubesched.api.kinds`; other kinds only need to be a mapping)."""
+    (a kind with a model in :mod:`kubesched.api.kinds`; other kinds only need to be a mapping), or for
+    an ``apiVersion`` that ``kind`` is not served at
+    (:func:`kubesched.api.api_versions.check_api_version`)."""
+    check_api_version(obj, kind)
     checker = _for_kind(kind)
     if checker is None:
         if not isinstance(obj, dict):

@@ -48,13 +48,30 @@ from kubesched.errors import ConfigError
               help="With --simulate: before each run, the same run of the kubesched source tree in this directory "
                    "(e.g. a `git worktree` of the base commit), for alternating before/after pairs; outputs are "
                    "compared by SHA-256.")
+@click.option("--soak", type=click.Choice(["idle-connections", "tls-handshakes", "churn"]), default=None,
+              help="Instead of workloads: the memory of `kubesched run` (subprocesses on loopback) under "
+                   "idle TCP connections, stalled TLS handshakes, or sustained pod churn.")
+@click.option("--connections", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="With --soak idle-connections/tls-handshakes: connections held open.")
+@click.option("--duration", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="With --soak churn: seconds of churn.")
+@click.option("--rate", type=click.FloatRange(min=0.1), default=100.0, show_default=True,
+              help="With --soak churn: pods created (and deleted once bound a few seconds) per second.")
 def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, config_path: str | None, seed: int,
           in_process: bool, no_gc_freeze: bool, api_mode: bool, kube_api_qps: float, kube_api_burst: int,
           measure_pods: int | None, timeout: float, run_flags: tuple[str, ...], simulate_files: tuple[str, ...],
-          simulate_modes: tuple[str, ...], repeat: int, baseline_tree: str | None) -> None:
+          simulate_modes: tuple[str, ...], repeat: int, baseline_tree: str | None, soak: str | None,
+          connections: int, duration: float, rate: float) -> None:
     """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
     queue, scheduling cycle, cache and binding into the embedded cluster, and report
-    SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS."""
+    SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS.
+
+    With ``--soak``: measure ``kubesched run``'s resident memory under a flood of idle connections
+    (``idle-connections``: bare TCP; ``tls-handshakes``: stalled TLS handshakes) or under ``churn``,
+    and print the figures (exit 1 when a pod was lost or ``/healthz`` did not answer)."""
+    if soak is not None:
+        _bench_soak(soak, connections, duration, rate, output)
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from kubesched.modes.bench import load_workloads, run_isolated, run_workload, select
@@ -134,6 +151,26 @@ def _bench_simulate(console: Any, files: tuple[str, ...], modes: tuple[str, ...]
     bad = [r for r in runs if r.status != "ok"]
     if bad:
         click.echo(f"error: {len(bad)} of {len(runs)} runs failed", err=True)
+        sys.exit(1)
+
+
+def _bench_soak(kind: str, connections: int, duration: float, rate: float, output: str | None) -> None:
+    from kubesched.modes.bench.soak import soak_churn, soak_idle_connections, to_json
+
+    result: Any
+    if kind == "churn":
+        result = soak_churn(rate, duration)
+        failed = result.lost > 0 or result.over_capacity > 0
+    else:
+        result = soak_idle_connections(connections, tls_hello=kind == "tls-handshakes")
+        failed = result.healthz_status != 200 or result.bound < result.pods
+    for line in result.lines():
+        click.echo(line)
+    if output:
+        with open(output, "w") as f:
+            f.write(to_json(result) + "\n")
+        click.echo(f"wrote {output}")
+    if failed:
         sys.exit(1)
 
 

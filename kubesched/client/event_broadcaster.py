@@ -20,7 +20,14 @@ the key: the Event keeps the first note):
   the series ends (no new occurrence for ``finish_time``, 6 minutes), every ``refresh_time``
   (30 minutes) while it lasts, and when the broadcaster stops.
 
-Singleton events leave the cache ``finish_time`` after their ``eventTime``. A write that fails
+Singleton events leave the cache ``finish_time`` after their ``eventTime``. The cache is also
+bounded by count, as client-go's event correlator (``tools/record/events_cache.go``,
+``maxLruCacheEntries``): at most :data:`MAX_CACHED_EVENTS` entries, the least recently seen one
+leaving first (a series whose count was not written yet is written as it leaves, so no
+occurrence is lost; a later isomorphic event starts a new Event). An entry keeps only what a
+series patch and a re-creation need beyond its key: the Event's name and namespace, its note and
+``eventTime`` (and any other top-level field, as compact JSON) -- about 1 KiB instead of the whole
+Event. A write that fails
 with a transport error or 5xx is retried up to 12 times, ``sleep`` (10 s, 25 % jitter) apart;
 other API errors drop the event with a log line, as upstream does.
 """
@@ -31,6 +38,7 @@ import logging
 import queue
 import random
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -51,6 +59,8 @@ MAX_TRIES_PER_EVENT = 12
 FINISH_TIME = 6 * 60.0
 REFRESH_TIME = 30 * 60.0
 MAX_QUEUED_EVENTS = 1000
+#: most Events in the aggregation cache (client-go ``maxLruCacheEntries``)
+MAX_CACHED_EVENTS = 4096
 #: most queued events a writer takes at once (their creations are pipelined on one connection)
 MAX_BATCH = 64
 DEFAULT_SLEEP = 10.0
@@ -87,23 +97,69 @@ def event_key(ev: Obj) -> tuple[Any, ...]:
             ev.get("reportingInstance"), _ref(ev.get("regarding")), _ref(ev.get("related")))
 
 
+#: fields rebuilt from the key and the entry; everything else goes to ``_Cached.rest``
+_REBUILT = frozenset({"apiVersion", "kind", "metadata", "eventTime", "note", "type", "action", "reason",
+                      "reportingController", "reportingInstance", "regarding", "related"})
+_REF_FIELDS = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+
+
+def _unref(t: tuple[Any, ...]) -> Obj | None:
+    """The object reference of a :func:`_ref` tuple (None for ``()``)."""
+    if not t:
+        return None
+    return {k: v for k, v in zip(_REF_FIELDS, t, strict=True) if v is not None}
+
+
 @dataclass(slots=True)
 class _Cached:
-    """One aggregation-cache entry: the Event as compact JSON (a cache of every event of the last
-    ``finish_time`` must stay small), when it was first and last seen, its series (None until an
-    isomorphic event arrived) and whether the series count changed since it was written."""
+    """One aggregation-cache entry: what rebuilds the Event together with its key (name,
+    namespace, note, ``eventTime`` text, other top-level fields as compact JSON or None; the key
+    holds type, action, reason, reporting controller and instance, regarding and related), when
+    it was first and last seen, its series (None until an isomorphic event arrived) and whether
+    the series count changed since it was written."""
 
-    text: bytes
+    name: str
+    namespace: str | None
+    note: Any
+    event_time_text: Any
+    rest: bytes | None
     event_time: float
     last_observed: float
     series: dict[str, Any] | None = None
     dirty: bool = False
 
-    def event(self) -> Obj:
-        ev: Obj = loads(self.text)
+    @classmethod
+    def of(cls, ev: Obj, now: float) -> _Cached:
+        meta = ev.get("metadata") or {}
+        rest = {k: v for k, v in ev.items() if k not in _REBUILT}
+        for k in ("regarding", "related"):  # a reference with fields beyond the key's is kept whole
+            ref = ev.get(k)
+            if isinstance(ref, dict) and not ref.keys() <= set(_REF_FIELDS):
+                rest[k] = ref
+        extra_meta = {k: v for k, v in meta.items() if k not in ("name", "namespace", "resourceVersion")}
+        if extra_meta:
+            rest["metadata"] = extra_meta
+        return cls(str(meta.get("name") or ""), meta.get("namespace"), ev.get("note"), ev.get("eventTime"),
+                   dumps(rest) if rest else None, now, now)
+
+    def event(self, key: tuple[Any, ...]) -> Obj:
+        """The Event this entry stands for (with its current series)."""
+        typ, action, reason, controller, instance, regarding, related = key
+        ev: Obj = loads(self.rest) if self.rest is not None else {}
+        meta: Obj = {**(ev.get("metadata") or {}), "name": self.name}
+        if self.namespace is not None:
+            meta["namespace"] = self.namespace
+        out: Obj = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": meta}
+        for k, v in (("eventTime", self.event_time_text), ("reportingController", controller),
+                     ("reportingInstance", instance), ("action", action), ("reason", reason), ("type", typ),
+                     ("note", self.note), ("regarding", _unref(regarding)), ("related", _unref(related))):
+            if v is not None:
+                out[k] = v
+        ev.pop("metadata", None)
+        out.update(ev)
         if self.series is not None:
-            ev["series"] = dict(self.series)
-        return ev
+            out["series"] = dict(self.series)
+        return out
 
 
 def _create_body(ev: Obj) -> Obj:
@@ -137,12 +193,14 @@ class EventBroadcaster:
 
     ``clock``: time source (seconds). ``workers``: writer threads (events of one isomorphism key
     are written by one worker, in order). ``finish_time``/``refresh_time``/``sleep``: seconds
-    (upstream 6 min / 30 min / 10 s). Call :meth:`start` before :meth:`record`, :meth:`stop` at
+    (upstream 6 min / 30 min / 10 s). ``max_cached``: most entries in the aggregation cache
+    (least recently seen leave first). Call :meth:`start` before :meth:`record`, :meth:`stop` at
     shutdown (writes the pending series counts)."""
 
     def __init__(self, sink: EventSink, clock: Clock, *, workers: int = 2, finish_time: float = FINISH_TIME,
                  refresh_time: float = REFRESH_TIME, sleep: float = DEFAULT_SLEEP,
-                 max_queued: int = MAX_QUEUED_EVENTS, rng: random.Random | None = None) -> None:
+                 max_queued: int = MAX_QUEUED_EVENTS, max_cached: int = MAX_CACHED_EVENTS,
+                 rng: random.Random | None = None) -> None:
         self.sink = sink
         #: the sink's batch form, resolved once (None: events are created one by one)
         self._batch_sink = sink if isinstance(sink, BatchEventSink) else None
@@ -153,8 +211,14 @@ class EventBroadcaster:
         self.rng = rng or random.Random()
         self._queues: list[queue.Queue[tuple[tuple[Any, ...], Obj] | None]] = [queue.Queue(max_queued) for _ in range(max(1, workers))]
         self._lock = threading.Lock()
-        #: isomorphism key -> the cached Event (as last written or to be written)
-        self._cache: dict[tuple[Any, ...], _Cached] = {}
+        #: isomorphism key -> the cached Event (as last written or to be written), least recently
+        #: seen first
+        self._cache: OrderedDict[tuple[Any, ...], _Cached] = OrderedDict()
+        self.max_cached = max(1, max_cached)
+        #: final series counts of entries pushed out of the full cache, written by the next worker
+        self._evicted: list[Obj] = []
+        #: entries pushed out of the full cache so far
+        self.evicted = 0
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._warn = ThrottledLog(log, 30.0)
@@ -233,6 +297,16 @@ class EventBroadcaster:
                 except Exception:  # noqa: BLE001 - an event never kills its writer
                     log.exception("writing event %s failed", ev.get("reason"))
             self._write_creates(creates)
+            self._write_evicted()
+
+    def _write_evicted(self) -> None:
+        """Write the final counts of series that left the full cache."""
+        if not self._evicted:
+            return
+        with self._lock:
+            evs, self._evicted = self._evicted, []
+        for ev in evs:
+            self._attempt(ev)
 
     def _write_creates(self, events: list[Obj]) -> None:
         """Create ``events`` through the batch sink; one that failed in a way worth retrying goes
@@ -260,6 +334,7 @@ class EventBroadcaster:
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None:
+                self._cache.move_to_end(key)
                 cached.last_observed = now
                 if cached.series is not None:
                     cached.series["count"] += 1
@@ -267,8 +342,13 @@ class EventBroadcaster:
                     cached.dirty = True
                     return None
                 cached.series = {"count": 2, "lastObservedTime": rfc3339_micro(now)}
-                return cached.event()
-            self._cache[key] = _Cached(dumps(ev), now, now)
+                return cached.event(key)
+            self._cache[key] = _Cached.of(ev, now)
+            while len(self._cache) > self.max_cached:
+                old_key, old = self._cache.popitem(last=False)
+                self.evicted += 1
+                if old.series is not None and old.dirty:
+                    self._evicted.append(old.event(old_key))
             return ev  # written as it is (never changed: the writer builds its own body)
 
     def _attempt(self, ev: Obj) -> None:
@@ -334,7 +414,7 @@ class EventBroadcaster:
                 if c.series is not None:
                     if c.last_observed < now - self.finish_time:
                         if c.dirty:
-                            done.append(c.event())
+                            done.append(c.event(key))
                         del self._cache[key]
                 elif c.event_time < now - self.finish_time:
                     del self._cache[key]
@@ -343,10 +423,10 @@ class EventBroadcaster:
 
     def _write_series(self, select: Callable[[_Cached], bool], only_dirty: bool = True) -> None:
         with self._lock:
-            evs = []
-            for c in self._cache.values():
+            evs, self._evicted = self._evicted, []
+            for key, c in self._cache.items():
                 if c.series is not None and select(c) and (c.dirty or not only_dirty):
-                    evs.append(c.event())
+                    evs.append(c.event(key))
                     c.dirty = False
         for ev in evs:
             self._attempt(ev)

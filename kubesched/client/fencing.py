@@ -5,14 +5,19 @@ bindings queued.
 
 :class:`LeaseFence` is the :class:`WriteGuard` of :class:`kubesched.client.kube.KubeClusterClient`:
 the client consults it immediately before sending each mutating request (every method but GET;
-the Lease's own requests are exempt so that the elector can renew). The lease counts as fresh
-until ``renew_deadline`` seconds after the *start* of the last successful acquire/renew, on the
-monotonic clock (``LeaderElector.valid_until``): a replica cannot know when another replica saw
-its last renewal, only that it was not before that request was sent, and client-go's elector
-itself gives up after ``renew_deadline`` (shorter than ``lease_duration``, after which another
-candidate may take over). A replica that finds its lease stale refuses the write with
-:class:`LeaseLostError` and calls ``on_stale`` once, which stops scheduling (the binding cycles in
-flight fail, forget their assumed pods, and the process exits as on a lost lease).
+the Lease's own requests are exempt so that the elector can renew). As client-go's elector
+(``tools/leaderelection/leaderelection.go``: ``renew``), a leader keeps leading while the
+renewal round due ``retry_period`` after its last success is within its ``renew_deadline``; the
+lease counts as fresh until ``min(retry_period + renew_deadline, lease_duration)`` seconds after
+the *start* of the last successful acquire/renew, on the monotonic clock
+(``LeaderElector.valid_until``): a replica cannot know when another replica saw its last renewal,
+only that it was not before that request was sent, and another candidate takes over
+``lease_duration`` after it saw it. So a pause shorter than the renew deadline is survived (the
+writes after it go out, the next renewal succeeds), and after a longer one no write goes out once
+the lease could have passed to another replica. A replica that finds its lease stale refuses the
+write with :class:`LeaseLostError` and calls ``on_stale`` once, which stops scheduling (the
+binding cycles in flight fail, forget their assumed pods, and the process exits as on a lost
+lease). client-go itself does not fence writes; kube-scheduler relies on the renew deadline alone.
 """
 
 from __future__ import annotations

@@ -14,6 +14,11 @@ a line break or other control character raises ValueError before anything is sen
 failures raise ``OSError`` or ``http.client.HTTPException`` subclasses
 (``RemoteDisconnected``, ``IncompleteRead``, ``BadStatusLine``, ``LineTooLong``).
 
+Every request ends within its read timeout in total, from taking a connection to the last body
+byte (Go's ``http.Client.Timeout``): each receive waits only for the time left, so a server that
+answers one byte a second cannot hold a caller longer. An answer body over ``max_body`` bytes
+raises :class:`ResponseTooLarge` as soon as its length is known or exceeded.
+
 TLS follows the kubeconfig as the official client's REST client does: the cluster CA (or the
 system store), the client certificate and key, ``insecure-skip-tls-verify``, ``tls-server-name``.
 Connections are taken LIFO from an idle list (any thread) and returned when the response was
@@ -28,15 +33,27 @@ import http.client
 import socket
 import ssl
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-__all__ = ["ConnectionPool", "Headers", "Response", "ResponseHeaders", "Transport", "ssl_context_for"]
+__all__ = ["MAX_BODY_BYTES", "ConnectionPool", "Headers", "Response", "ResponseHeaders", "ResponseTooLarge", "Transport",
+           "ssl_context_for"]
 
 #: longest response head (status line and headers) accepted, bytes (``http.client``: 100 headers of 64 KiB)
 MAX_HEAD_BYTES = 256 * 1024
+#: longest response body accepted by default, bytes (a page of 500 pods is a few MiB)
+MAX_BODY_BYTES = 256 * 1024 * 1024
 _RECV = 65536
+
+
+class ResponseTooLarge(http.client.HTTPException):
+    """An answer body longer than the pool's ``max_body``: ``answer larger than <n> bytes``."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"answer larger than {limit} bytes")
+        self.limit = limit
 
 
 class ResponseHeaders(Protocol):
@@ -102,11 +119,17 @@ def ssl_context_for(configuration: Any) -> ssl.SSLContext:
 class _Connection:
     """One keep-alive connection: its socket and the bytes received but not consumed yet."""
 
-    __slots__ = ("buf", "sock")
+    __slots__ = ("buf", "clip", "deadline", "max_body", "sock")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock: socket.socket | None = sock
         self.buf = bytearray()
+        #: monotonic seconds by which the request in progress must end (None: per-receive timeout only)
+        self.deadline: float | None = None
+        #: whether the next receive must clip the socket's timeout to the deadline (the first one
+        #: of a request runs on the timeout set just before the request was written)
+        self.clip = False
+        self.max_body = MAX_BODY_BYTES
 
     def close(self) -> None:
         sock, self.sock = self.sock, None
@@ -128,10 +151,11 @@ def _check_request(method: str, target: str, head: str, lines: int) -> None:
 
 class ConnectionPool:
     """Keep-alive connections to one ``http(s)://host:port`` (``base_url``'s path is a prefix of
-    every request path). ``maxsize``: idle connections kept. Thread-safe."""
+    every request path). ``maxsize``: idle connections kept; ``max_body``: longest answer body,
+    bytes. Thread-safe."""
 
     def __init__(self, base_url: str, *, ssl_context: ssl.SSLContext | None = None, server_hostname: str | None = None,
-                 maxsize: int = 32) -> None:
+                 maxsize: int = 32, max_body: int = MAX_BODY_BYTES) -> None:
         u = urlsplit(base_url)
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"unsupported API server URL {base_url!r}")
@@ -142,6 +166,7 @@ class ConnectionPool:
         self.ssl_context = ssl_context if ssl_context is not None else (ssl.create_default_context() if self.https else None)
         self.server_hostname = server_hostname
         self.maxsize = maxsize
+        self.max_body = max_body
         host = f"[{self.host}]" if ":" in self.host else self.host
         default_port = 443 if self.https else 80
         self._host_header = host if self.port == default_port else f"{host}:{self.port}"
@@ -188,9 +213,11 @@ class ConnectionPool:
 
     def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
                 timeout: tuple[float, float]) -> Response:
-        """Send one request and read the whole answer. Raises ValueError for a request that
-        cannot be written (line breaks in a header), OSError / ``http.client.HTTPException`` on
-        transport failures (after the one retry of a stale reused connection)."""
+        """Send one request and read the whole answer within ``timeout[1]`` seconds in total
+        (``timeout[0]`` bounds the connect). Raises ValueError for a request that cannot be
+        written (line breaks in a header), OSError (``TimeoutError`` when the time is up) /
+        ``http.client.HTTPException`` (:class:`ResponseTooLarge`) on transport failures (after
+        the one retry of a stale reused connection)."""
         return self._send(self._encode(method, path, body, headers), method, timeout)
 
     def request_pipelined(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
@@ -214,11 +241,13 @@ class ConnectionPool:
         conn: _Connection | None = None
         keep = False
         try:
+            deadline = time.monotonic() + timeout[1]
             conn = self._take() or self._new(timeout[0])
             sock = conn.sock
             assert sock is not None
             keep = True
-            sock.settimeout(timeout[1])
+            conn.deadline, conn.max_body, conn.clip = deadline, self.max_body, False
+            sock.settimeout(_left(deadline))
             sock.sendall(b"".join(encoded))
             for m, _path, _body, _headers in requests:
                 resp, keep = _read_response(conn, sock, m, [False])
@@ -241,6 +270,7 @@ class ConnectionPool:
         return out
 
     def _send(self, data: bytes, method: str, timeout: tuple[float, float]) -> Response:
+        deadline = time.monotonic() + timeout[1]
         conn = self._take()
         reused = conn is not None
         while True:
@@ -249,8 +279,9 @@ class ConnectionPool:
             sock = conn.sock
             assert sock is not None
             started = [False]
+            conn.deadline, conn.max_body, conn.clip = deadline, self.max_body, False
             try:
-                sock.settimeout(timeout[1])
+                sock.settimeout(_left(deadline))
                 sock.sendall(data)
                 resp, keep = _read_response(conn, sock, method, started)
             except (BrokenPipeError, ConnectionResetError) as e:
@@ -277,8 +308,26 @@ class ConnectionPool:
             c.close()
 
 
+def _left(deadline: float) -> float:
+    """Seconds left before ``deadline``; TimeoutError when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("request deadline exceeded")
+    return left
+
+
 def _fill(conn: _Connection, sock: socket.socket, started: list[bool]) -> bool:
-    """Receive more bytes into ``conn.buf``; False at the end of the stream."""
+    """Receive more bytes into ``conn.buf`` by the connection's deadline; False at the end of
+    the stream. Raises TimeoutError when the deadline passes, ResponseTooLarge when the buffer
+    grows past ``max_body`` plus one head."""
+    deadline = conn.deadline
+    if deadline is not None:
+        if conn.clip:
+            sock.settimeout(_left(deadline))
+        else:
+            conn.clip = True
+    if len(conn.buf) > conn.max_body + MAX_HEAD_BYTES:
+        raise ResponseTooLarge(conn.max_body)
     chunk = sock.recv(_RECV)
     if not chunk:
         return False
@@ -343,6 +392,8 @@ def _read_response(conn: _Connection, sock: socket.socket, method: str,
             raise http.client.BadStatusLine(f"invalid Content-Length {length_text!r}") from None
         if length < 0:
             raise http.client.BadStatusLine(f"invalid Content-Length {length_text!r}")
+        if length > conn.max_body:
+            raise ResponseTooLarge(conn.max_body)
         while len(buf) < length:
             if not _fill(conn, sock, started):
                 raise http.client.IncompleteRead(bytes(buf), length - len(buf))
@@ -350,7 +401,8 @@ def _read_response(conn: _Connection, sock: socket.socket, method: str,
         del buf[:length]
         return Response(code, Headers(fields), data), keep
     while _fill(conn, sock, started):  # delimited by the end of the connection
-        pass
+        if len(buf) > conn.max_body:
+            raise ResponseTooLarge(conn.max_body)
     data = bytes(buf)
     buf.clear()
     return Response(code, Headers(fields), data), False
@@ -373,6 +425,8 @@ def _read_chunked(conn: _Connection, sock: socket.socket, started: list[bool]) -
         del buf[:eol + 2]
         if size == 0:
             break
+        if len(out) + size > conn.max_body:
+            raise ResponseTooLarge(conn.max_body)
         while len(buf) < size + 2:
             if not _fill(conn, sock, started):
                 raise http.client.IncompleteRead(bytes(out), size + 2 - len(buf))

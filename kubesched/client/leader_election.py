@@ -5,8 +5,15 @@ A candidate tries to acquire the Lease every ``retry_period`` seconds (jittered 
 ``wait.JitterUntil``). It takes a Lease that does not exist, has no holder, is its own, or whose
 record has not changed for ``lease_duration`` seconds *as observed locally* (client-go never
 compares the remote ``renewTime`` with its own clock). While leading it renews every
-``retry_period``; when no renewal has succeeded for ``renew_deadline`` seconds it has lost the
-lease and ``on_stopped_leading`` runs at once. On :meth:`LeaderElector.release` (graceful
+``retry_period``; each renewal round starts ``retry_period`` after the last success and has
+``renew_deadline`` seconds to succeed (client-go's ``renew``: ``wait.Until`` with a
+``context.WithTimeout(RenewDeadline)`` round). When the round's deadline passes the candidate has
+lost the lease and ``on_stopped_leading`` runs at once. The window after the start of the last
+successful attempt is therefore ``retry_period + renew_deadline``, capped here at
+``lease_duration`` (:meth:`LeaderElectionConfig.leading_window`): another candidate may take the
+Lease ``lease_duration`` after it observed the last renewal, never earlier than that renewal was
+sent. A pause shorter than the renew deadline (a GC, a SIGSTOP) is survived as in client-go: the
+first renewal after it succeeds and leadership goes on. On :meth:`LeaderElector.release` (graceful
 shutdown, ``ReleaseOnCancel``) the leader empties ``holderIdentity`` and sets
 ``leaseDurationSeconds: 1`` so another candidate takes over without waiting.
 
@@ -68,6 +75,11 @@ class LeaderElectionConfig:
         if not self.identity:
             raise ValueError("Lock identity is empty")
 
+    def leading_window(self) -> float:
+        """Seconds after the start of the last successful acquire/renew during which this
+        candidate still leads: ``min(retry_period + renew_deadline, lease_duration)``."""
+        return min(self.retry_period + self.renew_deadline, self.lease_duration)
+
 
 class LeaderElector:
     """Campaign for and hold one Lease.
@@ -109,7 +121,7 @@ class LeaderElector:
         return self.config.identity
 
     def is_leader(self) -> bool:
-        """True while this candidate holds the lease (last renewal within ``renew_deadline``)."""
+        """True while this candidate holds the lease (last renewal within the leading window)."""
         with self._lock:
             return self._leading
 
@@ -120,9 +132,9 @@ class LeaderElector:
             return str(rec.get("holderIdentity") or "") if rec else ""
 
     def valid_until(self) -> float:
-        """Monotonic seconds until which this candidate's lease is fresh: ``renew_deadline`` after
-        the start of the last successful acquire/renew while leading, ``-inf`` otherwise (see
-        :mod:`kubesched.client.fencing`)."""
+        """Monotonic seconds until which this candidate's lease is fresh:
+        :meth:`LeaderElectionConfig.leading_window` after the start of the last successful
+        acquire/renew while leading, ``-inf`` otherwise (see :mod:`kubesched.client.fencing`)."""
         with self._lock:
             return self._valid_until if self._leading else float("-inf")
 
@@ -205,7 +217,7 @@ class LeaderElector:
         """One iteration of the acquire/renew loop; returns the seconds to wait before the next.
 
         Not leading: try to acquire; on success become leader (``on_started_leading``). Leading:
-        try to renew; if the last success is ``renew_deadline`` or more ago, stop leading
+        try to renew; if the last success is the leading window or more ago, stop leading
         (``on_stopped_leading``) -- the caller must stop scheduling at once.
         """
         cfg = self.config
@@ -216,11 +228,11 @@ class LeaderElector:
         with self._lock:
             if ok:
                 self._last_renew = now
-                self._valid_until = attempt_started + cfg.renew_deadline
+                self._valid_until = attempt_started + cfg.leading_window()
                 if not self._leading:
                     self._leading = True
                     started = True
-            elif self._leading and now - self._last_renew >= cfg.renew_deadline:
+            elif self._leading and now - self._last_renew >= cfg.leading_window():
                 self._leading = False
                 stopped = True
             leading = self._leading
@@ -230,7 +242,7 @@ class LeaderElector:
                 self.on_started_leading()
         if stopped:
             log.error("leader election lost: failed to renew lease %s/%s within %gs", cfg.namespace, cfg.name,
-                      cfg.renew_deadline)
+                      cfg.leading_window())
             if self.on_stopped_leading is not None:
                 self.on_stopped_leading()
         if leading:

@@ -7,7 +7,15 @@ Errors keep upstream's wording where kubesched can produce it:
   (``<url>`` is the full URL including the verb);
 * connection failures render like Go's ``*url.Error``: ``Post "<url>": <cause>`` with
   ``dial tcp <host:port>: connect: connection refused`` and
-  ``context deadline exceeded (Client.Timeout exceeded while awaiting headers)`` for the common causes.
+  ``context deadline exceeded (Client.Timeout exceeded while awaiting headers)`` for the common causes;
+* a deadline that passes while the body is read: Go's body error
+  ``context deadline exceeded (Client.Timeout or context cancellation while reading body)``;
+* an answer over :data:`MAX_RESPONSE_BYTES`:
+  ``Post "<url>": answer larger than <n> bytes`` (upstream has no cap; Go's decoder would read it all).
+
+``httpTimeout`` bounds the whole call (connect, TLS, request, headers and body) as Go's
+``http.Client.Timeout`` does (:mod:`kubesched.net.deadline`): an extender that answers one byte a
+second holds the scheduling cycle ``httpTimeout`` and not longer.
 """
 
 from __future__ import annotations
@@ -23,6 +31,10 @@ import httpx
 
 from kubesched.config.types import Extender
 from kubesched.errors import ConfigError
+from kubesched.net.deadline import DeadlineExceeded, ResponseTooLarge, deadline_client, request
+
+#: largest extender answer read, bytes (a filter answer of 15,000 full Nodes is about 75 MB)
+MAX_RESPONSE_BYTES = 128 * 1024 * 1024
 
 
 class ExtenderError(Exception):
@@ -91,15 +103,17 @@ def _read(path: str) -> bytes:
 
 class Transport:
     """A pooled, thread-safe JSON-over-HTTP client for one extender (``http.Client`` with
-    ``Timeout: httpTimeout``). ``timeout`` in seconds bounds the whole request."""
+    ``Timeout: httpTimeout``). ``timeout`` in seconds bounds the whole request; answers are
+    read up to ``max_bytes`` bytes."""
 
-    def __init__(self, cfg: Extender, path: str = "extenders[0]") -> None:
+    def __init__(self, cfg: Extender, path: str = "extenders[0]", max_bytes: int = MAX_RESPONSE_BYTES) -> None:
         ctx, server_name = ssl_context(cfg, path)
         self.url_prefix = cfg.url_prefix
         self.server_name = server_name
         self.timeout = float(cfg.http_timeout)
-        self._client = httpx.Client(verify=ctx if ctx is not None else True, timeout=self.timeout,
-                                    follow_redirects=True, trust_env=False)
+        self.max_bytes = max_bytes
+        self._client = deadline_client(verify=ctx if ctx is not None else True, timeout=self.timeout,
+                                       follow_redirects=True, trust_env=False)
 
     def url(self, verb: str) -> str:
         """``strings.TrimRight(urlPrefix, "/") + "/" + verb``."""
@@ -114,11 +128,12 @@ class Transport:
         body = json.dumps(args, separators=(",", ":")).encode("utf-8")
         ext = {"sni_hostname": self.server_name} if self.server_name else None
         try:
-            resp = self._client.post(url, content=body, headers={"Content-Type": "application/json"},
-                                     extensions=ext)
-        except httpx.TimeoutException:
-            raise ExtenderError(f'Post "{url}": context deadline exceeded '
-                                "(Client.Timeout exceeded while awaiting headers)") from None
+            resp, data = request(self._client, "POST", url, timeout=self.timeout, max_bytes=self.max_bytes,
+                                 content=body, headers={"Content-Type": "application/json"}, extensions=ext)
+        except DeadlineExceeded as e:
+            raise ExtenderError(str(e) if e.headers_received else f'Post "{url}": {e}') from None
+        except ResponseTooLarge as e:
+            raise ExtenderError(f'Post "{url}": {e}') from None
         except httpx.ConnectError as e:
             raise ExtenderError(f'Post "{url}": {_connect_cause(url, e)}') from None
         except httpx.HTTPError as e:
@@ -126,7 +141,7 @@ class Transport:
         if resp.status_code != 200:
             raise ExtenderError(f"failed {verb} with extender at URL {url}, code {resp.status_code}")
         try:
-            return json.loads(resp.content)
+            return json.loads(data)
         except ValueError as e:
             raise ExtenderError(f"invalid JSON from extender at URL {url}: {e}") from None
 

@@ -19,6 +19,10 @@ distribution token flow: ``GET realm?service=&scope=`` with basic credentials wh
 default) or ``Basic``. Per-registry endpoint, TLS and credentials come from
 :class:`~kubesched.images.registry_settings.RegistrySettings`.
 
+Each manifest request, token exchange included, ends within ``timeoutSeconds`` in total (connect,
+headers and body, as Go's ``http.Client.Timeout``; :mod:`kubesched.net.deadline`), and a manifest
+is read up to 4 MiB.
+
 Errors: :class:`RegistryError` naming the image and what failed (HTTP status and the registry's
 error code, a digest mismatch, no manifest for the platform, an unsupported media type).
 """
@@ -42,6 +46,7 @@ from kubesched.errors import KubeschedError
 from kubesched.images.catalogue import CatalogueImage, Layer
 from kubesched.images.names import ImageRef, InvalidImageReference, parse_image_ref
 from kubesched.images.registry_settings import RegistryHostSettings, RegistrySettings
+from kubesched.net.deadline import DeadlineExceeded, ResponseTooLarge, deadline_client, request
 
 __all__ = ["ImageLayers", "RegistryClient", "RegistryError", "MANIFEST_MEDIA_TYPES"]
 
@@ -137,7 +142,7 @@ class _TokenAuth(httpx.Auth):
         token_response = yield token_request
         if token_response.status_code != 200:
             raise RegistryError(f"token service {params['realm']} answered HTTP {token_response.status_code}"
-                                f"{_error_detail(token_response)}")
+                                f"{_error_detail(token_response.content)}")
         try:
             body = token_response.json()
             token = body.get("token") or body.get("access_token")
@@ -152,10 +157,10 @@ class _TokenAuth(httpx.Auth):
         yield request
 
 
-def _error_detail(response: httpx.Response) -> str:
+def _error_detail(body: bytes) -> str:
     """``: CODE message`` of a distribution error body (``{"errors": [{"code", "message"}]}``)."""
     try:
-        errors = response.json().get("errors") or []
+        errors = json.loads(body).get("errors") or []
         first = errors[0]
         return f": {first.get('code', '')} {first.get('message', '')}".rstrip()
     except (ValueError, AttributeError, IndexError, TypeError):
@@ -192,9 +197,9 @@ class RegistryClient:
                         verify = ssl.create_default_context(cafile=hs.ca_file)
                     except (OSError, ssl.SSLError) as e:
                         raise RegistryError(f"registry {host}: caFile {hs.ca_file}: {e}") from None
-                client = httpx.Client(auth=_TokenAuth(hs.credentials()), verify=verify,
-                                      timeout=self.settings.timeout_seconds, follow_redirects=True,
-                                      transport=self._transport)
+                client = deadline_client(auth=_TokenAuth(hs.credentials()), verify=verify,
+                                         timeout=self.settings.timeout_seconds, follow_redirects=True,
+                                         transport=self._transport)
                 entry = self._clients[host] = (client, hs.base_url(host))
             return entry
 
@@ -203,15 +208,17 @@ class RegistryClient:
         client, base = self._client(ref.domain)
         url = f"{base}/v2/{ref.path}/manifests/{reference}"
         try:
-            response = client.get(url, headers={"Accept": ", ".join(accept)})
+            response, body = request(client, "GET", url, timeout=self.settings.timeout_seconds,
+                                     max_bytes=_MAX_MANIFEST_BYTES, headers={"Accept": ", ".join(accept)})
+        except ResponseTooLarge:
+            raise RegistryError(f"image {ref.canonical}: manifest {reference} is larger than 4 MiB") from None
+        except DeadlineExceeded as e:
+            raise RegistryError(f"image {ref.canonical}: GET {url}: {e}") from None
         except httpx.HTTPError as e:
             raise RegistryError(f"image {ref.canonical}: GET {url}: {e or type(e).__name__}") from None
         if response.status_code != 200:
             raise RegistryError(f"image {ref.canonical}: GET {url}: HTTP {response.status_code}"
-                                f"{_error_detail(response)}")
-        body = response.content
-        if len(body) > _MAX_MANIFEST_BYTES:
-            raise RegistryError(f"image {ref.canonical}: manifest {reference} is larger than 4 MiB")
+                                f"{_error_detail(body)}")
         digest = "sha256:" + hashlib.sha256(body).hexdigest()
         if reference.startswith("sha256:") and digest != reference:
             raise RegistryError(f"image {ref.canonical}: manifest {reference} has digest {digest}")

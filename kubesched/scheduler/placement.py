@@ -427,6 +427,8 @@ class Placement:
                 kept, failed, failed_unresolvable = ext.filter(pod, feasible)
             except Exception as e:  # noqa: BLE001
                 if ext.is_ignorable():
+                    v_info(log, 0, "Skipping extender as it returned error and has ignorable flag set",
+                           extender=ext.name, err=str(e))
                     continue
                 raise SchedulingError(Status(Code.Error, err=e)) from e
             for node, msg in failed_unresolvable.items():

@@ -36,8 +36,10 @@ Routes (GET and HEAD):
   ``Content-Type: application/octet-stream``, ``Content-Disposition: attachment;
   filename=profile.pstats``; 500 if a profile is already running, 400 for a bad ``seconds``.
 
-Connections: idle keep-alive connections are closed after :data:`KEEPALIVE_TIMEOUT` seconds;
-request headers must arrive within aiohttp's limits (8 KiB lines).
+Connections (:mod:`kubesched.net.listener`, :data:`RUN_LIMITS`): at most 1,024 open (256 per
+client address; over a cap the oldest idle connection is closed to make room), the TLS handshake and the first
+request head within 5 s, idle keep-alive connections closed after :data:`KEEPALIVE_TIMEOUT`
+seconds, request heads up to 1 MiB.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from kubesched.net.listener import ConnectionLimits, LimitedSite, handler_args
 from kubesched.serving.authn import Authenticator, AuthRequest, Unauthorized
 from kubesched.serving.authz import AuthorizationError, Authorizer, forbidden_message
 from kubesched.serving.profiling import ProfilerBusyError, cpu_profile
@@ -68,6 +71,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds past the lease duration a leader may go without renewing before ``/healthz`` fails.
 HEALTHZ_LEADER_TOLERANCE = 20.0
+#: Connection limits of the ports: probes and scrapers need a few connections each; 1,024 TLS
+#: connections mid-handshake cost about 110 MB.
+RUN_LIMITS = ConnectionLimits(max_connections=1024, max_per_client=256, head_timeout=5.0)
 #: Seconds an idle keep-alive connection stays open.
 KEEPALIVE_TIMEOUT = 60.0
 
@@ -237,7 +243,8 @@ class StatusServer:
                  profiler: Callable[[float], bytes] = cpu_profile,
                  auth: RequestAuth | None = None,
                  configz: Callable[[], dict[str, Any]] | None = None,
-                 resources_registry: CollectorRegistry | None = None) -> None:
+                 resources_registry: CollectorRegistry | None = None,
+                 limits: ConnectionLimits | None = None) -> None:
         self.address = address
         self.port = port
         self.synced = synced
@@ -255,6 +262,9 @@ class StatusServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
+        self.limits = limits or RUN_LIMITS
+        #: the listening site (connection counters), once started
+        self.site: LimitedSite | None = None
 
     @property
     def scheme(self) -> str:
@@ -281,13 +291,13 @@ class StatusServer:
 
     async def _start(self) -> None:
         self._runner = web.AppRunner(_build_app(self), access_log=None, handler_cancellation=True,
-                                     shutdown_timeout=1.0, keepalive_timeout=KEEPALIVE_TIMEOUT)
+                                     shutdown_timeout=1.0, keepalive_timeout=KEEPALIVE_TIMEOUT, **handler_args())
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port, ssl_context=self.tls, reuse_address=True)
+        site = LimitedSite(self._runner, self.address, self.port, ssl_context=self.tls, reuse_address=True,
+                           limits=self.limits)
         await site.start()
-        sockets: Any = getattr(site._server, "sockets", None) or []
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
+        self.site = site
+        self.port = site.port
 
     def start(self) -> StatusServer:
         """Bind and serve from a daemon thread. Raises OSError when the address is in use."""

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from kubesched.net.listener import LimitedSite, handler_args
 from kubesched.ui.app import make_app
 from kubesched.ui.security import is_loopback
 from kubesched.ui.session import LiveSession, Session
@@ -53,15 +54,12 @@ class UiServer:
         return f"{self.scheme}://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
 
     async def _start(self) -> None:
-        self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+        self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0,
+                                     **handler_args())
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port, ssl_context=self.ssl_context)
+        site = LimitedSite(self._runner, self.address, self.port, ssl_context=self.ssl_context)
         await site.start()
-        server = site._server  # the bound socket gives the port when 0 was asked
-        if server is not None and self.port == 0:
-            sockets = getattr(server, "sockets", None) or []
-            if sockets:
-                self.port = int(sockets[0].getsockname()[1])
+        self.port = site.port  # the bound socket gives the port when 0 was asked
 
     def _main(self) -> None:
         asyncio.set_event_loop(self._loop)

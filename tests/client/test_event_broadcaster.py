@@ -173,3 +173,46 @@ def test_queued_events_are_created_together_and_a_series_patch_waits_for_its_cre
     assert sorted(e["regarding"]["name"] for e in mc.events()) == ["a", "b", "c", "d"]
     assert b.written == 5
     b.stop()
+
+
+def test_the_cache_is_an_lru_of_max_cached_entries_and_an_evicted_series_writes_its_count() -> None:
+    clock = VirtualClock(0.0)
+    mc = MemoryCluster(clock)
+    sink = _Sink(mc)
+    b = EventBroadcaster(sink, clock, workers=1, max_cached=3).start()
+    for _ in range(3):
+        b.record(_event("a"))  # a series of 3: created, patched with 2, count 3 only cached
+    b.record(_event("b"))
+    b.record(_event("c"))
+    b.record(_event("a"))  # a is the most recently seen again: b leaves first
+    _drain(b, 4)
+    assert (b.cached(), b.evicted) == (3, 0)
+    b.record(_event("d"))  # pushes b (a singleton) out
+    b.record(_event("e"))  # pushes c out
+    b.record(_event("f"))  # pushes a out: its count 4 is written as it leaves
+    _drain(b, 8)
+    assert (b.cached(), b.evicted) == (3, 3)
+    ev = next(e for e in mc.events() if e["regarding"]["name"] == "a")
+    assert ev["series"]["count"] == 4
+    b.record(_event("b"))  # b left the cache: a new Event, not a series
+    b.stop()
+    assert [c[0] for c in sink.calls if c[1].startswith("b.")] == ["create", "create"]
+    assert b.cached() == 3
+
+
+def test_a_cache_entry_rebuilds_the_event_it_keeps() -> None:
+    from kubesched.client.event_broadcaster import _Cached
+
+    ev = _event("web", "a note")
+    ev["related"] = {"kind": "Pod", "namespace": "default", "name": "victim", "uid": "u2", "apiVersion": "v1"}
+    ev["deprecatedCount"] = 3
+    ev["metadata"]["labels"] = {"x": "y"}
+    ev["metadata"]["resourceVersion"] = "12"
+    c = _Cached.of(ev, 0.0)
+    want = {**ev, "metadata": {"name": ev["metadata"]["name"], "namespace": "default", "labels": {"x": "y"}}}
+    assert c.event(event_key(ev)) == want
+    assert c.rest == b'{"deprecatedCount":3,"metadata":{"labels":{"x":"y"}}}'
+    assert _Cached.of(_event("web"), 0.0).rest is None
+    odd = _event("db")
+    odd["regarding"]["extra"] = "kept"
+    assert _Cached.of(odd, 0.0).event(event_key(odd))["regarding"]["extra"] == "kept"

@@ -244,3 +244,28 @@ def test_pipelined_requests_to_a_server_that_is_gone_fail_one_by_one() -> None:
     assert [type(e) for e in out] == [ConnectionRefusedError, ConnectionRefusedError]
     with pytest.raises(ValueError, match="line break"):
         pool.request_pipelined([_post(1), ("POST", "/x", None, {"X": "a\r\nB: c"})], (1, 1))
+
+
+def test_a_trickling_answer_ends_at_the_total_deadline() -> None:
+    import time
+
+    from extender_support import http_answer, trickling_server
+
+    from kubesched.client.http_pool import ResponseTooLarge
+
+    answer = http_answer(b'{"kind":"Status"}')
+    for trickle_from in (0, answer.index(b"\r\n\r\n") + 4):  # the head, then the body, a byte each 0.2 s
+        with trickling_server(answer, trickle_from=trickle_from, interval=0.2) as srv:
+            pool = ConnectionPool(srv.url)
+            start = time.monotonic()
+            with pytest.raises(TimeoutError):
+                pool.request("POST", "/x", b"{}", {}, (1.0, 1.0))
+            took = time.monotonic() - start
+            pool.close()
+        assert 1.0 <= took < 1.5
+    for chunked in (False, True):
+        with trickling_server(http_answer(b"x" * 2000, chunked=chunked), trickle_from=1 << 30) as srv:
+            pool = ConnectionPool(srv.url, max_body=1000)
+            with pytest.raises(ResponseTooLarge, match="^answer larger than 1000 bytes$"):
+                pool.request("GET", "/x", None, {}, (1.0, 1.0))
+            pool.close()

@@ -103,7 +103,10 @@ def test_leader_that_cannot_renew_steps_down_after_the_renew_deadline() -> None:
     clock.advance_to(8.0)
     a.step()
     assert a.is_leader()
-    clock.advance_to(10.0)
+    clock.advance_to(11.9)  # the round due at 2 s still has until 2 + 10 s (client-go's renew)
+    a.step()
+    assert a.is_leader()
+    clock.advance_to(12.0)
     a.step()
     assert not a.is_leader()
     assert log == ["a sees a", "a started", "a stopped"]
@@ -144,4 +147,4 @@ def test_lost_lease_detected_by_run_returns() -> None:
 
     a.run(_Stop())
     assert log == ["a sees a", "a started", "a stopped"]
-    assert clock.now() == pytest.approx(12.0)  # last renewal at 2 s, deadline 10 s
+    assert clock.now() == pytest.approx(14.0)  # last renewal at 2 s, its round due at 4 s has 10 s

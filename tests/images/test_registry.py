@@ -364,3 +364,30 @@ def test_prepull_planner_takes_layers_from_the_registry(registry: Registry, imag
         assert controller.view.layer_bytes("sharing", app2) == (3000, 7000)
     finally:
         source.close()
+
+
+def test_trickling_registry_ends_at_the_timeout_and_large_manifest_is_refused() -> None:
+    import time
+
+    from extender_support import http_answer, trickling_server
+
+    with trickling_server(http_answer(b"{}"), interval=0.2) as srv:
+        host = srv.url.removeprefix("http://")
+        client = RegistryClient(RegistrySettings(timeout_seconds=1.0,
+                                                 registries={host: RegistryHostSettings(insecure=True)}))
+        start = time.monotonic()
+        with pytest.raises(RegistryError) as e:
+            client.image_layers(f"{host}/team/app:1")
+        took = time.monotonic() - start
+        client.close()
+    assert str(e.value) == (f"image {host}/team/app:1: GET {srv.url}/v2/team/app/manifests/1: "
+                            "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+    assert 1.0 <= took < 1.6
+    big = b"{" + b" " * (4 * 1024 * 1024) + b"}"
+    with trickling_server(http_answer(big), trickle_from=1 << 30) as srv:
+        host = srv.url.removeprefix("http://")
+        client = RegistryClient(RegistrySettings(registries={host: RegistryHostSettings(insecure=True)}))
+        with pytest.raises(RegistryError) as e:
+            client.image_layers(f"{host}/team/app:1")
+        client.close()
+    assert str(e.value) == f"image {host}/team/app:1: manifest 1 is larger than 4 MiB"

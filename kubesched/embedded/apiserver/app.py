@@ -30,6 +30,7 @@ handlers never do network I/O under it (see :mod:`kubesched.embedded.apiserver.w
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -229,6 +230,8 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
             if method == "GET":
                 if _is_watch(request) or target.legacy_watch:
                     return await _watch(request, state, target)
+                if "continue" not in query:
+                    await wait_until_fresh(state, query.get("resourceVersion"))
                 code, body = h.list(target, query)
                 body = _as_table(request, state, target, body, body["items"])
             elif method == "POST" and (target.namespace is not None or not target.resource.namespaced):
@@ -295,6 +298,26 @@ def _details(target: Target) -> Obj:
     return out
 
 
+#: Seconds a read at a resourceVersion the store has not reached yet waits for it before it is
+#: answered ``504 Too large resource version`` (``staging/src/k8s.io/apiserver/pkg/storage/cacher/
+#: watch_cache.go``: ``blockTimeout`` of ``waitUntilFreshAndBlock``).
+FRESHNESS_TIMEOUT = 3.0
+
+
+async def wait_until_fresh(state: ServerState, rv: str | None, timeout: float = FRESHNESS_TIMEOUT) -> None:
+    """Wait (on the loop, polling every 20 ms) until the store's resourceVersion reaches ``rv``,
+    at most ``timeout`` seconds; returns at once for ``None``, ``""``, ``"0"`` or a version the
+    store has reached. The caller then answers as it would have (the too-large error when the
+    version is still ahead)."""
+    if not rv or rv == "0" or not rv.isdigit():
+        return
+    want = int(rv)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while int(state.cluster.resource_version) < want and loop.time() < deadline:
+        await asyncio.sleep(0.02)
+
+
 async def _watch(request: web.Request, state: ServerState, target: Target) -> web.StreamResponse:
     res = target.resource
     assert res is not None
@@ -310,12 +333,18 @@ async def _watch(request: web.Request, state: ServerState, target: Target) -> we
     timeout = state.watch_timeout
     if timeout_raw:
         try:
-            timeout = float(int(timeout_raw))
+            seconds = int(timeout_raw)
         except ValueError:
             raise ApiError(400, f"timeoutSeconds: Invalid value: {timeout_raw!r}") from None
+        # as kube-apiserver's ListResource: 0 is the server's default, a negative value a watch
+        # whose deadline has passed (it ends at once, 200 with no event)
+        if seconds != 0:
+            timeout = float(max(seconds, 0))
     rv = query.get("resourceVersion") or None
     if rv is not None and rv != "0" and not rv.isdigit():
         raise ApiError(400, f'resourceVersion: Invalid value: "{rv}": must be an integer')
+    if timeout != 0:
+        await wait_until_fresh(state, rv)
     params = WatchParams(
         store_kind=res.kind_in_store,
         kind=res.kind,

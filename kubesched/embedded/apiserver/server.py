@@ -24,6 +24,7 @@ from kubesched.embedded.apiserver.reviews import Reviews
 from kubesched.embedded.apiserver.watch import WatchLimits
 from kubesched.embedded.controllers.manager import ControllerManager
 from kubesched.embedded.store import MemoryCluster
+from kubesched.net.listener import ConnectionLimits, LimitedSite, handler_args
 
 __all__ = [
     "SYSTEM_NAMESPACES",
@@ -39,6 +40,11 @@ __all__ = [
 #: before the server closes it: Go's ``IdleTimeout`` of kube-apiserver's secure serving
 #: (``staging/src/k8s.io/apiserver/pkg/server/secure_serving.go``), aiohttp's ``keepalive_timeout``.
 IDLE_TIMEOUT = 90.0
+
+#: Connection limits of ``serve``'s listener (:mod:`kubesched.net.listener`): every client of
+#: a local ``serve`` shares one address, and each informer holds a watch connection per kind; the
+#: first request head within 32 s (kube-apiserver's ``ReadHeaderTimeout``, same file).
+SERVE_LIMITS = ConnectionLimits(max_connections=4096, max_per_client=4096, head_timeout=32.0)
 
 #: Namespaces every cluster has (created by ``ensure_namespaces`` when missing).
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -81,6 +87,8 @@ class ServerHandle:
         self.state = state
         self.address = address
         self.port = port
+        #: the listening site (connection counters), once started
+        self.site: LimitedSite | None = None
         self._requested_port = port
         self._bookmark_interval = bookmark_interval
         self._loop = asyncio.new_event_loop()
@@ -122,15 +130,13 @@ class ServerHandle:
     async def _start(self) -> None:
         self._runner = web.AppRunner(
             build_app(self.state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0,
-            keepalive_timeout=IDLE_TIMEOUT,
+            keepalive_timeout=IDLE_TIMEOUT, **handler_args(),
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self._requested_port)
+        site = LimitedSite(self._runner, self.address, self._requested_port, limits=SERVE_LIMITS)
         await site.start()
-        server = site._server
-        sockets: Any = getattr(server, "sockets", None) or []
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
+        self.site = site
+        self.port = site.port
         host = f"[{self.address}]" if ":" in self.address else self.address
         self.state.server_address = f"{host}:{self.port}"
 

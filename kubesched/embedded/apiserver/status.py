@@ -58,7 +58,9 @@ def success(code: int = 200, details: Obj | None = None) -> Obj:
 class ApiError(Exception):
     """An error answered as a ``Status`` body with HTTP ``code`` (raised inside request handlers).
 
-    ``headers`` are extra response headers (``Retry-After`` for 429).
+    ``headers`` are extra response headers (``Retry-After`` for 429). A ``retryAfterSeconds`` in
+    ``details`` is also sent as ``Retry-After``, as kube-apiserver's ``ErrorNegotiated``
+    (``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/writers.go``) does.
     """
 
     def __init__(
@@ -72,4 +74,7 @@ class ApiError(Exception):
         super().__init__(message)
         self.code = code
         self.status = failure(code, message, reason, details)
-        self.headers = headers or {}
+        self.headers = dict(headers or {})
+        retry = (details or {}).get("retryAfterSeconds")
+        if isinstance(retry, int) and retry > 0:
+            self.headers.setdefault("Retry-After", str(retry))

@@ -540,8 +540,15 @@ async def serve_watch(
     """Answer a watch request with a stream of events until the timeout, the client leaves, the
     hub drops it, or the client falls behind (see the module docstring). A compacted
     resourceVersion gives one ``ERROR`` event whose object is a ``Status`` (code 410, reason
-    ``Expired``), then the end of the stream, as kube-apiserver does."""
+    ``Expired``), a version the store has not reached (the caller waited for it) one whose code
+    is 504 (``Too large resource version``, cause ``ResourceVersionTooLarge``,
+    ``retryAfterSeconds`` 1), then the end of the stream, as kube-apiserver does. A timeout of 0
+    or less (``timeoutSeconds`` < 0) ends the stream at once with no event."""
     resp = web.StreamResponse(status=200)
+    if params.timeout is not None and params.timeout <= 0:  # a deadline already passed: no event
+        await _start(resp, request)
+        await resp.write_eof()
+        return resp
     start_rv = params.resource_version
     if params.send_initial_events:
         start_rv = None
@@ -557,7 +564,8 @@ async def serve_watch(
     except ValueError as e:
         hub.release(params.store_kind)
         await _start(resp, request)
-        details = {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]}
+        details = {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                   "retryAfterSeconds": 1}
         code, reason = (504, "Timeout") if "Too large" in str(e) else (400, "BadRequest")
         body = failure(code, str(e), reason, details if code == 504 else None)
         await resp.write(_line("ERROR", encode_object(body)))

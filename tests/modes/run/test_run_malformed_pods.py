@@ -129,6 +129,7 @@ def _malformed_pending(cluster: Cluster) -> dict[str, tuple[dict[str, Any], str]
         "spec.containers[0].ports[0].hostPort")
     add("node-selector-list", _set(base, ("spec", "nodeSelector"), ["zone=a"]), "spec.nodeSelector")
     add("gates-strings", _set(base, ("spec", "schedulingGates"), ["a", "b"]), "spec.schedulingGates[0]")
+    add("api-version", _set(base, ("apiVersion",), "apps/v1"), "apiVersion")
     for name, (pod, _) in cases.items():
         if isinstance(pod.get("metadata"), dict):
             pod["metadata"]["name"] = name
@@ -175,6 +176,7 @@ def test_malformed_pending_pods_get_one_event_and_condition(cluster: Cluster, re
     notes = {e["regarding"]["name"]: e["note"] for e in _events(cluster, "FailedScheduling")}
     assert notes["toleration-seconds"] == "spec.tolerations[0].tolerationSeconds: must be an integer, got string"
     assert notes["gates-strings"] == "spec.schedulingGates[0]: must be an object, got string"
+    assert notes["api-version"] == 'apiVersion: must be "v1" for kind Pod, got "apps/v1"'
     assert "Traceback" not in r.log()
     # the gated-by-strings pod was never bound: no binding request was ever refused
     assert _events(cluster, "Scheduled") and all(e["regarding"]["name"] == "good"
