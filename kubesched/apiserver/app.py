@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kubesched.api.kube_version import version_info
 from kubesched.api.yaml_limits import load_json, safe_load
 from kubesched.apiserver import paths
 from kubesched.apiserver.guard import RequestGuard
@@ -61,17 +62,7 @@ _log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 #: ``GET /version``: the Kubernetes version whose semantics kubesched follows.
-VERSION_INFO: Obj = {
-    "major": "1",
-    "minor": "34",
-    "gitVersion": "v1.34.0-kubesched",
-    "gitCommit": "",
-    "gitTreeState": "clean",
-    "buildDate": "1970-01-01T00:00:00Z",
-    "goVersion": "",
-    "compiler": "python",
-    "platform": "linux/amd64",
-}
+VERSION_INFO: Obj = version_info()
 
 _STATE_KEY: web.AppKey[ServerState] = web.AppKey("kubesched_state")
 

@@ -69,7 +69,7 @@ def _pod(name: str, **spec: Any) -> dict[str, Any]:
 
 def test_discovery(server: ServerHandle) -> None:
     code, version, _ = _raw(server, "GET", "/version")
-    assert code == 200 and (version["major"], version["minor"]) == ("1", "34")
+    assert code == 200 and (version["major"], version["minor"], version["gitVersion"]) == ("1", "35", "v1.35.0")
     _, api, _ = _raw(server, "GET", "/api")
     assert api["versions"] == ["v1"]
     _, core_list, _ = _raw(server, "GET", "/api/v1")
