@@ -17,10 +17,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.shape import check_shape
-from kubesched.apiserver.admission import admit_new_namespace, admit_new_pod
+from kubesched.apiserver.admission import (
+    admit_namespace_deletion,
+    admit_namespaced_create,
+    admit_new_namespace,
+    admit_new_pod,
+)
 from kubesched.apiserver.client_times import restamp_conditions, restamp_event
 from kubesched.apiserver.events import to_core, to_events_v1
 from kubesched.apiserver.fields import compile_field_selector
+from kubesched.apiserver.openapi import unknown_fields
 from kubesched.apiserver.paging import Pager
 from kubesched.apiserver.patching import (
     PatchError,
@@ -40,6 +46,9 @@ __all__ = ["ResourceHandlers", "status_merge_patch", "view_for"]
 Obj = dict[str, Any]
 
 _PATCH_RETRIES = 5
+
+#: Values of the ``fieldValidation`` query parameter.
+FIELD_VALIDATION_DIRECTIVES = ("Ignore", "Warn", "Strict")
 
 PATCH_TYPES = {
     "application/merge-patch+json": apply_merge_patch,
@@ -189,6 +198,29 @@ class ResourceHandlers:
         obj["metadata"] = meta
         return obj
 
+    def _check_fields(self, res: Resource, obj: Obj, query: Mapping[str, str], warnings: list[str] | None) -> Obj:
+        """``obj`` without unknown fields, by the request's ``fieldValidation`` (``Strict``: ApiError
+        400 ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field
+        "spec.foo"``; ``Warn``, the default: each one appended to ``warnings`` as ``unknown field
+        "spec.foo"``; ``Ignore``: dropped silently). Follows the strict decoding of
+        ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go`` and ``fieldmanager``."""
+        if res.kind == "Event":
+            return obj
+        directive = _first(query, "fieldValidation") or "Warn"
+        if directive not in FIELD_VALIDATION_DIRECTIVES:
+            raise ApiError(400, f'fieldValidation: Unsupported value: "{directive}": supported values: '
+                           '"Ignore", "Strict", "Warn"', "BadRequest")
+        pruned, unknown = unknown_fields(obj, res.group, res.version, res.kind)
+        if not unknown:
+            return obj
+        messages = [f'unknown field "{path}"' for path in unknown]
+        if directive == "Strict":
+            raise ApiError(400, f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                           f"strict decoding error: {', '.join(messages)}", "BadRequest")
+        if directive == "Warn" and warnings is not None:
+            warnings.extend(messages)
+        return pruned
+
     # ------------------------------------------------------------------- verbs
 
     def get(self, target: Target) -> tuple[int, Obj]:
@@ -231,11 +263,14 @@ class ResourceHandlers:
         return 200, {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta,
                      "items": page.items}
 
-    def create(self, target: Target, body: Any, query: Mapping[str, str]) -> tuple[int, Obj]:
-        """POST to a collection."""
+    def create(self, target: Target, body: Any, query: Mapping[str, str],
+               warnings: list[str] | None = None) -> tuple[int, Obj]:
+        """POST to a collection (``warnings`` collects field-validation warnings)."""
         res = target.resource
         assert res is not None
-        obj = self._body_object(target, body, for_update=False)
+        obj = self._check_fields(res, self._body_object(target, body, for_update=False), query, warnings)
+        if res.namespaced and res.kind != "Event":
+            admit_namespaced_create(res.name, obj, self.cluster)
         if res.kind == "Pod":
             obj = admit_new_pod(obj, self.cluster)
         elif res.kind == "Namespace":
@@ -246,13 +281,15 @@ class ResourceHandlers:
             return 201, obj
         return 201, view_for(res)(self.cluster.create(obj))
 
-    def update(self, target: Target, body: Any, query: Mapping[str, str]) -> tuple[int, Obj]:
-        """PUT of an object (status kept for kinds with a status subresource) or of ``status``."""
+    def update(self, target: Target, body: Any, query: Mapping[str, str],
+               warnings: list[str] | None = None) -> tuple[int, Obj]:
+        """PUT of an object (status kept for kinds with a status subresource) or of ``status``
+        (``warnings`` collects field-validation warnings)."""
         res = target.resource
         assert res is not None and target.name is not None
         if res.kind == "Event":
             raise ApiError(405, "the embedded cluster does not update events", "MethodNotAllowed")
-        obj = self._body_object(target, body, for_update=True)
+        obj = self._check_fields(res, self._body_object(target, body, for_update=True), query, warnings)
         if target.subresource in ("status", "finalize"):
             current = self._get(res, target.namespace, target.name)
             rv = (obj.get("metadata") or {}).get("resourceVersion")
@@ -266,8 +303,10 @@ class ResourceHandlers:
             return 200, obj
         return 200, view_for(res)(self.cluster.update(obj))
 
-    def patch(self, target: Target, body: Any, content_type: str, query: Mapping[str, str]) -> tuple[int, Obj]:
-        """PATCH of an object or of its ``status`` (merge, strategic merge or JSON patch)."""
+    def patch(self, target: Target, body: Any, content_type: str, query: Mapping[str, str],
+              warnings: list[str] | None = None) -> tuple[int, Obj]:
+        """PATCH of an object or of its ``status`` (merge, strategic merge or JSON patch;
+        ``warnings`` collects field-validation warnings about the patched object)."""
         res = target.resource
         assert res is not None and target.name is not None
         apply = PATCH_TYPES.get(content_type)
@@ -285,6 +324,7 @@ class ResourceHandlers:
             if not isinstance(result, dict):
                 raise ApiError(422, f'{res.kind} "{target.name}" is invalid: patch result is not an object', "Invalid")
             _check_patch_result(result, current, res.kind, res.group_version)
+            result = self._check_fields(res, result, query, warnings)
             meta = dict(result.get("metadata") or {})
             if meta.get("name") != target.name:
                 raise ApiError(400, f"the name of the object ({meta.get('name')}) does not match the name on "
@@ -338,6 +378,8 @@ class ResourceHandlers:
             raise ApiError(405, "the embedded cluster does not delete events", "MethodNotAllowed")
         options = body if isinstance(body, dict) else {}
         current = self._get(res, target.namespace, target.name)
+        if res.kind == "Namespace":
+            admit_namespace_deletion(target.name)
         pre = options.get("preconditions") or {}
         meta = current["metadata"]
         if pre.get("uid") and pre["uid"] != meta.get("uid"):

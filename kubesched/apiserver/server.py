@@ -22,6 +22,7 @@ from kubesched.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.apiserver.reviews import Reviews
 from kubesched.apiserver.watch import WatchLimits
 from kubesched.clock import Clock, RealClock
+from kubesched.cluster.controllers.namespace import NamespaceController
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.cluster.pv_controller import PVController
 
@@ -189,7 +190,9 @@ def start_server(
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.apiserver.reviews`).
     With ``pv_controller`` a :class:`~kubesched.cluster.pv_controller.PVController` binds claims and
-    provisions volumes as kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
+    provisions volumes as kube-controller-manager and a provisioner would. A
+    :class:`~kubesched.cluster.controllers.namespace.NamespaceController` always runs (deleting a
+    namespace deletes its objects). ``enable_test_hooks`` serves
     the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
     ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.apiserver.guard`);
@@ -213,6 +216,7 @@ def start_server(
         state.handlers.client_time_clock = clock.now
     if pv_controller:
         PVController(cluster).start()
+    NamespaceController(cluster).start()
     handle = ServerHandle(state, address, port, bookmark_interval).start()
     if finalize_deletions:
         handle.finalizer = DeletionFinalizer(cluster, clock).start()

@@ -85,6 +85,8 @@ def test_discovery(server: ServerHandle) -> None:
     assert {r["name"] for r in storage["resources"]} == {
         "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}
     code, body, _ = _raw(server, "GET", "/openapi/v2")
+    assert code == 200 and (body["swagger"], body["info"]["version"]) == ("2.0", "v1.35.0")
+    code, body, _ = _raw(server, "GET", "/openapi/v3/apis/widgets.example.com/v1")
     assert code == 404 and body["reason"] == "NotFound"
     code, body, _ = _raw(server, "GET", "/api/v1/widgets")
     assert code == 404 and body["kind"] == "Status"
