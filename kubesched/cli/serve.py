@@ -63,7 +63,10 @@ def check_manifests(manifests: list[Manifest]) -> None:
               help="Run a kubelet on every node: the replay's kubelet image model pulls the images of bound "
                    "pods (serialized pulls, layers, bandwidth, image GC) and writes kubelet Events, pod status "
                    "(Running, conditions, containerStatuses) and node status.images. A pod with the annotation "
-                   "kubesched.io/run-seconds succeeds that many seconds after its start.")
+                   "kubesched.io/run-seconds succeeds that many seconds after its start. Nodes post Ready and "
+                   "renew their kube-node-lease Lease; annotating a node kubesched.io/kubelet-stopped stops its "
+                   "kubelet (the node turns Unknown and tainted unreachable after 50 s, its pods are evicted "
+                   "after their tolerationSeconds).")
 @click.option("--kubelet-config", "kubelet_config", type=click.Path(exists=True, dir_okay=False),
               help="YAML of kubelet image-model settings (camelCase, as `replay --kubelet`); needs --kubelet.")
 @click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
@@ -128,11 +131,13 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
     if kubelet:
         from kubesched.images.catalogue import load_catalogue
         from kubesched.kubelet.config import KubeletImageConfig
+        from kubesched.kubelet.heartbeat import start_node_health
         from kubesched.kubelet.live import LiveKubelets
         from kubesched.kubelet.settings_file import read_kubelet_settings
 
         settings = KubeletImageConfig.from_mapping(read_kubelet_settings(kubelet_config), kubelet_config or "")
         LiveKubelets(cluster, clock, load_catalogue(images_path), settings).start()
+        start_node_health(cluster, clock)
         click.echo(f"kubelets running on every node (clock speed {speed:g}x)", err=True)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(cluster.counts().items()))
     click.echo(f"serving the embedded cluster ({counts}) at {handle.url}", err=True)
