@@ -35,6 +35,7 @@ from kubesched.apiserver.patching import (
     apply_strategic_merge_patch,
 )
 from kubesched.apiserver.paths import Resource
+from kubesched.apiserver.scale import replicas_from_scale, to_scale
 from kubesched.apiserver.status import ApiError, success
 from kubesched.apiserver.target import Target
 from kubesched.cluster.memory import MemoryCluster
@@ -224,10 +225,27 @@ class ResourceHandlers:
     # ------------------------------------------------------------------- verbs
 
     def get(self, target: Target) -> tuple[int, Obj]:
-        """GET of an object or its ``status`` subresource."""
+        """GET of an object or its ``status`` or ``scale`` subresource."""
         res = target.resource
         assert res is not None and target.name is not None
+        if target.subresource == "scale":
+            return 200, to_scale(self._get(res, target.namespace, target.name))
         return 200, view_for(res)(self._get(res, target.namespace, target.name))
+
+    def _write_scale(self, target: Target, scale: Any, current: Obj, query: Mapping[str, str]) -> tuple[int, Obj]:
+        """Write the ``spec.replicas`` of a ``Scale`` body to the object (its resourceVersion, when
+        the body names one, as precondition)."""
+        assert target.name is not None
+        if not isinstance(scale, dict):
+            raise ApiError(400, "the body of the request must be a JSON object")
+        replicas = replicas_from_scale(scale, target.name)
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        meta = {**current["metadata"], "resourceVersion": rv or current["metadata"]["resourceVersion"]}
+        spec = current.get("spec") if isinstance(current.get("spec"), dict) else {}
+        new = {**current, "metadata": meta, "spec": {**spec, "replicas": replicas}}
+        if _first(query, "dryRun"):
+            return 200, to_scale(new)
+        return 200, to_scale(self.cluster.update(new))
 
     def list(self, target: Target, query: Mapping[str, str]) -> tuple[int, Obj]:
         """GET of a collection: selectors, ``limit``/``continue``, ``resourceVersion`` (+Match)."""
@@ -289,6 +307,8 @@ class ResourceHandlers:
         assert res is not None and target.name is not None
         if res.kind == "Event":
             raise ApiError(405, "the embedded cluster does not update events", "MethodNotAllowed")
+        if target.subresource == "scale":
+            return self._write_scale(target, body, self._get(res, target.namespace, target.name), query)
         obj = self._check_fields(res, self._body_object(target, body, for_update=True), query, warnings)
         if target.subresource in ("status", "finalize"):
             current = self._get(res, target.namespace, target.name)
@@ -315,6 +335,13 @@ class ResourceHandlers:
                            f"include: {', '.join(PATCH_TYPES)}", "UnsupportedMediaType")
         if res.kind == "Event":
             return self._patch_event(res, target, body, content_type, query)
+        if target.subresource == "scale":
+            current = self._get(res, target.namespace, target.name)
+            try:
+                scale = apply(to_scale(current), body)
+            except PatchError as e:
+                raise ApiError(422, f'Scale.autoscaling "{target.name}" is invalid: {e}', "Invalid") from None
+            return self._write_scale(target, scale, current, query)
         for _ in range(_PATCH_RETRIES):
             current = self._get(res, target.namespace, target.name)
             try:

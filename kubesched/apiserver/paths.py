@@ -49,6 +49,7 @@ class Resource:
     status: bool = False
     categories: tuple[str, ...] = ()
     store_kind: str = ""
+    scale: bool = False
 
     @property
     def group_version(self) -> str:
@@ -77,8 +78,13 @@ RESOURCES: tuple[Resource, ...] = (
              ("rc",), True, ("all",)),
     Resource("", "v1", "events", "event", "Event", True, ("ev",)),
     Resource("", "v1", "configmaps", "configmap", "ConfigMap", True, ("cm",)),
-    Resource("apps", "v1", "replicasets", "replicaset", "ReplicaSet", True, ("rs",), True, ("all",)),
-    Resource("apps", "v1", "statefulsets", "statefulset", "StatefulSet", True, ("sts",), True, ("all",)),
+    Resource("apps", "v1", "replicasets", "replicaset", "ReplicaSet", True, ("rs",), True, ("all",), scale=True),
+    Resource("apps", "v1", "statefulsets", "statefulset", "StatefulSet", True, ("sts",), True, ("all",),
+             scale=True),
+    Resource("apps", "v1", "deployments", "deployment", "Deployment", True, ("deploy",), True, ("all",),
+             scale=True),
+    Resource("apps", "v1", "daemonsets", "daemonset", "DaemonSet", True, ("ds",), True, ("all",)),
+    Resource("batch", "v1", "jobs", "job", "Job", True, (), True, ("all",)),
     Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True,
              ("pdb",), True),
     Resource("storage.k8s.io", "v1", "storageclasses", "storageclass", "StorageClass", False, ("sc",)),
@@ -170,6 +176,11 @@ def api_resource_list(group: str, version: str) -> Obj | None:
             resources.append(
                 {"name": f"{r.name}/status", "singularName": "", "namespaced": r.namespaced, "kind": r.kind,
                  "verbs": ["get", "patch", "update"]}
+            )
+        if r.scale:
+            resources.append(
+                {"name": f"{r.name}/scale", "singularName": "", "namespaced": r.namespaced, "group": "autoscaling",
+                 "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}
             )
         for (parent, sub), (kind, verbs) in SUBRESOURCES.items():
             if parent == r.name and not group:

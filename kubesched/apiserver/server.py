@@ -15,13 +15,14 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.apiserver.admission import admit_new_namespace
+from kubesched.apiserver.admission import admit_new_namespace, admit_new_pod
 from kubesched.apiserver.app import ServerState, build_app
 from kubesched.apiserver.finalizer import DeletionFinalizer
 from kubesched.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.apiserver.reviews import Reviews
 from kubesched.apiserver.watch import WatchLimits
 from kubesched.clock import Clock, RealClock
+from kubesched.cluster.controllers.manager import start_workload_controllers
 from kubesched.cluster.controllers.namespace import NamespaceController
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.cluster.pv_controller import PVController
@@ -179,6 +180,7 @@ def start_server(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     watch_limits: WatchLimits | None = None,
     server_client_times: bool = False,
+    workload_controllers: bool = False,
 ) -> ServerHandle:
     """Serve ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when None) on
     ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
@@ -192,7 +194,9 @@ def start_server(
     With ``pv_controller`` a :class:`~kubesched.cluster.pv_controller.PVController` binds claims and
     provisions volumes as kube-controller-manager and a provisioner would. A
     :class:`~kubesched.cluster.controllers.namespace.NamespaceController` always runs (deleting a
-    namespace deletes its objects). ``enable_test_hooks`` serves
+    namespace deletes its objects). With ``workload_controllers`` the ReplicaSet, Deployment, ...
+    controllers of :mod:`kubesched.cluster.controllers` run, creating pods through the server's
+    pod admission. ``enable_test_hooks`` serves
     the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
     ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.apiserver.guard`);
@@ -217,6 +221,9 @@ def start_server(
     if pv_controller:
         PVController(cluster).start()
     NamespaceController(cluster).start()
+    if workload_controllers:
+        store = cluster
+        start_workload_controllers(cluster, clock, lambda pod: admit_new_pod(pod, store))
     handle = ServerHandle(state, address, port, bookmark_interval).start()
     if finalize_deletions:
         handle.finalizer = DeletionFinalizer(cluster, clock).start()

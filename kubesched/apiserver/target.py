@@ -68,6 +68,8 @@ def parse_target(group: str, version: str, tail: str, full_path: str) -> Target:
             allowed.add("binding")
         if resource.name == "namespaces":
             allowed.add("finalize")
+        if resource.scale:
+            allowed.add("scale")
         if sub not in allowed:
             raise _not_found(full_path)
     return Target(resource, resource.name, namespace, name, sub, legacy_watch)

@@ -121,7 +121,7 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
                               finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True,
                               enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts,
-                              server_client_times=speed != 1.0)
+                              server_client_times=speed != 1.0, workload_controllers=True)
     except OSError as e:
         reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
         raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None

@@ -91,9 +91,17 @@ _STATUS_SUBRESOURCE_KINDS = frozenset(
         "ReplicationController",
         "ReplicaSet",
         "StatefulSet",
+        "Deployment",
+        "DaemonSet",
+        "Job",
         "PodDisruptionBudget",
     }
 )
+
+# Kinds whose ``metadata.generation`` counts spec changes (1 on create, +1 per spec update), as
+# their registry strategies do (``PrepareForCreate``/``PrepareForUpdate``); controllers report the
+# generation they acted on as ``status.observedGeneration``.
+_GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 
 # Order of kinds in snapshot_objects(): dependencies before dependants.
 _SNAPSHOT_ORDER = (
@@ -351,6 +359,9 @@ class MemoryCluster:
                 else:
                     new_meta.pop(field, None)
             new_meta["resourceVersion"] = old_meta["resourceVersion"]
+            if kind in _GENERATION_KINDS:
+                generation = int(old_meta.get("generation") or 1)
+                new_meta["generation"] = generation + 1 if obj.get("spec") != old.get("spec") else generation
             if kind in CLUSTER_SCOPED_KINDS:
                 new_meta.pop("namespace", None)
             else:
@@ -670,6 +681,8 @@ class MemoryCluster:
             meta["uid"] = self._next_uid()
         if not preserve or not meta.get("creationTimestamp"):
             meta["creationTimestamp"] = rfc3339(self._clock.now())
+        if kind in _GENERATION_KINDS and (not preserve or not meta.get("generation")):
+            meta["generation"] = 1
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
         if "apiVersion" in obj or kind not in KIND_API_VERSION:

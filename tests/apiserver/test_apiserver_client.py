@@ -80,7 +80,7 @@ def test_discovery(server: ServerHandle) -> None:
     assert by_name["pods/status"]["verbs"] == ["get", "patch", "update"]
     _, groups, _ = _raw(server, "GET", "/apis")
     assert [g["name"] for g in groups["groups"]] == [
-        "apps", "policy", "storage.k8s.io", "events.k8s.io", "coordination.k8s.io", "scheduling.k8s.io"]
+        "apps", "batch", "policy", "storage.k8s.io", "events.k8s.io", "coordination.k8s.io", "scheduling.k8s.io"]
     _, storage, _ = _raw(server, "GET", "/apis/storage.k8s.io/v1")
     assert {r["name"] for r in storage["resources"]} == {
         "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}

@@ -1,0 +1,156 @@
+"""Helpers shared by the workload controllers, after ``pkg/controller/controller_utils.go`` and
+``pkg/api/v1/pod/util.go``: controller references, pods from templates, pod activity, readiness
+and availability, and the work queue the controllers run their syncs from.
+
+:class:`WorkQueue` stands for client-go's rate-limited work queue: keys added from the store's
+watch handlers (any thread) are synced one at a time on the cluster clock's timer thread
+(``clock.call_later``), each key at most once per drain however often it was added; a sync may
+add keys again (also after a delay). On a virtual clock the syncs run as time is advanced.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubesched.api.timestamps import parse_rfc3339
+from kubesched.clock import Clock
+from kubesched.errors import KubeschedError
+
+__all__ = [
+    "PodAdmission",
+    "WorkQueue",
+    "controller_ref",
+    "is_pod_active",
+    "is_pod_available",
+    "is_pod_ready",
+    "new_controller_ref",
+    "pod_from_template",
+]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+#: What the API server does to a new pod before storing it (defaults, priority, default
+#: tolerations); the controllers create pods through it. Identity when there is no API server.
+PodAdmission = Callable[[Obj], Obj]
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``ownerReferences`` entry with ``controller: true`` (``metav1.GetControllerOf``)."""
+    for ref in _meta(obj).get("ownerReferences") or []:
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            return ref
+    return None
+
+
+def new_controller_ref(owner: Mapping[str, Any]) -> Obj:
+    """``metav1.NewControllerRef``: a controller reference to ``owner`` that blocks its deletion."""
+    meta = _meta(owner)
+    return {"apiVersion": owner.get("apiVersion"), "kind": owner.get("kind"), "name": meta.get("name"),
+            "uid": meta.get("uid"), "controller": True, "blockOwnerDeletion": True}
+
+
+def pod_from_template(template: Mapping[str, Any], owner: Mapping[str, Any], *, name: str | None = None,
+                      generate_name: str | None = None) -> Obj:
+    """``GetPodFromTemplate``: a pod with the template's labels, annotations, finalizers and spec,
+    controlled by ``owner``, in its namespace; named ``name`` or ``generate_name`` + random
+    suffix (``<owner>-`` by default, ``getPodsPrefix``)."""
+    tmeta = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
+    meta: Obj = {"namespace": _meta(owner).get("namespace") or "default",
+                 "ownerReferences": [new_controller_ref(owner)]}
+    if name is not None:
+        meta["name"] = name
+    else:
+        meta["generateName"] = generate_name if generate_name is not None else f"{_meta(owner).get('name')}-"
+    for key in ("labels", "annotations", "finalizers"):
+        if tmeta.get(key):
+            meta[key] = dict(tmeta[key]) if isinstance(tmeta[key], Mapping) else list(tmeta[key])
+    spec = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(spec)}
+
+
+def is_pod_active(pod: Mapping[str, Any]) -> bool:
+    """``IsPodActive``: not Succeeded or Failed and not being deleted."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
+
+
+def _ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == "Ready":
+            return cond
+    return None
+
+
+def is_pod_ready(pod: Mapping[str, Any]) -> bool:
+    """``IsPodReady``: the ``Ready`` condition is ``True``."""
+    cond = _ready_condition(pod)
+    return cond is not None and cond.get("status") == "True"
+
+
+def is_pod_available(pod: Mapping[str, Any], min_ready_seconds: float, now: float) -> bool:
+    """``IsPodAvailable``: ready for at least ``min_ready_seconds`` (seconds) at ``now``."""
+    cond = _ready_condition(pod)
+    if cond is None or cond.get("status") != "True":
+        return False
+    if min_ready_seconds <= 0:
+        return True
+    since = cond.get("lastTransitionTime")
+    if not since:
+        return False
+    try:
+        return parse_rfc3339(str(since)) + min_ready_seconds <= now
+    except ValueError:
+        return False
+
+
+class WorkQueue:
+    """Keys synced by ``sync(key)`` on ``clock`` (module docstring); ``name`` labels log lines."""
+
+    def __init__(self, clock: Clock, sync: Callable[[str], None], name: str) -> None:
+        self.clock = clock
+        self._sync = sync
+        self.name = name
+        self._pending: dict[str, None] = {}
+        self._scheduled = False
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def add(self, key: str) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            self._pending[key] = None
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self.clock.call_later(0.0, self._drain)
+
+    def add_after(self, key: str, delay: float) -> None:
+        """Add ``key`` after ``delay`` seconds of the clock."""
+        self.clock.call_later(max(0.0, delay), lambda: self.add(key), daemon=True)
+
+    def _drain(self) -> None:
+        with self._lock:
+            keys = list(self._pending)
+            self._pending.clear()
+            self._scheduled = False
+        for key in keys:
+            if self.closed:
+                return
+            try:
+                self._sync(key)
+            except KubeschedError as e:
+                log.info("%s controller: syncing %s: %s (retrying)", self.name, key, e)
+                self.add_after(key, 1.0)
+            except Exception:  # noqa: BLE001 - one object's failure never stops a controller
+                log.exception("%s controller: syncing %s failed", self.name, key)

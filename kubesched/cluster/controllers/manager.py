@@ -1,0 +1,29 @@
+"""Starting the embedded cluster's workload controllers together, as kube-controller-manager
+starts its controllers (``cmd/kube-controller-manager/app/controllermanager.go``)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from kubesched.clock import Clock
+from kubesched.cluster.controllers.controller_utils import PodAdmission
+from kubesched.cluster.controllers.deployment import DeploymentController
+from kubesched.cluster.controllers.replicaset import ReplicaSetController
+from kubesched.cluster.memory import MemoryCluster
+
+__all__ = ["Controller", "start_workload_controllers"]
+
+
+class Controller(Protocol):
+    """A started controller."""
+
+    def stop(self) -> None: ...
+
+
+def start_workload_controllers(cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> list[Any]:
+    """Start the ReplicaSet and Deployment controllers on ``cluster`` (pods they create go
+    through ``admit``); returns them (call ``stop()`` on each to end them)."""
+    return [
+        ReplicaSetController(cluster, clock, admit).start(),
+        DeploymentController(cluster, clock).start(),
+    ]
