@@ -18,7 +18,8 @@ strategy, as ``pkg/controller/deployment`` does (``deployment_controller.go: syn
   first (``cleanupUnhealthyReplicas``), then while more than ``replicas - maxUnavailable`` pods
   are available (``scaleDownOldReplicaSetsForRollingUpdate``), availability counted on pod
   readiness as the kubelets report it (and ``minReadySeconds``).
-* ``Recreate``: old ReplicaSets go to 0 first; the new one is scaled up once no old pod is left.
+* ``Recreate``: old ReplicaSets go to 0 first; the new one is scaled up once no old pod is left
+  (terminating ones included).
 * ``status``: ``replicas``, ``updatedReplicas``, ``readyReplicas``, ``availableReplicas``,
   ``unavailableReplicas``, ``observedGeneration``, and the ``Available`` and ``Progressing``
   conditions with upstream's reasons and messages, so ``kubectl rollout status`` follows it.
@@ -128,7 +129,7 @@ def _created(obj: Mapping[str, Any]) -> tuple[float, str]:
 
 class DeploymentController:
     """Runs Deployments of ``cluster`` on ``clock`` (module docstring). :meth:`start` watches
-    Deployments and ReplicaSets; :meth:`stop` ends it."""
+    Deployments, ReplicaSets and pod deletions; :meth:`stop` ends it."""
 
     def __init__(self, cluster: MemoryCluster, clock: Clock) -> None:
         self.cluster = cluster
@@ -138,7 +139,8 @@ class DeploymentController:
 
     def start(self) -> DeploymentController:
         self._subs = [self.cluster.watch("Deployment", None, self._on_deployment),
-                      self.cluster.watch("ReplicaSet", None, self._on_replica_set)]
+                      self.cluster.watch("ReplicaSet", None, self._on_replica_set),
+                      self.cluster.watch("Pod", None, self._on_pod)]
         return self
 
     def stop(self) -> None:
@@ -151,6 +153,22 @@ class DeploymentController:
         meta = ev.object.get("metadata") or {}
         if ev.type != "DELETED":
             self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
+
+    def _on_pod(self, ev: WatchEvent) -> None:
+        """A deleted pod may let a ``Recreate`` rollout go on (``deletePod``)."""
+        if ev.type != "DELETED":
+            return
+        ref = controller_ref(ev.object)
+        if ref is None or ref.get("kind") != "ReplicaSet":
+            return
+        namespace = (ev.object.get("metadata") or {}).get("namespace") or "default"
+        try:
+            rs = self.cluster.get("ReplicaSet", namespace, str(ref.get("name")))
+        except NotFoundError:
+            return
+        owner = controller_ref(rs)
+        if owner is not None and owner.get("kind") == "Deployment":
+            self.queue.add(f"{namespace}/{owner.get('name')}")
 
     def _on_replica_set(self, ev: WatchEvent) -> None:
         meta = ev.object.get("metadata") or {}
@@ -304,9 +322,12 @@ class DeploymentController:
         for rs in old:
             if _replicas(rs) != 0:
                 self._scale(rs, 0, d)
-        if any(_status(self.cluster.get("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"]),
-                       "replicas") > 0 for rs in old):
-            return new_rs
+        old_uids = {rs["metadata"].get("uid") for rs in old}
+        for pod in self.cluster.list("Pod", d["metadata"].get("namespace") or "default").items:
+            ref = controller_ref(pod)
+            if ref is not None and ref.get("uid") in old_uids and \
+                    (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                return new_rs  # oldPodsRunning: terminating pods count until they are gone
         if new_rs is None:
             return self._new_replica_set(d, old, _replicas(d))
         return self._scale(new_rs, _replicas(d), d)
