@@ -131,3 +131,70 @@ def test_recreate_waits_for_old_pods_to_go() -> None:
     images = sorted((rs["spec"]["template"]["spec"]["containers"][0]["image"], rs["spec"]["replicas"])
                     for rs in cluster.list("ReplicaSet").items)
     assert images == [("nginx", 0), ("nginx:2", 2)]
+
+
+def _job_setup() -> tuple[MemoryCluster, VirtualClock]:
+    from kubesched.cluster.controllers.job import JobController
+
+    clock = VirtualClock(T0)
+    cluster = MemoryCluster(clock, uid_seed=1)
+    JobController(cluster, clock).start()
+    return cluster, clock
+
+
+def _finish(cluster: MemoryCluster, clock: VirtualClock, phase: str, count: int) -> None:
+    """Play the kubelet: ``count`` active pods end in ``phase``."""
+    done = 0
+    for pod in cluster.list("Pod").items:
+        if done == count:
+            break
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        cluster.patch_status("Pod", "default", pod["metadata"]["name"], {"phase": phase})
+        done += 1
+    clock.run_until(clock.now())
+
+
+def test_job_runs_parallelism_pods_to_completions() -> None:
+    cluster, clock = _job_setup()
+    job = cluster.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi", "namespace": "default"},
+                          "spec": {"completions": 5, "parallelism": 2,
+                                   "template": {"spec": {"restartPolicy": "Never",
+                                                         "containers": [{"name": "c", "image": "perl"}]}}}})
+    clock.run_until(T0)
+    uid = job["metadata"]["uid"]
+    job = cluster.get("Job", "default", "pi")
+    assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    pods = cluster.list("Pod").items
+    assert len(pods) == 2 and all(p["metadata"]["labels"]["job-name"] == "pi" for p in pods)
+    for _ in range(2):
+        _finish(cluster, clock, "Succeeded", 2)
+    assert cluster.get("Job", "default", "pi")["status"]["succeeded"] == 4
+    assert cluster.get("Job", "default", "pi")["status"]["active"] == 1
+    _finish(cluster, clock, "Succeeded", 1)
+    status = cluster.get("Job", "default", "pi")["status"]
+    assert [c["type"] for c in status["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+    assert (status["succeeded"], status.get("active"), status["completionTime"]) == (5, None, "2023-11-14T22:13:20Z")
+    assert len(cluster.list("Pod").items) == 5
+
+
+def test_indexed_job_and_backoff_limit() -> None:
+    cluster, clock = _job_setup()
+    cluster.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "idx", "namespace": "default"},
+                    "spec": {"completions": 3, "parallelism": 3, "completionMode": "Indexed", "backoffLimit": 1,
+                             "template": {"spec": {"restartPolicy": "Never",
+                                                   "containers": [{"name": "c", "image": "busybox"}]}}}})
+    clock.run_until(T0)
+    pods = cluster.list("Pod").items
+    assert sorted((p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"],
+                   p["spec"]["hostname"], p["metadata"]["name"].rsplit("-", 1)[0]) for p in pods) == [
+        ("0", "idx-0", "idx-0"), ("1", "idx-1", "idx-1"), ("2", "idx-2", "idx-2")]
+    first = sorted(pods, key=lambda p: p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"])[0]
+    cluster.patch_status("Pod", "default", first["metadata"]["name"], {"phase": "Succeeded"})
+    clock.run_until(T0)
+    assert cluster.get("Job", "default", "idx")["status"]["completedIndexes"] == "0"
+    _finish(cluster, clock, "Failed", 2)  # indexes 1 and 2 fail: 2 failures > backoffLimit 1
+    status = cluster.get("Job", "default", "idx")["status"]
+    assert [(c["type"], c["reason"]) for c in status["conditions"]] == [
+        ("FailureTarget", "BackoffLimitExceeded"), ("Failed", "BackoffLimitExceeded")]
+    assert status["failed"] == 2
