@@ -198,3 +198,43 @@ def test_indexed_job_and_backoff_limit() -> None:
     assert [(c["type"], c["reason"]) for c in status["conditions"]] == [
         ("FailureTarget", "BackoffLimitExceeded"), ("Failed", "BackoffLimitExceeded")]
     assert status["failed"] == 2
+
+
+def test_daemon_set_runs_one_pinned_pod_per_eligible_node() -> None:
+    from kubesched.cluster.controllers.daemonset import DaemonSetController
+
+    clock = VirtualClock(T0)
+    cluster = MemoryCluster(clock, uid_seed=1)
+    DaemonSetController(cluster, clock).start()
+    cluster.create({"kind": "Node", "metadata": {"name": "n1", "labels": {"disk": "ssd"}}})
+    cluster.create({"kind": "Node", "metadata": {"name": "n2", "labels": {"disk": "ssd"}},
+                    "spec": {"taints": [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]}})
+    cluster.create({"kind": "Node", "metadata": {"name": "n3", "labels": {"disk": "hdd"}}})
+    cluster.create({"kind": "Node", "metadata": {"name": "n4", "labels": {"disk": "ssd"}},
+                    "spec": {"unschedulable": True,
+                             "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}})
+    cluster.create({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
+                    "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                             "template": {"metadata": {"labels": {"app": "agent"}},
+                                          "spec": {"nodeSelector": {"disk": "ssd"},
+                                                   "containers": [{"name": "c", "image": "agent"}]}}}})
+    clock.run_until(T0)
+    pods = cluster.list("Pod").items
+    nodes = sorted(p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                   ["nodeSelectorTerms"][0]["matchFields"][0]["values"][0] for p in pods)
+    assert nodes == ["n1", "n4"]  # n2: untolerated NoSchedule taint; n3: nodeSelector
+    assert [(t["key"], t["effect"]) for t in pods[0]["spec"]["tolerations"]] == [
+        ("node.kubernetes.io/not-ready", "NoExecute"), ("node.kubernetes.io/unreachable", "NoExecute"),
+        ("node.kubernetes.io/disk-pressure", "NoSchedule"), ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+        ("node.kubernetes.io/pid-pressure", "NoSchedule"), ("node.kubernetes.io/unschedulable", "NoSchedule")]
+    assert all(t.get("operator") == "Exists" and "tolerationSeconds" not in t for t in pods[0]["spec"]["tolerations"])
+    assert cluster.get("DaemonSet", "default", "agent")["status"] == {
+        "currentNumberScheduled": 2, "numberMisscheduled": 0, "desiredNumberScheduled": 2, "numberReady": 0,
+        "observedGeneration": 1, "updatedNumberScheduled": 2, "numberUnavailable": 2}
+    cluster.create({"kind": "Node", "metadata": {"name": "n5", "labels": {"disk": "ssd"}}})
+    clock.run_until(T0)
+    assert len(cluster.list("Pod").items) == 3
+    node = cluster.get("Node", None, "n1")
+    cluster.update({**node, "metadata": {**node["metadata"], "labels": {"disk": "hdd"}}})
+    clock.run_until(T0)
+    assert len([p for p in cluster.list("Pod").items if not p["metadata"].get("deletionTimestamp")]) == 2

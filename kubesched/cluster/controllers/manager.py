@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from kubesched.clock import Clock
 from kubesched.cluster.controllers.controller_utils import PodAdmission
+from kubesched.cluster.controllers.daemonset import DaemonSetController
 from kubesched.cluster.controllers.deployment import DeploymentController
 from kubesched.cluster.controllers.job import JobController
 from kubesched.cluster.controllers.replicaset import ReplicaSetController
@@ -22,10 +23,11 @@ class Controller(Protocol):
 
 
 def start_workload_controllers(cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> list[Any]:
-    """Start the ReplicaSet, Deployment and Job controllers on ``cluster`` (pods they create go
+    """Start the ReplicaSet, Deployment, Job and DaemonSet controllers on ``cluster`` (pods they create go
     through ``admit``); returns them (call ``stop()`` on each to end them)."""
     return [
         ReplicaSetController(cluster, clock, admit).start(),
         DeploymentController(cluster, clock).start(),
         JobController(cluster, clock, admit).start(),
+        DaemonSetController(cluster, clock, admit).start(),
     ]
