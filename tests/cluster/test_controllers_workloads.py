@@ -238,3 +238,41 @@ def test_daemon_set_runs_one_pinned_pod_per_eligible_node() -> None:
     cluster.update({**node, "metadata": {**node["metadata"], "labels": {"disk": "hdd"}}})
     clock.run_until(T0)
     assert len([p for p in cluster.list("Pod").items if not p["metadata"].get("deletionTimestamp")]) == 2
+
+
+def test_stateful_set_ordered_ready_with_claims() -> None:
+    from kubesched.cluster.controllers.statefulset import StatefulSetController
+
+    clock = VirtualClock(T0)
+    cluster = MemoryCluster(clock, uid_seed=1)
+    StatefulSetController(cluster, clock).start()
+    cluster.create({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+                    "spec": {"replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                             "template": {"metadata": {"labels": {"app": "db"}},
+                                          "spec": {"containers": [{"name": "c", "image": "postgres"}]}},
+                             "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                                                       "spec": {"accessModes": ["ReadWriteOnce"],
+                                                                "resources": {"requests": {"storage": "1Gi"}}}}]}})
+    clock.run_until(T0)
+
+    def names(kind: str) -> list[str]:
+        return [o["metadata"]["name"] for o in cluster.list(kind).items]
+    assert names("Pod") == ["db-0"] and names("PersistentVolumeClaim") == ["data-db-0"]
+    pod = cluster.get("Pod", "default", "db-0")
+    assert (pod["spec"]["hostname"], pod["spec"]["subdomain"]) == ("db-0", "db")
+    assert pod["spec"]["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]
+    assert cluster.get("PersistentVolumeClaim", "default", "data-db-0")["metadata"]["labels"] == {"app": "db"}
+    for i in range(3):
+        cluster.patch_status("Pod", "default", f"db-{i}",
+                             {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})
+        clock.run_until(T0)
+    assert names("Pod") == ["db-0", "db-1", "db-2"]
+    assert names("PersistentVolumeClaim") == ["data-db-0", "data-db-1", "data-db-2"]
+    status = cluster.get("StatefulSet", "default", "db")["status"]
+    assert (status["replicas"], status["readyReplicas"], status["availableReplicas"]) == (3, 3, 3)
+    sts = cluster.get("StatefulSet", "default", "db")
+    cluster.update({**sts, "spec": {**sts["spec"], "replicas": 1}})
+    clock.run_until(T0)
+    # the highest ordinal first, one at a time: unbound pods go at once, so both are gone
+    assert names("Pod") == ["db-0"]
+    assert names("PersistentVolumeClaim") == ["data-db-0", "data-db-1", "data-db-2"]  # Retain

@@ -11,6 +11,7 @@ from kubesched.cluster.controllers.daemonset import DaemonSetController
 from kubesched.cluster.controllers.deployment import DeploymentController
 from kubesched.cluster.controllers.job import JobController
 from kubesched.cluster.controllers.replicaset import ReplicaSetController
+from kubesched.cluster.controllers.statefulset import StatefulSetController
 from kubesched.cluster.memory import MemoryCluster
 
 __all__ = ["Controller", "start_workload_controllers"]
@@ -23,11 +24,12 @@ class Controller(Protocol):
 
 
 def start_workload_controllers(cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> list[Any]:
-    """Start the ReplicaSet, Deployment, Job and DaemonSet controllers on ``cluster`` (pods they create go
+    """Start the ReplicaSet, Deployment, Job, DaemonSet and StatefulSet controllers on ``cluster`` (pods they create go
     through ``admit``); returns them (call ``stop()`` on each to end them)."""
     return [
         ReplicaSetController(cluster, clock, admit).start(),
         DeploymentController(cluster, clock).start(),
         JobController(cluster, clock, admit).start(),
         DaemonSetController(cluster, clock, admit).start(),
+        StatefulSetController(cluster, clock, admit).start(),
     ]
