@@ -38,6 +38,7 @@ from kubesched.apiserver.paths import Resource
 from kubesched.apiserver.scale import replicas_from_scale, to_scale
 from kubesched.apiserver.status import ApiError, success
 from kubesched.apiserver.target import Target
+from kubesched.apiserver.workload_defaults import default_workload
 from kubesched.cluster.memory import MemoryCluster
 from kubesched.cluster.selector import compile_selector
 from kubesched.errors import ConflictError, ManifestError, NotFoundError
@@ -200,13 +201,15 @@ class ResourceHandlers:
         return obj
 
     def _check_fields(self, res: Resource, obj: Obj, query: Mapping[str, str], warnings: list[str] | None) -> Obj:
-        """``obj`` without unknown fields, by the request's ``fieldValidation`` (``Strict``: ApiError
+        """``obj`` with its workload defaults (:mod:`kubesched.apiserver.workload_defaults`) and
+        without unknown fields, by the request's ``fieldValidation`` (``Strict``: ApiError
         400 ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field
         "spec.foo"``; ``Warn``, the default: each one appended to ``warnings`` as ``unknown field
         "spec.foo"``; ``Ignore``: dropped silently). Follows the strict decoding of
         ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go`` and ``fieldmanager``."""
         if res.kind == "Event":
             return obj
+        obj = default_workload(obj)
         directive = _first(query, "fieldValidation") or "Warn"
         if directive not in FIELD_VALIDATION_DIRECTIVES:
             raise ApiError(400, f'fieldValidation: Unsupported value: "{directive}": supported values: '
@@ -421,6 +424,10 @@ class ResourceHandlers:
             grace = _int_param(query, "gracePeriodSeconds", 0)
         if _first(query, "dryRun") or options.get("dryRun"):
             return 200, view_for(res)(current)
+        finalizer = _propagation_finalizer(res, options, query)
+        if finalizer is not None and not meta.get("deletionTimestamp") and finalizer not in (meta.get("finalizers") or []):
+            current = self.cluster.update({**current, "metadata": {**meta, "finalizers": [
+                *(meta.get("finalizers") or []), finalizer]}})
         self.cluster.delete(res.kind_in_store, target.namespace, target.name, grace=grace is None or grace > 0,
                             grace_period_seconds=None if grace is None else max(0, int(grace)))
         try:
@@ -460,6 +467,35 @@ class ResourceHandlers:
             raise ApiError(422, f'Binding "{name}" is invalid: target.name: Required value', "Invalid")
         self.cluster.bind(target.namespace or "default", name, meta.get("uid") or "", node)
         return 201, success(201)
+
+
+#: Kinds whose dependents are orphaned when a DELETE names no propagation policy
+#: (``DefaultGarbageCollectionPolicy`` of ``pkg/registry/batch/job``: batch/v1 Jobs).
+_ORPHAN_BY_DEFAULT = frozenset({"Job"})
+
+
+def _propagation_finalizer(res: Resource, options: Mapping[str, Any], query: Mapping[str, str]) -> str | None:
+    """The garbage-collection finalizer a DELETE asks for (``deletionFinalizersForGarbageCollection``
+    of ``staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go``): ``orphan`` for
+    ``propagationPolicy: Orphan`` (or ``orphanDependents: true``), ``foregroundDeletion`` for
+    ``Foreground``, None for ``Background``. Raises ApiError 400 for another value."""
+    policy = _first(query, "propagationPolicy") or options.get("propagationPolicy")
+    if policy is None:
+        orphan = options.get("orphanDependents")
+        if orphan is None and "orphanDependents" in query:
+            orphan = query["orphanDependents"].lower() == "true"
+        if orphan is not None:
+            policy = "Orphan" if orphan else "Background"
+        elif res.kind in _ORPHAN_BY_DEFAULT:
+            policy = "Orphan"
+    if policy in (None, "Background"):
+        return None
+    if policy == "Orphan":
+        return "orphan"
+    if policy == "Foreground":
+        return "foregroundDeletion"
+    raise ApiError(400, f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", '
+                   '"Background", "Orphan"', "BadRequest")
 
 
 def _gr(res: Resource) -> str:

@@ -276,3 +276,50 @@ def test_stateful_set_ordered_ready_with_claims() -> None:
     # the highest ordinal first, one at a time: unbound pods go at once, so both are gone
     assert names("Pod") == ["db-0"]
     assert names("PersistentVolumeClaim") == ["data-db-0", "data-db-1", "data-db-2"]  # Retain
+
+
+def _gc_setup() -> tuple[MemoryCluster, VirtualClock]:
+    from kubesched.cluster.controllers.garbagecollector import GarbageCollector
+
+    cluster, clock = _setup()
+    GarbageCollector(cluster, clock).start()
+    cluster.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+                    "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": _template()}})
+    clock.run_until(T0)
+    assert len(cluster.list("ReplicaSet").items) == 1 and len(cluster.list("Pod").items) == 2
+    return cluster, clock
+
+
+def test_background_deletion_removes_dependents() -> None:
+    cluster, clock = _gc_setup()
+    cluster.delete("Deployment", "default", "web")
+    clock.run_until(T0)
+    assert cluster.list("ReplicaSet").items == [] and cluster.list("Pod").items == []
+
+
+def test_foreground_deletion_waits_for_dependents() -> None:
+    cluster, clock = _gc_setup()
+    for pod in cluster.list("Pod").items:
+        cluster.bind("default", pod["metadata"]["name"], "", "n1")
+    d = cluster.get("Deployment", "default", "web")
+    cluster.update({**d, "metadata": {**d["metadata"], "finalizers": ["foregroundDeletion"]}})
+    cluster.delete("Deployment", "default", "web")
+    clock.run_until(T0)
+    # bound pods terminate gracefully: the ReplicaSet and the Deployment wait for them
+    assert cluster.get("Deployment", "default", "web")["metadata"]["deletionTimestamp"]
+    assert cluster.list("ReplicaSet").items[0]["metadata"]["finalizers"] == ["foregroundDeletion"]
+    _finish_deletions(cluster, clock)
+    clock.run_until(T0)
+    assert cluster.list("Pod").items == [] and cluster.list("ReplicaSet").items == []
+    assert cluster.list("Deployment").items == []
+
+
+def test_orphan_deletion_keeps_dependents_without_the_owner_reference() -> None:
+    cluster, clock = _gc_setup()
+    d = cluster.get("Deployment", "default", "web")
+    cluster.update({**d, "metadata": {**d["metadata"], "finalizers": ["orphan"]}})
+    cluster.delete("Deployment", "default", "web")
+    clock.run_until(T0)
+    assert cluster.list("Deployment").items == []
+    [rs] = cluster.list("ReplicaSet").items
+    assert rs["metadata"]["ownerReferences"] == [] and len(cluster.list("Pod").items) == 2

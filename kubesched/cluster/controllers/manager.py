@@ -9,6 +9,7 @@ from kubesched.clock import Clock
 from kubesched.cluster.controllers.controller_utils import PodAdmission
 from kubesched.cluster.controllers.daemonset import DaemonSetController
 from kubesched.cluster.controllers.deployment import DeploymentController
+from kubesched.cluster.controllers.garbagecollector import GarbageCollector
 from kubesched.cluster.controllers.job import JobController
 from kubesched.cluster.controllers.replicaset import ReplicaSetController
 from kubesched.cluster.controllers.statefulset import StatefulSetController
@@ -24,7 +25,8 @@ class Controller(Protocol):
 
 
 def start_workload_controllers(cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> list[Any]:
-    """Start the ReplicaSet, Deployment, Job, DaemonSet and StatefulSet controllers on ``cluster`` (pods they create go
+    """Start the ReplicaSet, Deployment, Job, DaemonSet and StatefulSet controllers and the garbage
+    collector on ``cluster`` (pods they create go
     through ``admit``); returns them (call ``stop()`` on each to end them)."""
     return [
         ReplicaSetController(cluster, clock, admit).start(),
@@ -32,4 +34,5 @@ def start_workload_controllers(cluster: MemoryCluster, clock: Clock, admit: PodA
         JobController(cluster, clock, admit).start(),
         DaemonSetController(cluster, clock, admit).start(),
         StatefulSetController(cluster, clock, admit).start(),
+        GarbageCollector(cluster, clock).start(),
     ]

@@ -114,3 +114,94 @@ def test_deployment_scale_rollout_and_a_stopped_node(cluster: Path) -> None:
     live = [p for p in core.list_namespaced_pod("default").items if p.metadata.deletion_timestamp is None]
     assert len(live) == 60 and {p.spec.node_name for p in live} <= {"n2", "n3", "n4"}
     assert not set(on_n1) & {p.metadata.name for p in live}
+
+
+WORKLOADS = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: batch}
+spec:
+  completions: 3
+  parallelism: 2
+  template:
+    metadata:
+      annotations: {kubesched.io/run-seconds: "20"}
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: busybox}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: busybox, resources: {requests: {cpu: 100m}}}]
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: standard}
+provisioner: example.com/csi
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: postgres}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      storageClassName: standard
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+"""
+
+
+def test_job_daemon_set_and_stateful_set_converge(cluster: Path, tmp_path: Path) -> None:
+    from kubernetes import client, config
+
+    kc = cluster
+    api = config.new_client_from_config(str(kc))
+    core, apps, batch = client.CoreV1Api(api), client.AppsV1Api(api), client.BatchV1Api(api)
+    manifest = tmp_path / "workloads.yaml"
+    manifest.write_text(WORKLOADS)
+    assert _ok(_kubectl(kc, "create", "-f", str(manifest))).splitlines() == [
+        "job.batch/batch created", "daemonset.apps/agent created", "storageclass.storage.k8s.io/standard created",
+        "statefulset.apps/db created"]
+    assert _ok(_kubectl(kc, "create", "job", "hello", "--image=busybox")) == "job.batch/hello created\n"
+
+    out = _ok(_kubectl(kc, "rollout", "status", "daemonset/agent", "--timeout=60s"))
+    assert out.splitlines()[-1] == 'daemon set "agent" successfully rolled out'
+    agents = [p for p in core.list_namespaced_pod("default", label_selector="app=agent").items]
+    assert sorted(p.spec.node_name for p in agents) == ["n1", "n2", "n3", "n4"]
+
+    out = _ok(_kubectl(kc, "rollout", "status", "statefulset/db", "--timeout=90s"))
+    # kubectl's message for RollingUpdate with the defaulted partition 0, as against kube-apiserver
+    assert out.splitlines()[-1] == "partitioned roll out complete: 3 new pods have been updated..."
+    claims = core.list_namespaced_persistent_volume_claim("default").items
+    assert sorted((c.metadata.name, c.status.phase) for c in claims) == [
+        ("data-db-0", "Bound"), ("data-db-1", "Bound"), ("data-db-2", "Bound")]
+    assert sorted(p.metadata.name for p in core.list_namespaced_pod("default", label_selector="app=db").items) == [
+        "db-0", "db-1", "db-2"]
+
+    out = _ok(_kubectl(kc, "wait", "--for=condition=complete", "job/batch", "--timeout=60s"))
+    assert out == "job.batch/batch condition met\n"
+    job = batch.read_namespaced_job("batch", "default")
+    assert (job.status.succeeded, job.status.failed) == (3, None)
+    hello = batch.read_namespaced_job("hello", "default")
+    wait_for(lambda: batch.read_namespaced_job("hello", "default").status.active == 1, 30, "hello active")
+    assert hello.spec.completions == 1
+
+    assert _ok(_kubectl(kc, "delete", "daemonset", "agent")) == 'daemonset.apps "agent" deleted\n'
+    wait_for(lambda: not core.list_namespaced_pod("default", label_selector="app=agent").items, 30,
+             "the daemon pods collected")
+    assert apps.list_namespaced_daemon_set("default").items == []
