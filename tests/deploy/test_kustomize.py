@@ -95,7 +95,7 @@ def _dashboard_and_rule_metrics() -> set[str]:
 def test_every_metric_named_by_dashboard_and_rules_is_served() -> None:
     from prometheus_client import CollectorRegistry, generate_latest
 
-    from kubesched.cluster.client_metrics import ComponentMetrics
+    from kubesched.client.client_metrics import ComponentMetrics
     from kubesched.metrics import SchedulerMetrics
 
     registry = CollectorRegistry()
