@@ -71,9 +71,14 @@ class _PlainDumper(yaml.SafeDumper):
               help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).")
 @click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
 @click.option("--write-snapshot", type=click.Path(), help="Write the resulting cluster as a manifest file.")
+@click.option("--no-controllers", is_flag=True,
+              help="Do not expand Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs into their pods "
+                   "before scheduling (by default the workload controllers run once and their pods are "
+                   "scheduled with the others).")
 def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None, namespace: str | None,
              recursive: bool, config_path: str | None, seed: int | None, output: str,
-             detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
+             detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None,
+             no_controllers: bool) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
     Exit codes: 0 when every pod got an outcome other than Error, 1 when some pod ended in Error
@@ -102,7 +107,8 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
     try:
         with simulation_progress() as progress:
             res = run_simulation(loaded.manifests, config, seed=seed, record=record,
-                                 compact=record is True and detail == "compact", progress=progress)
+                                 compact=record is True and detail == "compact", progress=progress,
+                                 controllers=not no_controllers)
     except ConfigError as e:
         if config_path and not e.where:
             raise e.located(config_path) from None

@@ -17,6 +17,7 @@ from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.controllers.manager import expand_workloads
 from kubesched.embedded.controllers.pv_controller import PVController
 from kubesched.embedded.manifests import Manifest
 from kubesched.embedded.store import MemoryCluster
@@ -134,7 +135,7 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
 def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration | None, *, seed: int | None = None,
                    record: bool | Callable[[Pod], bool] = True, registry: Registry | None = None,
                    compact: bool = False, progress: Callable[[int, int, float], None] | None = None,
-                   observer: SimulationObserver | None = None) -> SimulationResult:
+                   observer: SimulationObserver | None = None, controllers: bool = True) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
     for a bad config; malformed Pods become ``Error`` outcomes.
@@ -143,19 +144,28 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     (default: in-tree plus entry points); ``compact``: keep only each pod's last attempt,
     summarised (:mod:`kubesched.modes.simulate.compact`); ``progress``: called every few hundred
     attempts and at the end with (pods settled, pods pending at the start, virtual seconds since
-    the start); ``observer`` sees the loaded cluster and every attempt."""
+    the start); ``observer`` sees the loaded cluster and every attempt. With ``controllers`` the
+    workload controllers run once before scheduling (:func:`expand_workloads`): Deployments,
+    ReplicaSets, StatefulSets, DaemonSets and Jobs without their pods get them, and those pods are
+    scheduled and reported with the others."""
     objects, pod_errors = validate_manifests(manifests)
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
     PVController(cluster).start()  # binds claims as kube-controller-manager would
+    expanded: list[str] = []
+    if controllers:
+        from kubesched.api.priority import admit_priority
+
+        classes = {m.name: m.obj for m in manifests if m.kind == "PriorityClass"}
+        expanded = expand_workloads(cluster, clock, lambda pod: admit_priority(pod, classes))
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
     records = CompactRecords() if compact else None
     if records is not None:
         sched.records = records
     pending_keys = [f"{m.namespace or 'default'}/{m.name}" for m in manifests
                     if m.kind == "Pod" and not _field(m.obj, "spec").get("nodeName")
-                    and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")]
+                    and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")] + expanded
     bound_at_start = {f"{m.namespace or 'default'}/{m.name}" for m in manifests
                       if m.kind == "Pod" and _field(m.obj, "spec").get("nodeName")}
     if observer is not None:
