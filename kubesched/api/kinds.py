@@ -179,6 +179,7 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
     Kind("", "v1", "Pod", "pods", "pod", True, ("po",), ("status", "binding"), ("all",), model="V1Pod",
          parser="kubesched.api.pod:Pod.from_manifest", watched=True, event_resource="Pod", loadable=True),
     Kind("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
+    Kind("", "v1", "LimitRange", "limitranges", "limitrange", True, ("limits",), model="V1LimitRange"),
     Kind("events.k8s.io", "v1", "Event", "events", "event", True, ("ev",)),
     Kind("", "v1", "Event", "events", "event", True, ("ev",), store_kind="Event"),
     Kind("coordination.k8s.io", "v1", "Lease", "leases", "lease", True),

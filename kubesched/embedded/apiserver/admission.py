@@ -3,16 +3,20 @@
 Only the defaults scheduling depends on, from ``pkg/apis/core/v1/defaults.go`` (``SetDefaults_PodSpec``,
 ``SetDefaults_Container``) and the admission plugins ``Priority``
 (``plugin/pkg/admission/priority``) and ``DefaultTolerationSeconds``
-(``plugin/pkg/admission/defaulttolerationseconds``); and the part of ``NamespaceLifecycle``
+(``plugin/pkg/admission/defaulttolerationseconds``), ``LimitRanger``'s defaults
+(:mod:`kubesched.embedded.apiserver.limitranger`); and the part of ``NamespaceLifecycle``
 (``staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go``) that
 refuses new objects in a namespace being deleted and the deletion of ``default``, ``kube-system``
-and ``kube-public``. Not modelled: refusing objects in a namespace that does not exist.
+and ``kube-public``. Not modelled: refusing objects in a namespace that does not exist; the
+``ServiceAccount`` admission plugin (no service account token volume is added to pods: the
+embedded kubelets run no containers, and the scheduler does not look at it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kubesched.embedded.apiserver.limitranger import apply_limit_ranges
 from kubesched.embedded.apiserver.status import ApiError
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
@@ -54,7 +58,8 @@ def _default_containers(containers: Any) -> Any:
 
 def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
     """``pod`` with spec defaults, ``spec.priority`` resolved from its PriorityClass (or the
-    ``globalDefault`` one, else 0) and the default NoExecute tolerations (300 s) added.
+    ``globalDefault`` one, else 0), the default NoExecute tolerations (300 s) added and the
+    LimitRange defaults of its namespace (:mod:`kubesched.embedded.apiserver.limitranger`).
 
     Raises ApiError 403 (``pods "web" is forbidden: no PriorityClass with name X was found``)."""
     spec = dict(pod.get("spec") or {})
@@ -98,7 +103,7 @@ def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
         ):
             tolerations.append(dict(default_tol))
     spec["tolerations"] = tolerations
-    return {**pod, "spec": spec}
+    return apply_limit_ranges({**pod, "spec": spec}, cluster)
 
 
 def admit_new_namespace(ns: Obj) -> Obj:

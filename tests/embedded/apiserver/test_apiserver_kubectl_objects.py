@@ -151,3 +151,33 @@ def test_kubectl_explain_reads_the_v1_35_schemas(served: tuple[ServerHandle, Pat
     assert "  nodeAffinity\t<NodeAffinity>" in out.stdout.splitlines()
     out = _kubectl(kc, "explain", "pod.spec.resourceClaims.resourceClaimTemplateName")
     assert out.returncode == 0 and "FIELD: resourceClaimTemplateName <string>" in out.stdout, out.stderr
+
+
+def test_limit_ranges_default_container_resources(served: tuple[ServerHandle, Path], tmp_path: Path) -> None:
+    server, kc = served
+    manifest = tmp_path / "lr.yaml"
+    manifest.write_text("""\
+apiVersion: v1
+kind: LimitRange
+metadata: {name: defaults}
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 500m, memory: 256Mi}
+    defaultRequest: {cpu: 100m}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - {name: c, image: nginx, resources: {requests: {memory: 64Mi}}}
+""")
+    out = _kubectl(kc, "create", "-f", str(manifest))
+    assert out.returncode == 0, out.stderr
+    pod = server.cluster.get("Pod", "default", "web")
+    assert pod["spec"]["containers"][0]["resources"] == {"requests": {"memory": "64Mi", "cpu": "100m"},
+                                                         "limits": {"cpu": "500m", "memory": "256Mi"}}
+    assert pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: cpu request for container c; cpu limit for container c; "
+        "memory limit for container c")
