@@ -13,6 +13,7 @@ retried on a concurrent write unless the patch itself names a resourceVersion (a
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -200,7 +201,7 @@ class ResourceHandlers:
         obj["metadata"] = meta
         return obj
 
-    def _check_fields(self, res: Kind, obj: Obj, query: Mapping[str, str], warnings: list[str] | None) -> Obj:
+    def _check_fields(self, res: Kind, obj: Obj, query: Mapping[str, str], warnings: builtins.list[str] | None) -> Obj:
         """``obj`` with its workload defaults (:mod:`kubesched.embedded.apiserver.workload_defaults`) and
         without unknown fields, by the request's ``fieldValidation`` (``Strict``: ApiError
         400 ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field
@@ -244,7 +245,7 @@ class ResourceHandlers:
         replicas = replicas_from_scale(scale, target.name)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         meta = {**current["metadata"], "resourceVersion": rv or current["metadata"]["resourceVersion"]}
-        spec = current.get("spec") if isinstance(current.get("spec"), dict) else {}
+        spec: Obj = current["spec"] if isinstance(current.get("spec"), dict) else {}
         new = {**current, "metadata": meta, "spec": {**spec, "replicas": replicas}}
         if _first(query, "dryRun"):
             return 200, to_scale(new)
@@ -285,7 +286,7 @@ class ResourceHandlers:
                      "items": page.items}
 
     def create(self, target: Target, body: Any, query: Mapping[str, str],
-               warnings: list[str] | None = None) -> tuple[int, Obj]:
+               warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
         """POST to a collection (``warnings`` collects field-validation warnings)."""
         res = target.resource
         assert res is not None
@@ -303,7 +304,7 @@ class ResourceHandlers:
         return 201, view_for(res)(self.cluster.create(obj))
 
     def update(self, target: Target, body: Any, query: Mapping[str, str],
-               warnings: list[str] | None = None) -> tuple[int, Obj]:
+               warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
         """PUT of an object (status kept for kinds with a status subresource) or of ``status``
         (``warnings`` collects field-validation warnings)."""
         res = target.resource
@@ -327,7 +328,7 @@ class ResourceHandlers:
         return 200, view_for(res)(self.cluster.update(obj))
 
     def patch(self, target: Target, body: Any, content_type: str, query: Mapping[str, str],
-              warnings: list[str] | None = None) -> tuple[int, Obj]:
+              warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
         """PATCH of an object or of its ``status`` (merge, strategic merge or JSON patch;
         ``warnings`` collects field-validation warnings about the patched object)."""
         res = target.resource

@@ -39,8 +39,8 @@ def format_label_selector(selector: Any) -> str:
 def to_scale(obj: Mapping[str, Any]) -> Obj:
     """The ``Scale`` of a Deployment, ReplicaSet or StatefulSet."""
     meta = obj.get("metadata") or {}
-    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), Mapping) else {}
+    spec: Mapping[str, Any] = obj["spec"] if isinstance(obj.get("spec"), Mapping) else {}
+    status: Mapping[str, Any] = obj["status"] if isinstance(obj.get("status"), Mapping) else {}
     replicas = spec.get("replicas")
     return {
         "kind": "Scale",

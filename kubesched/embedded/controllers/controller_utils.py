@@ -26,6 +26,7 @@ __all__ = [
     "is_pod_active",
     "is_pod_available",
     "is_pod_ready",
+    "mapping_field",
     "new_controller_ref",
     "pod_from_template",
 ]
@@ -42,6 +43,13 @@ PodAdmission = Callable[[Obj], Obj]
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     m = obj.get("metadata")
     return m if isinstance(m, Mapping) else {}
+
+
+def mapping_field(obj: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """``obj[key]`` when it is a mapping (as a dict), else an empty dict: a missing or malformed
+    field (``spec: null``) reads as empty."""
+    value = obj.get(key)
+    return dict(value) if isinstance(value, Mapping) else {}
 
 
 def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -64,7 +72,7 @@ def pod_from_template(template: Mapping[str, Any], owner: Mapping[str, Any], *, 
     """``GetPodFromTemplate``: a pod with the template's labels, annotations, finalizers and spec,
     controlled by ``owner``, in its namespace; named ``name`` or ``generate_name`` + random
     suffix (``<owner>-`` by default, ``getPodsPrefix``)."""
-    tmeta = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
+    tmeta = mapping_field(template, "metadata")
     meta: Obj = {"namespace": _meta(owner).get("namespace") or "default",
                  "ownerReferences": [new_controller_ref(owner)]}
     if name is not None:
@@ -74,7 +82,7 @@ def pod_from_template(template: Mapping[str, Any], owner: Mapping[str, Any], *, 
     for key in ("labels", "annotations", "finalizers"):
         if tmeta.get(key):
             meta[key] = dict(tmeta[key]) if isinstance(tmeta[key], Mapping) else list(tmeta[key])
-    spec = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
+    spec = mapping_field(template, "spec")
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(spec)}
 
 

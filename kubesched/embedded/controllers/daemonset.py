@@ -46,6 +46,7 @@ from kubesched.embedded.controllers.controller_utils import (
     controller_ref,
     is_pod_available,
     is_pod_ready,
+    mapping_field,
     pod_from_template,
 )
 from kubesched.embedded.controllers.deployment import resolve_fenceposts, template_hash
@@ -223,7 +224,7 @@ class DaemonSetController:
         """``manage`` + ``rollingUpdate``."""
         spec = ds.get("spec") or {}
         current_hash = template_hash(spec.get("template"))
-        strategy = spec.get("updateStrategy") if isinstance(spec.get("updateStrategy"), Mapping) else {}
+        strategy = mapping_field(spec, "updateStrategy")
         eligible = 0
         unavailable = 0
         outdated: list[Obj] = []
@@ -252,7 +253,7 @@ class DaemonSetController:
                     self._delete(pod)
         if strategy.get("type") == "OnDelete":
             return
-        rolling = strategy.get("rollingUpdate") if isinstance(strategy.get("rollingUpdate"), Mapping) else {}
+        rolling = mapping_field(strategy, "rollingUpdate")
         _, max_unavailable = resolve_fenceposts({"rollingUpdate": {"maxSurge": 0,
                                                                    "maxUnavailable": rolling.get("maxUnavailable", 1)}},
                                                 eligible)
@@ -273,9 +274,9 @@ class DaemonSetController:
         for pod in self.cluster.list("Pod", namespace).items:
             ref = controller_ref(pod)
             if ref is not None and ref.get("uid") == uid and not pod["metadata"].get("deletionTimestamp"):
-                node = _pod_node(pod)
-                if node is not None:
-                    by_node.setdefault(node, []).append(pod)
+                pod_node = _pod_node(pod)
+                if pod_node is not None:
+                    by_node.setdefault(pod_node, []).append(pod)
         desired = current = mis = ready = updated = available = 0
         now = self.clock.now()
         for node in nodes:

@@ -42,7 +42,12 @@ from typing import Any
 from kubesched.api.timestamps import parse_rfc3339, rfc3339
 from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock
-from kubesched.embedded.controllers.controller_utils import WorkQueue, controller_ref, new_controller_ref
+from kubesched.embedded.controllers.controller_utils import (
+    WorkQueue,
+    controller_ref,
+    mapping_field,
+    new_controller_ref,
+)
 from kubesched.embedded.controllers.replicaset import label_selector_matcher
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
@@ -82,7 +87,7 @@ def _scaled(value: Any, total: int, round_up: bool) -> int:
 
 def resolve_fenceposts(strategy: Mapping[str, Any], replicas: int) -> tuple[int, int]:
     """``ResolveFenceposts``: ``(maxSurge, maxUnavailable)`` in pods for ``replicas``."""
-    rolling = strategy.get("rollingUpdate") if isinstance(strategy.get("rollingUpdate"), Mapping) else {}
+    rolling = mapping_field(strategy, "rollingUpdate")
     surge = _scaled(rolling.get("maxSurge", "25%"), replicas, True)
     unavailable = _scaled(rolling.get("maxUnavailable", "25%"), replicas, False)
     if surge == 0 and unavailable == 0:
@@ -91,7 +96,7 @@ def resolve_fenceposts(strategy: Mapping[str, Any], replicas: int) -> tuple[int,
 
 
 def _without_hash(template: Any) -> Any:
-    t = copy.deepcopy(template) if isinstance(template, Mapping) else {}
+    t: dict[str, Any] = copy.deepcopy(dict(template)) if isinstance(template, Mapping) else {}
     labels = (t.get("metadata") or {}).get("labels")
     if isinstance(labels, dict):
         labels.pop(POD_TEMPLATE_HASH, None)
@@ -220,7 +225,7 @@ class DeploymentController:
         old = [rs for rs in all_rs if rs is not new_rs]
         spec = d.get("spec") or {}
         if not spec.get("paused"):
-            strategy = spec.get("strategy") if isinstance(spec.get("strategy"), Mapping) else {}
+            strategy = mapping_field(spec, "strategy")
             if strategy.get("type") == "Recreate":
                 new_rs = self._recreate(d, new_rs, old)
             else:

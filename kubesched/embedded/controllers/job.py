@@ -42,6 +42,7 @@ from kubesched.embedded.controllers.controller_utils import (
     controller_ref,
     is_pod_active,
     is_pod_ready,
+    mapping_field,
     new_controller_ref,
     pod_from_template,
 )
@@ -259,7 +260,7 @@ class JobController:
                                                      p["metadata"]["name"]))[:len(active) - want]:
                 self._delete(pod)
             return active[:want]
-        template = spec.get("template") if isinstance(spec.get("template"), Mapping) else {}
+        template = mapping_field(spec, "template")
         name = job["metadata"]["name"]
         if spec.get("completionMode") == "Indexed":
             busy = {i for i in map(_index, active) if i is not None} | completed

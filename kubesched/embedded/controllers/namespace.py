@@ -20,6 +20,7 @@ from typing import Any
 
 from kubesched.api.kinds import is_cluster_scoped
 from kubesched.client.client import Subscription, WatchEvent
+from kubesched.embedded.controllers.controller_utils import mapping_field
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError, NotFoundError
 
@@ -104,7 +105,7 @@ class NamespaceController:
             ns = self.cluster.get("Namespace", None, name)
         except NotFoundError:
             return
-        spec = ns.get("spec") if isinstance(ns.get("spec"), dict) else {}
+        spec = mapping_field(ns, "spec")
         finalizers = [f for f in spec.get("finalizers") or [] if f != FINALIZER_KUBERNETES]
         if finalizers != list(spec.get("finalizers") or []):
             ns = self.cluster.update({**ns, "spec": {**spec, "finalizers": finalizers}})

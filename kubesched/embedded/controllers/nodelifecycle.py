@@ -33,6 +33,7 @@ from typing import Any
 
 from kubesched.api.timestamps import rfc3339
 from kubesched.clock import Clock, Timer
+from kubesched.embedded.controllers.controller_utils import mapping_field
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError, NotFoundError
 
@@ -65,7 +66,7 @@ class _Health:
 def _conditions(node: Mapping[str, Any]) -> dict[str, Obj]:
     status = node.get("status")
     conds = status.get("conditions") if isinstance(status, Mapping) else None
-    return {c["type"]: c for c in conds or [] if isinstance(c, Mapping) and c.get("type")}
+    return {c["type"]: dict(c) for c in conds or [] if isinstance(c, Mapping) and c.get("type")}
 
 
 class NodeLifecycleController:
@@ -161,7 +162,7 @@ class NodeLifecycleController:
         ready = _conditions(node).get("Ready")
         status = (ready or {}).get("status")
         want_key = TAINT_UNREACHABLE if status == "Unknown" else TAINT_NOT_READY if status == "False" else None
-        spec = node.get("spec") if isinstance(node.get("spec"), dict) else {}
+        spec = mapping_field(node, "spec")
         taints = [t for t in spec.get("taints") or [] if isinstance(t, Mapping)]
         ours = (TAINT_UNREACHABLE, TAINT_NOT_READY)
         kept = [t for t in taints if t.get("key") not in ours or t.get("key") == want_key]

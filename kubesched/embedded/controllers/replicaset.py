@@ -36,6 +36,7 @@ from kubesched.embedded.controllers.controller_utils import (
     is_pod_active,
     is_pod_available,
     is_pod_ready,
+    mapping_field,
     new_controller_ref,
     pod_from_template,
 )
@@ -77,7 +78,7 @@ def _deletion_rank(pod: Mapping[str, Any]) -> tuple[Any, ...]:
         age = -parse_rfc3339(str(created)) if created else float("-inf")
     except ValueError:
         age = float("-inf")
-    return (bool((pod.get("spec") or {}).get("nodeName")), _PHASE_RANK.get(status.get("phase"), 1),
+    return (bool((pod.get("spec") or {}).get("nodeName")), _PHASE_RANK.get(str(status.get("phase")), 1),
             is_pod_ready(pod), cost, age, meta.get("name"))
 
 
@@ -178,7 +179,7 @@ class ReplicaSetController:
         want = 1 if replicas is None else int(replicas)
         diff = len(active) - want
         if diff < 0:
-            template = spec.get("template") if isinstance(spec.get("template"), Mapping) else {}
+            template = mapping_field(spec, "template")
             for _ in range(-diff):
                 pod = self.admit(pod_from_template(template, rs))
                 active.append(self.cluster.create(pod))

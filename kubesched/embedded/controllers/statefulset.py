@@ -37,6 +37,7 @@ from kubesched.embedded.controllers.controller_utils import (
     WorkQueue,
     controller_ref,
     is_pod_ready,
+    mapping_field,
     pod_from_template,
 )
 from kubesched.embedded.controllers.deployment import template_hash
@@ -177,8 +178,8 @@ class StatefulSetController:
                 self._delete(pod)
                 del pods[ordinal]
         for ordinal in wanted:
-            pod = pods.get(ordinal)
-            if pod is None:
+            current = pods.get(ordinal)
+            if current is None:
                 fresh = new_stateful_pod(sts, ordinal)
                 for claim in stateful_claims(sts, fresh["metadata"]["name"]):
                     try:
@@ -188,7 +189,7 @@ class StatefulSetController:
                 pods[ordinal] = self.cluster.create(self.admit(fresh))
                 if not parallel:
                     return
-            elif not parallel and (pod["metadata"].get("deletionTimestamp") or not _running_ready(pod)):
+            elif not parallel and (current["metadata"].get("deletionTimestamp") or not _running_ready(current)):
                 return  # OrderedReady: wait for this ordinal before the next
         surplus = sorted((o for o in pods if o not in wanted), reverse=True)
         if surplus:
@@ -200,16 +201,16 @@ class StatefulSetController:
                     not any(pods[o]["metadata"].get("deletionTimestamp") for o in surplus):
                 self._delete(pods[surplus[0]])
             return
-        strategy = spec.get("updateStrategy") if isinstance(spec.get("updateStrategy"), Mapping) else {}
+        strategy = mapping_field(spec, "updateStrategy")
         if strategy.get("type") == "OnDelete":
             return
         if not all(_running_ready(pods[o]) and not pods[o]["metadata"].get("deletionTimestamp")
                    for o in wanted if o in pods):
             return
         for ordinal in sorted(wanted, reverse=True):
-            pod = pods.get(ordinal)
-            if pod is not None and (pod["metadata"].get("labels") or {}).get(REVISION_HASH) != revision:
-                self._delete(pod)
+            outdated = pods.get(ordinal)
+            if outdated is not None and (outdated["metadata"].get("labels") or {}).get(REVISION_HASH) != revision:
+                self._delete(outdated)
                 return
 
     def _update_status(self, sts: Obj) -> None:

@@ -29,6 +29,7 @@ from kubesched.api.taints import NO_EXECUTE, Taint, Toleration, parse_taints, pa
 from kubesched.api.timestamps import rfc3339
 from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock, Timer
+from kubesched.embedded.controllers.controller_utils import mapping_field
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError, ManifestError, NotFoundError
 
@@ -95,7 +96,7 @@ class TaintEvictionController:
             log.warning("taint eviction controller: %s: %s", ev.kind, e)
 
     def _no_execute(self, node: Mapping[str, Any]) -> tuple[Taint, ...]:
-        spec = node.get("spec") if isinstance(node.get("spec"), Mapping) else {}
+        spec = mapping_field(node, "spec")
         try:
             taints = parse_taints(spec.get("taints"), "spec.taints")
         except ManifestError:

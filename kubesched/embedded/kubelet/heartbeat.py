@@ -159,7 +159,7 @@ class NodeHeartbeats:
             except AlreadyExistsError:
                 pass
             return
-        spec = lease.get("spec") if isinstance(lease.get("spec"), dict) else {}
+        spec: dict[str, Any] = lease["spec"] if isinstance(lease.get("spec"), dict) else {}
         self.cluster.update({**lease, "spec": {**spec, "holderIdentity": name,
                                                "leaseDurationSeconds": LEASE_DURATION_SECONDS,
                                                "renewTime": rfc3339_micro(now)}})
