@@ -337,7 +337,7 @@ def v2_document() -> bytes:
 
 
 def _resolve(schema: Obj) -> Obj:
-    """``schema`` with its ``$ref`` (and single-``allOf`` ref) followed."""
+    """``schema`` with its ``$ref`` followed."""
     defs = _definitions()
     seen = 0
     while seen < 32:
@@ -349,42 +349,104 @@ def _resolve(schema: Obj) -> Obj:
     return schema
 
 
-def _prune(value: Any, schema: Obj, path: str, unknown: list[str]) -> Any:
-    """``value`` without the fields ``schema`` does not have; their paths appended to ``unknown``."""
+class _Node:
+    """A schema compiled for the unknown-field walk: ``props`` (field -> node) of an object,
+    ``extra`` the node of ``additionalProperties`` (True: anything goes), ``items`` the node of
+    list items; ``free`` for schemas that accept anything."""
+
+    __slots__ = ("props", "extra", "items", "free")
+
+    def __init__(self) -> None:
+        self.props: dict[str, _Node] | None = None
+        self.extra: _Node | bool | None = None
+        self.items: _Node | None = None
+        self.free = False
+
+
+_COMPILED: dict[int, _Node] = {}
+
+
+def _compile(schema: Obj) -> _Node:
+    """The :class:`_Node` of ``schema`` (cached by the resolved schema's identity; recursive
+    definitions share nodes)."""
     schema = _resolve(schema)
+    node = _COMPILED.get(id(schema))
+    if node is not None:
+        return node
+    node = _COMPILED[id(schema)] = _Node()
     if schema.get("x-kubernetes-preserve-unknown-fields"):
-        return value
+        node.free = True
+        return node
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    if isinstance(props, dict):
+        node.props = {k: _compile(v) for k, v in props.items()}
+    if isinstance(extra, dict):
+        node.extra = _compile(extra)
+    elif extra:
+        node.extra = True
+    items = schema.get("items")
+    if isinstance(items, dict):
+        node.items = _compile(items)
+    if node.props is None and node.extra is None and node.items is None:
+        node.free = True
+    return node
+
+
+def _find(value: Any, node: _Node, path: str, unknown: list[str]) -> None:
+    """Append to ``unknown`` the paths of ``value``'s fields that ``node`` does not have."""
+    if node.free:
+        return
     if isinstance(value, dict):
-        props = schema.get("properties")
-        extra = schema.get("additionalProperties")
-        if not isinstance(props, dict) and not isinstance(extra, dict):
-            return value
+        props, extra = node.props, node.extra
+        if props is None and not isinstance(extra, _Node):
+            return
+        for key, sub in value.items():
+            child = props.get(key) if props is not None else None
+            if child is None:
+                if isinstance(extra, _Node):
+                    child = extra
+                elif extra:
+                    continue
+                else:
+                    unknown.append(f"{path}.{key}" if path else str(key))
+                    continue
+            if isinstance(sub, (dict, list)):
+                _find(sub, child, f"{path}.{key}" if path else str(key), unknown)
+    elif isinstance(value, list) and node.items is not None:
+        items = node.items
+        for i, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                _find(item, items, f"{path}[{i}]", unknown)
+
+
+def _prune(value: Any, node: _Node, path: str, drop: set[str]) -> Any:
+    """``value`` without the fields whose paths are in ``drop``."""
+    if isinstance(value, dict):
         out: Obj = {}
         for key, sub in value.items():
             sub_path = f"{path}.{key}" if path else str(key)
-            if isinstance(props, dict) and key in props:
-                out[key] = _prune(sub, props[key], sub_path, unknown)
-            elif isinstance(extra, dict):
-                out[key] = _prune(sub, extra, sub_path, unknown)
-            elif extra:
-                out[key] = sub
-            else:
-                unknown.append(sub_path)
+            if sub_path in drop:
+                continue
+            child = (node.props or {}).get(key) or (node.extra if isinstance(node.extra, _Node) else None)
+            out[key] = _prune(sub, child, sub_path, drop) if child is not None else sub
         return out
-    if isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            return [_prune(item, items, f"{path}[{i}]", unknown) for i, item in enumerate(value)]
+    if isinstance(value, list) and node.items is not None:
+        return [_prune(item, node.items, f"{path}[{i}]", drop) for i, item in enumerate(value)]
     return value
 
 
 def unknown_fields(obj: Obj, group: str, version: str, kind: str) -> tuple[Obj, list[str]]:
     """``obj`` without the fields ``kind``'s schema does not have, and their paths
-    (``spec.containers[0].foo``) in document order; ``(obj, [])`` when the kind has no upstream
-    schema."""
+    (``spec.containers[0].foo``) in document order; ``(obj, [])`` (the same object) when there is
+    none or the kind has no upstream schema. Keys under maps (labels, resource lists) and
+    ``x-kubernetes-preserve-unknown-fields`` objects are never unknown."""
     name = definition_name(group, version, kind)
     if name is None:
         return obj, []
+    node = _compile(_definitions()[name])
     unknown: list[str] = []
-    pruned = _prune(obj, _definitions()[name], "", unknown)
-    return pruned, unknown
+    _find(obj, node, "", unknown)
+    if not unknown:
+        return obj, []
+    return _prune(obj, node, "", set(unknown)), unknown

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api.kinds import served_kinds
 from kubesched.embedded.apiserver.openapi import (
@@ -92,3 +97,28 @@ def test_unknown_fields_are_pruned_and_reported_in_document_order() -> None:
         {"kind": "Widget", "x": 1},
         [],
     )
+
+
+_PLACES = ("", "metadata", "spec", "spec.containers[0]", "spec.containers[0].resources", "status")
+
+
+def _at(obj: dict[str, Any], place: str) -> dict[str, Any]:
+    for part in filter(None, place.replace("[0]", ".0").split(".")):
+        obj = obj[int(part)] if part.isdigit() else obj[part]  # type: ignore[index]
+    return obj
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_PLACES), st.from_regex(r"zz[a-z]{1,6}", fullmatch=True)),
+                min_size=1, max_size=5, unique_by=lambda t: t))
+def test_inserted_unknown_fields_are_exactly_what_is_reported_and_pruned(extra: list[tuple[str, str]]) -> None:
+    clean = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"zzlabel": "ok"}},
+             "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]},
+             "status": {"phase": "Pending"}}
+    dirty = copy.deepcopy(clean)
+    for place, key in extra:
+        _at(dirty, place)[key] = 1
+    pruned, unknown = unknown_fields(dirty, "", "v1", "Pod")
+    expected = {f"{place}.{key}" if place else key for place, key in extra}
+    assert set(unknown) == expected and len(unknown) == len(expected)
+    assert pruned == clean
