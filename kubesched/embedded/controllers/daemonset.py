@@ -42,6 +42,7 @@ from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
     PodAdmission,
+    PodIndex,
     WorkQueue,
     controller_ref,
     is_pod_available,
@@ -162,14 +163,16 @@ class DaemonSetController:
         self.admit: PodAdmission = admit or (lambda pod: pod)
         self.queue = WorkQueue(clock, self.sync, "daemonset")
         self._subs: list[Subscription] = []
+        self.pods = PodIndex(cluster)
 
     def start(self) -> DaemonSetController:
-        self._subs = [self.cluster.watch("DaemonSet", None, self._on_ds), self.cluster.watch("Node", None, self._on_node),
-                      self.cluster.watch("Pod", None, self._on_pod)]
+        self.pods.start(self._on_pod)
+        self._subs = [self.cluster.watch("DaemonSet", None, self._on_ds), self.cluster.watch("Node", self.cluster.resource_version, self._on_node)]
         return self
 
     def stop(self) -> None:
         self.queue.closed = True
+        self.pods.stop()
         for sub in self._subs:
             sub.stop()
         self._subs = []
@@ -202,9 +205,8 @@ class DaemonSetController:
             return
         uid = ds["metadata"].get("uid")
         by_node: dict[str, list[Obj]] = {}
-        for pod in self.cluster.list("Pod", namespace).items:
-            ref = controller_ref(pod)
-            if ref is None or ref.get("uid") != uid or pod["metadata"].get("deletionTimestamp"):
+        for pod in self.pods.owned(namespace, str(uid)):
+            if pod["metadata"].get("deletionTimestamp"):
                 continue
             node = _pod_node(pod)
             if node is not None:
@@ -271,9 +273,8 @@ class DaemonSetController:
         uid = ds["metadata"].get("uid")
         current_hash = template_hash((ds.get("spec") or {}).get("template"))
         by_node: dict[str, list[Obj]] = {}
-        for pod in self.cluster.list("Pod", namespace).items:
-            ref = controller_ref(pod)
-            if ref is not None and ref.get("uid") == uid and not pod["metadata"].get("deletionTimestamp"):
+        for pod in self.pods.owned(namespace, str(uid)):
+            if not pod["metadata"].get("deletionTimestamp"):
                 pod_node = _pod_node(pod)
                 if pod_node is not None:
                     by_node.setdefault(pod_node, []).append(pod)

@@ -145,7 +145,7 @@ class DeploymentController:
     def start(self) -> DeploymentController:
         self._subs = [self.cluster.watch("Deployment", None, self._on_deployment),
                       self.cluster.watch("ReplicaSet", None, self._on_replica_set),
-                      self.cluster.watch("Pod", None, self._on_pod)]
+                      self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod)]
         return self
 
     def stop(self) -> None:

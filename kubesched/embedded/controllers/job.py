@@ -38,6 +38,7 @@ from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
     PodAdmission,
+    PodIndex,
     WorkQueue,
     controller_ref,
     is_pod_active,
@@ -125,13 +126,16 @@ class JobController:
         self.admit: PodAdmission = admit or (lambda pod: pod)
         self.queue = WorkQueue(clock, self.sync, "job")
         self._subs: list[Subscription] = []
+        self.pods = PodIndex(cluster)
 
     def start(self) -> JobController:
-        self._subs = [self.cluster.watch("Job", None, self._on_job), self.cluster.watch("Pod", None, self._on_pod)]
+        self.pods.start(self._on_pod)
+        self._subs = [self.cluster.watch("Job", None, self._on_job)]
         return self
 
     def stop(self) -> None:
         self.queue.closed = True
+        self.pods.stop()
         for sub in self._subs:
             sub.stop()
         self._subs = []
@@ -150,13 +154,10 @@ class JobController:
         meta = job["metadata"]
         uid = meta.get("uid")
         matches = label_selector_matcher((job.get("spec") or {}).get("selector"))
-        out = []
-        for pod in self.cluster.list("Pod", meta.get("namespace") or "default").items:
-            ref = controller_ref(pod)
-            if ref is not None:
-                if ref.get("uid") == uid:
-                    out.append(pod)
-            elif matches((pod.get("metadata") or {}).get("labels") or {}) and not _finished(job):
+        namespace = meta.get("namespace") or "default"
+        out = self.pods.owned(namespace, str(uid))
+        for pod in [] if _finished(job) else self.pods.orphans(namespace):
+            if matches((pod.get("metadata") or {}).get("labels") or {}):
                 refs = [*(pod["metadata"].get("ownerReferences") or []), new_controller_ref(job)]
                 out.append(self.cluster.update({**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}}))
         return out

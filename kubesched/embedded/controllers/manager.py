@@ -19,6 +19,10 @@ from kubesched.embedded.store import MemoryCluster
 __all__ = ["Controller", "expand_workloads", "start_workload_controllers"]
 
 
+#: Kinds whose controllers create pods
+WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
+
+
 class Controller(Protocol):
     """A started controller."""
 
@@ -46,6 +50,8 @@ def expand_workloads(cluster: MemoryCluster, clock: VirtualClock, admit: PodAdmi
     are. The controllers stop afterwards (pods evicted later are not replaced). Returns the keys
     (``namespace/name``) of the pods created, in creation order."""
     created: list[str] = []
+    if not any(kind in WORKLOAD_KINDS for kind in cluster.counts()):
+        return created
 
     def on_pod(ev: WatchEvent) -> None:
         if ev.type == "ADDED":

@@ -31,6 +31,7 @@ from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
     PodAdmission,
+    PodIndex,
     WorkQueue,
     controller_ref,
     is_pod_active,
@@ -94,14 +95,16 @@ class ReplicaSetController:
         self.admit: PodAdmission = admit or (lambda pod: pod)
         self.queue = WorkQueue(clock, self.sync, "replicaset")
         self._subs: list[Subscription] = []
+        self.pods = PodIndex(cluster)
 
     def start(self) -> ReplicaSetController:
-        self._subs = [self.cluster.watch(self.kind, None, self._on_owner),
-                      self.cluster.watch("Pod", None, self._on_pod)]
+        self.pods.start(self._on_pod)  # existing pods are indexed; their events queue their owners
+        self._subs = [self.cluster.watch(self.kind, None, self._on_owner)]
         return self
 
     def stop(self) -> None:
         self.queue.closed = True
+        self.pods.stop()
         for sub in self._subs:
             sub.stop()
         self._subs = []
@@ -120,7 +123,9 @@ class ReplicaSetController:
         ref = controller_ref(pod)
         old_ref = controller_ref(ev.old_object) if ev.old_object else None
         for r in (ref, old_ref):
-            if r is not None and r.get("kind") == self.kind:
+            # a pod this controller just created (ADDED) needs no new sync: the sync that created it
+            # counted it already
+            if r is not None and r.get("kind") == self.kind and ev.type != "ADDED":
                 self.queue.add(f"{namespace}/{r.get('name')}")
         if ref is None and ev.type != "DELETED":
             for owner in self.cluster.list(self.kind, namespace).items:
@@ -134,25 +139,25 @@ class ReplicaSetController:
         """``ClaimPods``: the pods ``owner`` controls after adopting matching orphans and releasing
         controlled pods that no longer match."""
         meta = owner["metadata"]
-        namespace, uid = meta.get("namespace") or "default", meta.get("uid")
+        namespace, uid = meta.get("namespace") or "default", str(meta.get("uid"))
         matches = label_selector_matcher((owner.get("spec") or {}).get("selector"))
+        deleting = bool(meta.get("deletionTimestamp"))
         owned: list[Obj] = []
-        for pod in self.cluster.list("Pod", namespace).items:
+        release: list[Obj] = []
+        for pod in self.pods.owned(namespace, uid):
             pmeta = pod.get("metadata") or {}
-            ref = controller_ref(pod)
-            labels = pmeta.get("labels") or {}
-            if ref is not None:
-                if ref.get("uid") != uid:
-                    continue
-                if matches(labels) or meta.get("deletionTimestamp"):
-                    owned.append(pod)
-                elif not pmeta.get("deletionTimestamp"):
-                    refs = [r for r in pmeta.get("ownerReferences") or [] if r.get("uid") != uid]
-                    self._set_owner_refs(pod, refs)
-                continue
-            if matches(labels) and not pmeta.get("deletionTimestamp") and not meta.get("deletionTimestamp"):
-                refs = [*(pmeta.get("ownerReferences") or []), new_controller_ref(owner)]
-                owned.append(self._set_owner_refs(pod, refs))
+            if matches(pmeta.get("labels") or {}) or deleting:
+                owned.append(pod)
+            elif not pmeta.get("deletionTimestamp"):
+                release.append(pod)
+        adopt = [] if deleting else [p for p in self.pods.orphans(namespace)
+                                     if matches((p.get("metadata") or {}).get("labels") or {})]
+        for pod in release:
+            refs = [r for r in pod["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+            self._set_owner_refs(pod, refs)
+        for pod in adopt:
+            refs = [*(pod["metadata"].get("ownerReferences") or []), new_controller_ref(owner)]
+            owned.append(self._set_owner_refs(pod, refs))
         return owned
 
     def _set_owner_refs(self, pod: Obj, refs: list[Any]) -> Obj:

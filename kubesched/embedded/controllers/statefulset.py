@@ -34,6 +34,7 @@ from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
     PodAdmission,
+    PodIndex,
     WorkQueue,
     controller_ref,
     is_pod_ready,
@@ -119,14 +120,16 @@ class StatefulSetController:
         self.admit: PodAdmission = admit or (lambda pod: pod)
         self.queue = WorkQueue(clock, self.sync, "statefulset")
         self._subs: list[Subscription] = []
+        self.pods = PodIndex(cluster)
 
     def start(self) -> StatefulSetController:
-        self._subs = [self.cluster.watch("StatefulSet", None, self._on_sts),
-                      self.cluster.watch("Pod", None, self._on_pod)]
+        self.pods.start(self._on_pod)
+        self._subs = [self.cluster.watch("StatefulSet", None, self._on_sts)]
         return self
 
     def stop(self) -> None:
         self.queue.closed = True
+        self.pods.stop()
         for sub in self._subs:
             sub.stop()
         self._subs = []
@@ -156,10 +159,9 @@ class StatefulSetController:
             return
         uid = sts["metadata"].get("uid")
         pods: dict[int, Obj] = {}
-        for pod in self.cluster.list("Pod", namespace).items:
-            ref = controller_ref(pod)
+        for pod in self.pods.owned(namespace, str(uid)):
             ordinal = _ordinal(pod, name)
-            if ref is not None and ref.get("uid") == uid and ordinal is not None:
+            if ordinal is not None:
                 pods[ordinal] = pod
         if not sts["metadata"].get("deletionTimestamp"):
             self._manage(sts, pods)
@@ -217,8 +219,7 @@ class StatefulSetController:
         namespace, name = sts["metadata"].get("namespace") or "default", sts["metadata"]["name"]
         uid = sts["metadata"].get("uid")
         revision = _revision(sts)
-        pods = [p for p in self.cluster.list("Pod", namespace).items
-                if (controller_ref(p) or {}).get("uid") == uid and not p["metadata"].get("deletionTimestamp")]
+        pods = [p for p in self.pods.owned(namespace, str(uid)) if not p["metadata"].get("deletionTimestamp")]
         ready = sum(1 for p in pods if is_pod_ready(p))
         updated = sum(1 for p in pods if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == revision)
         before = sts.get("status") or {}
