@@ -24,6 +24,7 @@ def _closed_port() -> int:
     ["images", "calibrate", "--output", "OUT/kubelet.yaml"],
     ["snapshot"],
     ["simulate"],
+    ["ui", "--port", "0"],
 ])
 def test_a_refused_connection_is_one_line(tmp_path: Path, command: list[str]) -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
