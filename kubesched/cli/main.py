@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from kubesched import __version__
+from kubesched.api.kube_version import KUBE_GIT_VERSION
 from kubesched.errors import KubeschedError
 
 #: Exit codes of an interrupted command (128 + signal number, as a shell reports them).
@@ -95,7 +96,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kubesched", message="%(prog)s v%(version)s (kube-scheduler v1.35 behaviour)")
+@click.version_option(__version__, prog_name="kubesched", message=f"%(prog)s v%(version)s (kube-scheduler {KUBE_GIT_VERSION} behaviour)")
 def main() -> None:
     """kubesched: a Kubernetes scheduler in Python, exact to kube-scheduler, with image-pull-aware placement."""
 

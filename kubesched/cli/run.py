@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from kubesched import __version__
+from kubesched.api.kube_version import KUBE_GIT_VERSION
 from kubesched.atomic_file import atomic_write_text
 from kubesched.cli.delegation_flags import delegation_flags, delegation_options
 from kubesched.cli.paths import OutputFile
@@ -88,7 +89,7 @@ log = logging.getLogger("kubesched.run")
 @click.option("--write-config-to", type=OutputFile(), default=None,
               help="Write the effective configuration (defaults and flags applied) to this file and exit.")
 @click.version_option(__version__, "--version", prog_name="kubesched",
-                      message="%(prog)s v%(version)s (kube-scheduler v1.35 behaviour)")
+                      message=f"%(prog)s v%(version)s (kube-scheduler {KUBE_GIT_VERSION} behaviour)")
 @prepull_flags
 @delegation_flags
 def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | None, kube_api_burst: int | None,

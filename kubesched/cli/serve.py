@@ -25,8 +25,11 @@ from kubesched.embedded.apiserver.server import (
     serve_forever,
     setup_server,
 )
+from kubesched.embedded.controllers.nodelifecycle import NodeLifecycleController
+from kubesched.embedded.controllers.tainteviction import TaintEvictionController
 from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.embedded.kubelet.dra_driver import FakeGPUDriver
+from kubesched.embedded.kubelet.heartbeat import NodeHeartbeats
 from kubesched.embedded.kubelet.live import LiveKubelets
 from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.embedded.manifests import Manifest, load_manifests
@@ -82,7 +85,10 @@ def check_manifests(manifests: list[Manifest]) -> None:
                    "kubesched.io/run-seconds succeeds that many seconds after its start. A fake DRA driver "
                    "publishes the GPUs of each node (its nvidia.com/gpu allocatable, or the annotation "
                    "gpu.kubesched.io/devices) as a ResourceSlice of driver gpu.kubesched.io, with the "
-                   "DeviceClass gpu.kubesched.io.")
+                   "DeviceClass gpu.kubesched.io. Nodes post Ready and "
+                   "renew their kube-node-lease Lease; annotating a node kubesched.io/kubelet-stopped stops its "
+                   "kubelet (the node turns Unknown and tainted unreachable after 50 s, its pods are evicted "
+                   "after their tolerationSeconds).")
 @click.option("--kubelet-config", "kubelet_config", type=click.Path(exists=True, dir_okay=False),
               help="YAML of kubelet image-model settings (camelCase, as `replay --kubelet`); needs --kubelet.")
 @click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
@@ -191,7 +197,8 @@ def setup(opts: ServeOptions) -> ServeGraph:
     server = setup_server(cluster, address=opts.address, port=opts.port, clock=clock,
                           bookmark_interval=opts.bookmark_interval, finalize_deletions=opts.finalize_deletions,
                           reviews=reviews, controllers=True, enable_test_hooks=opts.enable_test_hooks,
-                          allowed_hosts=opts.allowed_hosts, server_client_times=opts.speed != 1.0)
+                          allowed_hosts=opts.allowed_hosts, server_client_times=opts.speed != 1.0,
+                          workload_controllers=True)
     kubelets = driver = None
     if opts.kubelet:
         settings = KubeletImageConfig.from_mapping(read_kubelet_settings(opts.kubelet_config), opts.kubelet_config or "")
@@ -213,6 +220,10 @@ def run(graph: ServeGraph) -> None:
         click.echo(f"wrote kubeconfig {opts.kubeconfig} (context kubesched)", err=True)
     if graph.kubelets is not None:
         graph.kubelets.start()
+        # the kubelets' heartbeats, and the controllers that act when they stop
+        NodeHeartbeats(graph.cluster, graph.clock).start()
+        NodeLifecycleController(graph.cluster, graph.clock).start()
+        TaintEvictionController(graph.cluster, graph.clock).start()
     if graph.gpu_driver is not None:
         graph.gpu_driver.start()
     if opts.kubelet:

@@ -81,10 +81,14 @@ class _PlainDumper(yaml.SafeDumper):
 @click.option("-v", "--v", "verbosity", type=PflagIntRange(0, 10), default=0,
               help="klog verbosity on stderr: 1 the wall time of each phase (load, schedule, output), "
                    "2 every pod's outcome, 4 debug detail.")
+@click.option("--no-controllers", is_flag=True,
+              help="Do not expand Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs into their pods "
+                   "before scheduling (by default the workload controllers run once and their pods are "
+                   "scheduled with the others).")
 def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None, namespace: str | None,
              recursive: bool, config_path: str | None, seed: int | None, output: str,
              detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None,
-             verbosity: int) -> None:
+             verbosity: int, no_controllers: bool) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
     Pods are scheduled in queue order (priority first, as PrioritySort orders them) and listed in
@@ -123,7 +127,8 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
     try:
         with simulation_progress() as progress:
             res = run_simulation(loaded.manifests, config, seed=seed, record=record, compact=compact,
-                                 progress=progress, full_detail=explained if compact else None)
+                                 progress=progress, full_detail=explained if compact else None,
+                                 controllers=not no_controllers)
     except ConfigError as e:
         if config_path and not e.where:
             raise e.located(config_path) from None

@@ -38,8 +38,13 @@ every handler, before the outermost write returns. Handlers must not wait on oth
 the store (deadlock). A handler exception is logged, delivery continues, and the first exception is
 re-raised from the write call (the write itself stays committed).
 
+Finalizers: deleting an object with ``metadata.finalizers`` (or a Namespace with
+``spec.finalizers``) only sets its ``deletionTimestamp`` (a Namespace turns ``Terminating``); an
+update that removes the last finalizer of such an object deletes it (``Store.Delete`` and
+``ShouldDeleteDuringUpdate`` of ``staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go``).
+
 Not modelled: admission (namespace existence, priority resolution, defaults other than
-``status.phase: Pending`` for new Pods), finalizers, field validation, BOOKMARK events.
+``status.phase: Pending`` for new Pods), field validation, BOOKMARK events.
 """
 
 from __future__ import annotations
@@ -72,6 +77,11 @@ __all__ = ["MemoryCluster"]
 _log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+
+# Kinds whose ``metadata.generation`` counts spec changes (1 on create, +1 per spec update), as
+# their registry strategies do (``PrepareForCreate``/``PrepareForUpdate``); controllers report the
+# generation they acted on as ``status.observedGeneration``.
+_GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 
 # utilrand.String alphabet (k8s.io/apimachinery/pkg/util/rand), used by generateName.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -311,6 +321,9 @@ class MemoryCluster:
                 else:
                     new_meta.pop(field, None)
             new_meta["resourceVersion"] = old_meta["resourceVersion"]
+            if kind in _GENERATION_KINDS:
+                generation = int(old_meta.get("generation") or 1)
+                new_meta["generation"] = generation + 1 if obj.get("spec") != old.get("spec") else generation
             if kind_registry.is_cluster_scoped(kind):
                 new_meta.pop("namespace", None)
             else:
@@ -323,6 +336,10 @@ class MemoryCluster:
                     new.pop("status", None)
             if new == old:
                 return old
+            if new_meta.get("deletionTimestamp") and _finalizers(old) and not _finalizers(new) and (
+                    kind != "Pod" or not new_meta.get("deletionGracePeriodSeconds")):
+                self._remove(kind, key, new)
+                return new
             self._rv += 1
             new_meta["resourceVersion"] = str(self._rv)
             store[key] = new
@@ -390,15 +407,25 @@ class MemoryCluster:
                     if spec.get("nodeName") and phase not in ("Succeeded", "Failed") and period > 0:
                         self._set_deletion(kind, key, old, self._clock.now() + period, period)
                         return
-            del store[key]
-            self._drop_uid(old)
-            self._sorted_keys.pop(kind, None)
-            self._rv += 1
-            final = {**old, "metadata": {**old_meta, "resourceVersion": str(self._rv)}}
-            self._emit(kind, self._rv, WatchEvent("DELETED", kind, final, old))
+            if _finalizers(old):
+                if not old_meta.get("deletionTimestamp"):
+                    self._set_deletion(kind, key, old, self._clock.now(), 0)
+                return
+            self._remove(kind, key, old)
+
+    def _remove(self, kind: str, key: str, old: Obj) -> None:
+        """Delete ``old`` for good (caller holds the lock)."""
+        store = self._objects[kind]
+        del store[key]
+        self._drop_uid(old)
+        self._sorted_keys.pop(kind, None)
+        self._rv += 1
+        final = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self._rv)}}
+        self._emit(kind, self._rv, WatchEvent("DELETED", kind, final, old))
 
     def _set_deletion(self, kind: str, key: str, old: Obj, when: float, period: int) -> None:
-        """Mark ``old`` as being deleted at epoch seconds ``when`` (caller holds the lock)."""
+        """Mark ``old`` as being deleted at epoch seconds ``when`` (caller holds the lock); a
+        Namespace also gets ``status.phase: Terminating``."""
         self._rv += 1
         meta = {
             **old["metadata"],
@@ -407,6 +434,9 @@ class MemoryCluster:
             "deletionGracePeriodSeconds": period,
         }
         new = {**old, "metadata": meta}
+        if kind == "Namespace":
+            status = old.get("status")
+            new["status"] = {**(status if isinstance(status, dict) else {}), "phase": "Terminating"}
         self._objects[kind][key] = new
         self._emit(kind, self._rv, WatchEvent("MODIFIED", kind, new, old))
 
@@ -640,6 +670,8 @@ class MemoryCluster:
             meta["uid"] = self._next_uid()
         if not preserve or not meta.get("creationTimestamp"):
             meta["creationTimestamp"] = rfc3339(self._clock.now())
+        if kind in _GENERATION_KINDS and (not preserve or not meta.get("generation")):
+            meta["generation"] = 1
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
         api_version = None if "apiVersion" in obj else kind_registry.api_version(kind)
@@ -710,6 +742,15 @@ def _key(kind: str, namespace: str | None, name: str) -> str:
     if kind_registry.is_cluster_scoped(kind):
         return name
     return f"{namespace or 'default'}/{name}"
+
+
+def _finalizers(obj: Obj) -> bool:
+    """Whether ``obj`` has finalizers holding its deletion: ``metadata.finalizers``, and a
+    Namespace's ``spec.finalizers`` (``kubernetes``, removed by the namespace controller)."""
+    if (obj.get("metadata") or {}).get("finalizers"):
+        return True
+    spec = obj.get("spec")
+    return obj.get("kind") == "Namespace" and isinstance(spec, dict) and bool(spec.get("finalizers"))
 
 
 def _labels_of(obj: Obj) -> dict[str, Any]:

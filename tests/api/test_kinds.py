@@ -122,7 +122,9 @@ def test_discovery_agrees_with_the_registry(server: ServerHandle) -> None:
         "resource.k8s.io/v1/resourceclaims/status"}
     assert found["apps/v1/deployments"]["shortNames"] == ["deploy"]
     assert found["apps/v1/deployments/status"]["verbs"] == ["get", "patch", "update"]
-    assert "apps/v1/deployments/scale" not in found  # registered upstream, not served by the embedded cluster
+    assert found["apps/v1/deployments/scale"] == {"name": "deployments/scale", "singularName": "", "namespaced": True,
+                                                  "group": "autoscaling", "version": "v1", "kind": "Scale",
+                                                  "verbs": ["get", "patch", "update"]}
     assert found["batch/v1/jobs/status"]["kind"] == "Job"
     assert found["resource.k8s.io/v1/deviceclasses"]["namespaced"] is False
     assert found["/v1/pods/binding"] == {"name": "pods/binding", "singularName": "", "namespaced": True,
@@ -140,7 +142,7 @@ def test_snapshot_loader_and_informers_agree_with_the_registry() -> None:
         docs.append(json.dumps({"apiVersion": row.group_version, "kind": row.kind, "metadata": meta}))
     loaded = load_manifest_text("\n---\n".join(docs), "all.yaml")
     assert [m.kind for m in loaded.manifests] == [r.kind for r in kinds.all_kinds() if r.loadable]
-    assert loaded.skipped_kinds == {"ConfigMap": 1, "Event": 2, "Lease": 1}
+    assert loaded.skipped_kinds == {"ConfigMap": 1, "Event": 2, "Lease": 1, "LimitRange": 1}
     # the informers of a scheduler
     sched = new_scheduler(MemoryCluster(VirtualClock(0.0)), None, clock=VirtualClock(0.0))
     assert tuple(sched.informers.informers) == WATCHED_IN_ORDER

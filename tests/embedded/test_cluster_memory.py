@@ -383,3 +383,37 @@ def test_load_keeps_identity_and_snapshot_orders_kinds(store: MemoryCluster) -> 
     assert store.counts() == {"Pod": 2, "Node": 2, "Namespace": 1}
     with pytest.raises(AlreadyExistsError, match='^nodes "n1" already exists$'):
         store.load([node("n1")])
+
+
+def test_finalizers_hold_a_deletion_until_the_last_one_is_removed() -> None:
+    from kubesched.clock import VirtualClock
+    from kubesched.embedded.store import MemoryCluster
+
+    cluster = MemoryCluster(VirtualClock(1_700_000_000))
+    cluster.create({"kind": "ConfigMap", "metadata": {"name": "cm", "finalizers": ["example.com/a"]}})
+    cluster.delete("ConfigMap", "default", "cm")
+    held = cluster.get("ConfigMap", "default", "cm")
+    assert held["metadata"]["deletionTimestamp"] == "2023-11-14T22:13:20Z"
+    cluster.update({**held, "metadata": {**held["metadata"], "finalizers": []}})
+    assert cluster.list("ConfigMap").items == []
+
+
+def test_namespace_controller_empties_a_namespace_then_deletes_it() -> None:
+    from kubesched.clock import VirtualClock
+    from kubesched.embedded.controllers.namespace import NamespaceController
+    from kubesched.embedded.store import MemoryCluster
+
+    cluster = MemoryCluster(VirtualClock(1_700_000_000))
+    NamespaceController(cluster).start()
+    cluster.create({"kind": "Namespace", "metadata": {"name": "ns1"}, "spec": {"finalizers": ["kubernetes"]}})
+    cluster.create({"kind": "Pod", "metadata": {"name": "p", "namespace": "ns1"},
+                    "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}})
+    cluster.create({"kind": "Service", "metadata": {"name": "s", "namespace": "ns1"}})
+    cluster.delete("Namespace", None, "ns1")
+    ns = cluster.get("Namespace", None, "ns1")
+    assert ns["status"]["phase"] == "Terminating"
+    assert cluster.list("Service", "ns1").items == []
+    pod = cluster.get("Pod", "ns1", "p")  # bound: deleted gracefully, the kubelet's turn
+    assert pod["metadata"]["deletionGracePeriodSeconds"] == 30
+    cluster.delete("Pod", "ns1", "p")
+    assert [n["metadata"]["name"] for n in cluster.list("Namespace").items] == []

@@ -3,18 +3,18 @@
 Routes:
 
 * discovery: ``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/<group>``,
-  ``/apis/<group>/<version>``; ``/openapi/v2`` and ``/openapi/v3`` answer 404 (clients fall back to
-  their built-in types; ``kubectl apply`` needs ``--validate=false``); ``/healthz``, ``/livez``,
-  ``/readyz`` answer ``ok``.
+  ``/apis/<group>/<version>``; ``/openapi/v2`` (JSON) and ``/openapi/v3`` with one document per
+  group version (see :mod:`kubesched.embedded.apiserver.openapi`); ``/healthz``, ``/livez``, ``/readyz``
+  answer ``ok``.
 * reviews: ``POST /apis/authentication.k8s.io/v1/tokenreviews`` and
   ``POST /apis/authorization.k8s.io/v1/subjectaccessreviews`` (see :mod:`kubesched.embedded.apiserver.reviews`).
 * resources: ``/api/v1/...`` and ``/apis/<group>/<version>/...`` (see
   :mod:`kubesched.embedded.apiserver.target`, :mod:`kubesched.embedded.apiserver.handlers`,
   :mod:`kubesched.embedded.apiserver.watch`). Every error is a ``Status`` body. GETs whose Accept header
   asks for ``as=Table;g=meta.k8s.io`` (``kubectl get``) get a server-side ``Table``
-  (:mod:`kubesched.embedded.apiserver.tables`). Request bodies are JSON or YAML; protobuf/CBOR bodies
-  (kubectl's typed ``create namespace|priorityclass|pdb``) get ``415 UnsupportedMediaType``
-  (kubectl does not fall back to JSON: use ``kubectl apply -f``/``create -f`` with a manifest).
+  (:mod:`kubesched.embedded.apiserver.tables`). Request bodies are JSON, YAML or Kubernetes protobuf
+  (kubectl's typed ``create namespace|deployment|job|...``; see :mod:`kubesched.embedded.apiserver.protobuf`);
+  CBOR bodies get ``415 UnsupportedMediaType``.
 * every request first passes :mod:`kubesched.embedded.apiserver.guard` (Host/Origin checks against web
   pages, body media types, body size).
 * test hooks (not part of the Kubernetes API, served only with ``enable_test_hooks``,
@@ -39,13 +39,15 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kubesched.api.kube_version import version_info
 from kubesched.api.yaml_limits import load_json, safe_load
 from kubesched.client.json_codec import dumps
 from kubesched.clock import Clock
-from kubesched.embedded.apiserver import paths
+from kubesched.embedded.apiserver import openapi, paths
 from kubesched.embedded.apiserver.guard import RequestGuard
 from kubesched.embedded.apiserver.handlers import ResourceHandlers, view_for
 from kubesched.embedded.apiserver.paging import Pager
+from kubesched.embedded.apiserver.protobuf import decode_object
 from kubesched.embedded.apiserver.reviews import Reviews
 from kubesched.embedded.apiserver.status import ApiError, failure
 from kubesched.embedded.apiserver.tables import table_version, to_table
@@ -62,17 +64,7 @@ _log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 #: ``GET /version``: the Kubernetes version whose semantics kubesched follows.
-VERSION_INFO: Obj = {
-    "major": "1",
-    "minor": "34",
-    "gitVersion": "v1.34.0-kubesched",
-    "gitCommit": "",
-    "gitTreeState": "clean",
-    "buildDate": "1970-01-01T00:00:00Z",
-    "goVersion": "",
-    "compiler": "python",
-    "platform": "linux/amd64",
-}
+VERSION_INFO: Obj = version_info()
 
 _STATE_KEY: web.AppKey[ServerState] = web.AppKey("kubesched_state")
 
@@ -171,6 +163,32 @@ async def _not_found(request: web.Request) -> web.Response:
     raise ApiError(404, "the server could not find the requested resource")
 
 
+def _raw_json(data: bytes) -> web.Response:
+    return web.Response(body=data, content_type="application/json")
+
+
+async def _openapi_v2(request: web.Request) -> web.Response:
+    accept = request.headers.get("Accept", "")
+    if "protobuf" in accept and "json" not in accept:
+        raise ApiError(406, "only application/json is served for /openapi/v2", "NotAcceptable")
+    return _raw_json(openapi.v2_document())
+
+
+async def _openapi_v3(request: web.Request) -> web.Response:
+    tail = request.match_info.get("tail", "").strip("/")
+    if not tail:
+        return _raw_json(openapi.v3_root())
+    parts = tail.split("/")
+    doc = None
+    if len(parts) == 2 and parts[0] == "api":
+        doc = openapi.v3_document("", parts[1])
+    elif len(parts) == 3 and parts[0] == "apis":
+        doc = openapi.v3_document(parts[1], parts[2])
+    if doc is None:
+        raise ApiError(404, "the server could not find the requested resource")
+    return _raw_json(doc)
+
+
 async def _ok(request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
@@ -188,10 +206,12 @@ async def _grouped(request: web.Request) -> web.StreamResponse:
     )
 
 
-#: Answer to a request body kubesched serve cannot decode (protobuf, CBOR, ...).
+#: Content type of Kubernetes protobuf bodies (client-go's typed clients, kubectl's ``create <kind>``).
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+#: Answer to a request body kubesched serve cannot decode (CBOR, ...).
 UNSUPPORTED_BODY = ("the body of the request was in an unknown format - accepted media types include: "
-                    "application/json, application/yaml (kubesched serve does not decode {ctype} bodies; "
-                    "`kubectl apply -f`/`kubectl create -f` with a manifest send JSON)")
+                    "application/json, application/yaml, application/vnd.kubernetes.protobuf")
 
 
 async def _read_body(request: web.Request) -> Any:
@@ -199,9 +219,11 @@ async def _read_body(request: web.Request) -> Any:
     if not raw:
         return None
     ctype = request.content_type or ""
-    if "protobuf" in ctype or "cbor" in ctype:
+    if "cbor" in ctype or ("protobuf" in ctype and ctype != PROTOBUF):
         raise ApiError(415, UNSUPPORTED_BODY.format(ctype=ctype), "UnsupportedMediaType")
     try:
+        if ctype == PROTOBUF:
+            return decode_object(raw)
         if "yaml" in ctype:
             return safe_load(raw)
         return load_json(raw)
@@ -220,6 +242,7 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
     method = request.method
     query = request.query
     h = state.handlers
+    warnings: list[str] = []
     try:
         if target.resource is None:  # namespaces/<ns>/bindings
             if method != "POST":
@@ -235,7 +258,7 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
                 code, body = h.list(target, query)
                 body = _as_table(request, state, target, body, body["items"])
             elif method == "POST" and (target.namespace is not None or not target.resource.namespaced):
-                code, body = h.create(target, await _read_body(request), query)
+                code, body = h.create(target, await _read_body(request), query, warnings)
             elif method == "DELETE":
                 code, body = h.delete_collection(target, query)
             else:
@@ -252,9 +275,9 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
             code, body = h.get(target)
             body = _as_table(request, state, target, body, [body])
         elif method == "PUT":
-            code, body = h.update(target, await _read_body(request), query)
+            code, body = h.update(target, await _read_body(request), query, warnings)
         elif method == "PATCH":
-            code, body = h.patch(target, await _read_body(request), request.content_type, query)
+            code, body = h.patch(target, await _read_body(request), request.content_type, query, warnings)
         elif method == "DELETE" and target.subresource is None:
             code, body = h.delete(target, await _read_body(request), query)
         else:
@@ -270,7 +293,11 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
         raise ApiError(410, str(e), "Expired") from None
     except ValueError as e:
         raise ApiError(422, str(e), "Invalid", _details(target)) from None
-    return _json(body, code)
+    response = _json(body, code)
+    for text in warnings:  # RFC 7234 warn-code 299, as staging/src/k8s.io/apiserver/pkg/warning
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
+    return response
 
 
 def _as_table(request: web.Request, state: ServerState, target: Target, body: Obj, items: list[Obj]) -> Obj:
@@ -433,6 +460,9 @@ def build_app(state: ServerState) -> web.Application:
     r.add_get("/readyz", _ok)
     r.add_get("/api", _api)
     r.add_get("/apis", _apis)
+    r.add_get("/openapi/v2", _openapi_v2)
+    r.add_get("/openapi/v3", _openapi_v3)
+    r.add_get("/openapi/v3/{tail:.*}", _openapi_v3)
     r.add_get("/openapi/{tail:.*}", _not_found)
     r.add_route("*", "/api/{version}", _core_root)
     r.add_route("*", "/api/{version}/{tail:.*}", _core)

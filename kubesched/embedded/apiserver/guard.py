@@ -46,7 +46,7 @@ BODY_MEDIA_TYPES = frozenset({
     "application/strategic-merge-patch+json",
     "application/json-patch+json",
     "application/apply-patch+yaml",
-    # kubectl's typed ``create namespace|priorityclass|pdb``: answered 415 with a hint by the app
+    # client-go's typed clients (kubectl's ``create namespace|deployment|job|...``)
     "application/vnd.kubernetes.protobuf",
     "application/cbor",
 })

@@ -13,15 +13,22 @@ retried on a concurrent write unless the patch itself names a resourceVersion (a
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubesched.api.kinds import Kind
 from kubesched.api.shape import check_shape
-from kubesched.embedded.apiserver.admission import admit_new_namespace, admit_new_pod
+from kubesched.embedded.apiserver.admission import (
+    admit_namespace_deletion,
+    admit_namespaced_create,
+    admit_new_namespace,
+    admit_new_pod,
+)
 from kubesched.embedded.apiserver.client_times import restamp_conditions, restamp_event
 from kubesched.embedded.apiserver.events import to_core, to_events_v1
 from kubesched.embedded.apiserver.fields import compile_field_selector
+from kubesched.embedded.apiserver.openapi import unknown_fields
 from kubesched.embedded.apiserver.paging import Pager
 from kubesched.embedded.apiserver.patching import (
     PatchError,
@@ -29,8 +36,10 @@ from kubesched.embedded.apiserver.patching import (
     apply_merge_patch,
     apply_strategic_merge_patch,
 )
+from kubesched.embedded.apiserver.scale import replicas_from_scale, to_scale
 from kubesched.embedded.apiserver.status import ApiError, success
 from kubesched.embedded.apiserver.target import Target
+from kubesched.embedded.apiserver.workload_defaults import default_workload
 from kubesched.embedded.selector import compile_selector
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ConflictError, ManifestError, NotFoundError
@@ -40,6 +49,9 @@ __all__ = ["ResourceHandlers", "status_merge_patch", "view_for"]
 Obj = dict[str, Any]
 
 _PATCH_RETRIES = 5
+
+#: Values of the ``fieldValidation`` query parameter.
+FIELD_VALIDATION_DIRECTIVES = ("Ignore", "Warn", "Strict")
 
 PATCH_TYPES = {
     "application/merge-patch+json": apply_merge_patch,
@@ -191,13 +203,55 @@ class ResourceHandlers:
         _check_valid(obj, kind, str(meta.get("name") or meta.get("generateName") or ""))
         return obj
 
+    def _check_fields(self, res: Kind, obj: Obj, query: Mapping[str, str], warnings: builtins.list[str] | None) -> Obj:
+        """``obj`` with its workload defaults (:mod:`kubesched.embedded.apiserver.workload_defaults`) and
+        without unknown fields, by the request's ``fieldValidation`` (``Strict``: ApiError
+        400 ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field
+        "spec.foo"``; ``Warn``, the default: each one appended to ``warnings`` as ``unknown field
+        "spec.foo"``; ``Ignore``: dropped silently). Follows the strict decoding of
+        ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go`` and ``fieldmanager``."""
+        if res.kind == "Event":
+            return obj
+        obj = default_workload(obj)
+        directive = _first(query, "fieldValidation") or "Warn"
+        if directive not in FIELD_VALIDATION_DIRECTIVES:
+            raise ApiError(400, f'fieldValidation: Unsupported value: "{directive}": supported values: '
+                           '"Ignore", "Strict", "Warn"', "BadRequest")
+        pruned, unknown = unknown_fields(obj, res.group, res.version, res.kind)
+        if not unknown:
+            return obj
+        messages = [f'unknown field "{path}"' for path in unknown]
+        if directive == "Strict":
+            raise ApiError(400, f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                           f"strict decoding error: {', '.join(messages)}", "BadRequest")
+        if directive == "Warn" and warnings is not None:
+            warnings.extend(messages)
+        return pruned
+
     # ------------------------------------------------------------------- verbs
 
     def get(self, target: Target) -> tuple[int, Obj]:
-        """GET of an object or its ``status`` subresource."""
+        """GET of an object or its ``status`` or ``scale`` subresource."""
         res = target.resource
         assert res is not None and target.name is not None
+        if target.subresource == "scale":
+            return 200, to_scale(self._get(res, target.namespace, target.name))
         return 200, view_for(res)(self._get(res, target.namespace, target.name))
+
+    def _write_scale(self, target: Target, scale: Any, current: Obj, query: Mapping[str, str]) -> tuple[int, Obj]:
+        """Write the ``spec.replicas`` of a ``Scale`` body to the object (its resourceVersion, when
+        the body names one, as precondition)."""
+        assert target.name is not None
+        if not isinstance(scale, dict):
+            raise ApiError(400, "the body of the request must be a JSON object")
+        replicas = replicas_from_scale(scale, target.name)
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        meta = {**current["metadata"], "resourceVersion": rv or current["metadata"]["resourceVersion"]}
+        spec: Obj = current["spec"] if isinstance(current.get("spec"), dict) else {}
+        new = {**current, "metadata": meta, "spec": {**spec, "replicas": replicas}}
+        if _first(query, "dryRun"):
+            return 200, to_scale(new)
+        return 200, to_scale(self.cluster.update(new))
 
     def list(self, target: Target, query: Mapping[str, str]) -> tuple[int, Obj]:
         """GET of a collection: selectors, ``limit``/``continue``, ``resourceVersion`` (+Match)."""
@@ -233,11 +287,14 @@ class ResourceHandlers:
         return 200, {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta,
                      "items": page.items}
 
-    def create(self, target: Target, body: Any, query: Mapping[str, str]) -> tuple[int, Obj]:
-        """POST to a collection."""
+    def create(self, target: Target, body: Any, query: Mapping[str, str],
+               warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
+        """POST to a collection (``warnings`` collects field-validation warnings)."""
         res = target.resource
         assert res is not None
-        obj = self._body_object(target, body, for_update=False)
+        obj = self._check_fields(res, self._body_object(target, body, for_update=False), query, warnings)
+        if res.namespaced and res.kind != "Event":
+            admit_namespaced_create(res.plural, obj, self.cluster)
         if res.kind == "Pod":
             obj = admit_new_pod(obj, self.cluster)
         elif res.kind == "Namespace":
@@ -248,13 +305,17 @@ class ResourceHandlers:
             return 201, obj
         return 201, view_for(res)(self.cluster.create(obj))
 
-    def update(self, target: Target, body: Any, query: Mapping[str, str]) -> tuple[int, Obj]:
-        """PUT of an object (status kept for kinds with a status subresource) or of ``status``."""
+    def update(self, target: Target, body: Any, query: Mapping[str, str],
+               warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
+        """PUT of an object (status kept for kinds with a status subresource) or of ``status``
+        (``warnings`` collects field-validation warnings)."""
         res = target.resource
         assert res is not None and target.name is not None
         if res.kind == "Event":
             raise ApiError(405, "the embedded cluster does not update events", "MethodNotAllowed")
-        obj = self._body_object(target, body, for_update=True)
+        if target.subresource == "scale":
+            return self._write_scale(target, body, self._get(res, target.namespace, target.name), query)
+        obj = self._check_fields(res, self._body_object(target, body, for_update=True), query, warnings)
         if target.subresource in ("status", "finalize"):
             current = self._get(res, target.namespace, target.name)
             rv = (obj.get("metadata") or {}).get("resourceVersion")
@@ -268,8 +329,10 @@ class ResourceHandlers:
             return 200, obj
         return 200, view_for(res)(self.cluster.update(obj))
 
-    def patch(self, target: Target, body: Any, content_type: str, query: Mapping[str, str]) -> tuple[int, Obj]:
-        """PATCH of an object or of its ``status`` (merge, strategic merge or JSON patch)."""
+    def patch(self, target: Target, body: Any, content_type: str, query: Mapping[str, str],
+              warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
+        """PATCH of an object or of its ``status`` (merge, strategic merge or JSON patch;
+        ``warnings`` collects field-validation warnings about the patched object)."""
         res = target.resource
         assert res is not None and target.name is not None
         apply = PATCH_TYPES.get(content_type)
@@ -278,6 +341,13 @@ class ResourceHandlers:
                            f"include: {', '.join(PATCH_TYPES)}", "UnsupportedMediaType")
         if res.kind == "Event":
             return self._patch_event(res, target, body, content_type, query)
+        if target.subresource == "scale":
+            current = self._get(res, target.namespace, target.name)
+            try:
+                scale = apply(to_scale(current), body)
+            except PatchError as e:
+                raise ApiError(422, f'Scale.autoscaling "{target.name}" is invalid: {e}', "Invalid") from None
+            return self._write_scale(target, scale, current, query)
         for _ in range(_PATCH_RETRIES):
             current = self._get(res, target.namespace, target.name)
             try:
@@ -287,6 +357,7 @@ class ResourceHandlers:
             if not isinstance(result, dict):
                 raise ApiError(422, f'{res.kind} "{target.name}" is invalid: patch result is not an object', "Invalid")
             _check_patch_result(result, current, res.kind, res.group_version)
+            result = self._check_fields(res, result, query, warnings)
             meta = dict(result.get("metadata") or {})
             if meta.get("name") != target.name:
                 raise ApiError(400, f"the name of the object ({meta.get('name')}) does not match the name on "
@@ -340,6 +411,8 @@ class ResourceHandlers:
             raise ApiError(405, "the embedded cluster does not delete events", "MethodNotAllowed")
         options = body if isinstance(body, dict) else {}
         current = self._get(res, target.namespace, target.name)
+        if res.kind == "Namespace":
+            admit_namespace_deletion(target.name)
         pre = options.get("preconditions") or {}
         meta = current["metadata"]
         if pre.get("uid") and pre["uid"] != meta.get("uid"):
@@ -354,6 +427,10 @@ class ResourceHandlers:
             grace = _int_param(query, "gracePeriodSeconds", 0)
         if _first(query, "dryRun") or options.get("dryRun"):
             return 200, view_for(res)(current)
+        finalizer = _propagation_finalizer(res, options, query)
+        if finalizer is not None and not meta.get("deletionTimestamp") and finalizer not in (meta.get("finalizers") or []):
+            current = self.cluster.update({**current, "metadata": {**meta, "finalizers": [
+                *(meta.get("finalizers") or []), finalizer]}})
         self.cluster.delete(res.kind_in_store, target.namespace, target.name, grace=grace is None or grace > 0,
                             grace_period_seconds=None if grace is None else max(0, int(grace)))
         try:
@@ -393,6 +470,35 @@ class ResourceHandlers:
             raise ApiError(422, f'Binding "{name}" is invalid: target.name: Required value', "Invalid")
         self.cluster.bind(target.namespace or "default", name, meta.get("uid") or "", node)
         return 201, success(201)
+
+
+#: Kinds whose dependents are orphaned when a DELETE names no propagation policy
+#: (``DefaultGarbageCollectionPolicy`` of ``pkg/registry/batch/job``: batch/v1 Jobs).
+_ORPHAN_BY_DEFAULT = frozenset({"Job"})
+
+
+def _propagation_finalizer(res: Kind, options: Mapping[str, Any], query: Mapping[str, str]) -> str | None:
+    """The garbage-collection finalizer a DELETE asks for (``deletionFinalizersForGarbageCollection``
+    of ``staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go``): ``orphan`` for
+    ``propagationPolicy: Orphan`` (or ``orphanDependents: true``), ``foregroundDeletion`` for
+    ``Foreground``, None for ``Background``. Raises ApiError 400 for another value."""
+    policy = _first(query, "propagationPolicy") or options.get("propagationPolicy")
+    if policy is None:
+        orphan = options.get("orphanDependents")
+        if orphan is None and "orphanDependents" in query:
+            orphan = query["orphanDependents"].lower() == "true"
+        if orphan is not None:
+            policy = "Orphan" if orphan else "Background"
+        elif res.kind in _ORPHAN_BY_DEFAULT:
+            policy = "Orphan"
+    if policy in (None, "Background"):
+        return None
+    if policy == "Orphan":
+        return "orphan"
+    if policy == "Foreground":
+        return "foregroundDeletion"
+    raise ApiError(400, f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", '
+                   '"Background", "Orphan"', "BadRequest")
 
 
 def _gr(res: Kind) -> str:

@@ -32,7 +32,7 @@ _RW = ("create", "delete", "deletecollection", "get", "list", "patch", "update",
 
 #: Subresources the handlers serve (:data:`kubesched.api.kinds.SUBRESOURCE_KINDS` names); a kind's
 #: other subresources are neither routed nor listed in discovery.
-SERVED_SUBRESOURCES: frozenset[str] = frozenset({"status", "binding", "finalize"})
+SERVED_SUBRESOURCES: frozenset[str] = frozenset({"status", "binding", "finalize", "scale"})
 
 
 def find_resource(group: str, version: str, name: str) -> Kind | None:
@@ -110,10 +110,10 @@ def api_resource_list(group: str, version: str) -> Obj | None:
         resources.append(entry)
         for sub in served_subresources(r):
             body_kind, verbs = kinds.SUBRESOURCE_KINDS[sub]
-            resources.append(
-                {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
-                 "kind": body_kind or r.kind, "verbs": list(verbs)}
-            )
+            sub_entry: Obj = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced}
+            if sub == "scale":  # served as autoscaling/v1 Scale
+                sub_entry.update({"group": "autoscaling", "version": "v1"})
+            resources.append({**sub_entry, "kind": body_kind or r.kind, "verbs": list(verbs)})
     if not resources:
         return None
     gv = f"{group}/{version}" if group else version

@@ -16,13 +16,14 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.clock import Clock, RealClock
-from kubesched.embedded.apiserver.admission import admit_new_namespace
+from kubesched.embedded.apiserver.admission import admit_new_namespace, admit_new_pod
 from kubesched.embedded.apiserver.app import ServerState, build_app
 from kubesched.embedded.apiserver.finalizer import DeletionFinalizer
 from kubesched.embedded.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.embedded.apiserver.reviews import Reviews
 from kubesched.embedded.apiserver.watch import WatchLimits
-from kubesched.embedded.controllers.manager import ControllerManager
+from kubesched.embedded.controllers.manager import ControllerManager, start_workload_controllers
+from kubesched.embedded.controllers.namespace import NamespaceController
 from kubesched.embedded.store import MemoryCluster
 from kubesched.net.listener import ConnectionLimits, LimitedSite, handler_args
 
@@ -198,6 +199,7 @@ def setup_server(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     watch_limits: WatchLimits | None = None,
     server_client_times: bool = False,
+    workload_controllers: bool = False,
 ) -> ServerHandle:
     """The server of ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when
     None) on ``address``:``port`` (0 = a free port), built and not started (:meth:`ServerHandle.start`
@@ -211,8 +213,12 @@ def setup_server(
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.embedded.apiserver.reviews`).
     With ``controllers`` the embedded cluster's controllers run (:class:`~kubesched.embedded.controllers.manager.ControllerManager`:
     they bind volume claims, provision volumes and create, reserve and release ResourceClaims as
-    kube-controller-manager and a provisioner would). ``enable_test_hooks`` serves
-    the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
+    kube-controller-manager and a provisioner would). A
+    :class:`~kubesched.embedded.controllers.namespace.NamespaceController` always runs (deleting a
+    namespace deletes its objects); with ``workload_controllers`` the ReplicaSet, Deployment, Job,
+    DaemonSet and StatefulSet controllers and the owner-reference garbage collector run (started
+    here, as they only act on store events), creating pods through the server's pod admission.
+    ``enable_test_hooks`` serves the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
     ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.embedded.apiserver.guard`);
     ``watch_limits`` each watch's buffer and write time (default :class:`WatchLimits`). With
@@ -229,6 +235,10 @@ def setup_server(
                         enable_test_hooks=enable_test_hooks, guard=guard,
                         watch_limits=watch_limits or WatchLimits(), reviews=reviews or Reviews(),
                         client_time_clock=clock.now if server_client_times else None)
+    NamespaceController(cluster).start()  # acts only on namespace deletions
+    if workload_controllers:
+        store = cluster
+        start_workload_controllers(cluster, clock, lambda pod: admit_new_pod(pod, store))
     return ServerHandle(state, address, port, bookmark_interval,
                         controllers=ControllerManager(cluster, clock_now=clock.now) if controllers else None,
                         finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None)

@@ -18,6 +18,7 @@ from typing import Any
 
 from kubesched.api.timestamps import parse_rfc3339
 from kubesched.embedded.apiserver.events import to_core
+from kubesched.embedded.apiserver.workload_tables import workload_printers
 
 __all__ = ["human_duration", "table_version", "to_table"]
 
@@ -360,6 +361,7 @@ _PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, float], Cells]]] = {
     "Namespace": (_NAMESPACE_COLUMNS, _namespace_cells),
     "Lease": (_LEASE_COLUMNS, _lease_cells),
     "PriorityClass": (_PRIORITY_CLASS_COLUMNS, _priority_class_cells),
+    **workload_printers(_since),
 }
 
 

@@ -6,14 +6,24 @@ UI's explanations start the same set, so a new controller is added here once."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
-from kubesched.client.client import ClusterClient
+from kubesched.client.client import ClusterClient, WatchEvent
+from kubesched.clock import Clock, VirtualClock
+from kubesched.embedded.controllers.controller_utils import PodAdmission
+from kubesched.embedded.controllers.daemonset import DaemonSetController
+from kubesched.embedded.controllers.deployment import DeploymentController
 from kubesched.embedded.controllers.garbage_collector import GarbageCollector
+from kubesched.embedded.controllers.garbagecollector import GarbageCollector as WorkloadGarbageCollector
+from kubesched.embedded.controllers.job import JobController
 from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.controllers.replicaset import ReplicaSetController
 from kubesched.embedded.controllers.resourceclaim import ResourceClaimController
+from kubesched.embedded.controllers.statefulset import StatefulSetController
+from kubesched.embedded.store import MemoryCluster
 
-__all__ = ["CONTROLLERS", "Controller", "ControllerManager"]
+__all__ = ["CONTROLLERS", "Controller", "ControllerManager", "WORKLOAD_KINDS", "expand_workloads",
+           "start_workload_controllers"]
 
 
 class Controller(Protocol):
@@ -57,3 +67,53 @@ class ControllerManager:
         """Stop every controller, in reverse order."""
         for c in reversed(self.controllers.values()):
             c.stop()
+
+
+#: Kinds whose controllers create pods
+WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
+
+
+def start_workload_controllers(cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> list[Any]:
+    """Start the ReplicaSet, Deployment, Job, DaemonSet and StatefulSet controllers and the garbage
+    collector on ``cluster`` (pods they create go
+    through ``admit``); returns them (call ``stop()`` on each to end them)."""
+    return [
+        ReplicaSetController(cluster, clock, admit).start(),
+        DeploymentController(cluster, clock).start(),
+        JobController(cluster, clock, admit).start(),
+        DaemonSetController(cluster, clock, admit).start(),
+        StatefulSetController(cluster, clock, admit).start(),
+        WorkloadGarbageCollector(cluster, clock).start(),
+    ]
+
+
+def expand_workloads(cluster: MemoryCluster, clock: VirtualClock, admit: PodAdmission | None = None) -> list[str]:
+    """Run the workload controllers once over what ``cluster`` holds (``simulate``): Deployments
+    get their ReplicaSet, ReplicaSets, StatefulSets, DaemonSets and Jobs their missing pods, named
+    and owned as the controllers name and own them; workloads whose pods exist are left as they
+    are. The controllers stop afterwards (pods evicted later are not replaced). Returns the keys
+    (``namespace/name``) of the pods created, in creation order."""
+    created: list[str] = []
+    if not any(kind in WORKLOAD_KINDS for kind in cluster.counts()):
+        return created
+
+    def on_pod(ev: WatchEvent) -> None:
+        if ev.type == "ADDED":
+            meta = ev.object.get("metadata") or {}
+            created.append(f"{meta.get('namespace') or 'default'}/{meta.get('name')}")
+
+    sub = cluster.watch("Pod", cluster.resource_version, on_pod)
+    controllers: list[Any] = [
+        ReplicaSetController(cluster, clock, admit).start(),
+        DeploymentController(cluster, clock).start(),
+        JobController(cluster, clock, admit).start(),
+        DaemonSetController(cluster, clock, admit).start(),
+        StatefulSetController(cluster, clock, admit).start(),
+    ]
+    try:
+        clock.run_until(clock.now())
+    finally:
+        for c in controllers:
+            c.stop()
+        sub.stop()
+    return created

@@ -15,8 +15,9 @@ A pod bound to a node (``spec.nodeName`` set by a binding, or at creation) goes 
    ``Initialized``, ``ContainersReady`` and ``Ready`` conditions True;
 4. with the annotation ``kubesched.io/run-seconds`` (:data:`RUN_SECONDS_ANNOTATION`, seconds
    after the start), the containers exit 0 and the pod becomes ``Succeeded`` (whatever its
-   ``restartPolicy``: the annotation says when the pod's work is done); without it the pod runs
-   until deleted.
+   ``restartPolicy``: the annotation says when the pod's work is done); with
+   ``spec.activeDeadlineSeconds``, the pod fails that long after its admission (``Failed``,
+   ``DeadlineExceeded``), whichever comes first; without either the pod runs until deleted.
 
 A pod being deleted (``deletionTimestamp`` set) or gone stops using its images. Nodes:
 ``status.images`` is written every ``status_update_seconds`` (10 s, ``nodeStatusUpdateFrequency``)
@@ -40,12 +41,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.timestamps import parse_rfc3339
 from kubesched.client.client import WatchEvent
 from kubesched.clock import Clock, Timer
 from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.embedded.kubelet.events import kubelet_event, present_message, pulled_message, pulling_message
 from kubesched.embedded.kubelet.model import KubeletModel, refresh_node_status
-from kubesched.embedded.kubelet.pod_status import pending_status, running_status, succeeded_status
+from kubesched.embedded.kubelet.pod_status import (
+    deadline_exceeded_status,
+    pending_status,
+    running_status,
+    succeeded_status,
+)
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
@@ -83,6 +90,7 @@ class _LivePod:
     next_container: int = 0
     started: float | None = None
     finish_timer: Timer | None = None
+    deadline_timer: Timer | None = None
     image_ids: dict[str, str] = field(default_factory=dict)
 
 
@@ -247,6 +255,7 @@ class LiveKubelets:
             lp.image_ids[c.image] = image.digest_name or image.name
         self._pods[uid] = lp
         self._patch_pod(obj, pending_status(obj, now, host_ip=self._host_ips.get(node)))
+        self._arm_deadline(lp, now)
         self.model.pod_bound(node, uid, images, now)
 
     def _adopt_running(self, obj: dict[str, Any], node: str) -> None:
@@ -261,14 +270,38 @@ class LiveKubelets:
         self.model.preload(node, images)
         lp = _LivePod(key, uid, node, obj, self._containers(obj), started=self.clock.now())
         self._pods[uid] = lp
+        try:
+            admitted = parse_rfc3339(str((obj.get("status") or {}).get("startTime")))
+        except ValueError:
+            admitted = self.clock.now()
+        self._arm_deadline(lp, admitted)
         self.model.pod_bound(node, uid, images)
         # the model starts its container after container_start_seconds; _container_started sees
         # lp.started already set and only arms the finish timer
+
+    def _arm_deadline(self, lp: _LivePod, start: float) -> None:
+        """``spec.activeDeadlineSeconds``: the pod fails that long after its start
+        (``pkg/kubelet/active_deadline.go``)."""
+        raw = (lp.manifest.get("spec") or {}).get("activeDeadlineSeconds")
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw <= 0:
+            return
+        lp.deadline_timer = self.clock.call_at(start + float(raw), lambda: self._deadline_exceeded(lp))
+
+    def _deadline_exceeded(self, lp: _LivePod) -> None:
+        if self._pods.get(lp.uid) is not lp:
+            return
+        t = self.clock.now()
+        self._stop_pod(lp)
+        self._event(lp.manifest, lp.node, "DeadlineExceeded",
+                    "Pod was active on the node longer than the specified deadline", t, event_type="Normal")
+        self._patch_pod(lp.manifest, deadline_exceeded_status(lp.manifest, lp.started, t, lp.image_ids))
 
     def _stop_pod(self, lp: _LivePod) -> None:
         self._pods.pop(lp.uid, None)
         if lp.finish_timer is not None:
             lp.finish_timer.cancel()
+        if lp.deadline_timer is not None:
+            lp.deadline_timer.cancel()
         self.model.pod_finished(lp.node, lp.uid)
         self.model.records.pop(lp.uid, None)
 

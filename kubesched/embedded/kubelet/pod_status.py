@@ -15,7 +15,7 @@ from typing import Any
 
 from kubesched.api.timestamps import rfc3339
 
-__all__ = ["pending_status", "running_status", "succeeded_status", "container_names"]
+__all__ = ["container_names", "deadline_exceeded_status", "pending_status", "running_status", "succeeded_status"]
 
 
 def container_names(pod: Mapping[str, Any], field: str = "containers") -> list[str]:
@@ -118,4 +118,25 @@ def succeeded_status(pod: Mapping[str, Any], started: float, finished: float,
                        _cond("Ready", False, finished, "PodCompleted")],
         "containerStatuses": _statuses(pod, "containers", state, ready=False, started=False, image_ids=image_ids,
                                        with_id=True),
+    }
+
+
+def deadline_exceeded_status(pod: Mapping[str, Any], started: float | None, finished: float,
+                             image_ids: Mapping[str, str]) -> dict[str, Any]:
+    """The pod ran longer than ``spec.activeDeadlineSeconds``: ``Failed`` with reason
+    ``DeadlineExceeded`` (``pkg/kubelet/active_deadline.go``), its containers killed (exit code
+    137, ``Error``) at ``finished``."""
+    stamp = rfc3339(finished)
+    terminated: dict[str, Any] = {"exitCode": 137, "reason": "Error", "finishedAt": stamp}
+    if started is not None:
+        terminated["startedAt"] = rfc3339(started)
+    return {
+        "phase": "Failed",
+        "reason": "DeadlineExceeded",
+        "message": "Pod was active on the node longer than the specified deadline",
+        "conditions": [_cond("PodReadyToStartContainers", False, finished),
+                       _cond("ContainersReady", False, finished, "PodFailed"),
+                       _cond("Ready", False, finished, "PodFailed")],
+        "containerStatuses": _statuses(pod, "containers", {"terminated": terminated}, ready=False, started=False,
+                                       image_ids=image_ids, with_id=started is not None),
     }

@@ -16,10 +16,11 @@ from typing import Any, Protocol
 
 from kubesched.api.load_checks import check_loaded_object
 from kubesched.api.pod import Pod
+from kubesched.api.priority import admit_priority
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.embedded.controllers.manager import ControllerManager
+from kubesched.embedded.controllers.manager import ControllerManager, expand_workloads
 from kubesched.embedded.manifests import Manifest
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError
@@ -143,7 +144,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
                    record: bool | Callable[[Pod], bool] = True, registry: Registry | None = None,
                    compact: bool = False, progress: Callable[[int, int, float], None] | None = None,
                    observer: SimulationObserver | None = None,
-                   full_detail: Callable[[Pod], bool] | None = None) -> SimulationResult:
+                   full_detail: Callable[[Pod], bool] | None = None, controllers: bool = True) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
     for a bad config; malformed Pods become ``Error`` outcomes.
@@ -154,13 +155,20 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     attempts and at the end with (pods settled, pods pending at the start, virtual seconds since
     the start); ``observer`` sees the loaded cluster and every attempt; ``full_detail``: with
     ``compact``, pods whose every attempt is also kept with every node's verdicts
-    (``SimulationResult.full_records``, for ``--explain``)."""
+    (``SimulationResult.full_records``, for ``--explain``). With ``controllers`` the
+    workload controllers run once before scheduling (:func:`expand_workloads`): Deployments,
+    ReplicaSets, StatefulSets, DaemonSets and Jobs without their pods get them, and those pods are
+    scheduled and reported with the others."""
     t0 = time.perf_counter()
     objects, pod_errors = validate_manifests(manifests)
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
     ControllerManager(cluster, clock_now=clock.now).start()  # binds and creates claims as kube-controller-manager would
+    expanded: list[str] = []
+    if controllers:
+        classes = {m.name: m.obj for m in manifests if m.kind == "PriorityClass"}
+        expanded = expand_workloads(cluster, clock, lambda pod: admit_priority(pod, classes))
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
     records = CompactRecords(full_detail) if compact else None
     if records is not None:
@@ -168,7 +176,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
         sched.new_recorder = records.new_recorder
     pending_keys = [f"{m.namespace or 'default'}/{m.name}" for m in manifests
                     if m.kind == "Pod" and not _field(m.obj, "spec").get("nodeName")
-                    and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")]
+                    and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")] + expanded
     bound_at_start = {f"{m.namespace or 'default'}/{m.name}" for m in manifests
                       if m.kind == "Pod" and _field(m.obj, "spec").get("nodeName")}
     if observer is not None:

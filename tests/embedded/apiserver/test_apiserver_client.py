@@ -69,7 +69,7 @@ def _pod(name: str, **spec: Any) -> dict[str, Any]:
 
 def test_discovery(server: ServerHandle) -> None:
     code, version, _ = _raw(server, "GET", "/version")
-    assert code == 200 and (version["major"], version["minor"]) == ("1", "34")
+    assert code == 200 and (version["major"], version["minor"], version["gitVersion"]) == ("1", "35", "v1.35.0")
     _, api, _ = _raw(server, "GET", "/api")
     assert api["versions"] == ["v1"]
     _, core_list, _ = _raw(server, "GET", "/api/v1")
@@ -86,6 +86,8 @@ def test_discovery(server: ServerHandle) -> None:
     assert {r["name"] for r in storage["resources"]} == {
         "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}
     code, body, _ = _raw(server, "GET", "/openapi/v2")
+    assert code == 200 and (body["swagger"], body["info"]["version"]) == ("2.0", "v1.35.0")
+    code, body, _ = _raw(server, "GET", "/openapi/v3/apis/widgets.example.com/v1")
     assert code == 404 and body["reason"] == "NotFound"
     code, body, _ = _raw(server, "GET", "/api/v1/widgets")
     assert code == 404 and body["kind"] == "Status"

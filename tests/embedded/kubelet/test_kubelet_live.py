@@ -159,3 +159,22 @@ def test_deleted_pod_releases_its_images() -> None:
     store = kl.model.store("n1")
     assert store.in_use.get("docker.io/library/a:latest") is None
     assert store.images["docker.io/library/a:latest"].last_used == T0 + 10
+
+
+def test_active_deadline_seconds_fails_the_pod() -> None:
+    clock, mc, _ = _world()
+    pod = _pod("p1", "a", run_seconds="60")
+    pod["spec"]["activeDeadlineSeconds"] = 20
+    mc.create(pod)
+    _bind(mc, "p1")
+    clock.run_until(T0 + 19)
+    assert mc.get("Pod", "default", "p1")["status"]["phase"] == "Running"  # started at +7
+    clock.run_until(T0 + 20)
+    status = mc.get("Pod", "default", "p1")["status"]
+    assert (status["phase"], status["reason"], status["message"]) == (
+        "Failed", "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+    assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
+    assert _events(mc, "p1")[-1] == (20.0, "DeadlineExceeded",
+                                     "Pod was active on the node longer than the specified deadline")
+    clock.run_until(T0 + 100)  # the run-seconds timer does not fire on a failed pod
+    assert mc.get("Pod", "default", "p1")["status"]["phase"] == "Failed"

@@ -32,4 +32,4 @@ def test_write_config_to_round_trips(tmp_path: Path) -> None:
 def test_version() -> None:
     r = CliRunner().invoke(main, ["run", "--version"])
     assert r.exit_code == 0
-    assert r.output == f"kubesched v{__version__} (kube-scheduler v1.35 behaviour)\n"
+    assert r.output == f"kubesched v{__version__} (kube-scheduler v1.35.0 behaviour)\n"

@@ -1,0 +1,242 @@
+"""Helpers shared by the workload controllers, after ``pkg/controller/controller_utils.go`` and
+``pkg/api/v1/pod/util.go``: controller references, pods from templates, pod activity, readiness
+and availability, and the work queue the controllers run their syncs from.
+
+:class:`WorkQueue` stands for client-go's rate-limited work queue: keys added from the store's
+watch handlers (any thread) are synced one at a time on the cluster clock's timer thread
+(``clock.call_later``), each key at most once per drain however often it was added; a sync may
+add keys again (also after a delay). On a virtual clock the syncs run as time is advanced.
+
+The controllers watch their own kind from the start (every existing object is synced once) and
+pods (and nodes) from the current resourceVersion only: the first sync of each owner looks at
+every pod anyway, so replaying thousands of existing pods one event at a time would only repeat
+that work.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubesched.api.timestamps import parse_rfc3339
+from kubesched.clock import Clock
+from kubesched.errors import KubeschedError
+
+__all__ = [
+    "PodAdmission",
+    "PodIndex",
+    "WorkQueue",
+    "controller_ref",
+    "is_pod_active",
+    "is_pod_available",
+    "is_pod_ready",
+    "mapping_field",
+    "new_controller_ref",
+    "pod_from_template",
+]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+#: What the API server does to a new pod before storing it (defaults, priority, default
+#: tolerations); the controllers create pods through it. Identity when there is no API server.
+PodAdmission = Callable[[Obj], Obj]
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def mapping_field(obj: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """``obj[key]`` when it is a mapping (as a dict), else an empty dict: a missing or malformed
+    field (``spec: null``) reads as empty."""
+    value = obj.get(key)
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``ownerReferences`` entry with ``controller: true`` (``metav1.GetControllerOf``)."""
+    for ref in _meta(obj).get("ownerReferences") or []:
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            return ref
+    return None
+
+
+def new_controller_ref(owner: Mapping[str, Any]) -> Obj:
+    """``metav1.NewControllerRef``: a controller reference to ``owner`` that blocks its deletion."""
+    meta = _meta(owner)
+    return {"apiVersion": owner.get("apiVersion"), "kind": owner.get("kind"), "name": meta.get("name"),
+            "uid": meta.get("uid"), "controller": True, "blockOwnerDeletion": True}
+
+
+def pod_from_template(template: Mapping[str, Any], owner: Mapping[str, Any], *, name: str | None = None,
+                      generate_name: str | None = None) -> Obj:
+    """``GetPodFromTemplate``: a pod with the template's labels, annotations, finalizers and spec,
+    controlled by ``owner``, in its namespace; named ``name`` or ``generate_name`` + random
+    suffix (``<owner>-`` by default, ``getPodsPrefix``)."""
+    tmeta = mapping_field(template, "metadata")
+    meta: Obj = {"namespace": _meta(owner).get("namespace") or "default",
+                 "ownerReferences": [new_controller_ref(owner)]}
+    if name is not None:
+        meta["name"] = name
+    else:
+        meta["generateName"] = generate_name if generate_name is not None else f"{_meta(owner).get('name')}-"
+    for key in ("labels", "annotations", "finalizers"):
+        if tmeta.get(key):
+            meta[key] = dict(tmeta[key]) if isinstance(tmeta[key], Mapping) else list(tmeta[key])
+    spec = mapping_field(template, "spec")
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(spec)}
+
+
+def is_pod_active(pod: Mapping[str, Any]) -> bool:
+    """``IsPodActive``: not Succeeded or Failed and not being deleted."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
+
+
+def _ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == "Ready":
+            return cond
+    return None
+
+
+def is_pod_ready(pod: Mapping[str, Any]) -> bool:
+    """``IsPodReady``: the ``Ready`` condition is ``True``."""
+    cond = _ready_condition(pod)
+    return cond is not None and cond.get("status") == "True"
+
+
+def is_pod_available(pod: Mapping[str, Any], min_ready_seconds: float, now: float) -> bool:
+    """``IsPodAvailable``: ready for at least ``min_ready_seconds`` (seconds) at ``now``."""
+    cond = _ready_condition(pod)
+    if cond is None or cond.get("status") != "True":
+        return False
+    if min_ready_seconds <= 0:
+        return True
+    since = cond.get("lastTransitionTime")
+    if not since:
+        return False
+    try:
+        return parse_rfc3339(str(since)) + min_ready_seconds <= now
+    except ValueError:
+        return False
+
+
+class WorkQueue:
+    """Keys synced by ``sync(key)`` on ``clock`` (module docstring); ``name`` labels log lines."""
+
+    def __init__(self, clock: Clock, sync: Callable[[str], None], name: str) -> None:
+        self.clock = clock
+        self._sync = sync
+        self.name = name
+        self._pending: dict[str, None] = {}
+        self._scheduled = False
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def add(self, key: str) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            self._pending[key] = None
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self.clock.call_later(0.0, self._drain)
+
+    def add_after(self, key: str, delay: float) -> None:
+        """Add ``key`` after ``delay`` seconds of the clock."""
+        self.clock.call_later(max(0.0, delay), lambda: self.add(key), daemon=True)
+
+    def _drain(self) -> None:
+        with self._lock:
+            keys = list(self._pending)
+            self._pending.clear()
+            self._scheduled = False
+        for key in keys:
+            if self.closed:
+                return
+            try:
+                self._sync(key)
+            except KubeschedError as e:
+                log.info("%s controller: syncing %s: %s (retrying)", self.name, key, e)
+                self.add_after(key, 1.0)
+            except Exception:  # noqa: BLE001 - one object's failure never stops a controller
+                log.exception("%s controller: syncing %s failed", self.name, key)
+
+
+class PodIndex:
+    """The pods of a store by namespace and controller uid, kept current from the store's pod
+    watch (an informer's indexer, ``cache.Indexer`` with a controller-uid index): ``owned(ns, uid)``
+    and ``orphans(ns)`` (pods without a controller, not being deleted) without a pass over every
+    pod. ``on_event`` is the watch handler; call :meth:`start`/:meth:`stop`."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self._owned: dict[tuple[str, str], dict[str, Obj]] = {}
+        self._orphans: dict[str, dict[str, Obj]] = {}
+        self._sub: Any = None
+        self._lock = threading.Lock()
+
+    def start(self, handler: Callable[[Any], None] | None = None) -> PodIndex:
+        """Watch pods (existing ones included); ``handler`` also gets every later event, after the
+        index (not the replay of the pods that exist: the owners' first syncs see those)."""
+        live = False
+
+        def on_event(ev: Any) -> None:
+            self.on_event(ev)
+            if handler is not None and live:
+                handler(ev)
+        self._sub = self.cluster.watch("Pod", None, on_event)
+        live = True
+        return self
+
+    def stop(self) -> None:
+        if self._sub is not None:
+            self._sub.stop()
+            self._sub = None
+
+    @staticmethod
+    def _slot(pod: Mapping[str, Any]) -> tuple[str, str, str | None]:
+        meta = _meta(pod)
+        ref = controller_ref(pod) if meta.get("ownerReferences") else None
+        if ref is not None:
+            return str(meta.get("namespace") or "default"), str(meta.get("name")), str(ref.get("uid"))
+        return str(meta.get("namespace") or "default"), str(meta.get("name")), None
+
+    def _remove(self, pod: Mapping[str, Any]) -> None:
+        ns, name, uid = self._slot(pod)
+        if uid is None:
+            self._orphans.get(ns, {}).pop(name, None)
+        else:
+            self._owned.get((ns, uid), {}).pop(name, None)
+
+    def on_event(self, ev: Any) -> None:
+        with self._lock:
+            if ev.old_object is not None:
+                self._remove(ev.old_object)
+            if ev.type == "DELETED":
+                self._remove(ev.object)
+                return
+            ns, name, uid = self._slot(ev.object)
+            if uid is not None:
+                self._owned.setdefault((ns, uid), {})[name] = ev.object
+            elif not _meta(ev.object).get("deletionTimestamp"):
+                self._orphans.setdefault(ns, {})[name] = ev.object
+            else:
+                self._orphans.get(ns, {}).pop(name, None)
+
+    def owned(self, namespace: str, uid: str) -> list[Obj]:
+        """Pods of ``namespace`` whose controller has ``uid``."""
+        with self._lock:
+            return list(self._owned.get((namespace, uid), {}).values())
+
+    def orphans(self, namespace: str) -> list[Obj]:
+        """Pods of ``namespace`` without a controller, not being deleted."""
+        with self._lock:
+            return list(self._orphans.get(namespace, {}).values())
