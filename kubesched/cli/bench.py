@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,14 @@ import click
 from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputFile
 from kubesched.errors import ConfigError
+
+
+def _source_tree(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--baseline-tree``: a directory holding a kubesched source tree (``kubesched/__init__.py``);
+    click.BadParameter naming the directory otherwise."""
+    if value is not None and not os.path.isfile(os.path.join(value, "kubesched", "__init__.py")):
+        raise click.BadParameter(f"{value} is not a kubesched source tree (no kubesched/__init__.py)")
+    return value
 
 
 @click.command()
@@ -44,7 +53,7 @@ from kubesched.errors import ConfigError
               help="With --simulate: only these runs (repeatable; default: table, json, ui).")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --simulate: run every mode this many times, in turn.")
-@click.option("--baseline-tree", type=click.Path(exists=True, file_okay=False),
+@click.option("--baseline-tree", type=click.Path(exists=True, file_okay=False), callback=_source_tree,
               help="With --simulate: before each run, the same run of the kubesched source tree in this directory "
                    "(e.g. a `git worktree` of the base commit), for alternating before/after pairs; outputs are "
                    "compared by SHA-256.")

@@ -32,6 +32,7 @@ from kubesched.cli.paths import OutputDir, OutputFile
 OPTION_BASE: dict[tuple[str, str], list[str]] = {
     ("images calibrate", "--kubeconfig"): [],
     ("ui", "--kubeconfig"): ["--port", "0"],
+    ("bench", "--baseline-tree"): ["--simulate", "SimulateSpreading/200Nodes_2000Pods"],
 }
 
 #: (command, option) -> why the sweep does not feed it a malformed file: the file is read only
