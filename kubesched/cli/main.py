@@ -53,6 +53,9 @@ def _register() -> None:
     from kubesched.cli import startup
 
     main.add_command(startup.startup)
+    from kubesched.cli import record
+
+    main.add_command(record.record)
 
 
 _register()

@@ -8,30 +8,12 @@ import time
 
 import click
 
-from kubesched.errors import ConfigError
-
 
 def _since_seconds(text: str) -> float | None:
     """``1h``, ``30m``, ``90s``, ``2d``, ``1h30m`` -> seconds; ``all`` -> None."""
-    from kubesched.modes.startup.analysis import parse_go_duration
+    from kubesched.cli.durations import parse_duration
 
-    if text == "all":
-        return None
-    days = 0.0
-    rest = text
-    if "d" in text:
-        head, _, rest = text.partition("d")
-        try:
-            days = float(head)
-        except ValueError:
-            raise ConfigError("--since", f"invalid duration {text!r} (e.g. 1h, 30m, 2d, all)") from None
-    try:
-        seconds = days * 86400 + (parse_go_duration(rest) if rest else 0.0)
-    except ValueError:
-        raise ConfigError("--since", f"invalid duration {text!r} (e.g. 1h, 30m, 2d, all)") from None
-    if seconds <= 0:
-        raise ConfigError("--since", f"must be > 0, got {text!r}")
-    return seconds
+    return None if text == "all" else parse_duration(text, "--since")
 
 
 @click.command()

@@ -21,7 +21,7 @@ K8S_VERSION = "1.35.0"
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl (Debian kubernetes-client) is not installed")
 TARGETS = ["base", "overlays/namespace", "overlays/single-replica", "overlays/image-aware",
-           "overlays/image-aware-prepull", "monitoring"]
+           "overlays/image-aware-prepull", "monitoring", "record"]
 #: custom resources of the Prometheus Operator: not in the Kubernetes schemas, checked by shape below
 CRDS = {"ServiceMonitor", "PrometheusRule"}
 
@@ -61,6 +61,29 @@ def test_overlays_change_what_they_say() -> None:
     cfg = parse_config(yaml.safe_load(cm["data"]["config.yaml"]))
     assert cfg.percentage_of_nodes_to_score == 100
     assert [p.scheduler_name for p in cfg.profiles] == ["kubesched"]
+
+
+@needs_kubectl
+def test_recorder_rbac_is_read_only_and_covers_what_it_watches() -> None:
+    """deploy/record grants get/list/watch on every kind ``kubesched record`` watches, and nothing
+    else (no write verb, no Secrets or ConfigMaps)."""
+    from kubesched.cluster.client import KIND_API_VERSION
+    from kubesched.cluster.kube import collection_path
+    from kubesched.modes.record.recorder import recorded_kinds
+
+    objs = render("record")
+    [role] = [o for o in objs if o["kind"] == "ClusterRole"]
+    grants = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+              for v in rule["verbs"]}
+    assert {v for _, _, v in grants} == {"get", "list", "watch"}
+    assert not {r for _, r, _ in grants} & {"secrets", "configmaps"}
+    for kind in recorded_kinds():
+        api_version = KIND_API_VERSION[kind]
+        group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+        resource = collection_path(kind, None).rsplit("/", 1)[1]
+        assert {(group, resource, v) for v in ("list", "watch")} <= grants, kind
+    [binding] = [o for o in objs if o["kind"] == "ClusterRoleBinding"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubesched-recorder", "namespace": "kube-system"}]
 
 
 @needs_kubectl
