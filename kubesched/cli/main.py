@@ -56,6 +56,9 @@ def _register() -> None:
     from kubesched.cli import record
 
     main.add_command(record.record)
+    from kubesched.cli import load
+
+    main.add_command(load.load)
 
 
 _register()

@@ -46,7 +46,9 @@ class Workload:
     measurement interval (s, >= 0); ``description``: where it came from, for the report;
     ``notes``: anything the loader wants the user to know (rows skipped, window used);
     ``kubelet``: :class:`~kubesched.kubelet.config.KubeletImageConfig` overrides that come with
-    the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``).
+    the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``); ``images``: node name -> the
+    images (catalogue references) on its disk at second 0 (a recorded cluster's image caches;
+    empty: every node starts with none).
     """
 
     nodes: Sequence[Mapping[str, Any]]
@@ -56,6 +58,7 @@ class Workload:
     description: str = ""
     notes: tuple[str, ...] = field(default=())
     kubelet: Mapping[str, Any] = field(default_factory=dict)
+    images: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def with_arrival_scale(self, factor: float) -> Workload:
         """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
@@ -69,7 +72,7 @@ class Workload:
                 for p in self.pods]
         return Workload(self.nodes, pods, horizon=self.horizon * factor, origin=self.origin,
                         description=self.description, notes=(*self.notes, f"arrival times scaled by {factor:g}"),
-                        kubelet=self.kubelet)
+                        kubelet=self.kubelet, images=self.images)
 
     def __post_init__(self) -> None:
         seen: set[str] = set()

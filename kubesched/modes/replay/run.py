@@ -416,7 +416,12 @@ class _Run:
         wl = self.workload
         self.cluster.load([dict(n) for n in wl.nodes])
         for obj in wl.nodes:
-            self.model.add_node(str((obj.get("metadata") or {}).get("name")))
+            name = str((obj.get("metadata") or {}).get("name"))
+            self.model.add_node(name)
+            if wl.images.get(name):
+                self.model.preload(name, wl.images[name], self.origin)
+        if wl.images:
+            self._refresh_status()
         self.scheduler: Scheduler = new_scheduler(self.cluster, self.spec.config, clock=self.clock, seed=self.seed,
                                                   record=False)
         self.scheduler.start(queue_flushes=True)

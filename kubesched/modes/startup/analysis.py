@@ -50,7 +50,7 @@ from kubesched.modes.replay.metrics import AllocationTracker, PodTimeline, Serie
 from kubesched.modes.replay.run import ReplayResult
 
 __all__ = ["parse_go_duration", "parse_pulled", "StartupData", "StartupRun", "ImagePullStats", "analyse",
-           "PulledEvent"]
+           "PulledEvent", "joined_pulls", "JOIN_SLACK_SECONDS"]
 
 Obj = Mapping[str, Any]
 
@@ -262,34 +262,50 @@ def analyse(data: StartupData, *, since: float | None = None, now: float | None 
     return results
 
 
+def joined_pulls(pulls: Sequence[tuple[str, str, float, float]]) -> set[int]:
+    """Indices of the pulls, ``(node, image, start, end)`` (epoch s), that joined an earlier-started
+    pull of the same image on the same node: pulls of one (node, image) sorted by start; one
+    starting at or before the end of its group's pulls so far (+ :data:`JOIN_SLACK_SECONDS`) joins
+    the group, whose first pull is the one that fetched the bytes."""
+    groups: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+    for i, (node, image, start, end) in enumerate(pulls):
+        groups.setdefault((node, image), []).append((start, end, i))
+    joined: set[int] = set()
+    for group in groups.values():
+        group.sort()
+        until = None
+        for start, end, i in group:
+            if until is not None and start <= until + JOIN_SLACK_SECONDS:
+                joined.add(i)
+                until = max(until, end)
+            else:
+                until = end
+    return joined
+
+
 def _mark_joined(steps: dict[str, list[tuple[float, PulledEvent]]], pods: Sequence[Obj]) -> None:
     """Flag, in place, the ``Pulled`` steps that joined another pod's pull of the same image on
-    the same node (the pod's ``spec.nodeName``). Pulls of one (node, image) sorted by start; a
-    pull starting at or before the end of the group's pulls so far (+ slack) joins the group."""
+    the same node (the pod's ``spec.nodeName``; :func:`joined_pulls`)."""
     node_of: dict[str, str] = {}
     for pod in pods:
         meta, node = pod.get("metadata") or {}, (pod.get("spec") or {}).get("nodeName")
         if node:
             node_of[str(meta.get("uid"))] = node_of[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = \
                 str(node)
-    pulls: dict[tuple[str, str], list[tuple[float, float, str, int]]] = {}
+    pulls: list[tuple[str, str, float, float]] = []
+    where: list[tuple[str, int]] = []
     for key, pod_steps in steps.items():
         node = node_of.get(key)
         if node is None:
             continue
         for i, (t, step) in enumerate(pod_steps):
             if step.pulled:
-                pulls.setdefault((node, step.image), []).append((t - step.pull_seconds, t, key, i))
-    for group in pulls.values():
-        group.sort()
-        end = None
-        for start, finish, key, i in group:
-            if end is not None and start <= end + JOIN_SLACK_SECONDS:
-                t, step = steps[key][i]
-                steps[key][i] = (t, replace(step, joined=True))
-                end = max(end, finish)
-            else:
-                end = finish
+                pulls.append((node, step.image, t - step.pull_seconds, t))
+                where.append((key, i))
+    for j in joined_pulls(pulls):
+        key, i = where[j]
+        t, step = steps[key][i]
+        steps[key][i] = (t, replace(step, joined=True))
 
 
 def _run(scheduler: str, pods: list[Obj], steps: Mapping[str, list[tuple[float, PulledEvent]]],
