@@ -48,7 +48,9 @@ class Workload:
     ``kubelet``: :class:`~kubesched.kubelet.config.KubeletImageConfig` overrides that come with
     the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``); ``images``: node name -> the
     images (catalogue references) on its disk at second 0 (a recorded cluster's image caches;
-    empty: every node starts with none).
+    empty: every node starts with none); ``status_phases``: node name -> seconds after second 0
+    (mod the status period) at which its kubelet writes ``status.images`` (a recorded cluster's
+    phases; empty: every node on a grid from second 0).
     """
 
     nodes: Sequence[Mapping[str, Any]]
@@ -59,11 +61,13 @@ class Workload:
     notes: tuple[str, ...] = field(default=())
     kubelet: Mapping[str, Any] = field(default_factory=dict)
     images: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    status_phases: Mapping[str, float] = field(default_factory=dict)
 
     def with_arrival_scale(self, factor: float) -> Workload:
         """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
         unchanged, so ``factor < 1`` packs the same pods into less time (a heavier load). Raises
-        ValueError for ``factor <= 0``."""
+        ValueError for ``factor <= 0``. Per-node status phases are dropped (they are times of the
+        unscaled trace)."""
         if not factor > 0:
             raise ValueError(f"the arrival scale must be > 0, got {factor!r}")
         if factor == 1:

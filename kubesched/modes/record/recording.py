@@ -20,7 +20,11 @@ while recording (new Pods and Events); with fewer than two such pairs the map is
   never scheduled is replayed pending;
 * pods created before the recording started are left out (noted): the replay's cluster starts
   empty of pods, as for every other trace;
-* each node's image cache at second 0 is its ``status.images`` at the start (``Workload.images``);
+* each node's image cache at second 0 is its ``status.images`` at the start (``Workload.images``),
+  and its kubelet's status phase (``Workload.status_phases``) the circular mean, modulo the status
+  period (10 s, ``nodeStatusUpdateFrequency``), of the times its ``status.images`` changed: each
+  kubelet writes on a grid of its own, and whether a scheduler sees an image that has just been
+  pulled depends on it;
 * image sizes and layers: the image catalogue's where it lists the image, else the recording's
   registry cache (``registry-cache.json`` in the recording, filled by lookups with
   ``--registry-settings``), else one opaque layer of the size the nodes' ``status.images`` or the
@@ -45,11 +49,13 @@ from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
 from kubesched.images.names import InvalidImageReference, parse_image_ref
 from kubesched.kubelet.pulled_events import PulledEvent, parse_pulled_message
 from kubesched.modes.record.log import RecordingError, read_records, segments
+from kubesched.modes.replay.run import STATUS_UPDATE_SECONDS
 from kubesched.modes.startup.analysis import joined_pulls
 from kubesched.trace.workload import Workload, WorkloadPod
 
 __all__ = ["Recording", "PodHistory", "read_recording", "recording_workload", "recording_catalogue",
-           "is_recording", "REGISTRY_CACHE", "RegistryCache", "recorded_pulls", "pod_images", "reported_sizes"]
+           "is_recording", "REGISTRY_CACHE", "RegistryCache", "recorded_pulls", "pod_images", "reported_sizes",
+           "status_phase"]
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +112,8 @@ class Recording:
     events: dict[str, Obj]
     sessions: int
     problems: list[str] = field(default_factory=list)
+    #: node name -> cluster times (epoch s) at which its status.images changed
+    image_updates: dict[str, list[float]] = field(default_factory=dict)
 
     def pod_objects(self) -> list[Obj]:
         """The last state of every pod created while recording (for ``kubesched startup``'s analysis)."""
@@ -147,6 +155,7 @@ def read_recording(path: str | Path) -> Recording:
     pods: dict[str, PodHistory] = {}
     events: dict[str, Obj] = {}
     pairs: list[tuple[float, float]] = []
+    image_updates: dict[str, list[float]] = {}
     listing = False
     for rec in read_records(path, problems):
         op, t = rec.get("op"), rec.get("t")
@@ -175,6 +184,9 @@ def read_recording(path: str | Path) -> Recording:
             if op == "delete":
                 nodes.pop(name, None)
             else:
+                before = (nodes.get(name) or {}).get("status") or {}
+                if op == "update" and before.get("images") != (obj.get("status") or {}).get("images"):
+                    image_updates.setdefault(name, []).append(t)
                 nodes[name] = obj
         elif kind == "Pod":
             uid = str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
@@ -197,8 +209,19 @@ def read_recording(path: str | Path) -> Recording:
     if first_t is None or last_t is None:
         raise RecordingError(f"recording {path}: no session recorded")
     clock = _clock_map(pairs)
+    updates = {n: [clock(t) for t in ts] for n, ts in image_updates.items()}
     return Recording(Path(path), clock(first_t), clock(last_t), clock, nodes_at_start, nodes, pods, events, sessions,
-                     problems)
+                     problems, updates)
+
+
+def status_phase(times: list[float], origin: float, period: float) -> float | None:
+    """The phase (s in ``[0, period)`` after ``origin``) of a grid of period ``period`` that
+    ``times`` (epoch s) fall on: their circular mean modulo ``period``; None without times."""
+    if not times:
+        return None
+    angles = 2 * np.pi * ((np.array(times) - origin) % period) / period
+    mean = float(np.arctan2(np.sin(angles).mean(), np.cos(angles).mean()))
+    return round(float((mean / (2 * np.pi) * period) % period), 3)
 
 
 def _started(pod: Mapping[str, Any]) -> float | None:
@@ -404,8 +427,14 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
                     break
         images[name] = tuple(dict.fromkeys(present))
     pods.sort(key=lambda p: (p.arrival, p.key))
+    phases = {}
+    for name in images:
+        phase = status_phase(recording.image_updates.get(name, []), start, STATUS_UPDATE_SECONDS)
+        if phase is not None:
+            phases[name] = phase
     return Workload(nodes, pods, horizon=max(0.0, end - start), origin=start,
-                    description=f"recording {recording.path}", notes=tuple(notes), images=images)
+                    description=f"recording {recording.path}", notes=tuple(notes), images=images,
+                    status_phases=phases)
 
 
 def recorded_pulls(recording: Recording) -> tuple[list[PulledEvent], int]:

@@ -27,7 +27,9 @@ the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for
    finishes: ``pod_finished`` in the model and the Pod is deleted, freeing its resources;
 6. every ``status_update_seconds`` (10 s, the kubelet's ``nodeStatusUpdateFrequency``) the nodes
    whose images changed get their ``status.images`` patched (``refresh_node_status``) - the only
-   image information the scheduler sees;
+   image information the scheduler sees; on a grid from the origin, or, when the workload gives
+   per-node phases (``Workload.status_phases``: a recorded cluster's kubelets each write on a grid
+   of their own), at ``origin + phase + k * period`` per node;
 7. the run ends when it is quiet: no poppable pod and no timer left but daemon ones (the
    unschedulable flush, planner ticks). Pods still pending then are "never scheduled"; pods
    running until the end stay running.
@@ -222,6 +224,8 @@ class _Run:
         self.requests: dict[str, Mapping[str, int]] = {}
         self.finish_timers: dict[str, Any] = {}
         self.status_timer: Any = None
+        self.status_due: dict[str, float] = {}       # per-node phases: node -> its next status write
+        self.status_ticks: dict[float, Any] = {}     # per-node phases: tick time -> timer
         self.current: str | None = None
         self.attempts = 0
         self.busy_until = -math.inf
@@ -332,11 +336,34 @@ class _Run:
             self.cluster.delete("Pod", ns, name)
 
     def _images_changed(self, node: str, when: float) -> None:
+        phases = self.workload.status_phases
+        if phases:
+            self._node_status_due(node, when, phases.get(node, 0.0))
+            return
         if self.status_timer is None:
             period = self.status_period
             rel = when - self.origin
             tick = self.origin + (math.floor(rel / period) + 1) * period if period > 0 else when
             self.status_timer = self.clock.call_at(tick, self._refresh_status)
+
+    def _node_status_due(self, node: str, when: float, phase: float) -> None:
+        """With per-node status phases: ``node``'s status is written at its next tick after
+        ``when`` (``origin + phase + k * period``), one timer per tick time."""
+        if node in self.status_due:
+            return
+        period = self.status_period
+        rel = when - self.origin - phase
+        tick = self.origin + phase + (math.floor(rel / period) + 1) * period
+        self.status_due[node] = tick
+        if tick not in self.status_ticks:
+            self.status_ticks[tick] = self.clock.call_at(tick, lambda: self._refresh_due(tick))
+
+    def _refresh_due(self, tick: float) -> None:
+        self.status_ticks.pop(tick, None)
+        due = [n for n, t in self.status_due.items() if t <= tick]
+        for node in due:
+            del self.status_due[node]
+            self.model.refresh_node_status(self.cluster, node)
 
     def _refresh_status(self) -> None:
         self.status_timer = None
@@ -421,7 +448,12 @@ class _Run:
             if wl.images.get(name):
                 self.model.preload(name, wl.images[name], self.origin)
         if wl.images:
-            self._refresh_status()
+            for name in self.model.pop_dirty_nodes():
+                self.model.refresh_node_status(self.cluster, name)
+            self.status_due.clear()
+            for timer in self.status_ticks.values():
+                timer.cancel()
+            self.status_ticks.clear()
         self.scheduler: Scheduler = new_scheduler(self.cluster, self.spec.config, clock=self.clock, seed=self.seed,
                                                   record=False)
         self.scheduler.start(queue_flushes=True)

@@ -2,16 +2,19 @@
 that ``kubesched run`` schedules (the upstream default profile), then ``kubesched replay --trace``
 the recording: the replay reproduces the recorded start-ups.
 
-World: 4 nodes of 3 cpu; six images of one layer each (100 MB to 1 GB: 3 s to 21 s at 50 MB/s, 1 s
-per pull); 18 pods of 1 cpu in 6 waves of 3, 20 cluster seconds apart, each running 45 s; the
+World: 4 nodes of 6, 12, 10 and 3 cpu and 9, 7, 23 and 29 GiB (shapes for which no two nodes
+tie in the upstream default's scores for this workload: replayed with six seeds, every pod lands
+on the same node; on a tie the scheduler picks a node at random, upstream's selectHost, and the
+two sides could place a pod differently); six images of one layer each (100 MB to 1 GB: 3 s to 21 s at 50 MB/s, 1 s
+per pull); 18 pods of 1 cpu in 6 waves of 3, 20 cluster seconds apart (the pods of a wave 4 s apart, so
+both sides schedule them in the same order), each running 45 s; the
 kubelets pull one image at a time and start a container 1 s after its image is there. The cluster
 runs at ``--speed 5`` (a cluster second is 200 ms of wall time) and ``load --speed 5`` keeps the
 trace on the cluster's clock.
 
 What is compared: p50 and p95 of the per-pod start-up, recorded (``startedAt`` -
 ``creationTimestamp``) and replayed, within 20 % of each other, and the replay's own report of the
-agreement (median ratio, share within 2x; per pod the two sides differ by tie-breaking between
-identical nodes, so only the median ratio is bounded). The replay's kubelet model is calibrated on the
+agreement (median ratio, share within 2x). The replay's kubelet model is calibrated on the
 recording's ``Pulled`` events only (throughput, per-pull cost, container start), not given the
 serve's settings.
 """
@@ -54,7 +57,7 @@ def _catalogue() -> dict[str, Any]:
 
 
 def _trace(nodes: list[dict[str, Any]]) -> dict[str, Any]:
-    pods = [{"name": f"w{w}-{i}", "arrival": 20 * w, "duration": 45, "cpu": "1", "memory": "1Gi",
+    pods = [{"name": f"w{w}-{i}", "arrival": 20 * w + 4 * i, "duration": 45, "cpu": "1", "memory": "1Gi",
              "image": NAMES[img]} for w, images in enumerate(WAVES) for i, img in enumerate(images)]
     return {"nodes": nodes, "pods": pods}
 
@@ -77,7 +80,8 @@ def test_replay_of_a_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
     from kubesched.modes.record.log import RecordWriter
     from kubesched.modes.record.recorder import Recorder
 
-    nodes = [node_manifest(f"n{i}", cpu="3", memory="16Gi") for i in range(4)]
+    nodes = [node_manifest(f"n{i}", cpu=cpu, memory=memory)
+             for i, (cpu, memory) in enumerate([("6", "9Gi"), ("12", "7Gi"), ("10", "23Gi"), ("3", "29Gi")])]
     (tmp_path / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
     (tmp_path / "images.yaml").write_text(yaml.safe_dump(_catalogue()))
     (tmp_path / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
@@ -132,8 +136,7 @@ def test_replay_of_a_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
     rec_p, rep_p = agreement["recorded"], agreement["replayed"]
     for q in ("p50", "p95"):
         assert rep_p[q] == pytest.approx(rec_p[q], rel=0.2), (q, agreement)
-    # per pod the two differ more: the nodes are identical, so the scheduler's random tie-breaking
-    # (upstream selectHost) sends a pod to another node in the replay than in the cluster, and the
-    # pods after it find other caches; the median ratio stays near 1
-    assert 0.5 <= agreement["medianRatio"] <= 2.0 and 0.0 < agreement["within2x"] <= 1.0, agreement
+    # per pod too (before the replay wrote each node's status.images on that kubelet's own 10 s grid,
+    # a pod could find an image just pulled in one and not the other: within 2x 0.6-0.8)
+    assert 0.9 <= agreement["medianRatio"] <= 1.1 and agreement["within2x"] >= 0.85, agreement
     print(json.dumps({"live": live[0]["startupLatencySeconds"], "agreement": agreement, "calibration": cal}))
