@@ -39,10 +39,10 @@ from kubesched.errors import (
 
 if TYPE_CHECKING:
     from kubesched.clock import RealClock, VirtualClock
-    from kubesched.cluster.manifests import load_manifests
-    from kubesched.cluster.memory import MemoryCluster
     from kubesched.config.load import default_config, load_config, parse_config
     from kubesched.config.types import KubeSchedulerConfiguration
+    from kubesched.embedded.manifests import load_manifests
+    from kubesched.embedded.store import MemoryCluster
     from kubesched.modes.replay.api import Replay, replay
     from kubesched.modes.simulate.api import PodExplanation, Simulation, simulate
     from kubesched.modes.simulate.run import SimulationResult, run_simulation
@@ -62,14 +62,14 @@ _LAZY: dict[str, str] = {
     "replay": "kubesched.modes.replay.api",
     "Replay": "kubesched.modes.replay.api",
     "KubeSchedulerConfiguration": "kubesched.config.types",
-    "MemoryCluster": "kubesched.cluster.memory",
+    "MemoryCluster": "kubesched.embedded.store",
     "RealClock": "kubesched.clock",
     "Scheduler": "kubesched.scheduler.core",
     "SimulationResult": "kubesched.modes.simulate.run",
     "VirtualClock": "kubesched.clock",
     "default_config": "kubesched.config.load",
     "load_config": "kubesched.config.load",
-    "load_manifests": "kubesched.cluster.manifests",
+    "load_manifests": "kubesched.embedded.manifests",
     "new_scheduler": "kubesched.scheduler.factory",
     "parse_config": "kubesched.config.load",
     "run_simulation": "kubesched.modes.simulate.run",

@@ -52,7 +52,7 @@ class FakeClient:
     object (``controller=True``), as it does on the store's watch events."""
 
     def __init__(self, store: FakeStore, controller: bool = True) -> None:
-        from kubesched.cluster.pv_controller import PVController
+        from kubesched.embedded.controllers.pv_controller import PVController
 
         self.store = store
         self.controller = PVController(self) if controller else None  # type: ignore[arg-type]
@@ -72,7 +72,7 @@ class FakeClient:
             self._syncing = False
 
     def list(self, kind: str, namespace: str | None = None) -> Any:
-        from kubesched.cluster.client import ListResult
+        from kubesched.client.client import ListResult
 
         return ListResult([copy.deepcopy(dict(o)) for o in self.store.list(kind, namespace)], str(self.store.rv))
 

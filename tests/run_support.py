@@ -29,7 +29,7 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-from kubesched.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
 
 E2E_KUBECONFIG = os.environ.get("KUBESCHED_E2E_KUBECONFIG") or ""
 SCHEDULER_NAME = "kubesched-it"
@@ -48,7 +48,7 @@ NOBODY_TOKEN = "it-nobody-token"
 
 def test_reviews() -> Any:
     """The tokens and policies of the embedded server (see the constants above)."""
-    from kubesched.apiserver.reviews import AbacPolicy, Reviews, StaticToken
+    from kubesched.embedded.apiserver.reviews import AbacPolicy, Reviews, StaticToken
 
     return Reviews(
         {READER_TOKEN: StaticToken("it-reader", "u1", ("it-readers",)),
@@ -125,7 +125,7 @@ class Cluster:
         """Put ``pod`` (with wrongly typed fields, which the server's decoder refuses with a 400)
         straight into the embedded store, after the server's pod admission: what a faulty proxy or
         an older server could hand a scheduler's watch. Embedded cluster only."""
-        from kubesched.apiserver.admission import admit_new_pod
+        from kubesched.embedded.apiserver.admission import admit_new_pod
 
         assert self.handle is not None, "only the embedded cluster stores malformed objects"
         store = self.handle.state.cluster

@@ -93,8 +93,8 @@ def replay_report() -> dict[str, Any]:
     from kubesched.config.load import load_config
     from kubesched.images.assign import ImageAssigner
     from kubesched.images.catalogue import load_catalogue
-    from kubesched.modes.replay.report_json import report_dict
     from kubesched.modes.replay.run import ConfigSpec, run_replay
+    from kubesched.modes.report.report_json import report_dict
     from kubesched.trace.load import load_workload
 
     fix = ROOT / "tests" / "fixtures" / "replay"

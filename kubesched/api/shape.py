@@ -24,28 +24,10 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from kubesched.api import kinds
 from kubesched.errors import ManifestError
 
-__all__ = ["KIND_MODELS", "check_shape", "parse_checked"]
-
-#: Kind -> client model class name.
-KIND_MODELS: dict[str, str] = {
-    "Pod": "V1Pod",
-    "Node": "V1Node",
-    "Namespace": "V1Namespace",
-    "PersistentVolume": "V1PersistentVolume",
-    "PersistentVolumeClaim": "V1PersistentVolumeClaim",
-    "StorageClass": "V1StorageClass",
-    "CSINode": "V1CSINode",
-    "CSIDriver": "V1CSIDriver",
-    "CSIStorageCapacity": "V1CSIStorageCapacity",
-    "PodDisruptionBudget": "V1PodDisruptionBudget",
-    "Service": "V1Service",
-    "ReplicaSet": "V1ReplicaSet",
-    "StatefulSet": "V1StatefulSet",
-    "ReplicationController": "V1ReplicationController",
-    "PriorityClass": "V1PriorityClass",
-}
+__all__ = ["check_shape", "parse_checked"]
 
 Checker = Callable[[Any], None]
 
@@ -203,20 +185,23 @@ class _Compiler:
 
 
 _compiler: _Compiler | None = None
-_kind_checkers: dict[str, Checker] = {}
+_kind_checkers: dict[str, Checker | None] = {}
+kinds.on_change(_kind_checkers.clear)
 
 
 def _for_kind(kind: str) -> Checker | None:
+    """The checker of ``kind``'s client model (:func:`kubesched.api.kinds.model`), or None."""
     global _compiler
-    c = _kind_checkers.get(kind)
-    if c is not None:
-        return c
-    model = KIND_MODELS.get(kind)
-    if model is None:
-        return None
-    if _compiler is None:
-        _compiler = _Compiler()
-    c = _compiler.model(model)
+    try:
+        return _kind_checkers[kind]
+    except KeyError:
+        pass
+    model = kinds.model(kind)
+    c: Checker | None = None
+    if model is not None:
+        if _compiler is None:
+            _compiler = _Compiler()
+        c = _compiler.model(model)
     _kind_checkers[kind] = c
     return c
 
@@ -224,7 +209,7 @@ def _for_kind(kind: str) -> Checker | None:
 def check_shape(obj: Any, kind: str) -> None:
     """Raise :class:`ManifestError` (path relative to the object, e.g. ``metadata.labels: must be
     an object, got string``) for the first field of ``obj`` whose JSON type is wrong for ``kind``
-    (one of :data:`KIND_MODELS`; other kinds only need to be a mapping)."""
+    (a kind with a model in :mod:`kubesched.api.kinds`; other kinds only need to be a mapping)."""
     checker = _for_kind(kind)
     if checker is None:
         if not isinstance(obj, dict):

@@ -15,11 +15,11 @@ _T = TypeVar("_T")
 
 
 def read_cluster(kubeconfig: str | None, context: str | None, read: Callable[[Any], _T]) -> _T:
-    """``read(client)`` with a :class:`~kubesched.cluster.kube.KubeClusterClient` of ``kubeconfig``
+    """``read(client)`` with a :class:`~kubesched.client.kube.KubeClusterClient` of ``kubeconfig``
     (None: in-cluster) at QPS 50 / burst 100, closing it afterwards. Raises
     :class:`~kubesched.errors.KubeschedError` ``cannot read the cluster (KUBECONFIG): REASON`` when
     a request fails (unreachable server, refused credentials, timeout)."""
-    from kubesched.cluster.kube import KubeApiError, KubeClusterClient
+    from kubesched.client.kube import KubeApiError, KubeClusterClient
 
     client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100, context=context)
     try:

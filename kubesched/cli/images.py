@@ -23,8 +23,8 @@ def images() -> None:
 
 
 def _kubelet_config(path: str | None) -> Any:
-    from kubesched.kubelet.config import KubeletImageConfig
-    from kubesched.kubelet.settings_file import read_kubelet_settings
+    from kubesched.embedded.kubelet.config import KubeletImageConfig
+    from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 
     return KubeletImageConfig.from_mapping(read_kubelet_settings(path), path or "")
 
@@ -125,7 +125,7 @@ def layers(image: str, registry_path: str | None, output: str) -> None:
 def _read_events_file(path: str) -> list[Any]:
     """Pulled events in ``path``: an EventList / list of Events (JSON or YAML, e.g. ``kubectl get
     events -A -o json``), or text with one kubelet message per line (``kubectl describe`` output)."""
-    from kubesched.kubelet.pulled_events import pulled_events, pulled_events_in_text
+    from kubesched.embedded.kubelet.pulled_events import pulled_events, pulled_events_in_text
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -147,7 +147,7 @@ def _read_events_file(path: str) -> list[Any]:
 
 def _cluster_events(kubeconfig: str, context: str | None) -> list[Any]:
     from kubesched.cli.cluster_read import read_cluster
-    from kubesched.kubelet.pulled_events import pulled_events
+    from kubesched.embedded.kubelet.pulled_events import pulled_events
 
     return list(pulled_events(read_cluster(kubeconfig, context, lambda client: client.list("Event").items)))
 
@@ -173,12 +173,12 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
     """Fit the pull model's throughput and per-pull cost to a cluster's kubelet `Pulled` events
     (`Successfully pulled image "X" in 1.2s (3.4s including waiting). Image size: N bytes.`) and
     write a kubelet-model file for `kubesched replay --kubelet` and `images estimate --kubelet`.
-    The fit is robust least squares of pull seconds against bytes (see kubesched.kubelet.calibrate)."""
+    The fit is robust least squares of pull seconds against bytes (see kubesched.embedded.kubelet.calibrate)."""
+    from kubesched.embedded.kubelet.calibrate import calibrate as fit
+    from kubesched.embedded.kubelet.calibrate import pull_points
+    from kubesched.embedded.kubelet.config import KubeletImageConfig
+    from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
     from kubesched.images.catalogue import load_catalogue
-    from kubesched.kubelet.calibrate import calibrate as fit
-    from kubesched.kubelet.calibrate import pull_points
-    from kubesched.kubelet.config import KubeletImageConfig
-    from kubesched.kubelet.settings_file import read_kubelet_settings
 
     if (kubeconfig is None) == (events_path is None):
         raise click.UsageError("give either --kubeconfig or --events")

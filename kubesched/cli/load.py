@@ -45,13 +45,13 @@ def load(trace_path: str, kubeconfig: str, context: str | None, speed: float, na
     pods live with `kubesched run` (its profile's schedulerName as --scheduler-name)."""
     from rich.console import Console
 
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.client.kube import KubeClusterClient
     from kubesched.images.assign import ImageAssigner
     from kubesched.images.catalogue import load_catalogue
     from kubesched.modes.load.driver import LOAD_LABEL, LoadDriver, LoadOptions
     from kubesched.modes.record.recording import is_recording
     from kubesched.modes.record.replay_input import load_recording_input
-    from kubesched.modes.replay.report_table import summary_table
+    from kubesched.modes.report.report_table import summary_table
     from kubesched.modes.startup.analysis import analyse
     from kubesched.modes.startup.report import LABEL, TITLE, write_startup_report
     from kubesched.trace.load import load_workload

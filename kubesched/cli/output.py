@@ -20,7 +20,7 @@ def write_objects(objects: list[dict[str, Any]], output: str | None, fmt: str | 
     """Write ``objects`` as a snapshot: to ``output`` (multi-document YAML, or a JSON ``List``) or to
     stdout. ``fmt`` (``yaml``/``json``) overrides the extension. Raises KubeschedError for an
     output path that cannot be created (checked before writing)."""
-    from kubesched.cluster.manifests import render_manifests, write_manifests
+    from kubesched.embedded.manifests import render_manifests, write_manifests
 
     if output is not None:
         check_output_file(output, flag)

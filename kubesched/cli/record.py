@@ -36,7 +36,7 @@ def record(kubeconfig: str, context: str | None, namespace: str | None, out_dir:
     managedFields). Restart it on the same --out after a crash: what was written stays, and the new
     run re-lists and goes on. Needs get/list/watch on those kinds (deploy/record). Then
     `kubesched replay --trace OUT`."""
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.client.kube import KubeClusterClient
     from kubesched.logs import configure as configure_logging
     from kubesched.modes.record.log import RecordWriter
     from kubesched.modes.record.recorder import Recorder

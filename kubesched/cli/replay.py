@@ -11,13 +11,14 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.errors import ConfigError
-from kubesched.kubelet.settings_file import read_kubelet_settings
 
 if TYPE_CHECKING:
+    from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.catalogue import ImageCatalogue
-    from kubesched.kubelet.config import KubeletImageConfig
-    from kubesched.modes.replay.run import ConfigSpec, ReplayResult
+    from kubesched.modes.replay.run import ConfigSpec
+    from kubesched.modes.report.result import ReplayResult
     from kubesched.prepull.hook import PlannerFactory
     from kubesched.trace.workload import Workload
 
@@ -59,7 +60,7 @@ def _check_profiles(path: str, config: Any) -> None:
     """Build the scheduler of ``config`` once on an empty cluster, as the replay will, so that a
     plugin typo or bad plugin args fail at once, naming ``path``. Raises ConfigError."""
     from kubesched.clock import VirtualClock
-    from kubesched.cluster.memory import MemoryCluster
+    from kubesched.embedded.store import MemoryCluster
     from kubesched.scheduler import new_scheduler
 
     clock = VirtualClock(0.0)
@@ -114,9 +115,9 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
            apps: int, kubelet_path: str | None, prepull: bool, attempt_seconds: float, arrival_scale: float,
            workers: int, dask_scheduler: str | None, registry_path: str | None, no_html: bool) -> None:
     from kubesched.config.load import load_config
+    from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.assign import ImageAssigner
     from kubesched.images.catalogue import load_catalogue
-    from kubesched.kubelet.config import KubeletImageConfig
     from kubesched.modes.replay.run import ConfigSpec
     from kubesched.prepull.hook import DEFAULT_PLANNER, load_planner_factory
     from kubesched.trace.load import load_workload
@@ -241,8 +242,8 @@ def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatal
 
 def _write(out_dir: str, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig,
            no_html: bool, extra: dict[str, Any] | None = None) -> None:
-    from kubesched.modes.replay.report_json import write_pods_csv, write_report_json
-    from kubesched.modes.replay.report_table import summary_table
+    from kubesched.modes.report.report_json import write_pods_csv, write_report_json
+    from kubesched.modes.report.report_table import summary_table
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -251,8 +252,8 @@ def _write(out_dir: str, results: list[ReplayResult], workload: Workload, kubele
     write_pods_csv(out / "pods.csv", results)
     written = ["report.json", "pods.csv"]
     if not no_html:
-        from kubesched.modes.replay.report_html import write_report_html
-        from kubesched.modes.replay.report_plots import require_plotly
+        from kubesched.modes.report.report_html import write_report_html
+        from kubesched.modes.report.report_plots import require_plotly
 
         try:
             require_plotly()

@@ -99,7 +99,7 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         **flags: Any) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
     whose spec.schedulerName names a profile of the config are bound through pods/binding."""
-    from kubesched.cluster.leader_election import default_identity
+    from kubesched.client.leader_election import default_identity
     from kubesched.config.defaults import apply_defaults
 
     configure_logging(verbosity, logging_format)

@@ -8,12 +8,12 @@ from typing import Any
 
 import click
 
-from kubesched.apiserver.kubeconfig import write_kubeconfig
-from kubesched.apiserver.reviews import Reviews, load_policy_file, load_token_file
-from kubesched.apiserver.server import epoch_resource_version, serve_forever, start_server
 from kubesched.clock import RealClock
-from kubesched.cluster.manifests import Manifest, load_manifests
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.embedded.apiserver.kubeconfig import write_kubeconfig
+from kubesched.embedded.apiserver.reviews import Reviews, load_policy_file, load_token_file
+from kubesched.embedded.apiserver.server import epoch_resource_version, serve_forever, start_server
+from kubesched.embedded.manifests import Manifest, load_manifests
+from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ConfigError, KubeschedError
 
 
@@ -126,10 +126,10 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
         write_kubeconfig(kubeconfig, handle.url)
         click.echo(f"wrote kubeconfig {kubeconfig} (context kubesched)", err=True)
     if kubelet:
+        from kubesched.embedded.kubelet.config import KubeletImageConfig
+        from kubesched.embedded.kubelet.live import LiveKubelets
+        from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
         from kubesched.images.catalogue import load_catalogue
-        from kubesched.kubelet.config import KubeletImageConfig
-        from kubesched.kubelet.live import LiveKubelets
-        from kubesched.kubelet.settings_file import read_kubelet_settings
 
         settings = KubeletImageConfig.from_mapping(read_kubelet_settings(kubelet_config), kubelet_config or "")
         LiveKubelets(cluster, clock, load_catalogue(images_path), settings).start()

@@ -14,9 +14,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.cli.paths import check_output_file
-from kubesched.cluster.manifests import Manifest, load_manifests, write_manifests
-from kubesched.cluster.unknown_fields import unknown_fields
 from kubesched.config.load import load_config
+from kubesched.embedded.manifests import Manifest, load_manifests, write_manifests
+from kubesched.embedded.unknown_fields import unknown_fields
 from kubesched.errors import ConfigError, ManifestError
 from kubesched.modes.simulate.report import (
     explain_grids,
@@ -170,7 +170,7 @@ def check_explain_ref(ref: str, manifests: Sequence[Manifest]) -> None:
 def live_manifests(kubeconfig: str, context: str | None, namespace: str | None) -> list[Manifest]:
     """The live state of a cluster as manifests located ``cluster <kubeconfig> (Kind ns/name)``."""
     from kubesched.cli.cluster_read import read_cluster
-    from kubesched.cluster.live_snapshot import read_snapshot
+    from kubesched.client.live_snapshot import read_snapshot
 
     objects = read_cluster(kubeconfig, context, lambda client: read_snapshot(client, namespace))
     return [Manifest(o, f"cluster {kubeconfig}", i) for i, o in enumerate(objects, start=1)]

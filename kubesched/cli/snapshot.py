@@ -1,5 +1,5 @@
 """``kubesched snapshot``: read a live cluster (or ``kubesched serve``) into a snapshot file that
-``simulate`` and ``serve`` load unchanged (see :mod:`kubesched.cluster.live_snapshot`)."""
+``simulate`` and ``serve`` load unchanged (see :mod:`kubesched.client.live_snapshot`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def snapshot(kubeconfig: str | None, context: str | None, namespace: str | None,
 
     Example: kubesched snapshot --kubeconfig ~/.kube/config -n shop --output snapshot.yaml"""
     from kubesched.cli.cluster_read import read_cluster
-    from kubesched.cluster.live_snapshot import read_snapshot
+    from kubesched.client.live_snapshot import read_snapshot
 
     objects = read_cluster(kubeconfig, context, lambda client: read_snapshot(client, namespace))
     write_objects(objects, output, fmt, "--output")

@@ -38,7 +38,7 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
     from rich.console import Console
 
     from kubesched.cli.cluster_read import read_cluster
-    from kubesched.modes.replay.report_table import summary_table
+    from kubesched.modes.report.report_table import summary_table
     from kubesched.modes.startup.analysis import StartupData, analyse
     from kubesched.modes.startup.report import LABEL, TITLE, write_startup_report
 

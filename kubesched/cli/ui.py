@@ -32,8 +32,8 @@ from kubesched.errors import ConfigError
 def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_path: str | None, seed: int,
        address: str, port: int, token: str | None, tls_cert_file: str | None, tls_private_key_file: str | None) -> None:
     """Serve a web UI: the cluster, why a pod is pending, and what-if runs of a changed profile."""
-    from kubesched.cluster.manifests import load_manifests
     from kubesched.config.load import load_config_text
+    from kubesched.embedded.manifests import load_manifests
     from kubesched.ui.security import is_loopback
     from kubesched.ui.server import UiServer, new_token
     from kubesched.ui.session import LiveSession, Session
@@ -69,7 +69,7 @@ def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_p
         counts = ", ".join(f"{n} {s.lower()}" for s, n in sorted(run.summary()["counts"].items()))
         click.echo(f"simulated {len(run.result.pods)} pods in {run.wall_seconds:.1f} s ({counts or 'none'})", err=True)
     else:
-        from kubesched.cluster.kube import KubeClusterClient
+        from kubesched.client.kube import KubeClusterClient
 
         client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100)
         live = LiveSession(client, config_text, config_source=source, config=config)

@@ -5,7 +5,7 @@ One pull of an image whose layers are all missing on an idle node takes::
     seconds = fixed_seconds + layers * layer_seconds + bytes / bytes_per_second
 
 ``bytes`` are compressed (registry transfer) bytes, ``layers`` the layers fetched. The kubelet image
-model (:class:`~kubesched.kubelet.config.KubeletImageConfig`: ``pullFixedSeconds``,
+model (:class:`~kubesched.embedded.kubelet.config.KubeletImageConfig`: ``pullFixedSeconds``,
 ``layerLatencySeconds``, ``decompressBytesPerSecond``) and the image plugins
 (``ImagePullTimeSaved`` / ``ImageCacheWait`` ``defaultBandwidthBytesPerSecond``,
 ``pullFixedSeconds``, ``layerLatencySeconds``) take their

@@ -37,10 +37,10 @@ from typing import Any
 
 from kubesched.api.pod import Pod
 from kubesched.api.timestamps import rfc3339_micro
+from kubesched.client.informers import InformerSet
+from kubesched.client.informers import ResourceEventHandlerFuncs as EventHandlers
+from kubesched.client.kube import KubeApiError
 from kubesched.clock import Clock
-from kubesched.cluster.informers import InformerSet
-from kubesched.cluster.informers import ResourceEventHandlerFuncs as EventHandlers
-from kubesched.cluster.kube import KubeApiError
 from kubesched.errors import ConfigError, KubeschedError, NotFoundError
 from kubesched.framework.node_info import NodeInfo
 from kubesched.images.catalogue import ImageCatalogue

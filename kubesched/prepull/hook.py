@@ -1,7 +1,7 @@
 """The pre-pull planner hook of the replay (:func:`kubesched.modes.replay.run.run_replay`).
 
 A planner decides to start image pulls on nodes before pods land there. In the replay it acts on
-the kubelet model through :meth:`~kubesched.kubelet.model.KubeletModel.prepull`; it sees the
+the kubelet model through :meth:`~kubesched.embedded.kubelet.model.KubeletModel.prepull`; it sees the
 cluster the way a controller would (the embedded cluster's objects, the scheduler's queue and
 cache), never the simulator's future (no look-ahead into arrivals).
 
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from kubesched.api.pod import Pod
+    from kubesched.client.client import ClusterClient
     from kubesched.clock import Clock
-    from kubesched.cluster.client import ClusterClient
     from kubesched.framework.node_info import NodeInfo
     from kubesched.images.catalogue import CatalogueImage
 
@@ -68,7 +68,7 @@ class NodeImageDisk(Protocol):
 
 class NodeImageView(Protocol):
     """The images of the nodes and the way to start a pre-pull: the kubelet model in the replay
-    (:class:`~kubesched.kubelet.model.KubeletModel`), the API objects on a real cluster
+    (:class:`~kubesched.embedded.kubelet.model.KubeletModel`), the API objects on a real cluster
     (:class:`~kubesched.prepull.cluster_view.ClusterImageView`). ``image`` is a catalogue image or
     its name."""
 

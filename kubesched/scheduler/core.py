@@ -20,10 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api import kinds
 from kubesched.api.pod import Pod
+from kubesched.client.client import ClusterClient
+from kubesched.client.informers import InformerSet
 from kubesched.clock import VirtualClock
-from kubesched.cluster.client import ClusterClient
-from kubesched.cluster.informers import InformerSet
 from kubesched.config.extenders import extender_ignored_resources
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
@@ -45,11 +46,6 @@ from kubesched.scheduler.placement import NoNodesAvailableError, Placement, Sche
 from kubesched.scheduler.virtual_time import AdvanceHook, AttemptHook, IdleHook, ReadyHook, VirtualTimeDriver
 
 log = logging.getLogger(__name__)
-
-#: kinds the scheduler watches, in start order (nodes before pods so bound pods find their node)
-WATCHED_KINDS = ("Namespace", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "PersistentVolume",
-                 "PersistentVolumeClaim",
-                 "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Node", "Pod")
 
 CLEAR_NOMINATION = NominatingInfo("", NominatingMode.Override)
 
@@ -186,7 +182,7 @@ class Scheduler:
         self.binding_executor = binding_executor
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.informers = InformerSet(client, WATCHED_KINDS)
+        self.informers = InformerSet(client, kinds.watched_kinds())
         self.records: dict[str, list[CycleRecorder]] = {}
         self.invalid_pods: dict[str, str] = {}
         self._lock = threading.RLock()
@@ -250,7 +246,7 @@ class Scheduler:
         (``simulate``) every pending pod is tried until quiet, and what stays unschedulable or
         waits in the error backoff is not retried on a timer."""
         self.handlers.register(self.informers)
-        self.informers.start(WATCHED_KINDS)
+        self.informers.start(kinds.watched_kinds())
         if queue_flushes:
             self.queue.run()
 

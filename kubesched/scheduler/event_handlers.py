@@ -17,11 +17,12 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kubesched.api import kinds
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.api.pod_partial import ReadablePod, readable_pod
-from kubesched.cluster.informers import InformerSet
-from kubesched.cluster.informers import ResourceEventHandlerFuncs as InformerHandlers
+from kubesched.client.informers import InformerSet
+from kubesched.client.informers import ResourceEventHandlerFuncs as InformerHandlers
 from kubesched.errors import ManifestError
 from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,
@@ -81,14 +82,9 @@ FailedStatusPatch = Callable[[Pod, str, str, "NominatingInfo | None"], None]
 
 log = logging.getLogger(__name__)
 
-_KIND_RESOURCE = {
-    "PersistentVolume": EventResource.PersistentVolume,
-    "PersistentVolumeClaim": EventResource.PersistentVolumeClaim,
-    "StorageClass": EventResource.StorageClass,
-    "CSINode": EventResource.CSINode,
-    "CSIDriver": EventResource.CSIDriver,
-    "CSIStorageCapacity": EventResource.CSIStorageCapacity,
-}
+#: kinds with handlers of their own in :meth:`EventHandlers.register`; every other watched kind
+#: with an event resource (:mod:`kubesched.api.kinds`) gets ``<Resource>Add/Update/Delete`` moves
+_OWN_HANDLERS = frozenset({"Pod", "Node"})
 
 
 def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
@@ -247,14 +243,17 @@ class EventHandlers:
     # ---- registration ---------------------------------------------------------------------------
 
     def register(self, informers: InformerSet) -> None:
-        """Attach handlers to the Pod, Node and storage informers."""
+        """Attach handlers to the Pod and Node informers, and queue moves to the informers of every
+        other watched kind with an event resource (the storage kinds)."""
         informers.informer("Pod").add_handlers(InformerHandlers(
             _guarded("Pod", self.on_pod_add), _guarded("Pod", self.on_pod_update), _guarded("Pod", self.on_pod_delete)))
         informers.informer("Node").add_handlers(InformerHandlers(
             _guarded("Node", self.on_node_add), _guarded("Node", self.on_node_update),
             _guarded("Node", self.on_node_delete)))
-        for kind, resource in _KIND_RESOURCE.items():
-            informers.informer(kind).add_handlers(self._storage_handlers(resource))
+        for kind in kinds.watched_kinds():
+            row = kinds.lookup(kind)
+            if kind not in _OWN_HANDLERS and row is not None and row.event_resource is not None:
+                informers.informer(kind).add_handlers(self._storage_handlers(row.event_resource))
 
     def _storage_handlers(self, resource: str) -> InformerHandlers:
         """``<Resource>Add/Update/Delete`` moves for a storage kind."""

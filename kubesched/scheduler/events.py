@@ -2,7 +2,7 @@
 ``recorderImpl.makeEvent``): reporting controller = the profile's schedulerName, reporting
 instance = ``<controller>-<instance>`` (the replica), ``note`` truncated to 1024 bytes as upstream
 does for FailedScheduling. The event goes to ``sink``: the client's ``create_event`` (embedded
-cluster, synchronous) or an :class:`~kubesched.cluster.event_broadcaster.EventBroadcaster`'s
+cluster, synchronous) or an :class:`~kubesched.client.event_broadcaster.EventBroadcaster`'s
 ``record`` (``kubesched run``: queued, aggregated into series, written by its own workers).
 """
 

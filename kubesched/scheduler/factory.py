@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.cluster.client import ClusterClient
+from kubesched.client.client import ClusterClient
 from kubesched.config.defaults import apply_defaults
 from kubesched.config.load import default_config
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -39,7 +39,7 @@ def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | No
     ``pkg/scheduler/metrics/metrics.go`` metrics into;
     ``None`` records nothing and adds no cost.
     ``write_client``: the client of the scheduling path's writes (default ``client``; ``run`` passes
-    a :class:`~kubesched.cluster.write_behind.WriteBehindClient`). ``event_sink``: where Events go
+    a :class:`~kubesched.client.write_behind.WriteBehindClient`). ``event_sink``: where Events go
     (default ``client.create_event``; ``run`` passes an event broadcaster's ``record``).
     ``reporting_instance``: the replica's name in Events (``reportingInstance`` =
     ``<schedulerName>-<reporting_instance>``).

@@ -18,9 +18,9 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+from kubesched.client.kube import check_kubeconfig
+from kubesched.client.rate_limit import TokenBucket
 from kubesched.clock import RealClock
-from kubesched.cluster.kube import check_kubeconfig
-from kubesched.cluster.rate_limit import TokenBucket
 from kubesched.errors import ConfigError
 
 __all__ = ["REVIEW_BURST", "REVIEW_QPS", "REVIEW_TIMEOUT", "ReviewClient", "ReviewError", "ReviewPoster"]

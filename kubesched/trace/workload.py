@@ -45,7 +45,7 @@ class Workload:
     ``origin``: the trace time of replay second 0 (informational); ``horizon``: end of the
     measurement interval (s, >= 0); ``description``: where it came from, for the report;
     ``notes``: anything the loader wants the user to know (rows skipped, window used);
-    ``kubelet``: :class:`~kubesched.kubelet.config.KubeletImageConfig` overrides that come with
+    ``kubelet``: :class:`~kubesched.embedded.kubelet.config.KubeletImageConfig` overrides that come with
     the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``); ``images``: node name -> the
     images (catalogue references) on its disk at second 0 (a recorded cluster's image caches;
     empty: every node starts with none); ``status_phases``: node name -> seconds after second 0

@@ -15,7 +15,7 @@ from typing import Any
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
-from kubesched.cluster.selector import compile_selector
+from kubesched.embedded.selector import compile_selector
 from kubesched.errors import ManifestError
 
 __all__ = ["PodStatus", "STATUS_ORDER", "node_rows", "pod_rows", "filter_pods", "live_pod_status", "page"]

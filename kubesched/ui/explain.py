@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
-from kubesched.cluster.pv_controller import PVController
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.store import MemoryCluster
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.scheduler.factory import new_scheduler
 from kubesched.ui.history import Attempt, AttemptLog, unpack_rng_state

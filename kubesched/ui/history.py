@@ -21,12 +21,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cluster.client import CLUSTER_SCOPED_KINDS, WatchEvent
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.api import kinds
+from kubesched.client.client import WatchEvent
+from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.scheduler import Scheduler
-from kubesched.scheduler.core import WATCHED_KINDS
 
 __all__ = ["Attempt", "AttemptLog", "pack_rng_state", "unpack_rng_state"]
 
@@ -100,7 +100,7 @@ class AttemptLog:
         for obj in cluster.snapshot_objects():
             self._base.setdefault(obj["kind"], {})[_key(obj)] = obj
         rv = cluster.resource_version
-        for kind in WATCHED_KINDS:
+        for kind in kinds.watched_kinds():
             cluster.watch(kind, rv, self._on_change)
         cluster.watch("Event", rv, self._on_event)
 
@@ -183,6 +183,6 @@ class AttemptLog:
 
 def _key(obj: Obj) -> str:
     meta = obj.get("metadata") or {}
-    if obj.get("kind") in CLUSTER_SCOPED_KINDS:
+    if kinds.is_cluster_scoped(str(obj.get("kind"))):
         return str(meta.get("name"))
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"

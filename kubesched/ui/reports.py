@@ -1,5 +1,5 @@
 """Replay reports in the UI: one or more ``report.json`` documents side by side, with the same
-summary columns and plots as ``report.html`` (:mod:`kubesched.modes.replay.report_plots`)."""
+summary columns and plots as ``report.html`` (:mod:`kubesched.modes.report.report_plots`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.modes.replay.report_plots import report_figures
+from kubesched.modes.report.report_plots import report_figures
 
 __all__ = ["report_view", "SUMMARY_COLUMNS"]
 

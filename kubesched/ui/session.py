@@ -19,12 +19,12 @@ from typing import Any
 
 import yaml
 
-from kubesched.cluster.informers import InformerSet, ResourceEventHandlerFuncs
-from kubesched.cluster.manifests import Manifest, load_manifest_text
+from kubesched.api import kinds
+from kubesched.client.informers import InformerSet, ResourceEventHandlerFuncs
 from kubesched.config.load import dump_config, load_config_text
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.manifests import Manifest, load_manifest_text
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult, run_simulation
-from kubesched.scheduler.core import WATCHED_KINDS
 from kubesched.ui.cluster_view import PodStatus, live_pod_status
 from kubesched.ui.explain import ExplainError, Explanation, explain_attempt, explain_objects
 from kubesched.ui.history import AttemptLog
@@ -286,7 +286,7 @@ class LiveSession:
         self.config_text = config_text
         self.config_source = config_source
         self.config = config
-        self.informers = InformerSet(client, (*WATCHED_KINDS, "Event"))
+        self.informers = InformerSet(client, (*kinds.watched_kinds(), "Event"))
         self.generation = 0
         self.whatif: Session | None = None
         self._listeners: list[Callable[[], None]] = []
@@ -356,7 +356,7 @@ class LiveSession:
     def snapshot_manifests(self) -> list[Manifest]:
         """The informers' objects as manifests (``live cluster`` in messages), Events left out."""
         out = []
-        for kind in WATCHED_KINDS:
+        for kind in kinds.watched_kinds():
             for i, o in enumerate(self.objects(kind), 1):
                 obj = {"kind": kind, **dict(o)}
                 out.append(Manifest(obj, f"live cluster {kind}", i))

@@ -25,7 +25,7 @@ from kubesched.api.pod import Pod
 from kubesched.api.shape import check_shape
 from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass, csi_node_limits
 from kubesched.api.yaml_limits import MAX_DEPTH, YAMLLimitError, check_yaml, load_json, safe_load
-from kubesched.cluster.manifests import load_manifests
+from kubesched.embedded.manifests import load_manifests
 from kubesched.errors import KubeschedError, ManifestError
 
 POD: dict[str, Any] = {

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched.apiserver.kubeconfig import write_kubeconfig
 from kubesched.cli.main import main
+from kubesched.embedded.apiserver.kubeconfig import write_kubeconfig
 
 
 def _closed_port() -> int:

@@ -67,8 +67,8 @@ def test_overlays_change_what_they_say() -> None:
 def test_recorder_rbac_is_read_only_and_covers_what_it_watches() -> None:
     """deploy/record grants get/list/watch on every kind ``kubesched record`` watches, and nothing
     else (no write verb, no Secrets or ConfigMaps)."""
-    from kubesched.cluster.client import KIND_API_VERSION
-    from kubesched.cluster.kube import collection_path
+    from kubesched.api import kinds
+    from kubesched.client.kube import collection_path
     from kubesched.modes.record.recorder import recorded_kinds
 
     objs = render("record")
@@ -78,7 +78,8 @@ def test_recorder_rbac_is_read_only_and_covers_what_it_watches() -> None:
     assert {v for _, _, v in grants} == {"get", "list", "watch"}
     assert not {r for _, r, _ in grants} & {"secrets", "configmaps"}
     for kind in recorded_kinds():
-        api_version = KIND_API_VERSION[kind]
+        api_version = kinds.api_version(kind)
+        assert api_version is not None
         group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
         resource = collection_path(kind, None).rsplit("/", 1)[1]
         assert {(group, resource, v) for v in ("list", "watch")} <= grants, kind
@@ -161,7 +162,7 @@ def _dashboard_and_rule_metrics() -> set[str]:
 def test_every_metric_named_by_dashboard_and_rules_is_served() -> None:
     from prometheus_client import CollectorRegistry, generate_latest
 
-    from kubesched.cluster.client_metrics import ComponentMetrics
+    from kubesched.client.client_metrics import ComponentMetrics
     from kubesched.metrics import SchedulerMetrics
 
     registry = CollectorRegistry()

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.cli.main import main
-from kubesched.cluster.manifests import Manifest
+from kubesched.embedded.manifests import Manifest
 from kubesched.modes.simulate.report import result_dict
 from kubesched.modes.simulate.run import SimulationResult, run_simulation
 

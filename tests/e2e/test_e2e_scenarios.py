@@ -33,7 +33,7 @@ import yaml
 from click.testing import CliRunner
 
 from kubesched.cli.main import main
-from kubesched.cluster.manifests import Manifest, load_manifests
+from kubesched.embedded.manifests import Manifest, load_manifests
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult, run_simulation
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "e2e"

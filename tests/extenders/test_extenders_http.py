@@ -13,7 +13,6 @@ from extender_support import closed_port, extender_server
 
 from kubesched.api.pod import Pod
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.types import (
     Extender,
     ExtenderManagedResource,
@@ -24,6 +23,7 @@ from kubesched.config.types import (
     Plugins,
     PluginSet,
 )
+from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ConfigError
 from kubesched.extenders import ExtenderError, HTTPExtender, build_extenders
 from kubesched.framework.cycle_state import CycleState

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.cluster.manifests import Manifest
 from kubesched.config.load import parse_config
+from kubesched.embedded.manifests import Manifest
 from kubesched.errors import ConfigError
 from kubesched.framework import registry as registry_module
 from kubesched.modes.simulate.run import run_simulation

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubesched.cluster.manifests import Manifest
 from kubesched.config.load import parse_config
+from kubesched.embedded.manifests import Manifest
 from kubesched.errors import ConfigError
 from kubesched.framework import Registry
 from kubesched.modes.simulate.run import run_simulation

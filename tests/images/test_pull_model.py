@@ -15,6 +15,9 @@ from image_plugin_support import CATALOGUE
 from kubesched.cli.main import main
 from kubesched.clock import VirtualClock
 from kubesched.config.args import decode_args
+from kubesched.embedded.kubelet.config import KubeletImageConfig
+from kubesched.embedded.kubelet.model import KubeletModel
+from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.errors import ConfigError
 from kubesched.images.catalogue import parse_catalogue
 from kubesched.images.pull_model import (
@@ -23,9 +26,6 @@ from kubesched.images.pull_model import (
     DEFAULT_PULL_FIXED_SECONDS,
     PullModel,
 )
-from kubesched.kubelet.config import KubeletImageConfig
-from kubesched.kubelet.model import KubeletModel
-from kubesched.kubelet.settings_file import read_kubelet_settings
 from kubesched.plugins.imagecachewait.image_cache_wait import ImageCacheWaitArgs
 from kubesched.plugins.imagepulltimesaved.image_pull_time_saved import ImagePullTimeSavedArgs
 
@@ -117,7 +117,7 @@ def test_estimate_size_and_kubelet_file(tmp_path: Path) -> None:
 def test_estimate_unknown_image_falls_back_to_the_kubelet_models_opaque_layer(tmp_path: Path) -> None:
     """An image neither in the catalogue nor resolvable in its registry is estimated as the one
     100 MB layer ``serve --kubelet`` models it as, and the output says so."""
-    from kubesched.kubelet.live import UNKNOWN_IMAGE_BYTES
+    from kubesched.embedded.kubelet.live import UNKNOWN_IMAGE_BYTES
 
     assert UNKNOWN_IMAGE_BYTES == 100_000_000
     code, out = _cli("no-such/image:1", "--no-registry", "-o", "json")

@@ -8,7 +8,6 @@ import prometheus_client
 from prometheus_client import CollectorRegistry, generate_latest
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.types import (
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
@@ -16,6 +15,7 @@ from kubesched.config.types import (
     Plugins,
     PluginSet,
 )
+from kubesched.embedded.store import MemoryCluster
 from kubesched.framework.runtime import Framework
 from kubesched.metrics import METRICS, SchedulerMetrics, attempts_label, exponential_buckets
 from kubesched.scheduler.core import Scheduler

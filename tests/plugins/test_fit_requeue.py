@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.embedded.store import MemoryCluster
 from kubesched.scheduler import new_scheduler
 from kubesched.testing import node_manifest
 

@@ -55,7 +55,7 @@ def test_bind_error_is_wrapped() -> None:
 
 def test_bind_with_memory_cluster() -> None:
     from kubesched.clock import VirtualClock
-    from kubesched.cluster.memory import MemoryCluster
+    from kubesched.embedded.store import MemoryCluster
     from kubesched.testing import pod_manifest
 
     mc = MemoryCluster(VirtualClock())

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from kubesched.api.pod import Pod
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
 from kubesched.config.args import decode_args
 from kubesched.config.types import KubeSchedulerProfile, Plugin, PluginConfig, Plugins, PluginSet
+from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ConfigError, NotFoundError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus

@@ -10,12 +10,12 @@ from image_plugin_support import write_catalogue
 
 from kubesched.clock import VirtualClock
 from kubesched.config.args import decode_args
+from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.results import NodeScore
 from kubesched.framework.status import Code
 from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
-from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.plugins import IN_TREE
 from kubesched.plugins.imagelocality.image_locality import ImageLocality
 from kubesched.plugins.imagepulltimesaved.image_pull_time_saved import (

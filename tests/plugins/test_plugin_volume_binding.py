@@ -359,7 +359,7 @@ def test_args() -> None:
 def test_end_to_end_in_embedded_cluster() -> None:
     """Through the whole scheduler on the embedded cluster: two WaitForFirstConsumer claims get the two
     local PVs (one per node), the third finds none; PreBind's writes land in the store."""
-    from kubesched.cluster.manifests import Manifest
+    from kubesched.embedded.manifests import Manifest
     from kubesched.modes.simulate.run import run_simulation
     from kubesched.testing import node_manifest, pod_manifest
 

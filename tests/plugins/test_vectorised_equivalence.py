@@ -18,7 +18,7 @@ from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.cache import Cache
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.embedded.store import MemoryCluster
 from kubesched.framework import batch as batch_mod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.snapshot import Snapshot

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from kubesched.clock import VirtualClock
+from kubesched.embedded.kubelet.config import KubeletImageConfig
+from kubesched.embedded.kubelet.model import KubeletModel
 from kubesched.images.catalogue import parse_catalogue
-from kubesched.kubelet.config import KubeletImageConfig
-from kubesched.kubelet.model import KubeletModel
 from kubesched.prepull.planner import PrePullPlanner
 from kubesched.testing import make_node, make_pod, node_info
 

@@ -51,7 +51,7 @@ from run_support import Replica, wait_for  # noqa: E402
 from serve_support import ServeProcess  # noqa: E402
 
 from kubesched.api.timestamps import parse_rfc3339  # noqa: E402
-from kubesched.modes.replay.metrics import percentiles  # noqa: E402
+from kubesched.modes.report.metrics import percentiles  # noqa: E402
 from kubesched.testing import node_manifest  # noqa: E402
 
 SPEED = 20

@@ -13,7 +13,7 @@ from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.cache import Cache
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.embedded.store import MemoryCluster
 from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE_ADD, NODE_DELETE, ActionType, ClusterEvent
 from kubesched.queue import PriorityQueue
 from kubesched.scheduler import new_scheduler

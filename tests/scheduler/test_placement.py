@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubesched.cluster.manifests import Manifest
+from kubesched.embedded.manifests import Manifest
 from kubesched.framework.results import NodePluginScores
 from kubesched.modes.simulate.run import run_simulation
 from kubesched.scheduler.placement import Placement, num_feasible_nodes_to_find

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kubesched.clock import RealClock, VirtualClock
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.embedded.store import MemoryCluster
 from kubesched.scheduler import new_scheduler
 from kubesched.testing import node_manifest, pod_manifest
 

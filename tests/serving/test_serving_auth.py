@@ -1,5 +1,5 @@
 """Delegated authentication/authorization of the scheduler's endpoints (kubesched.serving) and the
-review answers of ``kubesched serve`` (kubesched.apiserver.reviews), without processes."""
+review answers of ``kubesched serve`` (kubesched.embedded.apiserver.reviews), without processes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from kubesched.apiserver.reviews import AbacPolicy, Reviews, StaticToken, load_policy_file, load_token_file
+from kubesched.embedded.apiserver.reviews import (
+    AbacPolicy,
+    Reviews,
+    StaticToken,
+    load_policy_file,
+    load_token_file,
+)
 from kubesched.errors import ConfigError
 from kubesched.serving.authn import ANONYMOUS, Authenticator, AuthRequest, Unauthorized, UserInfo
 from kubesched.serving.authn_token import TokenReviewAuthenticator, bearer_token

@@ -16,7 +16,7 @@ import pytest
 from cert_support import NOW, Issued, client_context, make_ca, make_client_cert
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from kubesched.apiserver.reviews import AbacPolicy, Reviews, StaticToken
+from kubesched.embedded.apiserver.reviews import AbacPolicy, Reviews, StaticToken
 from kubesched.errors import ConfigError
 from kubesched.serving.authn import AuthenticationFailed, Authenticator, AuthRequest, UserInfo
 from kubesched.serving.authn_requestheader import RequestHeaderAuthenticator, RequestHeaderConfig

@@ -13,9 +13,9 @@ import pytest
 from cert_support import Issued, make_ca, make_client_cert
 from click.testing import CliRunner
 
-from kubesched.apiserver import write_kubeconfig
-from kubesched.apiserver.reviews import AbacPolicy, Reviews, StaticToken
 from kubesched.cli.main import main
+from kubesched.embedded.apiserver import write_kubeconfig
+from kubesched.embedded.apiserver.reviews import AbacPolicy, Reviews, StaticToken
 from kubesched.errors import ConfigError
 from kubesched.modes.run import RunOptions
 from kubesched.serving.authn import ANONYMOUS, Authenticator, AuthRequest, Unauthorized, UserInfo

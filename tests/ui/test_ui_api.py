@@ -8,7 +8,7 @@ import httpx
 import pytest
 from ui_support import ADDED_POD, BATCH_BIG_MESSAGE, EXAMPLE, FIT_WEIGHT_10, replay_report
 
-from kubesched.cluster.manifests import load_manifests
+from kubesched.embedded.manifests import load_manifests
 from kubesched.ui.server import UiServer
 from kubesched.ui.session import Session
 

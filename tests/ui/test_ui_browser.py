@@ -24,7 +24,7 @@ from ui_support import (
     screenshot,
 )
 
-from kubesched.cluster.manifests import load_manifests
+from kubesched.embedded.manifests import load_manifests
 from kubesched.ui.server import UiServer
 from kubesched.ui.session import Session
 
@@ -151,10 +151,10 @@ def test_report_of_a_replay_is_json_with_plot_data(tmp_path: Path) -> None:
 def test_live_page_follows_the_watch(tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    from kubesched.apiserver import start_server, write_kubeconfig
+    from kubesched.client.kube import KubeClusterClient
     from kubesched.clock import RealClock
-    from kubesched.cluster.kube import KubeClusterClient
-    from kubesched.cluster.memory import MemoryCluster
+    from kubesched.embedded.apiserver import start_server, write_kubeconfig
+    from kubesched.embedded.store import MemoryCluster
     from kubesched.ui.session import LiveSession
 
     require_browser()

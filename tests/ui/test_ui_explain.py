@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ui_support import EXAMPLE, ROOT
 
-from kubesched.cluster.manifests import load_manifests
+from kubesched.embedded.manifests import load_manifests
 from kubesched.modes.simulate.run import run_simulation
 from kubesched.ui.explain import Explanation
 from kubesched.ui.session import Session

@@ -12,11 +12,11 @@ import httpx
 import pytest
 from ui_support import BATCH_BIG_MESSAGE, EXAMPLE, FIT_WEIGHT_10
 
-from kubesched.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.client.kube import KubeClusterClient
 from kubesched.clock import RealClock
-from kubesched.cluster.kube import KubeClusterClient
-from kubesched.cluster.manifests import load_manifests
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.manifests import load_manifests
+from kubesched.embedded.store import MemoryCluster
 from kubesched.ui.server import UiServer
 from kubesched.ui.session import LiveSession
 

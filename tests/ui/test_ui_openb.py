@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ui_support import ROOT, browser_page, require_browser, screenshot
 
-from kubesched.cluster.manifests import Manifest
+from kubesched.embedded.manifests import Manifest
 from kubesched.ui.server import UiServer
 from kubesched.ui.session import Session
 

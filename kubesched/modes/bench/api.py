@@ -376,7 +376,7 @@ def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000
 def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: Path, kubeconfig: Path, metrics_port: int,
                    plan: WorkloadPlan, qps: float, burst: int, timeout: float,
                    run_args: tuple[str, ...], progress: Callable[[int, int], None] | None) -> None:
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.client.kube import KubeClusterClient
 
     measured, n_measured = plan.measured, plan.n_measured
 

@@ -18,7 +18,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.cluster.client import CLUSTER_SCOPED_KINDS
+from kubesched.api import kinds
 from kubesched.errors import KubeschedError
 from kubesched.modes.bench.workloads import Op
 
@@ -60,7 +60,7 @@ class Churn:
     def _create(self, template: Obj, create: Create) -> tuple[str, str | None, str] | None:
         obj = copy.deepcopy(template)
         kind = str(obj.get("kind", ""))
-        ns = None if kind in CLUSTER_SCOPED_KINDS else self.namespace
+        ns = None if kinds.is_cluster_scoped(kind) else self.namespace
         if ns is not None:
             obj.setdefault("metadata", {})["namespace"] = ns
         try:

@@ -77,7 +77,7 @@ class WorkloadResult:
 class _Run:
     def __init__(self, w: BenchWorkload, seed: int, progress: Progress | None, freeze_gc: bool) -> None:
         from kubesched.clock import VirtualClock
-        from kubesched.cluster.memory import MemoryCluster
+        from kubesched.embedded.store import MemoryCluster
         from kubesched.scheduler import new_scheduler
 
         self.w = w

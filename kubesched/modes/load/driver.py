@@ -29,10 +29,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cluster.client import ClusterClient
-from kubesched.cluster.informers import Informer, ResourceEventHandlerFuncs
+from kubesched.client.client import ClusterClient
+from kubesched.client.informers import Informer, ResourceEventHandlerFuncs
+from kubesched.embedded.kubelet.live import RUN_SECONDS_ANNOTATION
 from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
-from kubesched.kubelet.live import RUN_SECONDS_ANNOTATION
 from kubesched.modes.startup.analysis import StartupData
 from kubesched.trace.workload import Workload, WorkloadPod
 

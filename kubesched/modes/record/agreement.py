@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.modes.record.recording import Recording
-from kubesched.modes.replay.metrics import percentiles
-from kubesched.modes.replay.run import ReplayResult
+from kubesched.modes.report.metrics import percentiles
+from kubesched.modes.report.result import ReplayResult
 from kubesched.modes.startup.analysis import StartupData, analyse
 
 __all__ = ["recorded_startups", "startup_agreement", "TIMESTAMP_FLOOR_SECONDS"]

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from kubesched.cluster.json_codec import dumps, loads
+from kubesched.client.json_codec import dumps, loads
 from kubesched.errors import KubeschedError
 
 __all__ = ["RecordWriter", "read_records", "segments", "FORMAT_VERSION", "RecordingError"]

@@ -28,8 +28,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.cluster.client import CLUSTER_SCOPED_KINDS, KIND_API_VERSION, ClusterClient
-from kubesched.cluster.informers import InformerSet, ResourceEventHandlerFuncs
+from kubesched.api import kinds
+from kubesched.client.client import ClusterClient
+from kubesched.client.informers import InformerSet, ResourceEventHandlerFuncs
 from kubesched.modes.record.log import FORMAT_VERSION, RecordWriter
 
 __all__ = ["Recorder", "recorded_kinds", "IMAGE_EVENT_REASONS", "OWNER_KINDS", "sanitize"]
@@ -47,8 +48,9 @@ Obj = Mapping[str, Any]
 
 
 def recorded_kinds() -> list[str]:
-    """The kinds a recording holds, in list order (Nodes first, Events last)."""
-    return ["Node", *[k for k in OWNER_KINDS if k in KIND_API_VERSION], "Pod", "Event"]
+    """The kinds a recording holds, in list order (Nodes first, Events last): the owner kinds the
+    Kind registry (:mod:`kubesched.api.kinds`) knows."""
+    return ["Node", *[k for k in OWNER_KINDS if kinds.api_version(k) is not None], "Pod", "Event"]
 
 
 def _strip_container(c: Obj) -> dict[str, Any]:
@@ -126,7 +128,7 @@ class Recorder:
 
     def _keep(self, op: str, kind: str, obj: Obj) -> bool:
         meta = obj.get("metadata") or {}
-        if kind not in CLUSTER_SCOPED_KINDS and self.namespace is not None and meta.get("namespace") != self.namespace:
+        if not kinds.is_cluster_scoped(kind) and self.namespace is not None and meta.get("namespace") != self.namespace:
             return False
         if kind == "Event":
             return _is_image_event(obj)

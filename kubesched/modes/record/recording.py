@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.timestamps import parse_rfc3339
+from kubesched.embedded.kubelet.pulled_events import PulledEvent, parse_pulled_message
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
 from kubesched.images.names import InvalidImageReference, parse_image_ref
-from kubesched.kubelet.pulled_events import PulledEvent, parse_pulled_message
 from kubesched.modes.record.log import RecordingError, read_records, segments
 from kubesched.modes.replay.run import STATUS_UPDATE_SECONDS
 from kubesched.modes.startup.analysis import joined_pulls

@@ -2,7 +2,7 @@
 and a kubelet model calibrated on the recording's own pulls.
 
 Calibration (unless a kubelet-model file is given): the pull model's throughput and per-pull cost
-fitted to the recording's ``Pulled`` Events (:func:`kubesched.kubelet.calibrate.calibrate`, joined
+fitted to the recording's ``Pulled`` Events (:func:`kubesched.embedded.kubelet.calibrate.calibrate`, joined
 pulls left out: ``images calibrate --events REC`` does the same), and ``containerStartSeconds`` set
 to the median container start the recording shows (start-up minus scheduling and pulls, over the
 pods that started; :mod:`kubesched.modes.startup.analysis`). When the pulls do not determine the
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.embedded.kubelet.calibrate import Calibration, CalibrationError, calibrate, pull_points
+from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.images.catalogue import ImageCatalogue
-from kubesched.kubelet.calibrate import Calibration, CalibrationError, calibrate, pull_points
-from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.modes.record.recording import (
     REGISTRY_CACHE,
     Recording,

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.config.load import load_config
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.modes.replay.report_json import report_dict, write_pods_csv, write_report_json
-from kubesched.modes.replay.run import ConfigSpec, ReplayResult, run_replays
+from kubesched.modes.replay.run import ConfigSpec, run_replays
+from kubesched.modes.report.report_json import report_dict, write_pods_csv, write_report_json
+from kubesched.modes.report.result import ReplayResult
 
 if TYPE_CHECKING:
     import pandas
@@ -41,7 +42,7 @@ def _spec(config: ReplayConfig, index: int) -> ConfigSpec:
 
 
 class Replay:
-    """The runs of :func:`replay`, one :class:`~kubesched.modes.replay.run.ReplayResult` per config
+    """The runs of :func:`replay`, one :class:`~kubesched.modes.report.result.ReplayResult` per config
     (``.summary()`` gives its metrics: start-up percentiles in seconds, bytes, cache hits, packing)."""
 
     def __init__(self, runs: list[ReplayResult], workload: Workload, kubelet: Mapping[str, Any]) -> None:
@@ -63,7 +64,7 @@ class Replay:
     def figures(self) -> dict[str, go.Figure]:
         """The plotly figures of report.html by name (``latency``, ``bytes``, ``cacheHit``,
         ``utilisation``)."""
-        from kubesched.modes.replay.report_plots import plot_data, report_figures
+        from kubesched.modes.report.report_plots import plot_data, report_figures
 
         figures = report_figures([{"config": r.config, "plots": plot_data(r)} for r in self.runs])
         return dict(zip(("latency", "bytes", "cacheHit", "utilisation"), figures, strict=True))
@@ -83,7 +84,7 @@ class Replay:
         written = [write_report_json(out / "report.json", self.runs, self.workload, self.kubelet),
                    write_pods_csv(out / "pods.csv", self.runs)]
         if html:
-            from kubesched.modes.replay.report_html import write_report_html
+            from kubesched.modes.report.report_html import write_report_html
 
             written.append(write_report_html(out / "report.html", self.runs, self.workload, self.kubelet))
         return written
@@ -102,9 +103,9 @@ def replay(trace: str | Path, configs: Sequence[ReplayConfig] = (None,), *, imag
     :class:`~kubesched.errors.ManifestError` for a malformed trace, ``FileNotFoundError`` for a
     missing trace.
     """
+    from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.assign import ImageAssigner
     from kubesched.images.catalogue import load_catalogue
-    from kubesched.kubelet.config import KubeletImageConfig
     from kubesched.prepull.hook import DEFAULT_PLANNER, load_planner_factory
     from kubesched.trace.load import load_workload
 

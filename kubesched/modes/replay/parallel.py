@@ -16,10 +16,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.errors import ConfigError
 from kubesched.images.catalogue import ImageCatalogue
-from kubesched.kubelet.config import KubeletImageConfig
-from kubesched.modes.replay.run import STATUS_UPDATE_SECONDS, ConfigSpec, ReplayResult, run_replay
+from kubesched.modes.replay.run import STATUS_UPDATE_SECONDS, ConfigSpec, run_replay
+from kubesched.modes.report.result import ReplayResult
 from kubesched.prepull.hook import PlannerFactory
 from kubesched.trace.workload import Workload
 

@@ -2,7 +2,7 @@
 kubelet image model, once per scheduler config, and measure pod start-up.
 
 One run (:func:`run_replay`) is the scheduler's virtual-time lifecycle on a
-:class:`~kubesched.clock.VirtualClock` against a :class:`~kubesched.cluster.memory.MemoryCluster`
+:class:`~kubesched.clock.VirtualClock` against a :class:`~kubesched.embedded.store.MemoryCluster`
 (``Scheduler.start`` with the queue's flushes, ``Scheduler.run_until_quiet``, ``Scheduler.stop``;
 the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for ``simulate`` and
 ``bench``). Everything the run adds is a timer on that clock:
@@ -42,8 +42,8 @@ Pre-pull planners (:mod:`kubesched.prepull.hook`) get ``attach`` / ``on_pod_pend
 ``on_pod_bound`` / ``tick`` callbacks and act through ``KubeletModel.prepull``.
 
 The public API: :func:`run_replay` (one config), :func:`run_replays` (several configs, same
-workload and seed), :class:`ReplayResult` (timelines, metrics, series; ``summary()`` gives the
-``report.json`` entry).
+workload and seed), :class:`~kubesched.modes.report.result.ReplayResult` (timelines, metrics, series;
+``summary()`` gives the ``report.json`` entry).
 """
 
 from __future__ import annotations
@@ -51,28 +51,28 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
+from kubesched.client.client import WatchEvent
 from kubesched.clock import Phase, VirtualClock
-from kubesched.cluster.client import WatchEvent
-from kubesched.cluster.memory import MemoryCluster
-from kubesched.cluster.pv_controller import PVController
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.kubelet.config import KubeletImageConfig
+from kubesched.embedded.kubelet.model import KubeletModel
+from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.images.catalogue import ImageCatalogue
-from kubesched.kubelet.config import KubeletImageConfig
-from kubesched.kubelet.model import KubeletModel
-from kubesched.kubelet.pull_records import PullMetrics
-from kubesched.modes.replay.metrics import PHASES, AllocationTracker, PodTimeline, SeriesPoint, percentiles
+from kubesched.modes.report.metrics import AllocationTracker, PodTimeline, SeriesPoint
+from kubesched.modes.report.result import ReplayResult
 from kubesched.prepull.hook import DEFAULT_TICK_SECONDS, PlannerContext, PlannerFactory, PrePullPlannerHook
 from kubesched.scheduler import Scheduler, new_scheduler
 from kubesched.trace.workload import Workload
 
-__all__ = ["run_replay", "run_replays", "ReplayResult", "ReplayProgress", "ConfigSpec", "CLOCK_ORIGIN",
+__all__ = ["run_replay", "run_replays", "ReplayProgress", "ConfigSpec", "CLOCK_ORIGIN",
            "check_images"]
 
 #: virtual clock time of replay second 0 (2025-01-01T00:00:00Z; a multiple of every period used)
@@ -93,94 +93,6 @@ class ConfigSpec:
 
     name: str
     config: KubeSchedulerConfiguration | None
-
-
-@dataclass
-class ReplayResult:
-    """The outcome of one run.
-
-    ``timelines`` (one per workload pod, in workload order), ``pull_metrics`` (the kubelet
-    model's run totals), ``mean_allocated_fraction`` (time-weighted over ``[0, horizon]``),
-    ``series`` (sampled state, for plots), ``attempts`` (scheduling cycles run), ``end_time``
-    (virtual seconds when the run ended), ``wall_seconds`` (real time the run took), ``planners``
-    (their class names).
-    """
-
-    config: str
-    profiles: list[str]
-    workload: str
-    seed: int | None
-    horizon: float
-    timelines: list[PodTimeline]
-    pull_metrics: PullMetrics
-    mean_allocated_fraction: dict[str, float]
-    series: list[SeriesPoint]
-    attempts: int
-    end_time: float
-    wall_seconds: float
-    planners: list[str] = field(default_factory=list)
-
-    @property
-    def scheduled(self) -> int:
-        """Pods bound at least once."""
-        return sum(1 for t in self.timelines if t.bound is not None)
-
-    @property
-    def never_scheduled(self) -> int:
-        return len(self.timelines) - self.scheduled
-
-    def phase_values(self, prop: str) -> list[float]:
-        """Values of PodTimeline property ``prop`` over the pods that reached it."""
-        out = []
-        for t in self.timelines:
-            v = getattr(t, prop)
-            if v is not None:
-                out.append(v)
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        """The ``report.json`` entry: ``config``, ``pods``, ``scheduled``,
-        ``neverScheduled``, ``startupLatencySeconds``, ``pullSeconds``, ``bytesPulled``,
-        ``cacheHitRatio``, ``meanAllocatedFraction``, plus the other phases' percentiles and run
-        details. A percentile block is null when no pod reached the phase."""
-        m = self.pull_metrics
-        out: dict[str, Any] = {
-            "config": self.config,
-            "pods": len(self.timelines),
-            "scheduled": self.scheduled,
-            "neverScheduled": self.never_scheduled,
-            "startupLatencySeconds": percentiles(self.phase_values("startup")),
-            "pullSeconds": percentiles(self.phase_values("pull")),
-            "bytesPulled": m.bytes_pulled,
-            "cacheHitRatio": m.cache_hit_ratio,
-            "meanAllocatedFraction": dict(self.mean_allocated_fraction),
-        }
-        for key, prop in PHASES:
-            if key not in out:
-                out[key] = percentiles(self.phase_values(prop))
-        out.update({
-            "started": sum(1 for t in self.timelines if t.started is not None),
-            "preempted": sum(1 for t in self.timelines if t.preempted),
-            "bytesRequested": m.bytes_requested,
-            "bytesCacheHit": m.bytes_cache_hit,
-            "bytesJoined": m.bytes_joined,
-            "bytesPrepulled": m.bytes_prepulled,
-            "pullsStarted": m.pulls_started,
-            "pullsJoined": m.pulls_joined,
-            "prepulls": m.prepulls,
-            "prepullsUsed": m.prepulls_used,
-            "prepullPrecision": m.prepull_precision,
-            "imageGCRuns": m.gc_runs,
-            "imagesRemoved": m.images_removed,
-            "schedulingAttempts": self.attempts,
-            "profiles": list(self.profiles),
-            "planners": list(self.planners),
-            "seed": self.seed,
-            "horizonSeconds": self.horizon,
-            "endSeconds": self.end_time,
-            "wallSeconds": round(self.wall_seconds, 3),
-        })
-        return out
 
 
 def check_images(workload: Workload, catalogue: ImageCatalogue) -> None:

@@ -26,7 +26,7 @@ log = logging.getLogger("kubesched.run")
 def run_scheduler(opts: RunOptions) -> int:
     """Run until SIGTERM/SIGINT (returns 0) or a lost lease (returns 1). Raises ConfigError for a
     bad kubeconfig, config or plugin module."""
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.client.kube import KubeClusterClient
 
     clock = RealClock()
     client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock)
@@ -40,9 +40,9 @@ def run_scheduler(opts: RunOptions) -> int:
 
 
 def _run(opts: RunOptions, clock: RealClock, client: Any, affinity: CpuAffinity) -> int:
-    from kubesched.cluster.client_metrics import ComponentMetrics
-    from kubesched.cluster.fencing import LeaseFence
-    from kubesched.cluster.leader_election import LeaderElectionConfig, LeaderElector
+    from kubesched.client.client_metrics import ComponentMetrics
+    from kubesched.client.fencing import LeaseFence
+    from kubesched.client.leader_election import LeaderElectionConfig, LeaderElector
     from kubesched.plugins import in_tree_registry
     from kubesched.scheduler.core import BindingPool
     from kubesched.scheduler.factory import new_scheduler
@@ -245,9 +245,9 @@ class ApiWrites:
 
 
 def _api_writes(client: Any, opts: RunOptions, clock: Any) -> ApiWrites:
-    from kubesched.cluster.event_broadcaster import EventBroadcaster
-    from kubesched.cluster.rate_limit import TokenBucket
-    from kubesched.cluster.write_behind import AsyncWriter, WriteBehindClient
+    from kubesched.client.event_broadcaster import EventBroadcaster
+    from kubesched.client.rate_limit import TokenBucket
+    from kubesched.client.write_behind import AsyncWriter, WriteBehindClient
 
     writer = AsyncWriter(workers=4)
     events_client = client.with_limiter(TokenBucket(opts.qps, opts.burst, clock) if opts.qps != 0 else None)

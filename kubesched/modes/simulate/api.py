@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kubesched.cluster.manifest_input import ObjectsInput, manifests_from
-from kubesched.cluster.manifests import Manifest
 from kubesched.config.load import load_config, parse_config
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.manifest_input import ObjectsInput, manifests_from
+from kubesched.embedded.manifests import Manifest
 from kubesched.errors import ConfigError
 from kubesched.modes.simulate.report import find_pod, result_dict
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult, run_simulation

@@ -16,10 +16,10 @@ from kubesched.api.pod import Pod
 from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
-from kubesched.cluster.manifests import Manifest
-from kubesched.cluster.memory import MemoryCluster
-from kubesched.cluster.pv_controller import PVController
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.manifests import Manifest
+from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.framework.recorder import CycleRecorder

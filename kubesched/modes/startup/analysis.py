@@ -3,7 +3,7 @@
 Works on any cluster whose kubelets write the upstream Events; ``kubesched serve --kubelet`` writes
 the same ones.
 
-Per pod (a :class:`~kubesched.modes.replay.metrics.PodTimeline`, seconds since ``origin``):
+Per pod (a :class:`~kubesched.modes.report.metrics.PodTimeline`, seconds since ``origin``):
 
 * arrival = ``metadata.creationTimestamp``;
 * queue + scheduling = ``PodScheduled`` (True) ``lastTransitionTime`` - arrival. The API does not
@@ -44,10 +44,10 @@ from typing import Any
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.api.timestamps import parse_rfc3339
+from kubesched.embedded.kubelet.pull_records import PullMetrics
 from kubesched.errors import ManifestError
-from kubesched.kubelet.pull_records import PullMetrics
-from kubesched.modes.replay.metrics import AllocationTracker, PodTimeline, SeriesPoint
-from kubesched.modes.replay.run import ReplayResult
+from kubesched.modes.report.metrics import AllocationTracker, PodTimeline, SeriesPoint
+from kubesched.modes.report.result import ReplayResult
 
 __all__ = ["parse_go_duration", "parse_pulled", "StartupData", "StartupRun", "ImagePullStats", "analyse",
            "PulledEvent", "joined_pulls", "JOIN_SLACK_SECONDS"]

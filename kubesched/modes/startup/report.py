@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kubesched.modes.replay.report_html import write_report_html
-from kubesched.modes.replay.report_json import report_dict, write_pods_csv
-from kubesched.modes.replay.report_plots import require_plotly
+from kubesched.modes.report.report_html import write_report_html
+from kubesched.modes.report.report_json import report_dict, write_pods_csv
+from kubesched.modes.report.report_plots import require_plotly
 from kubesched.modes.startup.analysis import StartupRun
 
 __all__ = ["LABEL", "TITLE", "startup_report", "write_startup_report"]

@@ -29,7 +29,7 @@ matching from ``k8s.io/component-helpers/storage/volume/pv_helpers.go`` ``FindMa
   static binding, the PVC update (``volume.kubernetes.io/selected-node``) for provisioning. The rest
   (PVC ``spec.volumeName``, ``pv.kubernetes.io/bind-completed``, both objects' ``status``, the
   provisioned PV) is the PV controller's and the provisioner's job -- in a real cluster
-  kube-controller-manager's, in the embedded cluster :mod:`kubesched.cluster.pv_controller`'s.
+  kube-controller-manager's, in the embedded cluster :mod:`kubesched.embedded.controllers.pv_controller`'s.
   PreBind then waits, on the informer's objects, until every claim is fully bound (upstream
   ``checkBindings``), at most ``bindTimeoutSeconds``.
 

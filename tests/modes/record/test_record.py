@@ -133,7 +133,7 @@ def _pod(name: str, namespace: str) -> dict[str, Any]:
 def test_record_serve_kubelet(tmp_path: Path) -> None:
     from kubernetes import client, config
 
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.client.kube import KubeClusterClient
     from kubesched.modes.record.recorder import Recorder
 
     serve, kc = _serve(tmp_path)

@@ -76,7 +76,7 @@ def test_replay_of_a_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from kubesched.cli.main import main
-    from kubesched.cluster.kube import KubeClusterClient
+    from kubesched.client.kube import KubeClusterClient
     from kubesched.modes.record.log import RecordWriter
     from kubesched.modes.record.recorder import Recorder
 

@@ -28,7 +28,8 @@ from kubesched.config.load import load_config
 from kubesched.errors import ManifestError
 from kubesched.images.assign import ImageAssigner
 from kubesched.images.catalogue import load_catalogue
-from kubesched.modes.replay.run import ConfigSpec, ReplayResult, run_replay, run_replays
+from kubesched.modes.replay.run import ConfigSpec, run_replay, run_replays
+from kubesched.modes.report.result import ReplayResult
 from kubesched.prepull.hook import PlannerContext
 from kubesched.trace.load import load_workload
 from kubesched.trace.workload import Workload, WorkloadPod

@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.pod import Pod
+from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.images.catalogue import load_catalogue
-from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.modes.replay import run as replay_run
-from kubesched.modes.replay.run import ConfigSpec, ReplayResult, run_replay
+from kubesched.modes.replay.run import ConfigSpec, run_replay
+from kubesched.modes.report.result import ReplayResult
 from kubesched.prepull.hook import PlannerContext
 from kubesched.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler import new_scheduler

@@ -15,7 +15,8 @@ from kubesched.config.load import load_config
 from kubesched.images.assign import ImageAssigner
 from kubesched.images.catalogue import load_catalogue
 from kubesched.modes.replay.parallel import jobs_for, run_on_dask, run_parallel
-from kubesched.modes.replay.run import ConfigSpec, ReplayResult, run_replays
+from kubesched.modes.replay.run import ConfigSpec, run_replays
+from kubesched.modes.report.result import ReplayResult
 from kubesched.prepull.planner import PrePullPlanner
 from kubesched.trace.load import load_workload
 

@@ -14,9 +14,10 @@ from click.testing import CliRunner
 from kubesched.cli.main import main
 from kubesched.images.assign import ImageAssigner
 from kubesched.images.catalogue import load_catalogue
-from kubesched.modes.replay.report_html import render_html
-from kubesched.modes.replay.report_json import report_dict, write_pods_csv
-from kubesched.modes.replay.run import ConfigSpec, ReplayResult, run_replay
+from kubesched.modes.replay.run import ConfigSpec, run_replay
+from kubesched.modes.report.report_html import render_html
+from kubesched.modes.report.report_json import report_dict, write_pods_csv
+from kubesched.modes.report.result import ReplayResult
 from kubesched.trace.load import load_workload
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "replay"

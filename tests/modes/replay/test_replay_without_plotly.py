@@ -31,7 +31,7 @@ def test_replay_without_plotly(no_plotly: None, tmp_path: Path) -> None:
 
 
 def test_report_figures_name_the_extra(no_plotly: None) -> None:
-    from kubesched.modes.replay.report_plots import report_figures
+    from kubesched.modes.report.report_plots import report_figures
 
     with pytest.raises(ImportError, match=r"pip install 'kubesched\[report\]'"):
         report_figures([])

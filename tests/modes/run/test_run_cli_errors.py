@@ -29,7 +29,7 @@ def _invoke(*args: str) -> tuple[int, str]:
 
 @pytest.fixture
 def kubeconfig(tmp_path: Path) -> Path:
-    from kubesched.apiserver import write_kubeconfig
+    from kubesched.embedded.apiserver import write_kubeconfig
 
     return write_kubeconfig(tmp_path / "kc", "http://127.0.0.1:1")
 

@@ -11,12 +11,12 @@ import pytest
 from kubernetes import client as k8s
 from run_support import wait_for
 
-from kubesched.apiserver import ServerHandle, start_server
+from kubesched.client.client import WatchEvent
+from kubesched.client.informers import Informer, ResourceEventHandlerFuncs
+from kubesched.client.kube import KubeApiError, KubeClusterClient, collection_path, object_path
+from kubesched.client.rate_limit import TokenBucket
 from kubesched.clock import RealClock
-from kubesched.cluster.client import WatchEvent
-from kubesched.cluster.informers import Informer, ResourceEventHandlerFuncs
-from kubesched.cluster.kube import KubeApiError, KubeClusterClient, collection_path, object_path
-from kubesched.cluster.rate_limit import TokenBucket
+from kubesched.embedded.apiserver import ServerHandle, start_server
 from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
 
 
@@ -106,7 +106,7 @@ def test_crud_bind_status_and_errors(server: ServerHandle, client: KubeClusterCl
 
 
 def test_list_pages_and_fills_kind(server: ServerHandle, client: KubeClusterClient, monkeypatch: Any) -> None:
-    import kubesched.cluster.kube as kube
+    import kubesched.client.kube as kube
 
     monkeypatch.setattr(kube, "LIST_PAGE_SIZE", 3)
     for i in range(8):
@@ -131,7 +131,7 @@ def test_retry_after_429_then_500_raises(server: ServerHandle, client: KubeClust
 
 
 def _rule(status: int, count: int, paths: str, retry_after: int = 1) -> Any:
-    from kubesched.apiserver.testhooks import FaultRule
+    from kubesched.embedded.apiserver.testhooks import FaultRule
 
     return FaultRule(status, count, paths, frozenset(), retry_after)
 

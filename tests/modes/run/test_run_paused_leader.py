@@ -1,5 +1,5 @@
 """A leader paused (SIGSTOP) with bindings queued loses its lease to the other replica; when it
-resumes (SIGCONT) none of its stale writes reach the API server (kubesched.cluster.fencing): it
+resumes (SIGCONT) none of its stale writes reach the API server (kubesched.client.fencing): it
 stops, and no node ends over capacity (without the fence its queued bindings of pods that no
 longer fit land on full nodes). Bounded: 20 nodes, 600 pods, about 40 s (at most ~6 min)."""
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from run_support import SCHEDULER_NAME, Replica, free_port, needs_hooks, scheduler_config, wait_for
 
-from kubesched.apiserver import ServerHandle, start_server, write_kubeconfig
 from kubesched.clock import RealClock
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.store import MemoryCluster
 
 NS = "it"
 

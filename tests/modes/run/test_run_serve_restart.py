@@ -17,8 +17,8 @@ from typing import Any
 from run_support import READER_TOKEN, SCHEDULER_NAME, Replica, needs_hooks, scheduler_config, wait_for
 from serve_support import ServeProcess
 
-from kubesched.apiserver import write_kubeconfig
-from kubesched.cluster.manifests import write_manifests
+from kubesched.embedded.apiserver import write_kubeconfig
+from kubesched.embedded.manifests import write_manifests
 
 NS = "it"
 CPU_IN_USE = re.compile(r'^scheduler_scheduler_cache_size\{type="pods"\} (\S+)$', re.M)

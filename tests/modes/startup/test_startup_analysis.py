@@ -1,5 +1,5 @@
 """``kubesched startup``'s analysis over what ``serve --kubelet``'s kubelets write (embedded
-cluster, virtual clock; world of tests/kubelet/test_kubelet_live.py: 100 B/s, 0.5 s per layer,
+cluster, virtual clock; world of tests/embedded/kubelet/test_kubelet_live.py: 100 B/s, 0.5 s per layer,
 1 s container start; images a = 500 B, b = 600 B sharing a 400 B base)."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from kubesched.clock import VirtualClock
-from kubesched.cluster.memory import MemoryCluster
+from kubesched.embedded.kubelet.config import KubeletImageConfig
+from kubesched.embedded.kubelet.live import LiveKubelets
+from kubesched.embedded.store import MemoryCluster
 from kubesched.images.catalogue import parse_catalogue
-from kubesched.kubelet.config import KubeletImageConfig
-from kubesched.kubelet.live import LiveKubelets
 from kubesched.modes.startup.analysis import StartupData, analyse, parse_go_duration, parse_pulled
 from kubesched.modes.startup.report import startup_report
 from kubesched.testing import node_manifest
@@ -104,8 +104,8 @@ def test_report_is_labelled_by_scheduler(tmp_path: Path) -> None:
     every other key of a run is the replay's."""
     from rich.console import Console
 
-    from kubesched.modes.replay.report_json import report_dict
-    from kubesched.modes.replay.report_table import summary_table
+    from kubesched.modes.report.report_json import report_dict
+    from kubesched.modes.report.report_table import summary_table
     from kubesched.modes.startup.report import LABEL, TITLE, write_startup_report
 
     clock, mc = _cluster()

@@ -22,8 +22,8 @@ import yaml
 from process_support import stop_process
 
 from kubesched.config.load import load_config
+from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.images.catalogue import parse_catalogue
-from kubesched.kubelet.config import KubeletImageConfig
 from kubesched.modes.replay.run import ConfigSpec, run_replays
 from kubesched.testing import node_manifest
 from kubesched.trace.workload import Workload, WorkloadPod

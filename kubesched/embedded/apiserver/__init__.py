@@ -1,0 +1,29 @@
+"""The embedded cluster served over the Kubernetes API (``kubesched serve``).
+
+Public API: :func:`start_server` (background thread, returns a :class:`ServerHandle` with
+``.url``, ``.cluster``, ``.stop()``), :func:`serve_forever`, :func:`write_kubeconfig`,
+:func:`build_app` (the aiohttp application). See :mod:`kubesched.embedded.apiserver.app` for the routes and
+the test hooks under ``/kubesched/``.
+"""
+
+from kubesched.embedded.apiserver.app import ServerState, build_app
+from kubesched.embedded.apiserver.kubeconfig import kubeconfig_dict, write_kubeconfig
+from kubesched.embedded.apiserver.server import (
+    ServerHandle,
+    ensure_namespaces,
+    epoch_resource_version,
+    serve_forever,
+    start_server,
+)
+
+__all__ = [
+    "ServerHandle",
+    "ServerState",
+    "build_app",
+    "ensure_namespaces",
+    "epoch_resource_version",
+    "kubeconfig_dict",
+    "serve_forever",
+    "start_server",
+    "write_kubeconfig",
+]

@@ -1,0 +1,433 @@
+"""The aiohttp application serving a ``MemoryCluster`` as a Kubernetes API (plain HTTP, no auth).
+
+Routes:
+
+* discovery: ``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/<group>``,
+  ``/apis/<group>/<version>``; ``/openapi/v2`` and ``/openapi/v3`` answer 404 (clients fall back to
+  their built-in types; ``kubectl apply`` needs ``--validate=false``); ``/healthz``, ``/livez``,
+  ``/readyz`` answer ``ok``.
+* reviews: ``POST /apis/authentication.k8s.io/v1/tokenreviews`` and
+  ``POST /apis/authorization.k8s.io/v1/subjectaccessreviews`` (see :mod:`kubesched.embedded.apiserver.reviews`).
+* resources: ``/api/v1/...`` and ``/apis/<group>/<version>/...`` (see
+  :mod:`kubesched.embedded.apiserver.target`, :mod:`kubesched.embedded.apiserver.handlers`,
+  :mod:`kubesched.embedded.apiserver.watch`). Every error is a ``Status`` body. GETs whose Accept header
+  asks for ``as=Table;g=meta.k8s.io`` (``kubectl get``) get a server-side ``Table``
+  (:mod:`kubesched.embedded.apiserver.tables`). Request bodies are JSON or YAML; protobuf/CBOR bodies
+  (kubectl's typed ``create namespace|priorityclass|pdb``) get ``415 UnsupportedMediaType``
+  (kubectl does not fall back to JSON: use ``kubectl apply -f``/``create -f`` with a manifest).
+* every request first passes :mod:`kubesched.embedded.apiserver.guard` (Host/Origin checks against web
+  pages, body media types, body size).
+* test hooks (not part of the Kubernetes API, served only with ``enable_test_hooks``,
+  ``kubesched serve --enable-test-hooks``; see :mod:`kubesched.embedded.apiserver.testhooks`):
+  ``/kubesched/faults`` (GET, POST, DELETE), ``POST /kubesched/drop-watches`` (closes every open
+  watch stream; answers ``{"dropped": N}``), ``POST /kubesched/compact`` (forgets watch history
+  and list snapshots, so resumed watches and continue tokens get 410; answers
+  ``{"resourceVersion": R}``), ``/kubesched/requests`` (GET, DELETE).
+
+Store calls run on the event loop thread; they only take the store's lock briefly, and watch
+handlers never do network I/O under it (see :mod:`kubesched.embedded.apiserver.watch`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from kubesched.api.yaml_limits import load_json, safe_load
+from kubesched.client.json_codec import dumps
+from kubesched.clock import Clock
+from kubesched.embedded.apiserver import paths
+from kubesched.embedded.apiserver.guard import RequestGuard
+from kubesched.embedded.apiserver.handlers import ResourceHandlers, view_for
+from kubesched.embedded.apiserver.paging import Pager
+from kubesched.embedded.apiserver.reviews import Reviews
+from kubesched.embedded.apiserver.status import ApiError, failure
+from kubesched.embedded.apiserver.tables import table_version, to_table
+from kubesched.embedded.apiserver.target import Target, parse_target
+from kubesched.embedded.apiserver.testhooks import FaultRule, Faults, RequestLog
+from kubesched.embedded.apiserver.watch import WatchHub, WatchLimits, WatchParams, index_key, serve_watch
+from kubesched.embedded.store import MemoryCluster
+from kubesched.errors import AlreadyExistsError, ConflictError, GoneError, NotFoundError
+
+__all__ = ["ServerState", "VERSION_INFO", "build_app"]
+
+_log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+#: ``GET /version``: the Kubernetes version whose semantics kubesched follows.
+VERSION_INFO: Obj = {
+    "major": "1",
+    "minor": "34",
+    "gitVersion": "v1.34.0-kubesched",
+    "gitCommit": "",
+    "gitTreeState": "clean",
+    "buildDate": "1970-01-01T00:00:00Z",
+    "goVersion": "",
+    "compiler": "python",
+    "platform": "linux/amd64",
+}
+
+_STATE_KEY: web.AppKey[ServerState] = web.AppKey("kubesched_state")
+
+
+@dataclass
+class ServerState:
+    """Everything the request handlers share. ``bookmark_interval`` is seconds between watch
+    BOOKMARKs; ``watch_timeout`` the default watch length in seconds without ``timeoutSeconds``
+    (None: until the client leaves). ``enable_test_hooks`` serves the ``/kubesched/`` test hooks
+    (fault injection, dropped watches, compaction, request counts); ``guard`` checks every request
+    (see :mod:`kubesched.embedded.apiserver.guard`); ``watch_limits`` bound each watch's buffer and writes
+    (see :mod:`kubesched.embedded.apiserver.watch`)."""
+
+    cluster: MemoryCluster
+    clock: Clock
+    bookmark_interval: float = 10.0
+    watch_timeout: float | None = 1800.0
+    server_address: str = "127.0.0.1:6443"
+    enable_test_hooks: bool = False
+    guard: RequestGuard = field(default_factory=RequestGuard)
+    watch_limits: WatchLimits = field(default_factory=WatchLimits)
+    hub: WatchHub = field(default_factory=WatchHub)
+    faults: Faults = field(default_factory=Faults)
+    requests: RequestLog = field(default_factory=RequestLog)
+    reviews: Reviews = field(default_factory=Reviews)
+    pager: Pager = field(init=False)
+    handlers: ResourceHandlers = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pager = Pager(self.clock.now)
+        self.handlers = ResourceHandlers(self.cluster, self.pager)
+
+
+def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=dumps(body), status=status, content_type="application/json", headers=headers)
+
+
+def _state(request: web.Request) -> ServerState:
+    return request.app[_STATE_KEY]
+
+
+def _is_watch(request: web.Request) -> bool:
+    return request.query.get("watch", "").lower() in ("1", "true")
+
+
+@web.middleware
+async def _hooks_and_errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    state = _state(request)
+    path = request.path
+    if state.enable_test_hooks and not path.startswith("/kubesched/"):
+        state.requests.record(int(state.clock.now()), request.method, path, _is_watch(request))
+        rule = state.faults.take(request.method, path)
+        if rule is not None:
+            headers = {"Retry-After": str(rule.retry_after)} if rule.status == 429 else None
+            details = {"retryAfterSeconds": rule.retry_after} if rule.status == 429 else None
+            return _json(failure(rule.status, f"injected fault (HTTP {rule.status})", None, details),
+                         rule.status, headers)
+    try:
+        return await handler(request)
+    except ApiError as e:
+        return _json(e.status, e.code, e.headers)
+    except web.HTTPException:
+        raise
+    except Exception:
+        _log.exception("internal error serving %s %s", request.method, request.path_qs)
+        return _json(failure(500, f"internal error serving {request.method} {path}"), 500)
+
+
+# ----------------------------------------------------------------------------- discovery
+
+
+async def _version(request: web.Request) -> web.Response:
+    return _json(VERSION_INFO)
+
+
+async def _api(request: web.Request) -> web.Response:
+    return _json(paths.api_versions(_state(request).server_address))
+
+
+async def _apis(request: web.Request) -> web.Response:
+    return _json(paths.api_group_list())
+
+
+async def _api_group(request: web.Request) -> web.Response:
+    doc = paths.api_group(request.match_info["group"])
+    if doc is None:
+        raise ApiError(404, "the server could not find the requested resource")
+    return _json(doc)
+
+
+async def _not_found(request: web.Request) -> web.Response:
+    raise ApiError(404, "the server could not find the requested resource")
+
+
+async def _ok(request: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+# ----------------------------------------------------------------------------- resources
+
+
+async def _core(request: web.Request) -> web.StreamResponse:
+    return await _resource(request, "", request.match_info["version"], request.match_info["tail"])
+
+
+async def _grouped(request: web.Request) -> web.StreamResponse:
+    return await _resource(
+        request, request.match_info["group"], request.match_info["version"], request.match_info["tail"]
+    )
+
+
+#: Answer to a request body kubesched serve cannot decode (protobuf, CBOR, ...).
+UNSUPPORTED_BODY = ("the body of the request was in an unknown format - accepted media types include: "
+                    "application/json, application/yaml (kubesched serve does not decode {ctype} bodies; "
+                    "`kubectl apply -f`/`kubectl create -f` with a manifest send JSON)")
+
+
+async def _read_body(request: web.Request) -> Any:
+    raw = await request.read()
+    if not raw:
+        return None
+    ctype = request.content_type or ""
+    if "protobuf" in ctype or "cbor" in ctype:
+        raise ApiError(415, UNSUPPORTED_BODY.format(ctype=ctype), "UnsupportedMediaType")
+    try:
+        if "yaml" in ctype:
+            return safe_load(raw)
+        return load_json(raw)
+    except (ValueError, yaml.YAMLError) as e:
+        raise ApiError(400, f"the body of the request could not be decoded: {e}") from None
+
+
+async def _resource(request: web.Request, group: str, version: str, tail: str) -> web.StreamResponse:
+    state = _state(request)
+    if tail == "":
+        doc = paths.api_resource_list(group, version)
+        if doc is None:
+            raise ApiError(404, "the server could not find the requested resource")
+        return _json(doc)
+    target = parse_target(group, version, tail, request.path)
+    method = request.method
+    query = request.query
+    h = state.handlers
+    try:
+        if target.resource is None:  # namespaces/<ns>/bindings
+            if method != "POST":
+                raise ApiError(405, f"{method} is not supported on bindings", "MethodNotAllowed")
+            code, body = h.bind(target, await _read_body(request))
+            return _json(body, code)
+        if target.name is None:
+            if method == "GET":
+                if _is_watch(request) or target.legacy_watch:
+                    return await _watch(request, state, target)
+                code, body = h.list(target, query)
+                body = _as_table(request, state, target, body, body["items"])
+            elif method == "POST" and (target.namespace is not None or not target.resource.namespaced):
+                code, body = h.create(target, await _read_body(request), query)
+            elif method == "DELETE":
+                code, body = h.delete_collection(target, query)
+            else:
+                raise ApiError(405, "the server does not allow this method on the requested resource",
+                               "MethodNotAllowed")
+        elif target.subresource == "binding":
+            if method != "POST":
+                raise ApiError(405, "the server does not allow this method on the requested resource",
+                               "MethodNotAllowed")
+            code, body = h.bind(target, await _read_body(request))
+        elif method == "GET":
+            if _is_watch(request) or target.legacy_watch:
+                return await _watch(request, state, target)
+            code, body = h.get(target)
+            body = _as_table(request, state, target, body, [body])
+        elif method == "PUT":
+            code, body = h.update(target, await _read_body(request), query)
+        elif method == "PATCH":
+            code, body = h.patch(target, await _read_body(request), request.content_type, query)
+        elif method == "DELETE" and target.subresource is None:
+            code, body = h.delete(target, await _read_body(request), query)
+        else:
+            raise ApiError(405, "the server does not allow this method on the requested resource",
+                           "MethodNotAllowed")
+    except NotFoundError as e:
+        raise ApiError(404, str(e), "NotFound", _details(target)) from None
+    except AlreadyExistsError as e:
+        raise ApiError(409, str(e), "AlreadyExists", _details(target)) from None
+    except ConflictError as e:
+        raise ApiError(409, str(e), "Conflict", _details(target)) from None
+    except GoneError as e:
+        raise ApiError(410, str(e), "Expired") from None
+    except ValueError as e:
+        raise ApiError(422, str(e), "Invalid", _details(target)) from None
+    return _json(body, code)
+
+
+def _as_table(request: web.Request, state: ServerState, target: Target, body: Obj, items: list[Obj]) -> Obj:
+    """``body`` (a list or one object), or its server-side ``Table`` when the Accept header asks
+    for one (``kubectl get``); see :mod:`kubesched.embedded.apiserver.tables`."""
+    version = table_version(request.headers.get("Accept", ""))
+    if version is None or target.resource is None:
+        return body
+    meta = body.get("metadata") or {}
+    list_meta = {k: meta[k] for k in ("resourceVersion", "continue", "remainingItemCount") if k in meta}
+    try:
+        return to_table(target.resource.kind, items, list_meta, state.clock.now(), version=version,
+                        include_object=request.query.get("includeObject") or "Metadata")
+    except ValueError as e:
+        raise ApiError(400, str(e), "BadRequest") from None
+
+
+def _details(target: Target) -> Obj:
+    res = target.resource
+    out: Obj = {"kind": target.resource_name if target.subresource != "binding" else "pods"}
+    if target.name:
+        out["name"] = target.name
+    if res is not None and res.group:
+        out["group"] = res.group
+    return out
+
+
+async def _watch(request: web.Request, state: ServerState, target: Target) -> web.StreamResponse:
+    res = target.resource
+    assert res is not None
+    query = request.query
+    selected = state.handlers.matcher(target, query)
+    matches = selected
+    if target.name is not None:  # GET .../pods/<name>?watch=1: metadata.name=<name>
+        wanted = target.name
+
+        def matches(o: Obj) -> bool:
+            return (o.get("metadata") or {}).get("name") == wanted and selected(o)
+    timeout_raw = query.get("timeoutSeconds")
+    timeout = state.watch_timeout
+    if timeout_raw:
+        try:
+            timeout = float(int(timeout_raw))
+        except ValueError:
+            raise ApiError(400, f"timeoutSeconds: Invalid value: {timeout_raw!r}") from None
+    rv = query.get("resourceVersion") or None
+    if rv is not None and rv != "0" and not rv.isdigit():
+        raise ApiError(400, f'resourceVersion: Invalid value: "{rv}": must be an integer')
+    params = WatchParams(
+        store_kind=res.kind_in_store,
+        kind=res.kind,
+        api_version=res.group_version,
+        resource_version=rv,
+        view=view_for(res),
+        matches=matches,
+        timeout=timeout,
+        bookmarks=query.get("allowWatchBookmarks", "").lower() in ("1", "true"),
+        bookmark_interval=state.bookmark_interval,
+        send_initial_events=query.get("sendInitialEvents", "").lower() in ("1", "true"),
+        index=index_key(res.kind_in_store, target.namespace if res.namespaced else None,
+                        query.get("fieldSelector")),
+        limits=state.watch_limits,
+    )
+    return await serve_watch(request, state.cluster, state.hub, params)
+
+
+# ----------------------------------------------------------------------------- reviews
+
+
+async def _token_review(request: web.Request) -> web.Response:
+    try:
+        return _json(_state(request).reviews.token_review(await _read_body(request)), 201)
+    except ValueError as e:
+        raise ApiError(422, f"TokenReview is invalid: {e}", "Invalid") from None
+
+
+async def _subject_access_review(request: web.Request) -> web.Response:
+    try:
+        return _json(_state(request).reviews.subject_access_review(await _read_body(request)), 201)
+    except ValueError as e:
+        raise ApiError(422, f"SubjectAccessReview is invalid: {e}", "Invalid") from None
+
+
+# ----------------------------------------------------------------------------- test hooks
+
+
+async def _faults_get(request: web.Request) -> web.Response:
+    return _json({"faults": [r.to_json() for r in _state(request).faults.rules()]})
+
+
+async def _faults_post(request: web.Request) -> web.Response:
+    try:
+        rule = FaultRule.from_json(await request.json())
+    except ValueError as e:
+        raise ApiError(400, str(e)) from None
+    _state(request).faults.add(rule)
+    return _json(rule.to_json(), 201)
+
+
+async def _faults_delete(request: web.Request) -> web.Response:
+    _state(request).faults.clear()
+    return _json({"faults": []})
+
+
+async def _drop_watches(request: web.Request) -> web.Response:
+    return _json({"dropped": _state(request).hub.drop_all()})
+
+
+async def _compact(request: web.Request) -> web.Response:
+    state = _state(request)
+    rv = state.cluster.compact()
+    state.pager.compact()
+    return _json({"resourceVersion": rv})
+
+
+async def _requests_get(request: web.Request) -> web.Response:
+    return _json(_state(request).requests.to_json())
+
+
+async def _requests_delete(request: web.Request) -> web.Response:
+    _state(request).requests.clear()
+    return _json({"requests": []})
+
+
+def build_app(state: ServerState) -> web.Application:
+    """The aiohttp application for ``state`` (see the module docstring for the routes)."""
+    app = web.Application(middlewares=[state.guard.middleware(), _hooks_and_errors],
+                          client_max_size=state.guard.max_body_bytes)
+    app[_STATE_KEY] = state
+    r = app.router
+    r.add_get("/version", _version)
+    r.add_get("/healthz", _ok)
+    r.add_get("/livez", _ok)
+    r.add_get("/readyz", _ok)
+    r.add_get("/api", _api)
+    r.add_get("/apis", _apis)
+    r.add_get("/openapi/{tail:.*}", _not_found)
+    r.add_route("*", "/api/{version}", _core_root)
+    r.add_route("*", "/api/{version}/{tail:.*}", _core)
+    r.add_get("/apis/{group}", _api_group)
+    r.add_route("*", "/apis/{group}/{version}", _grouped_root)
+    r.add_post("/apis/authentication.k8s.io/v1/tokenreviews", _token_review)
+    r.add_post("/apis/authorization.k8s.io/v1/subjectaccessreviews", _subject_access_review)
+    r.add_route("*", "/apis/{group}/{version}/{tail:.*}", _grouped)
+    if state.enable_test_hooks:
+        _add_test_hooks(r)
+    return app
+
+
+def _add_test_hooks(r: web.UrlDispatcher) -> None:
+    r.add_get("/kubesched/faults", _faults_get)
+    r.add_post("/kubesched/faults", _faults_post)
+    r.add_delete("/kubesched/faults", _faults_delete)
+    r.add_post("/kubesched/drop-watches", _drop_watches)
+    r.add_post("/kubesched/compact", _compact)
+    r.add_get("/kubesched/requests", _requests_get)
+    r.add_delete("/kubesched/requests", _requests_delete)
+
+
+async def _core_root(request: web.Request) -> web.StreamResponse:
+    return await _resource(request, "", request.match_info["version"], "")
+
+
+async def _grouped_root(request: web.Request) -> web.StreamResponse:
+    return await _resource(request, request.match_info["group"], request.match_info["version"], "")

@@ -1,0 +1,236 @@
+"""Running the API server: in a background thread (:func:`start_server`, for tests and
+``serve --with-scheduler``-style embedding) or in the foreground (:func:`serve_forever`, the CLI).
+
+Plain HTTP on a loopback address, no authentication: this is a development and test facade over
+the embedded store, not a secured control plane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.clock import Clock, RealClock
+from kubesched.embedded.apiserver.admission import admit_new_namespace
+from kubesched.embedded.apiserver.app import ServerState, build_app
+from kubesched.embedded.apiserver.finalizer import DeletionFinalizer
+from kubesched.embedded.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
+from kubesched.embedded.apiserver.reviews import Reviews
+from kubesched.embedded.apiserver.watch import WatchLimits
+from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.store import MemoryCluster
+
+__all__ = [
+    "SYSTEM_NAMESPACES",
+    "ServerHandle",
+    "ensure_namespaces",
+    "epoch_resource_version",
+    "serve_forever",
+    "start_server",
+]
+
+#: Seconds a connection may stay without a request (also while its request headers trickle in)
+#: before the server closes it: Go's ``IdleTimeout`` of kube-apiserver's secure serving
+#: (``staging/src/k8s.io/apiserver/pkg/server/secure_serving.go``), aiohttp's ``keepalive_timeout``.
+IDLE_TIMEOUT = 90.0
+
+#: Namespaces every cluster has (created by ``ensure_namespaces`` when missing).
+SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def epoch_resource_version(clock: Clock, objects: Iterable[Mapping[str, Any]] = ()) -> int:
+    """The resourceVersion a freshly started store begins at (``MemoryCluster``'s
+    ``first_resource_version``): the clock in microseconds since the epoch, or the largest numeric
+    ``metadata.resourceVersion`` among ``objects`` (a dump of an earlier server) when that is
+    larger. A server restarted on the same port therefore never reuses a version its predecessor
+    handed out (unless it made more than one write per microsecond), and the store answers every
+    watch from the predecessor's history with 410 Gone, so informers re-list (as after an etcd
+    restore with ``etcdutl snapshot restore --bump-revision --mark-compacted``)."""
+    base = int(clock.now() * 1_000_000)
+    for obj in objects:
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if isinstance(rv, str) and rv.isdigit() and len(rv) <= 19:
+            base = max(base, int(rv))
+    return base
+
+
+def ensure_namespaces(cluster: MemoryCluster, names: Iterable[str] = SYSTEM_NAMESPACES) -> None:
+    """Create the Namespaces ``names`` that do not exist yet."""
+    existing = {ns["metadata"]["name"] for ns in cluster.list("Namespace").items}
+    for name in names:
+        if name not in existing:
+            cluster.create(admit_new_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+
+
+class ServerHandle:
+    """A server running on its own thread and event loop.
+
+    ``url`` is ``http://<address>:<port>``; ``state`` gives the store (``state.cluster``), the
+    fault rules, request log and open watches. :meth:`stop` closes the watches, stops the server
+    and joins the thread (idempotent).
+    """
+
+    def __init__(self, state: ServerState, address: str, port: int, bookmark_interval: float) -> None:
+        self.state = state
+        self.address = address
+        self.port = port
+        self._requested_port = port
+        self._bookmark_interval = bookmark_interval
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="kubesched-apiserver", daemon=True)
+        self._stopped = False
+        #: deletes pods whose graceful deletion is over (``finalize_deletions``), else None
+        self.finalizer: DeletionFinalizer | None = None
+
+    @property
+    def cluster(self) -> MemoryCluster:
+        """The served store."""
+        return self.state.cluster
+
+    @property
+    def url(self) -> str:
+        """Base URL of the API (``http://127.0.0.1:PORT``)."""
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"http://{host}:{self.port}"
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._start())
+        except BaseException as e:  # reported to start_server's caller
+            self._error = e
+            self._started.set()
+            return
+        self._started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._shutdown())
+        self._loop.close()
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(
+            build_app(self.state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0,
+            keepalive_timeout=IDLE_TIMEOUT,
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.address, self._requested_port)
+        await site.start()
+        server = site._server
+        sockets: Any = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        self.state.server_address = f"{host}:{self.port}"
+
+    async def _shutdown(self) -> None:
+        self.state.hub.drop_all()
+        await asyncio.sleep(0)
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def start(self) -> ServerHandle:
+        """Start the thread and wait until the socket listens. Raises OSError (port in use, ...)."""
+        self._thread.start()
+        self._started.wait()
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and join the server thread."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.finalizer is not None:
+            self.finalizer.stop()
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_server(
+    cluster: MemoryCluster | None = None,
+    *,
+    address: str = "127.0.0.1",
+    port: int = 0,
+    clock: Clock | None = None,
+    bookmark_interval: float = 10.0,
+    watch_timeout: float | None = 1800.0,
+    system_namespaces: bool = True,
+    finalize_deletions: bool = False,
+    reviews: Reviews | None = None,
+    pv_controller: bool = False,
+    enable_test_hooks: bool = False,
+    allowed_hosts: Iterable[str] = (),
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    watch_limits: WatchLimits | None = None,
+    server_client_times: bool = False,
+) -> ServerHandle:
+    """Serve ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when None) on
+    ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
+
+    ``bookmark_interval``: seconds between watch BOOKMARKs; ``watch_timeout``: seconds a watch
+    without ``timeoutSeconds`` lasts (None = until the client leaves). With ``system_namespaces``
+    the namespaces of :data:`SYSTEM_NAMESPACES` are created when missing. With
+    ``finalize_deletions`` a :class:`~kubesched.embedded.apiserver.finalizer.DeletionFinalizer` deletes pods
+    whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
+    policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.embedded.apiserver.reviews`).
+    With ``pv_controller`` a :class:`~kubesched.embedded.controllers.pv_controller.PVController` binds claims and
+    provisions volumes as kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
+    the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
+    accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
+    ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.embedded.apiserver.guard`);
+    ``watch_limits`` each watch's buffer and write time (default :class:`WatchLimits`). With
+    ``server_client_times`` the times clients write (Events, status conditions) are replaced by
+    ``clock``'s (for a sped-up clock; see :mod:`kubesched.embedded.apiserver.client_times`).
+    Raises OSError when the address cannot be bound.
+    """
+    clock = clock or RealClock()
+    if cluster is None:
+        cluster = MemoryCluster(clock, uid_seed=None)
+    if system_namespaces:
+        ensure_namespaces(cluster)
+    guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)
+    state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
+                        enable_test_hooks=enable_test_hooks, guard=guard,
+                        watch_limits=watch_limits or WatchLimits())
+    if reviews is not None:
+        state.reviews = reviews
+    if server_client_times:
+        state.handlers.client_time_clock = clock.now
+    if pv_controller:
+        PVController(cluster).start()
+    handle = ServerHandle(state, address, port, bookmark_interval).start()
+    if finalize_deletions:
+        handle.finalizer = DeletionFinalizer(cluster, clock).start()
+    return handle
+
+
+def serve_forever(handle: ServerHandle) -> None:
+    """Block the calling (main) thread until SIGINT or SIGTERM, then stop ``handle``."""
+    done = threading.Event()
+
+    def _stop(signum: int, frame: object) -> None:
+        done.set()
+
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not done.wait(1.0):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        handle.stop()
