@@ -150,7 +150,6 @@ class LoadDriver:
         if wp.duration is not None:
             meta["annotations"] = {**(meta.get("annotations") or {}), RUN_SECONDS_ANNOTATION: f"{wp.duration:g}"}
         spec = obj.setdefault("spec", {})
-        spec.pop("nodeName", None)
         if self.options.scheduler_name is not None:
             spec["schedulerName"] = self.options.scheduler_name
         obj.pop("status", None)
