@@ -121,10 +121,18 @@ class Recorder:
         self._nodes: dict[str, Any] = {}
         self._lock = threading.Lock()
         for kind in self.kinds:
-            self.informers.informer(kind).add_handlers(ResourceEventHandlerFuncs(
-                on_add=lambda o, k=kind: self._record("add", k, o),
-                on_update=lambda old, new, k=kind: self._record("update", k, new),
-                on_delete=lambda o, k=kind: self._record("delete", k, o)))
+            self.informers.informer(kind).add_handlers(self._handlers(kind))
+
+    def _handlers(self, kind: str) -> ResourceEventHandlerFuncs:
+        def on_add(obj: dict[str, Any]) -> None:
+            self._record("add", kind, obj)
+
+        def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
+            self._record("update", kind, new)
+
+        def on_delete(obj: dict[str, Any]) -> None:
+            self._record("delete", kind, obj)
+        return ResourceEventHandlerFuncs(on_add=on_add, on_update=on_update, on_delete=on_delete)
 
     def _keep(self, op: str, kind: str, obj: Obj) -> bool:
         meta = obj.get("metadata") or {}
