@@ -45,6 +45,7 @@ def load(trace_path: str, kubeconfig: str, context: str | None, speed: float, na
     pods live with `kubesched run` (its profile's schedulerName as --scheduler-name)."""
     from rich.console import Console
 
+    from kubesched.cli.cluster_read import read_cluster
     from kubesched.client.kube import KubeClusterClient
     from kubesched.images.assign import ImageAssigner
     from kubesched.images.catalogue import load_catalogue
@@ -57,6 +58,7 @@ def load(trace_path: str, kubeconfig: str, context: str | None, speed: float, na
     from kubesched.trace.load import load_workload
 
     catalogue = load_catalogue(images_path)
+    read_cluster(kubeconfig, context, lambda c: c.list("Node"))   # unreachable: one line, before anything is created
     if is_recording(trace_path):
         workload = load_recording_input(trace_path, catalogue).workload
     else:

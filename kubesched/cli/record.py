@@ -36,6 +36,7 @@ def record(kubeconfig: str, context: str | None, namespace: str | None, out_dir:
     managedFields). Restart it on the same --out after a crash: what was written stays, and the new
     run re-lists and goes on. Needs get/list/watch on those kinds (deploy/record). Then
     `kubesched replay --trace OUT`."""
+    from kubesched.cli.cluster_read import read_cluster
     from kubesched.client.kube import KubeClusterClient
     from kubesched.logs import configure as configure_logging
     from kubesched.modes.record.log import RecordWriter
@@ -44,6 +45,7 @@ def record(kubeconfig: str, context: str | None, namespace: str | None, out_dir:
     configure_logging(0, "text")
     seconds = None if duration is None else parse_duration(duration, "--duration")
     segment = parse_duration(segment_text, "--segment")
+    read_cluster(kubeconfig, context, lambda c: c.list("Node"))   # unreachable: one line, before anything is written
     writer = RecordWriter(out_dir, segment_seconds=segment)
     client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=kube_api_qps, burst=kube_api_burst, context=context)
     recorder = Recorder(client, writer, namespace=namespace, source=kubeconfig)
