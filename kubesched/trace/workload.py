@@ -50,7 +50,9 @@ class Workload:
     images (catalogue references) on its disk at second 0 (a recorded cluster's image caches;
     empty: every node starts with none); ``status_phases``: node name -> seconds after second 0
     (mod the status period) at which its kubelet writes ``status.images`` (a recorded cluster's
-    phases; empty: every node on a grid from second 0).
+    phases; empty: every node on a grid from second 0); ``running``: pods already running at
+    second 0 (manifests with ``spec.nodeName``; ``arrival`` 0, ``duration`` = the run time left,
+    None = until the end), which hold room and images but are no arrivals.
     """
 
     nodes: Sequence[Mapping[str, Any]]
@@ -62,6 +64,7 @@ class Workload:
     kubelet: Mapping[str, Any] = field(default_factory=dict)
     images: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     status_phases: Mapping[str, float] = field(default_factory=dict)
+    running: Sequence[WorkloadPod] = ()
 
     def with_arrival_scale(self, factor: float) -> Workload:
         """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
@@ -76,7 +79,7 @@ class Workload:
                 for p in self.pods]
         return Workload(self.nodes, pods, horizon=self.horizon * factor, origin=self.origin,
                         description=self.description, notes=(*self.notes, f"arrival times scaled by {factor:g}"),
-                        kubelet=self.kubelet, images=self.images)
+                        kubelet=self.kubelet, images=self.images, running=self.running)
 
     def __post_init__(self) -> None:
         seen: set[str] = set()

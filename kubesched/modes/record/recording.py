@@ -18,8 +18,10 @@ while recording (new Pods and Events); with fewer than two such pairs the map is
   (``deletionTimestamp``, else the delete record's time), and until the end of the replay when
   neither happened while recording. A pod deleted before it started is left out (noted); a pod
   never scheduled is replayed pending;
-* pods created before the recording started are left out (noted): the replay's cluster starts
-  empty of pods, as for every other trace;
+* pods that were running when the recording started (bound in its first list) are
+  ``Workload.running``: on their node from second 0, holding their requests and images until they
+  ended while recording (or to the end), and not measured; pods pending then arrive at second 0;
+  finished ones are left out (noted);
 * each node's image cache at second 0 is its ``status.images`` at the start (``Workload.images``),
   and its kubelet's status phase (``Workload.status_phases``) the circular mean, modulo the status
   period (10 s, ``nodeStatusUpdateFrequency``), of the times its ``status.images`` changed: each
@@ -246,6 +248,17 @@ def _finished(pod: Mapping[str, Any]) -> float | None:
     return max(known) if known and len(known) == len(ends) else None
 
 
+def _stop(recording: Recording, h: PodHistory) -> float | None:
+    """When the pod's run ended (cluster clock): its containers' latest ``finishedAt``, or its
+    deletion (``deletionTimestamp``, else the delete record's time), whichever came first."""
+    finish = _finished(h.last)
+    deleted = None
+    if h.deleted_t is not None:
+        deleted = _time((h.last.get("metadata") or {}).get("deletionTimestamp")) or recording.clock(h.deleted_t)
+    known = [x for x in (finish, deleted) if x is not None]
+    return min(known) if known else None
+
+
 def _manifest(pod: Mapping[str, Any], name: str) -> dict[str, Any]:
     meta = pod.get("metadata") or {}
     keep = {k: meta[k] for k in ("labels", "annotations", "ownerReferences") if meta.get(k)}
@@ -373,22 +386,37 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
     notes: list[str] = list(recording.problems)
     start, end = recording.start, recording.end
     pods: list[WorkloadPod] = []
+    running: list[WorkloadPod] = []
     names: set[str] = set()
-    before = unstarted = missing = 0
+    before = unstarted = missing = pending_at_start = 0
     for h in sorted(recording.pods.values(), key=lambda h: (_time(h.first["metadata"].get("creationTimestamp")) or 0.0,
                                                              h.first_t)):
         meta = h.first.get("metadata") or {}
         created = _time(meta.get("creationTimestamp"))
+        phase = (h.first.get("status") or {}).get("phase")
         if h.listed or created is None or created < start - 1.0:
-            before += 1
+            if phase in ("Succeeded", "Failed") or any(catalogue.get(i) is None for i in pod_images(h.first)):
+                before += 1
+                continue
+            node = (h.first.get("spec") or {}).get("nodeName")
+            stop = _stop(recording, h)
+            ns, name = str(meta.get("namespace") or "default"), str(meta.get("name"))
+            names.add(f"{ns}/{name}")
+            if node:
+                manifest = _manifest(h.first, name)
+                manifest["spec"]["nodeName"] = node
+                running.append(WorkloadPod(name, ns, 0.0, None if stop is None else max(0.0, stop - start), manifest,
+                                           source="running at start"))
+            else:
+                pending_at_start += 1
+                started = _started(h.last)
+                pods.append(WorkloadPod(name, ns, 0.0, None if started is None or stop is None
+                                        else max(0.0, stop - started), _manifest(h.first, name),
+                                        source="pending at start"))
             continue
         started = _started(h.last)
-        finish = _finished(h.last)
-        deleted = None
-        if h.deleted_t is not None:
-            deleted = _time((h.last.get("metadata") or {}).get("deletionTimestamp")) or recording.clock(h.deleted_t)
-        stop = min(x for x in (finish, deleted) if x is not None) if (finish or deleted) else None
-        if started is None and deleted is not None:
+        stop = _stop(recording, h)
+        if started is None and h.deleted_t is not None:
             unstarted += 1
             continue
         if any(catalogue.get(i) is None for i in pod_images(h.first)):
@@ -403,8 +431,13 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
         names.add(f"{ns}/{unique}")
         pods.append(WorkloadPod(unique, ns, max(0.0, created - start), duration, _manifest(h.first, unique),
                                 source="recorded"))
+    if running:
+        notes.append(f"{len(running)} pods running at the start hold their nodes and images (not measured)")
+    if pending_at_start:
+        notes.append(f"{pending_at_start} pods pending at the start arrive at second 0")
     if before:
-        notes.append(f"{before} pods created before the recording started are left out")
+        notes.append(f"{before} pods created before the recording started are left out (finished, or images of "
+                     "unknown size)")
     if unstarted:
         notes.append(f"{unstarted} pods deleted before they started are left out")
     if missing:
@@ -434,7 +467,7 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
             phases[name] = phase
     return Workload(nodes, pods, horizon=max(0.0, end - start), origin=start,
                     description=f"recording {recording.path}", notes=tuple(notes), images=images,
-                    status_phases=phases)
+                    status_phases=phases, running=running)
 
 
 def recorded_pulls(recording: Recording) -> tuple[list[PulledEvent], int]:

@@ -29,7 +29,10 @@ the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for
    whose images changed get their ``status.images`` patched (``refresh_node_status``) - the only
    image information the scheduler sees; on a grid from the origin, or, when the workload gives
    per-node phases (``Workload.status_phases``: a recorded cluster's kubelets each write on a grid
-   of their own), at ``origin + phase + k * period`` per node;
+   of their own), at ``origin + phase + k * period`` per node. Pods the workload gives as already
+   running at second 0 (``Workload.running``: a recording's) are stored bound before the scheduler
+   starts, hold their requests and images, and are deleted after their remaining run time; they
+   are no arrivals and have no timeline;
 7. the run ends when it is quiet: no poppable pod and no timer left but daemon ones (the
    unschedulable flush, planner ticks). Pods still pending then are "never scheduled"; pods
    running until the end stay running.
@@ -220,7 +223,9 @@ class _Run:
             planner.on_pod_bound(pod, node, t)
 
     def _container_started(self, key: str, node: str, when: float) -> None:
-        tl = self.timelines[key]
+        tl = self.timelines.get(key)
+        if tl is None:
+            return      # a pod already running at second 0 (Workload.running)
         t = when - self.origin
         tl.started = t
         record = self.model.records[key]
@@ -359,7 +364,9 @@ class _Run:
             self.model.add_node(name)
             if wl.images.get(name):
                 self.model.preload(name, wl.images[name], self.origin)
-        if wl.images:
+        for wp in wl.running:
+            self._start_running(wp)
+        if wl.images or wl.running:
             for name in self.model.pop_dirty_nodes():
                 self.model.refresh_node_status(self.cluster, name)
             self.status_due.clear()
@@ -396,6 +403,23 @@ class _Run:
             horizon=wl.horizon, timelines=[self.timelines[wp.key] for wp in wl.pods], pull_metrics=self.model.metrics,
             mean_allocated_fraction=mean, series=self.series, attempts=self.attempts, end_time=end,
             wall_seconds=time.perf_counter() - wall0, planners=[type(p).__name__ for p in self.planners])
+
+    def _start_running(self, wp: Any) -> None:
+        """A pod already running at second 0 on ``spec.nodeName``: stored bound (the scheduler lists
+        it with the nodes), its images present, its requests allocated, deleted after its
+        remaining ``duration``; it has no timeline (it is no arrival of the replay)."""
+        obj = self.cluster.create(dict(wp.manifest))
+        node = str(obj["spec"]["nodeName"])
+        pod = Pod.from_manifest(obj)
+        self.model.preload(node, pod.images, self.origin)
+        self.model.pod_bound(node, wp.key, pod.images, self.origin)
+        self.tracker.add(pod.requests, 0.0)
+        if wp.duration is not None:
+            def finish() -> None:
+                self.model.pod_finished(node, wp.key)
+                self.tracker.remove(pod.requests, self.t())
+                self.cluster.delete("Pod", wp.namespace, wp.name)
+            self.clock.call_at(self.origin + wp.duration, finish)
 
     def _create(self, wp: Any) -> None:
         now = self.t()

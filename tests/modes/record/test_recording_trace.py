@@ -126,9 +126,11 @@ def test_recording_to_workload(tmp_path: Path) -> None:
                                 "metadata": {"name": "a", "namespace": "team", "labels": {"app": "x"}},
                                 "spec": {"containers": [{"name": "c", "image": "example.com/app:1",
                                                          "resources": {"requests": {"cpu": "1"}}}]}}
-    assert set(wl.notes) == {"1 pods created before the recording started are left out",
+    assert set(wl.notes) == {"1 pods running at the start hold their nodes and images (not measured)",
                              "1 pods deleted before they started are left out",
                              "1 pods with images of unknown size are left out"}
+    [old] = wl.running
+    assert (old.key, old.arrival, old.duration, old.manifest["spec"]["nodeName"]) == ("team/old", 0.0, None, "n1")
     assert wl.images == {"n1": ("example.com/img0:1",), "n2": ()}
     assert [n["metadata"] for n in wl.nodes] == [{"name": "n1", "labels": {"zone": "z"}},
                                                  {"name": "n2", "labels": {"zone": "z"}}]
@@ -140,6 +142,29 @@ def test_recording_to_workload(tmp_path: Path) -> None:
     pulls, joined = recorded_pulls(recording)
     assert ([(p.image, p.seconds, p.size_bytes, p.node) for p in pulls], joined) == \
         ([("example.com/app:1", 18.0, 1000, "n2")], 1)
+
+
+def test_pods_running_at_the_start_hold_room_in_the_replay(tmp_path: Path) -> None:
+    """The replay of the recording: `old` (1 cpu on n1 from second 0) is no arrival and has no
+    timeline, but holds its cpu: the mean allocated cpu is higher than without it."""
+    import dataclasses
+
+    from kubesched.embedded.kubelet.config import KubeletImageConfig
+    from kubesched.modes.replay.run import run_replay
+
+    recording = read_recording(_record(tmp_path))
+    base = parse_catalogue({"images": [{"name": "example.com/img0:1", "class": "cpu", "source": "t",
+                                        "confidence": "derived", "layers": [{"id": "l0", "size_bytes": 300}]}]}, "t")
+    catalogue, _ = recording_catalogue(recording, base, ["example.com/app:1", "example.com/img0:1"])
+    wl = recording_workload(recording, catalogue)
+    with_old = run_replay(wl, None, catalogue=catalogue, kubelet_config=KubeletImageConfig())
+    without = run_replay(dataclasses.replace(wl, running=()), None, catalogue=catalogue,
+                         kubelet_config=KubeletImageConfig())
+    assert [tl.key for tl in with_old.timelines] == ["team/a", "team/b", "team/c", "team/x"]
+    assert with_old.scheduled == 4
+    # 1 cpu of 8 for the whole horizon
+    assert with_old.mean_allocated_fraction["cpu"] - without.mean_allocated_fraction["cpu"] == \
+        pytest.approx(1 / 8, abs=1e-6)
 
 
 def test_status_phase_is_circular() -> None:
