@@ -266,13 +266,13 @@ def joined_pulls(pulls: Sequence[tuple[str, str, float, float]]) -> set[int]:
     """Indices of the pulls, ``(node, image, start, end)`` (epoch s), that joined an earlier-started
     pull of the same image on the same node: pulls of one (node, image) sorted by start; one
     starting at or before the end of its group's pulls so far (+ :data:`JOIN_SLACK_SECONDS`) joins
-    the group, whose first pull is the one that fetched the bytes."""
+    the group, whose first pull (the longest of those starting first) fetched the bytes."""
     groups: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     for i, (node, image, start, end) in enumerate(pulls):
         groups.setdefault((node, image), []).append((start, end, i))
     joined: set[int] = set()
     for group in groups.values():
-        group.sort()
+        group.sort(key=lambda g: (g[0], -g[1], g[2]))     # at one start, the longest pull fetched
         until = None
         for start, end, i in group:
             if until is not None and start <= until + JOIN_SLACK_SECONDS:

@@ -192,3 +192,31 @@ def test_registry_cache_answers_without_the_network(tmp_path: Path) -> None:
     # a later replay: no lookup, same layers
     catalogue, _ = recording_catalogue(recording, base, ["example.com/app:1"], RegistryCache(path / REGISTRY_CACHE, None))
     assert [layer.size_bytes for layer in catalogue["example.com/app:1"].layers] == [600, 400]
+
+
+def test_images_calibrate_reads_a_recording(tmp_path: Path) -> None:
+    """Three pulls of different sizes at 1 s + bytes / 50 MB/s on three nodes, one more joining the
+    first: the fit finds 50 MB/s and 1 s per pull, and says one joined pull was left out."""
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    w = RecordWriter(tmp_path / "rec", clock=lambda: T0)
+    w.append({"op": "session", "t": T0})
+    w.append({"op": "synced", "t": T0})
+    for i, size in enumerate([100_000_000, 500_000_000, 1_000_000_000]):
+        node, name = f"n{i}", f"p{i}"
+        seconds = 1.0 + size / 50e6
+        w.append({"op": "add", "t": T0 + 1, "kind": "Pod",
+                  "object": _pod(name, C0 + 1, node=node, started=C0 + 2 + seconds, image=f"example.com/i{i}:1")})
+        w.append({"op": "add", "t": T0 + 2, "kind": "Event", "object": _pulled(
+            name, C0 + 2 + seconds, f"{seconds:g}s", size, image=f"example.com/i{i}:1")})
+    w.append({"op": "add", "t": T0 + 1, "kind": "Pod",
+              "object": _pod("j", C0 + 1, node="n0", started=C0 + 5, image="example.com/i0:1")})
+    w.append({"op": "add", "t": T0 + 2, "kind": "Event", "object": _pulled("j", C0 + 3, "1s", 100_000_000,
+                                                                          image="example.com/i0:1")})
+    w.close()
+    r = CliRunner().invoke(main, ["images", "calibrate", "--events", str(tmp_path / "rec")])
+    assert r.exit_code == 0, r.output
+    assert "fitted 3 pulls: throughput 50.0 MB/s, per-pull cost 0.963 s" in r.output
+    assert "; 1 joined pulls left out" in r.output
