@@ -78,3 +78,19 @@ class AlreadyExistsError(ConflictError):
 
 class GoneError(KubeschedError):
     """A watch asked for a resourceVersion that was compacted (HTTP 410 Gone)."""
+
+
+class ListenError(KubeschedError):
+    """A server cannot listen: ``cannot listen on 127.0.0.1:6443 (--address, --port): Address
+    already in use``. ``flags`` names the command's flags that choose the address and port."""
+
+    def __init__(self, address: str, port: int, flags: str, error: OSError) -> None:
+        import os
+
+        if error.errno and error.errno > 0:  # asyncio's message wraps strerror in its own words
+            reason = os.strerror(error.errno)
+        else:  # e.g. socket.gaierror (negative EAI_* codes)
+            reason = error.strerror or str(error) or type(error).__name__
+        self.address, self.port, self.flags, self.reason = address, port, flags, reason
+        host = f"[{address}]" if ":" in address else address
+        super().__init__(f"cannot listen on {host}:{port} ({flags}): {reason}")

@@ -16,7 +16,8 @@ all read this registry at call time, so a kind added with :func:`register` (or f
 :func:`extra_kinds`) is picked up by all of them.
 
 Adding a kind: one :class:`Kind` row in :data:`BUILTIN_KINDS` (in the order it loads: what it
-refers to first), plus, when the scheduler parses it, a typed parser named by ``parser``.
+refers to first), plus, when the scheduler parses it, a typed parser named by ``parser``, and when
+the API server validates fields the scheduler reads, a check named by ``validate``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
     "resource_name",
     "served_kinds",
     "snapshot_order",
+    "validator",
     "watched_kinds",
 ]
 
@@ -72,7 +74,9 @@ class Kind:
     a model the installed client lacks) checks ``metadata`` only. ``parser`` is the typed parser
     (a callable taking the object dict) or a reference to it, ``"module:attribute"``
     (``"kubesched.api.pod:Pod.from_manifest"``), resolved on first use so that this low module
-    imports none of them. The row order is the snapshot order
+    imports none of them. ``validate`` (a reference as ``parser``) checks a loaded object as the
+    API server validates it on create (``kubesched.api.load_checks``; None: the parser, when there
+    is one, is the check). The row order is the snapshot order
     (the embedded store's ``snapshot_objects``; ``kubesched snapshot`` reads the loadable kinds in
     it). ``loadable`` says whether ``simulate`` (and ``serve``/``bench``) load the kind from
     manifests, ``watched`` whether the scheduler's informers
@@ -94,6 +98,7 @@ class Kind:
     categories: tuple[str, ...] = ()
     model: str | None = None
     parser: str | Callable[[Any], Any] | None = None
+    validate: str | Callable[[Any], Any] | None = None
     loadable: bool = False
     watched: bool = False
     event_resource: str | None = None
@@ -135,17 +140,18 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
     Kind("", "v1", "Node", "nodes", "node", False, ("no",), ("status",), model="V1Node",
          parser="kubesched.api.node:Node.from_manifest", watched=True, event_resource="Node", loadable=True),
     Kind("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False, ("pc",),
-         model="V1PriorityClass", loadable=True),
+         model="V1PriorityClass", validate="kubesched.api.load_checks:check_priority_class", loadable=True),
     Kind("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, ("sc",),
-         model="V1StorageClass", parser="kubesched.api.storage:StorageClass.from_obj", watched=True,
+         model="V1StorageClass", parser="kubesched.api.storage:StorageClass.from_obj",
+         validate="kubesched.api.load_checks:check_storage_class", watched=True,
          event_resource=_VOLUME + "StorageClass", loadable=True),
     Kind("storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", False, model="V1CSIDriver",
          watched=True, event_resource=_VOLUME + "CSIDriver", loadable=True),
     Kind("storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", False, model="V1CSINode",
-         watched=True, event_resource=_VOLUME + "CSINode",
+         validate="kubesched.api.storage:csi_node_limits", watched=True, event_resource=_VOLUME + "CSINode",
          loadable=True),
     Kind("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", "csistoragecapacity", True,
-         model="V1CSIStorageCapacity", watched=True, event_resource=_VOLUME + "CSIStorageCapacity", loadable=True),
+         model="V1CSIStorageCapacity", validate="kubesched.api.load_checks:check_csi_storage_capacity", watched=True, event_resource=_VOLUME + "CSIStorageCapacity", loadable=True),
     Kind("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", "deviceclass", False,
          model="V1DeviceClass", loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", "resourceslice", False,
@@ -162,20 +168,24 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
     Kind("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", True, (), ("status",),
          model="ResourceV1ResourceClaim", loadable=True),
     Kind("", "v1", "Service", "services", "service", True, ("svc",), ("status",), ("all",), model="V1Service",
-         watched=True, loadable=True),
+         validate="kubesched.api.load_checks:check_map_selector", watched=True, loadable=True),
     Kind("", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", True, ("rc",),
-         ("status",), ("all",), model="V1ReplicationController", watched=True, loadable=True),
+         ("status",), ("all",), model="V1ReplicationController",
+         validate="kubesched.api.load_checks:check_map_selector", watched=True, loadable=True),
     Kind("apps", "v1", "Deployment", "deployments", "deployment", True, ("deploy",), ("status", "scale"),
          ("all",), model="V1Deployment", loadable=True),
     Kind("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ("rs",), ("status",), ("all",),
-         model="V1ReplicaSet", watched=True, loadable=True),
+         model="V1ReplicaSet", validate="kubesched.api.load_checks:check_label_selector", watched=True,
+         loadable=True),
     Kind("apps", "v1", "StatefulSet", "statefulsets", "statefulset", True, ("sts",), ("status",), ("all",),
-         model="V1StatefulSet", watched=True, loadable=True),
+         model="V1StatefulSet", validate="kubesched.api.load_checks:check_label_selector", watched=True,
+         loadable=True),
     Kind("apps", "v1", "DaemonSet", "daemonsets", "daemonset", True, ("ds",), ("status",), ("all",),
          model="V1DaemonSet", loadable=True),
     Kind("batch", "v1", "Job", "jobs", "job", True, (), ("status",), ("all",), model="V1Job", loadable=True),
     Kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", True, ("pdb",),
-         ("status",), model="V1PodDisruptionBudget", watched=True, loadable=True),
+         ("status",), model="V1PodDisruptionBudget", validate="kubesched.api.load_checks:check_pdb", watched=True,
+         loadable=True),
     Kind("", "v1", "Pod", "pods", "pod", True, ("po",), ("status", "binding"), ("all",), model="V1Pod",
          parser="kubesched.api.pod:Pod.from_manifest", watched=True, event_resource="Pod", loadable=True),
     Kind("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
@@ -327,16 +337,27 @@ def model(kind: str) -> str | None:
     return row.model if row is not None else None
 
 
-def parser(kind: str) -> Callable[[Any], Any] | None:
-    """The typed parser of ``kind`` (``Pod`` -> ``Pod.from_manifest``), or None for kinds kept as
-    plain objects. Raises ImportError/AttributeError when a row names one that does not exist."""
-    row = _registry.by_kind.get(kind)
-    if row is None or row.parser is None:
-        return None
-    if callable(row.parser):
-        return row.parser
-    module, _, attr = row.parser.partition(":")
+def _resolve(ref: str | Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    if ref is None or callable(ref):
+        return ref
+    module, _, attr = ref.partition(":")
     target: Any = importlib.import_module(module)
     for part in attr.split("."):
         target = getattr(target, part)
     return target  # type: ignore[no-any-return]
+
+
+def parser(kind: str) -> Callable[[Any], Any] | None:
+    """The typed parser of ``kind`` (``Pod`` -> ``Pod.from_manifest``), or None for kinds kept as
+    plain objects. Raises ImportError/AttributeError when a row names one that does not exist."""
+    row = _registry.by_kind.get(kind)
+    return _resolve(row.parser) if row is not None else None
+
+
+def validator(kind: str) -> Callable[[Any], Any] | None:
+    """The check of a loaded ``kind`` object (``validate``; else the parser; None: field types
+    only). Raises ImportError/AttributeError when a row names one that does not exist."""
+    row = _registry.by_kind.get(kind)
+    if row is None:
+        return None
+    return _resolve(row.validate) or _resolve(row.parser)

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
 
+from kubesched.cli.output import table_console
+from kubesched.cli.paths import OutputFile
 from kubesched.errors import ConfigError
 
 
 @click.command()
 @click.argument("workloads", nargs=-1)
 @click.option("--list", "list_only", is_flag=True, help="Name the available workloads and exit.")
-@click.option("--output", type=click.Path(dir_okay=False), help="Write the results as JSON to this file (-o is a format elsewhere; bench prints a table).")
+@click.option("--output", type=OutputFile(), help="Write the results as JSON to this file (-o is a format elsewhere; bench prints a table).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="A scheduler_perf-shaped workload file instead of the shipped one.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the scheduler's RNG.")
@@ -38,13 +42,12 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
     queue, scheduling cycle, cache and binding into the embedded cluster, and report
     SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from kubesched.modes.bench import load_workloads, run_isolated, run_workload, select
     from kubesched.modes.bench.report import results_table, write_json
 
-    console = Console() if Console().is_terminal else Console(width=170)
+    console = table_console()
     try:
         all_workloads = load_workloads(config_path)
     except ConfigError as e:
@@ -67,7 +70,7 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     if api_mode:
         _bench_api(console, chosen, output, kube_api_qps, kube_api_burst, measure_pods, timeout, run_flags)
         return
-    results = []
+    results: list[Any] = []
     runner = run_workload if in_process else run_isolated
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as prog:
@@ -77,14 +80,29 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
             def on_progress(done: int, total: int, task: TaskID = task) -> None:
                 prog.update(task, completed=done, total=total)
 
-            res = runner(w, seed=seed, progress=on_progress, freeze_gc=not no_gc_freeze)
+            with _kept_on_interrupt(output, results, len(chosen)):
+                res = runner(w, seed=seed, progress=on_progress, freeze_gc=not no_gc_freeze)
             prog.update(task, completed=res.scheduled_pods)
             results.append(res)
+            if output:
+                write_json(output, results)  # each finished workload kept as it completes
     console.print(results_table(results))
     if output:
-        write_json(output, results)
         console.print(f"wrote {output}")
     _exit_on_failures(results)
+
+
+@contextmanager
+def _kept_on_interrupt(output: str | None, results: list[Any], total: int) -> Iterator[None]:
+    """On Ctrl-C or SIGTERM, say which finished workloads ``output`` keeps, and re-raise."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        names = ", ".join(r.name for r in results)
+        kept = f"{output} keeps {len(results)} of {total} workload(s): {names}" if output and results else \
+            "no workload had finished" if not results else f"finished: {names} (no --output)"
+        click.echo(f"bench interrupted: {kept}", err=True)
+        raise
 
 
 def _exit_on_failures(results: list[Any]) -> None:
@@ -103,7 +121,7 @@ def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, 
     from kubesched.modes.bench.api import run_api_workload
     from kubesched.modes.bench.report import api_results_table, write_api_json
 
-    results = []
+    results: list[Any] = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as prog:
         for w in chosen:
@@ -112,13 +130,15 @@ def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, 
             def on_progress(done: int, total: int, task: TaskID = task) -> None:
                 prog.update(task, completed=done, total=total)
 
-            results.append(run_api_workload(w, qps=qps, burst=burst, measure_pods=measure_pods, timeout=timeout,
-                                            run_args=run_flags, progress=on_progress))
+            with _kept_on_interrupt(output, results, len(chosen)):
+                results.append(run_api_workload(w, qps=qps, burst=burst, measure_pods=measure_pods, timeout=timeout,
+                                                run_args=run_flags, progress=on_progress))
+            if output:
+                write_api_json(output, results)  # each finished workload kept as it completes
     console.print(api_results_table(results))
     for r in results:
         if r.status != "ok":
             console.print(r.error, markup=False)
     if output:
-        write_api_json(output, results)
         console.print(f"wrote {output}")
     _exit_on_failures(results)

@@ -9,8 +9,11 @@ from typing import Any
 import click
 import yaml
 
-from kubesched.cli.paths import check_output_file
-from kubesched.errors import KubeschedError
+from kubesched.api.document_file import parse_document
+from kubesched.atomic_file import atomic_write_text
+from kubesched.cli.paths import OutputFile
+from kubesched.cli.units import Bytes
+from kubesched.errors import ConfigError, KubeschedError
 
 _CATALOGUE_HELP = "Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml)."
 _KUBELET_HELP = ("YAML of kubelet image-model settings (camelCase, as for `replay --kubelet`; e.g. a file "
@@ -30,9 +33,9 @@ def _kubelet_config(path: str | None) -> Any:
 
 
 @images.command()
-@click.argument("image", required=False)
-@click.option("--size", "size", type=click.IntRange(min=0), metavar="BYTES",
-              help="Compressed image size in bytes (instead of IMAGE).")
+@click.argument("image_refs", metavar="[IMAGE]...", nargs=-1)
+@click.option("--size", "size", type=Bytes(), metavar="SIZE",
+              help="Compressed image size (instead of IMAGE): a quantity such as 5Gi, 500MB or 1048576 (bytes).")
 @click.option("--layers", type=click.IntRange(min=1), default=None, metavar="N",
               help="Layers of the --size image (default 1).")
 @click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False), help=_KUBELET_HELP)
@@ -45,46 +48,49 @@ def _kubelet_config(path: str | None) -> Any:
               help="Never contact a registry: an image missing from the catalogue is modelled as one opaque "
                    "100 MB layer (source: default).")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def estimate(image: str | None, size: int | None, layers: int | None, kubelet_path: str | None,
+def estimate(image_refs: tuple[str, ...], size: int | None, layers: int | None, kubelet_path: str | None,
              catalogue_path: str | None, registry_path: str | None, no_registry: bool, output: str) -> None:
-    """Print the seconds the pull model predicts for pulling IMAGE, or an image of --size BYTES in
-    --layers N layers, on an idle node: per-pull cost + per-layer cost + bytes / throughput, with
+    """Print the seconds the pull model predicts for pulling each IMAGE (one row each), or an
+    image of --size SIZE in --layers N layers, on an idle node: per-pull cost + per-layer cost + bytes / throughput, with
     the kubelet settings of --kubelet (default: the calibrated defaults). IMAGE's layers come from
     the image catalogue, else from its registry's manifest, else (lookup disabled or failed) one
     opaque 100 MB layer, as `kubesched serve --kubelet` models such an image; the SOURCE column
     (JSON "source": catalogue, registry, default, size) says which, and a note why the default
-    was used. Hold it against the `Successfully pulled image ... in Xs` events of your own nodes."""
+    was used. Hold it against the `Successfully pulled image ... in Xs` events of your own nodes.
+    With -o json, one JSON object per image and line."""
     from kubesched.images.estimate import estimate_image, estimate_size
 
-    if (image is None) == (size is None):
-        raise click.UsageError("give either IMAGE or --size BYTES")
+    if bool(image_refs) == (size is not None):
+        raise click.UsageError("give either IMAGE (one or more) or --size SIZE")
     if layers is not None and size is None:
         raise click.UsageError("--layers goes with --size")
     if no_registry and registry_path is not None:
         raise click.UsageError("--no-registry and --registry-settings exclude each other")
     model = _kubelet_config(kubelet_path).pull_model()
-    if image is None:
+    if not image_refs:
         assert size is not None
-        result = estimate_size(model, size, layers or 1)
+        results = [estimate_size(model, size, layers or 1)]
     else:
         from kubesched.images.catalogue import load_catalogue
 
         catalogue = load_catalogue(catalogue_path)
         client = None if no_registry else _registry_client(registry_path)
         try:
-            result = estimate_image(image, model, catalogue, client)
+            results = [estimate_image(ref, model, catalogue, client) for ref in image_refs]
         finally:
             if client is not None:
                 client.close()
     if output == "json":
-        click.echo(json.dumps(result.to_dict()))
+        for result in results:
+            click.echo(json.dumps(result.to_dict()))
         return
-    label = result.image or "-"
-    width = max(len("IMAGE"), len(label))
+    width = max(len("IMAGE"), *(len(r.image or "-") for r in results))
     click.echo(f"{'IMAGE':<{width}}  {'BYTES':>14}  {'LAYERS':>6}  {'SECONDS':>8}  SOURCE")
-    click.echo(f"{label:<{width}}  {result.bytes:>14}  {result.layers:>6}  {result.seconds:>8.3f}  {result.source}")
-    if result.note:
-        click.echo(f"note: {result.note}")
+    for r in results:
+        click.echo(f"{r.image or '-':<{width}}  {r.bytes:>14}  {r.layers:>6}  {r.seconds:>8.3f}  {r.source}")
+    for r in results:
+        if r.note:
+            click.echo(f"note: {r.image}: {r.note}" if len(results) > 1 else f"note: {r.note}")
 
 
 def _registry_client(settings_path: str | None) -> Any:
@@ -132,9 +138,9 @@ def _read_events_file(path: str) -> list[Any]:
     except (OSError, UnicodeDecodeError) as e:
         raise KubeschedError(f"--events {path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     try:
-        doc: Any = yaml.safe_load(text)
-    except yaml.YAMLError:
-        doc = None
+        doc: Any = parse_document(text, path)  # bounded, as every YAML/JSON input
+    except ConfigError:
+        doc = None  # not YAML: text lines
     if isinstance(doc, dict):
         if isinstance(doc.get("items"), list):
             doc = doc["items"]
@@ -166,7 +172,7 @@ def _cluster_events(kubeconfig: str, context: str | None) -> list[Any]:
               help=_CATALOGUE_HELP + " It gives the layer counts (and sizes, for events without one).")
 @click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
               help="Look up the layer counts of images missing from the catalogue in their registries.")
-@click.option("--output", "out_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--output", "out_path", type=OutputFile(), default=None,
               help="Write the kubelet-model file here (default: print it).")
 def calibrate(kubeconfig: str | None, context: str | None, events_path: str | None, kubelet_path: str | None,
               catalogue_path: str | None, registry_path: str | None, out_path: str | None) -> None:
@@ -182,8 +188,6 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
 
     if (kubeconfig is None) == (events_path is None):
         raise click.UsageError("give either --kubeconfig or --events")
-    if out_path:
-        check_output_file(out_path, "--output")
     base = read_kubelet_settings(kubelet_path)
     config = KubeletImageConfig.from_mapping(base, kubelet_path or "")
     joined = 0
@@ -232,7 +236,7 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
                f"of the pull time, robust residual scale {result.scale_seconds:.3f} s"
                + (f"; {joined} joined pulls left out" if joined else ""), err=True)
     if out_path:
-        Path(out_path).write_text(text, encoding="utf-8")
+        atomic_write_text(out_path, text)
         click.echo(f"wrote {out_path}", err=True)
     else:
         click.echo(text, nl=False)

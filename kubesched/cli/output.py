@@ -10,10 +10,24 @@ from typing import Any
 
 from kubesched.cli.paths import check_output_file
 
-__all__ = ["OUTPUT_FILE_HELP", "SNAPSHOT_FORMATS", "write_objects"]
+__all__ = ["OUTPUT_FILE_HELP", "PIPED_WIDTH", "SNAPSHOT_FORMATS", "table_console", "write_objects"]
+
+#: Columns a table printed to a pipe or file may take: rich shortens cells (``Schedulin…``) to fit
+#: its width, and a pipe has none, so it gets one no table reaches (tables do not expand to it).
+PIPED_WIDTH = 1000
 
 SNAPSHOT_FORMATS = ("yaml", "json")
 OUTPUT_FILE_HELP = "Write to this file (YAML, or JSON for a .json name) instead of standard output."
+
+
+def table_console(*, min_width: int = 0) -> Any:
+    """The rich Console tables go to on stdout: the terminal's width (at least ``min_width``) on a
+    terminal, :data:`PIPED_WIDTH` otherwise, so that piped output never cuts a name."""
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        return Console(width=max(Console().width, min_width)) if min_width else Console()
+    return Console(width=PIPED_WIDTH)
 
 
 def write_objects(objects: list[dict[str, Any]], output: str | None, fmt: str | None, flag: str) -> None:

@@ -3,14 +3,16 @@ per config, and report pod start-up latency, image pulls and packing (see :mod:`
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from kubesched.cli.output import table_console
+from kubesched.cli.paths import OutputDir
 from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.errors import ConfigError
 
@@ -33,8 +35,10 @@ TRACE is one of:
     creation_time once started (pods still running at the end of the trace, until the end);
     Pending pods (empty scheduled_time) are replayed too. --trace-window picks the pods:
     all (default), 30d (the busy last 30 days: 7,355 pods), 12h, or START:END in trace
-    seconds with optional units (10309761:12902960, 100d:). Images are assigned per
-    application (or per job) with Zipf popularity (--image-mode, --zipf-s, --apps).
+    seconds with optional units (10309761:12902960, 100d:). A window starts from the
+    cluster the trace had when it opens: pods running then arrive at second 0 for the rest
+    of their run. Images are assigned per application (or per job) with Zipf popularity
+    (--image-mode, --zipf-s, --apps).
   * a recording of a live cluster (`kubesched record --out DIR`): real arrivals, run times,
     images and the nodes' image caches at the start; the kubelet model is calibrated on the
     recording's Pulled events (unless --kubelet), and the report says how well each replay
@@ -77,11 +81,11 @@ def _check_profiles(path: str, config: Any) -> None:
               help="Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml).")
 @click.option("--config", "configs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="KubeSchedulerConfiguration file; repeat to compare. None: the upstream default profile.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="replay-report", show_default=True,
+@click.option("--out", "out_dir", type=OutputDir(), default="replay-report", show_default=True,
               help="Directory for report.json, report.html and pods.csv.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of image assignment and scheduler tie-breaking (same seed, same result).")
-@click.option("--trace-window", "window", default=None, help="openb only: all | 30d | START:END (see above).")
+@click.option("--trace-window", "window", default=None, help="openb only: all | 30d | 12h | START:END (see above).")
 @click.option("--max-pods", type=click.IntRange(min=1), default=None, help="Replay only the first N pods by arrival.")
 @click.option("--nodes", "max_nodes", type=click.IntRange(min=1), default=None,
               help="Use only the first N nodes of the trace.")
@@ -143,22 +147,45 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     err = Console(stderr=True)
     click.echo(f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from {workload.description}",
                err=True)
-    if workers > 1 or dask_scheduler:
-        from kubesched.modes.replay.parallel import jobs_for, run_on_dask, run_parallel
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    order = {spec.name: i for i, spec in enumerate(specs)}
+    finished: list[ReplayResult] = []
 
-        jobs = jobs_for(workload, specs, catalogue=catalogue, kubelet_config=kubelet, seed=seed, planners=planners,
-                        attempt_seconds=attempt_seconds)
+    def keep(r: ReplayResult) -> None:
+        """Write report.json and pods.csv of every config finished so far (in --config order)."""
+        finished.append(r)
+        finished.sort(key=lambda x: order.get(x.config, len(order)))
+        _write_data(out, finished, workload, kubelet)
 
-        def finished(r: ReplayResult) -> None:
-            click.echo(f"{r.config}: done in {r.wall_seconds:.1f} s", err=True)
-        if dask_scheduler:
-            results = run_on_dask(jobs, dask_scheduler, finished)
+    try:
+        if workers > 1 or dask_scheduler:
+            from kubesched.modes.replay.parallel import jobs_for, run_on_dask, run_parallel
+
+            jobs = jobs_for(workload, specs, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
+                            planners=planners, attempt_seconds=attempt_seconds)
+
+            def done(r: ReplayResult) -> None:
+                keep(r)
+                click.echo(f"{r.config}: done in {r.wall_seconds:.1f} s", err=True)
+            if dask_scheduler:
+                run_on_dask(jobs, dask_scheduler, done)
+            else:
+                run_parallel(jobs, workers, done)
         else:
-            results = run_parallel(jobs, workers, finished)
-    else:
-        results = _run_here(workload, specs, catalogue, kubelet, seed, planners, attempt_seconds, err)
-    extra = _recording_agreement(recording, results) if recording is not None else None
-    _write(out_dir, results, workload, kubelet, no_html, extra)
+            _run_here(workload, specs, catalogue, kubelet, seed, planners, attempt_seconds, err, keep)
+    except KeyboardInterrupt:
+        names = ", ".join(r.config for r in finished)
+        kept = (f"kept {out / 'report.json'} and {out / 'pods.csv'} with {len(finished)} of {len(specs)} "
+                f"config(s): {names}") if finished else "no config had finished"
+        click.echo(f"replay interrupted: {kept}", err=True)
+        raise
+    if recording is not None:
+        from kubesched.modes.report.report_json import write_report_json
+
+        write_report_json(out / "report.json", finished, workload, kubelet.to_mapping(),
+                          _recording_agreement(recording, finished))
+    _finish(out, finished, workload, kubelet, no_html)
 
 
 def _recording_input(trace_path: str, catalogue: ImageCatalogue, kubelet_path: str | None,
@@ -240,16 +267,42 @@ def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatal
                            planners=planners, attempt_seconds=attempt_seconds, progress=progress)
 
 
-def _write(out_dir: str, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig,
-           no_html: bool, extra: dict[str, Any] | None = None) -> None:
+def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatalogue, kubelet: KubeletImageConfig,
+              seed: int, planners: list[PlannerFactory], attempt_seconds: float, err: Console,
+              done: Callable[[ReplayResult], None]) -> None:
+    """The configs one after the other in this process, with a progress bar per config; ``done``
+    gets each result as its run ends."""
+    from kubesched.modes.replay.run import run_replay
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("pods"),
+                  TextColumn("[dim]day {task.fields[day]:.1f}"), TimeElapsedColumn(), console=err,
+                  transient=False, disable=not err.is_terminal) as bar:
+        for spec in specs:
+            task = bar.add_task(spec.name, total=len(workload.pods), day=0.0)
+
+            def update(t: float, created: int, total: int, task: TaskID = task) -> None:
+                bar.update(task, completed=created, day=t / 86400.0)
+            result = run_replay(workload, spec, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
+                                planners=[make() for make in planners], attempt_seconds=attempt_seconds,
+                                progress=update)
+            done(result)
+            if not err.is_terminal:  # the progress bar says it on a terminal
+                click.echo(f"{result.config}: done in {result.wall_seconds:.1f} s", err=True)
+
+
+def _write_data(out: Path, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig) -> None:
+    """report.json and pods.csv of ``results`` (each file replaced atomically)."""
     from kubesched.modes.report.report_json import write_pods_csv, write_report_json
+
+    write_report_json(out / "report.json", results, workload, kubelet.to_mapping())
+    write_pods_csv(out / "pods.csv", results)
+
+
+def _finish(out: Path, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig,
+            no_html: bool) -> None:
+    """report.html (unless ``no_html`` or plotly is missing) and the summary table."""
     from kubesched.modes.report.report_table import summary_table
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    settings = kubelet.to_mapping()
-    write_report_json(out / "report.json", results, workload, settings, extra)
-    write_pods_csv(out / "pods.csv", results)
     written = ["report.json", "pods.csv"]
     if not no_html:
         from kubesched.modes.report.report_html import write_report_html
@@ -260,8 +313,8 @@ def _write(out_dir: str, results: list[ReplayResult], workload: Workload, kubele
         except ImportError as e:
             click.echo(f"note: report.html skipped: {e}", err=True)
         else:
-            write_report_html(out / "report.html", results, workload, settings)
+            write_report_html(out / "report.html", results, workload, kubelet.to_mapping())
             written.append("report.html")
-    console = Console(width=max(Console().width, 160)) if sys.stdout.isatty() else Console(width=200)
+    console = table_console(min_width=160)
     console.print(summary_table(results))
     click.echo(f"wrote {', '.join(str(out / w) for w in written)}")

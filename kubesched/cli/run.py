@@ -21,8 +21,11 @@ from typing import Any
 import click
 
 from kubesched import __version__
+from kubesched.atomic_file import atomic_write_text
 from kubesched.cli.delegation_flags import delegation_flags, delegation_options
+from kubesched.cli.paths import OutputFile
 from kubesched.cli.pflag import PflagIntRange, bool_flag_options, duration_flag
+from kubesched.cli.ports import check_listen
 from kubesched.cli.prepull_flags import prepull_flags, prepull_options
 from kubesched.config.load import default_config, load_config
 from kubesched.config.run_fields import check_run_fields
@@ -82,7 +85,7 @@ log = logging.getLogger("kubesched.run")
               help="klog verbosity: 2 logs every pod's outcome, 4 debug detail, 6+ the HTTP client too.")
 @click.option("--logging-format", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: klog lines; json: one JSON object per line (as kube-scheduler's --logging-format).")
-@click.option("--write-config-to", type=click.Path(dir_okay=False), default=None,
+@click.option("--write-config-to", type=OutputFile(), default=None,
               help="Write the effective configuration (defaults and flags applied) to this file and exit.")
 @click.version_option(__version__, "--version", prog_name="kubesched",
                       message="%(prog)s v%(version)s (kube-scheduler v1.35 behaviour)")
@@ -140,6 +143,9 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         write_effective_config(opts, write_config_to)
         click.echo(f"wrote the effective configuration to {write_config_to}", err=True)
         return
+    # the listeners first, as upstream's SecureServing.ApplyTo creates them before authentication
+    for port_flag, port_value in (("--secure-port", secure_port), ("--port", port)):
+        check_listen(bind_address, port_value, f"--bind-address, {port_flag}")
     _exit(run_scheduler(opts))
 
 
@@ -151,8 +157,7 @@ def write_effective_config(opts: RunOptions, path: str) -> None:
     from kubesched.cli.paths import check_output_file
 
     check_output_file(path, "--write-config-to")
-    with open(path, "w", encoding="utf-8") as fh:
-        yaml.safe_dump(effective_config_document(opts), fh, sort_keys=False)
+    atomic_write_text(path, yaml.safe_dump(effective_config_document(opts), sort_keys=False))
 
 
 def _exit(code: int) -> None:

@@ -1,29 +1,44 @@
-"""``kubesched serve``: the embedded cluster as a Kubernetes API on localhost (plain HTTP, no auth)."""
+"""``kubesched serve``: the embedded cluster as a Kubernetes API on localhost (plain HTTP, no auth).
+
+The command parses its flags into :class:`ServeOptions`; :func:`setup` builds the object graph
+(clock, store loaded from the manifests, API server, kubelets) and :func:`run` serves it until
+SIGINT/SIGTERM (as ``kubesched run``'s ``setup``/``run`` and upstream ``Setup``/``Run``)."""
 
 from __future__ import annotations
 
-import os
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from kubesched.cli.detach import serve_detached
+from kubesched.cli.paths import OutputFile
+from kubesched.cli.ports import check_listen
+from kubesched.cli.simulate import report_unknown_fields
 from kubesched.clock import RealClock
 from kubesched.embedded.apiserver.kubeconfig import write_kubeconfig
 from kubesched.embedded.apiserver.reviews import Reviews, load_policy_file, load_token_file
-from kubesched.embedded.apiserver.server import epoch_resource_version, serve_forever, start_server
+from kubesched.embedded.apiserver.server import (
+    ServerHandle,
+    epoch_resource_version,
+    serve_forever,
+    setup_server,
+)
+from kubesched.embedded.kubelet.config import KubeletImageConfig
+from kubesched.embedded.kubelet.live import LiveKubelets
+from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.embedded.manifests import Manifest, load_manifests
 from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import ConfigError, KubeschedError
+from kubesched.errors import KubeschedError, ListenError
+from kubesched.images.catalogue import load_catalogue
+from kubesched.modes.simulate.run import validate_manifests
 
 
 def check_manifests(manifests: list[Manifest]) -> None:
     """What an API server refuses is refused here too, before serving: a malformed Node, Pod or other
     object fails with the one-line field error (exit 2), duplicates too; unknown fields warn as in
     ``simulate``."""
-    from kubesched.cli.simulate import report_unknown_fields
-    from kubesched.modes.simulate.run import validate_manifests
-
     report_unknown_fields(manifests, strict=False)
     _, pod_errors = validate_manifests(manifests)
     if pod_errors:
@@ -36,7 +51,7 @@ def check_manifests(manifests: list[Manifest]) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=6443, show_default=True,
               help="TCP port (0 picks a free one).")
 @click.option("--address", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--write-kubeconfig", "kubeconfig", type=click.Path(dir_okay=False),
+@click.option("--write-kubeconfig", "kubeconfig", type=OutputFile(create_parents=True),
               help="Write a kubeconfig (context kubesched) for the served API to this path.")
 @click.option("--bookmark-interval", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds between watch BOOKMARK events.")
@@ -49,9 +64,9 @@ def check_manifests(manifests: list[Manifest]) -> None:
 @click.option("--detach", is_flag=True,
               help="Serve from a background process and return once the API answers (and the kubeconfig is "
                    "written): scripts can use it on the next line. Its pid goes to --pid-file, its log to --log-file.")
-@click.option("--pid-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--pid-file", type=OutputFile(), default=None,
               help="With --detach: where to write the server's pid (default: the kubeconfig path + .pid).")
-@click.option("--log-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--log-file", type=OutputFile(), default=None,
               help="With --detach: the server's log (default: the kubeconfig path + .log).")
 @click.option("--token-auth-file", type=click.Path(dir_okay=False), default=None,
               help="Static tokens TokenReview authenticates (kube-apiserver's CSV format: "
@@ -96,17 +111,71 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
     scheduler's secure port can delegate to it."""
     if (kubelet_config or images_path) and not kubelet:
         raise click.UsageError("--kubelet-config and --images need --kubelet")
-    reviews = Reviews(load_token_file(token_auth_file) if token_auth_file else {},
-                      load_policy_file(authorization_policy_file) if authorization_policy_file else [])
+    opts = ServeOptions(files=files, address=address, port=port, kubeconfig=kubeconfig,
+                        bookmark_interval=bookmark_interval, finalize_deletions=finalize_deletions,
+                        token_auth_file=token_auth_file, authorization_policy_file=authorization_policy_file,
+                        kubelet=kubelet, kubelet_config=kubelet_config, images_path=images_path, speed=speed,
+                        enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts)
     if detach:
-        from kubesched.cli.detach import serve_detached
-
+        setup_reviews(opts)  # a bad token or policy file fails here, before the background process starts
         serve_detached(sys.argv, kubeconfig, pid_file, log_file)
         return
-    clock = RealClock(speed)
+    run(setup(opts))
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """``kubesched serve``'s flags (see the command's help): manifests ``files``, where to listen
+    (``address``, ``port``; 0: any free port), the kubeconfig to write, watch BOOKMARK interval
+    (seconds), deletion finalizing, the review files, kubelets and their settings, the clock's
+    ``speed``, test hooks and allowed Host names."""
+
+    files: tuple[str, ...] = ()
+    address: str = "127.0.0.1"
+    port: int = 6443
+    kubeconfig: str | None = None
+    bookmark_interval: float = 10.0
+    finalize_deletions: bool = True
+    token_auth_file: str | None = None
+    authorization_policy_file: str | None = None
+    kubelet: bool = False
+    kubelet_config: str | None = None
+    images_path: str | None = None
+    speed: float = 1.0
+    enable_test_hooks: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ServeGraph:
+    """What :func:`run` serves: the store, its API server (not listening yet) and the kubelets
+    (``--kubelet``; not started yet)."""
+
+    options: ServeOptions
+    clock: RealClock
+    cluster: MemoryCluster
+    server: ServerHandle
+    kubelets: LiveKubelets | None
+
+
+def setup_reviews(opts: ServeOptions) -> Reviews:
+    """The tokens and policies TokenReview/SubjectAccessReview answer with. Raises ConfigError
+    naming the file for a malformed line."""
+    return Reviews(load_token_file(opts.token_auth_file) if opts.token_auth_file else {},
+                   load_policy_file(opts.authorization_policy_file) if opts.authorization_policy_file else [])
+
+
+def setup(opts: ServeOptions) -> ServeGraph:
+    """Build the embedded cluster ``serve`` serves: the manifests loaded and checked (KubeschedError
+    for a malformed object, warnings for skipped kinds and unknown fields), the store at a new
+    resourceVersion epoch, the API server with the PV controller, the kubelets (ConfigError for a
+    bad settings file or catalogue). Nothing listens or runs yet."""
+    check_listen(opts.address, opts.port)  # before the manifests are loaded
+    reviews = setup_reviews(opts)
+    clock = RealClock(opts.speed)
     objects: list[dict[str, Any]] = []
-    if files:
-        loaded = load_manifests(list(files))
+    if opts.files:
+        loaded = load_manifests(list(opts.files))
         for kind, count in sorted(loaded.skipped_kinds.items()):
             click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
         check_manifests(loaded.manifests)
@@ -114,26 +183,31 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
     # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list
     cluster = MemoryCluster(clock, uid_seed=None, first_resource_version=epoch_resource_version(clock, objects))
     cluster.load(objects)
-    try:
-        handle = start_server(cluster, address=address, port=port, clock=clock, bookmark_interval=bookmark_interval,
-                              finalize_deletions=finalize_deletions, reviews=reviews, pv_controller=True,
-                              enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts,
-                              server_client_times=speed != 1.0)
-    except OSError as e:
-        reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
-        raise ConfigError("", f"cannot listen on {address}:{port} (--address, --port): {reason}") from None
-    if kubeconfig:
-        write_kubeconfig(kubeconfig, handle.url)
-        click.echo(f"wrote kubeconfig {kubeconfig} (context kubesched)", err=True)
-    if kubelet:
-        from kubesched.embedded.kubelet.config import KubeletImageConfig
-        from kubesched.embedded.kubelet.live import LiveKubelets
-        from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
-        from kubesched.images.catalogue import load_catalogue
+    server = setup_server(cluster, address=opts.address, port=opts.port, clock=clock,
+                          bookmark_interval=opts.bookmark_interval, finalize_deletions=opts.finalize_deletions,
+                          reviews=reviews, pv_controller=True, enable_test_hooks=opts.enable_test_hooks,
+                          allowed_hosts=opts.allowed_hosts, server_client_times=opts.speed != 1.0)
+    kubelets = None
+    if opts.kubelet:
+        settings = KubeletImageConfig.from_mapping(read_kubelet_settings(opts.kubelet_config), opts.kubelet_config or "")
+        kubelets = LiveKubelets(cluster, clock, load_catalogue(opts.images_path), settings)
+    return ServeGraph(opts, clock, cluster, server, kubelets)
 
-        settings = KubeletImageConfig.from_mapping(read_kubelet_settings(kubelet_config), kubelet_config or "")
-        LiveKubelets(cluster, clock, load_catalogue(images_path), settings).start()
-        click.echo(f"kubelets running on every node (clock speed {speed:g}x)", err=True)
-    counts = ", ".join(f"{n} {k}" for k, n in sorted(cluster.counts().items()))
+
+def run(graph: ServeGraph) -> None:
+    """Listen (ListenError naming ``--address``/``--port`` when the address cannot be bound), write
+    the kubeconfig, start the kubelets and serve until SIGINT/SIGTERM."""
+    opts = graph.options
+    try:
+        handle = graph.server.start()
+    except OSError as e:
+        raise ListenError(opts.address, opts.port, "--address, --port", e) from None
+    if opts.kubeconfig:
+        write_kubeconfig(opts.kubeconfig, handle.url)
+        click.echo(f"wrote kubeconfig {opts.kubeconfig} (context kubesched)", err=True)
+    if graph.kubelets is not None:
+        graph.kubelets.start()
+        click.echo(f"kubelets running on every node (clock speed {opts.speed:g}x)", err=True)
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(graph.cluster.counts().items()))
     click.echo(f"serving the embedded cluster ({counts}) at {handle.url}", err=True)
     serve_forever(handle)

@@ -13,7 +13,7 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kubesched.cli.paths import check_output_file
+from kubesched.cli.paths import OutputFile
 from kubesched.config.load import load_config
 from kubesched.embedded.manifests import Manifest, load_manifests, write_manifests
 from kubesched.embedded.unknown_fields import unknown_fields
@@ -70,18 +70,19 @@ class _PlainDumper(yaml.SafeDumper):
 @click.option("--strict", is_flag=True,
               help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).")
 @click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
-@click.option("--write-snapshot", type=click.Path(), help="Write the resulting cluster as a manifest file.")
+@click.option("--write-snapshot", type=OutputFile(), help="Write the resulting cluster as a manifest file.")
 def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None, namespace: str | None,
              recursive: bool, config_path: str | None, seed: int | None, output: str,
              detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
+    Pods are scheduled in queue order (priority first, as PrioritySort orders them) and listed in
+    file order (-f files, documents, List items), so that runs line up row by row.
+
     Exit codes: 0 when every pod got an outcome other than Error, 1 when some pod ended in Error
     (each named with its file and document), 2 for bad input or usage."""
     if not files and not kubeconfig:
         raise click.UsageError("give manifests with -f/--filename, or a cluster with --kubeconfig")
-    if write_snapshot:
-        check_output_file(write_snapshot, "--write-snapshot")
     loaded = load_manifests(list(files), recursive=recursive)
     for kind, count in sorted(loaded.skipped_kinds.items()):
         click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)

@@ -8,6 +8,7 @@ import sys
 import click
 
 from kubesched.cli.output import OUTPUT_FILE_HELP, SNAPSHOT_FORMATS, write_objects
+from kubesched.cli.paths import OutputFile
 
 
 @click.command()
@@ -19,7 +20,7 @@ from kubesched.cli.output import OUTPUT_FILE_HELP, SNAPSHOT_FORMATS, write_objec
                    "they hold their nodes' resources).")
 @click.option("-o", "--format", "fmt", type=click.Choice(SNAPSHOT_FORMATS), default=None,
               help="yaml (default) or json; with --output, default from its extension.")
-@click.option("--output", "output", type=click.Path(dir_okay=False), default=None, help=OUTPUT_FILE_HELP)
+@click.option("--output", "output", type=OutputFile(), default=None, help=OUTPUT_FILE_HELP)
 def snapshot(kubeconfig: str | None, context: str | None, namespace: str | None, fmt: str | None,
              output: str | None) -> None:
     """Read every kind `simulate` loads from a cluster (never Secrets, never a write), strip

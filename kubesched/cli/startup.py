@@ -3,17 +3,36 @@ Events), in the replay's report format."""
 
 from __future__ import annotations
 
-import sys
 import time
 
 import click
 
+from kubesched.cli.output import table_console
+from kubesched.cli.paths import OutputDir
+from kubesched.errors import ConfigError
+
 
 def _since_seconds(text: str) -> float | None:
     """``1h``, ``30m``, ``90s``, ``2d``, ``1h30m`` -> seconds; ``all`` -> None."""
-    from kubesched.cli.durations import parse_duration
+    from kubesched.modes.startup.analysis import parse_go_duration
 
-    return None if text == "all" else parse_duration(text, "--since")
+    if text == "all":
+        return None
+    days = 0.0
+    rest = text
+    if "d" in text:
+        head, _, rest = text.partition("d")
+        try:
+            days = float(head)
+        except ValueError:
+            raise ConfigError("--since", f"invalid duration {text!r} (e.g. 1h, 30m, 2d, all)") from None
+    try:
+        seconds = days * 86400 + (parse_go_duration(rest) if rest else 0.0)
+    except ValueError:
+        raise ConfigError("--since", f"invalid duration {text!r} (e.g. 1h, 30m, 2d, all)") from None
+    if seconds <= 0:
+        raise ConfigError("--since", f"must be > 0, got {text!r}")
+    return seconds
 
 
 @click.command()
@@ -23,7 +42,7 @@ def _since_seconds(text: str) -> float | None:
 @click.option("-n", "--namespace", default=None, help="Only pods (and Events) of this namespace (default: all).")
 @click.option("--since", "since", default="1h", show_default=True,
               help="Only pods created within this long before now (1h, 30m, 2d, ...; `all` for every pod).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="startup-report", show_default=True,
+@click.option("--out", "out_dir", type=OutputDir(), default="startup-report", show_default=True,
               help="Directory for report.json, report.html and pods.csv.")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
               help="Images listed per scheduler in topImages (most pull time first).")
@@ -35,7 +54,6 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
     Events), container start, start-up p50/p95/p99, bytes pulled, cache-hit ratio and the images
     costing most pull time. Works against any cluster whose kubelets write the upstream Events, and
     against `kubesched serve --kubelet`. Needs list access to pods, nodes and events."""
-    from rich.console import Console
 
     from kubesched.cli.cluster_read import read_cluster
     from kubesched.modes.report.report_table import summary_table
@@ -53,7 +71,7 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
         click.echo("no pods in the window", err=True)
     source = {"kubeconfig": kubeconfig, "context": context, "namespace": namespace, "since": since}
     paths = write_startup_report(out_dir, runs, source, top=top, html=not no_html)
-    console = Console(width=200) if not sys.stdout.isatty() else Console()
+    console = table_console()
     console.print(summary_table([r.result for r in runs], title=TITLE, label=LABEL, wall=False))
     for run in runs:
         for s in run.images[:3]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kubesched.cli.output import OUTPUT_FILE_HELP, SNAPSHOT_FORMATS, write_objects
-from kubesched.cli.paths import check_output_file
+from kubesched.cli.paths import OutputFile
 
 
 @click.group()
@@ -20,6 +20,8 @@ def trace() -> None:
 @click.argument("trace_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--pods", "max_pods", type=click.IntRange(min=0), default=2000, show_default=True,
               help="How many pods to include (the first N by creation time; all of them when the trace has fewer).")
+@click.option("--nodes", "max_nodes", type=click.IntRange(min=1), default=None,
+              help="How many nodes to include (the first N of the node list; default: all).")
 @click.option("--pod-list", default="openb_pod_list_default.csv", show_default=True,
               help="Pod list of the trace directory: openb_pod_list_default.csv (no GPU-model constraints) or "
                    "openb_pod_list_gpuspec33.csv (the same pods, about a third of the GPU pods limited to "
@@ -29,14 +31,14 @@ def trace() -> None:
                    "openb_node_list_gpu_node.csv (the 1,213 GPU nodes).")
 @click.option("-o", "--format", "fmt", type=click.Choice(SNAPSHOT_FORMATS), default=None,
               help="yaml (default) or json; with --output, default from its extension.")
-@click.option("--output", "out", type=click.Path(dir_okay=False), default=None, help=OUTPUT_FILE_HELP)
-def snapshot(trace_dir: str, max_pods: int, pod_list: str, node_list: str, fmt: str | None, out: str | None) -> None:
-    """Write the trace's nodes and its first N pods (pending, by creation time) as a snapshot."""
+@click.option("--output", "out", type=OutputFile(), default=None, help=OUTPUT_FILE_HELP)
+def snapshot(trace_dir: str, max_pods: int, max_nodes: int | None, pod_list: str, node_list: str, fmt: str | None, out: str | None) -> None:
+    """Write the trace's nodes (all, or the first --nodes N) and its first N pods (pending, by
+    creation time) as a snapshot."""
     from kubesched.trace.openb import load_openb_snapshot
 
-    if out is not None:
-        check_output_file(out, "--output")
-    objs = load_openb_snapshot(trace_dir, max_pods=max_pods, pod_list=pod_list, node_list=node_list)
+    objs = load_openb_snapshot(trace_dir, max_pods=max_pods, pod_list=pod_list, node_list=node_list,
+                               max_nodes=max_nodes)
     nodes = sum(1 for o in objs if o["kind"] == "Node")
     pods = len(objs) - nodes
     if pods < max_pods:

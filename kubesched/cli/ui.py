@@ -1,13 +1,28 @@
-"""``kubesched ui``: a web page over a snapshot or a live cluster (see docs/ui.md)."""
+"""``kubesched ui``: a web page over a snapshot or a live cluster (see docs/ui.md).
+
+The command parses its flags into :class:`UiOptions`; :func:`setup` builds the object graph (the
+snapshot session or the live session on its client, the server) and :func:`run` serves it until
+interrupted (as ``kubesched run``'s ``setup``/``run``)."""
 
 from __future__ import annotations
 
 import os
+import ssl
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
-from kubesched.errors import ConfigError
+from kubesched.cli.cluster_read import read_cluster
+from kubesched.cli.ports import check_listen
+from kubesched.client.kube import KubeClusterClient
+from kubesched.config.load import load_config_text
+from kubesched.embedded.manifests import load_manifests
+from kubesched.errors import ConfigError, ListenError
+from kubesched.serving.tls import server_context
+from kubesched.ui.security import is_loopback
+from kubesched.ui.server import UiServer, new_token
+from kubesched.ui.session import LiveSession, Session
 
 
 @click.command()
@@ -32,51 +47,95 @@ from kubesched.errors import ConfigError
 def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_path: str | None, seed: int,
        address: str, port: int, token: str | None, tls_cert_file: str | None, tls_private_key_file: str | None) -> None:
     """Serve a web UI: the cluster, why a pod is pending, and what-if runs of a changed profile."""
-    from kubesched.config.load import load_config_text
-    from kubesched.embedded.manifests import load_manifests
-    from kubesched.ui.security import is_loopback
-    from kubesched.ui.server import UiServer, new_token
-    from kubesched.ui.session import LiveSession, Session
-
     if bool(files) == bool(kubeconfig):
         raise click.UsageError("give either -f snapshot.yaml (repeatable) or --kubeconfig")
+    if bool(tls_cert_file) != bool(tls_private_key_file):
+        raise click.UsageError("--tls-cert-file and --tls-private-key-file go together")
+    run(setup(UiOptions(files=files, recursive=recursive, kubeconfig=kubeconfig, config_path=config_path, seed=seed,
+                        address=address, port=port, token=token, tls_cert_file=tls_cert_file,
+                        tls_private_key_file=tls_private_key_file)))
+
+
+@dataclass(frozen=True)
+class UiOptions:
+    """``kubesched ui``'s flags (see the command's help): a snapshot (``files``) or a live cluster
+    (``kubeconfig``), the configuration file, the runs' seed, where to listen, the token and TLS files."""
+
+    files: tuple[str, ...] = ()
+    recursive: bool = False
+    kubeconfig: str | None = None
+    config_path: str | None = None
+    seed: int = 0
+    address: str = "127.0.0.1"
+    port: int = 8080
+    token: str | None = None
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+
+
+@dataclass(frozen=True)
+class UiGraph:
+    """What :func:`run` serves: the snapshot session or the live session (not following yet) and
+    the server (not listening yet)."""
+
+    session: Session | None
+    live: LiveSession | None
+    server: UiServer
+
+
+def setup(opts: UiOptions) -> UiGraph:
+    """Build the UI: read the configuration (ConfigError naming the file), the TLS context, the token
+    (generated for a non-loopback address), the snapshot session from the manifests or the live
+    session on a client of ``kubeconfig`` (ConfigError for a bad kubeconfig, KubeschedError for an
+    unreachable cluster), the server. ListenError when the port is taken."""
+    check_listen(opts.address, opts.port)  # before the snapshot is loaded and simulated
     config_text = None
     source = "config.yaml"
     config = None
-    if config_path:
+    if opts.config_path:
         try:
-            config_text = Path(config_path).read_text(encoding="utf-8")
+            config_text = Path(opts.config_path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError("", f"cannot read config file: {e}", config_path) from None
-        source = os.path.basename(config_path)
-        config = load_config_text(config_text, config_path)
-    if bool(tls_cert_file) != bool(tls_private_key_file):
-        raise click.UsageError("--tls-cert-file and --tls-private-key-file go together")
-    ssl_context = None
-    if tls_cert_file and tls_private_key_file:
-        from kubesched.serving.tls import server_context
-
-        ssl_context = server_context(address, tls_cert_file, tls_private_key_file)
-    if not is_loopback(address) and not token:
+            raise ConfigError("", f"cannot read config file: {e}", opts.config_path) from None
+        source = os.path.basename(opts.config_path)
+        config = load_config_text(config_text, opts.config_path)
+    ssl_context: ssl.SSLContext | None = None
+    if opts.tls_cert_file and opts.tls_private_key_file:
+        ssl_context = server_context(opts.address, opts.tls_cert_file, opts.tls_private_key_file)
+    token = opts.token
+    if not is_loopback(opts.address) and not token:
         token = new_token()
     session = live = None
-    if files:
-        loaded = load_manifests(list(files), recursive=recursive)
+    if opts.files:
+        loaded = load_manifests(list(opts.files), recursive=opts.recursive)
         for kind, count in sorted(loaded.skipped_kinds.items()):
             click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
-        session = Session(loaded.manifests, config_text, config_source=source, seed=seed, sources=list(files))
-        run = session.run(config_text)
-        counts = ", ".join(f"{n} {s.lower()}" for s, n in sorted(run.summary()["counts"].items()))
-        click.echo(f"simulated {len(run.result.pods)} pods in {run.wall_seconds:.1f} s ({counts or 'none'})", err=True)
+        session = Session(loaded.manifests, config_text, config_source=source, seed=opts.seed,
+                          sources=list(opts.files))
     else:
-        from kubesched.client.kube import KubeClusterClient
-
-        client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=50, burst=100)
+        # one request first: an unreachable cluster is one error line, not a page that never loads
+        read_cluster(opts.kubeconfig, None, lambda c: c.list("Namespace"))
+        client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=50, burst=100)
         live = LiveSession(client, config_text, config_source=source, config=config)
-        live.start()
-    server = UiServer(session=session, live=live, address=address, port=port, token=token, ssl_context=ssl_context)
+    server = UiServer(session=session, live=live, address=opts.address, port=opts.port, token=token,
+                      ssl_context=ssl_context)
+    return UiGraph(session, live, server)
+
+
+def run(graph: UiGraph) -> None:
+    """Simulate the snapshot once (its summary to stderr) or start following the live cluster, then
+    serve until interrupted (Ctrl-C); the live session stops with it."""
+    if graph.session is not None:
+        result = graph.session.run(graph.session.config_text)
+        counts = ", ".join(f"{n} {s.lower()}" for s, n in sorted(result.summary()["counts"].items()))
+        click.echo(f"simulated {len(result.result.pods)} pods in {result.wall_seconds:.1f} s ({counts or 'none'})",
+                   err=True)
+    if graph.live is not None:
+        graph.live.start()
     try:
-        server.serve_forever(lambda url: click.echo(f"kubesched ui: serving {url}", err=True))
+        graph.server.serve_forever(lambda url: click.echo(f"kubesched ui: serving {url}", err=True))
+    except OSError as e:
+        raise ListenError(graph.server.address, graph.server.port, "--address, --port", e) from None
     finally:
-        if live is not None:
-            live.stop()
+        if graph.live is not None:
+            graph.live.stop()

@@ -18,6 +18,7 @@ Errors (from :mod:`kubesched.errors`) mirror the API server's status reasons:
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClusterClient",
+    "GroupVersionResource",
     "ListResult",
     "Subscription",
     "WatchEvent",
@@ -36,6 +38,19 @@ __all__ = [
 Obj = dict[str, Any]
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+
+class GroupVersionResource(NamedTuple):
+    """A resource by its API path (upstream ``schema.GroupVersionResource``), e.g.
+    ``GroupVersionResource("apps.kruise.io", "v1alpha1", "imagepulljobs")``; ``group`` ``""`` is
+    the core group."""
+
+    group: str
+    version: str
+    resource: str
+
+    def __str__(self) -> str:
+        return f"{self.resource}.{self.group}/{self.version}" if self.group else f"{self.resource}/{self.version}"
+
 
 class WatchEvent(NamedTuple):
     """One watch notification (upstream ``watch.Event``).
@@ -175,4 +190,29 @@ class ClusterClient(Protocol):
     def create_event(self, event: Obj) -> None:
         """Record an ``events.k8s.io/v1`` Event. Upstream: ``POST /apis/events.k8s.io/v1/namespaces/
         {ns}/events`` (the scheduler's event broadcaster; failures are only logged there)."""
+        ...
+
+    # ---- resources by group/version/resource (custom resources; upstream's dynamic client) --------
+
+    def serves_resource(self, gvr: GroupVersionResource) -> bool:
+        """Whether the server serves ``gvr`` (discovery: ``GET /apis/{group}/{version}`` lists it;
+        False when the group/version is not served). Upstream: ``discovery.ServerResourcesForGroupVersion``."""
+        ...
+
+    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
+                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+        """The objects of ``gvr`` (one namespace, or all; optionally matching a label selector), sorted
+        by namespace/name. Raises NotFoundError (``the server could not find the requested resource``)
+        when ``gvr`` is not served. Upstream: ``dynamic.Interface.Resource(gvr).Namespace(ns).List``."""
+        ...
+
+    def create_resource(self, gvr: GroupVersionResource, obj: Obj) -> Obj:
+        """Store a new object of ``gvr`` in ``metadata.namespace`` and return the stored copy
+        (``metadata.generateName`` honoured). Raises NotFoundError when ``gvr`` is not served,
+        AlreadyExistsError. Upstream: ``dynamic.Interface.Resource(gvr).Namespace(ns).Create``."""
+        ...
+
+    def delete_resource(self, gvr: GroupVersionResource, namespace: str | None, name: str) -> None:
+        """Delete one object of ``gvr``. Raises NotFoundError (object or resource missing).
+        Upstream: ``dynamic.Interface.Resource(gvr).Namespace(ns).Delete``."""
         ...

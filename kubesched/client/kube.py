@@ -39,7 +39,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote, urlencode, urlsplit
 
 import urllib3
@@ -49,6 +49,7 @@ from kubernetes import config as k8s_config
 from kubesched.api import kinds
 from kubesched.api.timestamps import rfc3339_micro
 from kubesched.client.client import (
+    GroupVersionResource,
     ListResult,
     WatchEvent,
     WatchHandler,
@@ -126,6 +127,17 @@ def object_path(kind: str, namespace: str | None, name: str) -> str:
     if not kinds.is_cluster_scoped(kind) and not namespace:
         namespace = "default"
     return f"{collection_path(kind, namespace)}/{quote(name, safe='')}"
+
+
+def _gv_prefix(gvr: GroupVersionResource) -> str:
+    """``/api/v1`` for the core group, else ``/apis/{group}/{version}``."""
+    return f"/apis/{gvr.group}/{gvr.version}" if gvr.group else f"/api/{gvr.version}"
+
+
+def _gvr_path(gvr: GroupVersionResource, namespace: str | None) -> str:
+    """The collection of ``gvr`` in ``namespace`` (all namespaces when empty/None)."""
+    ns = f"/namespaces/{quote(namespace, safe='')}" if namespace else ""
+    return f"{_gv_prefix(gvr)}{ns}/{quote(gvr.resource, safe='')}"
 
 
 def _selector_string(sel: str | Mapping[str, str] | None) -> str | None:
@@ -206,6 +218,8 @@ def check_kubeconfig(path: str) -> None:
     contexts and users, got a list``."""
     import yaml
 
+    from kubesched.api.yaml_limits import YAMLLimitError, safe_load
+
     def bad(message: str) -> ConfigError:
         return ConfigError("--kubeconfig", message, path)
 
@@ -217,7 +231,9 @@ def check_kubeconfig(path: str) -> None:
     except UnicodeDecodeError:
         raise bad("not a kubeconfig: the file is not UTF-8 text") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = safe_load(text, yaml.SafeLoader)  # aliases and nesting bounded, as every YAML input
+    except YAMLLimitError as e:
+        raise bad(f"invalid YAML: {e}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -257,7 +273,8 @@ class KubeClusterClient:
     def __init__(self, api_client: k8s_client.ApiClient, limiter: TokenBucket | None = None, *,
                  clock: Clock | None = None, request_timeout: float = 30.0,
                  watch_timeout: tuple[int, int] = (300, 600), max_retries: int = 10,
-                 rng: random.Random | None = None, transport: Transport | None = None) -> None:
+                 rng: random.Random | None = None, transport: Transport | None = None,
+                 component_metrics: ComponentMetrics | None = None, write_guard: WriteGuard | None = None) -> None:
         self.api = api_client
         self.limiter = limiter
         self.clock = clock or RealClock()
@@ -272,10 +289,10 @@ class KubeClusterClient:
         #: Rate limit of the retry warnings of watches and informers (one line per kind every 30 s).
         self.retry_log = ThrottledLog(log, 30.0)
         #: ``rest_client_*`` metrics of every request (set by ``kubesched run``; None: not recorded).
-        self.component_metrics: ComponentMetrics | None = None
+        self.component_metrics: ComponentMetrics | None = component_metrics
         self._host = urlsplit(str(getattr(api_client.configuration, "host", "") or "")).netloc
         #: consulted immediately before each mutating request is sent (see kubesched.client.fencing)
-        self.write_guard: WriteGuard | None = None
+        self.write_guard: WriteGuard | None = write_guard
         cfg = api_client.configuration
         self._base_url = str(cfg.host).rstrip("/") if cfg is not None else ""
         self._headers: dict[str, str] = {**(api_client.default_headers or {}), "Accept": "application/json"}
@@ -575,15 +592,44 @@ class KubeClusterClient:
                                  content_type="application/strategic-merge-patch+json")
         return result
 
-    def with_limiter(self, limiter: TokenBucket | None) -> KubeClusterClient:
-        """A client sharing this one's connection pool and credentials but taking tokens from
-        ``limiter`` (upstream's scheduler writes events through a client of its own, so events
-        never use the bindings' tokens)."""
-        c = KubeClusterClient(self.api, limiter, clock=self.clock, request_timeout=self.request_timeout,
-                              watch_timeout=self.watch_timeout, max_retries=self.max_retries, rng=self.rng)
-        c.component_metrics = self.component_metrics
-        c.write_guard = self.write_guard
-        return c
+    # ------------------------------------------------------------------ resources by GroupVersionResource
+
+    def serves_resource(self, gvr: GroupVersionResource) -> bool:
+        """``GET /apis/{group}/{version}`` (discovery) lists ``gvr.resource``; False on 404 (the
+        group/version is not served). Other errors raise."""
+        try:
+            doc = self._json("GET", _gv_prefix(gvr))
+        except NotFoundError:
+            return False
+        return any(isinstance(r, Mapping) and r.get("name") == gvr.resource for r in (doc or {}).get("resources") or [])
+
+    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
+                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+        """``GET`` the collection (one request, unpaged), sorted by namespace/name. Raises NotFoundError."""
+        doc = self._json("GET", _gvr_path(gvr, namespace), {"labelSelector": _selector_string(label_selector)})
+        items = [o for o in (doc or {}).get("items") or [] if isinstance(o, dict)]
+        items.sort(key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name") or "")))
+        return items
+
+    def create_resource(self, gvr: GroupVersionResource, obj: Obj) -> Obj:
+        """``POST`` to the collection of ``metadata.namespace``. Raises NotFoundError, AlreadyExistsError."""
+        created: Obj = self._json("POST", _gvr_path(gvr, _meta(obj).get("namespace")), body=obj)
+        return created
+
+    def delete_resource(self, gvr: GroupVersionResource, namespace: str | None, name: str) -> None:
+        """``DELETE`` one object. Raises NotFoundError."""
+        self._json("DELETE", f"{_gvr_path(gvr, namespace)}/{quote(name, safe='')}")
+
+    def with_limiter(self, limiter: TokenBucket | None, *,
+                     write_guard: WriteGuard | None | Literal["same"] = "same") -> KubeClusterClient:
+        """A client sharing this one's credentials and metrics but taking tokens from ``limiter``
+        (upstream's scheduler writes events, and elects its leader, through clients of their own,
+        so neither uses the bindings' tokens). ``write_guard``: this client's (``"same"``), another
+        one, or None (unfenced)."""
+        return KubeClusterClient(self.api, limiter, clock=self.clock, request_timeout=self.request_timeout,
+                                 watch_timeout=self.watch_timeout, max_retries=self.max_retries, rng=self.rng,
+                                 component_metrics=self.component_metrics,
+                                 write_guard=self.write_guard if isinstance(write_guard, str) else write_guard)
 
     # ------------------------------------------------------------------ watching
 

@@ -22,13 +22,20 @@ of threads keeps a few requests in flight without a second event loop.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import queue
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.client.client import ClusterClient, ListResult, Subscription, WatchHandler
+from kubesched.client.client import (
+    ClusterClient,
+    GroupVersionResource,
+    ListResult,
+    Subscription,
+    WatchHandler,
+)
 from kubesched.errors import NotFoundError
 
 __all__ = ["AsyncWriter", "WriteBehindClient"]
@@ -144,3 +151,20 @@ class WriteBehindClient:
     def create_event(self, event: Obj) -> None:
         """``inner.create_event`` (the scheduler's events go through the event broadcaster instead)."""
         self.inner.create_event(event)
+
+    def serves_resource(self, gvr: GroupVersionResource) -> bool:
+        """``inner.serves_resource``."""
+        return self.inner.serves_resource(gvr)
+
+    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
+                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+        """``inner.list_resource``."""
+        return self.inner.list_resource(gvr, namespace, label_selector)
+
+    def create_resource(self, gvr: GroupVersionResource, obj: Obj) -> Obj:
+        """``inner.create_resource``."""
+        return self.inner.create_resource(gvr, obj)
+
+    def delete_resource(self, gvr: GroupVersionResource, namespace: str | None, name: str) -> None:
+        """``inner.delete_resource`` (synchronous)."""
+        self.inner.delete_resource(gvr, namespace, name)

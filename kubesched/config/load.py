@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from kubesched.api.yaml_limits import YAMLLimitError, load_json, safe_load
+from kubesched.api.document_file import parse_document, read_document
 from kubesched.config.args import drop_nulls
 from kubesched.config.defaults import apply_defaults
 from kubesched.config.field_path import config_error_from_validation
@@ -52,25 +52,9 @@ def _reject_duplicate_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _read_document(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError("", f"cannot read config file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError("", f"config file is not UTF-8: {exc}") from None
-    if path.suffix.lower() == ".json":
-        try:
-            return load_json(text, object_pairs_hook=_reject_duplicate_json_keys)
-        except YAMLLimitError as exc:
-            raise ConfigError("", f"invalid JSON: {exc}") from None
-        except json.JSONDecodeError as exc:
-            raise ConfigError("", f"invalid JSON: {exc}") from None
-    try:
-        return safe_load(text, _StrictLoader)
-    except YAMLLimitError as exc:
-        raise ConfigError("", f"invalid YAML: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError("", f"invalid YAML: {exc}".replace("\n", " ")) from None
+    """The document of ``path`` through the shared reader (:mod:`kubesched.api.document_file`),
+    duplicate keys refused. Raises ConfigError (located by the caller)."""
+    return read_document(path, loader=_StrictLoader, object_pairs_hook=_reject_duplicate_json_keys)
 
 
 def parse_config(document: Any) -> KubeSchedulerConfiguration:
@@ -135,11 +119,8 @@ def load_config_text(text: str, where: str) -> KubeSchedulerConfiguration:
         ConfigError: as :func:`load_config`, located at ``where``.
     """
     try:
-        try:
-            document = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
-        except yaml.YAMLError as exc:
-            raise ConfigError("", f"invalid YAML: {exc}".replace("\n", " ")) from None
-        return parse_config(document)
+        return parse_config(parse_document(text, where, loader=_StrictLoader,
+                                           object_pairs_hook=_reject_duplicate_json_keys))
     except ConfigError as err:
         raise err.located(where) from None
 

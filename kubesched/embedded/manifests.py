@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,9 @@ from typing import Any
 import yaml
 
 from kubesched.api import kinds
+from kubesched.api.document_file import yaml_problem
 from kubesched.api.yaml_limits import FastLoader, YAMLLimitError, load_json, safe_load_all
+from kubesched.atomic_file import atomic_write_text
 from kubesched.errors import ManifestError
 
 __all__ = ["LoadResult", "Manifest", "add_documents", "load_manifest_text", "load_manifests",
@@ -197,20 +198,10 @@ def _parse_text(text: str, source: str, is_json: bool) -> Iterator[tuple[int, ob
             return
         except yaml.YAMLError as err:
             raise ManifestError(
-                "", f"invalid YAML: {_yaml_problem(err)}", where=f"{source} doc {index + 1}"
+                "", f"invalid YAML: {yaml_problem(err)}", where=f"{source} doc {index + 1}"
             ) from None
         index += 1
         yield index, doc
-
-
-def _yaml_problem(err: yaml.YAMLError) -> str:
-    if isinstance(err, yaml.MarkedYAMLError):
-        problem = err.problem or err.context or "syntax error"
-        mark = err.problem_mark or err.context_mark
-        if mark is not None:
-            return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-        return problem
-    return str(err)
 
 
 def _check_object(doc: object, where: str, default_kind: str | None = None) -> str | None:
@@ -375,14 +366,4 @@ def write_manifests(path: str | Path, objects: Sequence[Obj], *, as_list: bool =
     if as_json is None:
         as_json = target.suffix.lower() == ".json"
     text = render_manifests(objects, as_json=as_json, as_list=as_list)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(target, text)

@@ -57,6 +57,7 @@ from typing import Any
 from kubesched.api import kinds as kind_registry
 from kubesched.api.timestamps import parse_rfc3339, rfc3339
 from kubesched.client.client import (
+    GroupVersionResource,
     ListResult,
     WatchEvent,
     WatchHandler,
@@ -465,6 +466,33 @@ class MemoryCluster:
         namespace the regarding object's (or ``default``)."""
         with self._lock:
             self._create_event(event)
+
+    # --------------------------------------------------------------- resources by GroupVersionResource
+
+    def _kind_of(self, gvr: GroupVersionResource) -> str:
+        row = kind_registry.find(gvr.group, gvr.version, gvr.resource)
+        if row is None:
+            raise NotFoundError(f"the server could not find the requested resource ({gvr})")
+        return row.kind
+
+    def serves_resource(self, gvr: GroupVersionResource) -> bool:
+        """Whether the kind registry (:mod:`kubesched.api.kinds`) has a row served as ``gvr``: the
+        embedded cluster serves exactly its registered kinds (no CustomResourceDefinitions)."""
+        return kind_registry.find(gvr.group, gvr.version, gvr.resource) is not None
+
+    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
+                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+        """:meth:`list` of the registered kind served as ``gvr``. Raises NotFoundError
+        (``the server could not find the requested resource (imagepulljobs.apps.kruise.io/v1alpha1)``)."""
+        return builtins.list(self.list(self._kind_of(gvr), namespace, label_selector).items)
+
+    def create_resource(self, gvr: GroupVersionResource, obj: Obj) -> Obj:
+        """:meth:`create` as the registered kind served as ``gvr``. Raises NotFoundError, AlreadyExistsError."""
+        return self.create({**obj, "kind": self._kind_of(gvr)})
+
+    def delete_resource(self, gvr: GroupVersionResource, namespace: str | None, name: str) -> None:
+        """:meth:`delete` of the registered kind served as ``gvr``. Raises NotFoundError."""
+        self.delete(self._kind_of(gvr), namespace, name)
 
     # --------------------------------------------------------------- watching
 

@@ -70,24 +70,64 @@ class MetricRecorder(Protocol):
     def observe(self, name: str, labels: Mapping[str, str], value: float) -> None: ...
 
 
+class PluginClient(Protocol):
+    """The writes plugins make (upstream ``Handle.ClientSet()``, the part plugins use): a subset of
+    ``kubesched.client.ClusterClient`` with its signatures, errors and ownership rules."""
+
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    def patch_status(self, kind: str, namespace: str | None, name: str,
+                     patch: dict[str, Any]) -> dict[str, Any]: ...
+
+    def delete(self, kind: str, namespace: str | None, name: str, *, grace: bool = False) -> None: ...
+
+    def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None: ...
+
+
+class PodActivator(Protocol):
+    """Moves pods to activeQ (upstream ``framework.PodActivator``: the scheduling queue)."""
+
+    def activate(self, pods: Mapping[str, Pod]) -> None: ...
+
+
 class Handle(Protocol):
-    """The framework handle passed to plugin constructors.
+    """The framework handle passed to plugin constructors (read-only for plugins).
 
     ``clock`` is ``None`` when a plugin runs outside a scheduler (then it reads wall time);
-    ``extenders`` are the scheduler's HTTP extenders (``Handle.Extenders()``, for the preempt verb);
-    ``metrics`` is ``None`` when the scheduler records no metrics.
+    ``client`` is ``None`` without a cluster; ``extenders`` are the scheduler's HTTP extenders
+    (``Handle.Extenders()``, for the preempt verb); ``metrics`` is ``None`` when the scheduler
+    records no metrics.
     """
 
-    profile_name: str
-    parallelism: int
-    clock: Clock | None
-    rng: random.Random
-    objects: ObjectLister
-    client: Any
-    event_recorder: EventRecorder | None
-    nominator: Nominator | None
-    extenders: Sequence[PreemptionExtender]
-    metrics: MetricRecorder | None
+    @property
+    def profile_name(self) -> str: ...
+
+    @property
+    def parallelism(self) -> int: ...
+
+    @property
+    def clock(self) -> Clock | None: ...
+
+    @property
+    def rng(self) -> random.Random: ...
+
+    @property
+    def objects(self) -> ObjectLister: ...
+
+    @property
+    def client(self) -> PluginClient | None: ...
+
+    @property
+    def event_recorder(self) -> EventRecorder | None: ...
+
+    @property
+    def nominator(self) -> Nominator | None: ...
+
+    @property
+    def extenders(self) -> Sequence[PreemptionExtender]: ...
+
+    @property
+    def metrics(self) -> MetricRecorder | None: ...
 
     def snapshot(self) -> Snapshot: ...
 

@@ -11,11 +11,12 @@ import functools
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
 from kubesched.api.pod import Pod
+from kubesched.clock import Clock
 from kubesched.config.args import decode_plugin_args
 from kubesched.config.extension_points import (
     BIND,
@@ -34,16 +35,13 @@ from kubesched.config.extension_points import (
     SCORE,
     UNRESERVE_LABEL,
 )
+from kubesched.config.types import KubeSchedulerProfile
 from kubesched.errors import ConfigError
 from kubesched.framework.batch import BoolArray, FilterForms, IntArray, ScoreForms, filter_forms, score_forms
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from kubesched.framework.handle import EventRecorder, Nominator, ObjectLister
-from kubesched.framework.metrics_sink import NULL_SINK, MetricsSink, code_label
-
-if TYPE_CHECKING:
-    from kubesched.framework.handle import Handle
+from kubesched.framework.handle import EventRecorder, Nominator, ObjectLister, PluginClient, PodActivator
 from kubesched.framework.interfaces import (
     BindPlugin,
     EnqueueExtensions,
@@ -60,7 +58,10 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
+from kubesched.framework.metrics_sink import NULL_SINK, MetricsSink, code_label
 from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.options import FrameworkOptions
+from kubesched.framework.preemption import PreemptionExtender
 from kubesched.framework.profile import ResolvedPlugins, resolve_plugins
 from kubesched.framework.recorder import CycleRecorder, status_dict
 from kubesched.framework.registry import Registry
@@ -136,46 +137,50 @@ class IgnoredResourcesArgs(Protocol):
     ignored_resources: list[str]
 
 
+def _empty_snapshot() -> Snapshot:
+    return Snapshot([])
+
+
 class Framework:
     """One profile's plugins and the logic that runs them.
 
     Construction decodes each plugin's args from the profile's ``pluginConfig`` (errors carry
-    the field path) and instantiates every needed plugin once as ``cls(args, self)``.
-    ``snapshot_provider`` returns the snapshot of the current cycle; ``node_info_provider(name)``
-    the scheduler cache's live NodeInfo (``Handle.cached_node_info``).
+    the field path, raised as ConfigError) and instantiates every needed plugin once as
+    ``cls(args, self)``: the framework is the plugins' :class:`~kubesched.framework.handle.Handle`.
+    Everything else it is built with comes in :class:`~kubesched.framework.options.FrameworkOptions`
+    (upstream ``NewFramework(ctx, registry, profile, opts ...Option)``); the scheduling queue, built
+    after the frameworks from their QueueSort, is set with :meth:`set_pod_nominator` and
+    :meth:`set_pod_activator` as upstream's ``SetPodNominator``/``SetPodActivator``.
     """
 
-    def __init__(self, profile: Any, registry: Registry, *, profile_path: str = "profiles[0]",
-                 snapshot_provider: Callable[[], Snapshot] | None = None,
-                 node_info_provider: Callable[[str], NodeInfo | None] | None = None, clock: Any = None,
-                 rng: random.Random | None = None, client: Any = None, objects: ObjectLister | None = None,
-                 event_recorder: EventRecorder | None = None, nominator: Nominator | None = None,
-                 parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
-                 ignored_resources: Sequence[str] = (), permit_wait_timeout: float | None = None,
-                 skip_unavailable: bool = False, on_skipped: Callable[[list[str]], None] | None = None) -> None:
+    def __init__(self, profile: KubeSchedulerProfile, registry: Registry,
+                 options: FrameworkOptions | None = None) -> None:
+        o = options if options is not None else FrameworkOptions()
+        profile_path = o.profile_path
         self.profile_name: str = profile.scheduler_name or "default-scheduler"
-        self.parallelism = parallelism
-        self.percentage_of_nodes_to_score = (profile.percentage_of_nodes_to_score
-                                             if profile.percentage_of_nodes_to_score is not None
-                                             else percentage_of_nodes_to_score)
-        self.clock = clock
-        self.rng = rng or random.Random(0)
-        self.client = client
-        self.objects = objects
-        self.event_recorder = event_recorder
-        self.nominator = nominator
+        self.parallelism: int = o.parallelism
+        self.percentage_of_nodes_to_score: int | None = (profile.percentage_of_nodes_to_score
+                                                         if profile.percentage_of_nodes_to_score is not None
+                                                         else o.percentage_of_nodes_to_score)
+        self.clock: Clock | None = o.clock
+        self.rng: random.Random = o.rng or random.Random(0)
+        self.client: PluginClient | None = o.client
+        self.objects: ObjectLister = o.objects
+        self.event_recorder: EventRecorder | None = o.event_recorder
+        self._nominator: Nominator | None = o.nominator
+        self._activator: PodActivator | None = None
         self.waiting_pods = WaitingPodsMap()
-        self.permit_wait_timeout = permit_wait_timeout
-        self._snapshot_provider = snapshot_provider or (lambda: Snapshot([]))
-        self._node_info_provider = node_info_provider
-        self.activate_hook: Callable[[Mapping[str, Pod]], None] | None = None
+        self.permit_wait_timeout = o.permit_wait_timeout
+        self._snapshot_provider: Callable[[], Snapshot] = o.snapshot_provider or _empty_snapshot
+        self._node_info_provider = o.node_info_provider
         self.skipped_plugins: list[str] = []
         #: the scheduler's extenders (``handle.Extenders()``; DefaultPreemption calls their preempt verb)
-        self.extenders: list[Any] = []
-        #: metrics recorder for plugins (``handle.metrics``: a QueueMetrics-style recorder) or None
-        self.metrics: Any = None
-        #: where the runtime records its own metrics (the scheduler sets it; null sink: nothing recorded)
-        self.sink: MetricsSink = NULL_SINK
+        self.extenders: Sequence[PreemptionExtender] = tuple(o.extenders)
+        #: metrics recorder for plugins (``handle.metrics``) or None: the scheduler records no metrics
+        self.metrics: MetricsSink | None = o.metrics
+        #: where the runtime records its own metrics (the null sink: nothing recorded)
+        self.sink: MetricsSink = o.metrics if o.metrics is not None else NULL_SINK
+        skip_unavailable, on_skipped, ignored_resources = o.skip_unavailable, o.on_skipped, o.ignored_resources
 
         def plugin_class(name: str, path: str) -> type[Plugin]:
             return registry.get(name, path)
@@ -197,7 +202,7 @@ class Framework:
                     # upstream buildExtenders *replaces* ignoredResources with the extenders' list
                     args.ignored_resources = list(ignored_resources)
             try:
-                instances[name] = cls(args, cast("Handle", self))
+                instances[name] = cls(args, self)
             except ConfigError:
                 raise
             except Exception as e:  # a third-party plugin may raise anything: one line, naming it
@@ -317,10 +322,24 @@ class Framework:
         """Every waiting pod."""
         return iter(self.waiting_pods)
 
+    @property
+    def nominator(self) -> Nominator | None:
+        """The pods nominated to nodes (the scheduling queue; ``handle.PodNominator``) or None."""
+        return self._nominator
+
+    def set_pod_nominator(self, nominator: Nominator) -> None:
+        """Set the nominator once the scheduling queue exists (upstream ``frameworkImpl.SetPodNominator``:
+        the queue is built from the frameworks' QueueSort, so it comes after them)."""
+        self._nominator = nominator
+
+    def set_pod_activator(self, activator: PodActivator) -> None:
+        """Set where :meth:`activate` moves pods (upstream ``frameworkImpl.SetPodActivator``)."""
+        self._activator = activator
+
     def activate(self, pods: Mapping[str, Pod]) -> None:
-        """Move ``pods`` to activeQ (``handle.Activate``)."""
-        if self.activate_hook is not None and pods:
-            self.activate_hook(pods)
+        """Move ``pods`` to activeQ (``handle.Activate``); without an activator, nothing."""
+        if self._activator is not None and pods:
+            self._activator.activate(pods)
 
     # ---- events ---------------------------------------------------------------------------------
 

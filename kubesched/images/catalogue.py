@@ -35,9 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
-from kubesched.api.yaml_limits import YAMLLimitError, safe_load
+from kubesched.api.document_file import parse_document, read_text
 from kubesched.errors import ConfigError
 from kubesched.images.names import ImageRef, InvalidImageReference, parse_image_ref
 
@@ -295,18 +293,11 @@ def load_catalogue(path: str | Path | None = None) -> ImageCatalogue:
     if path is None:
         return default_catalogue()
     where = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise _fail("", f"cannot read the image catalogue: {err.strerror or err}", where) from None
-    return _parse_text(text, where)
+    return _parse_text(read_text(path, _fail), where)
 
 
 def _parse_text(text: str, where: str) -> ImageCatalogue:
-    try:
-        data = safe_load(text)
-    except (yaml.YAMLError, YAMLLimitError) as err:
-        raise _fail("", f"invalid YAML: {err}".replace("\n", " "), where) from None
+    data = parse_document(text, where, error=_fail)
     return parse_catalogue(data, where)
 
 

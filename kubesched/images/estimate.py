@@ -91,5 +91,5 @@ def estimate_image(ref: str, model: PullModel, catalogue: ImageCatalogue,
             why = f"not in the image catalogue; registry lookup failed: {e}"
     seconds = round(model.seconds(OPAQUE_IMAGE_BYTES, 1), 3)
     note = (f"{why}. Modelled as one opaque layer of {OPAQUE_IMAGE_BYTES} bytes, as `kubesched serve --kubelet` "
-            "models it; give --size BYTES [--layers N] for a better estimate")
+            "models it; give --size SIZE [--layers N] for a better estimate")
     return ImageEstimate(parsed.canonical, OPAQUE_IMAGE_BYTES, 1, seconds, "default", note)

@@ -33,10 +33,10 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field, field_validator
 from pydantic.dataclasses import dataclass
 
+from kubesched.api.document_file import read_document
 from kubesched.config.args import ARGS_CONFIG, decode_args
 from kubesched.errors import ConfigError
 from kubesched.images.names import DEFAULT_DOMAIN
@@ -134,12 +134,7 @@ def load_registry_settings(path: str | None) -> RegistrySettings:
     the field."""
     if path is None:
         return RegistrySettings()
-    try:
-        data: Any = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError("", f"cannot read the registry settings: {e.strerror or e}", path) from None
-    except yaml.YAMLError as e:
-        raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
+    data: Any = read_document(path)
     try:
         return decode_args(RegistrySettings, data, "")
     except ConfigError as e:

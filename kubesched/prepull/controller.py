@@ -3,7 +3,9 @@ real cluster with puller pods.
 
 It runs inside the scheduler process, beside the scheduling loop, because the planner reads what
 the scheduler already holds: its informers (pod arrivals and bindings, nodes) and its cache
-(room per node, including pods assumed and not yet bound). A separate controller would rebuild
+(room per node, including pods assumed and not yet bound), both through the scheduler's own
+read surface (:class:`SchedulerReader`: ``objects``, ``node_info_copies``, ``profile_name_for``,
+``add_event_handlers``); it writes only through the cluster client. A separate controller would rebuild
 both from its own watches; inside ``run`` it costs one tick every ``interval`` seconds, and it
 acts only while the process holds the scheduler's lease (one active pre-puller per cluster).
 
@@ -33,35 +35,36 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.api.pod import Pod
 from kubesched.api.timestamps import rfc3339_micro
-from kubesched.client.informers import InformerSet
+from kubesched.client.client import ClusterClient
 from kubesched.client.informers import ResourceEventHandlerFuncs as EventHandlers
 from kubesched.client.kube import KubeApiError
 from kubesched.clock import Clock
 from kubesched.errors import ConfigError, KubeschedError, NotFoundError
 from kubesched.framework.node_info import NodeInfo
-from kubesched.images.catalogue import ImageCatalogue
+from kubesched.images.catalogue import ImageCatalogue, load_catalogue
+from kubesched.images.registry_layers import shared_registry_source
 from kubesched.prepull.cluster_view import ClusterImageView, has_disk_pressure
 from kubesched.prepull.hook import PlannerContext
 from kubesched.prepull.image_facts import ImageFacts
-from kubesched.prepull.mechanisms import ActivePull, PullerPods, PullMechanism
+from kubesched.prepull.mechanisms import ActivePull, PullerPods, PullMechanism, discover
 from kubesched.prepull.metrics import PrePullMetrics
 from kubesched.prepull.planner import PrePullPlanner
 from kubesched.prepull.precision import PrecisionTracker
 from kubesched.prepull.puller_pod import DEFAULT_PRIORITY_CLASS, is_puller, priority_class
 
-__all__ = ["PrePullController", "REPORTING_CONTROLLER"]
+__all__ = ["PrePullController", "REPORTING_CONTROLLER", "SchedulerReader"]
 
 log = logging.getLogger(__name__)
 
 REPORTING_CONTROLLER = "kubesched-prepull"
 
 
-class _Cache:
-    """The planner's ``scheduler.cache``: this tick's NodeInfo copies."""
+class _PlannerSchedulerView:
+    """The planner's view of the scheduler (``node_infos()``): this tick's NodeInfo copies."""
 
     def __init__(self) -> None:
         self.infos: list[NodeInfo] = []
@@ -70,9 +73,17 @@ class _Cache:
         return self.infos
 
 
-class _SchedulerView:
-    def __init__(self) -> None:
-        self.cache = _Cache()
+class SchedulerReader(Protocol):
+    """What the controller reads of the :class:`~kubesched.scheduler.core.Scheduler` (its read
+    surface; never its queue, cache or informers)."""
+
+    def objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]: ...
+
+    def node_info_copies(self) -> list[NodeInfo]: ...
+
+    def profile_name_for(self, pod: Pod) -> str | None: ...
+
+    def add_event_handlers(self, kind: str, handlers: EventHandlers) -> None: ...
 
 
 def _image_refs(pods: Iterable[Mapping[str, Any]], nodes: Iterable[NodeInfo]) -> Iterable[str]:
@@ -93,9 +104,8 @@ class PrePullController:
     """Carries out the planner's pre-pulls with puller pods (see the module docstring).
 
     Args: ``client`` (the cluster client: create/delete pods, create_event, get/create the
-    PriorityClass), ``informers`` (the scheduler's; pods and nodes are read from their stores),
-    ``cache`` (the scheduler cache: ``dump()``), ``profiles`` (scheduler names whose pods count as
-    arrivals), ``catalogue`` (an image catalogue, or :class:`ImageFacts`: catalogue + registry
+    PriorityClass), ``scheduler`` (its read surface: pods and nodes from its informers, NodeInfo
+    copies from its cache; pods of its profiles count as arrivals), ``catalogue`` (an image catalogue, or :class:`ImageFacts`: catalogue + registry
     lookups), ``clock``; keyword: ``namespace`` of the puller pods,
     ``planner`` (default :class:`PrePullPlanner` with its defaults), ``interval`` seconds between
     ticks, ``max_new_per_tick``, ``timeout_seconds`` per puller pod, ``priority_class_name``
@@ -103,7 +113,7 @@ class PrePullController:
     :mod:`kubesched.prepull.mechanisms`).
     """
 
-    def __init__(self, client: Any, informers: InformerSet, cache: Any, profiles: Iterable[str],
+    def __init__(self, client: ClusterClient, scheduler: SchedulerReader,
                  catalogue: ImageCatalogue | ImageFacts, clock: Clock, *, namespace: str = "kube-system",
                  planner: PrePullPlanner | None = None, interval: float = 15.0, max_new_per_tick: int = 8,
                  timeout_seconds: float = 600.0, priority_class_name: str | None = DEFAULT_PRIORITY_CLASS,
@@ -111,9 +121,7 @@ class PrePullController:
         if interval <= 0 or max_new_per_tick < 1 or timeout_seconds <= 0:
             raise ValueError("interval and timeout_seconds must be > 0 and max_new_per_tick >= 1")
         self.client = client
-        self.informers = informers
-        self.cache = cache
-        self.profiles = set(profiles)
+        self.scheduler = scheduler
         facts = catalogue if isinstance(catalogue, ImageFacts) else ImageFacts(catalogue)
         #: image facts by reference: the catalogue, then registry lookups
         self.catalogue = facts
@@ -124,48 +132,39 @@ class PrePullController:
         self.timeout_seconds = timeout_seconds
         self.priority_class_name = priority_class_name
         self.metrics = metrics or PrePullMetrics()
-        self.mechanism: PullMechanism = mechanism or PullerPods(client, informers, namespace, priority_class_name)
+        self.mechanism: PullMechanism = mechanism or PullerPods(client, scheduler, namespace, priority_class_name)
         self.view = ClusterImageView(facts, max_new_per_tick)
         self.precision = PrecisionTracker()
         self.origin = clock.now()
-        self._scheduler = _SchedulerView()
+        self._planner_view = _PlannerSchedulerView()
         self._lock = threading.Lock()
         self._seq = 0
         self._reaped: set[str] = set()
-        self.planner.attach(PlannerContext(model=self.view, cluster=client, scheduler=self._scheduler,
+        self.planner.attach(PlannerContext(model=self.view, cluster=client, scheduler=self._planner_view,
                                            clock=clock, catalogue=facts, origin=self.origin))
 
     @classmethod
-    def for_scheduler(cls, sched: Any, client: Any, clock: Clock, catalogue_path: str | None = None, *,
-                      api_client: Any | None = None, mechanism: str = "auto", registry_settings: str | None = None,
-                      **kwargs: Any) -> PrePullController:
-        """A controller reading ``sched``'s informers and cache, its handlers registered (call
-        before ``sched.start()``). ``mechanism``: ``auto`` (ImagePullJob when discovery through
-        ``api_client`` finds it, else puller pods), ``pods`` or ``imagepulljob``;
-        ``registry_settings``: registry settings file for images missing from the catalogue (the
-        process-wide source the image plugins use with the same file; None: catalogue only);
-        ``kwargs`` as for the constructor. Raises ConfigError for a bad catalogue, settings file
-        or mechanism."""
-        from kubesched.images.catalogue import load_catalogue
-        from kubesched.images.registry_layers import shared_registry_source
-        from kubesched.prepull.mechanisms import discover
-
+    def for_scheduler(cls, sched: SchedulerReader, client: ClusterClient, clock: Clock,
+                      catalogue_path: str | None = None, *, mechanism: str = "auto",
+                      registry_settings: str | None = None, namespace: str = "kube-system",
+                      priority_class_name: str | None = DEFAULT_PRIORITY_CLASS, timeout_seconds: float = 600.0,
+                      interval: float = 15.0, max_new_per_tick: int = 8) -> PrePullController:
+        """A controller reading ``sched``'s surface, its handlers registered (call before
+        ``sched.start()``). ``mechanism``: ``auto`` (ImagePullJob when discovery through ``client``
+        finds it, else puller pods), ``pods`` or ``imagepulljob``; ``registry_settings``: registry
+        settings file for images missing from the catalogue (the process-wide source the image
+        plugins use with the same file; None: catalogue only); the rest as for the constructor.
+        Raises ConfigError for a bad catalogue, settings file or mechanism."""
         source = shared_registry_source(registry_settings) if registry_settings else None
         catalogue = ImageFacts(load_catalogue(catalogue_path), source)
-        custom = None
-        if api_client is not None:
-            from kubernetes import client as k8s
-
-            custom = k8s.CustomObjectsApi(api_client)
         try:
-            chosen = discover(client, sched.informers, kwargs.get("namespace", "kube-system"),
-                              kwargs.get("priority_class_name", DEFAULT_PRIORITY_CLASS),
-                              kwargs.get("timeout_seconds", 600.0), custom, mechanism)
+            chosen = discover(client, sched, namespace, priority_class_name, timeout_seconds, mechanism)
         except ValueError as e:
             raise ConfigError("--prepull-mechanism", str(e)) from None
         log.info("pre-pull mechanism: %s", chosen.name)
-        controller = cls(client, sched.informers, sched.cache, sched.profiles, catalogue, clock,
-                         mechanism=chosen, **kwargs)
+        controller = cls(client, sched, catalogue, clock, namespace=namespace, interval=interval,
+                         max_new_per_tick=max_new_per_tick, timeout_seconds=timeout_seconds,
+                         priority_class_name=priority_class_name, mechanism=chosen)
         controller.register()
         return controller
 
@@ -173,9 +172,9 @@ class PrePullController:
 
     def register(self) -> None:
         """Add the Pod and Node handlers to the scheduler's informers (before they start)."""
-        self.informers.informer("Pod").add_handlers(EventHandlers(self._pod_add, self._pod_update, None))
-        self.informers.informer("Node").add_handlers(EventHandlers(self._node_seen, lambda _o, n: self._node_seen(n),
-                                                                   None))
+        self.scheduler.add_event_handlers("Pod", EventHandlers(self._pod_add, self._pod_update, None))
+        self.scheduler.add_event_handlers("Node", EventHandlers(self._node_seen, lambda _o, n: self._node_seen(n),
+                                                                None))
 
     def _t(self) -> float:
         return self.clock.now() - self.origin
@@ -202,7 +201,7 @@ class PrePullController:
         with self._lock:
             if pod.node_name:
                 self.planner.on_pod_bound(pod, pod.node_name, self._t())
-            elif pod.scheduler_name in self.profiles:
+            elif self.scheduler.profile_name_for(pod) is not None:
                 self.planner.on_pod_pending(pod, self._t())
 
     def _pod_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -270,12 +269,12 @@ class PrePullController:
         pulls = self.mechanism.pulls()
         self._reaped &= {pull.name for pull in pulls}   # deleted ones the informer still lists
         active = [pull for pull in pulls if not self._reap(pull)]
-        pods = self.informers.list("Pod")
-        nodes = list(self.cache.dump().nodes.values())
+        pods = self.scheduler.objects("Pod")
+        nodes = self.scheduler.node_info_copies()
         self.catalogue.prefetch(_image_refs(pods, nodes))   # registry lookups outside the lock
         with self._lock:
             self.view.refresh(nodes, pods, [(pull.node, pull.images) for pull in active])
-            self._scheduler.cache.infos = [ni for ni in nodes if ni.node is not None]
+            self._planner_view.infos = [ni for ni in nodes if ni.node is not None]
             self.planner.tick(self._t())
             requests = dict(self.view.requests)
         created = []

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from kubesched.images.catalogue import CatalogueImage
 
 __all__ = ["PlannerContext", "PrePullPlannerHook", "PlannerFactory", "DEFAULT_PLANNER", "DEFAULT_TICK_SECONDS",
-           "ImageLookup", "NodeImageDisk", "NodeImageView", "NodeInfoSource", "PlannerScheduler",
+           "ImageLookup", "NodeImageDisk", "NodeImageView", "PlannerScheduler",
            "load_planner_factory"]
 
 #: the planner ``--prepull`` enables (written outside the replay; imported lazily)
@@ -93,15 +93,11 @@ class ImageLookup(Protocol):
     def get(self, ref: str) -> CatalogueImage | None: ...
 
 
-class NodeInfoSource(Protocol):
-    def node_infos(self) -> Iterable[NodeInfo]: ...
-
-
 class PlannerScheduler(Protocol):
-    """The part of the scheduler a planner reads: its cache's NodeInfos."""
+    """The part of the scheduler a planner reads, from its read surface: the cache's NodeInfos
+    (``Scheduler.node_infos``; read-only)."""
 
-    @property
-    def cache(self) -> NodeInfoSource: ...
+    def node_infos(self) -> Iterable[NodeInfo]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +107,7 @@ class PlannerContext:
     ``model``: the node images (:class:`NodeImageView`: ``prepull``, ``layer_bytes``,
     ``has_image``, ``pulling``, ``pending_pulls``, ``store(node)``); ``cluster``: the cluster
     (read only: ``list("Node")``, ``list("Pod")``, ``get``); ``scheduler``: the scheduler
-    (its ``cache``); ``clock``: the clock (read ``now()`` only);
+    (``node_infos()``); ``clock``: the clock (read ``now()`` only);
     ``catalogue``: the image facts (:class:`ImageLookup`: the image catalogue in the replay, plus
     registry lookups under ``kubesched run --prepull``); ``origin``: clock time of replay second 0, so
     ``t = clock.now() - origin``.

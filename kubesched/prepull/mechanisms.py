@@ -9,7 +9,10 @@ CRD is served, otherwise puller pods.
 * :class:`PullerPods`: pods of :mod:`kubesched.prepull.puller_pod` (the kubelet pulls).
 
 :func:`discover` picks ImagePullJob when the API server lists ``imagepulljobs`` in
-``apps.kruise.io/v1alpha1`` (API discovery), else puller pods.
+``apps.kruise.io/v1alpha1`` (API discovery), else puller pods. Both reach the API only through
+the :class:`~kubesched.client.client.ClusterClient` interface (ImagePullJobs by their
+:class:`~kubesched.client.client.GroupVersionResource`), and puller pods are read from the
+scheduler's Pod informer (:class:`ObjectReader`: ``Scheduler.objects``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubesched.api.timestamps import parse_time
+from kubesched.client.client import ClusterClient, GroupVersionResource
 from kubesched.prepull.puller_pod import (
     PREPULL_IMAGES_ANNOTATION,
     PREPULL_LABEL,
@@ -29,14 +33,21 @@ from kubesched.prepull.puller_pod import (
     puller_pod,
 )
 
-__all__ = ["ActivePull", "PullMechanism", "PullerPods", "ImagePullJobs", "discover", "KRUISE_GROUP",
-           "KRUISE_VERSION", "IMAGE_PULL_JOBS"]
+__all__ = ["ActivePull", "PullMechanism", "PullerPods", "ImagePullJobs", "ObjectReader", "discover", "KRUISE_GROUP",
+           "KRUISE_VERSION", "IMAGE_PULL_JOBS", "IMAGE_PULL_JOBS_GVR"]
 
 log = logging.getLogger(__name__)
 
 KRUISE_GROUP = "apps.kruise.io"
 KRUISE_VERSION = "v1alpha1"
 IMAGE_PULL_JOBS = "imagepulljobs"
+IMAGE_PULL_JOBS_GVR = GroupVersionResource(KRUISE_GROUP, KRUISE_VERSION, IMAGE_PULL_JOBS)
+
+
+class ObjectReader(Protocol):
+    """The scheduler's informer objects (``Scheduler.objects``)."""
+
+    def objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +83,16 @@ class PullerPods:
 
     name = "pods"
 
-    def __init__(self, client: Any, informers: Any, namespace: str, priority_class_name: str | None) -> None:
+    def __init__(self, client: ClusterClient, reader: ObjectReader, namespace: str,
+                 priority_class_name: str | None) -> None:
         self.client = client
-        self.informers = informers
+        self.reader = reader
         self.namespace = namespace
         self.priority_class_name = priority_class_name
 
     def pulls(self) -> list[ActivePull]:
         out = []
-        for obj in self.informers.list("Pod", self.namespace):
+        for obj in self.reader.objects("Pod", self.namespace):
             if not is_puller(obj):
                 continue
             meta = _meta(obj)
@@ -126,20 +138,18 @@ def job_outcome(obj: Mapping[str, Any]) -> str | None:
 
 
 class ImagePullJobs:
-    """OpenKruise ImagePullJobs through ``kubernetes.client.CustomObjectsApi`` (``custom``)."""
+    """OpenKruise ImagePullJobs through the cluster client (:data:`IMAGE_PULL_JOBS_GVR`)."""
 
     name = "imagepulljob"
 
-    def __init__(self, custom: Any, namespace: str, timeout_seconds: float) -> None:
-        self.custom = custom
+    def __init__(self, client: ClusterClient, namespace: str, timeout_seconds: float) -> None:
+        self.client = client
         self.namespace = namespace
         self.timeout_seconds = timeout_seconds
 
     def pulls(self) -> list[ActivePull]:
-        doc = self.custom.list_namespaced_custom_object(KRUISE_GROUP, KRUISE_VERSION, self.namespace, IMAGE_PULL_JOBS,
-                                                        label_selector=f"{PREPULL_LABEL}=true")
         out = []
-        for obj in doc.get("items") or []:
+        for obj in self.client.list_resource(IMAGE_PULL_JOBS_GVR, self.namespace, f"{PREPULL_LABEL}=true"):
             meta = _meta(obj)
             image = (obj.get("spec") or {}).get("image") or ""
             out.append(ActivePull(str(meta.get("name") or ""), (meta.get("labels") or {}).get(PREPULL_NODE_LABEL, ""),
@@ -149,37 +159,31 @@ class ImagePullJobs:
     def start(self, node: str, node_uid: str, images: list[str]) -> str:
         names = []
         for image in images:
-            created = self.custom.create_namespaced_custom_object(
-                KRUISE_GROUP, KRUISE_VERSION, self.namespace, IMAGE_PULL_JOBS,
-                image_pull_job(node, node_uid, image, self.namespace, self.timeout_seconds))
+            created = self.client.create_resource(
+                IMAGE_PULL_JOBS_GVR, image_pull_job(node, node_uid, image, self.namespace, self.timeout_seconds))
             names.append(str(_meta(created).get("name") or ""))
         return ",".join(names)
 
     def delete(self, pull: ActivePull) -> None:
-        self.custom.delete_namespaced_custom_object(KRUISE_GROUP, KRUISE_VERSION, self.namespace, IMAGE_PULL_JOBS,
-                                                    pull.name)
+        self.client.delete_resource(IMAGE_PULL_JOBS_GVR, self.namespace, pull.name)
 
 
-def image_pull_jobs_served(custom: Any) -> bool:
-    """True when discovery lists ``imagepulljobs`` in ``apps.kruise.io/v1alpha1``."""
+def image_pull_jobs_served(client: ClusterClient) -> bool:
+    """True when discovery lists ``imagepulljobs`` in ``apps.kruise.io/v1alpha1`` (False too when
+    discovery fails: puller pods work everywhere)."""
     try:
-        resources = custom.get_api_resources(KRUISE_GROUP, KRUISE_VERSION)
-    except Exception as e:  # noqa: BLE001 - a 404 (group not served) or any discovery failure
+        return client.serves_resource(IMAGE_PULL_JOBS_GVR)
+    except Exception as e:  # noqa: BLE001 - any discovery failure
         log.debug("discovery of %s/%s: %s", KRUISE_GROUP, KRUISE_VERSION, e)
         return False
-    items = getattr(resources, "resources", None) or []
-    return any(getattr(r, "name", None) == IMAGE_PULL_JOBS for r in items)
 
 
-def discover(client: Any, informers: Any, namespace: str, priority_class_name: str | None,
-             timeout_seconds: float, custom: Any | None = None, mode: str = "auto") -> PullMechanism:
+def discover(client: ClusterClient, reader: ObjectReader, namespace: str, priority_class_name: str | None,
+             timeout_seconds: float, mode: str = "auto") -> PullMechanism:
     """The mechanism for ``mode`` (``auto``, ``pods``, ``imagepulljob``); ``auto`` asks discovery
-    through ``custom`` (a ``kubernetes.client.CustomObjectsApi``; None: puller pods). Raises
-    ValueError for an unknown mode or ``imagepulljob`` without ``custom``."""
+    through ``client``. Raises ValueError for an unknown mode."""
     if mode not in ("auto", "pods", "imagepulljob"):
         raise ValueError(f"unknown pre-pull mechanism {mode!r} (auto, pods, imagepulljob)")
-    if mode != "pods" and custom is not None and (mode == "imagepulljob" or image_pull_jobs_served(custom)):
-        return ImagePullJobs(custom, namespace, timeout_seconds)
-    if mode == "imagepulljob":
-        raise ValueError("the imagepulljob pre-pull mechanism needs a Kubernetes API client")
-    return PullerPods(client, informers, namespace, priority_class_name)
+    if mode == "imagepulljob" or (mode == "auto" and image_pull_jobs_served(client)):
+        return ImagePullJobs(client, namespace, timeout_seconds)
+    return PullerPods(client, reader, namespace, priority_class_name)

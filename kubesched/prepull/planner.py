@@ -266,7 +266,7 @@ class PrePullPlanner:
         if not ranked:
             return []
         ctx = self.ctx
-        infos = {ni.name: ni for ni in ctx.scheduler.cache.node_infos() if ni.node is not None}
+        infos = {ni.name: ni for ni in ctx.scheduler.node_infos() if ni.node is not None}
         self._learn_status_images(infos)
         # preference order of nodes without shared layers: most free GPUs, then the smaller node
         # (allocatable CPU), then most free CPU, by name

@@ -16,14 +16,14 @@ import logging
 import queue
 import random
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api import kinds
 from kubesched.api.pod import Pod
 from kubesched.client.client import ClusterClient
-from kubesched.client.informers import InformerSet
+from kubesched.client.informers import InformerSet, ResourceEventHandlerFuncs
 from kubesched.clock import VirtualClock
 from kubesched.config.extenders import extender_ignored_resources
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -31,7 +31,8 @@ from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.metrics_sink import NULL_SINK, MetricsSink
-from kubesched.framework.node_info import PodInfo
+from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.registry import Registry
@@ -195,15 +196,15 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         for i, prof in enumerate(config.profiles):
             name = prof.scheduler_name or "default-scheduler"
-            fwk = Framework(
-                prof, registry, profile_path=f"profiles[{i}]", snapshot_provider=lambda: self.snapshot,
+            fwk = Framework(prof, registry, FrameworkOptions(
+                profile_path=f"profiles[{i}]", snapshot_provider=lambda: self.snapshot,
                 node_info_provider=self.cache.node_info,
                 clock=clock, rng=rng, client=self.client, objects=self.informers,
                 event_recorder=ClientEventRecorder(self.client, clock, name, reporting_instance, event_sink),
-                parallelism=config.parallelism,
+                extenders=self.extenders, metrics=metrics, parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
                 permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
-                on_skipped=_bind_profile(on_skipped_plugins, name))
+                on_skipped=_bind_profile(on_skipped_plugins, name)))
             self.profiles[name] = fwk
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(
@@ -219,11 +220,8 @@ class Scheduler:
             metrics=metrics,
         )
         for fwk in self.profiles.values():
-            fwk.nominator = self.queue
-            fwk.activate_hook = self.queue.activate
-            fwk.extenders = self.extenders
-            fwk.metrics = metrics
-            fwk.sink = self.sink
+            fwk.set_pod_nominator(self.queue)
+            fwk.set_pod_activator(self.queue)
         self.handlers = EventHandlers(self.cache, self.queue, self.profiles, invalid_pods=self.invalid_pods,
                                       patch_failed_status=self.patch_failed_status)
 
@@ -579,9 +577,25 @@ class Scheduler:
         """Kinds whose watch is failing (``/healthz`` reasons)."""
         return self.informers.unhealthy()
 
-    def objects(self, kind: str) -> list[Mapping[str, Any]]:
-        """The informer's current objects of ``kind`` (raw API objects), e.g. ``"Pod"``."""
-        return self.informers.list(kind)
+    def objects(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
+        """The informer's current objects of ``kind`` (raw API objects, never mutate them), e.g.
+        ``"Pod"``; only ``namespace``'s when given."""
+        return self.informers.list(kind, namespace)
+
+    def node_infos(self) -> Iterator[NodeInfo]:
+        """The cache's live NodeInfos of all nodes, assumed pods included (read-only, and only on
+        the scheduling thread: ``replay``'s planners; see :meth:`Cache.node_infos`)."""
+        return self.cache.node_infos()
+
+    def node_info_copies(self) -> list[NodeInfo]:
+        """Copies of the cache's NodeInfos (assumed pods included; upstream ``Cache.Dump``), for
+        controllers on other threads that plan on the room the scheduler sees."""
+        return list(self.cache.dump().nodes.values())
+
+    def add_event_handlers(self, kind: str, handlers: ResourceEventHandlerFuncs) -> None:
+        """Add ``handlers`` to the scheduler's informer of ``kind`` (call before :meth:`start`), as
+        a controller sharing upstream's informer factory does (``Informer().AddEventHandler``)."""
+        self.informers.informer(kind).add_handlers(handlers)
 
     def pop_pending(self, pod_key: str) -> QueuedPodInfo | None:
         """Pop pods (non-blocking) until ``pod_key`` (``namespace/name``) comes out and return it;

@@ -60,14 +60,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kubesched.api.document_file import read_document
 from kubesched.api.pod import Pod
-from kubesched.api.yaml_limits import YAMLLimitError, safe_load
 from kubesched.errors import ManifestError
 from kubesched.images.assign import ImageAssigner
 from kubesched.trace.openb import TracePod, read_nodes, read_pods
 from kubesched.trace.workload import Workload, WorkloadPod
+from kubesched.units import format_seconds
 
 __all__ = ["load_workload", "load_openb", "load_simple_yaml", "load_simple_csv_dir", "parse_window",
            "OPENB_NODE_LIST", "OPENB_POD_LIST", "is_openb_path"]
@@ -132,12 +131,38 @@ def load_openb(path: str | Path, assigner: ImageAssigner, *, window: str | None 
     trace_end = max(max(r.creation_time, r.deletion_time or 0.0, r.scheduled_time or 0.0) for r in rows)
     start, end = parse_window(window, trace_end)
     chosen = sorted((r for r in rows if start <= r.creation_time < end), key=lambda r: (r.creation_time, r.name))
-    if max_pods is not None:
-        chosen = chosen[:max_pods]
-    pods = [_openb_pod(r, start, trace_end, assigner) for r in chosen]
-    label = f"{pod_file} window [{start:g}, {end:g}) s"
-    notes = (f"{len(chosen)} of {len(rows)} pods created in the window, {len(nodes)} nodes",)
+    # the cluster as the trace had it when the window opens: pods scheduled before it and still
+    # running then arrive at second 0 for the rest of their run
+    running = sorted((r for r in rows if r.creation_time < start and r.scheduled_time is not None
+                      and r.scheduled_time < start and (r.deletion_time is None or r.deletion_time > start)),
+                     key=lambda r: r.name) if start > 0 else []  # all arrive at 0: by name
+    if max_pods is not None:  # the first N by arrival: the running ones arrive first
+        running = running[:max_pods]
+        chosen = chosen[:max_pods - len(running)]
+    pods = [_running_pod(r, start, trace_end, assigner) for r in running]
+    pods += [_openb_pod(r, start, trace_end, assigner) for r in chosen]
+    label = f"{pod_file} window {_window_label(start, end, trace_end)}"
+    notes: tuple[str, ...] = (f"{len(chosen)} of {len(rows)} pods created in the window, {len(nodes)} nodes",)
+    if running:
+        notes += (f"{len(running)} pods running when the window opens start it (arrival 0, for the rest of their "
+                  "run)",)
     return Workload(nodes, pods, horizon=end - start, origin=start, description=label, notes=notes)
+
+
+def _window_label(start: float, end: float, trace_end: float) -> str:
+    """``the last 12h (day 148.8 to 149.3)`` or ``day 119.3 to 149.3`` for reading."""
+    span = f"day {start / 86400:.1f} to {end / 86400:.1f}"
+    if end == trace_end and start > 0:
+        return f"the last {format_seconds(end - start)} ({span})"
+    return f"{format_seconds(end - start)} ({span})"
+
+
+def _running_pod(r: TracePod, start: float, trace_end: float, assigner: ImageAssigner) -> WorkloadPod:
+    image = assigner.image_for(r.name, gpu=r.num_gpu > 0)
+    duration: float | None = None
+    if r.deletion_time is not None and r.deletion_time < trace_end:
+        duration = max(0.0, r.deletion_time - start)
+    return WorkloadPod(r.name, "default", 0.0, duration, r.manifest(image=image.name), source="RunningAtStart")
 
 
 def _openb_pod(r: TracePod, start: float, trace_end: float, assigner: ImageAssigner) -> WorkloadPod:
@@ -327,14 +352,19 @@ def _csv_pods(path: Path, assigner: ImageAssigner) -> list[WorkloadPod]:
     return out
 
 
+#: What a trace can be, for messages about a file that is none of them.
+TRACE_FORMATS = ("a trace is an openb directory or pod list, a YAML file with nodes and pods, or a directory with "
+                 "nodes.csv and pods.csv (Kubernetes manifests are read by simulate and serve)")
+
+
 def load_simple_yaml(path: str | Path, assigner: ImageAssigner) -> Workload:
     """A workload from kubesched's YAML trace format (see the module docstring)."""
     p = Path(path)
     where = str(p)
-    try:
-        data = safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, YAMLLimitError) as e:
-        raise ManifestError("", f"invalid YAML: {e}".replace("\n", " "), where) from None
+    data = read_document(p, error=ManifestError, hint=TRACE_FORMATS)
+    if isinstance(data, Mapping) and ("kind" in data or "apiVersion" in data) and "nodes" not in data:
+        raise ManifestError("", f"a Kubernetes manifest (kind {data.get('kind')}), not a trace: {TRACE_FORMATS}",
+                            where)
     if not isinstance(data, Mapping):
         raise ManifestError("", "the trace must be a mapping with nodes and pods", where)
     allowed = {"horizon", "kubelet", "nodes", "pods", "podsCsv"}
@@ -402,8 +432,7 @@ def load_workload(path: str | Path, assigner: ImageAssigner, *, window: str | No
     elif p.suffix.lower() in (".yaml", ".yml"):
         workload = load_simple_yaml(p, assigner)
     else:
-        raise ManifestError("--trace", "expected an openb directory or pod list, a .yaml trace, or a directory "
-                                       "with nodes.csv and pods.csv", str(p))
+        raise ManifestError("", f"not a trace: {TRACE_FORMATS}", str(p))
     if max_pods is None and max_nodes is None:
         return workload
     pods = list(workload.pods)[:max_pods] if max_pods is not None else list(workload.pods)

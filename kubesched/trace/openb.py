@@ -103,12 +103,13 @@ def _read_csv(path: Path, reader: Any) -> list[Any]:
 
 
 def load_openb_snapshot(trace_dir: str | Path, *, max_pods: int, pod_list: str = "openb_pod_list_default.csv",
-                        node_list: str = "openb_node_list_all_node.csv") -> list[dict[str, Any]]:
-    """Every node of ``node_list`` plus the first ``max_pods`` pods of ``pod_list`` by creation time,
-    all pending. Raises :class:`~kubesched.errors.ManifestError` naming a missing file or a
-    missing/invalid column."""
+                        node_list: str = "openb_node_list_all_node.csv",
+                        max_nodes: int | None = None) -> list[dict[str, Any]]:
+    """The first ``max_nodes`` nodes of ``node_list`` in file order (None: all) plus the first
+    ``max_pods`` pods of ``pod_list`` by creation time, all pending. Raises
+    :class:`~kubesched.errors.ManifestError` naming a missing file or a missing/invalid column."""
     d = Path(trace_dir)
-    objs: list[dict[str, Any]] = _read_csv(d / node_list, read_nodes)
+    objs: list[dict[str, Any]] = _read_csv(d / node_list, read_nodes)[:max_nodes]
     pods = sorted(_read_csv(d / pod_list, read_pods), key=lambda p: (p.creation_time, p.name))[:max_pods]
     objs.extend(p.manifest() for p in pods)
     return objs

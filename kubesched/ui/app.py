@@ -47,6 +47,30 @@ _JSON_LIMIT = 32 * 1024 * 1024
 LIVE_MIN_INTERVAL = 1.0
 
 
+#: report views kept for their URLs (the oldest is dropped first)
+REPORTS_KEPT = 20
+
+
+class _Reports:
+    """Report views opened in this server, by a short id (``1``, ``2``, ...), the last
+    :data:`REPORTS_KEPT` of them."""
+
+    def __init__(self) -> None:
+        self._views: dict[str, dict[str, Any]] = {}
+        self._next = 1
+
+    def add(self, view: dict[str, Any]) -> str:
+        key = str(self._next)
+        self._next += 1
+        self._views[key] = view
+        while len(self._views) > REPORTS_KEPT:
+            del self._views[next(iter(self._views))]
+        return key
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._views.get(key)
+
+
 def plotly_js_path() -> Path:
     """The ``plotly.min.js`` bundled in the ``plotly`` Python package."""
     return Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
@@ -60,6 +84,7 @@ class _Api:
         self.session = session
         self.live = live
         self._rows: dict[tuple[str, int], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        self.reports = _Reports()
 
     # ---- helpers -----------------------------------------------------------------------------
 
@@ -300,8 +325,15 @@ class _Api:
             view = await asyncio.to_thread(report_view, reports)
         except ValueError as e:
             raise _json_error(web.HTTPUnprocessableEntity, str(e)) from None
-        except ImportError as e:  # plotly: the optional extra "report"
-            raise _json_error(web.HTTPNotImplemented, str(e)) from None
+        view["id"] = self.reports.add(view)  # the page's URL names it: reloadable while the server runs
+        return web.json_response(view)
+
+    async def stored_report(self, request: web.Request) -> web.Response:
+        """A report view opened earlier (``GET /reports/{id}``), so that its URL can be reloaded."""
+        view = self.reports.get(request.match_info["id"])
+        if view is None:
+            raise _not_found(f"report {request.match_info['id']} not found (reports are kept while the server "
+                             f"runs, the last {REPORTS_KEPT})")
         return web.json_response(view)
 
     async def watch(self, request: web.Request) -> web.StreamResponse:
@@ -426,5 +458,6 @@ def make_app(*, session: Session | None = None, live: LiveSession | None = None,
     r.add_get(f"{p}/runs/{{run}}", api.get_run)
     r.add_get(f"{p}/runs/{{run}}/diff", api.run_diff)
     r.add_post(f"{p}/reports", api.report)
+    r.add_get(f"{p}/reports/{{id}}", api.stored_report)
     r.add_get(f"{p}/watch", api.watch)
     return app

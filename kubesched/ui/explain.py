@@ -21,7 +21,7 @@ from typing import Any
 
 from kubesched.clock import VirtualClock
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.controllers.manager import ControllerManager
 from kubesched.embedded.store import MemoryCluster
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.scheduler.factory import new_scheduler
@@ -193,7 +193,7 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
     clock = VirtualClock(time)
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    PVController(cluster).start()  # as in simulate: VolumeBinding's PreBind waits for it to bind the claims
+    ControllerManager(cluster).start()  # as in simulate: VolumeBinding's PreBind waits for it to bind the claims
     sched = new_scheduler(cluster, config, clock=clock, seed=0, record=lambda p: bool(p.key == pod_key),
                           on_skipped_plugins=None)
     sched.start()

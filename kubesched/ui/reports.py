@@ -1,5 +1,8 @@
-"""Replay reports in the UI: one or more ``report.json`` documents side by side, with the same
-summary columns and plots as ``report.html`` (:mod:`kubesched.modes.report.report_plots`)."""
+"""Replay and start-up reports in the UI: one or more ``report.json`` documents (``kubesched
+replay``'s, one run per config, or ``kubesched startup``'s, one run per scheduler) side by side,
+with the same summary columns as the printed table and, when plotly (the optional extra
+``report``) is installed, the same plots as ``report.html``
+(:mod:`kubesched.modes.report.report_plots`); without plotly the table is shown with a note."""
 
 from __future__ import annotations
 
@@ -9,7 +12,10 @@ from typing import Any
 
 from kubesched.modes.report.report_plots import report_figures
 
-__all__ = ["report_view", "SUMMARY_COLUMNS"]
+__all__ = ["RUN_NAMES", "SUMMARY_COLUMNS", "report_view"]
+
+#: What names a run: ``config`` in a replay report, ``scheduler`` in a startup report.
+RUN_NAMES = ("config", "scheduler")
 
 #: (column title, key in the run summary, nested key or None, scale)
 SUMMARY_COLUMNS: tuple[tuple[str, str, str | None, float], ...] = (
@@ -36,9 +42,10 @@ def report_view(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``reports``: ``[{"name": "report.json", "report": <parsed report.json>}, ...]``.
 
     Returns ``{"columns": [...], "rows": [{"config", "report", "cells": [...]}], "figures": [plotly
-    figure JSON, ...], "withoutPlots": [configs whose report has no plot data]}``. A config is shown
-    as ``name: config`` when more than one report is open. Raises ValueError for a document that is
-    not a replay report."""
+    figure JSON, ...], "withoutPlots": [configs whose report has no plot data], "note": why there
+    are no plots ("" otherwise)}``. A run is named by its ``config`` (replay) or ``scheduler``
+    (startup); as ``name: config`` when more than one report is open. Raises ValueError for a
+    document that is neither report."""
     runs: list[dict[str, Any]] = []
     rows = []
     without = []
@@ -46,17 +53,24 @@ def report_view(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         name = str(item.get("name") or f"report {i + 1}")
         doc = item.get("report")
         if not isinstance(doc, Mapping) or not isinstance(doc.get("runs"), list):
-            raise ValueError(f'{name}: not a kubesched replay report.json (no "runs" list)')
+            raise ValueError(f'{name}: not a kubesched replay or startup report.json (no "runs" list)')
         for j, run in enumerate(doc["runs"]):
-            if not isinstance(run, Mapping) or "config" not in run:
-                raise ValueError(f"{name}: runs[{j}]: not a replay run (no config)")
-            label = f"{name}: {run['config']}" if len(reports) > 1 else str(run["config"])
+            key = next((k for k in RUN_NAMES if isinstance(run, Mapping) and k in run), None)
+            if key is None:
+                raise ValueError(f"{name}: runs[{j}]: not a replay or startup run (no config or scheduler)")
+            label = f"{name}: {run[key]}" if len(reports) > 1 else str(run[key])
             rows.append({"config": label, "report": name,
                          "cells": [_cell(run, k, s, sc) for _, k, s, sc in SUMMARY_COLUMNS]})
             if isinstance(run.get("plots"), Mapping):
                 runs.append({"config": label, "plots": run["plots"]})
             else:
                 without.append(label)
-    figures = [json.loads(f.to_json()) for f in report_figures(runs)] if runs else []
+    figures: list[Any] = []
+    note = ""
+    if runs:
+        try:
+            figures = [json.loads(f.to_json()) for f in report_figures(runs)]
+        except ImportError as e:  # plotly, the optional extra "report": the table still shows
+            note = str(e)
     return {"columns": ["config", *(c[0] for c in SUMMARY_COLUMNS)], "rows": rows, "figures": figures,
-            "withoutPlots": without}
+            "withoutPlots": without, "note": note}

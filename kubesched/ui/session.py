@@ -238,7 +238,12 @@ def set_score_weights(text: str | None, weights: Mapping[str, Mapping[str, int]]
     upstream's ``pkg/scheduler/apis/config/v1/default_plugins.go: mergePlugins``. Comments are not
     kept. Raises ValueError when the text is not a YAML mapping with a ``profiles`` list or a weight
     is not a positive integer."""
-    doc: Any = yaml.safe_load(text) if text and text.strip() else yaml.safe_load(STARTER_CONFIG)
+    from kubesched.api.yaml_limits import YAMLLimitError, safe_load
+
+    try:
+        doc: Any = safe_load(text) if text and text.strip() else safe_load(STARTER_CONFIG)  # bounded
+    except (yaml.YAMLError, YAMLLimitError) as e:
+        raise ValueError(f"the configuration is not valid YAML: {' '.join(str(e).split())}") from None
     if not isinstance(doc, dict):
         raise ValueError("the configuration is not a YAML mapping")
     profiles: Any = doc.setdefault("profiles", [])

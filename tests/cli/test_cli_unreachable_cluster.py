@@ -26,6 +26,7 @@ def _closed_port() -> int:
     ["simulate"],
     ["record", "--out", "OUT/rec"],
     ["load", "--trace", "OUT/trace.yaml", "--out", "OUT/report"],
+    ["ui", "--port", "0"],
 ])
 def test_a_refused_connection_is_one_line(tmp_path: Path, command: list[str]) -> None:
     url = f"http://127.0.0.1:{_closed_port()}"

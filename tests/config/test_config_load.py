@@ -191,7 +191,7 @@ def test_malformed_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError) as exc:
         load_config("missing.yaml")
-    assert str(exc.value) == "missing.yaml: cannot read config file: No such file or directory"
+    assert str(exc.value) == "missing.yaml: cannot read: No such file or directory"
 
 
 def test_deprecated_bind_addresses_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,6 @@
-"""Every shell block of README.md runs as pasted, from the repository root, and exits 0.
+"""Every shell block of README.md, and every shell block of docs/*.md marked runnable
+(```` ```sh runnable ````), runs as pasted, from the repository root, and exits 0. README.md links
+every page of docs/.
 
 Each ```sh block runs in bash (``set -euo pipefail``) in a scratch copy of the repository root
 (its top-level entries linked, so files the block writes land in the scratch directory), with
@@ -28,11 +30,13 @@ TIMEOUT = 600
 _PIP = re.compile(r"^pip install [^&]*&&\s*")
 
 
-def _blocks() -> list[tuple[int, str]]:
-    text = README.read_text()
+def _blocks(path: Path, marked_only: bool) -> list[tuple[str, str]]:
+    """(``file:line``, block) of the ```sh blocks of ``path`` (``marked_only``: ```sh runnable)."""
+    text = path.read_text()
+    info = r"sh runnable" if marked_only else r"sh(?: runnable)?"
     out = []
-    for m in re.finditer(r"^```sh\n(.*?)^```", text, flags=re.S | re.M):
-        out.append((text[: m.start()].count("\n") + 1, m.group(1)))
+    for m in re.finditer(rf"^```{info}\n(.*?)^```", text, flags=re.S | re.M):
+        out.append((f"{path.relative_to(ROOT)}:{text[: m.start()].count(chr(10)) + 1}", m.group(1)))
     return out
 
 
@@ -47,15 +51,25 @@ def _prepare(block: str) -> str | None:
     return "\n".join(lines) + "\n"
 
 
-BLOCKS = _blocks()
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+README_BLOCKS = _blocks(README, marked_only=False)
+DOC_BLOCKS = [b for page in DOCS for b in _blocks(page, marked_only=True)]
+BLOCKS = README_BLOCKS + DOC_BLOCKS
 
 
 def test_readme_has_shell_blocks() -> None:
-    assert len(BLOCKS) >= 6
+    assert len(README_BLOCKS) >= 6
+    assert DOC_BLOCKS, "no docs page marks a block runnable"
 
 
-@pytest.mark.parametrize(("line", "block"), BLOCKS, ids=[f"README.md:{line}" for line, _ in BLOCKS])
-def test_block_runs_as_pasted(line: int, block: str, tmp_path: Path) -> None:
+def test_readme_links_every_docs_page() -> None:
+    text = README.read_text()
+    missing = [p.name for p in DOCS if f"](docs/{p.name})" not in text]
+    assert missing == []
+
+
+@pytest.mark.parametrize(("line", "block"), BLOCKS, ids=[line for line, _ in BLOCKS])
+def test_block_runs_as_pasted(line: str, block: str, tmp_path: Path) -> None:
     script = _prepare(block)
     if script is None:
         pytest.skip("the test suite's own command")
@@ -83,7 +97,7 @@ def test_block_runs_as_pasted(line: int, block: str, tmp_path: Path) -> None:
         for pid_file in Path("/tmp").glob("kubesched*.pid"):
             if pid_file.stat().st_mtime >= work.stat().st_mtime:
                 _kill_pid_file(pid_file)
-    assert proc.returncode == 0, f"README.md block at line {line} failed:\n{script}\n--- output ---\n{out[-4000:]}"
+    assert proc.returncode == 0, f"the block at {line} failed:\n{script}\n--- output ---\n{out[-4000:]}"
 
 
 def _kill_pid_file(path: Path) -> None:

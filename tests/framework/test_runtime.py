@@ -19,6 +19,7 @@ from kubesched.framework.interfaces import (
     PreFilterPlugin,
     QueueSortPlugin,
 )
+from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.registry import Registry
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.runtime import MAX_PERMIT_TIMEOUT, Framework
@@ -103,7 +104,8 @@ def framework(point: str, classes: list[type], **kw: Any) -> Framework:
     plugins = Plugins(**sets)
     _Scripted.ANSWERS = {}
     _Scripted.CALLS = []
-    return Framework(KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=plugins), registry, **kw)
+    return Framework(KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=plugins), registry,
+                     FrameworkOptions(**kw))
 
 
 # ---- PreFilter ------------------------------------------------------------------------------------

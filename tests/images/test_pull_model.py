@@ -127,7 +127,7 @@ def test_estimate_unknown_image_falls_back_to_the_kubelet_models_opaque_layer(tm
         "image": "docker.io/no-such/image:1", "bytes": 100_000_000, "layers": 1, "seconds": 3.259,
         "source": "default",
         "note": "not in the image catalogue; registry lookup disabled. Modelled as one opaque layer of 100000000 "
-                "bytes, as `kubesched serve --kubelet` models it; give --size BYTES [--layers N] for a better estimate"}
+                "bytes, as `kubesched serve --kubelet` models it; give --size SIZE [--layers N] for a better estimate"}
     # a registry that does not answer: the lookup error is named
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -142,7 +142,7 @@ def test_estimate_unknown_image_falls_back_to_the_kubelet_models_opaque_layer(tm
     assert lines[2].startswith("note: not in the image catalogue; registry lookup failed: image r.test/team/app:1: "
                                f"GET http://127.0.0.1:{port}/v2/team/app/manifests/1: ")
     assert lines[2].endswith(". Modelled as one opaque layer of 100000000 bytes, as `kubesched serve --kubelet` "
-                             "models it; give --size BYTES [--layers N] for a better estimate")
+                             "models it; give --size SIZE [--layers N] for a better estimate")
     assert len(lines) == 3
 
 
@@ -152,12 +152,31 @@ def test_estimate_errors(tmp_path: Path) -> None:
     code, out = _cli("redis", "--no-registry", "--registry-settings", str(PRESETS / "tuned-node.yaml"))
     assert code == 2 and "--no-registry and --registry-settings exclude each other" in out
     code, out = _cli()
-    assert code == 2 and "give either IMAGE or --size BYTES" in out
+    assert (code, out) == (2, "error: give either IMAGE (one or more) or --size SIZE\n")
     code, out = _cli("redis", "--size", "1")
-    assert code == 2 and "give either IMAGE or --size BYTES" in out
+    assert (code, out) == (2, "error: give either IMAGE (one or more) or --size SIZE\n")
     code, out = _cli("redis", "--layers", "2")
     assert code == 2 and "--layers goes with --size" in out
     k = tmp_path / "k.yaml"
     k.write_text("pullFixedSecond: 1\n")
     code, out = _cli("--size", "1", "--kubelet", str(k))
     assert code == 2 and out.startswith(f"error: {k}: kubelet.pullFixedSecond: unknown field")
+
+
+def test_estimate_takes_several_images_and_sizes_as_quantities() -> None:
+    code, out = _cli("busybox:latest", "alpine:latest", "--no-registry")
+    assert code == 0, out
+    assert out.splitlines()[0].split() == ["IMAGE", "BYTES", "LAYERS", "SECONDS", "SOURCE"]
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert [(r[0], r[4]) for r in rows] == [("docker.io/library/busybox:latest", "catalogue"),
+                                            ("docker.io/library/alpine:latest", "catalogue")]
+    code, out = _cli("busybox:latest", "alpine:latest", "--no-registry", "-o", "json")
+    assert [json.loads(line)["image"] for line in out.splitlines()] == ["docker.io/library/busybox:latest",
+                                                                         "docker.io/library/alpine:latest"]
+    for size, expected in (("5Gi", 5 * 2**30), ("5GiB", 5 * 2**30), ("5GB", 5_000_000_000), ("500M", 500_000_000),
+                           ("1048576", 1048576)):
+        code, out = _cli("--size", size, "-o", "json")
+        assert (code, json.loads(out)["bytes"]) == (0, expected), size
+    code, out = _cli("--size", "5XB")
+    assert (code, out) == (2, "error: Invalid value for '--size': '5XB' is not a size: use a quantity such as 5Gi, "
+                              "500MB or 1048576\n")

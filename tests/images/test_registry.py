@@ -349,10 +349,10 @@ def test_prepull_planner_takes_layers_from_the_registry(registry: Registry, imag
                                 start=lambda node, uid, imgs: started.append((node, tuple(imgs))) or "p")
     source = RegistryLayerSource(_client(registry))
     controller = PrePullController(
-        SimpleNamespace(create_event=lambda ev: None),
-        SimpleNamespace(list=lambda kind, ns=None: [pod] if kind == "Pod" else [],   # type: ignore[arg-type]
-                        informer=lambda kind: SimpleNamespace(add_handlers=lambda h: None)),
-        SimpleNamespace(dump=lambda: SimpleNamespace(nodes={ni.name: ni for ni in nodes})), ["s"],
+        SimpleNamespace(create_event=lambda ev: None),  # type: ignore[arg-type]
+        SimpleNamespace(objects=lambda kind, ns=None: [pod] if kind == "Pod" else [],  # the scheduler's surface
+                        node_info_copies=lambda: list(nodes), add_event_handlers=lambda kind, h: None,
+                        profile_name_for=lambda p: p.scheduler_name if p.scheduler_name == "s" else None),
         ImageFacts(default_catalogue(), source, wait_seconds=10.0), SimpleNamespace(now=lambda: 1000.0),  # type: ignore[arg-type]
         metrics=PrePullMetrics(CollectorRegistry()), mechanism=mechanism)  # type: ignore[arg-type]
     try:

@@ -27,6 +27,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.preemption import Candidate
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.results import NominatingInfo, NominatingMode, PostFilterResult
@@ -130,10 +131,9 @@ class Env:
             pod = self.pod(p["metadata"]["name"], p["metadata"].get("namespace", "default"))
             infos[pod.node_name].add_pod(pod)
         self.snapshot = snapshot_of(list(infos.values()))
-        self.fwk = Framework(profile(args), in_tree_registry(), snapshot_provider=lambda: self.snapshot,
-                             clock=self.clock, rng=random.Random(seed), client=self.client,
-                             objects=Objects(self.mc), event_recorder=self.recorder,
-                             nominator=Nominator(nominated))
+        self.fwk = Framework(profile(args), in_tree_registry(), FrameworkOptions(
+            snapshot_provider=lambda: self.snapshot, clock=self.clock, rng=random.Random(seed), client=self.client,
+            objects=Objects(self.mc), event_recorder=self.recorder, nominator=Nominator(nominated)))
         self.plugin: DefaultPreemption = self.fwk.plugins["DefaultPreemption"]  # type: ignore[assignment]
 
     def pod(self, name: str, namespace: str = "default") -> Pod:
@@ -345,7 +345,7 @@ def test_pdb_violating_victims_counted_and_resorted() -> None:
     state, _ = env.filter(pod)
     ni = env.snapshot.get("n1")
     assert ni is not None
-    pdbs = compile_pdbs(env.fwk.objects.list("PodDisruptionBudget"))  # type: ignore[union-attr]
+    pdbs = compile_pdbs(env.fwk.objects.list("PodDisruptionBudget"))
     victims, n_viol, s = select_victims_on_node(env.fwk, state.clone(), pod, ni.snapshot(), pdbs,
                                                 env.plugin.is_preemption_allowed, T0)
     assert s is None
@@ -418,7 +418,7 @@ def test_dry_run_candidates_non_violating_first() -> None:
     ], pdbs=[pdb("db", {"app": "db"}, 0)])
     pod = env.add_pending(pending("hi", "4", 100))
     state, _ = env.filter(pod)
-    pdbs = compile_pdbs(env.fwk.objects.list("PodDisruptionBudget"))  # type: ignore[union-attr]
+    pdbs = compile_pdbs(env.fwk.objects.list("PodDisruptionBudget"))
     cands, statuses, errs = env.plugin.dry_run_preemption(state, pod, env.snapshot.list(), pdbs, 0, 2, T0)
     assert [(c.name, [v.name for v in c.victims], c.num_pdb_violations) for c in cands] == [
         ("n2", ["web"], 0), ("n1", ["db"], 1)]
@@ -693,7 +693,7 @@ def test_victims_sufficient_and_necessary(existing: list[tuple[int, int]], want:
     pods = [make_pod(f"e{i}", cpu=str(c), priority=p, node_name="n1", uid=f"u{i}") for i, (c, p) in enumerate(existing)]
     ni = node_info(make_node("n1", cpu="8"), pods)
     snap = snapshot_of([ni])
-    fwk = Framework(profile(), in_tree_registry(), snapshot_provider=lambda: snap)
+    fwk = Framework(profile(), in_tree_registry(), FrameworkOptions(snapshot_provider=lambda: snap))
     pod = make_pod("hi", cpu=str(want), priority=prio)
     state = CycleState()
     _, s = fwk.run_pre_filter_plugins(state, pod, snap.list())[:2]

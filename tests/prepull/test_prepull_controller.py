@@ -11,7 +11,11 @@ from typing import Any
 import pytest
 from run_support import Cluster, Replica, needs_hooks, scheduler_config, wait_for
 
+from kubesched.api import kinds
+from kubesched.api.kinds import Kind
 from kubesched.api.node import Node
+from kubesched.clock import VirtualClock
+from kubesched.embedded.store import MemoryCluster
 from kubesched.framework.node_info import NodeInfo
 from kubesched.images.catalogue import default_catalogue
 from kubesched.prepull.cluster_view import ClusterImageView
@@ -237,74 +241,50 @@ def test_run_prepull_against_serve(cluster: Cluster, replicas: list[Any]) -> Non
 # ---------------------------------------------------------------------------------------- ImagePullJob
 
 
-class FakeCustom:
-    """The part of kubernetes.client.CustomObjectsApi the ImagePullJob mechanism uses."""
-
-    def __init__(self, served: bool) -> None:
-        self.served = served
-        self.objects: dict[str, dict[str, Any]] = {}
-        self.deleted: list[str] = []
-
-    def get_api_resources(self, group: str, version: str) -> Any:
-        from types import SimpleNamespace
-
-        if not self.served or (group, version) != ("apps.kruise.io", "v1alpha1"):
-            raise RuntimeError("404 Not Found")
-        return SimpleNamespace(resources=[SimpleNamespace(name="imagepulljobs"), SimpleNamespace(name="nodeimages")])
-
-    def create_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str,
-                                        body: dict[str, Any]) -> dict[str, Any]:
-        assert (group, version, plural) == ("apps.kruise.io", "v1alpha1", "imagepulljobs")
-        name = f"kubesched-prepull-{len(self.objects)}"
-        obj = {**body, "metadata": {**body["metadata"], "name": name, "namespace": ns,
-                                    "creationTimestamp": "2026-01-01T00:00:00Z"}}
-        self.objects[name] = obj
-        return obj
-
-    def list_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str,
-                                      label_selector: str = "") -> dict[str, Any]:
-        assert label_selector == "kubesched.io/prepull=true"
-        return {"items": list(self.objects.values())}
-
-    def delete_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str, name: str) -> None:
-        self.deleted.append(name)
-        del self.objects[name]
+KRUISE_ROW = Kind("apps.kruise.io", "v1alpha1", "ImagePullJob", "imagepulljobs", "imagepulljob", True)
 
 
 def test_discovery_picks_image_pull_jobs_when_served() -> None:
     from kubesched.prepull.mechanisms import ImagePullJobs, PullerPods, discover
 
-    assert isinstance(discover(None, None, "ns", None, 600, FakeCustom(True)), ImagePullJobs)
-    assert isinstance(discover(None, None, "ns", None, 600, FakeCustom(False)), PullerPods)
-    assert isinstance(discover(None, None, "ns", None, 600, None), PullerPods)
-    assert isinstance(discover(None, None, "ns", None, 600, FakeCustom(True), mode="pods"), PullerPods)
-    with pytest.raises(ValueError, match="needs a Kubernetes API client"):
-        discover(None, None, "ns", None, 600, None, mode="imagepulljob")
+    plain = MemoryCluster(VirtualClock(0.0))  # no ImagePullJob served
+    reader = fake_scheduler([], [])
+    assert isinstance(discover(plain, reader, "ns", None, 600), PullerPods)
+    assert isinstance(discover(plain, reader, "ns", None, 600, mode="imagepulljob"), ImagePullJobs)
+    with kinds.extra_kinds(KRUISE_ROW):
+        kruise = MemoryCluster(VirtualClock(0.0))
+        assert isinstance(discover(kruise, reader, "ns", None, 600), ImagePullJobs)
+        assert isinstance(discover(kruise, reader, "ns", None, 600, mode="pods"), PullerPods)
+    with pytest.raises(ValueError, match="unknown pre-pull mechanism 'daemonset'"):
+        discover(plain, reader, "ns", None, 600, mode="daemonset")
 
 
 def test_image_pull_jobs_one_per_image_and_outcomes() -> None:
     from kubesched.prepull.mechanisms import ImagePullJobs, job_outcome
 
-    custom = FakeCustom(True)
-    jobs = ImagePullJobs(custom, "kruise-ns", 600)
-    assert jobs.start("n1", "u1", [REDIS, NGINX]) == "kubesched-prepull-0,kubesched-prepull-1"
-    job = custom.objects["kubesched-prepull-0"]
+    with kinds.extra_kinds(KRUISE_ROW):
+        cluster = MemoryCluster(VirtualClock(1767225600.0))
+        jobs = ImagePullJobs(cluster, "kruise-ns", 600)
+        names = jobs.start("n1", "u1", [REDIS, NGINX]).split(",")
+        job = cluster.get("ImagePullJob", "kruise-ns", names[0])
+        pulls = jobs.pulls()
+        jobs.delete(pulls[0])
+        left = [o["metadata"]["name"] for o in cluster.list("ImagePullJob").items]
+    assert len(names) == 2 and all(n.startswith("kubesched-prepull-") for n in names)
     assert job["apiVersion"] == "apps.kruise.io/v1alpha1" and job["kind"] == "ImagePullJob"
     assert job["spec"] == {"image": REDIS, "parallelism": 1, "selector": {"names": ["n1"]},
                            "pullPolicy": {"backoffLimit": 1, "timeoutSeconds": 600},
                            "completionPolicy": {"type": "Always", "activeDeadlineSeconds": 600,
                                                 "ttlSecondsAfterFinished": 300}}
     assert job["metadata"]["labels"] == {"kubesched.io/prepull": "true", "kubesched.io/prepull-node": "n1"}
-    pulls = jobs.pulls()
-    assert [(p.name, p.node, p.images, p.outcome) for p in pulls] == [
-        ("kubesched-prepull-0", "n1", (REDIS,), None), ("kubesched-prepull-1", "n1", (NGINX,), None)]
+    assert sorted((p.name, p.node, p.images, p.outcome) for p in pulls) == sorted([
+        (names[0], "n1", (REDIS,), None), (names[1], "n1", (NGINX,), None)])
     assert pulls[0].created == 1767225600.0
     done = {"completionTime": "2026-01-01T00:01:00Z", "desired": 1, "succeeded": 1, "failed": 0}
     assert job_outcome({"status": done}) == "succeeded"
     assert job_outcome({"status": {**done, "succeeded": 0, "failed": 1}}) == "failed"
     assert job_outcome({"status": {"desired": 1, "active": 1}}) is None
-    jobs.delete(pulls[0])
-    assert custom.deleted == ["kubesched-prepull-0"]
+    assert left == [n for n in sorted(names) if n != pulls[0].name]
 
 
 # ---------------------------------------------------------------------------------------- the controller
@@ -335,6 +315,16 @@ class FakeMechanism:
         self.active = [p for p in self.active if p.name != pull.name]
 
 
+def fake_scheduler(pods: list[dict[str, Any]], nodes: list[Any]) -> Any:
+    """The scheduler's read surface the controller uses, over fixed pods and NodeInfos; the
+    profile ``kubesched-it``."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(objects=lambda kind, ns=None: list(pods) if kind == "Pod" else [],
+                           node_info_copies=lambda: list(nodes), add_event_handlers=lambda kind, h: None,
+                           profile_name_for=lambda p: p.scheduler_name if p.scheduler_name == "kubesched-it" else None)
+
+
 class FakeClient:
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
@@ -355,13 +345,11 @@ def test_controller_tick_starts_reaps_and_times_out() -> None:
     clock.now = lambda: clock.t
     # "full" holds redis but has no room for another 3-CPU pod: the pre-pull goes to "roomy"
     nodes = [_ni("full", [(["redis:latest"], 55474442)], cpu="2"), _ni("roomy")]
-    informers = SimpleNamespace(list=lambda kind, ns=None: [],
-                                informer=lambda kind: SimpleNamespace(add_handlers=lambda h: None))
-    cache = SimpleNamespace(dump=lambda: SimpleNamespace(nodes={ni.name: ni for ni in nodes}))
+    sched = fake_scheduler([], nodes)
     registry = CollectorRegistry()
     mech = FakeMechanism(clock)
     client = FakeClient()
-    c = PrePullController(client, informers, cache, ["kubesched-it"], default_catalogue(), clock,  # type: ignore[arg-type]
+    c = PrePullController(client, sched, default_catalogue(), clock,  # type: ignore[arg-type]
                           interval=1.0, timeout_seconds=60.0, metrics=PrePullMetrics(registry), mechanism=mech)
     pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "d", "uid": "ua"},
            "spec": {"schedulerName": "kubesched-it",
@@ -432,13 +420,10 @@ def _registry_world(source: Any | None) -> tuple[Any, Any, FakeMechanism]:
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "d", "uid": "ua"},
            "spec": {"schedulerName": "kubesched-it",
                     "containers": [{"name": "c", "image": "reg.test/app:2", "resources": {"requests": {"cpu": "3"}}}]}}
-    informers = SimpleNamespace(list=lambda kind, ns=None: [pod] if kind == "Pod" else [],
-                                informer=lambda kind: SimpleNamespace(add_handlers=lambda h: None))
-    cache = SimpleNamespace(dump=lambda: SimpleNamespace(nodes={ni.name: ni for ni in nodes}))
     mech = FakeMechanism(clock)
     registry = CollectorRegistry()
     facts = ImageFacts(default_catalogue(), source)
-    c = PrePullController(FakeClient(), informers, cache, ["kubesched-it"], facts, clock,  # type: ignore[arg-type]
+    c = PrePullController(FakeClient(), fake_scheduler([pod], nodes), facts, clock,  # type: ignore[arg-type]
                           metrics=PrePullMetrics(registry), mechanism=mech)
     c._pod_add(pod)
     return c, registry, mech

@@ -43,8 +43,8 @@ def world(gpus: dict[str, int], pods: dict[str, list[Any]] | None = None, disk: 
             images = [([image.name], image.size_bytes)]
         node = make_node(name, cpu="8", allocatable={"nvidia.com/gpu": str(n)}, images=images)
         infos.append(node_info(node, (pods or {}).get(name, [])))
-    cache = SimpleNamespace(node_infos=lambda: iter(infos))
-    ctx = SimpleNamespace(model=model, cluster=None, scheduler=SimpleNamespace(cache=cache), clock=clock,
+    sched = SimpleNamespace(node_infos=lambda: iter(infos))
+    ctx = SimpleNamespace(model=model, cluster=None, scheduler=sched, clock=clock,
                           catalogue=CAT, origin=0.0)
     planner = PrePullPlanner(**{"max_warm_nodes": 2, "window_seconds": 3600.0, "lookahead_seconds": 1800.0, **kw})
     planner.attach(ctx)  # type: ignore[arg-type]

@@ -1,7 +1,9 @@
-"""Run modes drive the ``Scheduler`` through its lifecycle and read it through its own methods
-(``pending_pods``, ``gated_pods``, ``is_assumed``, ``has_synced``, ``objects``, ...): no module of
-``kubesched/modes``, ``kubesched/ui`` or ``kubesched/cli`` reaches into a scheduler's queue, cache
-or informers."""
+"""Run modes, and controllers beside the scheduler, drive the ``Scheduler`` through its lifecycle and
+read it through its own methods (``pending_pods``, ``gated_pods``, ``is_assumed``, ``has_synced``,
+``objects``, ``node_infos``, ``add_event_handlers``, ...): no module of ``kubesched/modes``,
+``kubesched/ui``, ``kubesched/cli``, ``kubesched/prepull`` or any controller package (everything
+under ``kubesched/embedded/controllers``, and every ``*controller*`` module or package elsewhere)
+reaches into a scheduler's queue, cache or informers."""
 
 from __future__ import annotations
 
@@ -32,10 +34,29 @@ def _reaches(source: str, name: str) -> list[str]:
     return [h for _, _, h in hits]
 
 
-def test_no_run_mode_reaches_into_the_scheduler() -> None:
-    found = [hit for pkg in ("modes", "ui", "cli") for f in sorted((ROOT / pkg).rglob("*.py"))
-             for hit in _reaches(f.read_text(), str(f.relative_to(ROOT)))]
+#: packages held to the scheduler's surface (relative to ``kubesched/``), besides controller modules
+SURFACE_USERS = ("modes", "ui", "cli", "prepull", "embedded/controllers")
+
+
+def _checked_files() -> list[Path]:
+    """Every module of :data:`SURFACE_USERS` and every module whose path names a controller
+    (``*controller*``) outside the scheduler itself: a new controller is covered wherever it lands."""
+    files = {f for pkg in SURFACE_USERS for f in (ROOT / pkg).rglob("*.py")}
+    files |= {f for f in ROOT.rglob("*.py")
+              if "controller" in str(f.relative_to(ROOT)) and f.relative_to(ROOT).parts[0] != "scheduler"}
+    return sorted(files)
+
+
+def test_no_run_mode_or_controller_reaches_into_the_scheduler() -> None:
+    found = [hit for f in _checked_files() for hit in _reaches(f.read_text(), str(f.relative_to(ROOT)))]
     assert found == []
+
+
+def test_the_checked_files_include_every_controller() -> None:
+    names = {str(f.relative_to(ROOT)) for f in _checked_files()}
+    assert {"prepull/controller.py", "prepull/planner.py", "embedded/controllers/pv_controller.py", "modes/run/scheduler.py",
+            "ui/server.py"} <= names
+    assert {str(f.relative_to(ROOT)) for f in (ROOT / "embedded" / "controllers").rglob("*.py")} <= names
 
 
 def test_the_check_sees_a_reach() -> None:

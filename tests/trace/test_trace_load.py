@@ -99,7 +99,10 @@ def test_window_only_for_openb(assigner: ImageAssigner) -> None:
 @pytest.mark.skipif(not OPENB.exists(), reason="../shared/data/alibaba-gpu-2023 is not available")
 def test_openb_last_30_days() -> None:
     wl = load_workload(OPENB, ImageAssigner(default_catalogue(), seed=0), window="30d")
-    assert len(wl.pods) == 7355 and len(wl.nodes) == 1523
+    # 7,355 pods created in the window and the 33 still running when it opens
+    assert len(wl.pods) == 7388 and len(wl.nodes) == 1523
+    assert sum(1 for p in wl.pods if p.source == "RunningAtStart") == 33
+    assert wl.description.endswith("openb_pod_list_default.csv window the last 30d (day 119.3 to 149.3)")
     assert wl.horizon == 30 * 86400 and wl.origin == 12_902_960 - 30 * 86400
     assert all(0 <= p.arrival < wl.horizon for p in wl.pods)
     assert [p.arrival for p in wl.pods] == sorted(p.arrival for p in wl.pods)
@@ -133,3 +136,29 @@ def test_arrival_scale(assigner: ImageAssigner) -> None:
     assert wl.horizon == 10.0 and wl.notes[-1] == "arrival times scaled by 0.5"
     with pytest.raises(ValueError):
         wl.with_arrival_scale(0)
+
+
+def _openb(tmp_path: Path, rows: list[str]) -> Path:
+    (tmp_path / "openb_node_list_all_node.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n"
+                                                          "n0,32000,262144,0,\nn1,32000,262144,0,\n")
+    (tmp_path / "openb_pod_list_default.csv").write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+        "scheduled_time\n" + "".join(r + "\n" for r in rows))
+    return tmp_path
+
+
+def test_a_window_starts_from_the_pods_running_when_it_opens(tmp_path: Path) -> None:
+    trace = _openb(tmp_path, [
+        "old-done,1000,1024,0,0,,LS,Succeeded,0,3000,0",          # ended before the window: left out
+        "old-running,1000,1024,0,0,,LS,Running,1000,90000,1000",  # running at 43200: arrives at 0
+        "old-ending,1000,1024,0,0,,LS,Running,2000,86400,2000",   # ends inside the window
+        "old-pending,1000,1024,0,0,,LS,Pending,3000,,",           # never scheduled: not running
+        "new,1000,1024,0,0,,LS,Running,50000,60000,50000",
+    ])
+    wl = load_workload(trace, ImageAssigner(default_catalogue(), seed=0), window="12h")
+    assert wl.origin == 90000 - 43200
+    got = [(p.name, p.arrival, p.duration, p.source) for p in wl.pods]
+    assert got == [("old-ending", 0.0, 86400 - 46800, "RunningAtStart"), ("old-running", 0.0, None, "RunningAtStart"),
+                   ("new", 50000 - 46800, 10000, "Running")]
+    assert wl.description == f"{trace / 'openb_pod_list_default.csv'} window the last 12h (day 0.5 to 1.0)"
+    assert wl.notes[-1] == "2 pods running when the window opens start it (arrival 0, for the rest of their run)"

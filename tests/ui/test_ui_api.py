@@ -224,7 +224,14 @@ def test_replay_report_plots(http: httpx.Client) -> None:
         "Start-up latency CDF (creation to container running)", "Bytes pulled (cumulative)",
         "Cache hit ratio (cumulative, bytes)", "Utilisation: allocated / allocatable"]
     r = http.post("/api/v1/reports", json={"reports": [{"name": "x.json", "report": {"nope": 1}}]})
-    assert (r.status_code, r.json()["error"]) == (422, 'x.json: not a kubesched replay report.json (no "runs" list)')
+    assert (r.status_code, r.json()["error"]) == (422, 'x.json: not a kubesched replay or startup report.json '
+                                                       '(no "runs" list)')
+    # a view opened once has an id: GET /reports/{id} answers it again (the page's URL names it)
+    assert view["id"] == "1" and view["note"] == ""
+    assert http.get("/api/v1/reports/1").json()["rows"] == view["rows"]
+    r = http.get("/api/v1/reports/99")
+    assert (r.status_code, r.json()["error"]) == (404, "report 99 not found (reports are kept while the server runs, "
+                                                       "the last 20)")
 
 
 def test_whatif_added_nodes_change_pending_reasons(http: httpx.Client) -> None:

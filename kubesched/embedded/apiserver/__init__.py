@@ -1,6 +1,6 @@
 """The embedded cluster served over the Kubernetes API (``kubesched serve``).
 
-Public API: :func:`start_server` (background thread, returns a :class:`ServerHandle` with
+Public API: :func:`setup_server` (the server built, not started), :func:`start_server` (background thread, returns a :class:`ServerHandle` with
 ``.url``, ``.cluster``, ``.stop()``), :func:`serve_forever`, :func:`write_kubeconfig`,
 :func:`build_app` (the aiohttp application). See :mod:`kubesched.embedded.apiserver.app` for the routes and
 the test hooks under ``/kubesched/``.
@@ -13,6 +13,7 @@ from kubesched.embedded.apiserver.server import (
     ensure_namespaces,
     epoch_resource_version,
     serve_forever,
+    setup_server,
     start_server,
 )
 
@@ -24,6 +25,7 @@ __all__ = [
     "epoch_resource_version",
     "kubeconfig_dict",
     "serve_forever",
+    "setup_server",
     "start_server",
     "write_kubeconfig",
 ]

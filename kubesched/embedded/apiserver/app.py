@@ -97,12 +97,14 @@ class ServerState:
     faults: Faults = field(default_factory=Faults)
     requests: RequestLog = field(default_factory=RequestLog)
     reviews: Reviews = field(default_factory=Reviews)
+    #: replaces the times clients write (None: kept; see :mod:`kubesched.embedded.apiserver.client_times`)
+    client_time_clock: Callable[[], float] | None = None
     pager: Pager = field(init=False)
     handlers: ResourceHandlers = field(init=False)
 
     def __post_init__(self) -> None:
         self.pager = Pager(self.clock.now)
-        self.handlers = ResourceHandlers(self.cluster, self.pager)
+        self.handlers = ResourceHandlers(self.cluster, self.pager, self.client_time_clock)
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:

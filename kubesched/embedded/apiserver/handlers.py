@@ -109,12 +109,13 @@ def _first(query: Mapping[str, str], key: str) -> str | None:
 class ResourceHandlers:
     """The verbs, bound to one store and one pager."""
 
-    def __init__(self, cluster: MemoryCluster, pager: Pager) -> None:
+    def __init__(self, cluster: MemoryCluster, pager: Pager,
+                 client_time_clock: Callable[[], float] | None = None) -> None:
         self.cluster = cluster
         self.pager = pager
         #: when set, the times clients write (Events, status conditions) are replaced by this
         #: clock's now() (a sped-up cluster; see :mod:`kubesched.embedded.apiserver.client_times`)
-        self.client_time_clock: Callable[[], float] | None = None
+        self.client_time_clock = client_time_clock
 
     # ------------------------------------------------------------------ helpers
 
@@ -187,6 +188,7 @@ class ResourceHandlers:
                 "Invalid",
             )
         obj["metadata"] = meta
+        _check_valid(obj, kind, str(meta.get("name") or meta.get("generateName") or ""))
         return obj
 
     # ------------------------------------------------------------------- verbs
@@ -423,6 +425,26 @@ def _check_decodable(obj: Obj, kind: str, api_version: str) -> None:
         version = api_version.rpartition("/")[2]
         raise ApiError(400, f'{kind} in version "{version}" cannot be handled as a {kind}: {e}',
                        "BadRequest") from None
+
+
+#: Kinds whose objects are stored as sent even when their values do not parse: the scheduler's own
+#: inputs, reported per object (a malformed Pod becomes an Error, not a refused write).
+_STORED_AS_SENT = frozenset({"Pod", "Node"})
+
+
+def _check_valid(obj: Obj, kind: str, name: str) -> None:
+    """Refuse (422 Invalid, ``PodDisruptionBudget "keep" is invalid: spec.minAvailable: Invalid
+    value: "lots": ...``) an object the kind's load check refuses (:func:`kubesched.api.load_checks.
+    check_loaded_object`: what kube-apiserver's validation refuses of the fields the scheduler
+    reads), as ``serve -f`` and ``simulate`` refuse it when loading."""
+    if kind in _STORED_AS_SENT:
+        return
+    from kubesched.api.load_checks import check_loaded_object
+
+    try:
+        check_loaded_object(kind, obj)
+    except ManifestError as e:
+        raise ApiError(422, f'{kind} "{name}" is invalid: {e}', "Invalid") from None
 
 
 def _check_patch_result(result: Obj, current: Obj, kind: str, api_version: str) -> None:

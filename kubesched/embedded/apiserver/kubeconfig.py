@@ -7,12 +7,12 @@ The file has one cluster, user and context, all named ``kubesched`` (the current
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from kubesched.atomic_file import atomic_write_text
 
 __all__ = ["CONTEXT", "kubeconfig_dict", "write_kubeconfig"]
 
@@ -39,14 +39,5 @@ def write_kubeconfig(path: str | Path, server_url: str) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(kubeconfig_dict(server_url), sort_keys=False)
-    fd, tmp = tempfile.mkstemp(prefix=".kubeconfig-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(target, text, mode=0o600)
     return target

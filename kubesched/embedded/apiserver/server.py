@@ -22,7 +22,7 @@ from kubesched.embedded.apiserver.finalizer import DeletionFinalizer
 from kubesched.embedded.apiserver.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from kubesched.embedded.apiserver.reviews import Reviews
 from kubesched.embedded.apiserver.watch import WatchLimits
-from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.controllers.manager import ControllerManager
 from kubesched.embedded.store import MemoryCluster
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "ensure_namespaces",
     "epoch_resource_version",
     "serve_forever",
+    "setup_server",
     "start_server",
 ]
 
@@ -75,7 +76,8 @@ class ServerHandle:
     and joins the thread (idempotent).
     """
 
-    def __init__(self, state: ServerState, address: str, port: int, bookmark_interval: float) -> None:
+    def __init__(self, state: ServerState, address: str, port: int, bookmark_interval: float, *,
+                 controllers: ControllerManager | None = None, finalizer: DeletionFinalizer | None = None) -> None:
         self.state = state
         self.address = address
         self.port = port
@@ -87,8 +89,11 @@ class ServerHandle:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kubesched-apiserver", daemon=True)
         self._stopped = False
-        #: deletes pods whose graceful deletion is over (``finalize_deletions``), else None
-        self.finalizer: DeletionFinalizer | None = None
+        #: the cluster's controllers (``pv_controller``), started before the API listens, else None
+        self.controllers = controllers
+        #: deletes pods whose graceful deletion is over (``finalize_deletions``), else None;
+        #: started once the API listens
+        self.finalizer = finalizer
 
     @property
     def cluster(self) -> MemoryCluster:
@@ -136,11 +141,18 @@ class ServerHandle:
             await self._runner.cleanup()
 
     def start(self) -> ServerHandle:
-        """Start the thread and wait until the socket listens. Raises OSError (port in use, ...)."""
+        """Start the controllers, then the thread, wait until the socket listens, then start the
+        finalizer. Raises OSError (port in use, ...; the controllers are stopped again)."""
+        if self.controllers is not None:
+            self.controllers.start()
         self._thread.start()
         self._started.wait()
         if self._error is not None:
+            if self.controllers is not None:
+                self.controllers.stop()
             raise self._error
+        if self.finalizer is not None:
+            self.finalizer.start()
         return self
 
     def stop(self) -> None:
@@ -150,6 +162,8 @@ class ServerHandle:
         self._stopped = True
         if self.finalizer is not None:
             self.finalizer.stop()
+        if self.controllers is not None:
+            self.controllers.stop()
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
@@ -161,7 +175,7 @@ class ServerHandle:
         self.stop()
 
 
-def start_server(
+def setup_server(
     cluster: MemoryCluster | None = None,
     *,
     address: str = "127.0.0.1",
@@ -179,8 +193,9 @@ def start_server(
     watch_limits: WatchLimits | None = None,
     server_client_times: bool = False,
 ) -> ServerHandle:
-    """Serve ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when None) on
-    ``address``:``port`` (0 = a free port) from a background thread; returns the running handle.
+    """The server of ``cluster`` (a new empty ``MemoryCluster`` with random UIDs on a ``RealClock`` when
+    None) on ``address``:``port`` (0 = a free port), built and not started (:meth:`ServerHandle.start`
+    serves from a background thread; :func:`start_server` does both).
 
     ``bookmark_interval``: seconds between watch BOOKMARKs; ``watch_timeout``: seconds a watch
     without ``timeoutSeconds`` lasts (None = until the client leaves). With ``system_namespaces``
@@ -188,15 +203,14 @@ def start_server(
     ``finalize_deletions`` a :class:`~kubesched.embedded.apiserver.finalizer.DeletionFinalizer` deletes pods
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.embedded.apiserver.reviews`).
-    With ``pv_controller`` a :class:`~kubesched.embedded.controllers.pv_controller.PVController` binds claims and
-    provisions volumes as kube-controller-manager and a provisioner would. ``enable_test_hooks`` serves
+    With ``pv_controller`` the embedded cluster's controllers run (:class:`~kubesched.embedded.controllers.manager.ControllerManager`:
+    the PV controller binds claims and provisions volumes as kube-controller-manager and a provisioner would). ``enable_test_hooks`` serves
     the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
     ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.embedded.apiserver.guard`);
     ``watch_limits`` each watch's buffer and write time (default :class:`WatchLimits`). With
     ``server_client_times`` the times clients write (Events, status conditions) are replaced by
     ``clock``'s (for a sped-up clock; see :mod:`kubesched.embedded.apiserver.client_times`).
-    Raises OSError when the address cannot be bound.
     """
     clock = clock or RealClock()
     if cluster is None:
@@ -206,17 +220,17 @@ def start_server(
     guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)
     state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
                         enable_test_hooks=enable_test_hooks, guard=guard,
-                        watch_limits=watch_limits or WatchLimits())
-    if reviews is not None:
-        state.reviews = reviews
-    if server_client_times:
-        state.handlers.client_time_clock = clock.now
-    if pv_controller:
-        PVController(cluster).start()
-    handle = ServerHandle(state, address, port, bookmark_interval).start()
-    if finalize_deletions:
-        handle.finalizer = DeletionFinalizer(cluster, clock).start()
-    return handle
+                        watch_limits=watch_limits or WatchLimits(), reviews=reviews or Reviews(),
+                        client_time_clock=clock.now if server_client_times else None)
+    return ServerHandle(state, address, port, bookmark_interval,
+                        controllers=ControllerManager(cluster) if pv_controller else None,
+                        finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None)
+
+
+def start_server(cluster: MemoryCluster | None = None, **options: Any) -> ServerHandle:
+    """:func:`setup_server` (same arguments) and :meth:`ServerHandle.start`: the running handle.
+    Raises OSError when the address cannot be bound."""
+    return setup_server(cluster, **options).start()
 
 
 def serve_forever(handle: ServerHandle) -> None:

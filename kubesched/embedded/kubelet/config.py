@@ -45,6 +45,7 @@ from kubesched.images.pull_model import (
     DEFAULT_PULL_FIXED_SECONDS,
     PullModel,
 )
+from kubesched.units import parse_bytes
 
 __all__ = ["KubeletImageConfig"]
 
@@ -68,6 +69,8 @@ _CAMEL = {
     "prePullKubeletSlot": "prepull_kubelet_slot",
 }
 _SNAKE_TO_CAMEL = {v: k for k, v in _CAMEL.items()}
+#: Fields in bytes or bytes per second: a string there is a quantity (``100MB/s``, ``200Gi``).
+_BYTE_FIELDS = frozenset({"node_bandwidth_bps", "decompress_bps", "registry_bandwidth_bps", "image_disk_bytes"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,13 +162,19 @@ class KubeletImageConfig:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str = "") -> KubeletImageConfig:
         """Build from camelCase keys (``serializeImagePulls``, ``imageGCHighThresholdPercent``, ...;
-        the names in ``_CAMEL``); missing keys keep their defaults. Raises ConfigError for an
+        the names in ``_CAMEL``); missing keys keep their defaults. Sizes and bandwidths may be
+        quantities (``nodeBandwidthBytesPerSecond: 100MB/s``, ``imageDiskBytes: 200Gi``). Raises ConfigError for an
         unknown key or invalid value (prefixed with ``where``)."""
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
             name = _CAMEL.get(key)
             if name is None:
                 raise ConfigError(f"kubelet.{key}", f"unknown field (allowed: {', '.join(sorted(_CAMEL))})", where)
+            if isinstance(value, str) and name in _BYTE_FIELDS:
+                try:
+                    value = parse_bytes(value)  # "100MB/s", "200Gi": quantities, as people write them
+                except ValueError as e:
+                    raise ConfigError(f"kubelet.{key}", str(e), where) from None
             kwargs[name] = value
         try:
             return cls(**kwargs)

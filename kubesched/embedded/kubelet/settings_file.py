@@ -3,12 +3,9 @@ mapping of camelCase :class:`~kubesched.embedded.kubelet.config.KubeletImageConf
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kubesched.api.yaml_limits import YAMLLimitError, safe_load
+from kubesched.api.document_file import read_document
 from kubesched.errors import ConfigError
 
 __all__ = ["read_kubelet_settings"]
@@ -19,12 +16,7 @@ def read_kubelet_settings(path: str | None) -> dict[str, Any]:
     naming the file when it cannot be read, is not YAML or is not a mapping."""
     if path is None:
         return {}
-    try:
-        data = safe_load(Path(path).read_text(encoding="utf-8"))  # aliases and nesting bounded
-    except OSError as e:
-        raise ConfigError("", f"cannot read the kubelet settings: {e.strerror or e}", path) from None
-    except (yaml.YAMLError, YAMLLimitError) as e:
-        raise ConfigError("", f"invalid YAML: {e}".replace("\n", " "), path) from None
+    data = read_document(path)  # aliases and nesting bounded; errors name the file and line
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from kubesched.atomic_file import atomic_write_text
 from kubesched.modes.bench.api import ApiResult
 from kubesched.modes.bench.runner import WorkloadResult
 
@@ -18,8 +19,8 @@ def results_json(results: Sequence[WorkloadResult]) -> dict[str, object]:
 
 
 def write_json(path: str | Path, results: Sequence[WorkloadResult]) -> None:
-    """Write :func:`results_json` to ``path`` (indented, trailing newline)."""
-    Path(path).write_text(json.dumps(results_json(results), indent=2) + "\n", encoding="utf-8")
+    """Write :func:`results_json` to ``path`` (indented, trailing newline; atomically: complete or absent)."""
+    atomic_write_text(path, json.dumps(results_json(results), indent=2) + "\n")
 
 
 def results_table(results: Sequence[WorkloadResult]) -> Table:
@@ -66,6 +67,5 @@ def api_results_table(results: Sequence[ApiResult]) -> Table:
 
 
 def write_api_json(path: str | Path, results: Sequence[ApiResult]) -> None:
-    """Write ``{"workloads": [...]}`` of API-mode results to ``path``."""
-    Path(path).write_text(json.dumps({"workloads": [r.to_json() for r in results]}, indent=2) + "\n",
-                          encoding="utf-8")
+    """Write ``{"workloads": [...]}`` of API-mode results to ``path`` (atomically: complete or absent)."""
+    atomic_write_text(path, json.dumps({"workloads": [r.to_json() for r in results]}, indent=2) + "\n")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import math
 import multiprocessing
+import signal
 import time
 import traceback
 from collections.abc import Callable
@@ -266,23 +267,28 @@ def run_workload(w: BenchWorkload, *, seed: int = 0, progress: Progress | None =
 
 
 def _child(conn: Any, w: BenchWorkload, seed: int, freeze_gc: bool) -> None:
+    # Ctrl-C reaches the whole process group: the parent handles it and stops this process
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     res = run_workload(w, seed=seed, progress=lambda d, t: conn.send(("progress", d, t)), freeze_gc=freeze_gc)
     conn.send(("result", res))
     conn.close()
 
 
 def run_isolated(w: BenchWorkload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
-    """Run ``w`` in a forked child process, so that its peak RSS and heap are its own."""
+    """Run ``w`` in a forked child process, so that its peak RSS and heap are its own. An
+    interrupt of this process (KeyboardInterrupt, or SIGTERM as the CLI raises it) terminates the
+    child at once and is re-raised."""
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:
         return run_workload(w, seed=seed, progress=progress, freeze_gc=freeze_gc)
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, w, seed, freeze_gc), daemon=True)
-    proc.start()
-    child.close()
     result: WorkloadResult | None = None
     try:
+        proc.start()  # inside the try: an interrupt right after the fork still stops the child
+        child.close()
         while True:
             try:
                 msg = parent.recv()
@@ -292,8 +298,13 @@ def run_isolated(w: BenchWorkload, *, seed: int = 0, progress: Progress | None =
                 progress(msg[1], msg[2])
             elif msg[0] == "result":
                 result = msg[1]
+    except BaseException:
+        if proc.pid is not None:
+            proc.terminate()
+        raise
     finally:
-        proc.join()
+        if proc.pid is not None:
+            proc.join()
     if result is None:
         result = WorkloadResult(w.name, w.nodes, w.measured_pods, w.threshold, status="failed",
                                 error=f"benchmark process exited with code {proc.exitcode}")

@@ -22,9 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kubesched.api.yaml_limits import YAMLLimitError, safe_load
+from kubesched.api.document_file import read_document
 from kubesched.errors import ConfigError
 
 OPCODES = ("createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep")
@@ -79,12 +77,9 @@ def _load_template(path: str, where: str, base: Path) -> dict[str, Any]:
     if not p.is_absolute():
         p = base / p
     try:
-        with open(p, encoding="utf-8") as f:
-            obj = safe_load(f.read())
-    except OSError as e:
-        raise ConfigError(where, f"cannot read template {path!r}: {e.strerror}") from None
-    except (yaml.YAMLError, YAMLLimitError) as e:
-        raise ConfigError(where, f"invalid YAML in template {path!r}: {e}") from None
+        obj = read_document(p)
+    except ConfigError as e:
+        raise ConfigError(where, f"template {path!r}: {e.message}") from None
     if not isinstance(obj, dict):
         raise ConfigError(where, f"template {path!r} must be a mapping")
     return obj
@@ -166,12 +161,7 @@ def load_workloads(path: str | Path | None = None) -> list[BenchWorkload]:
     if path is None:
         path = Path(str(resources.files("kubesched.modes.bench") / "workloads" / "performance-config.yaml"))
     path = Path(path)
-    try:
-        raw = safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(str(path), f"cannot read: {e.strerror}") from None
-    except (yaml.YAMLError, YAMLLimitError) as e:
-        raise ConfigError(str(path), f"invalid YAML: {e}") from None
+    raw = read_document(path)  # ConfigError located at the file, with the line
     if not isinstance(raw, list):
         raise ConfigError(str(path), "must be a list of test cases")
     base = templates_dir()

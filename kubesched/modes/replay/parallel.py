@@ -11,6 +11,7 @@ catalogue, the kubelet settings and the planner factories (importable classes or
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -50,6 +51,20 @@ def _run(job: ReplayJob) -> ReplayResult:
     return job()
 
 
+def _ignore_interrupts() -> None:
+    """Worker initializer: Ctrl-C reaches the whole process group; the parent handles it (and
+    stops the workers), so a worker neither prints a traceback nor dies half-way on its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's worker processes at once (an interrupted replay does not wait for the
+    configs still running) and drop the queued ones."""
+    for proc in list(getattr(pool, "_processes", {}).values()):  # no public API before Python 3.14
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def jobs_for(workload: Workload, specs: Sequence[ConfigSpec], *, catalogue: ImageCatalogue,
              kubelet_config: KubeletImageConfig | None = None, seed: int | None = 0,
              planners: Sequence[PlannerFactory] = (), attempt_seconds: float = 0.0) -> list[ReplayJob]:
@@ -61,10 +76,12 @@ def jobs_for(workload: Workload, specs: Sequence[ConfigSpec], *, catalogue: Imag
 def run_parallel(jobs: Sequence[ReplayJob], workers: int,
                  done: Callable[[ReplayResult], object] | None = None) -> list[ReplayResult]:
     """Run ``jobs`` on ``workers`` local processes (>= 1); ``done(result)`` is called as each run
-    ends. Results in job order. A run's exception is raised here."""
+    ends. Results in job order. A run's exception is raised here; on KeyboardInterrupt (SIGINT,
+    or SIGTERM as the CLI raises it) the workers are terminated at once and it is re-raised."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers!r}")
-    with ProcessPoolExecutor(max_workers=min(workers, max(1, len(jobs)))) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(workers, max(1, len(jobs))), initializer=_ignore_interrupts)
+    try:
         futures = [pool.submit(_run, job) for job in jobs]
         results = []
         for f in futures:
@@ -72,7 +89,11 @@ def run_parallel(jobs: Sequence[ReplayJob], workers: int,
             if done is not None:
                 done(r)
             results.append(r)
-        return results
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    pool.shutdown(wait=True)
+    return results
 
 
 def run_on_dask(jobs: Sequence[ReplayJob], address: Any, done: Callable[[ReplayResult], object] | None = None,

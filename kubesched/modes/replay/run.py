@@ -62,7 +62,7 @@ from kubesched.api.pod import Pod
 from kubesched.client.client import WatchEvent
 from kubesched.clock import Phase, VirtualClock
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.controllers.manager import ControllerManager
 from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.embedded.kubelet.model import KubeletModel
 from kubesched.embedded.store import MemoryCluster
@@ -125,7 +125,7 @@ class _Run:
         self.origin = CLOCK_ORIGIN
         self.clock = VirtualClock(self.origin)
         self.cluster = MemoryCluster(self.clock, history_limit=1000, event_limit=1000)
-        self.pv_controller = PVController(self.cluster).start()
+        self.controllers = ControllerManager(self.cluster).start()
         self.catalogue = catalogue
         self.model = KubeletModel(self.clock, catalogue, kubelet_config,
                                   on_container_started=self._container_started,

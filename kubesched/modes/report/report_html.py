@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kubesched.atomic_file import atomic_write_text
 from kubesched.modes.report.report_plots import CDF_MAX_POINTS, plot_data, report_figures
 from kubesched.modes.report.result import ReplayResult
 from kubesched.trace.workload import Workload
@@ -80,7 +81,5 @@ def render_html(results: Sequence[ReplayResult], workload: Workload | None = Non
 def write_report_html(path: str | Path, results: Sequence[ReplayResult], workload: Workload | None = None,
                       kubelet: Mapping[str, Any] | None = None, *, title: str = "kubesched replay",
                       label: str = "config", wall: bool = True) -> Path:
-    """Write :func:`render_html` to ``path``; returns the path."""
-    p = Path(path)
-    p.write_text(render_html(results, workload, kubelet, title=title, label=label, wall=wall), encoding="utf-8")
-    return p
+    """Write :func:`render_html` to ``path`` (atomically: complete or absent); returns the path."""
+    return atomic_write_text(path, render_html(results, workload, kubelet, title=title, label=label, wall=wall))

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kubesched.atomic_file import atomic_open, atomic_write_text
 from kubesched.modes.report.metrics import PHASES
 from kubesched.modes.report.report_plots import plot_data
 from kubesched.modes.report.result import ReplayResult
@@ -56,10 +57,9 @@ def report_dict(results: Sequence[ReplayResult], workload: Workload | None = Non
 
 def write_report_json(path: str | Path, results: Sequence[ReplayResult], workload: Workload | None = None,
                       kubelet: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> Path:
-    """Write :func:`report_dict` as indented JSON to ``path``; returns the path."""
-    p = Path(path)
-    p.write_text(json.dumps(report_dict(results, workload, kubelet, extra), indent=2) + "\n", encoding="utf-8")
-    return p
+    """Write :func:`report_dict` as indented JSON to ``path`` (atomically: complete or absent);
+    returns the path."""
+    return atomic_write_text(path, json.dumps(report_dict(results, workload, kubelet, extra), indent=2) + "\n")
 
 
 def _cell(value: Any) -> Any:
@@ -72,9 +72,10 @@ def _cell(value: Any) -> Any:
 
 def write_pods_csv(path: str | Path, results: Sequence[ReplayResult], label: str = "config") -> Path:
     """Write one row per (config, pod) with :data:`POD_COLUMNS`; empty cells for phases not reached.
-    ``label`` names the first column (``scheduler`` in ``kubesched startup``'s pods.csv)."""
+    ``label`` names the first column (``scheduler`` in ``kubesched startup``'s pods.csv). Written
+    atomically (complete or absent)."""
     p = Path(path)
-    with open(p, "w", newline="", encoding="utf-8") as f:
+    with atomic_open(p, newline="") as f:
         w = csv.writer(f)
         w.writerow((label, *POD_COLUMNS[1:]))
         for r in results:

@@ -42,9 +42,9 @@ def _config(config: ConfigInput) -> KubeSchedulerConfiguration | None:
         return parse_config(config)
     if isinstance(config, Path) or "\n" not in config:
         return load_config(str(config))
-    import yaml
+    from kubesched.api.document_file import parse_document
 
-    doc = yaml.safe_load(config)
+    doc = parse_document(config, "config")  # bounded, as every YAML input; ConfigError naming the line
     if not isinstance(doc, dict):
         raise ConfigError("", "expected a KubeSchedulerConfiguration mapping")
     return parse_config(doc)

@@ -8,16 +8,17 @@ The real scheduler (queue, cycle, cache, binding) runs against a :class:`MemoryC
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kubesched.api.load_checks import check_loaded_object
 from kubesched.api.pod import Pod
-from kubesched.api.shape import check_shape
 from kubesched.api.timestamps import parse_time
 from kubesched.clock import VirtualClock
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.controllers.manager import ControllerManager
 from kubesched.embedded.manifests import Manifest
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError
@@ -121,7 +122,7 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
             elif m.kind == "Node":
                 Node.from_manifest(obj)
             else:
-                check_shape(obj, m.kind)
+                check_loaded_object(m.kind, obj)
         except ManifestError as e:
             located = e.located(m.where)
             if m.kind != "Pod":
@@ -148,7 +149,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    PVController(cluster).start()  # binds claims as kube-controller-manager would
+    ControllerManager(cluster).start()  # binds claims as kube-controller-manager would
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
     records = CompactRecords() if compact else None
     if records is not None:
@@ -193,6 +194,10 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     return SimulationResult(profile, seed, outcomes, cluster, sched, attempts, "compact" if compact else "full")
 
 
+#: ``Preempted by pod <uid> on node <node>`` (``default_preemption.go: prepareCandidate``'s Event).
+_PREEMPTED_BY = re.compile(r"^Preempted by pod (\S+)( on node .*)$")
+
+
 def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: list[str], bound_at_start: set[str],
                      pod_errors: Mapping[str, str]) -> list[PodOutcome]:
     """Classify every pod that was pending at the start, plus pods preempted during the run and
@@ -203,11 +208,17 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
         meta = _field(o, "metadata")
         current[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = o
     gated = sched.gated_pods()
+    # the Event names the preemptor by UID, as upstream's; the report names it as users do
+    by_uid = {str(_field(o, "metadata").get("uid")): key for key, o in current.items()}
     preempted = {}
     for ev in cluster.events():
         if ev.get("reason") == "Preempted":
             reg = ev.get("regarding") or {}
-            preempted[f"{reg.get('namespace')}/{reg.get('name')}"] = str(ev.get("note") or "")
+            note = str(ev.get("note") or "")
+            m = _PREEMPTED_BY.match(note)
+            if m and m.group(1) in by_uid:
+                note = f"Preempted by pod {by_uid[m.group(1)]}{m.group(2)}"
+            preempted[f"{reg.get('namespace')}/{reg.get('name')}"] = note
     out: list[PodOutcome] = []
     for key in pending_keys:
         ns, name = key.split("/", 1)

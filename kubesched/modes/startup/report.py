@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kubesched.atomic_file import atomic_write_text
 from kubesched.modes.report.report_html import write_report_html
 from kubesched.modes.report.report_json import report_dict, write_pods_csv
 from kubesched.modes.report.report_plots import require_plotly
@@ -48,7 +49,7 @@ def write_startup_report(out_dir: str | Path, runs: Sequence[StartupRun], source
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "report.json", out / "pods.csv"]
-    paths[0].write_text(json.dumps(startup_report(runs, source, top), indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(paths[0], json.dumps(startup_report(runs, source, top), indent=2) + "\n")
     results = [r.result for r in runs]
     write_pods_csv(paths[1], results, label=LABEL)
     if html:

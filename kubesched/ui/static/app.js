@@ -3,6 +3,7 @@
 
 const state = {
   tab: "cluster", info: null, run: null,           // run: selected run id, null = live cluster / latest
+  node: null, report: null,                        // the node view (#/node/NAME), the report view's id
   pods: { offset: 0, limit: 100 }, nodes: { offset: 0, limit: 50 },
   why: { pod: null, attempt: null, sort: "default", desc: false, offset: 0, limit: 100, reason: null },
   generation: -1,
@@ -61,12 +62,81 @@ function fmtQty(res, v) {
 function fmtBytes(v) { return v >= 1e9 ? `${(v / 1e9).toFixed(2)} GB` : `${(v / 1e6).toFixed(0)} MB`; }
 function statusBadge(s) { return el("span", { class: `status ${s}`, text: s }); }
 
-// ---- header, tabs, runs ------------------------------------------------------------------------
-function selectTab(name) {
+// ---- URLs: every view has one, so it can be linked and reloaded ---------------------------------
+// #/cluster, #/node/NAME, #/pod/NAMESPACE/NAME (?attempt=N), #/whatif, #/reports[/ID]; ?run=N on any
+// of them selects a run.
+function viewHash() {
+  const q = {};
+  if (state.run !== null && state.tab !== "reports") q.run = state.run;  // reports do not depend on a run
+  let path;
+  if (state.tab === "why") {
+    path = state.why.pod ? `pod/${state.why.pod.split("/").map(encodeURIComponent).join("/")}` : "pod";
+    if (state.why.attempt) q.attempt = state.why.attempt;
+  } else if (state.tab === "cluster" && state.node) path = `node/${encodeURIComponent(state.node)}`;
+  else if (state.tab === "reports" && state.report) path = `reports/${encodeURIComponent(state.report)}`;
+  else path = state.tab;
+  return `#/${path}${qs(q)}`;
+}
+
+function navigate() {
+  const h = viewHash();
+  if (location.hash !== h) history.pushState(null, "", h);
+}
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, "");
+  const [path, query] = raw.split("?");
+  const parts = (path || "").split("/").filter((x) => x !== "").map(decodeURIComponent);
+  const q = new URLSearchParams(query || "");
+  const run = q.get("run");
+  state.run = run === null || run === "" ? null : Number(run);
+  state.node = null;
+  const view = parts[0] || "cluster";
+  if (view === "pod" || view === "why") {
+    const key = parts.length >= 3 ? `${parts[1]}/${parts[2]}` : (state.why.pod || null);
+    const attempt = q.get("attempt") ? Number(q.get("attempt")) : null;
+    if (key !== state.why.pod || attempt !== state.why.attempt) {
+      state.why = Object.assign(state.why, { pod: key, attempt, sort: "default", desc: false, offset: 0, reason: null });
+    }
+    $("#why-form input[name=pod]").value = key || "";
+    return "why";
+  }
+  if (view === "node" && parts[1]) { state.node = parts[1]; return "cluster"; }
+  if (view === "reports") { state.report = parts[1] || null; return "reports"; }
+  return ["cluster", "whatif"].includes(view) ? view : "cluster";
+}
+
+function showTab(name) {
   state.tab = name;
   for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-selected", b.dataset.tab === name);
   for (const s of document.querySelectorAll("section.tab")) s.hidden = s.id !== `tab-${name}`;
-  refresh();
+}
+
+async function route() {
+  const tab = parseHash();
+  showTab(tab);
+  if (state.info) syncRunSelect();
+  if (tab === "cluster") {
+    $("#node-filters input[name=q]").value = state.node || "";
+    $("#pod-filters input[name=node]").value = state.node || "";
+    state.pods.offset = 0; state.nodes.offset = 0;
+  }
+  if (tab === "reports") await loadStoredReport();
+  await refresh();
+}
+
+function selectTab(name) {
+  state.tab = name;
+  if (name === "cluster") state.node = null;
+  navigate();
+  route();
+}
+
+// ---- header, tabs, runs ------------------------------------------------------------------------
+function syncRunSelect() {
+  const info = state.info, sel = $("#run-select");
+  if (info.mode === "snapshot" && state.run !== null && !info.runs.some((r) => r.id === state.run)) state.run = null;
+  sel.value = state.run === null ? (info.mode === "live" ? "" : String(info.runs.length)) : String(state.run);
 }
 
 async function loadInfo() {
@@ -82,8 +152,7 @@ async function loadInfo() {
   for (const r of info.runs.slice().reverse()) {
     sel.append(el("option", { value: String(r.id), text: `run ${r.id}${r.id === info.runs.length ? " (latest)" : ""}` }));
   }
-  if (info.mode === "snapshot" && state.run !== null && !info.runs.some((r) => r.id === state.run)) state.run = null;
-  sel.value = state.run === null ? (info.mode === "live" ? "" : String(info.runs.length)) : String(state.run);
+  syncRunSelect();
   if (!sel.value && current) sel.value = current;
 }
 
@@ -102,7 +171,8 @@ async function loadPods() {
       statusBadge(s), ` ${n}`)));
   const tb = $("#pods-table tbody");
   tb.replaceChildren(...data.rows.map((p) => el("tr", { "data-pod": p.key },
-    el("td", {}, p.key), el("td", {}, statusBadge(p.status)), el("td", {}, p.node || (p.nominatedNode ? `(nominated ${p.nominatedNode})` : "")),
+    el("td", {}, p.key), el("td", {}, statusBadge(p.status)),
+    el("td", {}, p.node ? nodeLink(p.node) : (p.nominatedNode ? `(nominated ${p.nominatedNode})` : "")),
     el("td", { class: "num" }, p.attempts || ""), el("td", { class: "msg" }, p.message),
     el("td", {}, whyButton(p)))));
   pager($("#pods-pager"), data, state.pods, loadPods);
@@ -115,6 +185,10 @@ function whyButton(p) {
   const live = state.info && state.info.mode === "live" && state.run === null;
   if (!(p.attempts > 0 || (live && !p.node))) return null;
   return el("button", { type: "button", class: "link", onclick: () => openWhy(p.key) }, "why?");
+}
+
+function nodeLink(name) {
+  return el("a", { href: `#/node/${encodeURIComponent(name)}`, class: "node-link" }, name);
 }
 
 function fillSelect(sel, values) {
@@ -144,7 +218,7 @@ async function loadNodes() {
   sortSel.value = cur || "name";
   const tb = $("#nodes-table tbody");
   tb.replaceChildren(...data.rows.map((n) => el("tr", { "data-node": n.name },
-    el("td", {}, n.name, n.unschedulable ? el("div", { class: "taint", text: "unschedulable" }) : null,
+    el("td", {}, nodeLink(n.name), n.unschedulable ? el("div", { class: "taint", text: "unschedulable" }) : null,
       n.error ? el("div", { class: "error", text: n.error }) : null),
     el("td", {}, n.zone),
     el("td", {}, n.taints.map((t) => el("span", { class: "taint", text: t }))),
@@ -179,6 +253,12 @@ function openWhy(key) {
   selectTab("why");
 }
 
+function setAttempt(attempt) {
+  state.why.attempt = attempt; state.why.offset = 0;
+  navigate();
+  loadWhy();
+}
+
 async function loadWhy() {
   const key = state.why.pod;
   if (!key) return;
@@ -204,13 +284,14 @@ async function loadWhy() {
   const reasons = el("ul", { class: "reasons" }, s.reasons.map((r) => el("li", {},
     el("button", { type: "button", class: "link", onclick: () => { state.why.reason = r.reason; state.why.offset = 0; loadWhyNodes(); } },
       `${r.nodes} node(s)`), ` ${r.plugin}: ${r.reason}`)));
-  $("#why-summary").replaceChildren(
+  $("#why-summary").replaceChildren(...[
     el("h3", {}, `Attempt ${ex.attempt || "now"}: ${ex.selectedNode ? "selected " + ex.selectedNode : ex.result || "not scheduled"}`),
     el("div", { class: "summary-line" }, `${s.evaluated} node(s) evaluated of ${ex.nodes}, ${s.feasible} feasible` +
       (s.notEvaluated ? `, ${s.notEvaluated} not evaluated (percentageOfNodesToScore)` : "") +
       (ex.reproduced === false ? " — warning: the re-run did not reproduce the recorded outcome" : "")),
     s.reasons.length ? reasons : null,
-    el("div", { class: "note" }, "Rows: the chosen node first, then by total score, then in the order the scheduler evaluated the nodes; click a column to sort."));
+    el("div", { class: "note" }, "Rows: the chosen node first, then by total score, then in the order the scheduler evaluated the nodes; click a column to sort."),
+  ].filter((c) => c !== null));  // replaceChildren would print a null as the text "null"
   $("#why-stages pre").textContent = JSON.stringify({ preFilter: ex.preFilter, postFilter: ex.postFilter, preScore: ex.preScore,
     reserve: ex.reserve, permit: ex.permit, preBind: ex.preBind, bind: ex.bind }, null, 2);
   await loadWhyNodes();
@@ -358,32 +439,53 @@ async function openReports(files) {
       reports.push({ name: f.name, report: doc });
     }
     const view = await api("/reports", { body: { reports } });
-    $("#report-table thead").replaceChildren(el("tr", {}, view.columns.map((c) => el("th", {}, c))));
-    $("#report-table tbody").replaceChildren(...view.rows.map((r) => el("tr", {}, el("td", {}, r.config),
-      r.cells.map((v) => el("td", { class: "num" }, v === null || v === undefined ? "-" : typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v)))));
-    $("#report-note").textContent = view.withoutPlots.length ? `no plot data in: ${view.withoutPlots.join(", ")}` : "";
-    const box = $("#report-plots");
-    box.replaceChildren();
-    if (view.figures.length) await loadPlotly();
-    for (const fig of view.figures) {
-      const div = el("div", { class: "plot" });
-      box.append(div);
-      window.Plotly.newPlot(div, fig.data, fig.layout, { responsive: true, displaylogo: false });
-    }
+    state.report = view.id;
+    navigate();
+    await renderReport(view);
   } catch (e) { showError($("#report-error"), e); }
 }
 
+async function loadStoredReport() {
+  showError($("#report-error"), null);
+  if (!state.report) return;
+  try { await renderReport(await api(`/reports/${encodeURIComponent(state.report)}`)); }
+  catch (e) { showError($("#report-error"), e); }
+}
+
+async function renderReport(view) {
+  $("#report-table thead").replaceChildren(el("tr", {}, view.columns.map((c) => el("th", {}, c))));
+  $("#report-table tbody").replaceChildren(...view.rows.map((r) => el("tr", {}, el("td", {}, r.config),
+    r.cells.map((v) => el("td", { class: "num" }, v === null || v === undefined ? "-" : typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v)))));
+  const notes = [];
+  if (view.withoutPlots.length) notes.push(`no plot data in: ${view.withoutPlots.join(", ")}`);
+  if (view.note) notes.push(`no plots: ${view.note}`);
+  $("#report-note").textContent = notes.join("; ");
+  const box = $("#report-plots");
+  box.replaceChildren();
+  if (view.figures.length) await loadPlotly();
+  for (const fig of view.figures) {
+    const div = el("div", { class: "plot" });
+    box.append(div);
+    window.Plotly.newPlot(div, fig.data, fig.layout, { responsive: true, displaylogo: false });
+  }
+}
+
 // ---- refresh & live ----------------------------------------------------------------------------
-let refreshing = null;
+// One refresh at a time; a refresh asked for while one runs (a tab switched, an Explain clicked)
+// runs once more after it, for the view current then: it is never dropped.
+let refreshing = null, refreshAgain = false;
 async function refresh() {
-  if (refreshing) return refreshing;
+  if (refreshing) { refreshAgain = true; return refreshing; }
   refreshing = (async () => {
-    try {
-      if (state.tab === "cluster") await Promise.all([loadPods(), loadNodes()]);
-      else if (state.tab === "why") await loadWhy();
-      else if (state.tab === "whatif") await Promise.all([loadConfig(false), loadRuns()]);
-    } catch (e) { console.error(e); }
-    finally { refreshing = null; }
+    do {
+      refreshAgain = false;
+      try {
+        if (state.tab === "cluster") await Promise.all([loadPods(), loadNodes()]);
+        else if (state.tab === "why") await loadWhy();
+        else if (state.tab === "whatif") await Promise.all([loadConfig(false), loadRuns()]);
+      } catch (e) { console.error(e); }
+    } while (refreshAgain);
+    refreshing = null;
   })();
   return refreshing;
 }
@@ -404,7 +506,7 @@ function debounce(fn, ms) { let t; return (...a) => { clearTimeout(t); t = setTi
 
 document.addEventListener("DOMContentLoaded", async () => {
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => selectTab(b.dataset.tab));
-  $("#run-select").addEventListener("change", (e) => { state.run = e.target.value === "" ? null : Number(e.target.value); state.pods.offset = 0; state.nodes.offset = 0; refresh(); });
+  $("#run-select").addEventListener("change", (e) => { state.run = e.target.value === "" ? null : Number(e.target.value); state.pods.offset = 0; state.nodes.offset = 0; navigate(); refresh(); });
   const podReload = debounce(() => { state.pods.offset = 0; loadPods(); }, 250);
   $("#pod-filters").addEventListener("input", podReload);
   $("#pod-filters").addEventListener("submit", (e) => { e.preventDefault(); podReload(); });
@@ -414,9 +516,9 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#why-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const pod = new FormData(e.target).get("pod").trim();
-    if (pod !== state.why.pod) openWhy(pod); else { state.why.attempt = Number($("#why-form select[name=attempt]").value) || null; state.why.offset = 0; loadWhy(); }
+    if (pod !== state.why.pod) openWhy(pod); else setAttempt(Number($("#why-form select[name=attempt]").value) || null);
   });
-  $("#why-form select[name=attempt]").addEventListener("change", (e) => { state.why.attempt = Number(e.target.value); state.why.offset = 0; loadWhy(); });
+  $("#why-form select[name=attempt]").addEventListener("change", (e) => setAttempt(Number(e.target.value)));
   const whyReload = debounce(() => { state.why.offset = 0; loadWhyNodes(); }, 250);
   $("#why-filters").addEventListener("input", whyReload);
   $("#why-filters").addEventListener("submit", (e) => e.preventDefault());
@@ -424,8 +526,13 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("#weights-btn").addEventListener("click", writeWeights);
   $("#rerun-btn").addEventListener("click", rerun);
   $("#report-files").addEventListener("change", (e) => openReports([...e.target.files]));
+  // links fire hashchange; back and forward to an entry of pushState fire popstate only
+  let routed = null;
+  const onUrl = () => { if (routed !== location.hash) { routed = location.hash; route(); } };
+  window.addEventListener("hashchange", onUrl);
+  window.addEventListener("popstate", onUrl);
   await loadInfo();
-  await refresh();
+  await route();
   document.body.dataset.ready = "1";
   watch();
 });

@@ -447,3 +447,30 @@ def test_wrongly_typed_fields_are_refused_as_the_decoder_refuses_them(server: Se
         400, 'Pod in version "v1" cannot be handled as a Pod: metadata.labels: must be an object, got string')
     assert core.read_namespaced_pod("web", "default").metadata.labels == {"app": "web"}
     assert [p.metadata.name for p in core.list_namespaced_pod("default").items] == ["web"]
+
+
+def test_objects_the_load_checks_refuse_are_invalid(server: ServerHandle) -> None:
+    """A PodDisruptionBudget with ``minAvailable: lots`` or a PV with ``capacity.storage: big`` gets
+    kube-apiserver's 422, as ``serve -f`` refuses them when loading."""
+    api = _api_client(server)
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "keep"},
+           "spec": {"minAvailable": "lots", "selector": {"matchLabels": {"app": "web"}}}}
+    with pytest.raises(k8s.ApiException) as exc:
+        api.call_api("/apis/policy/v1/namespaces/default/poddisruptionbudgets", "POST", body=pdb,
+                     response_type="object", _return_http_data_only=True)
+    body = json.loads(exc.value.body)
+    assert (exc.value.status, body["reason"]) == (422, "Invalid")
+    assert body["message"] == (
+        'PodDisruptionBudget "keep" is invalid: spec.minAvailable: Invalid value: "lots": a valid percent string '
+        "must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is "
+        "'[0-9]+%')")
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+          "spec": {"capacity": {"storage": "big"}}}
+    with pytest.raises(k8s.ApiException) as exc:
+        api.call_api("/api/v1/persistentvolumes", "POST", body=pv, response_type="object",
+                     _return_http_data_only=True)
+    assert json.loads(exc.value.body)["message"] == (
+        'PersistentVolume "pv1" is invalid: spec.capacity.storage: invalid quantity "big"')
+    pdb["spec"]["minAvailable"] = "50%"
+    api.call_api("/apis/policy/v1/namespaces/default/poddisruptionbudgets", "POST", body=pdb,
+                 response_type="object", _return_http_data_only=True)

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.errors import ConfigError
 from kubesched.modes.record.log import RecordingError, RecordWriter, read_records, segments
 from kubesched.modes.record.recorder import recorded_kinds, sanitize
 
@@ -81,16 +80,6 @@ def test_sanitize_keeps_credentials_out() -> None:
         "containers": [{"name": "c", "image": "i"}]}}}
     assert "Secret" not in recorded_kinds() and "ConfigMap" not in recorded_kinds()
     assert recorded_kinds()[0] == "Node" and recorded_kinds()[-2:] == ["Pod", "Event"]
-
-
-def test_duration_flags() -> None:
-    from kubesched.cli.durations import parse_duration
-
-    assert [parse_duration(t, "--duration") for t in ("24h", "90m", "1h30m", "2d", "1d12h", "1.5s")] == \
-        [86400.0, 5400.0, 5400.0, 172800.0, 129600.0, 1.5]
-    for bad in ("5x", "0s", "d", "-1h", ""):
-        with pytest.raises(ConfigError, match="--duration"):
-            parse_duration(bad, "--duration")
 
 
 # ----------------------------------------------------------------------------- against serve --kubelet
@@ -211,7 +200,7 @@ def test_record_cli_stops_on_sigint_and_resumes(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         assert "segment-000002.jsonl.gz" in done.stdout
         bad = subprocess.run([*cmd, "--duration", "soon"], capture_output=True, text=True, timeout=60)
-        assert bad.returncode != 0 and "--duration" in bad.stderr and "invalid duration 'soon'" in bad.stderr
+        assert bad.returncode == 2 and "'--duration': 'soon' is not a duration" in bad.stderr, bad.stderr
     finally:
         serve.stop()
     sessions = [r for r in read_records(rec) if r["op"] == "session"]

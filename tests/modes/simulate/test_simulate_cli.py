@@ -241,9 +241,8 @@ spec:
     assert pods["default/vip"]["status"] == "Scheduled" and pods["default/vip"]["node"] == "n1"
     assert pods["default/vip"]["results"][0]["postFilter"]["DefaultPreemption"]["victims"] == ["default/filler"]
     assert pods["default/filler"]["status"] == "Preempted"
-    assert pods["default/filler"]["message"].startswith("Preempted by pod uid-") or \
-        pods["default/filler"]["message"].startswith("Preempted by pod ")
-    assert pods["default/filler"]["message"].endswith(" on node n1")
+    # the report names the preemptor as users do (the Event itself names its UID, as upstream's)
+    assert pods["default/filler"]["message"] == "Preempted by pod default/vip on node n1"
     assert pods["default/typo"]["status"] == "Error"
     assert pods["default/typo"]["message"].endswith(
         "doc 5 (Pod default/typo): spec.priorityClassName: no PriorityClass with name hihg was found")

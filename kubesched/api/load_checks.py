@@ -1,0 +1,157 @@
+"""Checks of every loadable kind, applied when objects are loaded (``simulate``, ``serve``, ``ui``)
+as the API server applies them on create: an object it would refuse is refused here with a
+one-line :class:`~kubesched.errors.ManifestError` naming the field, instead of surfacing later as
+a plugin error (``Error running PreFilter plugin "VolumeBinding": ...``) or being silently
+ignored (a PodDisruptionBudget whose ``minAvailable`` cannot be read protects nothing).
+
+Each kind is first checked against the field types of the Kubernetes API
+(:func:`kubesched.api.shape.check_shape`), then by its row's ``validate`` check in the Kind
+registry (:func:`kubesched.api.kinds.validator`; the typed parser the scheduler uses when the row
+names no check), which are the functions here, the upstream validation of the fields the
+scheduler reads:
+
+- PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode: parsed as the volume plugins
+  parse them (quantities of ``spec.capacity`` / ``spec.resources.requests``, node affinity);
+  ``volumeBindingMode`` as ``pkg/apis/storage/validation: validateVolumeBindingMode``.
+- CSIStorageCapacity: ``capacity`` and ``maximumVolumeSize`` quantities, ``nodeTopology`` selector.
+- PodDisruptionBudget: ``pkg/apis/policy/validation/validation.go:
+  ValidatePodDisruptionBudgetSpec`` (``minAvailable``/``maxUnavailable`` an integer >= 0 or a
+  percentage up to 100 %, not both) and the selector.
+- Service, ReplicationController: ``spec.selector`` label keys; ReplicaSet, StatefulSet:
+  ``spec.selector`` as a label selector.
+- PriorityClass: ``pkg/apis/scheduling/validation: ValidatePriorityClass`` (a user-defined
+  value at most 1,000,000,000).
+
+Errors are not located (``spec.minAvailable: Invalid value: "lots": ...``); the loader prefixes
+the file, document and object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.api import kinds
+from kubesched.api.label_validation import go_quote
+from kubesched.api.labels import label_key_error, parse_label_selector
+from kubesched.api.quantity import QuantityError, value
+from kubesched.api.shape import check_shape
+from kubesched.api.storage import StorageClass
+from kubesched.errors import ManifestError
+
+__all__ = ["check_csi_storage_capacity", "check_label_selector", "check_loaded_object", "check_map_selector",
+           "check_pdb", "check_priority_class", "check_storage_class"]
+
+#: ``pkg/apis/scheduling``: HighestUserDefinablePriority.
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+_PERCENT = re.compile(r"^[0-9]+%$")
+_PERCENT_MSG = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "
+                "'93%', regex used for validation is '[0-9]+%')")
+_BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _invalid(path: str, raw: Any, message: str) -> ManifestError:
+    shown = go_quote(raw) if isinstance(raw, str) else str(raw)
+    return ManifestError(path, f"Invalid value: {shown}: {message}")
+
+
+def _int_or_percent(raw: Any, path: str) -> None:
+    """``ValidatePositiveIntOrPercent`` and ``IsNotMoreThan100Percent``."""
+    if raw is None:
+        return
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        raise _invalid(path, raw, "must be an integer or percentage (e.g '5%')")
+    if isinstance(raw, int):
+        if raw < 0:
+            raise _invalid(path, raw, "must be greater than or equal to 0")
+        return
+    if not _PERCENT.match(raw):
+        raise _invalid(path, raw, _PERCENT_MSG)
+    if int(raw[:-1]) > 100:
+        raise _invalid(path, raw, "must not be greater than 100%")
+
+
+def _quantity(raw: Any, path: str) -> None:
+    if raw is None:
+        return
+    try:
+        value(raw)
+    except QuantityError as e:
+        raise ManifestError(path, str(e)) from None
+
+
+def _map_selector(raw: Any, path: str) -> None:
+    """A ``map[string]string`` selector: every key a valid label key."""
+    if not isinstance(raw, Mapping):
+        return
+    for k in sorted(raw, key=str):
+        bad = label_key_error(str(k))
+        if bad is not None:
+            raise ManifestError(path, bad)
+
+
+def check_storage_class(obj: Mapping[str, Any]) -> None:
+    """The parser's checks and ``validateVolumeBindingMode``."""
+    StorageClass.from_obj(obj)
+    mode = obj.get("volumeBindingMode")
+    if mode is not None and mode not in _BINDING_MODES:
+        supported = ", ".join(f'"{m}"' for m in _BINDING_MODES)
+        raise ManifestError("volumeBindingMode", f"Unsupported value: {go_quote(str(mode))}: supported values: "
+                                                 f"{supported}")
+
+
+def check_csi_storage_capacity(obj: Mapping[str, Any]) -> None:
+    """``capacity`` and ``maximumVolumeSize`` quantities, ``nodeTopology`` a label selector."""
+    _quantity(obj.get("capacity"), "capacity")
+    _quantity(obj.get("maximumVolumeSize"), "maximumVolumeSize")
+    parse_label_selector(obj.get("nodeTopology"), "nodeTopology")
+
+
+def check_pdb(obj: Mapping[str, Any]) -> None:
+    """``ValidatePodDisruptionBudgetSpec`` and the selector."""
+    spec = _spec(obj)
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        raise ManifestError("spec", "minAvailable and maxUnavailable cannot be both set")
+    _int_or_percent(spec.get("minAvailable"), "spec.minAvailable")
+    _int_or_percent(spec.get("maxUnavailable"), "spec.maxUnavailable")
+    parse_label_selector(spec.get("selector"), "spec.selector")
+
+
+def check_map_selector(obj: Mapping[str, Any]) -> None:
+    """``spec.selector`` as a ``map[string]string`` selector (Service, ReplicationController)."""
+    _map_selector(_spec(obj).get("selector"), "spec.selector")
+
+
+def check_label_selector(obj: Mapping[str, Any]) -> None:
+    """``spec.selector`` as a label selector (ReplicaSet, StatefulSet)."""
+    parse_label_selector(_spec(obj).get("selector"), "spec.selector")
+
+
+def check_priority_class(obj: Mapping[str, Any]) -> None:
+    """``ValidatePriorityClass``: a user-defined value at most 1,000,000,000."""
+    raw = obj.get("value")
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    if isinstance(raw, int) and raw > HIGHEST_USER_DEFINABLE_PRIORITY and not name.startswith("system-"):
+        raise ManifestError("value", f"Forbidden: maximum allowed value of a user defined priority is "
+                                     f"{HIGHEST_USER_DEFINABLE_PRIORITY}")
+
+
+def check_loaded_object(kind: str, obj: Any) -> None:
+    """Check ``obj`` of ``kind`` as the API server would on create: field types, then the kind's
+    check from the registry (see the module docstring). Raises :class:`ManifestError` with the
+    field path (unlocated)."""
+    check_shape(obj, kind)
+    check = kinds.validator(kind)
+    if check is not None and isinstance(obj, Mapping):
+        try:
+            check(obj)
+        except ManifestError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
+            raise ManifestError("", f"cannot be read: {type(e).__name__}: {e}") from None
