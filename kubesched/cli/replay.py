@@ -248,26 +248,6 @@ def _recording_agreement(inp: Any, results: list[ReplayResult]) -> dict[str, Any
 
 
 def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatalogue, kubelet: KubeletImageConfig,
-              seed: int, planners: list[PlannerFactory], attempt_seconds: float, err: Console) -> list[ReplayResult]:
-    """The configs one after the other in this process, with a progress bar per config."""
-    from kubesched.modes.replay.run import ReplayProgress, run_replays
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("pods"),
-                  TextColumn("[dim]day {task.fields[day]:.1f}"), TimeElapsedColumn(), console=err,
-                  transient=False, disable=not err.is_terminal) as bar:
-
-        def progress(spec: ConfigSpec) -> ReplayProgress:
-            task = bar.add_task(spec.name, total=len(workload.pods), day=0.0)
-
-            def update(t: float, created: int, total: int) -> None:
-                bar.update(task, completed=created, day=t / 86400.0)
-            return update
-
-        return run_replays(workload, specs, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
-                           planners=planners, attempt_seconds=attempt_seconds, progress=progress)
-
-
-def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatalogue, kubelet: KubeletImageConfig,
               seed: int, planners: list[PlannerFactory], attempt_seconds: float, err: Console,
               done: Callable[[ReplayResult], None]) -> None:
     """The configs one after the other in this process, with a progress bar per config; ``done``
