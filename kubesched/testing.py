@@ -16,6 +16,7 @@ from typing import Any
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
+from kubesched.config.feature_gates import resolve as resolve_gates
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin
 from kubesched.framework.node_info import NodeInfo, PodInfo
@@ -150,6 +151,7 @@ class FakeHandle:
         self.client = None
         self.event_recorder = None
         self.nominator = None
+        self.feature_gates = resolve_gates(None)
         self.clock = None
 
     def snapshot(self) -> Snapshot:

@@ -93,7 +93,7 @@ class Cluster:
             self.reader_token = os.environ.get("KUBESCHED_E2E_TOKEN") or str(
                 (self.api.configuration.api_key or {}).get("authorization", "")).removeprefix("Bearer ")
         else:
-            self.handle = start_server(bookmark_interval=0.5, reviews=test_reviews(), pv_controller=True,
+            self.handle = start_server(bookmark_interval=0.5, reviews=test_reviews(), controllers=True,
                                        enable_test_hooks=True)
             self.kubeconfig = str(write_kubeconfig(tmp / "kubeconfig", self.handle.url))
             cfg = k8s.Configuration()

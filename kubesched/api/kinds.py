@@ -131,6 +131,7 @@ class Kind:
 
 
 _VOLUME = "storage.k8s.io/"
+_DRA = "resource.k8s.io/"
 
 #: The built-in rows, in load order (what an object refers to comes before it; pods last).
 BUILTIN_KINDS: tuple[Kind, ...] = (
@@ -153,9 +154,11 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
     Kind("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", "csistoragecapacity", True,
          model="V1CSIStorageCapacity", validate="kubesched.api.load_checks:check_csi_storage_capacity", watched=True, event_resource=_VOLUME + "CSIStorageCapacity", loadable=True),
     Kind("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", "deviceclass", False,
-         model="V1DeviceClass", loadable=True),
+         model="V1DeviceClass", parser="kubesched.api.dra:DeviceClass.from_obj", watched=True,
+         event_resource=_DRA + "DeviceClass", loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", "resourceslice", False,
-         model="V1ResourceSlice", loadable=True),
+         model="V1ResourceSlice", parser="kubesched.api.dra:ResourceSlice.from_obj", watched=True,
+         event_resource=_DRA + "ResourceSlice", loadable=True),
     Kind("", "v1", "PersistentVolume", "persistentvolumes", "persistentvolume", False, ("pv",), ("status",),
          model="V1PersistentVolume", parser="kubesched.api.storage:PersistentVolume.from_obj", watched=True,
          event_resource="PersistentVolume", loadable=True),
@@ -164,9 +167,11 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
          parser="kubesched.api.storage:PersistentVolumeClaim.from_obj", watched=True,
          event_resource="PersistentVolumeClaim", loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", "resourceclaimtemplate",
-         True, model="V1ResourceClaimTemplate", loadable=True),
+         True, model="V1ResourceClaimTemplate", parser="kubesched.api.dra:ResourceClaimTemplate.from_obj",
+         loadable=True),
     Kind("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", True, (), ("status",),
-         model="ResourceV1ResourceClaim", loadable=True),
+         model="ResourceV1ResourceClaim", parser="kubesched.api.dra:ResourceClaim.from_obj", watched=True,
+         event_resource=_DRA + "ResourceClaim", loadable=True),
     Kind("", "v1", "Service", "services", "service", True, ("svc",), ("status",), ("all",), model="V1Service",
          validate="kubesched.api.load_checks:check_map_selector", watched=True, loadable=True),
     Kind("", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", True, ("rc",),

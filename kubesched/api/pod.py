@@ -52,6 +52,28 @@ class Container:
     limits: Mapping[str, int]
     restart_policy: str | None
     host_ports: tuple[ContainerPort, ...]
+    #: ``resources.claims[].name``: entries of ``spec.resourceClaims`` this container uses
+    claims: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PodResourceClaim:
+    """``v1.PodResourceClaim``: ``spec.resourceClaims[]``. Exactly one of ``resource_claim_name``
+    (an existing ResourceClaim in the pod's namespace) and ``resource_claim_template_name`` (a
+    ResourceClaimTemplate from which the ResourceClaim controller creates a claim) is non-empty."""
+
+    name: str
+    resource_claim_name: str
+    resource_claim_template_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PodResourceClaimStatus:
+    """``v1.PodResourceClaimStatus``: ``status.resourceClaimStatuses[]``, the name of the claim
+    generated for a templated entry (``resource_claim_name`` None: no claim is needed)."""
+
+    name: str
+    resource_claim_name: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +160,60 @@ def _container(raw: Any, path: str, init: bool) -> Container:
                 raise ManifestError(f"{path}.ports[{j}].hostPort", "must be between 0 and 65535, inclusive")
             if hp > 0:
                 ports.append(ContainerPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", hp))
-    return Container(str(raw.get("name") or ""), str(raw.get("image") or ""), requests, limits, policy, tuple(ports))
+    claims = res.get("claims") or []
+    if not isinstance(claims, list):
+        raise ManifestError(f"{path}.resources.claims", "must be a list")
+    names = []
+    for j, c in enumerate(claims):
+        if not isinstance(c, Mapping) or not c.get("name"):
+            raise ManifestError(f"{path}.resources.claims[{j}].name", "Required value")
+        names.append(str(c["name"]))
+    return Container(str(raw.get("name") or ""), str(raw.get("image") or ""), requests, limits, policy, tuple(ports),
+                     tuple(names))
+
+
+def _pod_resource_claims(raw: Any) -> tuple[PodResourceClaim, ...]:
+    """``spec.resourceClaims`` as ``ValidatePodSpec`` (``validatePodResourceClaims``) admits it."""
+    if not raw:
+        return ()
+    if not isinstance(raw, list):
+        raise ManifestError("spec.resourceClaims", "must be a list")
+    out = []
+    seen: set[str] = set()
+    for i, c in enumerate(raw):
+        path = f"spec.resourceClaims[{i}]"
+        if not isinstance(c, Mapping):
+            raise ManifestError(path, "must be an object")
+        name = str(c.get("name") or "")
+        if not name:
+            raise ManifestError(f"{path}.name", "Required value")
+        if name in seen:
+            raise ManifestError(f"{path}.name", f'Duplicate value: "{name}"')
+        seen.add(name)
+        claim = str(c.get("resourceClaimName") or "")
+        template = str(c.get("resourceClaimTemplateName") or "")
+        if claim and template:
+            raise ManifestError(path, "Invalid value: at most one of `resourceClaimName` or "
+                                      "`resourceClaimTemplateName` may be set")
+        if not claim and not template:
+            raise ManifestError(path, "Invalid value: must specify one of: `resourceClaimName`, "
+                                      "`resourceClaimTemplateName`")
+        out.append(PodResourceClaim(name, claim, template))
+    return tuple(out)
+
+
+def _resource_claim_statuses(raw: Any) -> tuple[PodResourceClaimStatus, ...]:
+    if not raw:
+        return ()
+    if not isinstance(raw, list):
+        raise ManifestError("status.resourceClaimStatuses", "must be a list")
+    out = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, Mapping) or not c.get("name"):
+            raise ManifestError(f"status.resourceClaimStatuses[{i}].name", "Required value")
+        rcn = c.get("resourceClaimName")
+        out.append(PodResourceClaimStatus(str(c["name"]), None if rcn is None else str(rcn)))
+    return tuple(out)
 
 
 def _affinity_term(raw: Any, path: str) -> PodAffinityTerm:
@@ -252,7 +327,7 @@ class Pod:
         "pod_anti_affinity_required", "pod_anti_affinity_preferred", "topology_spread_constraints",
         "scheduling_gates", "deletion_timestamp", "creation_timestamp", "start_time", "nominated_node_name",
         "phase", "owner_references", "volumes", "pvc_names", "host_ports", "images", "requests",
-        "non_zero_requests", "has_affinity", "resource_claims", "conditions", "affinity_parse_error",
+        "non_zero_requests", "has_affinity", "resource_claims", "resource_claim_statuses", "conditions", "affinity_parse_error",
     )
 
     raw: dict[str, Any]
@@ -294,7 +369,10 @@ class Pod:
     requests: Mapping[str, int]
     non_zero_requests: Mapping[str, int]
     has_affinity: bool
-    resource_claims: tuple[Mapping[str, Any], ...]
+    #: ``spec.resourceClaims``
+    resource_claims: tuple[PodResourceClaim, ...]
+    #: ``status.resourceClaimStatuses`` (written by the ResourceClaim controller)
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...]
     conditions: tuple[Mapping[str, Any], ...]
     #: upstream ``PodInfo.Update``'s aggregate error when a pod (anti-)affinity selector value
     #: cannot be converted (those term lists are then empty), e.g.
@@ -408,7 +486,8 @@ class Pod:
         p.volumes = tuple(v for v in vols if isinstance(v, Mapping))
         p.pvc_names = tuple(str(v["persistentVolumeClaim"].get("claimName", "")) for v in p.volumes
                             if isinstance(v.get("persistentVolumeClaim"), Mapping))
-        p.resource_claims = tuple(c for c in spec.get("resourceClaims") or [] if isinstance(c, Mapping))
+        p.resource_claims = _pod_resource_claims(spec.get("resourceClaims"))
+        p.resource_claim_statuses = _resource_claim_statuses(status.get("resourceClaimStatuses"))
         p.host_ports = tuple(hp for c in p.containers + p.init_containers for hp in c.host_ports)
         p.images = tuple(c.image for c in p.init_containers + p.containers)
         p.nominated_node_name = str(status.get("nominatedNodeName") or "")
@@ -458,6 +537,10 @@ class Pod:
         q.nominated_node_name = str(status.get("nominatedNodeName") or "")
         q.phase = str(status.get("phase") or "")
         q.conditions = tuple(c for c in status.get("conditions") or [] if isinstance(c, Mapping))
+        try:
+            q.resource_claim_statuses = _resource_claim_statuses(status.get("resourceClaimStatuses"))
+        except ManifestError:
+            return None
         return q
 
     def with_nominated_node_name(self, node_name: str) -> Pod:

@@ -58,6 +58,8 @@ _ALIAS_RATIO_HIGH = 4_000_000
 #: Safe loader, C-accelerated when libyaml is available.
 FastLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+#: a document start marker line
+_DOC_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
 #: a line whose indentation/indicator prefix alone could reach MAX_DEPTH block levels
 _DEEP_LINE = re.compile(rf"^[ \t?:-]{{{MAX_DEPTH * 3 // 8 - 1}}}", re.M)
 
@@ -83,11 +85,16 @@ def _allowed_alias_ratio(decoded: int) -> float:
 def _may_be_deep(text: str) -> bool:
     """False when ``text`` certainly nests at most MAX_DEPTH levels: each block level needs one
     more indentation or indicator character on its line (two levels when a sequence is a
-    mapping's value at the same indentation), each flow level one bracket."""
-    flow = text.count("[") + text.count("{")
-    # depth <= 2 * (widest prefix + 1) + flow; with flow <= MAX_DEPTH/4 and every prefix shorter
-    # than 3/8 MAX_DEPTH - 1 that is at most MAX_DEPTH.
-    return flow > MAX_DEPTH // 4 or _DEEP_LINE.search(text) is not None
+    mapping's value at the same indentation), each flow level one bracket of its document."""
+    if _DEEP_LINE.search(text) is not None:
+        return True
+    # depth <= 2 * (widest prefix + 1) + flow brackets of the document; with flow <= MAX_DEPTH/4
+    # and every prefix shorter than 3/8 MAX_DEPTH - 1 that is at most MAX_DEPTH. A "---" line
+    # ends a document wherever it stands (YAML forbids it inside any scalar).
+    limit = MAX_DEPTH // 4
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    return any(doc.count("[") + doc.count("{") > limit for doc in _DOC_START.split(text))
 
 
 def _where(mark: Any) -> str:

@@ -36,9 +36,22 @@ from kubesched.errors import ConfigError
 @click.option("--run-flag", "run_flags", multiple=True, metavar="FLAG",
               help="With --api: one more flag for `kubesched run`, e.g. --run-flag=--cpu-affinity=none "
                    "or --run-flag=--parallel-bindings=32; repeatable (recorded as runFlags in --output).")
+@click.option("--simulate", "simulate_files", multiple=True, metavar="FILE|NAME",
+              help="Time `kubesched simulate` (table and -o json) and `kubesched ui -f` on a cluster file, or on a "
+                   "generated one named in --list (SimulateSpreading/...): end to end, load, schedule and output "
+                   "seconds, peak RSS; one process per run; repeatable.")
+@click.option("--simulate-mode", "simulate_modes", multiple=True, type=click.Choice(["table", "json", "ui"]),
+              help="With --simulate: only these runs (repeatable; default: table, json, ui).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --simulate: run every mode this many times, in turn.")
+@click.option("--baseline-tree", type=click.Path(exists=True, file_okay=False),
+              help="With --simulate: before each run, the same run of the kubesched source tree in this directory "
+                   "(e.g. a `git worktree` of the base commit), for alternating before/after pairs; outputs are "
+                   "compared by SHA-256.")
 def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, config_path: str | None, seed: int,
           in_process: bool, no_gc_freeze: bool, api_mode: bool, kube_api_qps: float, kube_api_burst: int,
-          measure_pods: int | None, timeout: float, run_flags: tuple[str, ...]) -> None:
+          measure_pods: int | None, timeout: float, run_flags: tuple[str, ...], simulate_files: tuple[str, ...],
+          simulate_modes: tuple[str, ...], repeat: int, baseline_tree: str | None) -> None:
     """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
     queue, scheduling cycle, cache and binding into the embedded cluster, and report
     SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS."""
@@ -56,10 +69,22 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
             raise e.located(config_path) from None
         raise
     if list_only:
+        from kubesched.modes.bench.simulate_fixture import SIMULATE_FIXTURES
+
         for w in all_workloads:
             thr = f"{w.threshold:.0f} pods/s" if w.threshold is not None else "-"
             click.echo(f"{w.name}\tnodes={w.nodes}\tmeasuredPods={w.measured_pods}\tthreshold={thr}")
+        for fx in SIMULATE_FIXTURES.values():
+            click.echo(f"{fx.name}\tnodes={fx.nodes}\tpendingPods={fx.pods}\t(--simulate)")
         return
+    if simulate_files:
+        if workloads or api_mode:
+            raise click.UsageError("--simulate runs alone: give no workloads and no --api")
+        _bench_simulate(console, simulate_files, simulate_modes or ("table", "json", "ui"), repeat, output,
+                        baseline_tree, seed)
+        return
+    if simulate_modes or repeat != 1 or baseline_tree:
+        raise click.UsageError("--simulate-mode, --repeat and --baseline-tree apply to --simulate runs only")
     if not api_mode:
         for flag, value, default in (("--measure-pods", measure_pods, None), ("--timeout", timeout, 600.0),
                                      ("--kube-api-qps", kube_api_qps, 5000.0), ("--kube-api-burst", kube_api_burst, 5000),
@@ -90,6 +115,26 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     if output:
         console.print(f"wrote {output}")
     _exit_on_failures(results)
+
+
+def _bench_simulate(console: Any, files: tuple[str, ...], modes: tuple[str, ...], repeat: int,
+                    output: str | None, baseline_tree: str | None, seed: int) -> None:
+    from kubesched.modes.bench.report import simulate_table, write_simulate_json
+    from kubesched.modes.bench.simulate_bench import bench_simulate
+
+    try:
+        runs = bench_simulate(files, modes, repeat, progress=lambda what: console.print(f"running {what}", markup=False),
+                              baseline_tree=baseline_tree, seed=seed)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--simulate") from None
+    console.print(simulate_table(runs))
+    if output:
+        write_simulate_json(output, runs)
+        console.print(f"wrote {output}")
+    bad = [r for r in runs if r.status != "ok"]
+    if bad:
+        click.echo(f"error: {len(bad)} of {len(runs)} runs failed", err=True)
+        sys.exit(1)
 
 
 @contextmanager

@@ -113,11 +113,18 @@ def _check_profiles(path: str, config: Any) -> None:
 @click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Recordings only: look up the layers of recorded images missing from the catalogue in their "
                    "registries (cached in the recording's registry-cache.json, so later replays need no network).")
+@click.option("--gpu", "gpu_mode", type=click.Choice(["device-plugin", "dra"]), default="device-plugin",
+              show_default=True,
+              help="How pods get GPUs: device-plugin (nvidia.com/gpu and alibabacloud.com/gpu-milli requests, GPU "
+                   "models by node affinity) or dra (each GPU request becomes a ResourceClaimTemplate for "
+                   "devices of the gpu.kubesched.io DRA driver, which publishes every node's GPUs as a "
+                   "ResourceSlice; GPU models become CEL selectors; a fractional GPU takes a whole device).")
 @click.option("--no-html", is_flag=True, default=False, help="Skip report.html.")
 def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], out_dir: str, seed: int,
            window: str | None, max_pods: int | None, max_nodes: int | None, image_mode: str, zipf_s: float,
            apps: int, kubelet_path: str | None, prepull: bool, attempt_seconds: float, arrival_scale: float,
-           workers: int, dask_scheduler: str | None, registry_path: str | None, no_html: bool) -> None:
+           workers: int, dask_scheduler: str | None, gpu_mode: str, registry_path: str | None,
+           no_html: bool) -> None:
     from kubesched.config.load import load_config
     from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.assign import ImageAssigner
@@ -141,6 +148,10 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
         except FileNotFoundError as e:
             raise click.BadParameter(str(e), param_hint="--trace") from None
     workload = workload.with_arrival_scale(arrival_scale)
+    if gpu_mode == "dra":
+        from kubesched.modes.replay.dra_gpus import with_dra_gpus
+
+        workload = with_dra_gpus(workload)
     overrides = {**workload.kubelet, **(recording.kubelet if recording is not None else {}),
                  **read_kubelet_settings(kubelet_path)}
     kubelet = KubeletImageConfig.from_mapping(overrides, kubelet_path or workload.description)

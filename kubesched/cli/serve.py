@@ -26,6 +26,7 @@ from kubesched.embedded.apiserver.server import (
     setup_server,
 )
 from kubesched.embedded.kubelet.config import KubeletImageConfig
+from kubesched.embedded.kubelet.dra_driver import FakeGPUDriver
 from kubesched.embedded.kubelet.live import LiveKubelets
 from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.embedded.manifests import Manifest, load_manifests
@@ -78,7 +79,10 @@ def check_manifests(manifests: list[Manifest]) -> None:
               help="Run a kubelet on every node: the replay's kubelet image model pulls the images of bound "
                    "pods (serialized pulls, layers, bandwidth, image GC) and writes kubelet Events, pod status "
                    "(Running, conditions, containerStatuses) and node status.images. A pod with the annotation "
-                   "kubesched.io/run-seconds succeeds that many seconds after its start.")
+                   "kubesched.io/run-seconds succeeds that many seconds after its start. A fake DRA driver "
+                   "publishes the GPUs of each node (its nvidia.com/gpu allocatable, or the annotation "
+                   "gpu.kubesched.io/devices) as a ResourceSlice of driver gpu.kubesched.io, with the "
+                   "DeviceClass gpu.kubesched.io.")
 @click.option("--kubelet-config", "kubelet_config", type=click.Path(exists=True, dir_okay=False),
               help="YAML of kubelet image-model settings (camelCase, as `replay --kubelet`); needs --kubelet.")
 @click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
@@ -148,14 +152,15 @@ class ServeOptions:
 
 @dataclass(frozen=True)
 class ServeGraph:
-    """What :func:`run` serves: the store, its API server (not listening yet) and the kubelets
-    (``--kubelet``; not started yet)."""
+    """What :func:`run` serves: the store, its API server (not listening yet), the kubelets and the
+    fake DRA driver publishing the nodes' GPUs as ResourceSlices (``--kubelet``; not started yet)."""
 
     options: ServeOptions
     clock: RealClock
     cluster: MemoryCluster
     server: ServerHandle
     kubelets: LiveKubelets | None
+    gpu_driver: FakeGPUDriver | None
 
 
 def setup_reviews(opts: ServeOptions) -> Reviews:
@@ -185,13 +190,14 @@ def setup(opts: ServeOptions) -> ServeGraph:
     cluster.load(objects)
     server = setup_server(cluster, address=opts.address, port=opts.port, clock=clock,
                           bookmark_interval=opts.bookmark_interval, finalize_deletions=opts.finalize_deletions,
-                          reviews=reviews, pv_controller=True, enable_test_hooks=opts.enable_test_hooks,
+                          reviews=reviews, controllers=True, enable_test_hooks=opts.enable_test_hooks,
                           allowed_hosts=opts.allowed_hosts, server_client_times=opts.speed != 1.0)
-    kubelets = None
+    kubelets = driver = None
     if opts.kubelet:
         settings = KubeletImageConfig.from_mapping(read_kubelet_settings(opts.kubelet_config), opts.kubelet_config or "")
         kubelets = LiveKubelets(cluster, clock, load_catalogue(opts.images_path), settings)
-    return ServeGraph(opts, clock, cluster, server, kubelets)
+        driver = FakeGPUDriver(cluster)
+    return ServeGraph(opts, clock, cluster, server, kubelets, driver)
 
 
 def run(graph: ServeGraph) -> None:
@@ -207,7 +213,11 @@ def run(graph: ServeGraph) -> None:
         click.echo(f"wrote kubeconfig {opts.kubeconfig} (context kubesched)", err=True)
     if graph.kubelets is not None:
         graph.kubelets.start()
-        click.echo(f"kubelets running on every node (clock speed {opts.speed:g}x)", err=True)
+    if graph.gpu_driver is not None:
+        graph.gpu_driver.start()
+    if opts.kubelet:
+        click.echo(f"kubelets and the gpu.kubesched.io DRA driver running on every node (clock speed {opts.speed:g}x)",
+                   err=True)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(graph.cluster.counts().items()))
     click.echo(f"serving the embedded cluster ({counts}) at {handle.url}", err=True)
     serve_forever(handle)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
+import logging
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -14,13 +16,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubesched.cli.paths import OutputFile
+from kubesched.cli.pflag import PflagIntRange
 from kubesched.config.load import load_config
 from kubesched.embedded.manifests import Manifest, load_manifests, write_manifests
 from kubesched.embedded.unknown_fields import unknown_fields
 from kubesched.errors import ConfigError, ManifestError
+from kubesched.logs.kv import v_info
 from kubesched.modes.simulate.report import (
     explain_grids,
     find_pod,
+    iter_result_json,
     pod_names,
     pods_grid,
     print_grids,
@@ -36,6 +41,8 @@ from kubesched.modes.simulate.run import run_simulation
 EXIT_POD_ERRORS = 1
 
 _FORMATS = ["table", "wide", "name", "json", "yaml"]
+
+_log = logging.getLogger(__name__)
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -71,9 +78,13 @@ class _PlainDumper(yaml.SafeDumper):
               help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).")
 @click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
 @click.option("--write-snapshot", type=OutputFile(), help="Write the resulting cluster as a manifest file.")
+@click.option("-v", "--v", "verbosity", type=PflagIntRange(0, 10), default=0,
+              help="klog verbosity on stderr: 1 the wall time of each phase (load, schedule, output), "
+                   "2 every pod's outcome, 4 debug detail.")
 def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None, namespace: str | None,
              recursive: bool, config_path: str | None, seed: int | None, output: str,
-             detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None) -> None:
+             detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None,
+             verbosity: int) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
     Pods are scheduled in queue order (priority first, as PrioritySort orders them) and listed in
@@ -83,6 +94,11 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
     (each named with its file and document), 2 for bad input or usage."""
     if not files and not kubeconfig:
         raise click.UsageError("give manifests with -f/--filename, or a cluster with --kubeconfig")
+    if verbosity:
+        from kubesched.logs import configure as configure_logging
+
+        configure_logging(verbosity)
+    t_start = time.perf_counter()
     loaded = load_manifests(list(files), recursive=recursive)
     for kind, count in sorted(loaded.skipped_kinds.items()):
         click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
@@ -95,25 +111,40 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
         check_explain_ref(explain, loaded.manifests)
     config = load_config(config_path) if config_path else None
     record: bool | Callable[[Any], bool] = output in ("json", "yaml")
-    if not record and explain:
+    explained: Callable[[Any], bool] | None = None
+    if explain:
         ref = explain
 
-        def record(pod: Any) -> bool:
+        def explained(pod: Any) -> bool:
             return bool(pod.key == ref or ("/" not in ref and pod.name == ref))
+        if not record:
+            record = explained
+    compact = record is True and detail == "compact"
     try:
         with simulation_progress() as progress:
-            res = run_simulation(loaded.manifests, config, seed=seed, record=record,
-                                 compact=record is True and detail == "compact", progress=progress)
+            res = run_simulation(loaded.manifests, config, seed=seed, record=record, compact=compact,
+                                 progress=progress, full_detail=explained if compact else None)
     except ConfigError as e:
         if config_path and not e.where:
             raise e.located(config_path) from None
         raise
+    t_output = time.perf_counter()
+    phases = res.timings
+    read_seconds = t_output - t_start - sum(phases.values())  # reading files, checking fields, the config
+    v_info(_log, 1, "Loaded the input", loadSeconds=round(read_seconds + phases.get("load", 0.0), 3),
+           readSeconds=round(read_seconds, 3), objects=len(loaded.manifests))
+    v_info(_log, 1, "Scheduled until quiet", scheduleSeconds=round(phases.get("schedule", 0.0), 3),
+           attempts=res.attempts, pods=len(res.pods))
     if write_snapshot:
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
     terminal = sys.stdout.isatty()
     if output == "json":
-        json.dump(result_dict(res), sys.stdout, indent=2)  # streamed: results of big snapshots exceed 2 GiB
-        sys.stdout.write("\n")
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+        for chunk in iter_result_json(res):  # streamed: results of big snapshots exceed 2 GiB
+            out.write(chunk)
+        out.write(b"\n")
+        out.flush()
     elif output == "yaml":
         yaml.dump(result_dict(res), sys.stdout, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True)
     elif output == "name":
@@ -131,10 +162,16 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
             pod = find_pod(res, explain)
         except KeyError as e:
             raise click.BadParameter(str(e.args[0]), param_hint="--explain") from None
+        full = res.full_records.get(f"{pod.namespace}/{pod.name}")
+        if full is not None:  # compact -o json|yaml: the explained pod was also recorded in full
+            pod = dataclasses.replace(pod, results=list(full))
         to_stderr = output not in ("table", "wide")
         stream = sys.stderr if to_stderr else sys.stdout
         console = Console(stderr=to_stderr) if stream.isatty() else None
         print_grids(explain_grids(pod), console, stream)
+    sys.stdout.flush()
+    v_info(_log, 1, "Wrote the output", outputSeconds=round(time.perf_counter() - t_output + phases.get("collect", 0.0), 3),
+           output=output, totalSeconds=round(time.perf_counter() - t_start, 3))
     errors = [p for p in res.pods if p.status == "Error"]
     if errors:
         click.echo(f"error: {len(errors)} pod(s) ended in Error:", err=True)

@@ -6,11 +6,17 @@ binding cycle runs in its own goroutine, status patches (``util.PatchPodStatus``
 their own, events in the broadcaster's. :class:`WriteBehindClient` gives the scheduler the same
 shape over a synchronous :class:`~kubesched.client.client.ClusterClient`:
 
-* ``patch_status`` and ``delete`` are handed to an :class:`AsyncWriter` and return at once
-  (``patch_status`` returns ``{}``: nothing in the scheduling path reads the answer); the
-  writes of one object run in order, on one worker (writes are routed by
-  ``kind/namespace/name``), on a small pool of threads sharing the client's connection pool.
-  Failures are logged (a victim already gone is not an error), as upstream logs them.
+* a Pod's ``patch_status`` (the scheduler's ``PodScheduled=False`` and ``nominatedNodeName``
+  patches) and ``delete`` are handed to an :class:`AsyncWriter` and return at once
+  (``patch_status`` returns ``{}``: nothing reads that answer); the writes of one object run in
+  order, on one worker (writes are routed by ``kind/namespace/name``), on a small pool of threads
+  sharing the client's connection pool. Failures are logged (a victim already gone is not an
+  error), as upstream logs them.
+* ``patch_status`` of other kinds stays synchronous: DynamicResources' PreBind writes a claim's
+  ``status.allocation`` and ``status.reservedFor`` and must have them stored, and keep the stored
+  claim in its assume cache, before the pod is bound (upstream's ``UpdateStatus`` in
+  ``bindClaim``); answered at once, the device would look free to the next cycle until the
+  informer caught up, and the binding could reach the API server before the allocation.
 * ``bind`` stays synchronous: it runs in the binding cycle, off the scheduling thread already,
   and the binding cycle needs its result.
 * reads, watches, ``create``/``update`` (leader election, volume binding) go straight through.
@@ -103,7 +109,7 @@ class AsyncWriter:
 
 
 class WriteBehindClient:
-    """A :class:`~kubesched.client.client.ClusterClient` whose ``patch_status`` and ``delete``
+    """A :class:`~kubesched.client.client.ClusterClient` whose Pod ``patch_status`` and ``delete``
     go through ``writer`` (see the module docstring); everything else is ``inner``'s."""
 
     def __init__(self, inner: ClusterClient, writer: AsyncWriter) -> None:
@@ -132,8 +138,11 @@ class WriteBehindClient:
         return self.inner.update(obj)
 
     def patch_status(self, kind: str, namespace: str | None, name: str, patch: Obj) -> Obj:
-        """Queue the status patch; returns ``{}`` at once."""
+        """A Pod's: queue the status patch and return ``{}`` at once. Other kinds': ``inner``'s,
+        synchronously (module docstring)."""
         inner = self.inner
+        if kind != "Pod":
+            return inner.patch_status(kind, namespace, name, patch)
         self.writer.submit(f"{kind}/{namespace}/{name}", f"patching status of {kind} {namespace}/{name}",
                            lambda: inner.patch_status(kind, namespace, name, patch))
         return {}

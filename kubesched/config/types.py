@@ -284,6 +284,16 @@ class KubeSchedulerConfiguration(_Model):
     profiles: list[KubeSchedulerProfile] = Field(default_factory=list)
     extenders: list[Extender] = Field(default_factory=list)
     delay_cache_until_active: bool = False
+    #: ``featureGates``: gate name -> on/off (kube-scheduler's ``--feature-gates``), see
+    #: :mod:`kubesched.config.feature_gates`; unset gates keep their v1.35 defaults
+    feature_gates: dict[str, bool] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known_feature_gates(self) -> KubeSchedulerConfiguration:
+        from kubesched.config.feature_gates import resolve
+
+        resolve(self.feature_gates)
+        return self
 
     @model_validator(mode="after")
     def _contention_follows_profiling(self) -> KubeSchedulerConfiguration:

@@ -96,7 +96,9 @@ class Handle(Protocol):
     ``clock`` is ``None`` when a plugin runs outside a scheduler (then it reads wall time);
     ``client`` is ``None`` without a cluster; ``extenders`` are the scheduler's HTTP extenders
     (``Handle.Extenders()``, for the preempt verb); ``metrics`` is ``None`` when the scheduler
-    records no metrics.
+    records no metrics; ``feature_gates`` maps every known feature gate to its value
+    (``kubesched.config.feature_gates``: v1.35 defaults unless the configuration's ``featureGates``
+    set it).
     """
 
     @property
@@ -128,6 +130,9 @@ class Handle(Protocol):
 
     @property
     def metrics(self) -> MetricRecorder | None: ...
+
+    @property
+    def feature_gates(self) -> Mapping[str, bool]: ...
 
     def snapshot(self) -> Snapshot: ...
 

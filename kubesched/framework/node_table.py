@@ -47,8 +47,10 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.taints import Taint
+from kubesched.framework.pod_match_index import PodMatchIndex
 
 if TYPE_CHECKING:
+    from kubesched.api.labels import LabelSelector
     from kubesched.framework.node_info import NodeInfo
 
 IntArray = npt.NDArray[np.int64]
@@ -138,6 +140,8 @@ class NodeTable:
         self._log_versions: list[int] = []
         self._log_rows: list[int] = []
         self._log_floor = 0
+        self._match_index: PodMatchIndex | None = None
+        self._noted: tuple[Sequence[NodeInfo], int, IntArray] | None = None
 
     # ---- capacity ---------------------------------------------------------------------------
 
@@ -302,6 +306,24 @@ class NodeTable:
     def __len__(self) -> int:
         return len(self.order)
 
+    def note_rows(self, nodes: Sequence[NodeInfo], rows: IntArray) -> None:
+        """Remember that the list ``nodes`` holds the NodeInfos of ``rows`` (same order) at the
+        current version, for :meth:`rows_of` (the scheduling cycle notes its feasible nodes)."""
+        self._noted = (nodes, self.version, rows)
+
+    def rows_of(self, nodes: Sequence[NodeInfo]) -> IntArray | None:
+        """The rows of ``nodes`` (NodeInfos of this table) in their order, or ``None`` when one is
+        not in the table. O(1) for the list last given to :meth:`note_rows` if the table has not
+        changed since, else a name look-up per node."""
+        noted = self._noted
+        if noted is not None and noted[0] is nodes and noted[1] == self.version and len(noted[2]) == len(nodes):
+            return noted[2]
+        rows = self.rows
+        try:
+            return np.fromiter((rows[ni.name] for ni in nodes), dtype=np.int64, count=len(nodes))
+        except KeyError:
+            return None
+
     def visit_rows(self, start: int, count: int) -> IntArray:
         """Rows of list positions ``start, start+1, ...`` (``count`` of them, wrapping)."""
         n = len(self.order)
@@ -366,6 +388,15 @@ class NodeTable:
             col[row] = count(ni) if ni is not None else 0
         self._derived_put(key, (self.version, col))
         return col
+
+    def match_counts(self, namespace: str, selector: LabelSelector) -> IntArray:
+        """Per row, the pods of its NodeInfo in ``namespace``, not terminating, whose labels match
+        ``selector`` (non-empty): ``podtopologyspread/common.go: countPodsMatchSelector`` for every
+        node, kept by pod deltas (:class:`~kubesched.framework.pod_match_index.PodMatchIndex`). The
+        array is valid until the table next changes; callers must not write to it."""
+        if self._match_index is None:
+            self._match_index = PodMatchIndex(self)
+        return self._match_index.counts(namespace, selector)
 
     def aggregate(self, key: Hashable, contrib: Callable[[NodeInfo], dict[Any, int]],
                   initial_rows: Callable[[], Iterable[int]] | None = None) -> dict[Any, int]:

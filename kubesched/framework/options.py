@@ -60,7 +60,8 @@ class FrameworkOptions:
     NodeResourcesFit's ``ignoredResources`` (the extenders' managed resources, upstream
     ``buildExtenders``); ``permit_wait_timeout`` (seconds) caps every Permit wait below upstream's
     15 minutes; ``skip_unavailable`` drops plugins the registry lacks from the profile (the
-    default profile only), reporting their names to ``on_skipped``.
+    default profile only), reporting their names to ``on_skipped``; ``feature_gates`` maps every
+    known feature gate to its value (None: ``kubesched.config.feature_gates``' v1.35 defaults).
     """
 
     profile_path: str = "profiles[0]"
@@ -80,3 +81,4 @@ class FrameworkOptions:
     permit_wait_timeout: float | None = None
     skip_unavailable: bool = False
     on_skipped: Callable[[list[str]], None] | None = None
+    feature_gates: Mapping[str, bool] | None = None

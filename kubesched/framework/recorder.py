@@ -7,6 +7,7 @@ Recording is off unless a :class:`CycleRecorder` is attached to the ``CycleState
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.results import PostFilterResult
@@ -46,10 +47,42 @@ class CycleRecorder:
         self.score_path: str | None = None
         #: why this attempt fell back to the per-node path (None: it did not)
         self.fallback_reason: str | None = None
+        #: position of ``selected_node`` in the nodes given to :meth:`record_scores` (batch path)
+        self.selected_index: int | None = None
+        self._names: tuple[Sequence[Any], list[str]] | None = None
 
     def record_filter(self, node: str, plugin: str, s: Status | None) -> None:
         """A Filter plugin's verdict on ``node``."""
         self.filter.setdefault(node, {})[plugin] = status_dict(s)
+
+    def record_filter_first(self, node: str, plugins: Sequence[Any], skip: Collection[str], first: int,
+                            s: Status | None) -> None:
+        """What the per-node Filter chain records for ``node`` when plugin ``first`` of ``plugins``
+        (Filter plugins, each with a ``NAME``) rejects it with ``s`` and the earlier ones pass
+        (``first`` -1: every plugin passes); plugins named in ``skip`` are left out."""
+        d = self.filter.setdefault(node, {})
+        for idx, pl in enumerate(plugins):
+            if skip and pl.NAME in skip:
+                continue
+            if idx == first:
+                d[pl.NAME] = status_dict(s)
+                return
+            d[pl.NAME] = _SUCCESS
+
+    def record_filter_chunk(self, infos: Sequence[Any], rows: Sequence[int], first: Sequence[int],
+                            rejected: Mapping[int, Status | None], known: Mapping[int, dict[str, Any]],
+                            plugins: Sequence[Any], skip: Collection[str]) -> None:
+        """The Filter verdicts of visited nodes ``infos[rows[i]]`` in visiting order, as the batch
+        path knows them: ``first[i]`` the first rejecting plugin (-1: all pass) with status
+        ``rejected[i]``, or ``known[i]`` the verdicts recorded by a per-node run (nodes with
+        nominated pods)."""
+        for i, row in enumerate(rows):
+            name = infos[row].name
+            k = known.get(i)
+            if k is not None:
+                self.filter[name] = k
+            else:
+                self.record_filter_first(name, plugins, skip, first[i], rejected.get(i))
 
     def record_post_filter(self, plugin: str, s: Status | None, result: PostFilterResult | None,
                            victims: list[str] | None = None) -> None:
@@ -63,6 +96,29 @@ class CycleRecorder:
     def record_score(self, plugin: str, node: str, raw: int) -> None:
         """Raw Score output."""
         self.score.setdefault(node, {})[plugin] = raw
+
+    def node_names(self, nodes: Sequence[Any]) -> list[str]:
+        """The names of ``nodes`` (NodeInfos), computed once per list object."""
+        cached = self._names
+        if cached is not None and cached[0] is nodes:
+            return cached[1]
+        names = [ni.name for ni in nodes]
+        self._names = (nodes, names)
+        return names
+
+    def record_scores(self, plugin: str, nodes: Sequence[Any], raw: Sequence[int]) -> None:
+        """Raw Score outputs of ``plugin`` for ``nodes`` (NodeInfos; same order)."""
+        score = self.score
+        for node, v in zip(self.node_names(nodes), raw, strict=True):
+            score.setdefault(node, {})[plugin] = v
+
+    def record_normalized_scores(self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int],
+                                 weight: int) -> None:
+        """Normalized scores of ``plugin`` for ``nodes`` (NodeInfos) and their weighted values (x ``weight``)."""
+        ns, fs = self.normalized_score, self.final_score
+        for node, v in zip(self.node_names(nodes), normalized, strict=True):
+            ns.setdefault(node, {})[plugin] = v
+            fs.setdefault(node, {})[plugin] = v * weight
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results[]`` entry of the JSON contract."""

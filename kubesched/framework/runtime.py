@@ -35,6 +35,7 @@ from kubesched.config.extension_points import (
     SCORE,
     UNRESERVE_LABEL,
 )
+from kubesched.config.feature_gates import resolve as resolve_gates
 from kubesched.config.types import KubeSchedulerProfile
 from kubesched.errors import ConfigError
 from kubesched.framework.batch import BoolArray, FilterForms, IntArray, ScoreForms, filter_forms, score_forms
@@ -63,7 +64,7 @@ from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.preemption import PreemptionExtender
 from kubesched.framework.profile import ResolvedPlugins, resolve_plugins
-from kubesched.framework.recorder import CycleRecorder, status_dict
+from kubesched.framework.recorder import status_dict
 from kubesched.framework.registry import Registry
 from kubesched.framework.results import (
     MAX_NODE_SCORE,
@@ -167,8 +168,12 @@ class Framework:
         self.client: PluginClient | None = o.client
         self.objects: ObjectLister = o.objects
         self.event_recorder: EventRecorder | None = o.event_recorder
-        self._nominator: Nominator | None = o.nominator
+        #: the pods nominated to nodes (the scheduling queue; ``handle.PodNominator``) or None; a plain
+        #: attribute (read per node on the per-node Filter path), set by :meth:`set_pod_nominator`
+        self.nominator: Nominator | None = o.nominator
         self._activator: PodActivator | None = None
+        self.feature_gates: Mapping[str, bool] = (o.feature_gates if o.feature_gates is not None
+                                                  else resolve_gates(None))
         self.waiting_pods = WaitingPodsMap()
         self.permit_wait_timeout = o.permit_wait_timeout
         self._snapshot_provider: Callable[[], Snapshot] = o.snapshot_provider or _empty_snapshot
@@ -322,15 +327,10 @@ class Framework:
         """Every waiting pod."""
         return iter(self.waiting_pods)
 
-    @property
-    def nominator(self) -> Nominator | None:
-        """The pods nominated to nodes (the scheduling queue; ``handle.PodNominator``) or None."""
-        return self._nominator
-
     def set_pod_nominator(self, nominator: Nominator) -> None:
         """Set the nominator once the scheduling queue exists (upstream ``frameworkImpl.SetPodNominator``:
         the queue is built from the frameworks' QueueSort, so it comes after them)."""
-        self._nominator = nominator
+        self.nominator = nominator
 
     def set_pod_activator(self, activator: PodActivator) -> None:
         """Set where :meth:`activate` moves pods (upstream ``frameworkImpl.SetPodActivator``)."""
@@ -570,20 +570,6 @@ class Framework:
         """The ``filter_batch_status_keys`` form of Filter plugin ``plugin_index``, or ``None``."""
         return self.filter_forms[plugin_index].status_keys
 
-    def record_filter_batch_verdicts(self, rec: CycleRecorder, state: CycleState, node: str, first: int,
-                                     status: Status | None) -> None:
-        """What :meth:`run_filter_plugins` records for ``node`` when the batch masks say plugin
-        ``first`` rejects it first with ``status`` (-1: every plugin passes): Success for each
-        earlier non-skipped plugin, then the rejecting plugin's status."""
-        skip = state.skip_filter_plugins
-        for idx, pl in enumerate(self.filter_plugins):
-            if skip and pl.NAME in skip:
-                continue
-            if idx == first:
-                rec.record_filter(node, pl.NAME, status)
-                return
-            rec.record_filter(node, pl.NAME, None)
-
     @_timed(SCORE.label, _status_second)
     def run_score_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
                                 nodes: Sequence[NodeInfo]) -> tuple[IntArray | None, Status | None]:
@@ -594,7 +580,6 @@ class Framework:
         skip = state.skip_score_plugins
         rec = state.recorder
         timed = state.record_plugin_metrics and self.sink.enabled
-        names = [ni.name for ni in nodes] if rec is not None else []
         for pl, forms in zip(self.score_plugins, self.score_forms, strict=True):
             if pl.NAME in skip:
                 continue
@@ -630,8 +615,7 @@ class Framework:
                 else:
                     scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist(), strict=False)]
                 if rec is not None:
-                    for ns in scores:
-                        rec.record_score(pl.NAME, ns.name, ns.score)
+                    rec.record_scores(pl.NAME, nodes, [ns.score for ns in scores])
                 if ext is not None:
                     s = ext.normalize_score(state, pod, scores)
                     if s is not None and not s.is_success():
@@ -644,8 +628,7 @@ class Framework:
                 arr = np.array(vals, dtype=np.int64)
             else:
                 if rec is not None:
-                    for name, v in zip(names, arr.tolist(), strict=True):
-                        rec.record_score(pl.NAME, name, v)
+                    rec.record_scores(pl.NAME, nodes, arr.tolist())
                 if ext is not None and forms.normalize_batch is not None:
                     arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
@@ -654,9 +637,7 @@ class Framework:
                     return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
             weight = self.score_weights.get(pl.NAME, 1)
             if rec is not None:
-                for name, v in zip(names, arr.tolist(), strict=True):
-                    rec.normalized_score.setdefault(name, {})[pl.NAME] = v
-                    rec.final_score.setdefault(name, {})[pl.NAME] = v * weight
+                rec.record_normalized_scores(pl.NAME, nodes, arr.tolist(), weight)
             total += arr * weight
         return total, None
 

@@ -26,6 +26,7 @@ from kubesched.client.client import ClusterClient
 from kubesched.client.informers import InformerSet, ResourceEventHandlerFuncs
 from kubesched.clock import VirtualClock
 from kubesched.config.extenders import extender_ignored_resources
+from kubesched.config.feature_gates import resolve as resolve_gates
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
@@ -185,6 +186,8 @@ class Scheduler:
         self.snapshot = Snapshot()
         self.informers = InformerSet(client, kinds.watched_kinds())
         self.records: dict[str, list[CycleRecorder]] = {}
+        #: builds the recorder of a recorded attempt (a mode may keep less than every node's verdicts)
+        self.new_recorder: Callable[[Pod], CycleRecorder] = lambda pod: CycleRecorder()
         self.invalid_pods: dict[str, str] = {}
         self._lock = threading.RLock()
         self.extenders = list(extenders or [])
@@ -194,6 +197,10 @@ class Scheduler:
         self.placement = Placement(rng, self.extenders, config.percentage_of_nodes_to_score)
         ignored = extender_ignored_resources(config)
         self.profiles: dict[str, Framework] = {}
+        gates = resolve_gates(config.feature_gates)
+        #: ``NominatedNodeNameForExpectation`` (v1.35 default on): PreBindPreFlight and
+        #: ``nominatedNodeName`` set before a binding whose PreBind or Permit has work to do
+        self.nominated_node_name_for_expectation = gates["NominatedNodeNameForExpectation"]
         for i, prof in enumerate(config.profiles):
             name = prof.scheduler_name or "default-scheduler"
             fwk = Framework(prof, registry, FrameworkOptions(
@@ -204,7 +211,7 @@ class Scheduler:
                 extenders=self.extenders, metrics=metrics, parallelism=config.parallelism,
                 percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
                 permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
-                on_skipped=_bind_profile(on_skipped_plugins, name)))
+                on_skipped=_bind_profile(on_skipped_plugins, name), feature_gates=gates))
             self.profiles[name] = fwk
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(
@@ -314,7 +321,7 @@ class Scheduler:
         state.record_plugin_metrics = self.rng.randrange(100) < 10
         state.write(PODS_TO_ACTIVATE_KEY, {})
         if self.record is True or (self.record and self.record(pod)):  # type: ignore[operator]
-            rec = CycleRecorder()
+            rec = self.new_recorder(pod)
             state.recorder = rec
             self.records.setdefault(pod.key, []).append(rec)
         start = self.clock.now()
@@ -413,11 +420,14 @@ class Scheduler:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``bindingCycle``: PreBindPreFlight (+
         nominatedNodeName), WaitOnPermit, PreBind, Bind, PostBind."""
         pod = qpi.pod
-        pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
-        if pf is not None and not pf.is_success() and not pf.is_skip():
-            self._binding_failure(fwk, state, qpi, host, assumed, pf, start)
-            return
-        if (pf is None or pf.is_success() or waiting is not None) and pod.nominated_node_name != host:
+        pf: Status | None = Status(Code.Skip)
+        if self.nominated_node_name_for_expectation:
+            pf = fwk.run_pre_bind_pre_flights(state, assumed, host)
+            if pf is not None and not pf.is_success() and not pf.is_skip():
+                self._binding_failure(fwk, state, qpi, host, assumed, pf, start)
+                return
+        if self.nominated_node_name_for_expectation and (pf is None or pf.is_success() or waiting is not None) \
+                and pod.nominated_node_name != host:
             try:
                 self.binding_client.patch_status("Pod", pod.namespace, pod.name, {"nominatedNodeName": host})
             except Exception as e:  # noqa: BLE001 - upstream only logs

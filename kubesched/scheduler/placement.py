@@ -89,6 +89,8 @@ class Placement:
         self._feasible_rows: Any = None
         self._table: Any = None
         self._table_list: Any = None
+        #: position of the node :meth:`select_host_batch` chose last in the list it was given
+        self.selected_index = 0
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> ScheduleResult:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``schedulePod``. Raises
@@ -120,6 +122,7 @@ class Placement:
             host = self.select_host_batch(totals, feasible)
             if rec is not None:
                 rec.selected_node = host
+                rec.selected_index = self.selected_index
             return ScheduleResult(host, evaluated, len(feasible))
         if rec is not None:
             rec.score_path = PER_NODE
@@ -335,12 +338,9 @@ class Placement:
                     raise SchedulingError(s)
                 rejected_status[i] = s
             if rec is not None and known_rec is not None:
-                for i in range(cut):
-                    name = infos[rows[i]].name
-                    if i in known:
-                        rec.filter[name] = known_rec.filter.get(name, {})
-                    else:
-                        fwk.record_filter_batch_verdicts(rec, state, name, int(first[i]), rejected_status.get(i))
+                rec.record_filter_chunk(infos, rows[:cut].tolist(), first[:cut].tolist(), rejected_status,
+                                        {i: known_rec.filter.get(infos[rows[i]].name, {}) for i in known if i < cut},
+                                        fwk.filter_plugins, state.skip_filter_plugins)
             ok_rows = rows[:cut][visited]
             feasible.extend([infos[r] for r in ok_rows.tolist()])
             feasible_rows.append(ok_rows)
@@ -348,6 +348,7 @@ class Placement:
             offset += cut
             chunk = max(chunk, 2 * need + 64)
         self._feasible_rows = np.concatenate(feasible_rows) if len(feasible_rows) != 1 else feasible_rows[0]
+        table.note_rows(feasible, self._feasible_rows)
         return feasible
 
     @staticmethod
@@ -386,10 +387,12 @@ class Placement:
 
     def select_host_batch(self, totals: Any, nodes: list[NodeInfo]) -> str:
         """:meth:`select_host` on an array of totals (same RNG draws in the same order, hence the
-        same node): ties with the running maximum each draw ``randrange(count)``."""
+        same node): ties with the running maximum each draw ``randrange(count)``. The chosen
+        position in ``nodes`` is left in ``selected_index``."""
         n = len(totals)
         if n == 0:
             raise SchedulingError(Status(Code.Error, "empty priorityList"))
+        self.selected_index = 0
         if n == 1:
             return nodes[0].name
         prev = np.maximum.accumulate(totals)[:-1]
@@ -409,6 +412,7 @@ class Placement:
         for ok, i in zip(_draw_zero(self.rng, counts), tie_nodes, strict=True):
             if ok and i > best:
                 best = i
+        self.selected_index = best
         return nodes[best].name
 
     def run_extender_filters(self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo]:

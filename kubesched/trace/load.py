@@ -438,4 +438,5 @@ def load_workload(path: str | Path, assigner: ImageAssigner, *, window: str | No
     pods = list(workload.pods)[:max_pods] if max_pods is not None else list(workload.pods)
     nodes = list(workload.nodes)[:max_nodes] if max_nodes is not None else list(workload.nodes)
     return Workload(nodes, pods, horizon=workload.horizon, origin=workload.origin,
-                    description=workload.description, notes=workload.notes, kubelet=workload.kubelet)
+                    description=workload.description, notes=workload.notes, kubelet=workload.kubelet,
+                    objects=workload.objects, gpu=workload.gpu)

@@ -52,7 +52,10 @@ class Workload:
     (mod the status period) at which its kubelet writes ``status.images`` (a recorded cluster's
     phases; empty: every node on a grid from second 0); ``running``: pods already running at
     second 0 (manifests with ``spec.nodeName``; ``arrival`` 0, ``duration`` = the run time left,
-    None = until the end), which hold room and images but are no arrivals.
+    None = until the end), which hold room and images but are no arrivals; ``objects``: other manifests
+    loaded with the nodes (e.g. ResourceClaimTemplates); ``gpu``: how pods get GPUs,
+    ``device-plugin`` (``nvidia.com/gpu`` requests) or ``dra`` (claims on the fake DRA driver's
+    devices, which the replay then runs).
     """
 
     nodes: Sequence[Mapping[str, Any]]
@@ -65,6 +68,8 @@ class Workload:
     images: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     status_phases: Mapping[str, float] = field(default_factory=dict)
     running: Sequence[WorkloadPod] = ()
+    objects: Sequence[Mapping[str, Any]] = ()
+    gpu: str = "device-plugin"
 
     def with_arrival_scale(self, factor: float) -> Workload:
         """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
@@ -79,7 +84,8 @@ class Workload:
                 for p in self.pods]
         return Workload(self.nodes, pods, horizon=self.horizon * factor, origin=self.origin,
                         description=self.description, notes=(*self.notes, f"arrival times scaled by {factor:g}"),
-                        kubelet=self.kubelet, images=self.images, running=self.running)
+                        kubelet=self.kubelet, images=self.images, running=self.running, objects=self.objects,
+                        gpu=self.gpu)
 
     def __post_init__(self) -> None:
         seen: set[str] = set()

@@ -193,7 +193,7 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
     clock = VirtualClock(time)
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    ControllerManager(cluster).start()  # as in simulate: VolumeBinding's PreBind waits for it to bind the claims
+    ControllerManager(cluster, clock_now=clock.now).start()  # as in simulate: PreBind waits for them to bind and allocate claims
     sched = new_scheduler(cluster, config, clock=clock, seed=0, record=lambda p: bool(p.key == pod_key),
                           on_skipped_plugins=None)
     sched.start()

@@ -33,9 +33,9 @@ LOADED_IN_ORDER = (
     "Job", "PodDisruptionBudget", "Pod",
 )
 WATCHED_IN_ORDER = (
-    "Namespace", "Node", "StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity", "PersistentVolume",
-    "PersistentVolumeClaim", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
-    "PodDisruptionBudget", "Pod",
+    "Namespace", "Node", "StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity", "DeviceClass",
+    "ResourceSlice", "PersistentVolume", "PersistentVolumeClaim", "ResourceClaim", "Service",
+    "ReplicationController", "ReplicaSet", "StatefulSet", "PodDisruptionBudget", "Pod",
 )
 
 
@@ -148,7 +148,8 @@ def test_snapshot_loader_and_informers_agree_with_the_registry() -> None:
 
 def test_typed_parsers_resolve() -> None:
     parsers = {row.kind: kinds.parser(row.kind) for row in kinds.all_kinds() if row.parser is not None}
-    assert sorted(parsers) == ["Node", "PersistentVolume", "PersistentVolumeClaim", "Pod", "StorageClass"]
+    assert sorted(parsers) == ["DeviceClass", "Node", "PersistentVolume", "PersistentVolumeClaim", "Pod",
+                               "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "StorageClass"]
     node = parsers["Node"]
     assert node is not None
     assert node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}).name == "n1"

@@ -107,9 +107,9 @@ UPSTREAM_KUBE_SCHEDULER = (
     | {("authentication.k8s.io", "tokenreviews", "create", "*any*"),
        ("authorization.k8s.io", "subjectaccessreviews", "create", "*any*")}
     | {("storage.k8s.io", r, v, "*any*") for r in ("csinodes", "csidrivers", "csistoragecapacities") for v in READ}
-    | {("resource.k8s.io", r, v, "*any*") for r in ("resourceclaims", "deviceclasses", "resourceslices")
-       for v in READ}
-    | {("resource.k8s.io", "resourceclaims/status", v, "*any*") for v in (*READ, "update", "patch")}
+    | {("resource.k8s.io", r, v, "*any*") for r in ("deviceclasses", "resourceslices") for v in READ}
+    | {("resource.k8s.io", r, v, "*any*") for r in ("resourceclaims", "resourceclaims/status")
+       for v in (*READ, "update", "patch")}
 )
 UPSTREAM_VOLUME_SCHEDULER = (
     {("", r, v, "*any*") for r in ("persistentvolumes", "persistentvolumeclaims") for v in (*READ, "update", "patch")}
@@ -130,11 +130,15 @@ def test_rbac_is_explicit_and_within_the_bootstrap_roles() -> None:
     assert not ks & vs  # every grant once
     watched = {("", r) for r in ("nodes", "pods", "services", "replicationcontrollers", "namespaces")} | {
         ("apps", "replicasets"), ("apps", "statefulsets"), ("policy", "poddisruptionbudgets")} | {
-        ("storage.k8s.io", r) for r in ("csinodes", "csidrivers", "csistoragecapacities")}
+        ("storage.k8s.io", r) for r in ("csinodes", "csidrivers", "csistoragecapacities")} | {
+        ("resource.k8s.io", r) for r in ("deviceclasses", "resourceslices", "resourceclaims")}
     expected = {(g, r, v, "*any*") for g, r in watched for v in ("list", "watch")}
     expected |= {("events.k8s.io", "events", "create", "*any*"), ("events.k8s.io", "events", "patch", "*any*"),
                  ("", "pods", "delete", "*any*"),
-                 ("", "pods/binding", "create", "*any*"), ("", "pods/status", "patch", "*any*")}
+                 ("", "pods/binding", "create", "*any*"), ("", "pods/status", "patch", "*any*"),
+                 ("resource.k8s.io", "resourceclaims", "get", "*any*"),
+                 ("resource.k8s.io", "resourceclaims", "update", "*any*"),
+                 ("resource.k8s.io", "resourceclaims/status", "patch", "*any*")}
     assert ks == expected
     assert vs == ({("", r, v, "*any*") for r in ("persistentvolumes", "persistentvolumeclaims")
                    for v in ("list", "watch", "update")} | {("storage.k8s.io", "storageclasses", v, "*any*")

@@ -67,12 +67,15 @@ def test_request_attributes() -> None:
     assert request_attributes("PUT", "/api/v1/persistentvolumes/pv", False) == ("", "persistentvolumes", "update")
 
 
-def _store_pod(cluster: Cluster, name: str, cpu: str, priority: int = 0, claim: str | None = None) -> None:
+def _store_pod(cluster: Cluster, name: str, cpu: str, priority: int = 0, claim: str | None = None,
+               resource_claim: str | None = None) -> None:
     assert cluster.handle is not None
     pod: dict[str, Any] = cluster.pod_manifest(name, cpu)
     pod["spec"]["priority"] = priority
     if claim:
         pod["spec"]["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]
+    if resource_claim:
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": resource_claim}]
     cluster.handle.cluster.create(pod)
 
 
@@ -93,6 +96,15 @@ def test_rbac_grants_exactly_what_run_uses(cluster: Cluster, replicas: list[Repl
         store.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": claim, "namespace": ns},
                       "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": sc,
                                "resources": {"requests": {"storage": "1Gi"}}}})
+    # dynamic resource allocation: one GPU on node-0 and a claim for it
+    store.create({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                  "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}})
+    store.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "node-0-gpu"},
+                  "spec": {"driver": "gpu.example.com", "nodeName": "node-0",
+                           "pool": {"name": "node-0", "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]}})
+    store.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                  "metadata": {"name": "gpu", "namespace": ns},
+                  "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}})
     cluster.hook("DELETE", "/kubesched/requests")
     # the secure port as deployed: its client-certificate settings are looked up in the cluster
     r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace, lease=True), f"--secure-port={free_port()}")
@@ -103,13 +115,14 @@ def test_rbac_grants_exactly_what_run_uses(cluster: Cluster, replicas: list[Repl
     _store_pod(cluster, "low-1", "800m")
     _store_pod(cluster, "with-pv", "10m", claim="static")
     _store_pod(cluster, "with-provisioned", "10m", claim="dynamic")
+    _store_pod(cluster, "with-gpu", "10m", resource_claim="gpu")  # claim get/update, status patch
     # read the store, not the API: the request log is the scheduler's alone
 
     def bound(*names: str) -> bool:
         pods = {p["metadata"]["name"]: p for p in store.list("Pod", ns).items}
         return all(n in pods and pods[n]["spec"].get("nodeName") for n in names)
 
-    wait_for(lambda: bound("low-0", "low-1", "with-pv", "with-provisioned"), 30, "pods bound")
+    wait_for(lambda: bound("low-0", "low-1", "with-pv", "with-provisioned", "with-gpu"), 30, "pods bound")
     _store_pod(cluster, "high", "800m", priority=100)  # preempts a low pod (nomination, deletion)
     _store_pod(cluster, "huge", "100")  # unschedulable: PodScheduled=False
     wait_for(lambda: bound("high"), 30, "the preemptor bound")

@@ -94,7 +94,8 @@ def test_spread_tainted_zone_honor_excludes_the_tainted_domain() -> None:
     #       balanced |0.75-0.25|/2 = 0.25 -> 75.  total 300 + 50 + 75 + 0 = 425
     #   b1: fit cpu (4000-2000)*100//4000 = 50, mem 75 -> 125//2 = 62;
     #       balanced |0.5-0.25|/2 = 0.125 -> 87.  total 300 + 62 + 87 + 0 = 449  -> b1
-    # PodTopologySpread has no soft constraint (PreScore Skip), InterPodAffinity nothing (Skip).
+    # PodTopologySpread has no soft constraint (PreScore Skip), InterPodAffinity nothing (Skip),
+    # DynamicResources no claims (Skip).
     doc, stderr = cli_json(FIXTURES / "spread_tainted_zone.yaml")
     assert stderr == ""
     pod = by_name(doc)["web-new"]
@@ -486,19 +487,15 @@ def test_affinity_first_pod_of_self_affine_group(tmp_path: Path) -> None:
 
 # ---- 8. a pod that references a ResourceClaim -------------------------------------------------
 
-def test_resource_claim_pod_is_unschedulable_not_a_crash() -> None:
-    # DynamicResources PreFilter rejects with UnschedulableAndUnresolvable -> the FitError uses the
-    # PreFilter message; every node gets that status -> preemption is not helpful on 2 nodes.
+def test_resource_claim_pod_waits_for_its_claim_not_a_crash() -> None:
+    # DynamicResources PreEnqueue keeps a pod whose ResourceClaim does not exist out of the active
+    # queue with the lister's NotFound text; the plain pod is scheduled.
     doc, stderr = cli_json(FIXTURES / "resource_claim.yaml")
     assert stderr == ""
     pods = by_name(doc)
     gpu = pods["gpu-job"]
-    assert gpu["status"] == "Unschedulable"
-    assert gpu["message"] == (
-        "0/2 nodes are available: pod references ResourceClaims (spec.resourceClaims), but dynamic resource "
-        "allocation is not supported by kubesched yet. still not schedulable, preemption: "
-        "0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
-    assert gpu["results"][0]["preFilter"]["DynamicResources"]["code"] == "UnschedulableAndUnresolvable"
+    assert gpu["status"] == "Gated"
+    assert gpu["message"] == 'resourceclaim.resource.k8s.io "gpu-claim" not found'
     assert pods["plain"]["status"] == "Scheduled"
 
 
@@ -535,7 +532,7 @@ def test_default_profile_is_complete() -> None:
     assert _names(fwk.post_filter_plugins) == ["DynamicResources", "DefaultPreemption"]
     assert _names(fwk.score_plugins) == [
         "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-        "NodeResourcesBalancedAllocation", "ImageLocality"]
+        "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality"]
     assert _names(fwk.reserve_plugins) == ["VolumeBinding", "DynamicResources"]
     assert _names(fwk.pre_bind_plugins) == ["VolumeBinding", "DynamicResources"]
     assert _names(fwk.bind_plugins) == ["DefaultBinder"]

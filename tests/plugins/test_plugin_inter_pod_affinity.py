@@ -259,6 +259,25 @@ def test_pre_score_skips() -> None:
     assert plugin(nodes).pre_score(CycleState(), incoming(labels={"app": "x"}), nodes) == Status(Code.Skip)
 
 
+def test_pre_score_of_an_unparsable_preferred_term_is_an_error() -> None:
+    """A profile scoring with InterPodAffinity without its PreFilter reaches PreScore with a pod
+    whose preferred term cannot be converted: Error, as ``scoring.go: PreScore`` returns it."""
+    nodes = cluster({"n1": [p("a", "n1", WEB)]})
+    bad = make_pod("incoming", labels={"app": "web"}, spec={"affinity": {"podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {
+            "topologyKey": ZONE_LABEL, "labelSelector": {"matchLabels": {"app": "{{.bad}}"}}}}]}}})
+    s = plugin(nodes).pre_score(CycleState(), bad, nodes)
+    assert s is not None and s.code == Code.Error
+    assert s.message() == (
+        'failed to parse pod: preferredAntiAffinityTerms: values[0][app]: Invalid value: "{{.bad}}": a valid label '
+        "must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+        "an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+    # with ignorePreferredTermsOfExistingPods a pod with preferred terms is still scored, and still fails
+    s = plugin(nodes, ignore_preferred_terms_of_existing_pods=True).pre_score(CycleState(), bad, nodes)
+    assert s is not None and s.code == Code.Error
+
+
 def test_normalize_divides_before_multiplying() -> None:
     s = PreScoreState((), (), {}, {"k": {"v": 1}})
     scores = [NodeScore("a", 0), NodeScore("b", 29), NodeScore("c", 100)]

@@ -256,7 +256,7 @@ def test_score_weights_written_into_the_config(http: httpx.Client) -> None:
     cfg = http.get("/api/v1/config").json()
     assert cfg["scoreWeights"] == {"default-scheduler": {
         "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}}
+        "InterPodAffinity": 2, "DynamicResources": 1, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}}
     r = http.post("/api/v1/config/weights", json={"config": cfg["editor"],
                                                   "weights": {"default-scheduler": {"NodeResourcesFit": 10}}})
     text = r.json()["config"]

@@ -89,7 +89,7 @@ class ServerHandle:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kubesched-apiserver", daemon=True)
         self._stopped = False
-        #: the cluster's controllers (``pv_controller``), started before the API listens, else None
+        #: the cluster's controllers (``controllers``), started before the API listens, else None
         self.controllers = controllers
         #: deletes pods whose graceful deletion is over (``finalize_deletions``), else None;
         #: started once the API listens
@@ -186,7 +186,7 @@ def setup_server(
     system_namespaces: bool = True,
     finalize_deletions: bool = False,
     reviews: Reviews | None = None,
-    pv_controller: bool = False,
+    controllers: bool = False,
     enable_test_hooks: bool = False,
     allowed_hosts: Iterable[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -203,8 +203,9 @@ def setup_server(
     ``finalize_deletions`` a :class:`~kubesched.embedded.apiserver.finalizer.DeletionFinalizer` deletes pods
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.embedded.apiserver.reviews`).
-    With ``pv_controller`` the embedded cluster's controllers run (:class:`~kubesched.embedded.controllers.manager.ControllerManager`:
-    the PV controller binds claims and provisions volumes as kube-controller-manager and a provisioner would). ``enable_test_hooks`` serves
+    With ``controllers`` the embedded cluster's controllers run (:class:`~kubesched.embedded.controllers.manager.ControllerManager`:
+    they bind volume claims, provision volumes and create, reserve and release ResourceClaims as
+    kube-controller-manager and a provisioner would). ``enable_test_hooks`` serves
     the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
     ``max_body_bytes`` bounds request bodies (413 beyond; see :mod:`kubesched.embedded.apiserver.guard`);
@@ -223,7 +224,7 @@ def setup_server(
                         watch_limits=watch_limits or WatchLimits(), reviews=reviews or Reviews(),
                         client_time_clock=clock.now if server_client_times else None)
     return ServerHandle(state, address, port, bookmark_interval,
-                        controllers=ControllerManager(cluster) if pv_controller else None,
+                        controllers=ControllerManager(cluster, clock_now=clock.now) if controllers else None,
                         finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None)
 
 

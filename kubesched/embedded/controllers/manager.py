@@ -9,7 +9,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from kubesched.client.client import ClusterClient
+from kubesched.embedded.controllers.garbage_collector import GarbageCollector
 from kubesched.embedded.controllers.pv_controller import PVController
+from kubesched.embedded.controllers.resourceclaim import ResourceClaimController
 
 __all__ = ["CONTROLLERS", "Controller", "ControllerManager"]
 
@@ -23,17 +25,27 @@ class Controller(Protocol):
     def stop(self) -> None: ...
 
 
-#: the embedded cluster's controllers by upstream name (``pkg/controller/.../names.go``), in start order
-CONTROLLERS: dict[str, Callable[[ClusterClient], Controller]] = {
-    "persistentvolume-binder-controller": PVController,
+#: Clock of the Events a controller records: epoch seconds (None: wall time).
+ClockNow = Callable[[], float] | None
+
+#: the embedded cluster's controllers by upstream name (``cmd/kube-controller-manager/names/
+#: controller_names.go``), in start order: the PV controller binds PersistentVolumeClaims and
+#: provisions volumes (VolumeBinding's PreBind waits for it); the ResourceClaim controller creates
+#: ResourceClaims from templates, reserves and releases them (DynamicResources waits for it); the
+#: garbage collector deletes dependents of deleted owners by owner reference.
+CONTROLLERS: dict[str, Callable[[ClusterClient, ClockNow], Controller]] = {
+    "persistentvolume-binder-controller": lambda cluster, now: PVController(cluster),
+    "resourceclaim-controller": lambda cluster, now: ResourceClaimController(cluster, clock_now=now),
+    "garbage-collector-controller": lambda cluster, now: GarbageCollector(cluster),
 }
 
 
 class ControllerManager:
-    """Every controller of :data:`CONTROLLERS` over ``cluster`` (built at once, started by :meth:`start`)."""
+    """Every controller of :data:`CONTROLLERS` over ``cluster`` (built at once, started by :meth:`start`);
+    ``clock_now`` (epoch seconds) stamps the Events they record."""
 
-    def __init__(self, cluster: ClusterClient) -> None:
-        self.controllers: dict[str, Controller] = {name: new(cluster) for name, new in CONTROLLERS.items()}
+    def __init__(self, cluster: ClusterClient, *, clock_now: ClockNow = None) -> None:
+        self.controllers: dict[str, Controller] = {name: new(cluster, clock_now) for name, new in CONTROLLERS.items()}
 
     def start(self) -> ControllerManager:
         """Start every controller, in order."""

@@ -22,6 +22,12 @@ creates and deletes objects every ``intervalMilliseconds`` until the end
 (:mod:`kubesched.modes.bench.churn`), later ``createPods`` create their pods then (so their
 creation is part of the measurement, as in ``scheduler_perf``). Linux only (``/proc``). Everything
 listens on loopback.
+
+The DRA ops load with the rest (:mod:`kubesched.modes.bench.dra_ops`): the slices of
+``createResourceDriver`` for the nodes created so far, the objects of ``createAny``, and the claims
+of ``allocResourceClaims`` with their allocation; ``serve``'s ResourceClaim controller creates the
+claims of the pods from their templates. A steady-state ``createPods`` is not run through the API
+(the workload fails with that reason): its replacement loop runs in-process only.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.modes.bench.api_ops import OP_LABEL, LiveOps, ObjectBuilder, live_start
+from kubesched.modes.bench.dra_ops import allocate_claims, any_objects, driver_slices
 from kubesched.modes.bench.metrics import percentile
 from kubesched.modes.bench.workloads import BenchWorkload
 
@@ -152,6 +159,18 @@ def workload_plan(w: BenchWorkload, measure_pods: int | None = None) -> Workload
             continue
         if op.opcode == "createNodes":
             objs.extend(builder.nodes(op))
+        elif op.opcode == "createResourceDriver":
+            objs.extend(driver_slices(op, [o["metadata"]["name"] for o in objs if o["kind"] == "Node"]))
+        elif op.opcode == "createAny":
+            if op.namespace:
+                namespaces[op.namespace] = None
+            objs.extend(any_objects(op, op.namespace))
+        elif op.opcode == "allocResourceClaims":
+            claims = {o["metadata"]["name"]: o for o in objs
+                      if o["kind"] == "ResourceClaim" and o["metadata"].get("namespace") == op.namespace}
+            slices = [o for o in objs if o["kind"] == "ResourceSlice"]
+            for name, allocation in allocate_claims(claims.values(), slices):
+                claims[name]["status"] = {**(claims[name].get("status") or {}), "allocation": allocation}
         elif op.opcode == "createNamespaces":
             namespaces.update(dict.fromkeys(builder.namespaces(op)))
         elif op.opcode == "createPods":
@@ -350,6 +369,11 @@ def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000
     plan = workload_plan(w, measure_pods)
     objs = plan.objects
     result = ApiResult(w.name, w.nodes, plan.n_measured, qps, burst, run_flags=list(run_args))
+    if any(op.steady_state for op in w.ops):
+        result.status = "failed"
+        result.error = "steady-state createPods (steadyState: true) runs in-process only: use kubesched bench " \
+                       "without --api"
+        return result
     with tempfile.TemporaryDirectory(prefix="kubesched-bench-api-") as tmp:
         tmpdir = Path(tmp)
         manifest = tmpdir / "cluster.json"

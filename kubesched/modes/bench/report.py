@@ -11,6 +11,7 @@ from rich.table import Table
 from kubesched.atomic_file import atomic_write_text
 from kubesched.modes.bench.api import ApiResult
 from kubesched.modes.bench.runner import WorkloadResult
+from kubesched.modes.bench.simulate_bench import SimulateRun
 
 
 def results_json(results: Sequence[WorkloadResult]) -> dict[str, object]:
@@ -69,3 +70,36 @@ def api_results_table(results: Sequence[ApiResult]) -> Table:
 def write_api_json(path: str | Path, results: Sequence[ApiResult]) -> None:
     """Write ``{"workloads": [...]}`` of API-mode results to ``path`` (atomically: complete or absent)."""
     atomic_write_text(path, json.dumps({"workloads": [r.to_json() for r in results]}, indent=2) + "\n")
+
+
+def simulate_table(runs: Sequence[SimulateRun]) -> Table:
+    """One row per measured ``simulate``/``ui`` process: end-to-end (ui: ready) seconds, the load,
+    schedule and output phases, peak RSS and output size."""
+    t = Table(title="kubesched bench --simulate (one process per row, wall seconds)")
+    trees = any(r.tree for r in runs)
+    for col in ("file", *(("tree",) if trees else ()), "mode", "seconds", "CPU s", "load s", "schedule s", "output s",
+                "peak RSS MiB", "output MiB", "status"):
+        t.add_column(col, justify="left" if col in ("file", "mode", "status") else "right")
+    for r in runs:
+        status = "ok" if r.status == "ok" else f"[red]{r.status}[/red]: {r.error}"
+        t.add_row(r.file, *((r.tree or "(this)",) if trees else ()), "ui (ready)" if r.mode == "ui" else r.mode, f"{r.seconds:.2f}", f"{r.cpu_seconds:.2f}", f"{r.load_seconds:.2f}",
+                  f"{r.schedule_seconds:.2f}", f"{r.output_seconds:.2f}", f"{r.peak_rss / 2**20:.0f}",
+                  f"{r.output_bytes / 2**20:.1f}", status)
+    if trees:
+        for (file, mode), shas in _shas(runs).items():
+            if len(shas) > 1:
+                t.caption = (t.caption or "") + f"outputs differ between trees: {file} {mode}. "
+    return t
+
+
+def _shas(runs: Sequence[SimulateRun]) -> dict[tuple[str, str], set[str]]:
+    out: dict[tuple[str, str], set[str]] = {}
+    for r in runs:
+        if r.mode != "ui" and r.status == "ok":
+            out.setdefault((r.file, r.mode), set()).add(r.output_sha256)
+    return out
+
+
+def write_simulate_json(path: str | Path, runs: Sequence[SimulateRun]) -> None:
+    """Write ``{"simulate": [...]}`` (see :meth:`SimulateRun.to_json`) to ``path``."""
+    atomic_write_text(path, json.dumps({"simulate": [r.to_json() for r in runs]}, indent=2) + "\n")

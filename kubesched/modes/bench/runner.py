@@ -24,6 +24,7 @@ from typing import Any
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.modes.bench.api_ops import ObjectBuilder
 from kubesched.modes.bench.churn import Churn
+from kubesched.modes.bench.dra_ops import allocate_claims, any_objects, driver_slices
 from kubesched.modes.bench.metrics import ThroughputCollector, peak_rss_bytes, percentile
 from kubesched.modes.bench.workloads import BenchWorkload, Op
 
@@ -92,7 +93,15 @@ class _Run:
                                    on_skipped_plugins=lambda _p, names: skipped.extend(names))
         self.result.skipped_plugins = skipped
         self.sched.start(queue_flushes=True)
+        if w.uses_dra:
+            from kubesched.embedded.controllers.garbage_collector import GarbageCollector
+            from kubesched.embedded.controllers.resourceclaim import ResourceClaimController
+
+            ResourceClaimController(self.cluster, clock_now=self.clock.now).start()
+            GarbageCollector(self.cluster).start()
         self.bound: dict[str, int] = {}
+        #: steady-state ops: names of their pods bound and not yet replaced
+        self.steady_bound: dict[str, list[tuple[str, str]]] = {}
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod)
         self.builder = ObjectBuilder()  # node names continue across createNodes ops
         self.namespaces: set[str] = set()
@@ -104,9 +113,12 @@ class _Run:
         if ev.type != "MODIFIED" or ev.old_object is None:
             return
         if (ev.object.get("spec") or {}).get("nodeName") and not (ev.old_object.get("spec") or {}).get("nodeName"):
-            tag = (ev.object["metadata"].get("labels") or {}).get(_OP_LABEL)
+            meta = ev.object["metadata"]
+            tag = (meta.get("labels") or {}).get(_OP_LABEL)
             if tag is not None:
                 self.bound[tag] = self.bound.get(tag, 0) + 1
+                if tag in self.steady_bound:
+                    self.steady_bound[tag].append((meta["namespace"], meta["name"]))
 
     # ---- ops --------------------------------------------------------------------------------
 
@@ -132,6 +144,25 @@ class _Run:
         if ns != "default":
             self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
+    def _op_createResourceDriver(self, i: int, op: Op) -> None:
+        names = [n["metadata"]["name"] for n in self.cluster.list("Node").items]
+        for obj in driver_slices(op, names):
+            self.cluster.create(obj)
+        self._settle()
+
+    def _op_createAny(self, i: int, op: Op) -> None:
+        if op.namespace:
+            self._ensure_namespace(op.namespace)
+        for obj in any_objects(op, op.namespace):
+            self.cluster.create(obj)
+        self._settle()
+
+    def _op_allocResourceClaims(self, i: int, op: Op) -> None:
+        claims = self.cluster.list("ResourceClaim", op.namespace).items
+        for name, allocation in allocate_claims(claims, self.cluster.list("ResourceSlice").items):
+            self.cluster.patch_status("ResourceClaim", op.namespace, name, {"allocation": allocation})
+        self._settle()
+
     def _op_createPods(self, i: int, op: Op) -> None:
         assert op.template is not None
         ns = op.namespace or f"namespace-{i}"
@@ -151,7 +182,27 @@ class _Run:
                     "metadata": {"name": f"{prefix}{k}", "namespace": ns, "labels": labels}, "spec": spec})
         if op.collect_metrics:
             self.result.create_seconds = time.perf_counter() - t0
-        self._schedule_until(str(i), op.count, op.collect_metrics)
+        if not op.steady_state:
+            self._schedule_until(str(i), op.count, op.collect_metrics)
+            return
+        tag = str(i)
+        self.steady_bound[tag] = []
+        next_index = op.count
+        deadline = time.perf_counter() + op.duration_seconds
+
+        def replace() -> bool:
+            """Delete and replace the bound pods; True once the duration is over."""
+            nonlocal next_index
+            done = time.perf_counter() >= deadline
+            bound, self.steady_bound[tag] = self.steady_bound[tag], []
+            for pns, pname in bound:
+                self.cluster.delete("Pod", pns, pname)
+                if not done:
+                    create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+                        "name": f"{prefix}{next_index}", "namespace": ns, "labels": labels}, "spec": spec})
+                    next_index += 1
+            return done
+        self._schedule_until(tag, None, op.collect_metrics, replace)
 
     def _op_barrier(self, i: int, op: Op) -> None:
         self._settle()
@@ -180,7 +231,11 @@ class _Run:
             self.churns[j] = (churn, now)
             churn.tick(self.cluster.create, self.cluster.delete)
 
-    def _schedule_until(self, tag: str, count: int, measure: bool) -> None:
+    def _schedule_until(self, tag: str, count: int | None, measure: bool,
+                        steady: Callable[[], bool] | None = None) -> None:
+        """Schedule until ``count`` pods of op ``tag`` are bound, or, with ``steady`` (count None),
+        until ``steady()`` (called when pods got bound and when nothing is poppable) says the
+        steady state is over."""
         sched, clock = self.sched, self.clock
         collector = ThroughputCollector()
         latencies: list[float] = []
@@ -195,7 +250,10 @@ class _Run:
         t0 = 0.0
 
         def until() -> bool:
-            if self.bound.get(tag, 0) >= count:
+            if steady is not None:
+                if self.steady_bound[tag] and steady():
+                    return True
+            elif self.bound.get(tag, 0) >= count:  # type: ignore[operator]
                 return True
             if self.churns:
                 self._churn()
@@ -213,17 +271,20 @@ class _Run:
                 latencies.append(perf() - t0)
                 if done != last_bound:
                     collector.add(done - last_bound)
-                    if progress is not None and (done % 256 == 0 or done >= count):
-                        progress(done, count)
+                    if progress is not None and (done % 256 == 0 or (count is not None and done >= count)):
+                        progress(done, count if count is not None else done)
             if done != last_bound:
                 last_bound = done
                 stall_since = clock.now()
 
         def idle(next_timer: float | None) -> float | None:
+            if steady is not None and steady():
+                return None
             if clock.now() - stall_since > STALL_VIRTUAL_SECONDS:
                 done = self.bound.get(tag, 0)
                 self.result.status = "incomplete"
-                self.result.error = f"{count - done} of {count} pods still unscheduled after " \
+                missing = f"{count - done} of {count} pods" if count is not None else "the steady-state pods"
+                self.result.error = f"{missing} still unscheduled after " \
                                     f"{STALL_VIRTUAL_SECONDS:.0f} virtual seconds without progress"
                 return None
             whole = float(math.floor(clock.now() + 1e-6) + 1)
@@ -242,7 +303,7 @@ class _Run:
             r.latency = {"perc50": percentile(latencies, 50), "perc90": percentile(latencies, 90),
                          "perc99": percentile(latencies, 99)}
             if progress is not None:
-                progress(r.scheduled_pods, count)
+                progress(r.scheduled_pods, count if count is not None else r.scheduled_pods)
 
 
 #: label put on bench pods: index of the createPods op that made them (counts bound pods per op)

@@ -9,7 +9,17 @@ Ops: ``createNodes`` (``count``/``countParam``, ``nodeTemplatePath``, ``labelNod
 ``podTemplatePath``, ``namespace``, ``collectMetrics``), ``churn`` (``mode`` create|recreate,
 ``templatePaths``, ``intervalMilliseconds``, ``number``, ``namespace``), ``barrier`` and ``sleep``
 (``duration``, e.g. ``5s``; advances the virtual clock). ``countParam: $x`` takes the workload's
-``params.x``. Template paths are relative to ``kubesched/modes/bench/templates`` (or absolute).
+``params.x``.
+
+The DRA ops of ``test/integration/scheduler_perf/dra/performance-config.yaml``:
+``createResourceDriver`` (``driverName``, ``nodes`` (a glob of node names),
+``maxClaimsPerNode``/``maxClaimsPerNodeParam``: one ResourceSlice per matching node with that
+many devices), ``createAny`` (``templatePath``, ``namespace``, ``count``/``countParam``, default 1;
+``{{.Index}}`` in ``metadata.name`` becomes the object's index), ``allocResourceClaims``
+(``namespace``: every claim there gets an allocation, as if scheduled earlier), and
+``createPods`` with ``steadyState: true`` and ``duration``/``durationParam`` (``count`` pods exist
+at any time: each one that gets bound is deleted and replaced, until the duration of wall time
+has passed). Template paths are relative to ``kubesched/modes/bench/templates`` (or absolute).
 
 Errors in a file raise :class:`~kubesched.errors.ConfigError` naming the field path.
 """
@@ -25,7 +35,10 @@ from typing import Any
 from kubesched.api.document_file import read_document
 from kubesched.errors import ConfigError
 
-OPCODES = ("createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep")
+OPCODES = ("createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep", "createResourceDriver",
+           "createAny", "allocResourceClaims")
+#: ops that need the embedded ResourceClaim controller (claims made from templates, released)
+DRA_OPCODES = ("createResourceDriver", "createAny", "allocResourceClaims")
 
 
 @dataclass(slots=True)
@@ -45,6 +58,9 @@ class Op:
     mode: str = "create"
     interval_seconds: float = 0.5
     duration_seconds: float = 0.0
+    driver_name: str = ""
+    node_glob: str = "*"
+    steady_state: bool = False
 
 
 @dataclass(slots=True)
@@ -60,6 +76,11 @@ class BenchWorkload:
     def nodes(self) -> int:
         """Nodes created by the workload."""
         return sum(op.count for op in self.ops if op.opcode == "createNodes")
+
+    @property
+    def uses_dra(self) -> bool:
+        """Whether an op needs the ResourceClaim controller (:data:`DRA_OPCODES`)."""
+        return any(op.opcode in DRA_OPCODES for op in self.ops)
 
     @property
     def measured_pods(self) -> int:
@@ -85,18 +106,22 @@ def _load_template(path: str, where: str, base: Path) -> dict[str, Any]:
     return obj
 
 
-def _count(raw: dict[str, Any], params: dict[str, Any], where: str) -> int:
-    if "countParam" in raw:
-        ref = raw["countParam"]
+def _param(raw: dict[str, Any], key: str, params: dict[str, Any], where: str, default: Any) -> Any:
+    """``raw[key]``, or the workload parameter ``raw[key + "Param"]`` names (``$name``)."""
+    if key + "Param" in raw:
+        ref = raw[key + "Param"]
         if not isinstance(ref, str) or not ref.startswith("$"):
-            raise ConfigError(f"{where}.countParam", "must look like $paramName")
+            raise ConfigError(f"{where}.{key}Param", "must look like $paramName")
         if ref[1:] not in params:
-            raise ConfigError(f"{where}.countParam", f"parameter {ref[1:]!r} not set by the workload")
-        v = params[ref[1:]]
-    else:
-        v = raw.get("count", 0)
+            raise ConfigError(f"{where}.{key}Param", f"parameter {ref[1:]!r} not set by the workload")
+        return params[ref[1:]]
+    return raw.get(key, default)
+
+
+def _count(raw: dict[str, Any], params: dict[str, Any], where: str, key: str = "count", default: int = 0) -> int:
+    v = _param(raw, key, params, where, default)
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise ConfigError(f"{where}.count", "must be a non-negative integer")
+        raise ConfigError(f"{where}.{key}", "must be a non-negative integer")
     return v
 
 
@@ -140,6 +165,27 @@ def _op(raw: Any, params: dict[str, Any], default_pod: str | None, where: str, b
         op.template = _load_template(path, f"{where}.podTemplatePath", base)
         op.namespace = raw.get("namespace")
         op.collect_metrics = bool(raw.get("collectMetrics", False))
+        op.steady_state = bool(raw.get("steadyState", False))
+        if op.steady_state:
+            op.duration_seconds = _duration(_param(raw, "duration", params, where, 0), f"{where}.duration")
+            if not op.duration_seconds > 0:
+                raise ConfigError(f"{where}.duration", "a steadyState createPods needs a duration > 0")
+    elif code == "createResourceDriver":
+        op.driver_name = str(raw.get("driverName") or "")
+        if not op.driver_name:
+            raise ConfigError(f"{where}.driverName", "required")
+        op.node_glob = str(raw.get("nodes") or "*")
+        op.count = _count(raw, params, where, "maxClaimsPerNode")
+    elif code == "createAny":
+        if not raw.get("templatePath"):
+            raise ConfigError(f"{where}.templatePath", "required")
+        op.template = _load_template(str(raw["templatePath"]), f"{where}.templatePath", base)
+        op.namespace = raw.get("namespace")
+        op.count = _count(raw, params, where, default=1)
+    elif code == "allocResourceClaims":
+        op.namespace = raw.get("namespace")
+        if not op.namespace:
+            raise ConfigError(f"{where}.namespace", "required")
     elif code == "createNamespaces":
         op.prefix = str(raw.get("prefix", "namespace"))
     elif code == "churn":

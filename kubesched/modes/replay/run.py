@@ -64,12 +64,14 @@ from kubesched.clock import Phase, VirtualClock
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.embedded.controllers.manager import ControllerManager
 from kubesched.embedded.kubelet.config import KubeletImageConfig
+from kubesched.embedded.kubelet.dra_driver import FakeGPUDriver, node_gpus
 from kubesched.embedded.kubelet.model import KubeletModel
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.images.catalogue import ImageCatalogue
-from kubesched.modes.report.metrics import AllocationTracker, PodTimeline, SeriesPoint
+from kubesched.modes.replay.dra_gpus import allocated_devices
+from kubesched.modes.report.metrics import DRA_DEVICES_RESOURCE, AllocationTracker, PodTimeline, SeriesPoint
 from kubesched.modes.report.result import ReplayResult
 from kubesched.prepull.hook import DEFAULT_TICK_SECONDS, PlannerContext, PlannerFactory, PrePullPlannerHook
 from kubesched.scheduler import Scheduler, new_scheduler
@@ -125,7 +127,7 @@ class _Run:
         self.origin = CLOCK_ORIGIN
         self.clock = VirtualClock(self.origin)
         self.cluster = MemoryCluster(self.clock, history_limit=1000, event_limit=1000)
-        self.controllers = ControllerManager(self.cluster).start()
+        self.controllers = ControllerManager(self.cluster, clock_now=self.clock.now).start()
         self.catalogue = catalogue
         self.model = KubeletModel(self.clock, catalogue, kubelet_config,
                                   on_container_started=self._container_started,
@@ -159,6 +161,9 @@ class _Run:
                 raise e.located(f"Node {(obj.get('metadata') or {}).get('name')}") from None
             for r, v in node.allocatable.items():
                 allocatable[r] = allocatable.get(r, 0) + v
+        self.dra = workload.gpu == "dra"
+        if self.dra:  # GPUs are the fake DRA driver's devices, counted from the claims' allocations
+            allocatable[DRA_DEVICES_RESOURCE] = sum(node_gpus(obj)[0] for obj in workload.nodes)
         self.tracker = AllocationTracker(allocatable, workload.horizon)
         self.series: list[SeriesPoint] = []
         self.sample_points = sample_points if workload.horizon > 0 else 0
@@ -213,8 +218,11 @@ class _Run:
         tl.bound = t
         tl.node = node
         pod = Pod.from_manifest(obj)
-        self.requests[key] = pod.requests
-        self.tracker.add(pod.requests, t)
+        requests = pod.requests
+        if self.dra:
+            requests = {**requests, DRA_DEVICES_RESOURCE: allocated_devices(self.cluster, obj)}
+        self.requests[key] = requests
+        self.tracker.add(requests, t)
         self.pending -= 1
         self.running += 1
         tl.images = tuple(self.catalogue[i].name for i in pod.images)
@@ -359,6 +367,9 @@ class _Run:
         wall0 = time.perf_counter()
         wl = self.workload
         self.cluster.load([dict(n) for n in wl.nodes])
+        self.cluster.load([dict(o) for o in wl.objects])
+        if self.dra:
+            FakeGPUDriver(self.cluster).start()
         for obj in wl.nodes:
             name = str((obj.get("metadata") or {}).get("name"))
             self.model.add_node(name)

@@ -49,6 +49,9 @@ PHASES: tuple[tuple[str, str], ...] = (
 )
 #: resources always reported in ``meanAllocatedFraction`` (others appear when a node has them)
 PACKING_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
+#: Name under which the allocation tracker counts the DRA devices allocated to pods' claims in a
+#: ``replay --gpu dra`` run (the report's ``meanAllocatedFraction`` key for its GPUs).
+DRA_DEVICES_RESOURCE = "gpu.kubesched.io/devices"
 
 
 @dataclass(slots=True)

@@ -3,39 +3,79 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+import orjson
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from kubesched.errors import NotFoundError
-from kubesched.modes.simulate.compact import compact_attempt
+from kubesched.modes.simulate.compact import PackedAttempt, compact_attempt
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult
 
 API_VERSION = "kubesched.io/v1alpha1"
 KIND = "SimulationResult"
 
 
+def _pod_dicts(res: SimulationResult) -> Iterator[dict[str, Any]]:
+    if res.detail == "compact":
+        for p in res.pods:
+            yield {"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status, "node": p.node,
+                   "message": p.message, "attempts": p.attempts or 0,
+                   "lastAttempt": _compact(p.results[-1]) if p.results else None}
+    else:
+        for p in res.pods:
+            yield {"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status,
+                   "node": p.node, "message": p.message, "results": [r.to_dict() for r in p.results]}
+
+
+def _head(res: SimulationResult) -> dict[str, Any]:
+    return {"apiVersion": API_VERSION, "kind": KIND, "profile": res.profile, "seed": res.seed, "detail": res.detail}
+
+
 def result_dict(res: SimulationResult) -> dict[str, Any]:
     """The stable JSON document (see the schema and README "JSON contract"), in the detail the run
     recorded (``res.detail``: ``full`` or ``compact``)."""
-    pods: list[dict[str, Any]]
-    if res.detail == "compact":
-        pods = [{"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status, "node": p.node,
-                 "message": p.message, "attempts": p.attempts or 0,
-                 "lastAttempt": _compact(p.results[-1]) if p.results else None} for p in res.pods]
-    else:
-        pods = [{"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status,
-                 "node": p.node, "message": p.message, "results": [r.to_dict() for r in p.results]}
-                for p in res.pods]
-    return {"apiVersion": API_VERSION, "kind": KIND, "profile": res.profile, "seed": res.seed, "detail": res.detail,
-            "pods": pods}
+    return {**_head(res), "pods": list(_pod_dicts(res))}
+
+
+def _indented(obj: Any, prefix: bytes) -> bytes:
+    """``json.dumps(obj, indent=2)`` as bytes with ``prefix`` before every line but the first.
+    orjson writes the same text for what the document holds (str, int, bool, None, lists, dicts)
+    when it is ASCII; anything else (non-ASCII text, which json escapes, or an integer beyond
+    64 bits) goes through :mod:`json`."""
+    try:
+        data = orjson.dumps(obj, option=orjson.OPT_INDENT_2)
+    except TypeError:
+        data = b""
+    if not data or not data.isascii():
+        data = json.dumps(obj, indent=2).encode("ascii")
+    return data.replace(b"\n", b"\n" + prefix) if prefix else data
+
+
+def iter_result_json(res: SimulationResult) -> Iterator[bytes]:
+    """:func:`result_dict` encoded exactly as ``json.dump(result_dict(res), f, indent=2)`` writes it
+    (no trailing newline), one pod at a time: the document is never built whole, and each pod is
+    encoded by orjson (:func:`_indented`)."""
+    head = _indented(_head(res), b"")
+    yield head[:-2]  # without the closing "\n}"
+    first = True
+    for pod in _pod_dicts(res):
+        yield (b',\n  "pods": [\n    ' if first else b",\n    ") + _indented(pod, b"    ")
+        first = False
+    yield b',\n  "pods": []\n}' if first else b"\n  ]\n}"
 
 
 def _compact(rec: Any) -> dict[str, Any]:
-    return rec if isinstance(rec, dict) else compact_attempt(rec.to_dict())
+    if isinstance(rec, dict):
+        return rec
+    if isinstance(rec, PackedAttempt):
+        return rec.to_dict()
+    return compact_attempt(rec.to_dict())
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ The real scheduler (queue, cycle, cache, binding) runs against a :class:`MemoryC
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -73,6 +74,12 @@ class SimulationResult:
     attempts: int
     #: ``full``: every attempt recorded with every node; ``compact``: only each pod's last attempt, summarised
     detail: str = "full"
+    #: wall seconds of the run's phases: ``load`` (checking and parsing the objects, loading them into the
+    #: embedded cluster, the scheduler's informers syncing), ``schedule`` (until quiet) and ``collect``
+    #: (the per-pod outcomes)
+    timings: dict[str, float] = field(default_factory=dict)
+    #: compact runs: every attempt, in full, of the pods named by ``full_detail`` (pod key -> records)
+    full_records: dict[str, list[CycleRecorder]] = field(default_factory=dict)
 
 
 def _field(obj: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -135,7 +142,8 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
 def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration | None, *, seed: int | None = None,
                    record: bool | Callable[[Pod], bool] = True, registry: Registry | None = None,
                    compact: bool = False, progress: Callable[[int, int, float], None] | None = None,
-                   observer: SimulationObserver | None = None) -> SimulationResult:
+                   observer: SimulationObserver | None = None,
+                   full_detail: Callable[[Pod], bool] | None = None) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
     for a bad config; malformed Pods become ``Error`` outcomes.
@@ -144,16 +152,20 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     (default: in-tree plus entry points); ``compact``: keep only each pod's last attempt,
     summarised (:mod:`kubesched.modes.simulate.compact`); ``progress``: called every few hundred
     attempts and at the end with (pods settled, pods pending at the start, virtual seconds since
-    the start); ``observer`` sees the loaded cluster and every attempt."""
+    the start); ``observer`` sees the loaded cluster and every attempt; ``full_detail``: with
+    ``compact``, pods whose every attempt is also kept with every node's verdicts
+    (``SimulationResult.full_records``, for ``--explain``)."""
+    t0 = time.perf_counter()
     objects, pod_errors = validate_manifests(manifests)
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    ControllerManager(cluster).start()  # binds claims as kube-controller-manager would
+    ControllerManager(cluster, clock_now=clock.now).start()  # binds and creates claims as kube-controller-manager would
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
-    records = CompactRecords() if compact else None
+    records = CompactRecords(full_detail) if compact else None
     if records is not None:
         sched.records = records
+        sched.new_recorder = records.new_recorder
     pending_keys = [f"{m.namespace or 'default'}/{m.name}" for m in manifests
                     if m.kind == "Pod" and not _field(m.obj, "spec").get("nodeName")
                     and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")]
@@ -162,6 +174,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     if observer is not None:
         observer.loaded(cluster, sched)
     sched.start()
+    t1 = time.perf_counter()
     attempts = 0
     limit = MAX_ATTEMPTS_PER_POD * max(1, len(pending_keys))
     start = clock.now()
@@ -184,6 +197,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
             report()
     sched.run_until_quiet(max_attempts=limit, before_attempt=before, after_attempt=after)
     report()
+    t2 = time.perf_counter()
     if records is not None:
         records.finish()
     profile = ",".join(sched.profiles)
@@ -191,7 +205,9 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     if records is not None:
         for o in outcomes:
             o.attempts = records.attempts(f"{o.namespace}/{o.name}")
-    return SimulationResult(profile, seed, outcomes, cluster, sched, attempts, "compact" if compact else "full")
+    timings = {"load": t1 - t0, "schedule": t2 - t1, "collect": time.perf_counter() - t2}
+    return SimulationResult(profile, seed, outcomes, cluster, sched, attempts, "compact" if compact else "full",
+                            timings, records.full_records if records is not None else {})
 
 
 #: ``Preempted by pod <uid> on node <node>`` (``default_preemption.go: prepareCandidate``'s Event).

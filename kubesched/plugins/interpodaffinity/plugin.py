@@ -353,10 +353,15 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Accumulate ``topology_score`` over all nodes (pod has preferred terms) or the nodes with
         affinity pods; Skip when ``ignorePreferredTermsOfExistingPods`` and the pod has no preferred
-        terms, or when nothing was accumulated."""
-        has_constraints = bool(pod.pod_affinity_preferred or pod.pod_anti_affinity_preferred)
+        terms, or when nothing was accumulated. A pod whose (anti-)affinity selectors cannot be
+        converted is an Error ``failed to parse pod: ...`` (``interpodaffinity/scoring.go: PreScore``,
+        the ``framework.NewPodInfo`` error)."""
+        has_constraints = _has_preferred_terms(pod)
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.Skip)
+        if pod.affinity_parse_error is not None:
+            # reached only when PreFilter did not run (a profile with InterPodAffinity for scoring only)
+            return Status(Code.Error, f"failed to parse pod: {pod.affinity_parse_error}")
         snap = self._snapshot(nodes)
         all_nodes = snap.list() if has_constraints else snap.have_pods_with_affinity_list
         pi = PodInfo(pod)
@@ -471,6 +476,21 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             if original is None or original.labels.get(t.topology_key) != modified.labels.get(t.topology_key):
                 return QueueingHint.Queue
         return QueueingHint.QueueSkip
+
+
+def _has_preferred_terms(pod: Pod) -> bool:
+    """``hasPreferredAffinityConstraints || hasPreferredAntiAffinityConstraints``: the spec lists
+    preferred pod (anti-)affinity terms (also when one of them could not be parsed)."""
+    if pod.pod_affinity_preferred or pod.pod_anti_affinity_preferred:
+        return True
+    if pod.affinity_parse_error is None:
+        return False
+    spec = pod.raw.get("spec")
+    affinity = spec.get("affinity") if isinstance(spec, Mapping) else None
+    if not isinstance(affinity, Mapping):
+        return False
+    return any(isinstance(a := affinity.get(k), Mapping) and bool(a.get("preferredDuringSchedulingIgnoredDuringExecution"))
+               for k in ("podAffinity", "podAntiAffinity"))
 
 
 def _satisfy_pod_affinity(s: PreFilterState, node: Node) -> bool:

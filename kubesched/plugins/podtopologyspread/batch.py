@@ -4,10 +4,10 @@ The per-node code in :mod:`kubesched.plugins.podtopologyspread.plugin` and
 :mod:`kubesched.plugins.podtopologyspread.scoring` stays the definition; the functions here
 give exactly the same states, verdicts and scores (``tests/plugins/test_vectorised_equivalence.py``):
 
-* the per-node count of pods matching a constraint's selector in the pod's namespace is a cached
-  :meth:`~kubesched.framework.node_table.NodeTable.pod_count_column` (keyed by selector and
-  namespace), so PreFilter/PreScore cost O(nodes) NumPy work plus O(pods on changed nodes)
-  instead of walking every pod of every node;
+* the per-node count of pods matching a constraint's selector in the pod's namespace is
+  :meth:`~kubesched.framework.node_table.NodeTable.match_counts` (kept by pod deltas), so
+  PreFilter/PreScore cost O(nodes) NumPy work plus O(pods on changed nodes) instead of walking
+  every pod of every node;
 * domain sums are ``bincount`` over the topology key's label codes, domains listed in the order
   of their first node in the snapshot list (the order the walk inserts them, which the critical
   paths depend on);
@@ -16,6 +16,7 @@ give exactly the same states, verdicts and scores (``tests/plugins/test_vectoris
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,9 +28,11 @@ from kubesched.api.pod import Pod
 from kubesched.api.required_node_affinity import RequiredNodeAffinity, get_required_node_affinity
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
 from kubesched.framework.batch import BoolArray, IntArray, label_lookup
+from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.plugins.helper.node_selector_batch import required_mask_batch
-from kubesched.plugins.podtopologyspread.common import HONOR, SpreadConstraint, count_pods_match_selector
+from kubesched.plugins.podtopologyspread.common import HONOR, SpreadConstraint
+from kubesched.plugins.podtopologyspread.scoring import PreScoreState, topology_normalizing_weight
 
 _DO_NOT_SCHEDULE_TAINTS = (NO_SCHEDULE, NO_EXECUTE)
 
@@ -39,8 +42,7 @@ def match_count_column(table: NodeTable, selector: LabelSelector | None, namespa
     everywhere (nil or empty selector)."""
     if selector is None or selector.empty:
         return None
-    return table.pod_count_column(("PodTopologySpread.match", selector, namespace),
-                                  lambda ni: count_pods_match_selector(ni.pods, selector, namespace))
+    return table.match_counts(namespace, selector)
 
 
 def inclusion_mask(c: SpreadConstraint, pod: Pod, required: RequiredNodeAffinity, table: NodeTable,
@@ -100,6 +102,40 @@ def filter_mask(s: Any, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray
         skew = lookup[cr] + (self_match - s.min_match_num(i, c.min_domains))
         mask &= (cr > 0) & (skew <= c.max_skew)
     return mask
+
+
+def init_pre_score_state(constraints: list[SpreadConstraint], filtered_nodes: Sequence[NodeInfo],
+                         require_all: bool, table: NodeTable) -> PreScoreState | None:
+    """``scoring.init_pre_score_state`` over the table's label columns (same ignored nodes, the
+    same domains in the same insertion order, the same weights); ``None`` when a filtered node is
+    not in the table."""
+    found = table.rows_of(filtered_nodes)
+    if found is None:
+        return None
+    rows = found
+    s = PreScoreState(constraints)
+    s.topology_value_to_pod_counts = [{} for _ in constraints]
+    if require_all:
+        eligible = np.ones(len(rows), dtype=np.bool_)
+        for c in constraints:
+            eligible &= table.label(c.topology_key).codes[rows] > 0
+        if not eligible.all():
+            infos = table.infos
+            s.ignored_nodes = {infos[r].name for r in rows[~eligible].tolist()}  # type: ignore[union-attr]
+            rows = rows[eligible]
+    for i, c in enumerate(constraints):
+        if c.topology_key == HOSTNAME_LABEL:
+            size = len(filtered_nodes) - len(s.ignored_nodes)
+        else:
+            lc = table.label(c.topology_key)
+            codes = lc.codes[rows]
+            uniq, first = np.unique(codes, return_index=True)
+            values = lc.values
+            s.topology_value_to_pod_counts[i] = {values[k - 1] if k else "": 0
+                                                 for k in uniq[np.argsort(first, kind="stable")].tolist()}
+            size = len(uniq)
+        s.topology_normalizing_weight.append(topology_normalizing_weight(size))
+    return s
 
 
 def add_all_node_counts(s: Any, pod: Pod, table: NodeTable, require_all: bool) -> bool:

@@ -265,8 +265,10 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         if not constraints:
             return Status(Code.Skip)
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
-        s = init_pre_score_state(constraints, nodes, require_all)
         table = table_for(self.handle, all_nodes)
+        s = batch.init_pre_score_state(constraints, nodes, require_all, table) if table is not None else None
+        if s is None:
+            s = init_pre_score_state(constraints, nodes, require_all)
         if table is None or not batch.add_all_node_counts(s, pod, table, require_all):
             count_all_nodes(s, pod, all_nodes, require_all)
         state.write(PRE_SCORE_STATE_KEY, s)

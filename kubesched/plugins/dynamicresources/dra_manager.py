@@ -1,0 +1,206 @@
+"""The scheduler's view of DRA objects (``pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go``:
+``DefaultDRAManager``, ``claimTracker``; ``allocateddevices.go``).
+
+* Claims come from the informer (``handle.objects``) through an *assume cache*: after PreBind wrote
+  a claim's allocation, the written object is used until the informer holds a strictly newer
+  resourceVersion of it (``AssumeClaimAfterAPICall``), so the next pod never sees the device as
+  free in between; Unreserve restores the informer's version (``AssumedClaimRestore``).
+* *In-flight allocations*: Reserve records each allocation it is about to write
+  (``SignalClaimPendingAllocation``, keyed by claim uid); until PreBind finished or Unreserve ran,
+  those devices count as allocated (``ListAllAllocatedDevices``) and another pod using the same
+  claim waits (``ClaimHasPendingAllocation``).
+* Slices and classes are parsed once per resourceVersion; the slice index (by node) is rebuilt
+  only when the set of slices changed.
+
+Objects that do not parse (hand-written manifests the API server would have refused) raise
+:class:`~kubesched.errors.ManifestError` naming the object; the plugin reports them as an error
+status for the pod that uses them.
+
+Thread safety: one lock; Filter may call :meth:`get_class` from several threads.
+
+Deviation: upstream shares one manager between profiles; kubesched keeps one per plugin
+instance (per profile), so in-flight allocations of one profile are not seen by another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kubesched.api.dra import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.api.storage import newer_version
+from kubesched.errors import ManifestError
+from kubesched.framework.handle import ObjectLister
+from kubesched.plugins.dynamicresources.structured import DeviceID, SliceIndex
+
+CLAIM, SLICE, CLASS = "ResourceClaim", "ResourceSlice", "DeviceClass"
+
+
+def _rv(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+
+
+def allocated_devices(claim: ResourceClaim) -> tuple[DeviceID, ...]:
+    """Devices of a claim's allocation, without admin-access results (``foreachAllocatedDevice``:
+    admin access does not make a device unavailable to others)."""
+    if claim.allocation is None:
+        return ()
+    return tuple((r.driver, r.pool, r.device) for r in claim.allocation.results if not r.admin_access)
+
+
+class DRAManager:
+    """Claims (with assume cache and in-flight allocations), slices and classes for the plugin."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._claims: dict[tuple[str, str], tuple[Mapping[str, Any], ResourceClaim]] = {}
+        self._assumed: dict[tuple[str, str], ResourceClaim] = {}
+        self._in_flight: dict[str, ResourceClaim] = {}
+        self._slices: dict[str, tuple[Mapping[str, Any], ResourceSlice]] = {}
+        self._classes: dict[str, tuple[Mapping[str, Any], DeviceClass]] = {}
+        self._index: SliceIndex | None = None
+        self._index_ids: tuple[int, ...] = ()
+
+    # -- parsing --------------------------------------------------------------------------------
+
+    def _parse_claim(self, obj: Mapping[str, Any]) -> ResourceClaim:
+        key = _key(obj)
+        hit = self._claims.get(key)
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        try:
+            claim = ResourceClaim.from_obj(obj)
+        except ManifestError as e:
+            raise e.located(f"ResourceClaim {key[0]}/{key[1]}") from None
+        self._claims[key] = (obj, claim)
+        return claim
+
+    def _resolve(self, key: tuple[str, str], informer: ResourceClaim | None) -> ResourceClaim | None:
+        assumed = self._assumed.get(key)
+        if assumed is None:
+            return informer
+        if informer is None or newer_version(informer.resource_version, assumed.resource_version):
+            del self._assumed[key]
+            return informer
+        return assumed
+
+    # -- claims ---------------------------------------------------------------------------------
+
+    def get_claim(self, objects: ObjectLister, namespace: str, name: str) -> ResourceClaim | None:
+        """``ResourceClaims().Get``: the assumed version when still current, else the informer's."""
+        obj = objects.get(CLAIM, namespace, name)
+        with self._lock:
+            parsed = self._parse_claim(obj) if obj is not None else None
+            return self._resolve((namespace, name), parsed)
+
+    def list_all_allocated_devices(self, objects: ObjectLister) -> set[DeviceID]:
+        """``ListAllAllocatedDevices``: devices of every allocated claim plus in-flight allocations."""
+        out: set[DeviceID] = set()
+        items = objects.list(CLAIM)
+        with self._lock:
+            seen: set[tuple[str, str]] = set()
+            for obj in items:
+                key = _key(obj)
+                seen.add(key)
+                try:
+                    claim = self._resolve(key, self._parse_claim(obj))
+                except ManifestError:
+                    continue  # reported to the pods that use it
+                if claim is not None:
+                    out.update(allocated_devices(claim))
+            for key in list(self._assumed):
+                if key not in seen:
+                    del self._assumed[key]  # deleted from the informer
+            for claim in self._in_flight.values():
+                out.update(allocated_devices(claim))
+            if len(self._claims) > 2 * len(items) + 1024:
+                live = {_key(o) for o in items}
+                self._claims = {k: v for k, v in self._claims.items() if k in live}
+        return out
+
+    def claim_has_pending_allocation(self, uid: str) -> bool:
+        """``ClaimHasPendingAllocation``."""
+        with self._lock:
+            return uid in self._in_flight
+
+    def signal_claim_pending_allocation(self, uid: str, claim: ResourceClaim) -> None:
+        """``SignalClaimPendingAllocation``: ``claim`` carries the allocation about to be written."""
+        with self._lock:
+            self._in_flight[uid] = claim
+
+    def remove_claim_pending_allocation(self, uid: str) -> bool:
+        """``RemoveClaimPendingAllocation``: True if there was one."""
+        with self._lock:
+            return self._in_flight.pop(uid, None) is not None
+
+    def assume_claim_after_api_call(self, obj: Mapping[str, Any]) -> None:
+        """``AssumeClaimAfterAPICall``: use the object the API returned until the informer catches up."""
+        claim = ResourceClaim.from_obj(obj)
+        with self._lock:
+            key = (claim.namespace, claim.name)
+            current = self._assumed.get(key)
+            if current is not None and not newer_version(claim.resource_version, current.resource_version):
+                return
+            self._assumed[key] = claim
+
+    def assumed_claim_restore(self, namespace: str, name: str) -> None:
+        """``AssumedClaimRestore``: back to the informer's version."""
+        with self._lock:
+            self._assumed.pop((namespace, name), None)
+
+    # -- slices and classes ---------------------------------------------------------------------
+
+    def slice_index(self, objects: ObjectLister) -> SliceIndex:
+        """The current slices, indexed (``ResourceSlices().ListWithDeviceTaintRules``; device
+        taint rules are not modelled: DRADeviceTaintRules is off by default). A slice that does
+        not parse is left out."""
+        items = objects.list(SLICE)
+        with self._lock:
+            parsed: list[ResourceSlice] = []
+            for obj in items:
+                name = str((obj.get("metadata") or {}).get("name") or "")
+                hit = self._slices.get(name)
+                if hit is None or hit[0] is not obj:
+                    try:
+                        hit = (obj, ResourceSlice.from_obj(obj))
+                    except ManifestError:
+                        continue
+                    self._slices[name] = hit
+                parsed.append(hit[1])
+            ids = tuple(id(s) for s in parsed)
+            if self._index is None or ids != self._index_ids:
+                self._index = SliceIndex(parsed)
+                self._index_ids = ids
+                if len(self._slices) > 2 * len(items) + 1024:
+                    live = {str((o.get("metadata") or {}).get("name") or "") for o in items}
+                    self._slices = {k: v for k, v in self._slices.items() if k in live}
+            return self._index
+
+    def get_class(self, objects: ObjectLister, name: str) -> DeviceClass:
+        """``DeviceClasses().Get``; raises :class:`KeyError` with the lister's NotFound text
+        (``deviceclass.resource.k8s.io "gpu" not found``) or ManifestError for a malformed class."""
+        obj = objects.get(CLASS, "", name)
+        if obj is None:
+            raise KeyError(f'deviceclass.resource.k8s.io "{name}" not found')
+        with self._lock:
+            hit = self._classes.get(name)
+            if hit is not None and hit[0] is obj:
+                return hit[1]
+        try:
+            cls = DeviceClass.from_obj(obj)
+        except ManifestError as e:
+            raise e.located(f"DeviceClass {name}") from None
+        with self._lock:
+            self._classes[name] = (obj, cls)
+        return cls
+
+    def in_flight(self) -> Iterable[ResourceClaim]:
+        """The claims with an allocation in flight (for explanations and tests)."""
+        with self._lock:
+            return list(self._in_flight.values())

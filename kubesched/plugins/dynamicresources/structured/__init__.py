@@ -1,0 +1,24 @@
+"""The structured-parameters allocator (``staging/src/k8s.io/dynamic-resource-allocation/structured``)."""
+
+from kubesched.plugins.dynamicresources.structured.allocator import (
+    AllocationError,
+    Allocator,
+    ClaimAllocation,
+    DeviceID,
+    FailedAllocationOnNode,
+    Features,
+)
+from kubesched.plugins.dynamicresources.structured.pools import Pool, SliceIndex, gather_pools, node_matches
+
+__all__ = [
+    "AllocationError",
+    "Allocator",
+    "ClaimAllocation",
+    "DeviceID",
+    "FailedAllocationOnNode",
+    "Features",
+    "Pool",
+    "SliceIndex",
+    "gather_pools",
+    "node_matches",
+]

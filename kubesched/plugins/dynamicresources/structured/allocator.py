@@ -1,0 +1,658 @@
+"""The structured-parameters allocator (``staging/src/k8s.io/dynamic-resource-allocation/structured/
+internal/stable/allocator_stable.go``: ``Allocator.Allocate``, ``validateDeviceRequest``,
+``allocateOne``, ``isSelectable``, ``selectorsMatch``, ``allocateDevice``, ``createNodeSelector``).
+
+v1.35's defaults (DRAPrioritizedList and DRAAdminAccess on; partitionable devices, device taints,
+binding conditions and consumable capacity off) select upstream's "stable" allocator, which this
+module follows: for one node, the claims are allocated one after another, each request after the
+other, each device of a request after the other, trying every eligible device (not allocated, not
+being allocated to another claim of the pod unless admin access, class and request selectors match,
+constraints hold) in pool order, slice order and device order, backtracking on failure. The first
+full solution wins. ``All`` requests take every matching device of the node's pools (no pool may be
+incomplete or invalid). ``firstAvailable`` sub-requests are tried in order.
+
+Errors: :class:`AllocationError` stops the whole scheduling attempt (a claim that cannot be
+allocated anywhere because of its own content: a CEL error, a missing class, an ``All`` request
+over a pool being updated); :class:`FailedAllocationOnNode` only fails this node (invalid pools).
+``None`` from :meth:`Allocator.allocate` means the claims do not fit on the node.
+
+Results are the JSON a claim's ``status.allocation`` holds (``devices.results``,
+``devices.config``, ``nodeSelector``), so the plugin writes them as they are.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.dra import Device, DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.api.dra.cel import CelCache, CelRuntimeError, CompilationResult, enhance_runtime_error
+from kubesched.api.dra.common import (
+    ALLOCATION_MODE_ALL,
+    ALLOCATION_MODE_EXACT_COUNT,
+    ALLOCATION_RESULTS_MAX_SIZE,
+)
+from kubesched.api.node import Node
+from kubesched.plugins.dynamicresources.structured.constraint import MatchAttributeConstraint
+from kubesched.plugins.dynamicresources.structured.pools import Pool, SliceIndex, device_inputs, gather_pools
+
+#: ``DeviceID``: (driver, pool, device)
+DeviceID = tuple[str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """``structured.Features``: the DRA feature gates the allocator reads (v1.35 defaults)."""
+
+    admin_access: bool = True
+    prioritized_list: bool = True
+    partitionable_devices: bool = False
+    device_taints: bool = False
+    device_binding_and_status: bool = False
+    consumable_capacity: bool = False
+
+
+class AllocationError(Exception):
+    """A problem with the claims themselves; the scheduling attempt stops with this text."""
+
+
+class FailedAllocationOnNode(AllocationError):
+    """``ErrFailedAllocationOnNode``: only this node failed (its text explains why)."""
+
+
+class _MaxSizeExceeded(Exception):
+    """``errAllocationResultMaxSizeExceeded``."""
+
+
+@dataclass(slots=True)
+class ClaimAllocation:
+    """One claim's allocation: ``status.allocation`` as JSON (``allocation``) and the devices."""
+
+    allocation: dict[str, Any]
+    devices: list[DeviceID]
+
+
+def kobj(claim: ResourceClaim) -> str:
+    """``klog.KObj``: ``namespace/name`` (the name alone for an object without a namespace)."""
+    meta = claim.raw.get("metadata") or {}
+    return f"{meta['namespace']}/{claim.name}" if meta.get("namespace") else claim.name
+
+
+class _Req:
+    """``requestAccessor`` over an exact request or a sub-request."""
+
+    __slots__ = (
+        "name",
+        "device_class_name",
+        "allocation_mode",
+        "count",
+        "admin_access",
+        "has_admin_access",
+        "selectors",
+        "tolerations",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        device_class_name: str,
+        allocation_mode: str,
+        count: int,
+        admin_access: bool,
+        has_admin_access: bool,
+        selectors: tuple[str, ...],
+        tolerations: tuple[Mapping[str, Any], ...],
+    ) -> None:
+        self.name = name
+        self.device_class_name = device_class_name
+        self.allocation_mode = allocation_mode
+        self.count = count
+        self.admin_access = admin_access
+        self.has_admin_access = has_admin_access
+        self.selectors = selectors
+        self.tolerations = tolerations
+
+
+@dataclass(slots=True)
+class _Candidate:
+    id: DeviceID
+    device: Device
+    slice: ResourceSlice
+    index: int
+
+
+@dataclass(slots=True)
+class _RequestData:
+    request: _Req
+    parent: _Req | None
+    cls: DeviceClass | None = None
+    num_devices: int = 0
+    selected_sub_request_index: int = 0
+    all_devices: list[_Candidate] = field(default_factory=list)
+
+    def request_name(self) -> str:
+        if self.parent is not None:
+            return f"{self.parent.name}/{self.request.name}"
+        return self.request.name
+
+
+@dataclass(slots=True)
+class _DeviceResult:
+    request: str
+    parent_request: str
+    id: DeviceID
+    slice: ResourceSlice
+    device: Device
+    admin_access: bool
+
+    def request_name(self) -> str:
+        return f"{self.parent_request}/{self.request}" if self.parent_request else self.request
+
+
+class Allocator:
+    """``stable.Allocator``: shared by every node of one scheduling cycle.
+
+    ``allocated`` holds the devices in use by any claim (allocated or assumed in flight);
+    ``get_class(name)`` returns the DeviceClass or raises :class:`KeyError` with the lister's
+    NotFound text; ``slices`` is the cycle's :class:`SliceIndex`.
+    """
+
+    def __init__(
+        self,
+        features: Features,
+        allocated: set[DeviceID] | frozenset[DeviceID],
+        get_class: Callable[[str], DeviceClass],
+        slices: SliceIndex,
+        cel_cache: CelCache,
+    ) -> None:
+        self.features = features
+        self.allocated = allocated
+        self.get_class = get_class
+        self.slices = slices
+        self.cel_cache = cel_cache
+        #: ``numAllocateOneInvocations``
+        self.num_allocate_one = 0
+        # node-independent lookups, done once per cycle (the allocator lives for one cycle)
+        self._classes: dict[str, DeviceClass | KeyError] = {}
+        self._compiled: dict[str, CompilationResult] = {}
+
+    def device_class(self, name: str) -> DeviceClass:
+        """The DeviceClass ``name`` (looked up once per cycle); raises :class:`KeyError`."""
+        hit = self._classes.get(name)
+        if hit is None:
+            try:
+                hit = self.get_class(name)
+            except KeyError as e:
+                hit = e
+            self._classes[name] = hit
+        if isinstance(hit, KeyError):
+            raise hit
+        return hit
+
+    def compiled(self, expression: str) -> CompilationResult:
+        """The compiled selector (from the CEL cache once per cycle)."""
+        hit = self._compiled.get(expression)
+        if hit is None:
+            hit = self._compiled[expression] = self.cel_cache.get_or_compile(expression)
+        return hit
+
+    def allocate(
+        self,
+        node: Node | None,
+        claims: Sequence[ResourceClaim],
+        deadline: float | None = None,
+        abort_cause: str = "context deadline exceeded",
+    ) -> list[ClaimAllocation] | None:
+        """``Allocate`` for ``node``: one allocation per claim (in ``claims`` order) or None when
+        they do not fit. ``deadline`` (``time.monotonic()`` seconds) aborts the search with
+        ``filter operation aborted: <abort_cause>``. Raises :class:`AllocationError`."""
+        return _Run(self, node, claims, deadline, abort_cause).run()
+
+
+class _Run:
+    """``allocator``: the state of one :meth:`Allocator.allocate` call."""
+
+    def __init__(
+        self,
+        a: Allocator,
+        node: Node | None,
+        claims: Sequence[ResourceClaim],
+        deadline: float | None,
+        abort_cause: str,
+    ) -> None:
+        self.a = a
+        self.node = node
+        self.claims = claims
+        self.deadline = deadline
+        self.abort_cause = abort_cause
+        self.pools: list[Pool] = []
+        self.matches: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
+        self.constraints: list[list[MatchAttributeConstraint]] = [[] for _ in claims]
+        self.request_data: dict[tuple[int, int, int], _RequestData] = {}
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.result: list[list[_DeviceResult]] = [[] for _ in claims]
+
+    # -- setup -------------------------------------------------------------------------------
+
+    def run(self) -> list[ClaimAllocation] | None:
+        self.pools = gather_pools(self.a.slices, self.node)
+        for ci, claim in enumerate(self.claims):
+            min_devices = 0
+            for ri, request in enumerate(claim.spec.requests):
+                if request.first_available:
+                    if not self.a.features.prioritized_list:
+                        raise AllocationError(
+                            f"claim {kobj(claim)}, request {request.name}: has subrequests, but "
+                            "the DRAPrioritizedList feature is disabled"
+                        )
+                    parent = self._exact_req(request)
+                    lowest = None
+                    for si, sub in enumerate(request.first_available):
+                        req = _Req(
+                            sub.name,
+                            sub.device_class_name,
+                            sub.allocation_mode,
+                            sub.count,
+                            False,
+                            False,
+                            sub.selectors,
+                            sub.tolerations,
+                        )
+                        data = self._validate(req, parent, (ci, ri, si))
+                        self.request_data[(ci, ri, si)] = data
+                        lowest = data.num_devices if lowest is None else min(lowest, data.num_devices)
+                    min_devices += lowest or 0
+                else:
+                    data = self._validate(self._exact_req(request), None, (ci, ri, 0))
+                    self.request_data[(ci, ri, 0)] = data
+                    min_devices += data.num_devices
+            if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocationError(
+                    f"claim {kobj(claim)}: number of requested devices {min_devices} exceeds the "
+                    f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
+                )
+            for i, c in enumerate(claim.spec.constraints):
+                if c.match_attribute is None:
+                    raise AllocationError(
+                        f"claim {kobj(claim)}, constraint #{i}: empty constraint (unsupported "
+                        "constraint type?)"
+                    )
+                self.constraints[ci].append(MatchAttributeConstraint(c.requests, c.match_attribute))
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False)
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            for pool in self.pools:
+                if pool.is_invalid:
+                    raise FailedAllocationOnNode("invalid resource pools were encountered")
+            return None
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+
+    @staticmethod
+    def _exact_req(request: Any) -> _Req:
+        e = request.exactly
+        if e is None:
+            return _Req(request.name, "", "", 0, False, False, (), ())
+        return _Req(
+            request.name,
+            e.device_class_name,
+            e.allocation_mode,
+            e.count,
+            bool(e.admin_access),
+            e.admin_access is not None,
+            e.selectors,
+            e.tolerations,
+        )
+
+    def _validate(self, req: _Req, parent: _Req | None, key: tuple[int, int, int]) -> _RequestData:
+        """``validateDeviceRequest``."""
+        claim = self.claims[key[0]]
+        data = _RequestData(req, parent)
+        if not self.a.features.admin_access and req.has_admin_access:
+            raise AllocationError(
+                f"claim {kobj(claim)}, request {req.name}: admin access is requested, but the "
+                "feature is disabled"
+            )
+        if not req.device_class_name:
+            raise AllocationError(
+                f"claim {kobj(claim)}, request {req.name}: missing device class name (unsupported "
+                "request type?)"
+            )
+        try:
+            data.cls = self.a.device_class(req.device_class_name)
+        except KeyError as e:
+            raise AllocationError(
+                f"claim {kobj(claim)}, request {req.name}: could not retrieve device class "
+                f"{req.device_class_name}: {e.args[0] if e.args else e}"
+            ) from None
+        if req.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
+            data.num_devices = req.count
+        elif req.allocation_mode == ALLOCATION_MODE_ALL:
+            for pool in self.pools:
+                if pool.is_incomplete:
+                    raise AllocationError(
+                        f"claim {kobj(claim)}, request {req.name}: asks for all devices, but "
+                        f"resource pool {pool.pool_id} is currently being updated"
+                    )
+                if pool.is_invalid:
+                    raise AllocationError(
+                        f"claim {kobj(claim)}, request {req.name}: asks for all devices, but "
+                        f"resource pool {pool.pool_id} is currently invalid"
+                    )
+                for s in pool.slices:
+                    for di, d in enumerate(s.devices):
+                        if self._selectable(key, data, s, di):
+                            data.all_devices.append(_Candidate((s.driver, s.pool, d.name), d, s, di))
+            data.num_devices = len(data.all_devices)
+        else:
+            raise AllocationError(
+                f"claim {kobj(claim)}, request {req.name}: unsupported count mode {req.allocation_mode}"
+            )
+        return data
+
+    # -- search ------------------------------------------------------------------------------
+
+    def _in_use(self, device_id: DeviceID) -> bool:
+        return device_id in self.a.allocated or bool(self.allocating.get(device_id))
+
+    def _allocating_for_claim(self, device_id: DeviceID, ci: int) -> bool:
+        s = self.allocating.get(device_id)
+        return s is not None and ci in s
+
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, sub_request: bool) -> bool:
+        """``allocateOne``: True when every remaining device could be allocated."""
+        self.a.num_allocate_one += 1
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationError(f"filter operation aborted: {self.abort_cause}")
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.spec.requests):
+            try:
+                return self._allocate_one(ci + 1, 0, 0, 0, False)
+            except _MaxSizeExceeded:
+                return False
+        key = (ci, ri, si)
+        data = self.request_data[key]
+        if not sub_request and data.parent is not None:
+            all_exceeded = True
+            sub = 0
+            while True:
+                if (ci, ri, sub) not in self.request_data:
+                    if all_exceeded:
+                        raise _MaxSizeExceeded
+                    return False
+                try:
+                    ok = self._allocate_one(ci, ri, sub, di, True)
+                except _MaxSizeExceeded:
+                    sub += 1
+                    continue
+                all_exceeded = False
+                if ok:
+                    data.selected_sub_request_index = sub
+                    return True
+                sub += 1
+        request = data.request
+        do_all = request.allocation_mode == ALLOCATION_MODE_ALL
+        if do_all and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self._allocate_one(ci, ri + 1, 0, 0, False)
+        if len(self.result[ci]) + data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _MaxSizeExceeded
+        if do_all:
+            cand = data.all_devices[di]
+            undo = self._allocate_device(ci, ri, si, cand, True)
+            if undo is None:
+                return False
+            try:
+                done = self._allocate_one(ci, ri, si, di + 1, sub_request)
+            except BaseException:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+        admin = request.admin_access
+        for pool in self.pools:
+            if pool.is_incomplete or pool.is_invalid:
+                continue
+            for s in pool.slices:
+                for dj, d in enumerate(s.devices):
+                    device_id = (pool.driver, pool.pool, d.name)
+                    if admin:
+                        if self._allocating_for_claim(device_id, ci):
+                            continue
+                    elif self._in_use(device_id):
+                        continue
+                    if not self._selectable(key, data, s, dj):
+                        continue
+                    undo = self._allocate_device(ci, ri, si, _Candidate(device_id, d, s, dj), False)
+                    if undo is None:
+                        continue
+                    try:
+                        done = self._allocate_one(ci, ri, si, di + 1, sub_request)
+                    except BaseException:
+                        undo()
+                        raise
+                    if done:
+                        return True
+                    undo()
+        return False
+
+    def _selectable(self, key: tuple[int, int, int], data: _RequestData, s: ResourceSlice, di: int) -> bool:
+        """``isSelectable``: class selectors, then the request's (results cached per call)."""
+        d = s.devices[di]
+        if d.needs_off_feature == "bindingConditions" and not self.a.features.device_binding_and_status:
+            return False
+        device_id = (s.driver, s.pool, d.name)
+        mk = (device_id, key)
+        known = self.matches.get(mk)
+        if known is not None:
+            return known
+        inp = device_inputs(s)[di]
+        ok = True
+        if data.cls is not None:
+            ok = self._selectors_match(key, inp, device_id, data.cls, data.cls.selectors)
+        if ok:
+            ok = self._selectors_match(key, inp, device_id, None, data.request.selectors)
+        self.matches[mk] = ok
+        return ok
+
+    def _selectors_match(
+        self,
+        key: tuple[int, int, int],
+        inp: Any,
+        device_id: DeviceID,
+        cls: DeviceClass | None,
+        selectors: tuple[str, ...],
+    ) -> bool:
+        """``selectorsMatch``: every selector true; a CEL error stops the attempt."""
+        for i, expression in enumerate(selectors):
+            expr = self.a.compiled(expression)
+            if expr.error is not None:
+                if cls is not None:
+                    raise AllocationError(f"class {cls.name}: selector #{i}: CEL compile error: {expr.error}")
+                raise AllocationError(
+                    f"claim {kobj(self.claims[key[0]])}: selector #{i}: CEL compile error: {expr.error}"
+                )
+            try:
+                matches = expr.device_matches(inp)
+            except CelRuntimeError as e:
+                msg = enhance_runtime_error(str(e))
+                did = "/".join(device_id)
+                if cls is not None:
+                    raise AllocationError(
+                        f"class {cls.name}: selector #{i} on device {did}: CEL runtime error: {msg}"
+                    ) from None
+                raise AllocationError(
+                    f"claim {kobj(self.claims[key[0]])}: selector #{i} on device {did}: CEL "
+                    f"runtime error: {msg}"
+                ) from None
+            if not matches:
+                return False
+        return True
+
+    def _allocate_device(
+        self, ci: int, ri: int, si: int, cand: _Candidate, must: bool
+    ) -> Callable[[], None] | None:
+        """``allocateDevice``: availability and constraints; returns the undo function or None."""
+        claim = self.claims[ci]
+        data = self.request_data[(ci, ri, si)]
+        request = data.request
+        if request.admin_access:
+            if self._allocating_for_claim(cand.id, ci):
+                return None
+        elif self._in_use(cand.id):
+            return None
+        off = cand.device.needs_off_feature
+        if off == "consumesCounters" and not self.a.features.partitionable_devices:
+            return None
+        if data.parent is None:
+            base, sub = request.name, ""
+        else:
+            base, sub = data.parent.name, request.name
+        constraints = self.constraints[ci]
+        for i, c in enumerate(constraints):
+            if not c.add(base, sub, cand.device, cand.id[0]):
+                if must:
+                    raise AllocationError(
+                        f"claim {kobj(claim)}, request {request.name}: cannot add device "
+                        f"{'/'.join(cand.id)} because a claim constraint would not be satisfied"
+                    )
+                for c2 in constraints[:i]:
+                    c2.remove(base, sub)
+                return None
+        self.allocating.setdefault(cand.id, set()).add(ci)
+        results = self.result[ci]
+        before = len(results)
+        results.append(
+            _DeviceResult(
+                request.name,
+                data.parent.name if data.parent else "",
+                cand.id,
+                cand.slice,
+                cand.device,
+                request.admin_access,
+            )
+        )
+
+        def undo() -> None:
+            for c in constraints:
+                c.remove(base, sub)
+            self.allocating[cand.id].discard(ci)
+            del results[before:]
+
+        return undo
+
+    # -- result ------------------------------------------------------------------------------
+
+    def _result(self, ci: int, claim: ResourceClaim) -> ClaimAllocation:
+        devices = self.result[ci]
+        results = []
+        for d in devices:
+            r: dict[str, Any] = {
+                "request": d.request_name(),
+                "driver": d.id[0],
+                "pool": d.id[1],
+                "device": d.id[2],
+            }
+            if d.admin_access:
+                r["adminAccess"] = True
+            results.append(r)
+        config: list[dict[str, Any]] = []
+        class_ranges: dict[str, tuple[int, int]] = {}
+        for ri, _ in enumerate(claim.spec.requests):
+            data = self.request_data[(ci, ri, 0)]
+            if data.parent is not None:
+                data = self.request_data[(ci, ri, data.selected_sub_request_index)]
+            cls = data.cls
+            if cls is None:
+                continue
+            rng = class_ranges.get(cls.name)
+            if rng is not None:
+                for i in range(*rng):
+                    config[i]["requests"].append(data.request_name())
+                continue
+            start = len(config)
+            for cc in cls.config:
+                config.append(
+                    {
+                        "source": "FromClass",
+                        "requests": [data.request_name()],
+                        **{k: v for k, v in cc.items() if k != "requests"},
+                    }
+                )
+            class_ranges[cls.name] = (start, len(config))
+        for cc in claim.spec.config:
+            reqs = list(cc.get("requests") or [])
+            body = {k: v for k, v in cc.items() if k != "requests"}
+            if not reqs:
+                config.append({"source": "FromClaim", "requests": [], **body})
+                continue
+            for ri, request in enumerate(claim.spec.requests):
+                if request.name in reqs:
+                    config.append({"source": "FromClaim", "requests": reqs, **body})
+                    continue
+                data = self.request_data[(ci, ri, 0)]
+                if data.parent is None:
+                    continue
+                sub = request.first_available[data.selected_sub_request_index]
+                if f"{request.name}/{sub.name}" in reqs:
+                    config.append({"source": "FromClaim", "requests": reqs, **body})
+        for c in config:
+            if not c["requests"]:
+                del c["requests"]
+        allocation: dict[str, Any] = {"devices": {"results": results}}
+        if config:
+            allocation["devices"]["config"] = config
+        ns = _node_selector(devices)
+        if ns is not None:
+            allocation["nodeSelector"] = ns
+        return ClaimAllocation(allocation, [d.id for d in devices])
+
+
+def _node_selector(devices: list[_DeviceResult]) -> dict[str, Any] | None:
+    """``createNodeSelector``: a node-local device pins the claim to its node; node-selector slices
+    add their requirements to one term; all-nodes devices add nothing (no selector at all)."""
+    fields: list[dict[str, Any]] = []
+    exprs: list[dict[str, Any]] = []
+    for d in devices:
+        s = d.slice
+        if s.node_name:
+            return {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [s.node_name]}]}
+                ]
+            }
+        raw = s.raw.get("spec", {}).get("nodeSelector")
+        if raw:
+            terms = raw.get("nodeSelectorTerms") or []
+            if len(terms) == 1:
+                _add_new(terms[0].get("matchFields") or [], fields)
+                _add_new(terms[0].get("matchExpressions") or [], exprs)
+            elif len(terms) > 1:
+                raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+    if not fields and not exprs:
+        return None
+    term: dict[str, Any] = {}
+    if exprs:
+        term["matchExpressions"] = exprs
+    if fields:
+        term["matchFields"] = fields
+    return {"nodeSelectorTerms": [term]}
+
+
+def _add_new(source: list[Any], into: list[dict[str, Any]]) -> None:
+    for r in source:
+        values = set(r.get("values") or [])
+        if not any(
+            e.get("key") == r.get("key")
+            and e.get("operator") == r.get("operator")
+            and set(e.get("values") or []) == values
+            for e in into
+        ):
+            into.append(dict(r))

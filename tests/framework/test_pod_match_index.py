@@ -1,0 +1,206 @@
+"""``NodeTable.match_counts`` (the pod-delta index of :mod:`kubesched.framework.pod_match_index`)
+equals ``countPodsMatchSelector`` over every node's pods, on random clusters and selectors under
+pod churn: bound, assumed, forgotten and confirmed pods, label updates, pods turning terminating,
+removals, nodes leaving and joining, selector eviction and change-log trimming. PodTopologySpread's
+PreFilter counts through the index equal the walk, also after nominated pods are added to both
+states (nominated pods never enter a NodeInfo; AddPod counts them on the cycle's state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubesched.api.labels import LabelSelector, Requirement
+from kubesched.api.node import Node
+from kubesched.api.pod import Pod
+from kubesched.cache.cache import Cache
+from kubesched.framework import node_table as node_table_mod
+from kubesched.framework import pod_match_index as index_mod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.snapshot import Snapshot
+from kubesched.plugins.podtopologyspread import batch
+from kubesched.plugins.podtopologyspread.common import count_pods_match_selector
+from kubesched.plugins.podtopologyspread.plugin import PRE_FILTER_STATE_KEY, PodTopologySpread, PreFilterState
+from kubesched.testing import node_manifest, pod_manifest
+
+NAMESPACES = ("default", "other")
+KEYS = ("app", "tier")
+VALUES = ("a", "b", "c")
+ZONE = "topology.kubernetes.io/zone"
+
+requirements = st.builds(
+    Requirement, st.sampled_from(KEYS), st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
+    st.frozensets(st.sampled_from(VALUES), min_size=1, max_size=2))
+selectors = st.lists(requirements, min_size=1, max_size=2).map(lambda rs: LabelSelector(tuple(rs)))
+labels = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2)
+
+add_op = st.tuples(st.just("add"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels, st.booleans())
+op = st.one_of(
+    add_op, add_op, add_op,
+    st.tuples(st.just("assume"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels),
+    st.tuples(st.just("forget"), st.integers(0, 1000)),
+    st.tuples(st.just("confirm"), st.integers(0, 1000)),
+    st.tuples(st.just("relabel"), st.integers(0, 1000), labels),
+    st.tuples(st.just("terminate"), st.integers(0, 1000)),
+    st.tuples(st.just("remove"), st.integers(0, 1000)),
+    st.tuples(st.just("node_out"), st.integers(0, 7)),
+    st.tuples(st.just("node_in"), st.integers(0, 7)),
+    st.tuples(st.just("check"), st.lists(st.integers(0, 3), min_size=1, max_size=3), st.sampled_from(NAMESPACES)),
+)
+
+
+def _node(i: int) -> Node:
+    return Node.from_manifest(node_manifest(f"n{i}", labels={ZONE: "z" + "abc"[i % 3]}))
+
+
+def _pod(n: int, ns: str, node: str, lab: dict[str, str], terminating: bool = False, uid: str | None = None) -> Pod:
+    m = pod_manifest(f"p{n}", ns, labels=lab, node_name=node, cpu="10m", uid=uid)
+    if terminating:
+        m["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    return Pod.from_manifest(m)
+
+
+def _check(snap: Snapshot, sels: list[LabelSelector], ns: str) -> None:
+    table = snap.node_table
+    assert table is not None
+    for sel in sels:
+        col = table.match_counts(ns, sel)
+        for ni in snap.list():
+            assert int(col[table.rows[ni.name]]) == count_pods_match_selector(ni.pods, sel, ns), (ni.name, sel)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(op, min_size=20, max_size=80), pool=st.lists(selectors, min_size=4, max_size=4), small=st.booleans())
+def test_indexed_counts_equal_the_scan(ops: list[tuple[Any, ...]], pool: list[LabelSelector], small: bool,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    if small:  # evict selectors and trim the change log often
+        monkeypatch.setattr(index_mod, "MAX_SELECTORS", 2)
+        monkeypatch.setattr(node_table_mod, "CHANGE_LOG_MIN", 4)
+    cache = Cache()
+    present = set(range(6))
+    for i in sorted(present):
+        cache.add_node(_node(i))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    bound: list[Pod] = []
+    assumed: list[Pod] = []
+    n = 0
+    for o in ops:
+        kind = o[0]
+        if kind in ("add", "assume"):
+            node = o[1] % 8
+            if node not in present:
+                continue
+            n += 1
+            p = _pod(n, o[2], f"n{node}", o[3], terminating=kind == "add" and o[4])
+            if kind == "add":
+                cache.add_pod(p)
+                bound.append(p)
+            else:
+                cache.assume_pod(p)
+                assumed.append(p)
+        elif kind in ("forget", "confirm") and assumed:
+            p = assumed.pop(o[1] % len(assumed))
+            if kind == "forget":
+                cache.forget_pod(p)
+            else:
+                cache.finish_binding(p)
+                cache.add_pod(p)
+                bound.append(p)
+        elif kind in ("relabel", "terminate") and bound:
+            i = o[1] % len(bound)
+            old = bound[i]
+            new = _pod(int(old.name[1:]), old.namespace, old.node_name or "",
+                       o[2] if kind == "relabel" else dict(old.labels),
+                       terminating=kind == "terminate" or old.deletion_timestamp is not None, uid=old.uid)
+            cache.update_pod(old, new)
+            bound[i] = new
+        elif kind == "remove" and bound:
+            cache.remove_pod(bound.pop(o[1] % len(bound)))
+        elif kind == "node_out" and o[1] in present and len(present) > 1:
+            gone = f"n{o[1]}"
+            for p in [p for p in bound if p.node_name == gone]:
+                cache.remove_pod(p)
+                bound.remove(p)
+            for p in [p for p in assumed if p.node_name == gone]:
+                cache.forget_pod(p)
+                assumed.remove(p)
+            cache.remove_node(_node(o[1]))
+            present.discard(o[1])
+        elif kind == "node_in" and o[1] not in present:
+            cache.add_node(_node(o[1]))
+            present.add(o[1])
+        elif kind == "check":
+            cache.update_snapshot(snap)
+            _check(snap, [pool[i] for i in o[1]], o[2])
+    cache.update_snapshot(snap)
+    for ns in NAMESPACES:
+        _check(snap, pool, ns)
+
+
+@settings(max_examples=40, deadline=None)
+@given(placed=st.lists(st.tuples(st.integers(0, 5), labels, st.booleans()), max_size=25),
+       nominated=st.lists(st.tuples(st.integers(0, 5), labels), max_size=4),
+       own=labels, sel=selectors, min_domains=st.integers(1, 4))
+def test_pre_filter_counts_with_nominated_pods_equal_the_walk(placed: list[tuple[int, dict[str, str], bool]],
+                                                              nominated: list[tuple[int, dict[str, str]]],
+                                                              own: dict[str, str], sel: LabelSelector,
+                                                              min_domains: int) -> None:
+    cache = Cache()
+    for i in range(6):
+        cache.add_node(_node(i))
+    for n, (node, lab, assume) in enumerate(placed):
+        p = _pod(n, "default", f"n{node}", lab)
+        cache.assume_pod(p) if assume else cache.add_pod(p)
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    table = snap.node_table
+    assert table is not None
+    raw_sel: dict[str, Any] = {"matchExpressions": [
+        {"key": r.key, "operator": r.operator, **({"values": sorted(r.values)} if r.operator in ("In", "NotIn") else {})}
+        for r in sel.requirements]}
+    pod = Pod.from_manifest(pod_manifest("incoming", labels=own, spec={"topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": raw_sel,
+         "minDomains": min_domains}]}))
+    plugin = PodTopologySpread()
+    constraints = plugin.get_constraints(pod)
+    walked = PreFilterState(constraints)
+    plugin._count_walk(walked, pod, snap.list())
+    counts = batch.pre_filter_counts(table, pod, constraints)
+    assert counts == walked.tp_value_to_match_num
+    states = []
+    for m in (walked.tp_value_to_match_num, counts):
+        st_ = CycleState()
+        s = PreFilterState(constraints)
+        s.tp_value_to_match_num = [dict(x) for x in m]
+        st_.write(PRE_FILTER_STATE_KEY, s)
+        for n, (node, lab) in enumerate(nominated):
+            ni = snap.get(f"n{node}")
+            plugin.add_pod(st_, pod, PodInfo(_pod(100 + n, "default", "", lab)), ni)
+        states.append(s.tp_value_to_match_num)
+    assert states[0] == states[1]
+
+
+def test_rows_of_noted_and_looked_up() -> None:
+    cache = Cache()
+    for i in range(4):
+        cache.add_node(_node(i))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    table = snap.node_table
+    assert table is not None
+    nodes = [snap.get("n2"), snap.get("n0")]
+    want = [table.rows["n2"], table.rows["n0"]]
+    noted = np.array(want, dtype=np.int64)
+    table.note_rows(nodes, noted)
+    assert table.rows_of(nodes) is noted
+    assert table.rows_of(list(nodes)).tolist() == want  # another list: looked up
+    cache.add_pod(_pod(1, "default", "n1", {}))
+    cache.update_snapshot(snap)
+    assert table.rows_of(nodes) is not noted and table.rows_of(nodes).tolist() == want
+    assert table.rows_of([NodeInfo(_node(9))]) is None
