@@ -162,9 +162,10 @@ def _cluster_events(kubeconfig: str, context: str | None) -> list[Any]:
 @click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False),
               help="Read the Pulled events of this cluster (all namespaces).")
 @click.option("--context", default=None, help="kubeconfig context (default: the current one).")
-@click.option("--events", "events_path", type=click.Path(exists=True, dir_okay=False),
+@click.option("--events", "events_path", type=click.Path(exists=True),
               help="Read Pulled events from a file: `kubectl get events -A -o json|yaml` output, or text "
-                   "lines holding kubelet messages (`kubectl describe pod` output, kubelet logs).")
+                   "lines holding kubelet messages (`kubectl describe pod` output, kubelet logs); or from a "
+                   "`kubesched record` directory (pulls that joined another pod's pull are left out).")
 @click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False),
               help="Base kubelet settings: kept in the output, and their layerLatencySeconds is used in the fit.")
 @click.option("--catalogue", "catalogue_path", type=click.Path(exists=True, dir_okay=False),
@@ -189,7 +190,15 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
         raise click.UsageError("give either --kubeconfig or --events")
     base = read_kubelet_settings(kubelet_path)
     config = KubeletImageConfig.from_mapping(base, kubelet_path or "")
-    events = _cluster_events(kubeconfig, context) if kubeconfig else _read_events_file(str(events_path))
+    joined = 0
+    if kubeconfig:
+        events = _cluster_events(kubeconfig, context)
+    elif Path(str(events_path)).is_dir():
+        from kubesched.modes.record.recording import read_recording, recorded_pulls
+
+        events, joined = recorded_pulls(read_recording(str(events_path)))
+    else:
+        events = _read_events_file(str(events_path))
     lookup = None
     client = None
     if registry_path is not None:
@@ -218,11 +227,14 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
               f"# from {result.pulls} pulls ({result.layers_known} with known layer counts, {result.outliers} "
               f"outliers, {result.skipped} skipped without a size):\n"
               f"# {result.bytes_per_second / 1e6:.1f} MB/s, {result.fixed_seconds:.3f} s per pull, "
-              f"robust residual scale {result.scale_seconds:.3f} s\n")
+              f"robust residual scale {result.scale_seconds:.3f} s, median error "
+              f"{100 * result.median_relative_error:.1f} %\n")
     text = header + yaml.safe_dump(settings, sort_keys=False)
     click.echo(f"fitted {result.pulls} pulls: throughput {result.bytes_per_second / 1e6:.1f} MB/s, "
                f"per-pull cost {result.fixed_seconds:.3f} s, per-layer cost {result.layer_seconds:.3f} s "
-               f"(not fitted), {result.outliers} outliers", err=True)
+               f"(not fitted), {result.outliers} outliers; fit error: median {100 * result.median_relative_error:.1f} % "
+               f"of the pull time, robust residual scale {result.scale_seconds:.3f} s"
+               + (f"; {joined} joined pulls left out" if joined else ""), err=True)
     if out_path:
         atomic_write_text(out_path, text)
         click.echo(f"wrote {out_path}", err=True)

@@ -108,6 +108,8 @@ def main() -> None:
 COMMANDS: dict[str, str] = {
     "bench": "kubesched.cli.bench:bench",
     "images": "kubesched.cli.images:images",
+    "load": "kubesched.cli.load:load",
+    "record": "kubesched.cli.record:record",
     "replay": "kubesched.cli.replay:replay",
     "run": "kubesched.cli.run:run",
     "serve": "kubesched.cli.serve:serve",

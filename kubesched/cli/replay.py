@@ -39,6 +39,10 @@ TRACE is one of:
     cluster the trace had when it opens: pods running then arrive at second 0 for the rest
     of their run. Images are assigned per application (or per job) with Zipf popularity
     (--image-mode, --zipf-s, --apps).
+  * a recording of a live cluster (`kubesched record --out DIR`): real arrivals, run times,
+    images and the nodes' image caches at the start; the kubelet model is calibrated on the
+    recording's Pulled events (unless --kubelet), and the report says how well each replay
+    reproduces the recorded start-ups (median replayed/recorded ratio, share within 2x).
   * kubesched's simple format: a YAML file
         nodes: [{name: n, cpu: "8", memory: 32Gi, gpu: 0, count: 3}]
         pods:  [{name: p, arrival: 0, duration: 60, cpu: 500m, memory: 1Gi, image: redis}]
@@ -106,6 +110,9 @@ def _check_profiles(path: str, config: Any) -> None:
 @click.option("--dask-scheduler", "dask_scheduler", default=None, metavar="ADDRESS",
               help="Run the configs on the Dask cluster whose scheduler listens at ADDRESS (tcp://host:8786); "
                    "needs the dask extra (dask.distributed).")
+@click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Recordings only: look up the layers of recorded images missing from the catalogue in their "
+                   "registries (cached in the recording's registry-cache.json, so later replays need no network).")
 @click.option("--gpu", "gpu_mode", type=click.Choice(["device-plugin", "dra"]), default="device-plugin",
               show_default=True,
               help="How pods get GPUs: device-plugin (nvidia.com/gpu and alibabacloud.com/gpu-milli requests, GPU "
@@ -116,7 +123,8 @@ def _check_profiles(path: str, config: Any) -> None:
 def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], out_dir: str, seed: int,
            window: str | None, max_pods: int | None, max_nodes: int | None, image_mode: str, zipf_s: float,
            apps: int, kubelet_path: str | None, prepull: bool, attempt_seconds: float, arrival_scale: float,
-           workers: int, dask_scheduler: str | None, gpu_mode: str, no_html: bool) -> None:
+           workers: int, dask_scheduler: str | None, gpu_mode: str, registry_path: str | None,
+           no_html: bool) -> None:
     from kubesched.config.load import load_config
     from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.assign import ImageAssigner
@@ -130,17 +138,22 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     for path, spec in zip(configs, specs, strict=False):
         _check_profiles(path, spec.config)  # before the (long) trace load
     catalogue = load_catalogue(images_path)
-    assigner = ImageAssigner(catalogue, seed=seed, mode=image_mode, zipf_s=zipf_s, apps=apps)  # type: ignore[arg-type]
-    try:
-        workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods, max_nodes=max_nodes)
-    except FileNotFoundError as e:
-        raise click.BadParameter(str(e), param_hint="--trace") from None
+    recording = _recording_input(trace_path, catalogue, kubelet_path, registry_path)
+    if recording is not None:
+        catalogue, workload = recording.catalogue, recording.workload
+    else:
+        assigner = ImageAssigner(catalogue, seed=seed, mode=image_mode, zipf_s=zipf_s, apps=apps)  # type: ignore[arg-type]
+        try:
+            workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods, max_nodes=max_nodes)
+        except FileNotFoundError as e:
+            raise click.BadParameter(str(e), param_hint="--trace") from None
     workload = workload.with_arrival_scale(arrival_scale)
     if gpu_mode == "dra":
         from kubesched.modes.replay.dra_gpus import with_dra_gpus
 
         workload = with_dra_gpus(workload)
-    overrides = {**workload.kubelet, **read_kubelet_settings(kubelet_path)}
+    overrides = {**workload.kubelet, **(recording.kubelet if recording is not None else {}),
+                 **read_kubelet_settings(kubelet_path)}
     kubelet = KubeletImageConfig.from_mapping(overrides, kubelet_path or workload.description)
     err = Console(stderr=True)
     click.echo(f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from {workload.description}",
@@ -178,7 +191,71 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
                 f"config(s): {names}") if finished else "no config had finished"
         click.echo(f"replay interrupted: {kept}", err=True)
         raise
+    if recording is not None:
+        from kubesched.modes.report.report_json import write_report_json
+
+        write_report_json(out / "report.json", finished, workload, kubelet.to_mapping(),
+                          _recording_agreement(recording, finished))
     _finish(out, finished, workload, kubelet, no_html)
+
+
+def _recording_input(trace_path: str, catalogue: ImageCatalogue, kubelet_path: str | None,
+                     registry_path: str | None) -> Any:
+    """The recording's replay input when ``trace_path`` is a recording (calibration printed), else None."""
+    from kubesched.modes.record.recording import is_recording
+    from kubesched.modes.record.replay_input import load_recording_input
+
+    if not is_recording(trace_path):
+        return None
+    fetch = None
+    client = None
+    if registry_path is not None:
+        from kubesched.images.registry import RegistryClient, RegistryError
+        from kubesched.images.registry_settings import load_registry_settings
+
+        client = RegistryClient(load_registry_settings(registry_path))
+        registry = client
+
+        def fetch(ref: str) -> Any:
+            try:
+                found = registry.image_layers(ref)
+            except RegistryError as e:
+                click.echo(f"warning: layers of {ref} unknown: {e}", err=True)
+                return None
+            return found.digest, list(found.layers)
+    try:
+        inp = load_recording_input(trace_path, catalogue, fetch=fetch,
+                                   kubelet_settings=read_kubelet_settings(kubelet_path) if kubelet_path else None)
+    finally:
+        if client is not None:
+            client.close()
+    c = inp.calibration
+    if c is not None:
+        click.echo(f"kubelet model calibrated on {c.pulls} recorded pulls: {c.bytes_per_second / 1e6:.1f} MB/s, "
+                   f"{c.fixed_seconds:.3f} s per pull; fit error: median {100 * c.median_relative_error:.1f} % of "
+                   f"the pull time ({c.outliers} outliers); container start {inp.container_start_seconds} s", err=True)
+    for note in inp.notes:
+        click.echo(f"note: {note}", err=True)
+    return inp
+
+
+def _recording_agreement(inp: Any, results: list[ReplayResult]) -> dict[str, Any]:
+    """``{"recording": {...}}`` of report.json: calibration and, per config, how the replayed
+    start-ups compare with the recorded ones (also printed)."""
+    from kubesched.modes.record.agreement import recorded_startups, startup_agreement
+    from kubesched.modes.record.replay_input import calibration_summary
+
+    recorded = recorded_startups(inp.recording)
+    agreement = {}
+    for r in results:
+        a = agreement[r.config] = startup_agreement(recorded, r)
+        if a["pods"]:
+            click.echo(f"{r.config}: replay vs recording over {a['pods']} pods: median start-up ratio "
+                       f"{a['medianRatio']:.2f}, {100 * a['within2x']:.0f} % within 2x; p50 {a['replayed']['p50']:.1f} s "
+                       f"vs {a['recorded']['p50']:.1f} s, p95 {a['replayed']['p95']:.1f} s vs {a['recorded']['p95']:.1f} s",
+                       err=True)
+    return {"recording": {"path": str(inp.recording.path), "sessions": inp.recording.sessions,
+                          "calibration": calibration_summary(inp), "notes": inp.notes, "agreement": agreement}}
 
 
 def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatalogue, kubelet: KubeletImageConfig,

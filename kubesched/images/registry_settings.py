@@ -17,9 +17,14 @@ File format (YAML; keys camelCase, unknown keys rejected)::
         username: robot
         passwordFile: /etc/kubesched/registry-password   # or password: ...
 
-A registry not listed uses ``https://<host>`` with the system CAs and no credentials. Note that
-some registries serve their API under a host other than the name in image references: give
-that host as ``endpoint``. Errors: :class:`~kubesched.errors.ConfigError` naming the file and field.
+A registry not listed uses ``https://<host>`` with the system CAs and no credentials, except
+Docker Hub: references to ``docker.io`` (``nginx``, ``user/app``, ``index.docker.io/...``; one-name
+references get ``library/``) are fetched from ``https://registry-1.docker.io``, as container
+runtimes do (containerd ``remotes/docker/config/hosts.go``: ``ConfigureHosts``, whose default
+host for ``docker.io`` is ``registry-1.docker.io``); Docker Hub answers anonymous requests with a
+Bearer challenge whose token service (``auth.docker.io``) gives pull tokens without credentials.
+An ``endpoint`` listed for ``docker.io`` (a mirror) replaces it. Other registries that serve their
+API under a host other than the name in image references need that host as ``endpoint``. Errors: :class:`~kubesched.errors.ConfigError` naming the file and field.
 """
 
 from __future__ import annotations
@@ -34,14 +39,26 @@ from pydantic.dataclasses import dataclass
 from kubesched.api.document_file import read_document
 from kubesched.config.args import ARGS_CONFIG, decode_args
 from kubesched.errors import ConfigError
+from kubesched.images.names import DEFAULT_DOMAIN
 
-__all__ = ["RegistryHostSettings", "RegistrySettings", "load_registry_settings"]
+__all__ = ["RegistryHostSettings", "RegistrySettings", "load_registry_settings", "DOCKER_HUB_API_HOST",
+           "default_api_host"]
+
+#: where Docker Hub serves the distribution API
+DOCKER_HUB_API_HOST = "registry-1.docker.io"
+
+
+def default_api_host(host: str) -> str:
+    """The host serving the ``/v2/`` API of registry ``host`` when no endpoint is configured:
+    ``registry-1.docker.io`` for ``docker.io``, ``host`` itself otherwise (containerd
+    ``remotes/docker/config/hosts.go``: ``ConfigureHosts``)."""
+    return DOCKER_HUB_API_HOST if host == DEFAULT_DOMAIN else host
 
 
 @dataclass(config=ARGS_CONFIG)
 class RegistryHostSettings:
     """One registry: ``endpoint`` (URL of the API root, None = ``https://<host>`` or
-    ``http://<host>`` when ``insecure``), ``insecure`` (plain HTTP), ``ca_file`` (PEM bundle),
+    ``http://<host>`` when ``insecure``, with ``registry-1.docker.io`` for ``docker.io``), ``insecure`` (plain HTTP), ``ca_file`` (PEM bundle),
     ``insecure_skip_verify`` (TLS without certificate checks), ``username`` with ``password`` or
     ``password_file`` (basic credentials, sent to the registry's token service or on a Basic
     challenge)."""
@@ -62,10 +79,11 @@ class RegistryHostSettings:
         return v.rstrip("/") if v else v
 
     def base_url(self, host: str) -> str:
-        """The API root for registry ``host``."""
+        """The API root for registry ``host`` (the configured endpoint, else
+        :func:`default_api_host` over HTTPS, or HTTP when ``insecure``)."""
         if self.endpoint:
             return self.endpoint
-        return f"{'http' if self.insecure else 'https'}://{host}"
+        return f"{'http' if self.insecure else 'https'}://{default_api_host(host)}"
 
     def credentials(self) -> tuple[str, str] | None:
         """``(username, password)`` or None; reads ``password_file`` (stripped). Raises ConfigError

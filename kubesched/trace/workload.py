@@ -46,7 +46,13 @@ class Workload:
     measurement interval (s, >= 0); ``description``: where it came from, for the report;
     ``notes``: anything the loader wants the user to know (rows skipped, window used);
     ``kubelet``: :class:`~kubesched.embedded.kubelet.config.KubeletImageConfig` overrides that come with
-    the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``); ``objects``: other manifests
+    the trace (camelCase keys, e.g. ``nodeBandwidthBytesPerSecond``); ``images``: node name -> the
+    images (catalogue references) on its disk at second 0 (a recorded cluster's image caches;
+    empty: every node starts with none); ``status_phases``: node name -> seconds after second 0
+    (mod the status period) at which its kubelet writes ``status.images`` (a recorded cluster's
+    phases; empty: every node on a grid from second 0); ``running``: pods already running at
+    second 0 (manifests with ``spec.nodeName``; ``arrival`` 0, ``duration`` = the run time left,
+    None = until the end), which hold room and images but are no arrivals; ``objects``: other manifests
     loaded with the nodes (e.g. ResourceClaimTemplates); ``gpu``: how pods get GPUs,
     ``device-plugin`` (``nvidia.com/gpu`` requests) or ``dra`` (claims on the fake DRA driver's
     devices, which the replay then runs).
@@ -59,13 +65,17 @@ class Workload:
     description: str = ""
     notes: tuple[str, ...] = field(default=())
     kubelet: Mapping[str, Any] = field(default_factory=dict)
+    images: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    status_phases: Mapping[str, float] = field(default_factory=dict)
+    running: Sequence[WorkloadPod] = ()
     objects: Sequence[Mapping[str, Any]] = ()
     gpu: str = "device-plugin"
 
     def with_arrival_scale(self, factor: float) -> Workload:
         """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
         unchanged, so ``factor < 1`` packs the same pods into less time (a heavier load). Raises
-        ValueError for ``factor <= 0``."""
+        ValueError for ``factor <= 0``. Per-node status phases are dropped (they are times of the
+        unscaled trace)."""
         if not factor > 0:
             raise ValueError(f"the arrival scale must be > 0, got {factor!r}")
         if factor == 1:
@@ -74,7 +84,8 @@ class Workload:
                 for p in self.pods]
         return Workload(self.nodes, pods, horizon=self.horizon * factor, origin=self.origin,
                         description=self.description, notes=(*self.notes, f"arrival times scaled by {factor:g}"),
-                        kubelet=self.kubelet, objects=self.objects, gpu=self.gpu)
+                        kubelet=self.kubelet, images=self.images, running=self.running, objects=self.objects,
+                        gpu=self.gpu)
 
     def __post_init__(self) -> None:
         seen: set[str] = set()

@@ -20,7 +20,8 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S_VERSION = "1.35.0"
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl (Debian kubernetes-client) is not installed")
-TARGETS = ["base", "overlays/namespace", "overlays/single-replica", "overlays/image-aware", "monitoring"]
+TARGETS = ["base", "overlays/namespace", "overlays/single-replica", "overlays/image-aware",
+           "overlays/image-aware-prepull", "monitoring", "record"]
 #: custom resources of the Prometheus Operator: not in the Kubernetes schemas, checked by shape below
 CRDS = {"ServiceMonitor", "PrometheusRule"}
 
@@ -60,6 +61,72 @@ def test_overlays_change_what_they_say() -> None:
     cfg = parse_config(yaml.safe_load(cm["data"]["config.yaml"]))
     assert cfg.percentage_of_nodes_to_score == 100
     assert [p.scheduler_name for p in cfg.profiles] == ["kubesched"]
+
+
+@needs_kubectl
+def test_recorder_rbac_is_read_only_and_covers_what_it_watches() -> None:
+    """deploy/record grants get/list/watch on every kind ``kubesched record`` watches, and nothing
+    else (no write verb, no Secrets or ConfigMaps)."""
+    from kubesched.api import kinds
+    from kubesched.client.kube import collection_path
+    from kubesched.modes.record.recorder import recorded_kinds
+
+    objs = render("record")
+    [role] = [o for o in objs if o["kind"] == "ClusterRole"]
+    grants = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+              for v in rule["verbs"]}
+    assert {v for _, _, v in grants} == {"get", "list", "watch"}
+    assert not {r for _, r, _ in grants} & {"secrets", "configmaps"}
+    for kind in recorded_kinds():
+        api_version = kinds.api_version(kind)
+        assert api_version is not None
+        group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+        resource = collection_path(kind, None).rsplit("/", 1)[1]
+        assert {(group, resource, v) for v in ("list", "watch")} <= grants, kind
+    [binding] = [o for o in objs if o["kind"] == "ClusterRoleBinding"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubesched-recorder", "namespace": "kube-system"}]
+
+
+@needs_kubectl
+def test_image_aware_overlays_are_the_measured_profile() -> None:
+    """The image-aware overlay's configuration is examples/replay/image-aware.yaml (the profile
+    the docs measure) with the deployment's schedulerName and leader election, and the committed
+    patch is what deploy/overlays/generate.py writes; the pre-pull overlay is the same plus
+    ``--prepull``."""
+    import importlib.util
+
+    from kubesched.config.load import parse_config
+
+    spec = importlib.util.spec_from_file_location("generate_overlays", DEPLOY / "overlays" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    assert (DEPLOY / "overlays" / "image-aware" / "config-patch.yaml").read_text() == generate.render_patch(), \
+        "run python deploy/overlays/generate.py"
+    measured = yaml.safe_load((DEPLOY.parent / "examples" / "replay" / "image-aware.yaml").read_text())
+    for target in ("overlays/image-aware", "overlays/image-aware-prepull"):
+        objs = render(target)
+        cm = next(o for o in objs if o["kind"] == "ConfigMap")
+        config = yaml.safe_load(cm["data"]["config.yaml"])
+        [prof] = config["profiles"]
+        assert prof == {**measured["profiles"][0], "schedulerName": "kubesched"}
+        assert prof["pluginConfig"][0] == {"name": "ImagePullTimeSaved", "args": {
+            "defaultBandwidthBytesPerSecond": 45000000, "scoreScaleFloorSeconds": 10, "recentWindowSeconds": 300,
+            "recentBurst": 8, "inFlightProgress": 0, "serializedPulls": True, "nodeShareExponent": 0.5}}
+        assert config["leaderElection"]["resourceName"] == "kubesched"
+        parsed = parse_config(config)
+        assert parsed.percentage_of_nodes_to_score == 100
+        command = next(o for o in objs if o["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0][
+            "command"]
+        prepull = [a for a in command if a.startswith("--prepull")]
+        assert prepull == ([] if target == "overlays/image-aware" else ["--prepull", "--prepull-namespace=kube-system"])
+    # the flags the pre-pull overlay adds are ones `kubesched run` accepts
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    result = CliRunner().invoke(main, ["run", "--help"])
+    assert "--prepull-namespace" in result.output and "--prepull " in result.output
 
 
 _PROMQL_WORDS = {"sum", "by", "rate", "max", "min", "histogram_quantile", "le", "job", "queue", "result", "code",

@@ -54,9 +54,11 @@ def _b64url(data: bytes) -> str:
 
 class TokenServer:
     """``GET /token?service=&scope=`` with Basic credentials -> ``{"token", "expires_in"}``: a JWT
-    signed RS256 with an ``x5c`` header, as the distribution server's token auth verifies it."""
+    signed RS256 with an ``x5c`` header, as the distribution server's token auth verifies it. With
+    ``anonymous``, requests without credentials get a token too (as Docker Hub's token service
+    gives anonymous pull tokens)."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, anonymous: bool = False) -> None:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubesched-test-token-signer")])
         now = dt.datetime.now(dt.UTC)
@@ -80,7 +82,7 @@ class TokenServer:
                 auth = self.headers.get("Authorization", "")
                 server.requests.append({"query": query, "auth": auth})
                 expected = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-                if url.path != "/token" or auth != expected:
+                if url.path != "/token" or (auth != expected and not (anonymous and not auth)):
                     self.send_response(401)
                     self.end_headers()
                     return
@@ -194,14 +196,17 @@ class Registry:
             self.tokens.close()
 
 
-def start_registry(tmp: Path, token_auth: bool = False, tls: bool = False) -> Iterator[Registry]:
+def start_registry(tmp: Path, token_auth: bool = False, tls: bool = False,
+                   anonymous_tokens: bool = False) -> Iterator[Registry]:
     """Start ``docker-registry`` (skip the test when absent or when it does not answer in 15 s);
-    with ``tls``, HTTPS with a certificate for 127.0.0.1 from a test CA (``tmp / "ca.pem"``)."""
+    with ``tls``, HTTPS with a certificate for 127.0.0.1 from a test CA (``tmp / "ca.pem"``); with
+    ``anonymous_tokens`` (and ``token_auth``), the token service serves requests without
+    credentials."""
     binary = shutil.which("docker-registry") or shutil.which("registry")
     if binary is None:
         pytest.skip("docker-registry (Debian package docker-registry) is not installed")
     port = free_port()
-    tokens = TokenServer(tmp) if token_auth else None
+    tokens = TokenServer(tmp, anonymous_tokens) if token_auth else None
     config = {"version": 0.1, "log": {"level": "error", "accesslog": {"disabled": True}},
               "storage": {"filesystem": {"rootdirectory": str(tmp / "registry-data")}, "delete": {"enabled": True}},
               "http": {"addr": f"127.0.0.1:{port}"}}
@@ -245,3 +250,26 @@ def start_registry(tmp: Path, token_auth: bool = False, tls: bool = False) -> It
     finally:
         registry.close()
         log.close()
+
+
+class RoutedTransport(httpx.BaseTransport):
+    """Sends requests for ``host`` (e.g. ``registry-1.docker.io``) to a local registry over HTTP,
+    other requests unchanged; ``urls`` records the URLs asked for ``host`` as the client built them."""
+
+    def __init__(self, host: str, target: Registry) -> None:
+        self.host = host
+        self.target = urlparse(target.url)
+        self.urls: list[str] = []
+        self._inner = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == self.host:
+            self.urls.append(str(request.url))
+            headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
+            request = httpx.Request(request.method, request.url.copy_with(
+                scheme="http", host=self.target.hostname, port=self.target.port), headers=headers,
+                content=request.read())
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()

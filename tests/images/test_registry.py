@@ -391,3 +391,59 @@ def test_trickling_registry_ends_at_the_timeout_and_large_manifest_is_refused() 
             client.image_layers(f"{host}/team/app:1")
         client.close()
     assert str(e.value) == f"image {host}/team/app:1: manifest 1 is larger than 4 MiB"
+
+
+def test_docker_hub_api_host() -> None:
+    """``docker.io`` references are fetched from ``registry-1.docker.io``; a configured endpoint
+    (a mirror) replaces it; other registries are asked under their own name."""
+    from kubesched.images.registry_settings import default_api_host
+
+    assert [default_api_host(h) for h in ("docker.io", "registry-1.docker.io", "quay.io", "127.0.0.1:5000")] == \
+        ["registry-1.docker.io", "registry-1.docker.io", "quay.io", "127.0.0.1:5000"]
+    assert RegistryHostSettings().base_url("docker.io") == "https://registry-1.docker.io"
+    assert RegistryHostSettings(insecure=True).base_url("docker.io") == "http://registry-1.docker.io"
+    assert RegistryHostSettings(endpoint="https://mirror.corp/").base_url("docker.io") == "https://mirror.corp"
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return httpx.Response(404, json={"errors": [{"code": "MANIFEST_UNKNOWN", "message": "manifest unknown"}]})
+
+    client = RegistryClient(transport=httpx.MockTransport(handler))
+    for ref in ("nginx:1.25", "docker.io/nginx:1.25", "index.docker.io/library/nginx:1.25", "user/app", "quay.io/a/b:1"):
+        with pytest.raises(RegistryError, match="HTTP 404: MANIFEST_UNKNOWN manifest unknown"):
+            client.image_layers(ref)
+    assert asked == ["https://registry-1.docker.io/v2/library/nginx/manifests/1.25"] * 3 + \
+        ["https://registry-1.docker.io/v2/user/app/manifests/latest", "https://quay.io/v2/a/b/manifests/1"]
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def hub_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    yield from start_registry(tmp_path_factory.mktemp("hub-registry"), token_auth=True, anonymous_tokens=True)
+
+
+def test_docker_hub_references_against_a_registry(hub_registry: Registry) -> None:
+    """Docker Hub as a runtime reaches it: ``nginx:1.25`` -> ``registry-1.docker.io/v2/library/nginx``
+    (here routed to the local registry), anonymous token from the Bearer challenge's realm."""
+    from registry_support import RoutedTransport
+
+    reg = hub_registry
+    assert reg.tokens is not None
+    nginx, _, nginx_layers = reg.push_image("library/nginx", [BASE, APP1], ref="1.25")
+    app, _, app_layers = reg.push_image("user/app", [BASE, APP2], ref="latest")
+    transport = RoutedTransport("registry-1.docker.io", reg)
+    client = RegistryClient(transport=transport)
+    before = len(reg.tokens.requests)
+    got = client.image_layers("nginx:1.25")
+    assert (got.ref.canonical, got.digest, got.layers) == ("docker.io/library/nginx:1.25", nginx, tuple(nginx_layers))
+    assert client.image_layers("index.docker.io/library/nginx:1.25").digest == nginx
+    got = client.image_layers("user/app")
+    assert (got.ref.canonical, got.digest, got.layers) == ("docker.io/user/app:latest", app, tuple(app_layers))
+    # each repository asked once anonymously for a pull token; the 401 challenges were answered
+    assert [(r["query"], r["auth"]) for r in reg.tokens.requests[before:]] == [
+        ({"service": "kubesched-test-registry", "scope": "repository:library/nginx:pull"}, ""),
+        ({"service": "kubesched-test-registry", "scope": "repository:user/app:pull"}, "")]
+    assert transport.urls == ["https://registry-1.docker.io/v2/library/nginx/manifests/1.25"] * 3 + \
+        ["https://registry-1.docker.io/v2/user/app/manifests/latest"] * 2
+    client.close()

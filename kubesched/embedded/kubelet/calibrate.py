@@ -58,7 +58,9 @@ class Calibration:
     """The fit: ``fixed_seconds`` (s per pull), ``bytes_per_second`` (compressed B/s),
     ``layer_seconds`` (s per layer, not fitted), ``pulls`` (points used), ``skipped`` (pulls with
     no size known), ``outliers`` (points beyond 3 robust scales), ``scale_seconds`` (robust
-    residual scale) and ``layers_known`` (points whose layer count the catalogue gave)."""
+    residual scale), ``layers_known`` (points whose layer count the catalogue gave) and
+    ``median_relative_error`` (the fit's error: median over the pulls of ``|predicted - observed| /
+    observed`` pull seconds)."""
 
     fixed_seconds: float
     bytes_per_second: float
@@ -68,6 +70,7 @@ class Calibration:
     outliers: int
     scale_seconds: float
     layers_known: int
+    median_relative_error: float = 0.0
 
     def kubelet_settings(self) -> dict[str, Any]:
         """The kubelet-model settings of this fit (camelCase, as ``replay --kubelet`` reads them):
@@ -154,6 +157,9 @@ def calibrate(points: list[PullPoint], layer_seconds: float = DEFAULT_LAYER_SECO
         raise CalibrationError(f"the pull time does not grow with the image size in these {len(points)} pulls "
                                "(a fitted throughput must be positive)")
     outliers = int((np.abs(r) > _OUTLIER_SCALES * max(scale, 1e-9)).sum())
+    observed = np.array([p.seconds for p in points], dtype=np.float64)
+    positive = observed > 0
+    relative = float(np.median(np.abs(r[positive]) / observed[positive])) if positive.any() else 0.0
     return Calibration(fixed_seconds=float(a), bytes_per_second=1.0 / b, layer_seconds=layer_seconds,
                        pulls=len(points), skipped=skipped, outliers=outliers, scale_seconds=scale,
-                       layers_known=sum(p.layers is not None for p in points))
+                       layers_known=sum(p.layers is not None for p in points), median_relative_error=relative)

@@ -27,6 +27,8 @@ image_gc_low_threshold_percent     80              kubelet default ``imageGCLowT
 image_minimum_gc_age_seconds       120 s           kubelet default ``imageMinimumGCAge`` (2m)
 image_gc_period_seconds            300 s           kubelet ``ImageGCPeriod`` (5m, pkg/kubelet/kubelet.go); 0 = after every pull
 node_status_max_images             50              kubelet default ``nodeStatusMaxImages``; -1 = no cap
+prepull_kubelet_slot               False           pre-pulls through the CRI (OpenKruise ImagePullJob): no kubelet
+                                                   pull slot; True: puller pods, pulled in the kubelet's slot
 =================================  ==============  ==========================================================
 """
 
@@ -64,6 +66,7 @@ _CAMEL = {
     "imageMinimumGCAgeSeconds": "image_minimum_gc_age_seconds",
     "imageGCPeriodSeconds": "image_gc_period_seconds",
     "nodeStatusMaxImages": "node_status_max_images",
+    "prePullKubeletSlot": "prepull_kubelet_slot",
 }
 _SNAKE_TO_CAMEL = {v: k for k, v in _CAMEL.items()}
 #: Fields in bytes or bytes per second: a string there is a quantity (``100MB/s``, ``200Gi``).
@@ -90,6 +93,7 @@ class KubeletImageConfig:
     image_minimum_gc_age_seconds: float = 120.0
     image_gc_period_seconds: float = 300.0
     node_status_max_images: int = 50
+    prepull_kubelet_slot: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -125,6 +129,8 @@ class KubeletImageConfig:
 
         if not isinstance(self.serialize_image_pulls, bool):
             raise err("serialize_image_pulls", f"must be true or false, got {self.serialize_image_pulls!r}")
+        if not isinstance(self.prepull_kubelet_slot, bool):
+            raise err("prepull_kubelet_slot", f"must be true or false, got {self.prepull_kubelet_slot!r}")
         for name in ("node_bandwidth_bps", "decompress_bps", "uncompressed_ratio", "image_disk_bytes"):
             positive(name)
         positive("registry_bandwidth_bps", allow_none=True)

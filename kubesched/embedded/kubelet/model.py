@@ -22,7 +22,8 @@ A pod's life in the model (``pkg/kubelet`` behaviour it follows in brackets):
   service (OpenKruise's kruise-daemon ``ImagePullJob`` works this way), not by the kubelet's
   puller: it takes no kubelet pull slot, so a pod's own pull never queues behind a speculative
   pre-pull; it shares the node's bandwidth and the registry limit, and pods needing that image
-  (or its layers) join it.
+  (or its layers) join it. With ``prepull_kubelet_slot`` (``kubesched run --prepull``'s puller
+  pods: the kubelet pulls their images) a pre-pull queues for a kubelet pull slot like a pod's.
 
 Image GC runs at the kubelet's ``ImageGCPeriod`` ticks (multiples of
 ``image_gc_period_seconds`` on the clock) for nodes whose usage reached the high threshold after a
@@ -317,13 +318,15 @@ class KubeletModel:
         return True
 
     def _new_job(self, n: _Node, image: CatalogueImage, t: float, owner: str | None) -> PullJob:
-        job = PullJob(node=n.name, image=image, requested=t, owner=owner)
+        cri = owner is None and not self.config.prepull_kubelet_slot
+        job = PullJob(node=n.name, image=image, requested=t, owner=owner, holds_slot=not cri)
         n.jobs[image.name] = job
-        if owner is None:
+        if cri:
             # a pre-pull is made by a node agent through the CRI image service (as OpenKruise's
             # kruise-daemon does for an ImagePullJob), not by the kubelet's image puller: it takes
             # no kubelet pull slot, so it never delays a pod's own pull (it still shares the
-            # node's bandwidth and the registry limit)
+            # node's bandwidth and the registry limit). With prepull_kubelet_slot (puller pods,
+            # whose images the kubelet pulls) it queues for a slot like a pod's pull.
             self._registry_admit(n, job, t)
             return job
         n.queue.append(job)
@@ -447,8 +450,8 @@ class KubeletModel:
                 del n.inflight[layer.id]
         if n.store.add_image(job.image, t):
             self._changed(n, t)
-        if job.owner is not None:
-            n.running -= 1  # pre-pulls hold no kubelet pull slot (see _new_job)
+        if job.holds_slot:
+            n.running -= 1  # CRI-level pre-pulls hold no kubelet pull slot (see _new_job)
         self._registry_running -= 1
         self._pump_registry(t)
         self._pump_node(n, t)

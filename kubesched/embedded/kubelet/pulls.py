@@ -39,6 +39,7 @@ class PullJob:
     image: CatalogueImage
     requested: float
     owner: str | None                      # pod key that caused the pull; None for a pre-pull
+    holds_slot: bool = True                # takes one of the node's kubelet pull slots
     waiters: list[str] = field(default_factory=list)   # pod keys that joined this pull
     started: float | None = None
     own_layers: tuple[Layer, ...] = ()

@@ -174,7 +174,8 @@ def with_dra_gpus(workload: Workload) -> Workload:
     return Workload(nodes, pods, horizon=workload.horizon, origin=workload.origin,
                     description=workload.description,
                     notes=(*workload.notes, f"GPUs through DRA: {len(templates)} claim template(s)"),
-                    kubelet=workload.kubelet, objects=objects, gpu="dra")
+                    kubelet=workload.kubelet, objects=objects, gpu="dra", images=workload.images,
+                    status_phases=workload.status_phases, running=workload.running)
 
 
 def allocated_devices(cluster: ClusterClient, pod: Mapping[str, Any]) -> int:

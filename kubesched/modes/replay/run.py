@@ -27,7 +27,12 @@ the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for
    finishes: ``pod_finished`` in the model and the Pod is deleted, freeing its resources;
 6. every ``status_update_seconds`` (10 s, the kubelet's ``nodeStatusUpdateFrequency``) the nodes
    whose images changed get their ``status.images`` patched (``refresh_node_status``) - the only
-   image information the scheduler sees;
+   image information the scheduler sees; on a grid from the origin, or, when the workload gives
+   per-node phases (``Workload.status_phases``: a recorded cluster's kubelets each write on a grid
+   of their own), at ``origin + phase + k * period`` per node. Pods the workload gives as already
+   running at second 0 (``Workload.running``: a recording's) are stored bound before the scheduler
+   starts, hold their requests and images, and are deleted after their remaining run time; they
+   are no arrivals and have no timeline;
 7. the run ends when it is quiet: no poppable pod and no timer left but daemon ones (the
    unschedulable flush, planner ticks). Pods still pending then are "never scheduled"; pods
    running until the end stay running.
@@ -136,6 +141,8 @@ class _Run:
         self.requests: dict[str, Mapping[str, int]] = {}
         self.finish_timers: dict[str, Any] = {}
         self.status_timer: Any = None
+        self.status_due: dict[str, float] = {}       # per-node phases: node -> its next status write
+        self.status_ticks: dict[float, Any] = {}     # per-node phases: tick time -> timer
         self.current: str | None = None
         self.attempts = 0
         self.busy_until = -math.inf
@@ -224,7 +231,9 @@ class _Run:
             planner.on_pod_bound(pod, node, t)
 
     def _container_started(self, key: str, node: str, when: float) -> None:
-        tl = self.timelines[key]
+        tl = self.timelines.get(key)
+        if tl is None:
+            return      # a pod already running at second 0 (Workload.running)
         t = when - self.origin
         tl.started = t
         record = self.model.records[key]
@@ -252,11 +261,34 @@ class _Run:
             self.cluster.delete("Pod", ns, name)
 
     def _images_changed(self, node: str, when: float) -> None:
+        phases = self.workload.status_phases
+        if phases:
+            self._node_status_due(node, when, phases.get(node, 0.0))
+            return
         if self.status_timer is None:
             period = self.status_period
             rel = when - self.origin
             tick = self.origin + (math.floor(rel / period) + 1) * period if period > 0 else when
             self.status_timer = self.clock.call_at(tick, self._refresh_status)
+
+    def _node_status_due(self, node: str, when: float, phase: float) -> None:
+        """With per-node status phases: ``node``'s status is written at its next tick after
+        ``when`` (``origin + phase + k * period``), one timer per tick time."""
+        if node in self.status_due:
+            return
+        period = self.status_period
+        rel = when - self.origin - phase
+        tick = self.origin + phase + (math.floor(rel / period) + 1) * period
+        self.status_due[node] = tick
+        if tick not in self.status_ticks:
+            self.status_ticks[tick] = self.clock.call_at(tick, lambda: self._refresh_due(tick))
+
+    def _refresh_due(self, tick: float) -> None:
+        self.status_ticks.pop(tick, None)
+        due = [n for n, t in self.status_due.items() if t <= tick]
+        for node in due:
+            del self.status_due[node]
+            self.model.refresh_node_status(self.cluster, node)
 
     def _refresh_status(self) -> None:
         self.status_timer = None
@@ -339,7 +371,19 @@ class _Run:
         if self.dra:
             FakeGPUDriver(self.cluster).start()
         for obj in wl.nodes:
-            self.model.add_node(str((obj.get("metadata") or {}).get("name")))
+            name = str((obj.get("metadata") or {}).get("name"))
+            self.model.add_node(name)
+            if wl.images.get(name):
+                self.model.preload(name, wl.images[name], self.origin)
+        for wp in wl.running:
+            self._start_running(wp)
+        if wl.images or wl.running:
+            for name in self.model.pop_dirty_nodes():
+                self.model.refresh_node_status(self.cluster, name)
+            self.status_due.clear()
+            for timer in self.status_ticks.values():
+                timer.cancel()
+            self.status_ticks.clear()
         self.scheduler: Scheduler = new_scheduler(self.cluster, self.spec.config, clock=self.clock, seed=self.seed,
                                                   record=False)
         self.scheduler.start(queue_flushes=True)
@@ -370,6 +414,23 @@ class _Run:
             horizon=wl.horizon, timelines=[self.timelines[wp.key] for wp in wl.pods], pull_metrics=self.model.metrics,
             mean_allocated_fraction=mean, series=self.series, attempts=self.attempts, end_time=end,
             wall_seconds=time.perf_counter() - wall0, planners=[type(p).__name__ for p in self.planners])
+
+    def _start_running(self, wp: Any) -> None:
+        """A pod already running at second 0 on ``spec.nodeName``: stored bound (the scheduler lists
+        it with the nodes), its images present, its requests allocated, deleted after its
+        remaining ``duration``; it has no timeline (it is no arrival of the replay)."""
+        obj = self.cluster.create(dict(wp.manifest))
+        node = str(obj["spec"]["nodeName"])
+        pod = Pod.from_manifest(obj)
+        self.model.preload(node, pod.images, self.origin)
+        self.model.pod_bound(node, wp.key, pod.images, self.origin)
+        self.tracker.add(pod.requests, 0.0)
+        if wp.duration is not None:
+            def finish() -> None:
+                self.model.pod_finished(node, wp.key)
+                self.tracker.remove(pod.requests, self.t())
+                self.cluster.delete("Pod", wp.namespace, wp.name)
+            self.clock.call_at(self.origin + wp.duration, finish)
 
     def _create(self, wp: Any) -> None:
         now = self.t()

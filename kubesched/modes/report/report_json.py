@@ -9,7 +9,8 @@
                ...more keys: see ReplayResult.summary(),
                "plots": {...the data of report.html's plots: see kubesched.sim.report_plots}}],
      "workload": {"trace": ..., "pods": N, "nodes": N, "horizonSeconds": s, "originSeconds": s, "notes": [...]},
-     "kubelet": {camelCase KubeletImageConfig}, "seed": N}
+     "kubelet": {camelCase KubeletImageConfig}, "seed": N,
+     "recording": {...}}      # a replayed recording only: calibration and per-config agreement
 
 A percentile block is null when no pod reached that phase. ``pods.csv`` has one row per pod and
 config with the timeline (seconds since the replay origin) and the per-phase durations.
@@ -37,8 +38,9 @@ POD_COLUMNS = ("config", "pod", "node", "arrival", "firstAttempt", "attempts", "
 
 
 def report_dict(results: Sequence[ReplayResult], workload: Workload | None = None,
-                kubelet: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The report as a JSON-ready dict (``runs`` in the order the configs were given)."""
+                kubelet: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report as a JSON-ready dict (``runs`` in the order the configs were given); ``extra``:
+    more top-level keys (``recording`` for a replayed recording)."""
     out: dict[str, Any] = {"runs": [{**r.summary(), "plots": plot_data(r)} for r in results]}
     if workload is not None:
         out["workload"] = {"trace": workload.description, "pods": len(workload.pods), "nodes": len(workload.nodes),
@@ -48,14 +50,16 @@ def report_dict(results: Sequence[ReplayResult], workload: Workload | None = Non
         out["kubelet"] = dict(kubelet)
     if results:
         out["seed"] = results[0].seed
+    if extra:
+        out.update(extra)
     return out
 
 
 def write_report_json(path: str | Path, results: Sequence[ReplayResult], workload: Workload | None = None,
-                      kubelet: Mapping[str, Any] | None = None) -> Path:
+                      kubelet: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> Path:
     """Write :func:`report_dict` as indented JSON to ``path`` (atomically: complete or absent);
     returns the path."""
-    return atomic_write_text(path, json.dumps(report_dict(results, workload, kubelet), indent=2) + "\n")
+    return atomic_write_text(path, json.dumps(report_dict(results, workload, kubelet, extra), indent=2) + "\n")
 
 
 def _cell(value: Any) -> Any:

@@ -19,8 +19,16 @@ Per pod (a :class:`~kubesched.modes.report.metrics.PodTimeline`, seconds since `
 
 Bytes: a pulled image counts its reported size as pulled; an image "already present on machine"
 counts as a cache hit with the size found for it (the ``Image size`` of another pull of it, else
-the node's ``status.images`` entry; 0 when unknown). So, unlike the replay, a pull counts the whole
-image even when the runtime had some of its layers. Timestamps have the API's second precision,
+the node's ``status.images`` entry; 0 when unknown). Pods that shared one pull each get a
+``Pulled`` Event with the whole size: on one node, a ``Pulled`` of an image whose pull
+(``[event time - pull duration, event time]``) began before an earlier-started pull of the same
+image there ended (plus :data:`JOIN_SLACK_SECONDS` for the Events' second precision; a serialized
+kubelet runs the second request after the first, and the runtime finds the content present) is a
+*joined* pull: its bytes count as joined, as the replay counts them, not as pulled again; the
+first pull of the group counts as pulled. So ``bytes requested = cache hit + joined + pulled``,
+and the cache-hit ratio is ``cache hit / requested`` (a joined pull is no hit: the pod waited for
+it). Unlike the replay, a pull counts the whole image even when the runtime had some of its
+layers. Timestamps have the API's second precision,
 the pull durations millisecond precision.
 
 One report run per scheduler (``spec.schedulerName``), named after it.
@@ -30,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubesched.api.node import Node
@@ -42,7 +50,7 @@ from kubesched.modes.report.metrics import AllocationTracker, PodTimeline, Serie
 from kubesched.modes.report.result import ReplayResult
 
 __all__ = ["parse_go_duration", "parse_pulled", "StartupData", "StartupRun", "ImagePullStats", "analyse",
-           "PulledEvent"]
+           "PulledEvent", "joined_pulls", "JOIN_SLACK_SECONDS"]
 
 Obj = Mapping[str, Any]
 
@@ -53,6 +61,9 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 #: samples of the time series (plots)
 SAMPLE_POINTS = 400
+#: seconds a pull may start after the end of another pull of the same image on the same node and
+#: still be that pull joined (Event timestamps have second precision)
+JOIN_SLACK_SECONDS = 1.0
 
 
 def parse_go_duration(text: str) -> float:
@@ -81,21 +92,26 @@ class PulledEvent:
     pull_seconds: float = 0.0
     total_seconds: float = 0.0
     size_bytes: int | None = None
+    #: another pod's pull of the image on the same node fetched it (see the module docstring)
+    joined: bool = False
 
 
 @dataclass
 class ImagePullStats:
-    """Per image: pulls, cache hits, pull seconds (without and with waiting), bytes pulled."""
+    """Per image: pulls, cache hits, joined pulls, pull seconds (without and with waiting; joined
+    pulls add their time with waiting only), bytes pulled."""
 
     image: str
     pulls: int = 0
     hits: int = 0
+    #: pulls that joined another pod's pull of the image on the same node (bytes counted once)
+    joins: int = 0
     pull_seconds: float = 0.0
     total_seconds: float = 0.0
     bytes_pulled: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"image": self.image, "pulls": self.pulls, "cacheHits": self.hits,
+        return {"image": self.image, "pulls": self.pulls, "cacheHits": self.hits, "joins": self.joins,
                 "pullSeconds": round(self.pull_seconds, 3), "pullSecondsIncludingWaiting": round(self.total_seconds, 3),
                 "bytesPulled": self.bytes_pulled}
 
@@ -228,6 +244,7 @@ def analyse(data: StartupData, *, since: float | None = None, now: float | None 
         for r, v in parsed.allocatable.items():
             allocatable[r] = allocatable.get(r, 0) + v
 
+    _mark_joined(steps, data.pods)
     groups: dict[str, list[Obj]] = {}
     for pod in data.pods:
         created = _time((pod.get("metadata") or {}).get("creationTimestamp"))
@@ -243,6 +260,52 @@ def analyse(data: StartupData, *, since: float | None = None, now: float | None 
     for scheduler in sorted(groups):
         results.append(_run(scheduler, groups[scheduler], steps, sizes, attempts, allocatable, end, data))
     return results
+
+
+def joined_pulls(pulls: Sequence[tuple[str, str, float, float]]) -> set[int]:
+    """Indices of the pulls, ``(node, image, start, end)`` (epoch s), that joined an earlier-started
+    pull of the same image on the same node: pulls of one (node, image) sorted by start; one
+    starting at or before the end of its group's pulls so far (+ :data:`JOIN_SLACK_SECONDS`) joins
+    the group, whose first pull (the longest of those starting first) fetched the bytes."""
+    groups: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+    for i, (node, image, start, end) in enumerate(pulls):
+        groups.setdefault((node, image), []).append((start, end, i))
+    joined: set[int] = set()
+    for group in groups.values():
+        group.sort(key=lambda g: (g[0], -g[1], g[2]))     # at one start, the longest pull fetched
+        until = None
+        for start, end, i in group:
+            if until is not None and start <= until + JOIN_SLACK_SECONDS:
+                joined.add(i)
+                until = max(until, end)
+            else:
+                until = end
+    return joined
+
+
+def _mark_joined(steps: dict[str, list[tuple[float, PulledEvent]]], pods: Sequence[Obj]) -> None:
+    """Flag, in place, the ``Pulled`` steps that joined another pod's pull of the same image on
+    the same node (the pod's ``spec.nodeName``; :func:`joined_pulls`)."""
+    node_of: dict[str, str] = {}
+    for pod in pods:
+        meta, node = pod.get("metadata") or {}, (pod.get("spec") or {}).get("nodeName")
+        if node:
+            node_of[str(meta.get("uid"))] = node_of[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = \
+                str(node)
+    pulls: list[tuple[str, str, float, float]] = []
+    where: list[tuple[str, int]] = []
+    for key, pod_steps in steps.items():
+        node = node_of.get(key)
+        if node is None:
+            continue
+        for i, (t, step) in enumerate(pod_steps):
+            if step.pulled:
+                pulls.append((node, step.image, t - step.pull_seconds, t))
+                where.append((key, i))
+    for j in joined_pulls(pulls):
+        key, i = where[j]
+        t, step = steps[key][i]
+        steps[key][i] = (t, replace(step, joined=True))
 
 
 def _run(scheduler: str, pods: list[Obj], steps: Mapping[str, list[tuple[float, PulledEvent]]],
@@ -279,7 +342,14 @@ def _run(scheduler: str, pods: list[Obj], steps: Mapping[str, list[tuple[float, 
             size = step.size_bytes if step.size_bytes is not None else sizes.get(step.image, 0)
             tl.bytes_requested += size
             metrics.bytes_requested += size
-            if step.pulled:
+            if step.pulled and step.joined:
+                stats.joins += 1
+                stats.total_seconds += step.total_seconds
+                pull += step.pull_seconds
+                wait += max(0.0, step.total_seconds - step.pull_seconds)
+                metrics.bytes_joined += size
+                metrics.pulls_joined += 1
+            elif step.pulled:
                 stats.pulls += 1
                 stats.pull_seconds += step.pull_seconds
                 stats.total_seconds += step.total_seconds

@@ -340,3 +340,24 @@ def test_prepull_precision_counts_images_a_pod_used_before_gc() -> None:
     m2.pod_bound("n1", "default/p", ["c"], now=10.0)
     clock2.run_until(100.0)
     assert (m2.metrics.prepulls, m2.metrics.prepulls_used) == (1, 0)
+
+
+@pytest.mark.parametrize(("kubelet_slot", "wait", "done"), [(False, 0.0, 2.1), (True, 3.4, 5.5)])
+def test_prepull_slot_cri_or_kubelet(kubelet_slot: bool, wait: float, done: float) -> None:
+    """A pre-pull of c (300 B: 0.5 s + 3 s) starts at 0; a pod needing x1 (150 B: 0.5 s + 1.5 s) is
+    bound at 0.1. Through the CRI (an ImagePullJob) the pod's pull starts at once; in the kubelet's
+    serialized slot (a puller pod) it waits for the pre-pull to end at 3.5."""
+    clock, m, _ = _model(prepull_kubelet_slot=kubelet_slot)
+    assert m.prepull("n1", "c", now=0.0)
+    clock.advance_to(0.1)
+    r = m.pod_bound("n1", "default/p", ["x1"], now=0.1)
+    clock.advance_to(10.0)
+    assert r.pull_wait_seconds == pytest.approx(wait) and r.pulls_done_at == pytest.approx(done)
+    assert m.metrics.prepulls == 1 and m.metrics.bytes_prepulled == 300
+
+
+def test_prepull_kubelet_slot_setting() -> None:
+    assert KubeletImageConfig.from_mapping({"prePullKubeletSlot": True}).prepull_kubelet_slot is True
+    assert KubeletImageConfig().to_mapping()["prePullKubeletSlot"] is False
+    with pytest.raises(ConfigError, match=r"kubelet\.prePullKubeletSlot: must be true or false, got 'yes'"):
+        KubeletImageConfig(prepull_kubelet_slot="yes")  # type: ignore[arg-type]

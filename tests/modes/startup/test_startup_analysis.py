@@ -93,7 +93,7 @@ def test_startup_decomposed_per_scheduler() -> None:
     assert [r["scheduler"] for r in report["runs"]] == ["default-scheduler", "image-aware"]
     assert "config" not in entry and list(entry)[0] == "scheduler"
     assert entry["startupLatencySeconds"]["p50"] == 4.0
-    assert entry["topImages"] == [{"image": "a", "pulls": 1, "cacheHits": 1, "pullSeconds": 6.0,
+    assert entry["topImages"] == [{"image": "a", "pulls": 1, "cacheHits": 1, "joins": 0, "pullSeconds": 6.0,
                                    "pullSecondsIncludingWaiting": 6.0, "bytesPulled": 500}]
     # mean allocated cpu over [0, 20]: p1 1 cpu from 0, p3 1 cpu from 12, of 4 cpus
     assert entry["meanAllocatedFraction"]["cpu"] == pytest.approx((20 * 1 + 8 * 1) / 20 / 4)
@@ -142,3 +142,63 @@ def test_since_durations() -> None:
     for bad in ("5x", "0s", "d", "-1h"):
         with pytest.raises(ConfigError, match="--since"):
             _since_seconds(bad)
+
+
+def test_joined_pulls_count_once() -> None:
+    """Five pods share two pulls of a 3.03 GB image (three on n1, two on n2): 6.06 GB pulled, the
+    other three requests joined; a later pull of the image on n1 (after GC) counts again."""
+    size = 3_030_000_000
+
+    def pod(name: str, node: str, created: int, started: int) -> dict[str, Any]:
+        return {"metadata": {"name": name, "namespace": "default", "uid": f"u-{name}",
+                             "creationTimestamp": f"2026-01-01T00:{created // 60:02d}:{created % 60:02d}Z"},
+                "spec": {"nodeName": node, "containers": [{"name": "main", "image": "img"}]},
+                "status": {"phase": "Running", "conditions": [
+                    {"type": "PodScheduled", "status": "True",
+                     "lastTransitionTime": f"2026-01-01T00:{created // 60:02d}:{created % 60:02d}Z"}],
+                    "containerStatuses": [{"name": "main", "state": {"running": {
+                        "startedAt": f"2026-01-01T00:{started // 60:02d}:{started % 60:02d}Z"}}}]}}
+
+    def pulled(name: str, at: int, pull: str, total: str) -> dict[str, Any]:
+        return {"involvedObject": {"kind": "Pod", "uid": f"u-{name}", "namespace": "default", "name": name},
+                "reason": "Pulled", "source": {"component": "kubelet"},
+                "firstTimestamp": f"2026-01-01T00:{at // 60:02d}:{at % 60:02d}Z",
+                "message": f'Successfully pulled image "img" in {pull} ({total} including waiting). '
+                           f"Image size: {size} bytes."}
+
+    pods = [pod("p1", "n1", 0, 68), pod("p2", "n1", 2, 68), pod("p3", "n1", 5, 69),
+            pod("p4", "n2", 1, 70), pod("p5", "n2", 3, 70), pod("p6", "n1", 600, 668)]
+    events = [pulled("p1", 67, "1m7s", "1m7s"), pulled("p2", 67, "1m5s", "1m5s"),
+              # a serialized kubelet: p3's request ran after p1's pull, the runtime had the content
+              pulled("p3", 68, "150ms", "1m3s"),
+              pulled("p4", 69, "1m8s", "1m8s"), pulled("p5", 69, "1m6s", "1m6s"),
+              pulled("p6", 667, "1m7s", "1m7s")]
+    [run] = analyse(StartupData(pods[:5], [], events[:5]))
+    m = run.result.pull_metrics
+    assert (m.bytes_requested, m.bytes_pulled, m.bytes_joined, m.bytes_cache_hit, m.pulls_completed,
+            m.pulls_joined) == (5 * size, 2 * size, 3 * size, 0, 2, 3)
+    assert m.cache_hit_ratio == 0.0
+    [img] = run.images
+    assert (img.pulls, img.joins, img.hits, img.bytes_pulled) == (2, 3, 0, 2 * size)
+    assert [(tl.key, tl.bytes_pulled) for tl in run.result.timelines] == \
+        [("default/p1", size), ("default/p4", size), ("default/p2", 0), ("default/p5", 0), ("default/p3", 0)]
+    [run] = analyse(StartupData(pods, [], events))
+    assert (run.result.pull_metrics.bytes_pulled, run.result.pull_metrics.bytes_joined) == (3 * size, 3 * size)
+
+
+def test_joined_pull_of_the_live_kubelet() -> None:
+    """Two pods bound together to n1 share one pull of ``a`` (500 B); a third finds it present."""
+    clock, mc = _cluster()
+    for name in ("p1", "p2"):
+        mc.create(_pod(name, "a"))
+        _bind(mc, name)
+    clock.run_until(T0 + 10)
+    mc.create(_pod("p3", "a"))
+    _bind(mc, "p3")
+    clock.run_until(T0 + 20)
+    [run] = analyse(StartupData(mc.list("Pod").items, mc.list("Node").items, mc.events()), now=T0 + 20)
+    m = run.result.pull_metrics
+    assert (m.bytes_requested, m.bytes_pulled, m.bytes_joined, m.bytes_cache_hit) == (1500, 500, 500, 500)
+    assert m.cache_hit_ratio == pytest.approx(1 / 3)
+    assert [(tl.key, tl.startup) for tl in run.result.timelines] == \
+        [("default/p1", 7.0), ("default/p2", 7.0), ("default/p3", 1.0)]
