@@ -22,6 +22,8 @@ BASE: dict[str, list[str]] = {
     "images calibrate": ["--events", "{events}"],
     "images estimate": ["busybox:1.36", "--no-registry"],
     "images layers": ["busybox:1.36"],
+    "load": ["--trace", "{trace}", "--kubeconfig", "{kubeconfig}", "--out", "{tmp}/load"],
+    "record": ["--kubeconfig", "{kubeconfig}", "--out", "{tmp}/record"],
     "replay": ["--trace", "{trace}", "--out", "{tmp}/replay", "--no-html"],
     "run": ["--kubeconfig", "{kubeconfig}", "--secure-port", "0", "--cpu-affinity", "none", "--leader-elect=false"],
     "serve": ["--port", "0"],

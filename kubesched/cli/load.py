@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from kubesched.cli.paths import OutputDir
+
 
 @click.command()
 @click.option("--trace", "trace_path", required=True, type=click.Path(exists=True),
@@ -33,7 +35,7 @@ import click
 @click.option("--max-pods", type=click.IntRange(min=1), default=None, help="Only the first N pods by arrival.")
 @click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Multiply arrival times by this factor (as replay's).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="load-report", show_default=True,
+@click.option("--out", "out_dir", type=OutputDir(), default="load-report", show_default=True,
               help="Directory for the startup report (report.json, pods.csv).")
 def load(trace_path: str, kubeconfig: str, context: str | None, speed: float, namespace_prefix: str,
          scheduler_name: str | None, keep: bool, timeout: float, images_path: str | None, seed: int,
@@ -58,12 +60,16 @@ def load(trace_path: str, kubeconfig: str, context: str | None, speed: float, na
     from kubesched.trace.load import load_workload
 
     catalogue = load_catalogue(images_path)
-    read_cluster(kubeconfig, context, lambda c: c.list("Node"))   # unreachable: one line, before anything is created
     if is_recording(trace_path):
         workload = load_recording_input(trace_path, catalogue).workload
     else:
         assigner = ImageAssigner(catalogue, seed=seed)
-        workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods)
+        try:
+            workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods)
+        except FileNotFoundError as e:
+            raise click.BadParameter(str(e), param_hint="--trace") from None
+    # unreachable: one line, after the trace is read and before anything is created
+    read_cluster(kubeconfig, context, lambda c: c.list("Node"))
     workload = workload.with_arrival_scale(arrival_scale)
     options = LoadOptions(speed=speed, namespace_prefix=namespace_prefix, scheduler_name=scheduler_name, keep=keep,
                           timeout=timeout)

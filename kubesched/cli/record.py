@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from kubesched.cli.paths import OutputDir
 from kubesched.cli.units import Seconds
 
 
@@ -18,7 +19,7 @@ from kubesched.cli.units import Seconds
 @click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
 @click.option("-n", "--namespace", default=None,
               help="Record the pods, owners and Events of this namespace only (nodes are always recorded).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, type=OutputDir(),
               help="Recording directory (created; a new run adds a segment after the ones present).")
 @click.option("--duration", type=Seconds(), default=None,
               help="Stop after this long (24h, 30m, 2d, ...; default: until Ctrl-C or SIGTERM).")

@@ -19,6 +19,7 @@ from kubesched.errors import ConfigError
 if TYPE_CHECKING:
     from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.catalogue import ImageCatalogue
+    from kubesched.images.registry_settings import RegistrySettings
     from kubesched.modes.replay.run import ConfigSpec
     from kubesched.modes.report.result import ReplayResult
     from kubesched.prepull.hook import PlannerFactory
@@ -129,6 +130,7 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.assign import ImageAssigner
     from kubesched.images.catalogue import load_catalogue
+    from kubesched.images.registry_settings import load_registry_settings
     from kubesched.modes.replay.run import ConfigSpec
     from kubesched.prepull.hook import DEFAULT_PLANNER, load_planner_factory
     from kubesched.trace.load import load_workload
@@ -138,7 +140,8 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     for path, spec in zip(configs, specs, strict=False):
         _check_profiles(path, spec.config)  # before the (long) trace load
     catalogue = load_catalogue(images_path)
-    recording = _recording_input(trace_path, catalogue, kubelet_path, registry_path)
+    registry_settings = load_registry_settings(registry_path) if registry_path is not None else None
+    recording = _recording_input(trace_path, catalogue, kubelet_path, registry_settings)
     if recording is not None:
         catalogue, workload = recording.catalogue, recording.workload
     else:
@@ -200,7 +203,7 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
 
 
 def _recording_input(trace_path: str, catalogue: ImageCatalogue, kubelet_path: str | None,
-                     registry_path: str | None) -> Any:
+                     registry_settings: RegistrySettings | None) -> Any:
     """The recording's replay input when ``trace_path`` is a recording (calibration printed), else None."""
     from kubesched.modes.record.recording import is_recording
     from kubesched.modes.record.replay_input import load_recording_input
@@ -209,11 +212,10 @@ def _recording_input(trace_path: str, catalogue: ImageCatalogue, kubelet_path: s
         return None
     fetch = None
     client = None
-    if registry_path is not None:
+    if registry_settings is not None:
         from kubesched.images.registry import RegistryClient, RegistryError
-        from kubesched.images.registry_settings import load_registry_settings
 
-        client = RegistryClient(load_registry_settings(registry_path))
+        client = RegistryClient(registry_settings)
         registry = client
 
         def fetch(ref: str) -> Any:
