@@ -40,7 +40,7 @@ from kubesched.api.shape import check_shape
 from kubesched.api.storage import StorageClass
 from kubesched.errors import ManifestError
 
-__all__ = ["check_csi_storage_capacity", "check_label_selector", "check_loaded_object", "check_map_selector",
+__all__ = ["MAX_INT32", "check_csi_storage_capacity", "check_job", "check_replication_controller", "check_workload", "check_label_selector", "check_loaded_object", "check_map_selector",
            "check_pdb", "check_priority_class", "check_storage_class"]
 
 #: ``pkg/apis/scheduling``: HighestUserDefinablePriority.
@@ -126,6 +126,58 @@ def check_pdb(obj: Mapping[str, Any]) -> None:
 def check_map_selector(obj: Mapping[str, Any]) -> None:
     """``spec.selector`` as a ``map[string]string`` selector (Service, ReplicationController)."""
     _map_selector(_spec(obj).get("selector"), "spec.selector")
+
+
+#: the largest value of an int32 field (``spec.replicas``, a Job's counts)
+MAX_INT32 = 2**31 - 1
+
+
+def _nonnegative_int32(spec: Mapping[str, Any], field: str, path: str) -> None:
+    """``ValidateNonnegativeField`` on an int32 field (its JSON decoding refuses values past
+    2^31 - 1); absent is fine."""
+    raw = spec.get(field)
+    if raw is None:
+        return
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise _invalid(path, raw, "must be an integer")
+    if raw < 0:
+        raise _invalid(path, raw, "must be greater than or equal to 0")
+    if raw > MAX_INT32:
+        raise _invalid(path, raw, f"must be a 32-bit integer (at most {MAX_INT32})")
+
+
+def check_workload(obj: Mapping[str, Any]) -> None:
+    """``spec.replicas`` (non-negative int32), ``spec.selector`` as a non-empty label selector
+    that matches ``spec.template.metadata.labels`` (ReplicaSet, StatefulSet, Deployment:
+    ``apps/validation: ValidateReplicaSetSpec`` and its siblings; the controllers would otherwise
+    create pods they release at once, without end)."""
+    spec = _spec(obj)
+    _nonnegative_int32(spec, "replicas", "spec.replicas")
+    selector = parse_label_selector(spec.get("selector"), "spec.selector")
+    template = spec.get("template")
+    meta = template.get("metadata") if isinstance(template, Mapping) else None
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    if selector is None or selector.empty:
+        raise _invalid("spec.selector", "{}", "empty selector is invalid for this workload")
+    labels = labels if isinstance(labels, Mapping) else {}
+    if not selector.matches({str(k): str(v) for k, v in labels.items()}):
+        raise ManifestError("spec.template.metadata.labels",
+                            "Invalid value: the template's labels: `selector` does not match template `labels`")
+
+
+def check_replication_controller(obj: Mapping[str, Any]) -> None:
+    """``spec.replicas`` (non-negative int32) and ``spec.selector`` as a map selector
+    (``core/validation: ValidateReplicationControllerSpec``)."""
+    _nonnegative_int32(_spec(obj), "replicas", "spec.replicas")
+    check_map_selector(obj)
+
+
+def check_job(obj: Mapping[str, Any]) -> None:
+    """``spec.parallelism``, ``spec.completions`` and ``spec.backoffLimit`` non-negative int32
+    (``batch/validation: validateJobSpec``)."""
+    spec = _spec(obj)
+    for field in ("parallelism", "completions", "backoffLimit"):
+        _nonnegative_int32(spec, field, f"spec.{field}")
 
 
 def check_label_selector(obj: Mapping[str, Any]) -> None:

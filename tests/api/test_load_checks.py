@@ -103,3 +103,26 @@ def test_a_kind_added_to_the_registry_brings_its_check() -> None:
             check_loaded_object("Widget", {"kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": "huge"}})
     assert kinds.validator("PodDisruptionBudget") is not None and kinds.validator("Namespace") is None
     assert kinds.validator("PersistentVolume") == kinds.parser("PersistentVolume")  # the parser is the check
+
+
+@pytest.mark.parametrize(("kind", "field", "value", "message"), [
+    ("ReplicaSet", "replicas", -1, "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+    ("ReplicaSet", "replicas", 2**70,
+     "spec.replicas: Invalid value: 1180591620717411303424: must be a 32-bit integer (at most 2147483647)"),
+    ("Deployment", "replicas", 2**31,
+     "spec.replicas: Invalid value: 2147483648: must be a 32-bit integer (at most 2147483647)"),
+    ("ReplicationController", "replicas", -3, "spec.replicas: Invalid value: -3: must be greater than or equal to 0"),
+    ("Job", "parallelism", 2**40,
+     "spec.parallelism: Invalid value: 1099511627776: must be a 32-bit integer (at most 2147483647)"),
+    ("Job", "completions", -1, "spec.completions: Invalid value: -1: must be greater than or equal to 0"),
+])
+def test_workload_counts_are_nonnegative_int32(kind: str, field: str, value: int, message: str) -> None:
+    """A workload whose count no API server would accept (and whose expansion would never end) is
+    refused on load."""
+    from kubesched.api.load_checks import check_loaded_object
+
+    obj = {"apiVersion": "batch/v1" if kind == "Job" else ("v1" if kind == "ReplicationController" else "apps/v1"),
+           "kind": kind, "metadata": {"name": "w", "namespace": "shop"}, "spec": {field: value}}
+    with pytest.raises(ManifestError) as err:
+        check_loaded_object(kind, obj)
+    assert str(err.value) == message
