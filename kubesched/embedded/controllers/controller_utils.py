@@ -58,10 +58,17 @@ def mapping_field(obj: Mapping[str, Any], key: str) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
+def owner_refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``metadata.ownerReferences`` as a list of mappings: a malformed field (not a list, or
+    entries that are not objects) reads as no references."""
+    refs = _meta(obj).get("ownerReferences")
+    return [r for r in refs if isinstance(r, Mapping)] if isinstance(refs, list) else []
+
+
 def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ``ownerReferences`` entry with ``controller: true`` (``metav1.GetControllerOf``)."""
-    for ref in _meta(obj).get("ownerReferences") or []:
-        if isinstance(ref, Mapping) and ref.get("controller"):
+    for ref in owner_refs(obj):
+        if ref.get("controller"):
             return ref
     return None
 

@@ -47,6 +47,7 @@ from kubesched.embedded.controllers.controller_utils import (
     controller_ref,
     mapping_field,
     new_controller_ref,
+    owner_refs,
 )
 from kubesched.embedded.controllers.replicaset import label_selector_matcher
 from kubesched.embedded.store import MemoryCluster
@@ -204,7 +205,7 @@ class DeploymentController:
                 continue
             labels = (rs.get("metadata") or {}).get("labels") or {}
             if matches(labels) and not meta.get("deletionTimestamp"):
-                refs = [*(rs["metadata"].get("ownerReferences") or []), new_controller_ref(d)]
+                refs = [*owner_refs(rs), new_controller_ref(d)]
                 out.append(self.cluster.update({**rs, "metadata": {**rs["metadata"], "ownerReferences": refs}}))
         return out
 

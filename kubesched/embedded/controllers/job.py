@@ -45,6 +45,7 @@ from kubesched.embedded.controllers.controller_utils import (
     is_pod_ready,
     mapping_field,
     new_controller_ref,
+    owner_refs,
     pod_from_template,
 )
 from kubesched.embedded.controllers.replicaset import label_selector_matcher
@@ -158,7 +159,7 @@ class JobController:
         out = self.pods.owned(namespace, str(uid))
         for pod in [] if _finished(job) else self.pods.orphans(namespace):
             if matches((pod.get("metadata") or {}).get("labels") or {}):
-                refs = [*(pod["metadata"].get("ownerReferences") or []), new_controller_ref(job)]
+                refs = [*owner_refs(pod), new_controller_ref(job)]
                 out.append(self.cluster.update({**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}}))
         return out
 

@@ -39,6 +39,7 @@ from kubesched.embedded.controllers.controller_utils import (
     is_pod_ready,
     mapping_field,
     new_controller_ref,
+    owner_refs,
     pod_from_template,
 )
 from kubesched.embedded.store import MemoryCluster
@@ -153,10 +154,10 @@ class ReplicaSetController:
         adopt = [] if deleting else [p for p in self.pods.orphans(namespace)
                                      if matches((p.get("metadata") or {}).get("labels") or {})]
         for pod in release:
-            refs = [r for r in pod["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+            refs = [r for r in owner_refs(pod) if r.get("uid") != uid]
             self._set_owner_refs(pod, refs)
         for pod in adopt:
-            refs = [*(pod["metadata"].get("ownerReferences") or []), new_controller_ref(owner)]
+            refs = [*owner_refs(pod), new_controller_ref(owner)]
             owned.append(self._set_owner_refs(pod, refs))
         return owned
 
