@@ -91,14 +91,16 @@ class Clock(Protocol):
         """Block (real) or advance time firing due timers (virtual) for ``seconds``."""
         ...
 
-    def call_at(self, when: float, callback: Callback, *, daemon: bool = False,
-                phase: Phase = Phase.EVENT) -> Timer:
+    def call_at(
+        self, when: float, callback: Callback, *, daemon: bool = False, phase: Phase = Phase.EVENT
+    ) -> Timer:
         """Run ``callback()`` once at clock time ``when`` (seconds); past times fire as soon as possible.
         ``daemon`` and ``phase``: see the module docstring (virtual clock only)."""
         ...
 
-    def call_later(self, delay: float, callback: Callback, *, daemon: bool = False,
-                   phase: Phase = Phase.EVENT) -> Timer:
+    def call_later(
+        self, delay: float, callback: Callback, *, daemon: bool = False, phase: Phase = Phase.EVENT
+    ) -> Timer:
         """Run ``callback()`` once ``delay`` seconds from now (``call_at(now() + delay, ...)``)."""
         ...
 
@@ -111,8 +113,15 @@ class _HeapTimer:
 
     __slots__ = ("when", "phase", "seq", "callback", "cancelled", "fired", "_deadline", "owner")
 
-    def __init__(self, when: float, seq: int, callback: Callback, deadline: float = 0.0, phase: int = 0,
-                 owner: VirtualClock | None = None) -> None:
+    def __init__(
+        self,
+        when: float,
+        seq: int,
+        callback: Callback,
+        deadline: float = 0.0,
+        phase: int = 0,
+        owner: VirtualClock | None = None,
+    ) -> None:
         self.when = when
         self.phase = phase
         self.seq = seq
@@ -191,12 +200,14 @@ class RealClock:
         if seconds > 0:
             time.sleep(seconds / self.speed)
 
-    def call_at(self, when: float, callback: Callback, *, daemon: bool = False,
-                phase: Phase = Phase.EVENT) -> Timer:
+    def call_at(
+        self, when: float, callback: Callback, *, daemon: bool = False, phase: Phase = Phase.EVENT
+    ) -> Timer:
         return self.call_later(when - self.now(), callback)
 
-    def call_later(self, delay: float, callback: Callback, *, daemon: bool = False,
-                   phase: Phase = Phase.EVENT) -> Timer:
+    def call_later(
+        self, delay: float, callback: Callback, *, daemon: bool = False, phase: Phase = Phase.EVENT
+    ) -> Timer:
         """See :meth:`Clock.call_later`; ``daemon`` and ``phase`` have no meaning on wall time."""
         seq = next(self._seq)
         delay = max(0.0, delay)
@@ -278,19 +289,22 @@ class VirtualClock:
     def now(self) -> float:
         return self._now
 
-    def call_at(self, when: float, callback: Callback, *, daemon: bool = False,
-                phase: Phase = Phase.EVENT) -> Timer:
+    def call_at(
+        self, when: float, callback: Callback, *, daemon: bool = False, phase: Phase = Phase.EVENT
+    ) -> Timer:
         """Run ``callback()`` at ``when`` (see the class docstring for ``daemon`` and ``phase``)."""
-        timer = _HeapTimer(float(when), next(self._seq), callback, phase=int(phase),
-                           owner=None if daemon else self)
+        timer = _HeapTimer(
+            float(when), next(self._seq), callback, phase=int(phase), owner=None if daemon else self
+        )
         with self._lock:
             heapq.heappush(self._heap, timer)
             if not daemon:
                 self._work += 1
         return timer
 
-    def call_later(self, delay: float, callback: Callback, *, daemon: bool = False,
-                   phase: Phase = Phase.EVENT) -> Timer:
+    def call_later(
+        self, delay: float, callback: Callback, *, daemon: bool = False, phase: Phase = Phase.EVENT
+    ) -> Timer:
         return self.call_at(self._now + delay, callback, daemon=daemon, phase=phase)
 
     def _work_done(self) -> None:
@@ -314,8 +328,9 @@ class VirtualClock:
         with self._lock:
             return sum(1 for t in self._heap if not t.cancelled)
 
-    def _pop_due(self, limit: float | None, min_phase: int = 0,
-                 deferred: list[_HeapTimer] | None = None) -> _HeapTimer | None:
+    def _pop_due(
+        self, limit: float | None, min_phase: int = 0, deferred: list[_HeapTimer] | None = None
+    ) -> _HeapTimer | None:
         """The next timer due at or before ``limit``. One that would fire at ``limit`` in a phase
         below ``min_phase`` goes to ``deferred`` instead (see :meth:`advance_to`)."""
         with self._lock:

@@ -24,12 +24,24 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 
 
-def pod_manifest(name: str, namespace: str = "default", *, cpu: str | None = None, memory: str | None = None,
-                 requests: Mapping[str, Any] | None = None, limits: Mapping[str, Any] | None = None,
-                 labels: Mapping[str, str] | None = None, node_name: str | None = None, priority: int | None = None,
-                 image: str = "registry.k8s.io/pause:3.10.1", images: Sequence[str] | None = None,
-                 spec: Mapping[str, Any] | None = None, status: Mapping[str, Any] | None = None,
-                 uid: str | None = None, scheduler_name: str | None = None) -> dict[str, Any]:
+def pod_manifest(
+    name: str,
+    namespace: str = "default",
+    *,
+    cpu: str | None = None,
+    memory: str | None = None,
+    requests: Mapping[str, Any] | None = None,
+    limits: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+    node_name: str | None = None,
+    priority: int | None = None,
+    image: str = "registry.k8s.io/pause:3.10.1",
+    images: Sequence[str] | None = None,
+    spec: Mapping[str, Any] | None = None,
+    status: Mapping[str, Any] | None = None,
+    uid: str | None = None,
+    scheduler_name: str | None = None,
+) -> dict[str, Any]:
     """A Pod manifest with one container per image (the first gets the requests/limits);
     ``spec``/``status`` entries are merged over the generated ones."""
     req: dict[str, Any] = dict(requests or {})
@@ -42,7 +54,9 @@ def pod_manifest(name: str, namespace: str = "default", *, cpu: str | None = Non
         res["requests"] = req
     if limits:
         res["limits"] = dict(limits)
-    containers: list[dict[str, Any]] = [{"name": f"c{i}", "image": im} for i, im in enumerate(images or [image])]
+    containers: list[dict[str, Any]] = [
+        {"name": f"c{i}", "image": im} for i, im in enumerate(images or [image])
+    ]
     if res:
         containers[0]["resources"] = res
     s: dict[str, Any] = {"containers": containers}
@@ -67,10 +81,18 @@ def make_pod(name: str, namespace: str = "default", **kw: Any) -> Pod:
     return Pod.from_manifest(pod_manifest(name, namespace, **kw))
 
 
-def node_manifest(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: int = 110,
-                  allocatable: Mapping[str, Any] | None = None, labels: Mapping[str, str] | None = None,
-                  taints: Sequence[Mapping[str, Any]] | None = None, unschedulable: bool = False,
-                  images: Sequence[tuple[Sequence[str], int]] | None = None) -> dict[str, Any]:
+def node_manifest(
+    name: str,
+    *,
+    cpu: str = "4",
+    memory: str = "32Gi",
+    pods: int = 110,
+    allocatable: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+    taints: Sequence[Mapping[str, Any]] | None = None,
+    unschedulable: bool = False,
+    images: Sequence[tuple[Sequence[str], int]] | None = None,
+) -> dict[str, Any]:
     """A Node manifest; ``images`` is ``[(names, size_bytes), ...]``; the hostname label is set."""
     alloc: dict[str, Any] = {"cpu": cpu, "memory": memory, "pods": str(pods)}
     alloc.update(allocatable or {})
@@ -84,8 +106,13 @@ def node_manifest(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: int 
     status: dict[str, Any] = {"allocatable": alloc, "capacity": dict(alloc)}
     if images:
         status["images"] = [{"names": list(n), "sizeBytes": s} for n, s in images]
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": lab, "uid": f"uid-node-{name}"},
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": lab, "uid": f"uid-node-{name}"},
+        "spec": spec,
+        "status": status,
+    }
 
 
 def make_node(name: str, **kw: Any) -> Node:
@@ -118,7 +145,9 @@ def snapshot_of(node_infos: Sequence[NodeInfo]) -> Snapshot:
     for ni in node_infos:
         if ni.node is None:
             continue
-        ni.image_states = {nm: ImageStateSummary(sizes[nm], len(holders[nm])) for im in ni.node.images for nm in im.names}
+        ni.image_states = {
+            nm: ImageStateSummary(sizes[nm], len(holders[nm])) for im in ni.node.images for nm in im.names
+        }
     return Snapshot(list(node_infos))
 
 
@@ -138,8 +167,13 @@ class FakeHandle:
     extenders, no metrics). ``filter_plugins`` are what ``run_filter_plugins_with_nominated_pods``
     runs, in order (none: every node passes); the PreFilter extensions are no-ops."""
 
-    def __init__(self, snapshot: Snapshot | None = None, objects: Any = None, seed: int = 0,
-                 filter_plugins: Sequence[FilterPlugin] = ()) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot | None = None,
+        objects: Any = None,
+        seed: int = 0,
+        filter_plugins: Sequence[FilterPlugin] = (),
+    ) -> None:
         self._snapshot = snapshot or Snapshot([])
         self.filter_plugins = list(filter_plugins)
         self.extenders: list[Any] = []
@@ -172,21 +206,33 @@ class FakeHandle:
     def activate(self, pods: Mapping[str, Pod]) -> None:
         pass
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
-                                               node_info: NodeInfo) -> Status | None:
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
         for pl in self.filter_plugins:
             s = pl.filter(state, pod, node_info)
             if s is not None and not s.is_success():
                 return s
         return None
 
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
-                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         return None
 
-    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
-                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         return None
 
 
-__all__ = ["FakeHandle", "PodInfo", "make_node", "make_pod", "node_info", "node_manifest", "pod_manifest", "snapshot_of"]
+__all__ = [
+    "FakeHandle",
+    "PodInfo",
+    "make_node",
+    "make_pod",
+    "node_info",
+    "node_manifest",
+    "pod_manifest",
+    "snapshot_of",
+]

@@ -25,7 +25,15 @@ BASE: dict[str, list[str]] = {
     "load": ["--trace", "{trace}", "--kubeconfig", "{kubeconfig}", "--out", "{tmp}/load"],
     "record": ["--kubeconfig", "{kubeconfig}", "--out", "{tmp}/record"],
     "replay": ["--trace", "{trace}", "--out", "{tmp}/replay", "--no-html"],
-    "run": ["--kubeconfig", "{kubeconfig}", "--secure-port", "0", "--cpu-affinity", "none", "--leader-elect=false"],
+    "run": [
+        "--kubeconfig",
+        "{kubeconfig}",
+        "--secure-port",
+        "0",
+        "--cpu-affinity",
+        "none",
+        "--leader-elect=false",
+    ],
     "serve": ["--port", "0"],
     "simulate": ["-f", "{cluster}"],
     "snapshot": ["--kubeconfig", "{kubeconfig}"],
@@ -47,17 +55,19 @@ def commands(group: click.Group = main, prefix: str = "") -> Iterator[tuple[str,
             yield path, cmd
 
 
-
 def make_inputs(tmp_path: Path) -> dict[str, str]:
     """The files :data:`BASE` names, written under ``tmp_path``: ``{tmp}``, ``{trace}`` (a two-node
     simple trace), ``{events}`` (one kubelet Pulled message), ``{kubeconfig}`` (a closed port),
     ``{cluster}`` (examples/cluster.yaml); and ``afile``, a file where a directory is expected."""
     trace = tmp_path / "trace.yaml"
-    trace.write_text("nodes: [{name: n, cpu: '4', memory: 8Gi, count: 2}]\n"
-                     "pods: [{name: p, arrival: 0, duration: 60, cpu: 500m, memory: 1Gi, image: redis}]\n")
+    trace.write_text(
+        "nodes: [{name: n, cpu: '4', memory: 8Gi, count: 2}]\n"
+        "pods: [{name: p, arrival: 0, duration: 60, cpu: 500m, memory: 1Gi, image: redis}]\n"
+    )
     events = tmp_path / "events.txt"
-    events.write_text('Successfully pulled image "redis:7" in 1.2s (1.2s including waiting). '
-                      "Image size: 40000000 bytes.\n")
+    events.write_text(
+        'Successfully pulled image "redis:7" in 1.2s (1.2s including waiting). Image size: 40000000 bytes.\n'
+    )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
@@ -65,12 +75,21 @@ def make_inputs(tmp_path: Path) -> dict[str, str]:
 
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{closed}")
     (tmp_path / "afile").write_text("x")
-    return {"tmp": str(tmp_path), "trace": str(trace), "events": str(events), "kubeconfig": str(kubeconfig),
-            "cluster": CLUSTER}
+    return {
+        "tmp": str(tmp_path),
+        "trace": str(trace),
+        "events": str(events),
+        "kubeconfig": str(kubeconfig),
+        "cluster": CLUSTER,
+    }
 
 
-def base_args(command: str, inputs: dict[str, str], overrides: dict[tuple[str, str], list[str]] | None = None,
-              flag: str = "") -> list[str]:
+def base_args(
+    command: str,
+    inputs: dict[str, str],
+    overrides: dict[tuple[str, str], list[str]] | None = None,
+    flag: str = "",
+) -> list[str]:
     """:data:`BASE` of ``command`` with the inputs filled in (``overrides[(command, flag)]`` instead
     when given)."""
     args = (overrides or {}).get((command, flag), BASE[command])

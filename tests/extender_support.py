@@ -51,7 +51,9 @@ class ExtenderServer:
             self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
             scheme = "https"
         self.url = f"{scheme}://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     def paths(self) -> list[str]:
@@ -127,11 +129,11 @@ class TricklingServer:
             while len(body) < length:
                 body += conn.recv(65536)
             self.requests += 1
-            conn.sendall(self.answer[:self.trickle_from])
+            conn.sendall(self.answer[: self.trickle_from])
             for i in range(self.trickle_from, len(self.answer), self.step):
                 if self._stop.wait(self.interval):
                     return
-                conn.sendall(self.answer[i:i + self.step])
+                conn.sendall(self.answer[i : i + self.step])
             conn.settimeout(30)
             conn.recv(1)  # until the client closes
         except OSError:
@@ -149,15 +151,20 @@ def http_answer(body: bytes, status: str = "200 OK", chunked: bool = False) -> b
     """The bytes of a complete HTTP/1.1 response carrying ``body`` (JSON)."""
     if chunked:
         framed = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
-        return (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                .encode() + framed)
-    return (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-            .encode() + body)
+        return (
+            f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+            + framed
+        )
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
 
 
 @contextmanager
-def trickling_server(answer: bytes, trickle_from: int = 0, interval: float = 1.0,
-                     step: int = 1) -> Iterator[TricklingServer]:
+def trickling_server(
+    answer: bytes, trickle_from: int = 0, interval: float = 1.0, step: int = 1
+) -> Iterator[TricklingServer]:
     """Run a :class:`TricklingServer` for the duration of the block."""
     s = TricklingServer(answer, trickle_from, interval, step)
     try:

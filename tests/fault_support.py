@@ -63,14 +63,17 @@ def ledger(cluster: Cluster) -> Iterator[BindLedger]:
 def over_capacity(cluster: Cluster) -> dict[str, tuple[int, int]]:
     """Nodes whose bound pods request more CPU than the node has: ``{node: (used, allocatable)}``
     in millicores."""
-    alloc = {n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in cluster.core.list_node().items}
+    alloc = {
+        n.metadata.name: milli_value(n.status.allocatable["cpu"]) for n in cluster.core.list_node().items
+    }
     used: dict[str, int] = {}
     for p in cluster.pods().values():
         node = p["spec"].get("nodeName")
         if node:
             for c in p["spec"]["containers"]:
-                used[node] = used.get(node, 0) + milli_value(((c.get("resources") or {}).get("requests") or {})
-                                                             .get("cpu", "0"))
+                used[node] = used.get(node, 0) + milli_value(
+                    ((c.get("resources") or {}).get("requests") or {}).get("cpu", "0")
+                )
     return {n: (u, alloc.get(n, 0)) for n, u in used.items() if u > alloc.get(n, 0)}
 
 
@@ -80,7 +83,9 @@ def assert_invariants(cluster: Cluster, led: BindLedger, expected: list[str]) ->
     lost = [n for n in expected if n not in bound]
     assert not lost, f"{len(lost)} pods lost (never bound): {lost[:10]}"
     assert not led.double_bound(), f"pods bound to two nodes: {led.double_bound()}"
-    assert not over_capacity(cluster), f"nodes over capacity (used, allocatable millicpu): {over_capacity(cluster)}"
+    assert not over_capacity(cluster), (
+        f"nodes over capacity (used, allocatable millicpu): {over_capacity(cluster)}"
+    )
 
 
 def rss_mib(pid: int) -> float:

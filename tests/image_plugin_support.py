@@ -38,4 +38,3 @@ def write_catalogue(directory: Path) -> str:
     path = directory / "catalogue.yaml"
     path.write_text(CATALOGUE)
     return str(path)
-

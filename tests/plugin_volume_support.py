@@ -32,12 +32,18 @@ class FakeStore:
         self.rv += 1
         obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
         meta = obj["metadata"]
-        self.data.setdefault(obj["kind"], {})[self._key(obj["kind"], meta.get("namespace"), meta["name"])] = obj
+        self.data.setdefault(obj["kind"], {})[self._key(obj["kind"], meta.get("namespace"), meta["name"])] = (
+            obj
+        )
         return obj
 
     # ObjectLister
     def list(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
-        return [o for (ns, _), o in sorted(self.data.get(kind, {}).items()) if namespace is None or ns == namespace]
+        return [
+            o
+            for (ns, _), o in sorted(self.data.get(kind, {}).items())
+            if namespace is None or ns == namespace
+        ]
 
     def get(self, kind: str, namespace: str | None, name: str) -> Any:
         return self.data.get(kind, {}).get(self._key(kind, namespace, name))
@@ -74,12 +80,18 @@ class FakeClient:
     def list(self, kind: str, namespace: str | None = None) -> Any:
         from kubesched.client.client import ListResult
 
-        return ListResult([copy.deepcopy(dict(o)) for o in self.store.list(kind, namespace)], str(self.store.rv))
+        return ListResult(
+            [copy.deepcopy(dict(o)) for o in self.store.list(kind, namespace)], str(self.store.rv)
+        )
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         new = copy.deepcopy(obj)
-        new.setdefault("metadata", {}).setdefault("uid", f"uid-{obj['kind'].lower()}-{obj['metadata']['name']}")
-        self.store.writes.append(("create", obj["kind"], new["metadata"].get("namespace") or "", new["metadata"]["name"]))
+        new.setdefault("metadata", {}).setdefault(
+            "uid", f"uid-{obj['kind'].lower()}-{obj['metadata']['name']}"
+        )
+        self.store.writes.append(
+            ("create", obj["kind"], new["metadata"].get("namespace") or "", new["metadata"]["name"])
+        )
         out = self.store.put(new)
         self._after_write()
         return out
@@ -95,9 +107,11 @@ class FakeClient:
         cur = self.get(obj["kind"], meta.get("namespace"), meta["name"])
         rv = meta.get("resourceVersion")
         if rv and rv != cur["metadata"]["resourceVersion"]:
-            raise ConflictError(f'Operation cannot be fulfilled on {obj["kind"].lower()}s "{meta["name"]}": '
-                                "the object has been modified; please apply your changes to the latest version "
-                                "and try again")
+            raise ConflictError(
+                f'Operation cannot be fulfilled on {obj["kind"].lower()}s "{meta["name"]}": '
+                "the object has been modified; please apply your changes to the latest version "
+                "and try again"
+            )
         new = copy.deepcopy(obj)
         if "status" in cur:
             new["status"] = copy.deepcopy(cur["status"])
@@ -108,7 +122,9 @@ class FakeClient:
         self._after_write()
         return out
 
-    def patch_status(self, kind: str, namespace: str | None, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+    def patch_status(
+        self, kind: str, namespace: str | None, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any]:
         cur = copy.deepcopy(self.get(kind, namespace, name))
         cur.setdefault("status", {}).update(copy.deepcopy(patch))
         self.store.writes.append(("patch_status", kind, namespace or "", name))
@@ -124,9 +140,18 @@ def handle_with(store: FakeStore, snapshot: Snapshot | None = None) -> FakeHandl
     return h
 
 
-def pvc(name: str, *, namespace: str = "default", storage: str = "1Gi", sc: str | None = "local",
-        modes: Sequence[str] = ("ReadWriteOnce",), volume_name: str = "", bound: bool = False,
-        annotations: Mapping[str, str] | None = None, selector: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def pvc(
+    name: str,
+    *,
+    namespace: str = "default",
+    storage: str = "1Gi",
+    sc: str | None = "local",
+    modes: Sequence[str] = ("ReadWriteOnce",),
+    volume_name: str = "",
+    bound: bool = False,
+    annotations: Mapping[str, str] | None = None,
+    selector: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"accessModes": list(modes), "resources": {"requests": {"storage": storage}}}
     if sc is not None:
         spec["storageClassName"] = sc
@@ -140,18 +165,44 @@ def pvc(name: str, *, namespace: str = "default", storage: str = "1Gi", sc: str 
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-pvc-{name}"}
     if ann:
         meta["annotations"] = ann
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec,
-            "status": {"phase": "Bound" if bound else "Pending"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": "Bound" if bound else "Pending"},
+    }
 
 
-def pv(name: str, *, storage: str = "10Gi", sc: str = "local", modes: Sequence[str] = ("ReadWriteOnce",),
-       hostnames: Sequence[str] | None = None, labels: Mapping[str, str] | None = None,
-       claim: tuple[str, str] | None = None, csi: tuple[str, str] | None = None,
-       phase: str | None = "Available") -> dict[str, Any]:
-    spec: dict[str, Any] = {"capacity": {"storage": storage}, "accessModes": list(modes), "storageClassName": sc}
+def pv(
+    name: str,
+    *,
+    storage: str = "10Gi",
+    sc: str = "local",
+    modes: Sequence[str] = ("ReadWriteOnce",),
+    hostnames: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    claim: tuple[str, str] | None = None,
+    csi: tuple[str, str] | None = None,
+    phase: str | None = "Available",
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "capacity": {"storage": storage},
+        "accessModes": list(modes),
+        "storageClassName": sc,
+    }
     if hostnames is not None:
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "kubernetes.io/hostname", "operator": "In", "values": list(hostnames)}]}]}}
+        spec["nodeAffinity"] = {
+            "required": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/hostname", "operator": "In", "values": list(hostnames)}
+                        ]
+                    }
+                ]
+            }
+        }
     if claim is not None:
         spec["claimRef"] = {"namespace": claim[0], "name": claim[1]}
     if csi is not None:
@@ -165,19 +216,32 @@ def pv(name: str, *, storage: str = "10Gi", sc: str = "local", modes: Sequence[s
     return obj
 
 
-def storage_class(name: str, *, provisioner: str = "kubernetes.io/no-provisioner",
-                  mode: str | None = "WaitForFirstConsumer",
-                  allowed_zones: Sequence[str] | None = None) -> dict[str, Any]:
-    obj: dict[str, Any] = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
-                           "provisioner": provisioner}
+def storage_class(
+    name: str,
+    *,
+    provisioner: str = "kubernetes.io/no-provisioner",
+    mode: str | None = "WaitForFirstConsumer",
+    allowed_zones: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+    }
     if mode is not None:
         obj["volumeBindingMode"] = mode
     if allowed_zones is not None:
-        obj["allowedTopologies"] = [{"matchLabelExpressions": [
-            {"key": "topology.kubernetes.io/zone", "values": list(allowed_zones)}]}]
+        obj["allowedTopologies"] = [
+            {"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": list(allowed_zones)}]}
+        ]
     return obj
 
 
 def pvc_volumes(*claims: str) -> dict[str, Any]:
     """``spec`` fragment mounting the given claims."""
-    return {"volumes": [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]}
+    return {
+        "volumes": [
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)
+        ]
+    }

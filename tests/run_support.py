@@ -51,11 +51,16 @@ def test_reviews() -> Any:
     from kubesched.embedded.apiserver.reviews import AbacPolicy, Reviews, StaticToken
 
     return Reviews(
-        {READER_TOKEN: StaticToken("it-reader", "u1", ("it-readers",)),
-         METRICS_TOKEN: StaticToken("it-scraper", "u2"),
-         NOBODY_TOKEN: StaticToken("it-nobody", "u3")},
-        [AbacPolicy(group="it-readers", non_resource_path="*", readonly=True),
-         AbacPolicy(user="it-scraper", non_resource_path="/metrics", readonly=True)])
+        {
+            READER_TOKEN: StaticToken("it-reader", "u1", ("it-readers",)),
+            METRICS_TOKEN: StaticToken("it-scraper", "u2"),
+            NOBODY_TOKEN: StaticToken("it-nobody", "u3"),
+        },
+        [
+            AbacPolicy(group="it-readers", non_resource_path="*", readonly=True),
+            AbacPolicy(user="it-scraper", non_resource_path="/metrics", readonly=True),
+        ],
+    )
 
 
 test_reviews.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
@@ -91,10 +96,12 @@ class Cluster:
             self.namespace = f"kubesched-it-{uuid.uuid4().hex[:8]}"
             # a token allowed to read the scheduler's endpoints (the kubeconfig's own by default)
             self.reader_token = os.environ.get("KUBESCHED_E2E_TOKEN") or str(
-                (self.api.configuration.api_key or {}).get("authorization", "")).removeprefix("Bearer ")
+                (self.api.configuration.api_key or {}).get("authorization", "")
+            ).removeprefix("Bearer ")
         else:
-            self.handle = start_server(bookmark_interval=0.5, reviews=test_reviews(), controllers=True,
-                                       enable_test_hooks=True)
+            self.handle = start_server(
+                bookmark_interval=0.5, reviews=test_reviews(), controllers=True, enable_test_hooks=True
+            )
             self.kubeconfig = str(write_kubeconfig(tmp / "kubeconfig", self.handle.url))
             cfg = k8s.Configuration()
             cfg.host = self.handle.url
@@ -103,7 +110,9 @@ class Cluster:
             self.reader_token = READER_TOKEN
         self.core = k8s.CoreV1Api(self.api)
         self.events_api = k8s.EventsV1Api(self.api)
-        self.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
+        self.core.create_namespace(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}
+        )
 
     @property
     def embedded(self) -> bool:
@@ -139,10 +148,18 @@ class Cluster:
         for i in range(n):
             name = f"node-{i}"
             res = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
-            self.core.create_node({"apiVersion": "v1", "kind": "Node",
-                                   "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-                                   "status": {"capacity": res, "allocatable": res,
-                                              "conditions": [{"type": "Ready", "status": "True"}]}})
+            self.core.create_node(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                    "status": {
+                        "capacity": res,
+                        "allocatable": res,
+                        "conditions": [{"type": "Ready", "status": "True"}],
+                    },
+                }
+            )
             names.append(name)
         return names
 
@@ -155,12 +172,25 @@ class Cluster:
         else:
             self.core.patch_node_status(name, {"status": {"capacity": res, "allocatable": res}})
 
-    def pod_manifest(self, name: str, cpu: str = "10m", labels: dict[str, str] | None = None) -> dict[str, Any]:
-        return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": name, "namespace": self.namespace, "labels": labels or {}},
-                "spec": {"schedulerName": SCHEDULER_NAME, "terminationGracePeriodSeconds": 0,
-                         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
-                                         "resources": {"requests": {"cpu": cpu, "memory": "8Mi"}}}]}}
+    def pod_manifest(
+        self, name: str, cpu: str = "10m", labels: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": self.namespace, "labels": labels or {}},
+            "spec": {
+                "schedulerName": SCHEDULER_NAME,
+                "terminationGracePeriodSeconds": 0,
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "registry.k8s.io/pause:3.9",
+                        "resources": {"requests": {"cpu": cpu, "memory": "8Mi"}},
+                    }
+                ],
+            },
+        }
 
     def create_pod(self, name: str, cpu: str = "10m", labels: dict[str, str] | None = None) -> None:
         """Create a pod over the API (official client)."""
@@ -192,6 +222,7 @@ class Cluster:
         def done() -> dict[str, str] | None:
             b = self.bound()
             return b if all(n in b for n in names) else None
+
         result: dict[str, str] = wait_for(done, timeout, f"pods {names} bound")
         return result
 
@@ -200,15 +231,23 @@ class Cluster:
     def hook(self, method: str, path: str, body: Any = None) -> Any:
         assert self.handle is not None
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.handle.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.handle.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             return json.loads(resp.read() or b"null")
 
 
-def scheduler_config(tmp: Path, namespace: str, *, lease: bool = False, permit_plugin: bool = False,
-                     qps: float | None = None, burst: int | None = None,
-                     lease_timings: tuple[str, str, str] = ("2s", "1500ms", "500ms")) -> Path:
+def scheduler_config(
+    tmp: Path,
+    namespace: str,
+    *,
+    lease: bool = False,
+    permit_plugin: bool = False,
+    qps: float | None = None,
+    burst: int | None = None,
+    lease_timings: tuple[str, str, str] = ("2s", "1500ms", "500ms"),
+) -> Path:
     """A KubeSchedulerConfiguration with profile ``kubesched-it`` (short lease timings when
     ``lease``: duration, renew deadline, retry period; the test Permit plugin when ``permit_plugin``)."""
     plugins = ""
@@ -225,7 +264,7 @@ def scheduler_config(tmp: Path, namespace: str, *, lease: bool = False, permit_p
         podInitialBackoffSeconds: 1
         podMaxBackoffSeconds: 2
         leaderElection:
-          leaderElect: {'true' if lease else 'false'}
+          leaderElect: {"true" if lease else "false"}
           leaseDuration: {lease_timings[0]}
           renewDeadline: {lease_timings[1]}
           retryPeriod: {lease_timings[2]}
@@ -247,16 +286,33 @@ def scheduler_config(tmp: Path, namespace: str, *, lease: bool = False, permit_p
 class Replica:
     """One ``kubesched run`` subprocess with its plain-HTTP status port."""
 
-    def __init__(self, cluster: Cluster, config: Path, *args: str, name: str = "replica",
-                 kubeconfig_flag: bool = True) -> None:
+    def __init__(
+        self, cluster: Cluster, config: Path, *args: str, name: str = "replica", kubeconfig_flag: bool = True
+    ) -> None:
         self.port = free_port()
         self.log_path = cluster.tmp / f"{name}-{self.port}.log"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO),
-                                                              os.environ.get("PYTHONPATH", "")])}
-        cmd = [sys.executable, "-c", "from kubesched.cli.main import main; main()", "run",
-               *(["--kubeconfig", cluster.kubeconfig] if kubeconfig_flag else []), "--config", str(config),
-               "--secure-port", "0",
-               "--port", str(self.port), "--leader-elect-identity", f"{name}-{self.port}", "-v", "2", *args]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
+        }
+        cmd = [
+            sys.executable,
+            "-c",
+            "from kubesched.cli.main import main; main()",
+            "run",
+            *(["--kubeconfig", cluster.kubeconfig] if kubeconfig_flag else []),
+            "--config",
+            str(config),
+            "--secure-port",
+            "0",
+            "--port",
+            str(self.port),
+            "--leader-elect-identity",
+            f"{name}-{self.port}",
+            "-v",
+            "2",
+            *args,
+        ]
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         self.identity = f"{name}-{self.port}"
@@ -283,6 +339,7 @@ class Replica:
             if self.proc.poll() is not None:
                 raise AssertionError(f"kubesched run exited with {self.proc.returncode}:\n{self.log()}")
             return self.get("/readyz", 1)[0] == 200
+
         wait_for(ready, timeout, "readyz")
 
     def log(self) -> str:

@@ -20,10 +20,19 @@ class ServeProcess:
         self.port = port if port is not None else free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp / f"{name}-{self.port}-{time.monotonic_ns()}.log"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO),
-                                                              os.environ.get("PYTHONPATH", "")])}
-        cmd = [sys.executable, "-c", "from kubesched.cli.main import main; main()", "serve",
-               "--port", str(self.port), *args]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
+        }
+        cmd = [
+            sys.executable,
+            "-c",
+            "from kubesched.cli.main import main; main()",
+            "serve",
+            "--port",
+            str(self.port),
+            *args,
+        ]
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
 

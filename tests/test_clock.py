@@ -112,12 +112,12 @@ def test_daemon_timers_are_not_pending_work_but_fire_in_time_order() -> None:
     assert (clock.has_pending_work(), clock.pending(), clock.next_timer_time()) == (False, 2, 10.0)
     work = clock.call_at(45.0, lambda: fired.append(("pull", clock.now())))
     assert clock.has_pending_work()
-    clock.advance_to(45.0)                       # moving for the work passes both daemons, in order
+    clock.advance_to(45.0)  # moving for the work passes both daemons, in order
     assert fired == [("tick", 10.0), ("flush", 30.0), ("pull", 45.0)]
     assert not clock.has_pending_work() and work.cancel() is False
     later = clock.call_later(5.0, lambda: None)
     assert clock.has_pending_work() and later.cancel() is True and not clock.has_pending_work()
-    assert later.cancel() is False and not clock.has_pending_work()   # counted once
+    assert later.cancel() is False and not clock.has_pending_work()  # counted once
 
 
 def test_same_instant_timers_fire_by_phase_then_scheduling_order() -> None:
@@ -125,19 +125,29 @@ def test_same_instant_timers_fire_by_phase_then_scheduling_order() -> None:
     fired: list[str] = []
     clock.call_at(5.0, lambda: fired.append("tick"), daemon=True, phase=Phase.TICK)
     clock.call_at(5.0, lambda: fired.append("arrival"), phase=Phase.ARRIVAL)
-    clock.call_at(5.0, lambda: fired.append("unschedulable flush"), daemon=True, phase=Phase.UNSCHEDULABLE_FLUSH)
+    clock.call_at(
+        5.0, lambda: fired.append("unschedulable flush"), daemon=True, phase=Phase.UNSCHEDULABLE_FLUSH
+    )
     clock.call_at(5.0, lambda: fired.append("backoff flush"), phase=Phase.BACKOFF_FLUSH)
 
     def event() -> None:
         fired.append("event 1")
-        clock.call_at(5.0, lambda: fired.append("event 3"))   # same instant: still before the later phases
+        clock.call_at(5.0, lambda: fired.append("event 3"))  # same instant: still before the later phases
 
     clock.call_at(5.0, event)
     clock.call_at(5.0, lambda: fired.append("event 2"))
     clock.call_at(4.0, lambda: fired.append("earlier"), phase=Phase.TICK)
     clock.advance_to(5.0)
-    assert fired == ["earlier", "event 1", "event 2", "event 3", "backoff flush", "unschedulable flush", "arrival",
-                     "tick"]
+    assert fired == [
+        "earlier",
+        "event 1",
+        "event 2",
+        "event 3",
+        "backoff flush",
+        "unschedulable flush",
+        "arrival",
+        "tick",
+    ]
 
 
 def test_real_clock_accepts_the_virtual_options() -> None:
@@ -156,12 +166,12 @@ def test_an_earlier_phase_scheduled_for_the_target_instant_waits_for_the_next_ad
 
     def arrival() -> None:
         fired.append("arrival")
-        clock.call_at(5.0, lambda: fired.append("event from the arrival"))   # phase EVENT, now
+        clock.call_at(5.0, lambda: fired.append("event from the arrival"))  # phase EVENT, now
 
     clock.call_at(5.0, arrival, phase=Phase.ARRIVAL)
     clock.call_at(5.0, lambda: fired.append("tick"), phase=Phase.TICK)
     assert clock.advance_to(5.0) == 2 and fired == ["arrival", "tick"]
-    assert clock.next_timer_time() == 5.0 and clock.has_pending_work()     # left for the next advance
+    assert clock.next_timer_time() == 5.0 and clock.has_pending_work()  # left for the next advance
     assert clock.advance_to(5.0) == 1 and fired[-1] == "event from the arrival"
     # an advance past the instant fires it in the same call (the instant is not its target)
     clock.call_at(7.0, lambda: clock.call_at(7.0, lambda: fired.append("late event")), phase=Phase.TICK)

@@ -17,8 +17,16 @@ from typing import Any
 import pytest
 
 CHROMIUM = os.environ.get("KUBESCHED_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 #: screenshots are written to docs/ui/ only when this variable is set
 SCREENSHOTS_ENV = "KUBESCHED_UI_SCREENSHOTS"
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +35,8 @@ EXAMPLE = ROOT / "examples" / "cluster.yaml"
 BATCH_BIG_MESSAGE = (
     "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu. no new claims to deallocate, "
     "preemption: 0/5 nodes are available: 1 No preemption victims found for incoming pod, 4 Preemption is not "
-    "helpful for scheduling.")
+    "helpful for scheduling."
+)
 ADDED_POD = """apiVersion: v1
 kind: Pod
 metadata: {name: api-1, namespace: shop, labels: {app: api}}
@@ -67,8 +76,12 @@ def browser_page(profile_dir: Path, width: int = 1400, height: int = 900) -> Ite
     sync_api.expect.set_options(timeout=30_000)
     with sync_api.sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
-            str(profile_dir), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": width, "height": height})
+            str(profile_dir),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": width, "height": height},
+        )
         try:
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
             page.set_default_timeout(60_000)
@@ -100,7 +113,9 @@ def replay_report() -> dict[str, Any]:
     fix = ROOT / "tests" / "fixtures" / "replay"
     cat = load_catalogue(fix / "catalogue.yaml")
     wl = load_workload(fix / "tiny.yaml", ImageAssigner(cat, seed=0))
-    configs = [("upstream-default", None),
-               ("image-aware", load_config(ROOT / "examples" / "replay" / "image-aware.yaml"))]
+    configs = [
+        ("upstream-default", None),
+        ("image-aware", load_config(ROOT / "examples" / "replay" / "image-aware.yaml")),
+    ]
     results = [run_replay(wl, ConfigSpec(name, cfg), catalogue=cat, seed=0) for name, cfg in configs]
     return json.loads(json.dumps(report_dict(results)))

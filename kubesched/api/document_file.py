@@ -61,8 +61,16 @@ def read_text(path: str | Path, error: ErrorFactory = ConfigError) -> str:
         raise error("", f"cannot read: {e.strerror or e}", where) from None
 
 
-def parse_document(text: str, where: str, *, error: ErrorFactory = ConfigError, is_json: bool | None = None,
-                   loader: Any = FastLoader, hint: str = "", object_pairs_hook: Any = None) -> Any:
+def parse_document(
+    text: str,
+    where: str,
+    *,
+    error: ErrorFactory = ConfigError,
+    is_json: bool | None = None,
+    loader: Any = FastLoader,
+    hint: str = "",
+    object_pairs_hook: Any = None,
+) -> Any:
     """The one document of ``text`` (YAML, or JSON when ``is_json`` or, for None, when the text
     parses as JSON); an empty text is None. Aliases and nesting are bounded. Raises ``error``
     located at ``where`` (see the module docstring); ``hint`` is appended to the message for a
@@ -95,8 +103,11 @@ def parse_document(text: str, where: str, *, error: ErrorFactory = ConfigError, 
 
 def _second_document_line(text: str) -> int:
     """The 1-based line where the stream's second document starts (on the error path only)."""
-    starts = [e.start_mark.line + 1 for e in yaml.parse(text, Loader=yaml.SafeLoader)
-              if isinstance(e, yaml.DocumentStartEvent) and e.start_mark is not None]
+    starts = [
+        e.start_mark.line + 1
+        for e in yaml.parse(text, Loader=yaml.SafeLoader)
+        if isinstance(e, yaml.DocumentStartEvent) and e.start_mark is not None
+    ]
     return starts[1] if len(starts) > 1 else 1
 
 
@@ -108,11 +119,24 @@ def _parses_as_json(text: str) -> bool:
     return True
 
 
-def read_document(path: str | Path, *, error: ErrorFactory = ConfigError, loader: Any = FastLoader,
-                  hint: str = "", object_pairs_hook: Any = None) -> Any:
+def read_document(
+    path: str | Path,
+    *,
+    error: ErrorFactory = ConfigError,
+    loader: Any = FastLoader,
+    hint: str = "",
+    object_pairs_hook: Any = None,
+) -> Any:
     """:func:`parse_document` of the file ``path`` (JSON for a ``.json`` name, else YAML, which
     JSON also is). Raises ``error`` located at ``path`` as given."""
     text = read_text(path, error)
     is_json = True if Path(path).suffix.lower() == ".json" else None
-    return parse_document(text, str(path), error=error, is_json=is_json, loader=loader, hint=hint,
-                          object_pairs_hook=object_pairs_hook)
+    return parse_document(
+        text,
+        str(path),
+        error=error,
+        is_json=is_json,
+        loader=loader,
+        hint=hint,
+        object_pairs_hook=object_pairs_hook,
+    )

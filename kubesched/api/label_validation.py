@@ -10,23 +10,35 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["dns1123_subdomain_errors", "go_quote", "label_value_errors", "qualified_name_errors", "regex_error"]
+__all__ = [
+    "dns1123_subdomain_errors",
+    "go_quote",
+    "label_value_errors",
+    "qualified_name_errors",
+    "regex_error",
+]
 
 _QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-              "alphanumeric character")
+_QNAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
 _QNAME_MAX = 63
 _LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
 _LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                    "and must start and end with an alphanumeric character")
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
 _LABEL_VALUE_MAX = 63
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
 _DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                          "'-' or '.', and must start and end with an alphanumeric character")
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character"
+)
 _DNS1123_SUBDOMAIN_MAX = 253
 
 
@@ -69,8 +81,11 @@ def qualified_name_errors(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
     else:
-        return ["a qualified name " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return [
+            "a qualified name "
+            + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > _QNAME_MAX:

@@ -102,8 +102,11 @@ def selector_value_error(raw: Any) -> str | None:
             return f"values[0][{k}]: Invalid value: {go_quote(str(v))}: {'; '.join(errs)}"
     for e in raw.get("matchExpressions") or []:
         key = str(e.get("key"))
-        found = [f"values[{i}][{key}]: Invalid value: {go_quote(str(v))}: {'; '.join(errs)}"
-                 for i, v in enumerate(e.get("values") or []) if (errs := label_value_errors(str(v)))]
+        found = [
+            f"values[{i}][{key}]: Invalid value: {go_quote(str(v))}: {'; '.join(errs)}"
+            for i, v in enumerate(e.get("values") or [])
+            if (errs := label_value_errors(str(v)))
+        ]
         if found:
             return _aggregate(found)
     return None
@@ -140,7 +143,9 @@ def parse_label_selector(raw: Any, path: str) -> LabelSelector | None:
         if op in ("In", "NotIn") and not values:
             raise ManifestError(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'")
         if op in ("Exists", "DoesNotExist") and values:
-            raise ManifestError(f"{p}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+            raise ManifestError(
+                f"{p}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            )
         bad = label_key_error(str(e["key"]))
         if bad is not None:
             raise ManifestError(f"{p}.key", bad)

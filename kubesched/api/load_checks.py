@@ -40,14 +40,27 @@ from kubesched.api.shape import check_shape
 from kubesched.api.storage import StorageClass
 from kubesched.errors import ManifestError
 
-__all__ = ["MAX_INT32", "check_csi_storage_capacity", "check_job", "check_replication_controller", "check_workload", "check_label_selector", "check_loaded_object", "check_map_selector",
-           "check_pdb", "check_priority_class", "check_storage_class"]
+__all__ = [
+    "MAX_INT32",
+    "check_csi_storage_capacity",
+    "check_job",
+    "check_replication_controller",
+    "check_workload",
+    "check_label_selector",
+    "check_loaded_object",
+    "check_map_selector",
+    "check_pdb",
+    "check_priority_class",
+    "check_storage_class",
+]
 
 #: ``pkg/apis/scheduling``: HighestUserDefinablePriority.
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 _PERCENT = re.compile(r"^[0-9]+%$")
-_PERCENT_MSG = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "
-                "'93%', regex used for validation is '[0-9]+%')")
+_PERCENT_MSG = (
+    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "
+    "'93%', regex used for validation is '[0-9]+%')"
+)
 _BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
 
 
@@ -102,8 +115,9 @@ def check_storage_class(obj: Mapping[str, Any]) -> None:
     mode = obj.get("volumeBindingMode")
     if mode is not None and mode not in _BINDING_MODES:
         supported = ", ".join(f'"{m}"' for m in _BINDING_MODES)
-        raise ManifestError("volumeBindingMode", f"Unsupported value: {go_quote(str(mode))}: supported values: "
-                                                 f"{supported}")
+        raise ManifestError(
+            "volumeBindingMode", f"Unsupported value: {go_quote(str(mode))}: supported values: {supported}"
+        )
 
 
 def check_csi_storage_capacity(obj: Mapping[str, Any]) -> None:
@@ -161,8 +175,10 @@ def check_workload(obj: Mapping[str, Any]) -> None:
         raise _invalid("spec.selector", "{}", "empty selector is invalid for this workload")
     labels = labels if isinstance(labels, Mapping) else {}
     if not selector.matches({str(k): str(v) for k, v in labels.items()}):
-        raise ManifestError("spec.template.metadata.labels",
-                            "Invalid value: the template's labels: `selector` does not match template `labels`")
+        raise ManifestError(
+            "spec.template.metadata.labels",
+            "Invalid value: the template's labels: `selector` does not match template `labels`",
+        )
 
 
 def check_replication_controller(obj: Mapping[str, Any]) -> None:
@@ -190,8 +206,11 @@ def check_priority_class(obj: Mapping[str, Any]) -> None:
     raw = obj.get("value")
     name = str((obj.get("metadata") or {}).get("name") or "")
     if isinstance(raw, int) and raw > HIGHEST_USER_DEFINABLE_PRIORITY and not name.startswith("system-"):
-        raise ManifestError("value", f"Forbidden: maximum allowed value of a user defined priority is "
-                                     f"{HIGHEST_USER_DEFINABLE_PRIORITY}")
+        raise ManifestError(
+            "value",
+            f"Forbidden: maximum allowed value of a user defined priority is "
+            f"{HIGHEST_USER_DEFINABLE_PRIORITY}",
+        )
 
 
 def check_loaded_object(kind: str, obj: Any) -> None:

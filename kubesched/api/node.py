@@ -35,8 +35,20 @@ class ContainerImage:
 class Node:
     """Parsed view of a Node; ``raw`` is the manifest (never mutated)."""
 
-    __slots__ = ("raw", "name", "uid", "labels", "annotations", "taints", "unschedulable", "allocatable",
-                 "capacity", "images", "resource_version", "conditions")
+    __slots__ = (
+        "raw",
+        "name",
+        "uid",
+        "labels",
+        "annotations",
+        "taints",
+        "unschedulable",
+        "allocatable",
+        "capacity",
+        "images",
+        "resource_version",
+        "conditions",
+    )
 
     raw: dict[str, Any]
     name: str

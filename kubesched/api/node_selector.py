@@ -100,8 +100,9 @@ def _is_int(v: str) -> bool:
     return -(2**63) <= int(v) < 2**63
 
 
-def _parse_reqs(raw: Any, path: str, fields: bool, rel: str,
-                problems: list[str]) -> tuple[NodeSelectorRequirement, ...]:
+def _parse_reqs(
+    raw: Any, path: str, fields: bool, rel: str, problems: list[str]
+) -> tuple[NodeSelectorRequirement, ...]:
     """Requirements; what the API server refuses raises ManifestError (``ValidateNodeSelectorRequirement``),
     what only upstream's selector conversion refuses is appended to ``problems`` (paths relative to
     the term, ``rel`` being ``matchExpressions``/``matchFields``)."""
@@ -120,21 +121,29 @@ def _parse_reqs(raw: Any, path: str, fields: bool, rel: str,
         vals = tuple(str(v) for v in (e.get("values") or []))
         key = str(e["key"])
         if op in ("Gt", "Lt") and len(vals) != 1:
-            raise ManifestError(f"{p}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
+            raise ManifestError(
+                f"{p}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"
+            )
         if fields:
             if key != "metadata.name":
-                raise ManifestError(f"{p}.key", 'not a valid field selector key; only "metadata.name" is supported')
+                raise ManifestError(
+                    f"{p}.key", 'not a valid field selector key; only "metadata.name" is supported'
+                )
         else:
             bad = label_key_error(key)
             if bad is not None:
                 raise ManifestError(f"{p}.key", bad)
             for j, v in enumerate(vals):
                 if op in ("Gt", "Lt") and not _is_int(v):
-                    problems.append(f"{rel}[{i}].values[{j}]: Invalid value: {go_quote(v)}: "
-                                    "for 'Gt', 'Lt' operators, the value must be an integer")
+                    problems.append(
+                        f"{rel}[{i}].values[{j}]: Invalid value: {go_quote(v)}: "
+                        "for 'Gt', 'Lt' operators, the value must be an integer"
+                    )
                 errs = label_value_errors(v)
                 if errs:
-                    problems.append(f"{rel}[{i}].values[{j}][{key}]: Invalid value: {go_quote(v)}: {'; '.join(errs)}")
+                    problems.append(
+                        f"{rel}[{i}].values[{j}][{key}]: Invalid value: {go_quote(v)}: {'; '.join(errs)}"
+                    )
         out.append(NodeSelectorRequirement(key, op, vals))
     return tuple(out)
 
@@ -148,10 +157,14 @@ def parse_node_selector_term(raw: Any, path: str) -> NodeSelectorTerm:
     if not isinstance(raw, Mapping):
         raise ManifestError(path, "must be an object")
     problems: list[str] = []
-    exprs = _parse_reqs(raw.get("matchExpressions"), f"{path}.matchExpressions", False, "matchExpressions", problems)
+    exprs = _parse_reqs(
+        raw.get("matchExpressions"), f"{path}.matchExpressions", False, "matchExpressions", problems
+    )
     fields = _parse_reqs(raw.get("matchFields"), f"{path}.matchFields", True, "matchFields", problems)
     if problems:
-        return NodeSelectorTerm((), (), problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]")
+        return NodeSelectorTerm(
+            (), (), problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+        )
     return NodeSelectorTerm(exprs, fields)
 
 
@@ -164,7 +177,9 @@ def parse_node_selector(raw: Any, path: str) -> NodeSelector | None:
     terms = raw.get("nodeSelectorTerms") or []
     if not isinstance(terms, list):
         raise ManifestError(f"{path}.nodeSelectorTerms", "must be a list")
-    return NodeSelector(tuple(parse_node_selector_term(t, f"{path}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms)))
+    return NodeSelector(
+        tuple(parse_node_selector_term(t, f"{path}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
+    )
 
 
 def parse_preferred_terms(raw: Any, path: str) -> tuple[PreferredSchedulingTerm, ...]:
@@ -180,5 +195,9 @@ def parse_preferred_terms(raw: Any, path: str) -> tuple[PreferredSchedulingTerm,
         w = t.get("weight", 0)
         if not isinstance(w, int) or isinstance(w, bool):
             raise ManifestError(f"{path}[{i}].weight", "must be an integer")
-        out.append(PreferredSchedulingTerm(w, parse_node_selector_term(t.get("preference"), f"{path}[{i}].preference")))
+        out.append(
+            PreferredSchedulingTerm(
+                w, parse_node_selector_term(t.get("preference"), f"{path}[{i}].preference")
+            )
+        )
     return tuple(out)

@@ -122,7 +122,6 @@ class OwnerReference:
     api_version: str = ""
 
 
-
 def _resource_list(raw: Any, path: str) -> dict[str, int]:
     if not raw:
         return {}
@@ -168,8 +167,15 @@ def _container(raw: Any, path: str, init: bool) -> Container:
         if not isinstance(c, Mapping) or not c.get("name"):
             raise ManifestError(f"{path}.resources.claims[{j}].name", "Required value")
         names.append(str(c["name"]))
-    return Container(str(raw.get("name") or ""), str(raw.get("image") or ""), requests, limits, policy, tuple(ports),
-                     tuple(names))
+    return Container(
+        str(raw.get("name") or ""),
+        str(raw.get("image") or ""),
+        requests,
+        limits,
+        policy,
+        tuple(ports),
+        tuple(names),
+    )
 
 
 def _pod_resource_claims(raw: Any) -> tuple[PodResourceClaim, ...]:
@@ -193,11 +199,14 @@ def _pod_resource_claims(raw: Any) -> tuple[PodResourceClaim, ...]:
         claim = str(c.get("resourceClaimName") or "")
         template = str(c.get("resourceClaimTemplateName") or "")
         if claim and template:
-            raise ManifestError(path, "Invalid value: at most one of `resourceClaimName` or "
-                                      "`resourceClaimTemplateName` may be set")
+            raise ManifestError(
+                path,
+                "Invalid value: at most one of `resourceClaimName` or `resourceClaimTemplateName` may be set",
+            )
         if not claim and not template:
-            raise ManifestError(path, "Invalid value: must specify one of: `resourceClaimName`, "
-                                      "`resourceClaimTemplateName`")
+            raise ManifestError(
+                path, "Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
+            )
         out.append(PodResourceClaim(name, claim, template))
     return tuple(out)
 
@@ -238,7 +247,9 @@ def _affinity_term(raw: Any, path: str) -> PodAffinityTerm:
 
 def _term_value_error(raw: Mapping[str, Any]) -> str | None:
     """``newAffinityTerm``'s selector conversion error (``pkg/scheduler/framework/types.go``)."""
-    return selector_value_error(raw.get("labelSelector")) or selector_value_error(raw.get("namespaceSelector"))
+    return selector_value_error(raw.get("labelSelector")) or selector_value_error(
+        raw.get("namespaceSelector")
+    )
 
 
 def _affinity_terms(raw: Any, path: str) -> tuple[tuple[PodAffinityTerm, ...], str | None]:
@@ -269,7 +280,11 @@ def _weighted_terms(raw: Any, path: str) -> tuple[tuple[WeightedPodAffinityTerm,
         w = t.get("weight", 0)
         if not isinstance(w, int) or isinstance(w, bool):
             raise ManifestError(f"{path}[{i}].weight", "must be an integer")
-        out.append(WeightedPodAffinityTerm(w, _affinity_term(t.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")))
+        out.append(
+            WeightedPodAffinityTerm(
+                w, _affinity_term(t.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")
+            )
+        )
     for t in raw:
         err = _term_value_error(t.get("podAffinityTerm") or {})
         if err is not None:
@@ -304,10 +319,18 @@ def _spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstraint, 
         for pol in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             if c.get(pol) not in (None, "Honor", "Ignore"):
                 raise ManifestError(f"{p}.{pol}", f'Unsupported value: "{c.get(pol)}"')
-        out.append(TopologySpreadConstraint(
-            ms, str(c["topologyKey"]), wu, parse_label_selector(c.get("labelSelector"), f"{p}.labelSelector"),
-            md, c.get("nodeAffinityPolicy"), c.get("nodeTaintsPolicy"),
-            tuple(str(k) for k in c.get("matchLabelKeys") or [])))
+        out.append(
+            TopologySpreadConstraint(
+                ms,
+                str(c["topologyKey"]),
+                wu,
+                parse_label_selector(c.get("labelSelector"), f"{p}.labelSelector"),
+                md,
+                c.get("nodeAffinityPolicy"),
+                c.get("nodeTaintsPolicy"),
+                tuple(str(k) for k in c.get("matchLabelKeys") or []),
+            )
+        )
     return tuple(out)
 
 
@@ -320,14 +343,49 @@ class Pod:
     """
 
     __slots__ = (
-        "raw", "namespace", "name", "uid", "key", "labels", "annotations", "resource_version",
-        "node_name", "scheduler_name", "priority", "preemption_policy", "containers", "init_containers",
-        "overhead", "pod_level_requests", "tolerations", "node_selector", "required_node_affinity",
-        "preferred_node_affinity", "pod_affinity_required", "pod_affinity_preferred",
-        "pod_anti_affinity_required", "pod_anti_affinity_preferred", "topology_spread_constraints",
-        "scheduling_gates", "deletion_timestamp", "creation_timestamp", "start_time", "nominated_node_name",
-        "phase", "owner_references", "volumes", "pvc_names", "host_ports", "images", "requests",
-        "non_zero_requests", "has_affinity", "resource_claims", "resource_claim_statuses", "conditions", "affinity_parse_error",
+        "raw",
+        "namespace",
+        "name",
+        "uid",
+        "key",
+        "labels",
+        "annotations",
+        "resource_version",
+        "node_name",
+        "scheduler_name",
+        "priority",
+        "preemption_policy",
+        "containers",
+        "init_containers",
+        "overhead",
+        "pod_level_requests",
+        "tolerations",
+        "node_selector",
+        "required_node_affinity",
+        "preferred_node_affinity",
+        "pod_affinity_required",
+        "pod_affinity_preferred",
+        "pod_anti_affinity_required",
+        "pod_anti_affinity_preferred",
+        "topology_spread_constraints",
+        "scheduling_gates",
+        "deletion_timestamp",
+        "creation_timestamp",
+        "start_time",
+        "nominated_node_name",
+        "phase",
+        "owner_references",
+        "volumes",
+        "pvc_names",
+        "host_ports",
+        "images",
+        "requests",
+        "non_zero_requests",
+        "has_affinity",
+        "resource_claims",
+        "resource_claim_statuses",
+        "conditions",
+        "affinity_parse_error",
     )
 
     raw: dict[str, Any]
@@ -409,9 +467,16 @@ class Pod:
         p.deletion_timestamp = meta.get("deletionTimestamp")
         p.creation_timestamp = meta.get("creationTimestamp")
         p.owner_references = tuple(
-            OwnerReference(str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")),
-                           bool(o.get("controller")), str(o.get("apiVersion", "")))
-            for o in meta.get("ownerReferences") or [] if isinstance(o, Mapping))
+            OwnerReference(
+                str(o.get("kind", "")),
+                str(o.get("name", "")),
+                str(o.get("uid", "")),
+                bool(o.get("controller")),
+                str(o.get("apiVersion", "")),
+            )
+            for o in meta.get("ownerReferences") or []
+            if isinstance(o, Mapping)
+        )
         p.node_name = str(spec.get("nodeName") or "")
         p.scheduler_name = str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
         prio = spec.get("priority", 0)
@@ -434,8 +499,9 @@ class Pod:
         p.init_containers = tuple(_container(c, f"spec.initContainers[{i}]", True) for i, c in enumerate(ics))
         p.overhead = _resource_list(spec.get("overhead"), "spec.overhead")
         pres = spec.get("resources") or {}
-        p.pod_level_requests = _resource_list(pres.get("requests") if isinstance(pres, Mapping) else None,
-                                              "spec.resources.requests")
+        p.pod_level_requests = _resource_list(
+            pres.get("requests") if isinstance(pres, Mapping) else None, "spec.resources.requests"
+        )
         if isinstance(pres, Mapping):
             for k, v in _resource_list(pres.get("limits"), "spec.resources.limits").items():
                 if k in ("cpu", "memory") or k.startswith("hugepages-"):
@@ -454,38 +520,62 @@ class Pod:
         base = "spec.affinity"
         p.required_node_affinity = parse_node_selector(
             na.get("requiredDuringSchedulingIgnoredDuringExecution"),
-            f"{base}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+            f"{base}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        )
         p.preferred_node_affinity = parse_preferred_terms(
             na.get("preferredDuringSchedulingIgnoredDuringExecution"),
-            f"{base}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+            f"{base}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        )
         p.pod_affinity_required, e1 = _affinity_terms(
             pa.get("requiredDuringSchedulingIgnoredDuringExecution"),
-            f"{base}.podAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+            f"{base}.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        )
         p.pod_anti_affinity_required, e2 = _affinity_terms(
             paa.get("requiredDuringSchedulingIgnoredDuringExecution"),
-            f"{base}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+            f"{base}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        )
         p.pod_affinity_preferred, e3 = _weighted_terms(
             pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
-            f"{base}.podAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+            f"{base}.podAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        )
         p.pod_anti_affinity_preferred, e4 = _weighted_terms(
             paa.get("preferredDuringSchedulingIgnoredDuringExecution"),
-            f"{base}.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution")
-        errs = [f"{what}: {e}" for what, e in (("requiredAffinityTerms", e1), ("requiredAntiAffinityTerms", e2),
-                                               ("preferredAffinityTerms", e3), ("preferredAntiAffinityTerms", e4))
-                if e is not None]
-        p.affinity_parse_error = (errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]") if errs else None
-        p.has_affinity = bool(p.pod_affinity_required or p.pod_affinity_preferred
-                              or p.pod_anti_affinity_required or p.pod_anti_affinity_preferred)
-        p.topology_spread_constraints = _spread_constraints(spec.get("topologySpreadConstraints"),
-                                                            "spec.topologySpreadConstraints")
-        p.scheduling_gates = tuple(str(g.get("name", "")) for g in spec.get("schedulingGates") or []
-                                   if isinstance(g, Mapping))
+            f"{base}.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        )
+        errs = [
+            f"{what}: {e}"
+            for what, e in (
+                ("requiredAffinityTerms", e1),
+                ("requiredAntiAffinityTerms", e2),
+                ("preferredAffinityTerms", e3),
+                ("preferredAntiAffinityTerms", e4),
+            )
+            if e is not None
+        ]
+        p.affinity_parse_error = (
+            (errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]") if errs else None
+        )
+        p.has_affinity = bool(
+            p.pod_affinity_required
+            or p.pod_affinity_preferred
+            or p.pod_anti_affinity_required
+            or p.pod_anti_affinity_preferred
+        )
+        p.topology_spread_constraints = _spread_constraints(
+            spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"
+        )
+        p.scheduling_gates = tuple(
+            str(g.get("name", "")) for g in spec.get("schedulingGates") or [] if isinstance(g, Mapping)
+        )
         vols = spec.get("volumes") or []
         if not isinstance(vols, list):
             raise ManifestError("spec.volumes", "must be a list")
         p.volumes = tuple(v for v in vols if isinstance(v, Mapping))
-        p.pvc_names = tuple(str(v["persistentVolumeClaim"].get("claimName", "")) for v in p.volumes
-                            if isinstance(v.get("persistentVolumeClaim"), Mapping))
+        p.pvc_names = tuple(
+            str(v["persistentVolumeClaim"].get("claimName", ""))
+            for v in p.volumes
+            if isinstance(v.get("persistentVolumeClaim"), Mapping)
+        )
         p.resource_claims = _pod_resource_claims(spec.get("resourceClaims"))
         p.resource_claim_statuses = _resource_claim_statuses(status.get("resourceClaimStatuses"))
         p.host_ports = tuple(hp for c in p.containers + p.init_containers for hp in c.host_ports)
@@ -525,11 +615,21 @@ class Pod:
         for k, v in spec.items():
             if k != "nodeName" and old_spec.get(k, _MISSING) != v:
                 return None
-        for k in ("name", "namespace", "uid", "labels", "annotations", "deletionTimestamp", "ownerReferences"):
+        for k in (
+            "name",
+            "namespace",
+            "uid",
+            "labels",
+            "annotations",
+            "deletionTimestamp",
+            "ownerReferences",
+        ):
             if meta.get(k) != old_meta.get(k):
                 return None
         status = obj.get("status") or {}
-        if not isinstance(status, Mapping) or status.get("startTime") != (self.raw.get("status") or {}).get("startTime"):
+        if not isinstance(status, Mapping) or status.get("startTime") != (self.raw.get("status") or {}).get(
+            "startTime"
+        ):
             return None
         q = self.with_node_name(str(spec["nodeName"]))
         q.raw = obj  # type: ignore[assignment]

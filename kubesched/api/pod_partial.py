@@ -33,7 +33,9 @@ _UNREADABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 UNREADABLE_PRIORITY = 2**31 - 1
 #: removals before giving up on the spec and keeping only the pod's identity and node
 _MAX_REMOVALS = 64
-_REQUEST_PATH = re.compile(r"^spec\.(?:overhead|resources)|^spec\.(?:init)?[cC]ontainers(?:\[\d+\](?:\.resources.*)?)?$")
+_REQUEST_PATH = re.compile(
+    r"^spec\.(?:overhead|resources)|^spec\.(?:init)?[cC]ontainers(?:\[\d+\](?:\.resources.*)?)?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +68,7 @@ def _split(path: str, value: Any) -> list[str | int]:
                 return parts
             parts.append(i)
             cur = cur[i]
-            rest = rest[end + 1:]
+            rest = rest[end + 1 :]
             if rest.startswith("."):
                 rest = rest[1:]
             continue
@@ -75,13 +77,17 @@ def _split(path: str, value: Any) -> list[str | int]:
         best = None
         for k in cur:
             ks = str(k)
-            if rest == ks or (rest.startswith(ks) and rest[len(ks)] in ".[") and (best is None or len(ks) > len(str(best))):
+            if (
+                rest == ks
+                or (rest.startswith(ks) and rest[len(ks)] in ".[")
+                and (best is None or len(ks) > len(str(best)))
+            ):
                 best = k
         if best is None:
             return parts
         parts.append(best)
         cur = cur[best]
-        rest = rest[len(str(best)):]
+        rest = rest[len(str(best)) :]
         if rest.startswith("."):
             rest = rest[1:]
     return parts
@@ -103,7 +109,9 @@ def _identity(obj: Mapping[str, Any]) -> dict[str, Any]:
     spec = spec if isinstance(spec, Mapping) else {}
     status = obj.get("status")
     status = status if isinstance(status, Mapping) else {}
-    keep_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if isinstance(meta.get(k), str)}
+    keep_meta = {
+        k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if isinstance(meta.get(k), str)
+    }
     if "name" not in keep_meta:
         keep_meta["name"] = "unknown"
     out_spec: dict[str, Any] = {"containers": [{"name": "unreadable"}]}

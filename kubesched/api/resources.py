@@ -52,8 +52,14 @@ class Resource:
 
     __slots__ = ("milli_cpu", "memory", "ephemeral_storage", "allowed_pod_number", "scalar")
 
-    def __init__(self, milli_cpu: int = 0, memory: int = 0, ephemeral_storage: int = 0,
-                 allowed_pod_number: int = 0, scalar: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        milli_cpu: int = 0,
+        memory: int = 0,
+        ephemeral_storage: int = 0,
+        allowed_pod_number: int = 0,
+        scalar: dict[str, int] | None = None,
+    ) -> None:
         self.milli_cpu = milli_cpu
         self.memory = memory
         self.ephemeral_storage = ephemeral_storage
@@ -99,12 +105,19 @@ class Resource:
 
     def clone(self) -> Resource:
         """A deep copy."""
-        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar))
+        return Resource(
+            self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar)
+        )
 
     def as_dict(self) -> dict[str, int]:
         """The non-zero amounts as a ResourceList-shaped dict."""
-        d = {CPU: self.milli_cpu, MEMORY: self.memory, EPHEMERAL_STORAGE: self.ephemeral_storage,
-             PODS: self.allowed_pod_number, **self.scalar}
+        d = {
+            CPU: self.milli_cpu,
+            MEMORY: self.memory,
+            EPHEMERAL_STORAGE: self.ephemeral_storage,
+            PODS: self.allowed_pod_number,
+            **self.scalar,
+        }
         return {k: v for k, v in d.items() if v}
 
     def __eq__(self, other: object) -> bool:
@@ -120,7 +133,6 @@ def add_into(acc: dict[str, int], rl: Mapping[str, int]) -> None:
         acc[k] = acc.get(k, 0) + v
 
 
-
 def _apply_non_missing(r: Mapping[str, int], non_missing: Mapping[str, int] | None) -> Mapping[str, int]:
     if not non_missing:
         return r
@@ -131,11 +143,13 @@ def _apply_non_missing(r: Mapping[str, int], non_missing: Mapping[str, int] | No
     return out
 
 
-def pod_requests(containers: Iterable[tuple[Mapping[str, int], str | None]],
-                 init_containers: Iterable[tuple[Mapping[str, int], str | None]],
-                 pod_level: Mapping[str, int] | None,
-                 overhead: Mapping[str, int] | None,
-                 non_missing: Mapping[str, int] | None = None) -> dict[str, int]:
+def pod_requests(
+    containers: Iterable[tuple[Mapping[str, int], str | None]],
+    init_containers: Iterable[tuple[Mapping[str, int], str | None]],
+    pod_level: Mapping[str, int] | None,
+    overhead: Mapping[str, int] | None,
+    non_missing: Mapping[str, int] | None = None,
+) -> dict[str, int]:
     """Effective pod requests (``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests``,
     ``resource.PodRequests``).
 

@@ -109,6 +109,7 @@ def _list_of(item: Checker) -> Checker:
                 except _Bad as e:
                     e.parts.append(f"[{i}]")
                     raise
+
     return check
 
 
@@ -129,6 +130,7 @@ def _map_of(value: Checker) -> Checker:
             except _Bad as e:
                 e.parts.append(f".{k}")
                 raise
+
     return check
 
 

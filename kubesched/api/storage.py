@@ -111,9 +111,25 @@ class ClaimRef:
 class PersistentVolumeClaim:
     """Parsed PVC. ``request`` is ``spec.resources.requests.storage`` in bytes (``None`` when absent)."""
 
-    __slots__ = ("raw", "namespace", "name", "uid", "key", "resource_version", "annotations", "storage_class",
-                 "volume_name", "access_modes", "request", "volume_mode", "selector", "phase", "deleting",
-                 "controller_uid", "vac_name")
+    __slots__ = (
+        "raw",
+        "namespace",
+        "name",
+        "uid",
+        "key",
+        "resource_version",
+        "annotations",
+        "storage_class",
+        "volume_name",
+        "access_modes",
+        "request",
+        "volume_mode",
+        "selector",
+        "phase",
+        "deleting",
+        "controller_uid",
+        "vac_name",
+    )
 
     raw: Mapping[str, Any]
     namespace: str
@@ -155,7 +171,9 @@ class PersistentVolumeClaim:
         c.volume_name = str(spec.get("volumeName") or "")
         c.access_modes = tuple(str(m) for m in spec.get("accessModes") or [])
         res = spec.get("resources") or {}
-        c.request = _storage(res.get("requests") if isinstance(res, Mapping) else None, "spec.resources.requests")
+        c.request = _storage(
+            res.get("requests") if isinstance(res, Mapping) else None, "spec.resources.requests"
+        )
         c.volume_mode = str(spec.get("volumeMode") or "Filesystem")
         c.selector = parse_label_selector(spec.get("selector"), "spec.selector")
         c.phase = str(status.get("phase") or "") if isinstance(status, Mapping) else ""
@@ -180,9 +198,25 @@ class PersistentVolumeClaim:
 class PersistentVolume:
     """Parsed PV. ``capacity`` is ``spec.capacity.storage`` in bytes (0 when absent)."""
 
-    __slots__ = ("raw", "name", "uid", "resource_version", "labels", "annotations", "storage_class", "capacity",
-                 "access_modes", "volume_mode", "claim_ref", "phase", "node_affinity", "csi_driver", "csi_handle",
-                 "deleting", "vac_name")
+    __slots__ = (
+        "raw",
+        "name",
+        "uid",
+        "resource_version",
+        "labels",
+        "annotations",
+        "storage_class",
+        "capacity",
+        "access_modes",
+        "volume_mode",
+        "claim_ref",
+        "phase",
+        "node_affinity",
+        "csi_driver",
+        "csi_handle",
+        "deleting",
+        "vac_name",
+    )
 
     raw: Mapping[str, Any]
     name: str
@@ -224,12 +258,20 @@ class PersistentVolume:
         v.access_modes = tuple(str(m) for m in spec.get("accessModes") or [])
         v.volume_mode = str(spec.get("volumeMode") or "Filesystem")
         cr = spec.get("claimRef")
-        v.claim_ref = (ClaimRef(str(cr.get("namespace") or ""), str(cr.get("name") or ""), str(cr.get("uid") or ""))
-                       if isinstance(cr, Mapping) else None)
-        v.phase = str(status.get("phase") or VOLUME_AVAILABLE) if isinstance(status, Mapping) else VOLUME_AVAILABLE
+        v.claim_ref = (
+            ClaimRef(str(cr.get("namespace") or ""), str(cr.get("name") or ""), str(cr.get("uid") or ""))
+            if isinstance(cr, Mapping)
+            else None
+        )
+        v.phase = (
+            str(status.get("phase") or VOLUME_AVAILABLE) if isinstance(status, Mapping) else VOLUME_AVAILABLE
+        )
         na = spec.get("nodeAffinity")
-        v.node_affinity = (parse_node_selector(na.get("required"), "spec.nodeAffinity.required")
-                           if isinstance(na, Mapping) else None)
+        v.node_affinity = (
+            parse_node_selector(na.get("required"), "spec.nodeAffinity.required")
+            if isinstance(na, Mapping)
+            else None
+        )
         csi = spec.get("csi")
         v.csi_driver = str(csi.get("driver") or "") if isinstance(csi, Mapping) else ""
         v.csi_handle = str(csi.get("volumeHandle") or "") if isinstance(csi, Mapping) else ""
@@ -297,11 +339,18 @@ class StorageClass:
         for t in obj.get("allowedTopologies") or []:
             if not isinstance(t, Mapping):
                 continue
-            reqs = tuple((str(e.get("key") or ""), frozenset(str(x) for x in e.get("values") or []))
-                         for e in t.get("matchLabelExpressions") or [] if isinstance(e, Mapping))
+            reqs = tuple(
+                (str(e.get("key") or ""), frozenset(str(x) for x in e.get("values") or []))
+                for e in t.get("matchLabelExpressions") or []
+                if isinstance(e, Mapping)
+            )
             terms.append(reqs)
-        return cls(str(_meta(obj).get("name") or ""), str(obj.get("provisioner") or ""),
-                   str(obj.get("volumeBindingMode") or BINDING_IMMEDIATE), tuple(terms))
+        return cls(
+            str(_meta(obj).get("name") or ""),
+            str(obj.get("provisioner") or ""),
+            str(obj.get("volumeBindingMode") or BINDING_IMMEDIATE),
+            tuple(terms),
+        )
 
     def topology_matches(self, node_labels: Mapping[str, str]) -> bool:
         """``MatchTopologySelectorTerms``: no terms match everything; otherwise any term whose
@@ -348,18 +397,38 @@ def pod_claims(pod_name: str, volumes: tuple[Mapping[str, Any], ...]) -> list[tu
     return out
 
 
-def ephemeral_owner_error(pod_namespace: str, pod_name: str, pod_uid: str, claim: PersistentVolumeClaim) -> str | None:
+def ephemeral_owner_error(
+    pod_namespace: str, pod_name: str, pod_uid: str, claim: PersistentVolumeClaim
+) -> str | None:
     """``ephemeral.VolumeIsForPod``: the error text when the claim is not controlled by the pod, else ``None``."""
     if claim.controller_uid and claim.controller_uid == pod_uid:
         return None
-    return (f"PVC {claim.namespace}/{claim.name} was not created for pod {pod_namespace}/{pod_name} "
-            "(pod is not owner)")
+    return (
+        f"PVC {claim.namespace}/{claim.name} was not created for pod {pod_namespace}/{pod_name} "
+        "(pod is not owner)"
+    )
 
 
 __all__ = [
-    "ANN_BIND_COMPLETED", "ANN_BOUND_BY_CONTROLLER", "ANN_SELECTED_NODE", "ANN_STORAGE_CLASS",
-    "BINDING_IMMEDIATE", "BINDING_WAIT_FOR_FIRST_CONSUMER", "CLAIM_LOST", "NOT_SUPPORTED_PROVISIONER",
-    "READ_WRITE_ONCE_POD", "VOLUME_AVAILABLE", "ClaimRef", "PersistentVolume", "PersistentVolumeClaim",
-    "StorageClass", "access_modes_fit", "csi_node_limits", "ephemeral_claim_name", "ephemeral_owner_error",
-    "newer_version", "not_found", "pod_claims",
+    "ANN_BIND_COMPLETED",
+    "ANN_BOUND_BY_CONTROLLER",
+    "ANN_SELECTED_NODE",
+    "ANN_STORAGE_CLASS",
+    "BINDING_IMMEDIATE",
+    "BINDING_WAIT_FOR_FIRST_CONSUMER",
+    "CLAIM_LOST",
+    "NOT_SUPPORTED_PROVISIONER",
+    "READ_WRITE_ONCE_POD",
+    "VOLUME_AVAILABLE",
+    "ClaimRef",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "access_modes_fit",
+    "csi_node_limits",
+    "ephemeral_claim_name",
+    "ephemeral_owner_error",
+    "newer_version",
+    "not_found",
+    "pod_claims",
 ]

@@ -57,8 +57,11 @@ def tolerates(tolerations: Iterable[Toleration], taint: Taint) -> bool:
     return any(t.tolerates(taint) for t in tolerations)
 
 
-def find_untolerated(taints: Iterable[Taint], tolerations: tuple[Toleration, ...],
-                     effects: tuple[str, ...] = (NO_SCHEDULE, NO_EXECUTE)) -> Taint | None:
+def find_untolerated(
+    taints: Iterable[Taint],
+    tolerations: tuple[Toleration, ...],
+    effects: tuple[str, ...] = (NO_SCHEDULE, NO_EXECUTE),
+) -> Taint | None:
     """``FindMatchingUntoleratedTaint``: the first taint (node order) with one of ``effects``
     that no toleration tolerates, or ``None``."""
     for taint in taints:
@@ -104,7 +107,7 @@ def parse_tolerations(raw: Any, path: str) -> tuple[Toleration, ...]:
         if eff and eff not in _EFFECTS:
             raise ManifestError(f"{path}[{i}].effect", f'unsupported value "{eff}"')
         secs = t.get("tolerationSeconds")
-        out.append(Toleration(key, op, str(t.get("value") or ""), eff, int(secs) if secs is not None else None))
+        out.append(
+            Toleration(key, op, str(t.get("value") or ""), eff, int(secs) if secs is not None else None)
+        )
     return tuple(out)
-
-

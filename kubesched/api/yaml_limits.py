@@ -226,7 +226,9 @@ def load_json(text: str | bytes, **kwargs: Any) -> Any:
         value = json.loads(text, **kwargs)
     except RecursionError:
         raise YAMLLimitError(f"exceeded max depth of {MAX_DEPTH}") from None
-    opened = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
+    opened = (
+        text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
+    )
     if opened > MAX_DEPTH:
         check_depth(value)
     return value

@@ -6,5 +6,14 @@ from kubesched.cache.errors import CacheCorruptedError, CacheError, SnapshotInco
 from kubesched.cache.image_states import ImageState, ImageStateTable
 from kubesched.cache.node_tree import NodeTree
 
-__all__ = ["Cache", "CacheCorruptedError", "CacheDump", "CacheError", "ImageState", "ImageStateTable", "NodeTree",
-           "SnapshotInconsistentError", "SnapshotUpdate"]
+__all__ = [
+    "Cache",
+    "CacheCorruptedError",
+    "CacheDump",
+    "CacheError",
+    "ImageState",
+    "ImageStateTable",
+    "NodeTree",
+    "SnapshotInconsistentError",
+    "SnapshotUpdate",
+]

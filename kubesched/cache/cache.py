@@ -147,8 +147,9 @@ class Cache:
         with self._lock:
             st = self._pod_states.get(pod.uid)
             if st is not None and st.pod.node_name != pod.node_name:
-                raise CacheError(f"pod {_pod_ref(pod)} was assumed on {pod.node_name} "
-                                 f"but assigned to {st.pod.node_name}")
+                raise CacheError(
+                    f"pod {_pod_ref(pod)} was assumed on {pod.node_name} but assigned to {st.pod.node_name}"
+                )
             if st is not None and pod.uid in self._assumed:
                 self._remove_pod(pod)
                 return
@@ -167,8 +168,13 @@ class Cache:
                 except CacheError as e:
                     log.error("Error occurred while updating pod %s: %s", pod.key, e)
                 if st.pod.node_name != pod.node_name:
-                    log.info("Pod was added to a different node than it was assumed: pod=%s assumedNode=%s "
-                             "currentNode=%s", pod.key, pod.node_name, st.pod.node_name)
+                    log.info(
+                        "Pod was added to a different node than it was assumed: pod=%s assumedNode=%s "
+                        "currentNode=%s",
+                        pod.key,
+                        pod.node_name,
+                        st.pod.node_name,
+                    )
             elif st is None:
                 self._add_pod(pod, assumed=False)
             else:
@@ -188,7 +194,8 @@ class Cache:
             if st.pod.node_name != new.node_name:
                 raise CacheCorruptedError(
                     f"pod {_pod_ref(old)} updated on a different node than previously added to: "
-                    "scheduler cache is corrupted and can badly affect scheduling decisions")
+                    "scheduler cache is corrupted and can badly affect scheduling decisions"
+                )
             self._update_pod(old, new)
 
     def remove_pod(self, pod: Pod) -> None:
@@ -200,15 +207,22 @@ class Cache:
             st = self._pod_states.get(pod.uid)
             if st is None:
                 raise CacheError(
-                    f"pod {_pod_ref(pod)} is not found in scheduler cache, so cannot be removed from it")
+                    f"pod {_pod_ref(pod)} is not found in scheduler cache, so cannot be removed from it"
+                )
             if st.pod.node_name != pod.node_name:
-                log.error("Pod was added to a different node than it was assumed: pod=%s assumedNode=%s "
-                          "currentNode=%s", pod.key, pod.node_name, st.pod.node_name)
+                log.error(
+                    "Pod was added to a different node than it was assumed: pod=%s assumedNode=%s "
+                    "currentNode=%s",
+                    pod.key,
+                    pod.node_name,
+                    st.pod.node_name,
+                )
                 if pod.node_name:
                     raise CacheCorruptedError(
                         f"pod {_pod_ref(pod)} removed from node {pod.node_name} but cached on "
                         f"{st.pod.node_name}: scheduler cache is corrupted and can badly affect "
-                        "scheduling decisions")
+                        "scheduling decisions"
+                    )
             self._remove_pod(st.pod)
 
     def is_assumed_pod(self, pod: Pod) -> bool:
@@ -423,10 +437,12 @@ class Cache:
                         used.add(k)
 
         if len(snapshot.node_info_list) != self._tree.num_nodes:
-            msg = ("snapshot state is not consistent, length of NodeInfoList="
-                   f"{len(snapshot.node_info_list)} not equal to length of nodes in tree={self._tree.num_nodes} "
-                   f", length of NodeInfoMap={len(nmap)}, length of nodes in cache={len(nodes)}"
-                   ", trying to recover")
+            msg = (
+                "snapshot state is not consistent, length of NodeInfoList="
+                f"{len(snapshot.node_info_list)} not equal to length of nodes in tree={self._tree.num_nodes} "
+                f", length of NodeInfoMap={len(nmap)}, length of nodes in cache={len(nodes)}"
+                ", trying to recover"
+            )
             log.error(msg)
             self._rebuild_lists(snapshot)
             raise SnapshotInconsistentError(msg)
@@ -456,7 +472,9 @@ class Cache:
             if ni is not None:
                 ordered.append(ni)
             else:
-                log.error("Node exists in nodeTree but not in NodeInfoMap, this should not happen: node=%s", name)
+                log.error(
+                    "Node exists in nodeTree but not in NodeInfoMap, this should not happen: node=%s", name
+                )
         snapshot.rebuild_lists(ordered)
         if snapshot.node_table is not None:
             snapshot.node_table.set_order(ordered)
@@ -481,7 +499,11 @@ class Cache:
     def cache_size(self) -> dict[str, int]:
         """Values of ``scheduler_scheduler_cache_size{type}``: ``assumed_pods``, ``pods``, ``nodes``."""
         with self._lock:
-            return {"assumed_pods": len(self._assumed), "pods": len(self._pod_states), "nodes": len(self._nodes)}
+            return {
+                "assumed_pods": len(self._assumed),
+                "pods": len(self._pod_states),
+                "nodes": len(self._nodes),
+            }
 
     def dump(self) -> CacheDump:
         """``Dump``: clones of all cached NodeInfos (ghosts included) and the assumed pod UIDs."""

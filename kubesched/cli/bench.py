@@ -26,51 +26,136 @@ def _source_tree(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.command()
 @click.argument("workloads", nargs=-1)
 @click.option("--list", "list_only", is_flag=True, help="Name the available workloads and exit.")
-@click.option("--output", type=OutputFile(), help="Write the results as JSON to this file (-o is a format elsewhere; bench prints a table).")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
-              help="A scheduler_perf-shaped workload file instead of the shipped one.")
+@click.option(
+    "--output",
+    type=OutputFile(),
+    help="Write the results as JSON to this file (-o is a format elsewhere; bench prints a table).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A scheduler_perf-shaped workload file instead of the shipped one.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the scheduler's RNG.")
-@click.option("--in-process", is_flag=True, help="Run in this process (default: one forked process per workload, "
-                                                 "so that peak RSS is per workload).")
+@click.option(
+    "--in-process",
+    is_flag=True,
+    help="Run in this process (default: one forked process per workload, so that peak RSS is per workload).",
+)
 @click.option("--no-gc-freeze", is_flag=True, help="Do not gc.freeze() the loaded objects before measuring.")
-@click.option("--api", "api_mode", is_flag=True,
-              help="Run each workload through `kubesched serve` + `kubesched run` subprocesses over HTTP "
-                   "(loopback) and report pods/s first to last bind, CPU and RSS of both processes.")
+@click.option(
+    "--api",
+    "api_mode",
+    is_flag=True,
+    help="Run each workload through `kubesched serve` + `kubesched run` subprocesses over HTTP "
+    "(loopback) and report pods/s first to last bind, CPU and RSS of both processes.",
+)
 @click.option("--kube-api-qps", type=float, default=5000.0, show_default=True, help="With --api: run's QPS.")
 @click.option("--kube-api-burst", type=int, default=5000, show_default=True, help="With --api: run's burst.")
-@click.option("--measure-pods", type=click.IntRange(min=1), default=None,
-              help="With --api: measure this many pods instead of the workload's count.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
-              help="With --api: seconds to wait for the measured pods.")
-@click.option("--run-flag", "run_flags", multiple=True, metavar="FLAG",
-              help="With --api: one more flag for `kubesched run`, e.g. --run-flag=--cpu-affinity=none "
-                   "or --run-flag=--parallel-bindings=32; repeatable (recorded as runFlags in --output).")
-@click.option("--simulate", "simulate_files", multiple=True, metavar="FILE|NAME",
-              help="Time `kubesched simulate` (table and -o json) and `kubesched ui -f` on a cluster file, or on a "
-                   "generated one named in --list (SimulateSpreading/...): end to end, load, schedule and output "
-                   "seconds, peak RSS; one process per run; repeatable.")
-@click.option("--simulate-mode", "simulate_modes", multiple=True, type=click.Choice(["table", "json", "ui"]),
-              help="With --simulate: only these runs (repeatable; default: table, json, ui).")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
-              help="With --simulate: run every mode this many times, in turn.")
-@click.option("--baseline-tree", type=click.Path(exists=True, file_okay=False), callback=_source_tree,
-              help="With --simulate: before each run, the same run of the kubesched source tree in this directory "
-                   "(e.g. a `git worktree` of the base commit), for alternating before/after pairs; outputs are "
-                   "compared by SHA-256.")
-@click.option("--soak", type=click.Choice(["idle-connections", "tls-handshakes", "churn"]), default=None,
-              help="Instead of workloads: the memory of `kubesched run` (subprocesses on loopback) under "
-                   "idle TCP connections, stalled TLS handshakes, or sustained pod churn.")
-@click.option("--connections", type=click.IntRange(min=1), default=10_000, show_default=True,
-              help="With --soak idle-connections/tls-handshakes: connections held open.")
-@click.option("--duration", type=click.FloatRange(min=1), default=60.0, show_default=True,
-              help="With --soak churn: seconds of churn.")
-@click.option("--rate", type=click.FloatRange(min=0.1), default=100.0, show_default=True,
-              help="With --soak churn: pods created (and deleted once bound a few seconds) per second.")
-def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, config_path: str | None, seed: int,
-          in_process: bool, no_gc_freeze: bool, api_mode: bool, kube_api_qps: float, kube_api_burst: int,
-          measure_pods: int | None, timeout: float, run_flags: tuple[str, ...], simulate_files: tuple[str, ...],
-          simulate_modes: tuple[str, ...], repeat: int, baseline_tree: str | None, soak: str | None,
-          connections: int, duration: float, rate: float) -> None:
+@click.option(
+    "--measure-pods",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --api: measure this many pods instead of the workload's count.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
+    help="With --api: seconds to wait for the measured pods.",
+)
+@click.option(
+    "--run-flag",
+    "run_flags",
+    multiple=True,
+    metavar="FLAG",
+    help="With --api: one more flag for `kubesched run`, e.g. --run-flag=--cpu-affinity=none "
+    "or --run-flag=--parallel-bindings=32; repeatable (recorded as runFlags in --output).",
+)
+@click.option(
+    "--simulate",
+    "simulate_files",
+    multiple=True,
+    metavar="FILE|NAME",
+    help="Time `kubesched simulate` (table and -o json) and `kubesched ui -f` on a cluster file, or on a "
+    "generated one named in --list (SimulateSpreading/...): end to end, load, schedule and output "
+    "seconds, peak RSS; one process per run; repeatable.",
+)
+@click.option(
+    "--simulate-mode",
+    "simulate_modes",
+    multiple=True,
+    type=click.Choice(["table", "json", "ui"]),
+    help="With --simulate: only these runs (repeatable; default: table, json, ui).",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="With --simulate: run every mode this many times, in turn.",
+)
+@click.option(
+    "--baseline-tree",
+    type=click.Path(exists=True, file_okay=False),
+    callback=_source_tree,
+    help="With --simulate: before each run, the same run of the kubesched source tree in this directory "
+    "(e.g. a `git worktree` of the base commit), for alternating before/after pairs; outputs are "
+    "compared by SHA-256.",
+)
+@click.option(
+    "--soak",
+    type=click.Choice(["idle-connections", "tls-handshakes", "churn"]),
+    default=None,
+    help="Instead of workloads: the memory of `kubesched run` (subprocesses on loopback) under "
+    "idle TCP connections, stalled TLS handshakes, or sustained pod churn.",
+)
+@click.option(
+    "--connections",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="With --soak idle-connections/tls-handshakes: connections held open.",
+)
+@click.option(
+    "--duration",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="With --soak churn: seconds of churn.",
+)
+@click.option(
+    "--rate",
+    type=click.FloatRange(min=0.1),
+    default=100.0,
+    show_default=True,
+    help="With --soak churn: pods created (and deleted once bound a few seconds) per second.",
+)
+def bench(
+    workloads: tuple[str, ...],
+    list_only: bool,
+    output: str | None,
+    config_path: str | None,
+    seed: int,
+    in_process: bool,
+    no_gc_freeze: bool,
+    api_mode: bool,
+    kube_api_qps: float,
+    kube_api_burst: int,
+    measure_pods: int | None,
+    timeout: float,
+    run_flags: tuple[str, ...],
+    simulate_files: tuple[str, ...],
+    simulate_modes: tuple[str, ...],
+    repeat: int,
+    baseline_tree: str | None,
+    soak: str | None,
+    connections: int,
+    duration: float,
+    rate: float,
+) -> None:
     """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
     queue, scheduling cycle, cache and binding into the embedded cluster, and report
     SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS.
@@ -106,15 +191,26 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     if simulate_files:
         if workloads or api_mode:
             raise click.UsageError("--simulate runs alone: give no workloads and no --api")
-        _bench_simulate(console, simulate_files, simulate_modes or ("table", "json", "ui"), repeat, output,
-                        baseline_tree, seed)
+        _bench_simulate(
+            console,
+            simulate_files,
+            simulate_modes or ("table", "json", "ui"),
+            repeat,
+            output,
+            baseline_tree,
+            seed,
+        )
         return
     if simulate_modes or repeat != 1 or baseline_tree:
         raise click.UsageError("--simulate-mode, --repeat and --baseline-tree apply to --simulate runs only")
     if not api_mode:
-        for flag, value, default in (("--measure-pods", measure_pods, None), ("--timeout", timeout, 600.0),
-                                     ("--kube-api-qps", kube_api_qps, 5000.0), ("--kube-api-burst", kube_api_burst, 5000),
-                                     ("--run-flag", run_flags, ())):
+        for flag, value, default in (
+            ("--measure-pods", measure_pods, None),
+            ("--timeout", timeout, 600.0),
+            ("--kube-api-qps", kube_api_qps, 5000.0),
+            ("--kube-api-burst", kube_api_burst, 5000),
+            ("--run-flag", run_flags, ()),
+        ):
             if value != default:
                 raise click.UsageError(f"{flag} applies to --api runs only")
     chosen = select(all_workloads, list(workloads))
@@ -123,8 +219,14 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
         return
     results: list[Any] = []
     runner = run_workload if in_process else run_isolated
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as prog:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as prog:
         for w in chosen:
             task = prog.add_task(w.name, total=w.measured_pods)
 
@@ -143,14 +245,27 @@ def bench(workloads: tuple[str, ...], list_only: bool, output: str | None, confi
     _exit_on_failures(results)
 
 
-def _bench_simulate(console: Any, files: tuple[str, ...], modes: tuple[str, ...], repeat: int,
-                    output: str | None, baseline_tree: str | None, seed: int) -> None:
+def _bench_simulate(
+    console: Any,
+    files: tuple[str, ...],
+    modes: tuple[str, ...],
+    repeat: int,
+    output: str | None,
+    baseline_tree: str | None,
+    seed: int,
+) -> None:
     from kubesched.modes.bench.report import simulate_table, write_simulate_json
     from kubesched.modes.bench.simulate_bench import bench_simulate
 
     try:
-        runs = bench_simulate(files, modes, repeat, progress=lambda what: console.print(f"running {what}", markup=False),
-                              baseline_tree=baseline_tree, seed=seed)
+        runs = bench_simulate(
+            files,
+            modes,
+            repeat,
+            progress=lambda what: console.print(f"running {what}", markup=False),
+            baseline_tree=baseline_tree,
+            seed=seed,
+        )
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--simulate") from None
     console.print(simulate_table(runs))
@@ -190,8 +305,13 @@ def _kept_on_interrupt(output: str | None, results: list[Any], total: int) -> It
         yield
     except KeyboardInterrupt:
         names = ", ".join(r.name for r in results)
-        kept = f"{output} keeps {len(results)} of {total} workload(s): {names}" if output and results else \
-            "no workload had finished" if not results else f"finished: {names} (no --output)"
+        kept = (
+            f"{output} keeps {len(results)} of {total} workload(s): {names}"
+            if output and results
+            else "no workload had finished"
+            if not results
+            else f"finished: {names} (no --output)"
+        )
         click.echo(f"bench interrupted: {kept}", err=True)
         raise
 
@@ -201,20 +321,36 @@ def _exit_on_failures(results: list[Any]) -> None:
     test fails; a throughput below its threshold is reported in the table, not an exit code."""
     bad = [r.name for r in results if r.status != "ok"]
     if bad:
-        click.echo(f"error: {len(bad)} of {len(results)} workloads did not complete: {', '.join(bad)}", err=True)
+        click.echo(
+            f"error: {len(bad)} of {len(results)} workloads did not complete: {', '.join(bad)}", err=True
+        )
         sys.exit(1)
 
 
-def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, burst: int, measure_pods: int | None,
-               timeout: float, run_flags: tuple[str, ...]) -> None:
+def _bench_api(
+    console: Any,
+    chosen: list[Any],
+    output: str | None,
+    qps: float,
+    burst: int,
+    measure_pods: int | None,
+    timeout: float,
+    run_flags: tuple[str, ...],
+) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from kubesched.modes.bench.api import run_api_workload
     from kubesched.modes.bench.report import api_results_table, write_api_json
 
     results: list[Any] = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as prog:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as prog:
         for w in chosen:
             task = prog.add_task(f"{w.name} (api)", total=measure_pods or w.measured_pods)
 
@@ -222,8 +358,17 @@ def _bench_api(console: Any, chosen: list[Any], output: str | None, qps: float, 
                 prog.update(task, completed=done, total=total)
 
             with _kept_on_interrupt(output, results, len(chosen)):
-                results.append(run_api_workload(w, qps=qps, burst=burst, measure_pods=measure_pods, timeout=timeout,
-                                                run_args=run_flags, progress=on_progress))
+                results.append(
+                    run_api_workload(
+                        w,
+                        qps=qps,
+                        burst=burst,
+                        measure_pods=measure_pods,
+                        timeout=timeout,
+                        run_args=run_flags,
+                        progress=on_progress,
+                    )
+                )
             if output:
                 write_api_json(output, results)  # each finished workload kept as it completes
     console.print(api_results_table(results))

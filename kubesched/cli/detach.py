@@ -47,7 +47,9 @@ def _ready(url: str) -> bool:
         return False
 
 
-def serve_detached(argv: list[str], kubeconfig: str | None, pid_file: str | None, log_file: str | None) -> None:
+def serve_detached(
+    argv: list[str], kubeconfig: str | None, pid_file: str | None, log_file: str | None
+) -> None:
     """Re-run ``argv`` (this ``kubesched serve`` command line) without ``--detach`` in the
     background; return once its ``/readyz`` answers 200. Raises KubeschedError (with the log's last
     lines) when it exits or is not ready within :data:`READY_TIMEOUT` seconds. Needs
@@ -62,20 +64,31 @@ def serve_detached(argv: list[str], kubeconfig: str | None, pid_file: str | None
     before = _stamp(kc)
     args = [a for a in argv[1:] if a != "--detach"]
     with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "kubesched.cli.main", *args], stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kubesched.cli.main", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            tail = "".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines(True)[-5:]).strip()
+            tail = "".join(
+                log_path.read_text(encoding="utf-8", errors="replace").splitlines(True)[-5:]
+            ).strip()
             raise KubeschedError(f"the detached server exited with {proc.returncode}: {tail}")
         url = _server_url(kc) if _stamp(kc) not in (None, before) else None
         if url is not None and _ready(url):
             pid_path.write_text(f"{proc.pid}\n", encoding="utf-8")
-            click.echo(f"serving at {url} (pid {proc.pid}, in {pid_path}; log {log_path}); "
-                       f"stop it with: kill $(cat {pid_path})", err=True)
+            click.echo(
+                f"serving at {url} (pid {proc.pid}, in {pid_path}; log {log_path}); "
+                f"stop it with: kill $(cat {pid_path})",
+                err=True,
+            )
             return
         time.sleep(0.1)
     proc.terminate()
-    raise KubeschedError(f"the detached server did not answer /readyz within {READY_TIMEOUT:g}s (log {log_path})")
-
+    raise KubeschedError(
+        f"the detached server did not answer /readyz within {READY_TIMEOUT:g}s (log {log_path})"
+    )

@@ -16,8 +16,10 @@ from kubesched.cli.units import Bytes
 from kubesched.errors import ConfigError, KubeschedError
 
 _CATALOGUE_HELP = "Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml)."
-_KUBELET_HELP = ("YAML of kubelet image-model settings (camelCase, as for `replay --kubelet`; e.g. a file "
-                 "written by `images calibrate` or one of examples/kubelet/).")
+_KUBELET_HELP = (
+    "YAML of kubelet image-model settings (camelCase, as for `replay --kubelet`; e.g. a file "
+    "written by `images calibrate` or one of examples/kubelet/)."
+)
 
 
 @click.group()
@@ -34,22 +36,49 @@ def _kubelet_config(path: str | None) -> Any:
 
 @images.command()
 @click.argument("image_refs", metavar="[IMAGE]...", nargs=-1)
-@click.option("--size", "size", type=Bytes(), metavar="SIZE",
-              help="Compressed image size (instead of IMAGE): a quantity such as 5Gi, 500MB or 1048576 (bytes).")
-@click.option("--layers", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Layers of the --size image (default 1).")
+@click.option(
+    "--size",
+    "size",
+    type=Bytes(),
+    metavar="SIZE",
+    help="Compressed image size (instead of IMAGE): a quantity such as 5Gi, 500MB or 1048576 (bytes).",
+)
+@click.option(
+    "--layers",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Layers of the --size image (default 1).",
+)
 @click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False), help=_KUBELET_HELP)
-@click.option("--catalogue", "catalogue_path", type=click.Path(exists=True, dir_okay=False), help=_CATALOGUE_HELP)
-@click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
-              help="Registry settings YAML for looking IMAGE up in its registry when the catalogue does not "
-                   "have it: endpoint, TLS, credentials per registry, platform (kubesched.images.registry_settings; "
-                   "default: HTTPS, no credentials, linux/amd64).")
-@click.option("--no-registry", is_flag=True,
-              help="Never contact a registry: an image missing from the catalogue is modelled as one opaque "
-                   "100 MB layer (source: default).")
+@click.option(
+    "--catalogue", "catalogue_path", type=click.Path(exists=True, dir_okay=False), help=_CATALOGUE_HELP
+)
+@click.option(
+    "--registry-settings",
+    "registry_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Registry settings YAML for looking IMAGE up in its registry when the catalogue does not "
+    "have it: endpoint, TLS, credentials per registry, platform (kubesched.images.registry_settings; "
+    "default: HTTPS, no credentials, linux/amd64).",
+)
+@click.option(
+    "--no-registry",
+    is_flag=True,
+    help="Never contact a registry: an image missing from the catalogue is modelled as one opaque "
+    "100 MB layer (source: default).",
+)
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def estimate(image_refs: tuple[str, ...], size: int | None, layers: int | None, kubelet_path: str | None,
-             catalogue_path: str | None, registry_path: str | None, no_registry: bool, output: str) -> None:
+def estimate(
+    image_refs: tuple[str, ...],
+    size: int | None,
+    layers: int | None,
+    kubelet_path: str | None,
+    catalogue_path: str | None,
+    registry_path: str | None,
+    no_registry: bool,
+    output: str,
+) -> None:
     """Print the seconds the pull model predicts for pulling each IMAGE (one row each), or an
     image of --size SIZE in --layers N layers, on an idle node: per-pull cost + per-layer cost + bytes / throughput, with
     the kubelet settings of --kubelet (default: the calibrated defaults). IMAGE's layers come from
@@ -110,18 +139,31 @@ def _registry_image(image: str, settings_path: str | None) -> Any:
 
 @images.command()
 @click.argument("image")
-@click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
-              help="Registry settings YAML: endpoint, TLS, credentials per registry, platform "
-                   "(kubesched.images.registry_settings; default: HTTPS, no credentials, linux/amd64).")
+@click.option(
+    "--registry-settings",
+    "registry_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Registry settings YAML: endpoint, TLS, credentials per registry, platform "
+    "(kubesched.images.registry_settings; default: HTTPS, no credentials, linux/amd64).",
+)
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def layers(image: str, registry_path: str | None, output: str) -> None:
     """Fetch IMAGE's manifest from its registry (OCI distribution API: index -> platform manifest)
     and print its layers: digest and compressed bytes, bottom first."""
     got = _registry_image(image, registry_path)
     if output == "json":
-        click.echo(json.dumps({"image": got.ref.canonical, "digest": got.digest, "manifestDigest": got.manifest_digest,
-                               "mediaType": got.media_type, "bytes": got.size_bytes,
-                               "layers": [{"digest": d, "size": n} for d, n in got.layers]}))
+        click.echo(
+            json.dumps(
+                {
+                    "image": got.ref.canonical,
+                    "digest": got.digest,
+                    "manifestDigest": got.manifest_digest,
+                    "mediaType": got.media_type,
+                    "bytes": got.size_bytes,
+                    "layers": [{"digest": d, "size": n} for d, n in got.layers],
+                }
+            )
+        )
         return
     click.echo(f"{got.ref.canonical}  {got.digest}  ({len(got.layers)} layers, {got.size_bytes} bytes)")
     for d, n in got.layers:
@@ -159,23 +201,54 @@ def _cluster_events(kubeconfig: str, context: str | None) -> list[Any]:
 
 
 @images.command()
-@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False),
-              help="Read the Pulled events of this cluster (all namespaces).")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Read the Pulled events of this cluster (all namespaces).",
+)
 @click.option("--context", default=None, help="kubeconfig context (default: the current one).")
-@click.option("--events", "events_path", type=click.Path(exists=True),
-              help="Read Pulled events from a file: `kubectl get events -A -o json|yaml` output, or text "
-                   "lines holding kubelet messages (`kubectl describe pod` output, kubelet logs); or from a "
-                   "`kubesched record` directory (pulls that joined another pod's pull are left out).")
-@click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False),
-              help="Base kubelet settings: kept in the output, and their layerLatencySeconds is used in the fit.")
-@click.option("--catalogue", "catalogue_path", type=click.Path(exists=True, dir_okay=False),
-              help=_CATALOGUE_HELP + " It gives the layer counts (and sizes, for events without one).")
-@click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False),
-              help="Look up the layer counts of images missing from the catalogue in their registries.")
-@click.option("--output", "out_path", type=OutputFile(), default=None,
-              help="Write the kubelet-model file here (default: print it).")
-def calibrate(kubeconfig: str | None, context: str | None, events_path: str | None, kubelet_path: str | None,
-              catalogue_path: str | None, registry_path: str | None, out_path: str | None) -> None:
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(exists=True),
+    help="Read Pulled events from a file: `kubectl get events -A -o json|yaml` output, or text "
+    "lines holding kubelet messages (`kubectl describe pod` output, kubelet logs); or from a "
+    "`kubesched record` directory (pulls that joined another pod's pull are left out).",
+)
+@click.option(
+    "--kubelet",
+    "kubelet_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Base kubelet settings: kept in the output, and their layerLatencySeconds is used in the fit.",
+)
+@click.option(
+    "--catalogue",
+    "catalogue_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help=_CATALOGUE_HELP + " It gives the layer counts (and sizes, for events without one).",
+)
+@click.option(
+    "--registry-settings",
+    "registry_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Look up the layer counts of images missing from the catalogue in their registries.",
+)
+@click.option(
+    "--output",
+    "out_path",
+    type=OutputFile(),
+    default=None,
+    help="Write the kubelet-model file here (default: print it).",
+)
+def calibrate(
+    kubeconfig: str | None,
+    context: str | None,
+    events_path: str | None,
+    kubelet_path: str | None,
+    catalogue_path: str | None,
+    registry_path: str | None,
+    out_path: str | None,
+) -> None:
     """Fit the pull model's throughput and per-pull cost to a cluster's kubelet `Pulled` events
     (`Successfully pulled image "X" in 1.2s (3.4s including waiting). Image size: N bytes.`) and
     write a kubelet-model file for `kubesched replay --kubelet` and `images estimate --kubelet`.
@@ -214,6 +287,7 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
             except RegistryError as e:
                 click.echo(f"warning: layers of {ref} unknown: {e}", err=True)
                 return None
+
     try:
         points, skipped = pull_points(events, load_catalogue(catalogue_path), lookup)
     finally:
@@ -221,20 +295,25 @@ def calibrate(kubeconfig: str | None, context: str | None, events_path: str | No
             client.close()
     result = fit(points, config.layer_latency_seconds, skipped)
     settings = {**base, **result.kubelet_settings()}
-    KubeletImageConfig.from_mapping(settings, "the fitted settings")   # what replay --kubelet will check
+    KubeletImageConfig.from_mapping(settings, "the fitted settings")  # what replay --kubelet will check
     source = f"--kubeconfig {kubeconfig}" if kubeconfig else f"--events {events_path}"
-    header = (f"# kubelet image-model settings fitted by `kubesched images calibrate {source}`\n"
-              f"# from {result.pulls} pulls ({result.layers_known} with known layer counts, {result.outliers} "
-              f"outliers, {result.skipped} skipped without a size):\n"
-              f"# {result.bytes_per_second / 1e6:.1f} MB/s, {result.fixed_seconds:.3f} s per pull, "
-              f"robust residual scale {result.scale_seconds:.3f} s, median error "
-              f"{100 * result.median_relative_error:.1f} %\n")
+    header = (
+        f"# kubelet image-model settings fitted by `kubesched images calibrate {source}`\n"
+        f"# from {result.pulls} pulls ({result.layers_known} with known layer counts, {result.outliers} "
+        f"outliers, {result.skipped} skipped without a size):\n"
+        f"# {result.bytes_per_second / 1e6:.1f} MB/s, {result.fixed_seconds:.3f} s per pull, "
+        f"robust residual scale {result.scale_seconds:.3f} s, median error "
+        f"{100 * result.median_relative_error:.1f} %\n"
+    )
     text = header + yaml.safe_dump(settings, sort_keys=False)
-    click.echo(f"fitted {result.pulls} pulls: throughput {result.bytes_per_second / 1e6:.1f} MB/s, "
-               f"per-pull cost {result.fixed_seconds:.3f} s, per-layer cost {result.layer_seconds:.3f} s "
-               f"(not fitted), {result.outliers} outliers; fit error: median {100 * result.median_relative_error:.1f} % "
-               f"of the pull time, robust residual scale {result.scale_seconds:.3f} s"
-               + (f"; {joined} joined pulls left out" if joined else ""), err=True)
+    click.echo(
+        f"fitted {result.pulls} pulls: throughput {result.bytes_per_second / 1e6:.1f} MB/s, "
+        f"per-pull cost {result.fixed_seconds:.3f} s, per-layer cost {result.layer_seconds:.3f} s "
+        f"(not fitted), {result.outliers} outliers; fit error: median {100 * result.median_relative_error:.1f} % "
+        f"of the pull time, robust residual scale {result.scale_seconds:.3f} s"
+        + (f"; {joined} joined pulls left out" if joined else ""),
+        err=True,
+    )
     if out_path:
         atomic_write_text(out_path, text)
         click.echo(f"wrote {out_path}", err=True)

@@ -13,33 +13,91 @@ from kubesched.cli.paths import OutputDir
 
 
 @click.command()
-@click.option("--trace", "trace_path", required=True, type=click.Path(exists=True),
-              help="openb directory or pod list, simple YAML trace, directory with nodes.csv and pods.csv, or a "
-                   "`kubesched record` directory (as `kubesched replay --trace`).")
-@click.option("--kubeconfig", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Kubeconfig of the API server to load.")
+@click.option(
+    "--trace",
+    "trace_path",
+    required=True,
+    type=click.Path(exists=True),
+    help="openb directory or pod list, simple YAML trace, directory with nodes.csv and pods.csv, or a "
+    "`kubesched record` directory (as `kubesched replay --trace`).",
+)
+@click.option(
+    "--kubeconfig",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Kubeconfig of the API server to load.",
+)
 @click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
-@click.option("--speed", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-              help="Trace seconds per wall second (match `serve --speed`).")
-@click.option("--namespace-prefix", default="load-", show_default=True,
-              help="Pods of trace namespace NS go to namespace PREFIX+NS (created when missing, deleted at the end).")
-@click.option("--scheduler-name", default=None,
-              help="spec.schedulerName of every pod (default: the trace's, default-scheduler for most traces).")
-@click.option("--keep", is_flag=True, help="Leave the pods and namespaces created (default: delete them at the end).")
-@click.option("--timeout", type=click.FloatRange(min=0), default=600.0, show_default=True,
-              help="Wall seconds to wait after the last arrival for the pods to finish.")
-@click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
-              help="Image catalogue YAML for image assignment (default: the shipped one; give serve the same).")
+@click.option(
+    "--speed",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Trace seconds per wall second (match `serve --speed`).",
+)
+@click.option(
+    "--namespace-prefix",
+    default="load-",
+    show_default=True,
+    help="Pods of trace namespace NS go to namespace PREFIX+NS (created when missing, deleted at the end).",
+)
+@click.option(
+    "--scheduler-name",
+    default=None,
+    help="spec.schedulerName of every pod (default: the trace's, default-scheduler for most traces).",
+)
+@click.option(
+    "--keep", is_flag=True, help="Leave the pods and namespaces created (default: delete them at the end)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=600.0,
+    show_default=True,
+    help="Wall seconds to wait after the last arrival for the pods to finish.",
+)
+@click.option(
+    "--images",
+    "images_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Image catalogue YAML for image assignment (default: the shipped one; give serve the same).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of image assignment.")
 @click.option("--trace-window", "window", default=None, help="openb only: all | 30d | START:END.")
-@click.option("--max-pods", type=click.IntRange(min=1), default=None, help="Only the first N pods by arrival.")
-@click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-              help="Multiply arrival times by this factor (as replay's).")
-@click.option("--out", "out_dir", type=OutputDir(), default="load-report", show_default=True,
-              help="Directory for the startup report (report.json, pods.csv).")
-def load(trace_path: str, kubeconfig: str, context: str | None, speed: float, namespace_prefix: str,
-         scheduler_name: str | None, keep: bool, timeout: float, images_path: str | None, seed: int,
-         window: str | None, max_pods: int | None, arrival_scale: float, out_dir: str) -> None:
+@click.option(
+    "--max-pods", type=click.IntRange(min=1), default=None, help="Only the first N pods by arrival."
+)
+@click.option(
+    "--arrival-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Multiply arrival times by this factor (as replay's).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=OutputDir(),
+    default="load-report",
+    show_default=True,
+    help="Directory for the startup report (report.json, pods.csv).",
+)
+def load(
+    trace_path: str,
+    kubeconfig: str,
+    context: str | None,
+    speed: float,
+    namespace_prefix: str,
+    scheduler_name: str | None,
+    keep: bool,
+    timeout: float,
+    images_path: str | None,
+    seed: int,
+    window: str | None,
+    max_pods: int | None,
+    arrival_scale: float,
+    out_dir: str,
+) -> None:
     """Create the trace's pods at their arrival times (divided by --speed), delete each when its
     run time ends, label everything `kubesched.io/load=<run id>`, and end with the `kubesched
     startup` report of those pods. Ctrl-C stops creating pods and removes what was created (unless
@@ -71,18 +129,28 @@ def load(trace_path: str, kubeconfig: str, context: str | None, speed: float, na
     # unreachable: one line, after the trace is read and before anything is created
     read_cluster(kubeconfig, context, lambda c: c.list("Node"))
     workload = workload.with_arrival_scale(arrival_scale)
-    options = LoadOptions(speed=speed, namespace_prefix=namespace_prefix, scheduler_name=scheduler_name, keep=keep,
-                          timeout=timeout)
+    options = LoadOptions(
+        speed=speed,
+        namespace_prefix=namespace_prefix,
+        scheduler_name=scheduler_name,
+        keep=keep,
+        timeout=timeout,
+    )
     client = KubeClusterClient.from_kubeconfig(kubeconfig, qps=100, burst=200, context=context)
     driver = LoadDriver(client, workload, options)
 
     def on_signal(signum: int, frame: Any) -> None:
-        click.echo("stopping: no more pods are created" + ("" if keep else "; removing what was created"), err=True)
+        click.echo(
+            "stopping: no more pods are created" + ("" if keep else "; removing what was created"), err=True
+        )
         driver.stop()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    click.echo(f"loading {len(workload.pods)} pods from {workload.description} at speed {speed:g} "
-               f"(label {LOAD_LABEL}={options.run_id})", err=True)
+    click.echo(
+        f"loading {len(workload.pods)} pods from {workload.description} at speed {speed:g} "
+        f"(label {LOAD_LABEL}={options.run_id})",
+        err=True,
+    )
     try:
         driver.run()
         nodes = client.list("Node").items

@@ -41,6 +41,7 @@ class Terminated(KeyboardInterrupt):
 def _sigterm_raises() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` in the main thread while the command runs (commands that
     install their own handler, the servers, replace it for their run)."""
+
     def raise_terminated(signum: int, frame: object) -> None:
         raise Terminated()
 
@@ -96,7 +97,11 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kubesched", message=f"%(prog)s v%(version)s (kube-scheduler {KUBE_GIT_VERSION} behaviour)")
+@click.version_option(
+    __version__,
+    prog_name="kubesched",
+    message=f"%(prog)s v%(version)s (kube-scheduler {KUBE_GIT_VERSION} behaviour)",
+)
 def main() -> None:
     """kubesched: a Kubernetes scheduler in Python, exact to kube-scheduler, with image-pull-aware placement."""
 

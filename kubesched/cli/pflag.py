@@ -39,7 +39,9 @@ class _PflagBool(click.ParamType):
             return True
         if text in _FALSE:
             return False
-        self.fail(f'invalid argument "{text}": strconv.ParseBool: parsing "{text}": invalid syntax', param, ctx)
+        self.fail(
+            f'invalid argument "{text}": strconv.ParseBool: parsing "{text}": invalid syntax', param, ctx
+        )
 
 
 PFLAG_BOOL = _PflagBool()

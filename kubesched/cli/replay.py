@@ -59,8 +59,6 @@ timelines). Prints a summary table.
 """
 
 
-
-
 def _check_profiles(path: str, config: Any) -> None:
     """Build the scheduler of ``config`` once on an empty cluster, as the replay will, so that a
     plugin typo or bad plugin args fail at once, naming ``path``. Raises ConfigError."""
@@ -76,56 +74,160 @@ def _check_profiles(path: str, config: Any) -> None:
 
 
 @click.command(help=_HELP)
-@click.option("--trace", "trace_path", required=True, type=click.Path(exists=True),
-              help="openb directory or pod list, simple YAML trace, or directory with nodes.csv and pods.csv.")
-@click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
-              help="Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml).")
-@click.option("--config", "configs", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="KubeSchedulerConfiguration file; repeat to compare. None: the upstream default profile.")
-@click.option("--out", "out_dir", type=OutputDir(), default="replay-report", show_default=True,
-              help="Directory for report.json, report.html and pods.csv.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of image assignment and scheduler tie-breaking (same seed, same result).")
-@click.option("--trace-window", "window", default=None, help="openb only: all | 30d | 12h | START:END (see above).")
-@click.option("--max-pods", type=click.IntRange(min=1), default=None, help="Replay only the first N pods by arrival.")
-@click.option("--nodes", "max_nodes", type=click.IntRange(min=1), default=None,
-              help="Use only the first N nodes of the trace.")
-@click.option("--image-mode", type=click.Choice(["per-app", "per-job"]), default="per-app", show_default=True,
-              help="Image assignment for pods without an image: one image per application, or per pod.")
-@click.option("--zipf-s", type=click.FloatRange(min=0, min_open=True), default=1.1, show_default=True,
-              help="Zipf exponent of image (and application) popularity.")
-@click.option("--apps", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Applications per pod kind (GPU / CPU) in per-app mode.")
-@click.option("--kubelet", "kubelet_path", type=click.Path(exists=True, dir_okay=False),
-              help="YAML of kubelet image-model settings (camelCase, e.g. serializeImagePulls, "
-                   "nodeBandwidthBytesPerSecond, imageGCHighThresholdPercent); overrides the trace's.")
-@click.option("--prepull", is_flag=True, default=False,
-              help="Enable the pre-pull planner kubesched.prepull.planner:PrePullPlanner.")
-@click.option("--attempt-seconds", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Virtual seconds one scheduling attempt keeps the scheduler busy.")
-@click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-              help="Multiply arrival times by this factor (< 1 packs the same pods into less time).")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Run the configs in this many local processes at once (same results; 1 = one after the other "
-                   "in this process).")
-@click.option("--dask-scheduler", "dask_scheduler", default=None, metavar="ADDRESS",
-              help="Run the configs on the Dask cluster whose scheduler listens at ADDRESS (tcp://host:8786); "
-                   "needs the dask extra (dask.distributed).")
-@click.option("--registry-settings", "registry_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Recordings only: look up the layers of recorded images missing from the catalogue in their "
-                   "registries (cached in the recording's registry-cache.json, so later replays need no network).")
-@click.option("--gpu", "gpu_mode", type=click.Choice(["device-plugin", "dra"]), default="device-plugin",
-              show_default=True,
-              help="How pods get GPUs: device-plugin (nvidia.com/gpu and alibabacloud.com/gpu-milli requests, GPU "
-                   "models by node affinity) or dra (each GPU request becomes a ResourceClaimTemplate for "
-                   "devices of the gpu.kubesched.io DRA driver, which publishes every node's GPUs as a "
-                   "ResourceSlice; GPU models become CEL selectors; a fractional GPU takes a whole device).")
+@click.option(
+    "--trace",
+    "trace_path",
+    required=True,
+    type=click.Path(exists=True),
+    help="openb directory or pod list, simple YAML trace, or directory with nodes.csv and pods.csv.",
+)
+@click.option(
+    "--images",
+    "images_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Image catalogue YAML (default: the shipped kubesched/data/image-catalogue.yaml).",
+)
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="KubeSchedulerConfiguration file; repeat to compare. None: the upstream default profile.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=OutputDir(),
+    default="replay-report",
+    show_default=True,
+    help="Directory for report.json, report.html and pods.csv.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of image assignment and scheduler tie-breaking (same seed, same result).",
+)
+@click.option(
+    "--trace-window", "window", default=None, help="openb only: all | 30d | 12h | START:END (see above)."
+)
+@click.option(
+    "--max-pods", type=click.IntRange(min=1), default=None, help="Replay only the first N pods by arrival."
+)
+@click.option(
+    "--nodes",
+    "max_nodes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Use only the first N nodes of the trace.",
+)
+@click.option(
+    "--image-mode",
+    type=click.Choice(["per-app", "per-job"]),
+    default="per-app",
+    show_default=True,
+    help="Image assignment for pods without an image: one image per application, or per pod.",
+)
+@click.option(
+    "--zipf-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.1,
+    show_default=True,
+    help="Zipf exponent of image (and application) popularity.",
+)
+@click.option(
+    "--apps",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Applications per pod kind (GPU / CPU) in per-app mode.",
+)
+@click.option(
+    "--kubelet",
+    "kubelet_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML of kubelet image-model settings (camelCase, e.g. serializeImagePulls, "
+    "nodeBandwidthBytesPerSecond, imageGCHighThresholdPercent); overrides the trace's.",
+)
+@click.option(
+    "--prepull",
+    is_flag=True,
+    default=False,
+    help="Enable the pre-pull planner kubesched.prepull.planner:PrePullPlanner.",
+)
+@click.option(
+    "--attempt-seconds",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Virtual seconds one scheduling attempt keeps the scheduler busy.",
+)
+@click.option(
+    "--arrival-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Multiply arrival times by this factor (< 1 packs the same pods into less time).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Run the configs in this many local processes at once (same results; 1 = one after the other "
+    "in this process).",
+)
+@click.option(
+    "--dask-scheduler",
+    "dask_scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Run the configs on the Dask cluster whose scheduler listens at ADDRESS (tcp://host:8786); "
+    "needs the dask extra (dask.distributed).",
+)
+@click.option(
+    "--registry-settings",
+    "registry_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Recordings only: look up the layers of recorded images missing from the catalogue in their "
+    "registries (cached in the recording's registry-cache.json, so later replays need no network).",
+)
+@click.option(
+    "--gpu",
+    "gpu_mode",
+    type=click.Choice(["device-plugin", "dra"]),
+    default="device-plugin",
+    show_default=True,
+    help="How pods get GPUs: device-plugin (nvidia.com/gpu and alibabacloud.com/gpu-milli requests, GPU "
+    "models by node affinity) or dra (each GPU request becomes a ResourceClaimTemplate for "
+    "devices of the gpu.kubesched.io DRA driver, which publishes every node's GPUs as a "
+    "ResourceSlice; GPU models become CEL selectors; a fractional GPU takes a whole device).",
+)
 @click.option("--no-html", is_flag=True, default=False, help="Skip report.html.")
-def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], out_dir: str, seed: int,
-           window: str | None, max_pods: int | None, max_nodes: int | None, image_mode: str, zipf_s: float,
-           apps: int, kubelet_path: str | None, prepull: bool, attempt_seconds: float, arrival_scale: float,
-           workers: int, dask_scheduler: str | None, gpu_mode: str, registry_path: str | None,
-           no_html: bool) -> None:
+def replay(
+    trace_path: str,
+    images_path: str | None,
+    configs: tuple[str, ...],
+    out_dir: str,
+    seed: int,
+    window: str | None,
+    max_pods: int | None,
+    max_nodes: int | None,
+    image_mode: str,
+    zipf_s: float,
+    apps: int,
+    kubelet_path: str | None,
+    prepull: bool,
+    attempt_seconds: float,
+    arrival_scale: float,
+    workers: int,
+    dask_scheduler: str | None,
+    gpu_mode: str,
+    registry_path: str | None,
+    no_html: bool,
+) -> None:
     from kubesched.config.load import load_config
     from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.assign import ImageAssigner
@@ -136,7 +238,9 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     from kubesched.trace.load import load_workload
 
     planners: list[PlannerFactory] = [load_planner_factory(DEFAULT_PLANNER)] if prepull else []
-    specs = [ConfigSpec(path, load_config(path)) for path in configs] or [ConfigSpec("upstream-default", None)]
+    specs = [ConfigSpec(path, load_config(path)) for path in configs] or [
+        ConfigSpec("upstream-default", None)
+    ]
     for path, spec in zip(configs, specs, strict=False):
         _check_profiles(path, spec.config)  # before the (long) trace load
     catalogue = load_catalogue(images_path)
@@ -147,7 +251,9 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
     else:
         assigner = ImageAssigner(catalogue, seed=seed, mode=image_mode, zipf_s=zipf_s, apps=apps)  # type: ignore[arg-type]
         try:
-            workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods, max_nodes=max_nodes)
+            workload = load_workload(
+                trace_path, assigner, window=window, max_pods=max_pods, max_nodes=max_nodes
+            )
         except FileNotFoundError as e:
             raise click.BadParameter(str(e), param_hint="--trace") from None
     workload = workload.with_arrival_scale(arrival_scale)
@@ -155,12 +261,17 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
         from kubesched.modes.replay.dra_gpus import with_dra_gpus
 
         workload = with_dra_gpus(workload)
-    overrides = {**workload.kubelet, **(recording.kubelet if recording is not None else {}),
-                 **read_kubelet_settings(kubelet_path)}
+    overrides = {
+        **workload.kubelet,
+        **(recording.kubelet if recording is not None else {}),
+        **read_kubelet_settings(kubelet_path),
+    }
     kubelet = KubeletImageConfig.from_mapping(overrides, kubelet_path or workload.description)
     err = Console(stderr=True)
-    click.echo(f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from {workload.description}",
-               err=True)
+    click.echo(
+        f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from {workload.description}",
+        err=True,
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     order = {spec.name: i for i, spec in enumerate(specs)}
@@ -176,12 +287,20 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
         if workers > 1 or dask_scheduler:
             from kubesched.modes.replay.parallel import jobs_for, run_on_dask, run_parallel
 
-            jobs = jobs_for(workload, specs, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
-                            planners=planners, attempt_seconds=attempt_seconds)
+            jobs = jobs_for(
+                workload,
+                specs,
+                catalogue=catalogue,
+                kubelet_config=kubelet,
+                seed=seed,
+                planners=planners,
+                attempt_seconds=attempt_seconds,
+            )
 
             def done(r: ReplayResult) -> None:
                 keep(r)
                 click.echo(f"{r.config}: done in {r.wall_seconds:.1f} s", err=True)
+
             if dask_scheduler:
                 run_on_dask(jobs, dask_scheduler, done)
             else:
@@ -190,20 +309,35 @@ def replay(trace_path: str, images_path: str | None, configs: tuple[str, ...], o
             _run_here(workload, specs, catalogue, kubelet, seed, planners, attempt_seconds, err, keep)
     except KeyboardInterrupt:
         names = ", ".join(r.config for r in finished)
-        kept = (f"kept {out / 'report.json'} and {out / 'pods.csv'} with {len(finished)} of {len(specs)} "
-                f"config(s): {names}") if finished else "no config had finished"
+        kept = (
+            (
+                f"kept {out / 'report.json'} and {out / 'pods.csv'} with {len(finished)} of {len(specs)} "
+                f"config(s): {names}"
+            )
+            if finished
+            else "no config had finished"
+        )
         click.echo(f"replay interrupted: {kept}", err=True)
         raise
     if recording is not None:
         from kubesched.modes.report.report_json import write_report_json
 
-        write_report_json(out / "report.json", finished, workload, kubelet.to_mapping(),
-                          _recording_agreement(recording, finished))
+        write_report_json(
+            out / "report.json",
+            finished,
+            workload,
+            kubelet.to_mapping(),
+            _recording_agreement(recording, finished),
+        )
     _finish(out, finished, workload, kubelet, no_html)
 
 
-def _recording_input(trace_path: str, catalogue: ImageCatalogue, kubelet_path: str | None,
-                     registry_settings: RegistrySettings | None) -> Any:
+def _recording_input(
+    trace_path: str,
+    catalogue: ImageCatalogue,
+    kubelet_path: str | None,
+    registry_settings: RegistrySettings | None,
+) -> Any:
     """The recording's replay input when ``trace_path`` is a recording (calibration printed), else None."""
     from kubesched.modes.record.recording import is_recording
     from kubesched.modes.record.replay_input import load_recording_input
@@ -225,17 +359,25 @@ def _recording_input(trace_path: str, catalogue: ImageCatalogue, kubelet_path: s
                 click.echo(f"warning: layers of {ref} unknown: {e}", err=True)
                 return None
             return found.digest, list(found.layers)
+
     try:
-        inp = load_recording_input(trace_path, catalogue, fetch=fetch,
-                                   kubelet_settings=read_kubelet_settings(kubelet_path) if kubelet_path else None)
+        inp = load_recording_input(
+            trace_path,
+            catalogue,
+            fetch=fetch,
+            kubelet_settings=read_kubelet_settings(kubelet_path) if kubelet_path else None,
+        )
     finally:
         if client is not None:
             client.close()
     c = inp.calibration
     if c is not None:
-        click.echo(f"kubelet model calibrated on {c.pulls} recorded pulls: {c.bytes_per_second / 1e6:.1f} MB/s, "
-                   f"{c.fixed_seconds:.3f} s per pull; fit error: median {100 * c.median_relative_error:.1f} % of "
-                   f"the pull time ({c.outliers} outliers); container start {inp.container_start_seconds} s", err=True)
+        click.echo(
+            f"kubelet model calibrated on {c.pulls} recorded pulls: {c.bytes_per_second / 1e6:.1f} MB/s, "
+            f"{c.fixed_seconds:.3f} s per pull; fit error: median {100 * c.median_relative_error:.1f} % of "
+            f"the pull time ({c.outliers} outliers); container start {inp.container_start_seconds} s",
+            err=True,
+        )
     for note in inp.notes:
         click.echo(f"note: {note}", err=True)
     return inp
@@ -252,38 +394,73 @@ def _recording_agreement(inp: Any, results: list[ReplayResult]) -> dict[str, Any
     for r in results:
         a = agreement[r.config] = startup_agreement(recorded, r)
         if a["pods"]:
-            click.echo(f"{r.config}: replay vs recording over {a['pods']} pods: median start-up ratio "
-                       f"{a['medianRatio']:.2f}, {100 * a['within2x']:.0f} % within 2x; p50 {a['replayed']['p50']:.1f} s "
-                       f"vs {a['recorded']['p50']:.1f} s, p95 {a['replayed']['p95']:.1f} s vs {a['recorded']['p95']:.1f} s",
-                       err=True)
-    return {"recording": {"path": str(inp.recording.path), "sessions": inp.recording.sessions,
-                          "calibration": calibration_summary(inp), "notes": inp.notes, "agreement": agreement}}
+            click.echo(
+                f"{r.config}: replay vs recording over {a['pods']} pods: median start-up ratio "
+                f"{a['medianRatio']:.2f}, {100 * a['within2x']:.0f} % within 2x; p50 {a['replayed']['p50']:.1f} s "
+                f"vs {a['recorded']['p50']:.1f} s, p95 {a['replayed']['p95']:.1f} s vs {a['recorded']['p95']:.1f} s",
+                err=True,
+            )
+    return {
+        "recording": {
+            "path": str(inp.recording.path),
+            "sessions": inp.recording.sessions,
+            "calibration": calibration_summary(inp),
+            "notes": inp.notes,
+            "agreement": agreement,
+        }
+    }
 
 
-def _run_here(workload: Workload, specs: list[ConfigSpec], catalogue: ImageCatalogue, kubelet: KubeletImageConfig,
-              seed: int, planners: list[PlannerFactory], attempt_seconds: float, err: Console,
-              done: Callable[[ReplayResult], None]) -> None:
+def _run_here(
+    workload: Workload,
+    specs: list[ConfigSpec],
+    catalogue: ImageCatalogue,
+    kubelet: KubeletImageConfig,
+    seed: int,
+    planners: list[PlannerFactory],
+    attempt_seconds: float,
+    err: Console,
+    done: Callable[[ReplayResult], None],
+) -> None:
     """The configs one after the other in this process, with a progress bar per config; ``done``
     gets each result as its run ends."""
     from kubesched.modes.replay.run import run_replay
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("pods"),
-                  TextColumn("[dim]day {task.fields[day]:.1f}"), TimeElapsedColumn(), console=err,
-                  transient=False, disable=not err.is_terminal) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("pods"),
+        TextColumn("[dim]day {task.fields[day]:.1f}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+        disable=not err.is_terminal,
+    ) as bar:
         for spec in specs:
             task = bar.add_task(spec.name, total=len(workload.pods), day=0.0)
 
             def update(t: float, created: int, total: int, task: TaskID = task) -> None:
                 bar.update(task, completed=created, day=t / 86400.0)
-            result = run_replay(workload, spec, catalogue=catalogue, kubelet_config=kubelet, seed=seed,
-                                planners=[make() for make in planners], attempt_seconds=attempt_seconds,
-                                progress=update)
+
+            result = run_replay(
+                workload,
+                spec,
+                catalogue=catalogue,
+                kubelet_config=kubelet,
+                seed=seed,
+                planners=[make() for make in planners],
+                attempt_seconds=attempt_seconds,
+                progress=update,
+            )
             done(result)
             if not err.is_terminal:  # the progress bar says it on a terminal
                 click.echo(f"{result.config}: done in {result.wall_seconds:.1f} s", err=True)
 
 
-def _write_data(out: Path, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig) -> None:
+def _write_data(
+    out: Path, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig
+) -> None:
     """report.json and pods.csv of ``results`` (each file replaced atomically)."""
     from kubesched.modes.report.report_json import write_pods_csv, write_report_json
 
@@ -291,8 +468,9 @@ def _write_data(out: Path, results: list[ReplayResult], workload: Workload, kube
     write_pods_csv(out / "pods.csv", results)
 
 
-def _finish(out: Path, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig,
-            no_html: bool) -> None:
+def _finish(
+    out: Path, results: list[ReplayResult], workload: Workload, kubelet: KubeletImageConfig, no_html: bool
+) -> None:
     """report.html (unless ``no_html`` or plotly is missing) and the summary table."""
     from kubesched.modes.report.report_table import summary_table
 

@@ -39,68 +39,168 @@ from kubesched.modes.run.cpu_affinity import allowed_cpus, check_cpu, parse_cpu_
 log = logging.getLogger("kubesched.run")
 
 
-
 @click.command()
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig of the API server (default: clientConnection.kubeconfig of --config); "
-                   "without either, the in-cluster service account is used.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).")
-@click.option("--kube-api-qps", type=float, default=None,
-              help="QPS towards the API server (default: clientConnection.qps, 50).")
-@click.option("--kube-api-burst", type=int, default=None,
-              help="Burst towards the API server (default: clientConnection.burst, 100).")
-@click.option("--leader-elect", **bool_flag_options(),
-              help="Campaign for a Lease and schedule only while leading; the bare flag means true "
-                   "(default: leaderElection.leaderElect, true).")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Kubeconfig of the API server (default: clientConnection.kubeconfig of --config); "
+    "without either, the in-cluster service account is used.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).",
+)
+@click.option(
+    "--kube-api-qps",
+    type=float,
+    default=None,
+    help="QPS towards the API server (default: clientConnection.qps, 50).",
+)
+@click.option(
+    "--kube-api-burst",
+    type=int,
+    default=None,
+    help="Burst towards the API server (default: clientConnection.burst, 100).",
+)
+@click.option(
+    "--leader-elect",
+    **bool_flag_options(),
+    help="Campaign for a Lease and schedule only while leading; the bare flag means true "
+    "(default: leaderElection.leaderElect, true).",
+)
 @click.option("--leader-elect-lease-duration", callback=duration_flag, default=None, help="Default 15s.")
 @click.option("--leader-elect-renew-deadline", callback=duration_flag, default=None, help="Default 10s.")
 @click.option("--leader-elect-retry-period", callback=duration_flag, default=None, help="Default 2s.")
 @click.option("--leader-elect-resource-lock", default=None, help="Only 'leases' is supported.")
 @click.option("--leader-elect-resource-name", default=None, help="Lease name (default kube-scheduler).")
-@click.option("--leader-elect-resource-namespace", default=None, help="Lease namespace (default kube-system).")
+@click.option(
+    "--leader-elect-resource-namespace", default=None, help="Lease namespace (default kube-system)."
+)
 @click.option("--leader-elect-identity", default=None, help="Holder identity (default <hostname>_<uuid>).")
-@click.option("--permit-wait-timeout", callback=duration_flag, default="0s", show_default=True,
-              help="Longest any Permit plugin may hold a pod (0: the plugin's own timeout, capped at 15m).")
-@click.option("--profiling", **bool_flag_options(),
-              help="Serve /debug/pprof/profile; the bare flag means true (default: enableProfiling, true).")
-@click.option("--bind-address", default="127.0.0.1", show_default=True,
-              help="Address of the health/metrics endpoint (0.0.0.0 for every interface).")
-@click.option("--secure-port", type=click.IntRange(0, 65535), default=10259, show_default=True,
-              help="HTTPS port of the endpoint (0 disables HTTPS).")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Plain-HTTP port of the endpoint (0 disables it).")
-@click.option("--tls-cert-file", type=click.Path(dir_okay=False), default=None,
-              help="Serving certificate for --secure-port (default: self-signed at start).")
-@click.option("--tls-private-key-file", type=click.Path(dir_okay=False), default=None,
-              help="Key of --tls-cert-file.")
-@click.option("--plugin-module", "plugin_modules", multiple=True,
-              help="Python module whose register(registry) adds out-of-tree plugins; repeatable.")
-@click.option("--parallel-bindings", type=click.IntRange(1, 256), default=16, show_default=True,
-              help="Binding cycles running at once.")
-@click.option("--cpu-affinity", default="auto", show_default=True, metavar="auto|none|CPU",
-              help="Keep the scheduler's threads on one CPU (they share Python's GIL): auto picks one of the "
-                   "allowed CPUs and moves to an idler one when other tasks crowd it; a number pins to that "
-                   "CPU; none leaves placement to the kernel.")
-@click.option("-v", "--v", "verbosity", type=PflagIntRange(0, 10), default=0,
-              help="klog verbosity: 2 logs every pod's outcome, 4 debug detail, 6+ the HTTP client too.")
-@click.option("--logging-format", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="text: klog lines; json: one JSON object per line (as kube-scheduler's --logging-format).")
-@click.option("--write-config-to", type=OutputFile(), default=None,
-              help="Write the effective configuration (defaults and flags applied) to this file and exit.")
-@click.version_option(__version__, "--version", prog_name="kubesched",
-                      message=f"%(prog)s v%(version)s (kube-scheduler {KUBE_GIT_VERSION} behaviour)")
+@click.option(
+    "--permit-wait-timeout",
+    callback=duration_flag,
+    default="0s",
+    show_default=True,
+    help="Longest any Permit plugin may hold a pod (0: the plugin's own timeout, capped at 15m).",
+)
+@click.option(
+    "--profiling",
+    **bool_flag_options(),
+    help="Serve /debug/pprof/profile; the bare flag means true (default: enableProfiling, true).",
+)
+@click.option(
+    "--bind-address",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address of the health/metrics endpoint (0.0.0.0 for every interface).",
+)
+@click.option(
+    "--secure-port",
+    type=click.IntRange(0, 65535),
+    default=10259,
+    show_default=True,
+    help="HTTPS port of the endpoint (0 disables HTTPS).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Plain-HTTP port of the endpoint (0 disables it).",
+)
+@click.option(
+    "--tls-cert-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Serving certificate for --secure-port (default: self-signed at start).",
+)
+@click.option(
+    "--tls-private-key-file", type=click.Path(dir_okay=False), default=None, help="Key of --tls-cert-file."
+)
+@click.option(
+    "--plugin-module",
+    "plugin_modules",
+    multiple=True,
+    help="Python module whose register(registry) adds out-of-tree plugins; repeatable.",
+)
+@click.option(
+    "--parallel-bindings",
+    type=click.IntRange(1, 256),
+    default=16,
+    show_default=True,
+    help="Binding cycles running at once.",
+)
+@click.option(
+    "--cpu-affinity",
+    default="auto",
+    show_default=True,
+    metavar="auto|none|CPU",
+    help="Keep the scheduler's threads on one CPU (they share Python's GIL): auto picks one of the "
+    "allowed CPUs and moves to an idler one when other tasks crowd it; a number pins to that "
+    "CPU; none leaves placement to the kernel.",
+)
+@click.option(
+    "-v",
+    "--v",
+    "verbosity",
+    type=PflagIntRange(0, 10),
+    default=0,
+    help="klog verbosity: 2 logs every pod's outcome, 4 debug detail, 6+ the HTTP client too.",
+)
+@click.option(
+    "--logging-format",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text: klog lines; json: one JSON object per line (as kube-scheduler's --logging-format).",
+)
+@click.option(
+    "--write-config-to",
+    type=OutputFile(),
+    default=None,
+    help="Write the effective configuration (defaults and flags applied) to this file and exit.",
+)
+@click.version_option(
+    __version__,
+    "--version",
+    prog_name="kubesched",
+    message=f"%(prog)s v%(version)s (kube-scheduler {KUBE_GIT_VERSION} behaviour)",
+)
 @prepull_flags
 @delegation_flags
-def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | None, kube_api_burst: int | None,
-        leader_elect: bool | None, leader_elect_lease_duration: float | None,
-        leader_elect_renew_deadline: float | None, leader_elect_retry_period: float | None,
-        leader_elect_resource_lock: str | None, leader_elect_resource_name: str | None,
-        leader_elect_resource_namespace: str | None, leader_elect_identity: str | None,
-        permit_wait_timeout: float, profiling: bool | None, bind_address: str, secure_port: int, port: int,
-        tls_cert_file: str | None, tls_private_key_file: str | None, plugin_modules: tuple[str, ...],
-        parallel_bindings: int, cpu_affinity: str, verbosity: int, logging_format: str, write_config_to: str | None,
-        **flags: Any) -> None:
+def run(
+    kubeconfig: str | None,
+    config_file: str | None,
+    kube_api_qps: float | None,
+    kube_api_burst: int | None,
+    leader_elect: bool | None,
+    leader_elect_lease_duration: float | None,
+    leader_elect_renew_deadline: float | None,
+    leader_elect_retry_period: float | None,
+    leader_elect_resource_lock: str | None,
+    leader_elect_resource_name: str | None,
+    leader_elect_resource_namespace: str | None,
+    leader_elect_identity: str | None,
+    permit_wait_timeout: float,
+    profiling: bool | None,
+    bind_address: str,
+    secure_port: int,
+    port: int,
+    tls_cert_file: str | None,
+    tls_private_key_file: str | None,
+    plugin_modules: tuple[str, ...],
+    parallel_bindings: int,
+    cpu_affinity: str,
+    verbosity: int,
+    logging_format: str,
+    write_config_to: str | None,
+    **flags: Any,
+) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
     whose spec.schedulerName names a profile of the config are bound through pods/binding."""
     from kubesched.client.leader_election import default_identity
@@ -117,11 +217,15 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
     except ConfigError as e:
         raise e.located(config_file or "") from None
     if leader_elect_resource_lock is not None and leader_elect_resource_lock != "leases":
-        raise ConfigError("--leader-elect-resource-lock", f'only "leases" is supported, got "{leader_elect_resource_lock}"')
+        raise ConfigError(
+            "--leader-elect-resource-lock", f'only "leases" is supported, got "{leader_elect_resource_lock}"'
+        )
     if bool(tls_cert_file) != bool(tls_private_key_file):
         raise ConfigError("--tls-cert-file", "--tls-cert-file and --tls-private-key-file go together")
     opts = RunOptions(
-        kubeconfig=kubeconfig or cc.kubeconfig or None, config=config, effective=effective,
+        kubeconfig=kubeconfig or cc.kubeconfig or None,
+        config=config,
+        effective=effective,
         qps=kube_api_qps if kube_api_qps is not None else cc.qps,
         burst=kube_api_burst if kube_api_burst is not None else cc.burst,
         leader_elect=leader_elect if leader_elect is not None else le.leader_elect,
@@ -133,11 +237,18 @@ def run(kubeconfig: str | None, config_file: str | None, kube_api_qps: float | N
         identity=leader_elect_identity or default_identity(),
         permit_wait_timeout=permit_wait_timeout,
         profiling=profiling if profiling is not None else effective.enable_profiling,
-        bind_address=bind_address, secure_port=secure_port, port=port, tls_cert_file=tls_cert_file,
-        tls_private_key_file=tls_private_key_file, plugin_modules=plugin_modules,
-        parallel_bindings=parallel_bindings, cpu_affinity=placement,
-        config_file=config_file, prepull=prepull_options(flags),
-        delegation=delegation_options(flags))
+        bind_address=bind_address,
+        secure_port=secure_port,
+        port=port,
+        tls_cert_file=tls_cert_file,
+        tls_private_key_file=tls_private_key_file,
+        plugin_modules=plugin_modules,
+        parallel_bindings=parallel_bindings,
+        cpu_affinity=placement,
+        config_file=config_file,
+        prepull=prepull_options(flags),
+        delegation=delegation_options(flags),
+    )
     if opts.burst < 1 and opts.qps > 0:
         raise ConfigError("--kube-api-burst", "must be at least 1")
     if write_config_to:
@@ -176,5 +287,3 @@ def _exit(code: int) -> None:
                 pass
         os._exit(code)
     sys.exit(code)
-
-

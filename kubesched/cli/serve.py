@@ -50,66 +50,148 @@ def check_manifests(manifests: list[Manifest]) -> None:
 
 
 @click.command()
-@click.option("-f", "--filename", "files", multiple=True, type=click.Path(),
-              help="Manifest file or directory (YAML, JSON, kind: List) to load; repeatable.")
-@click.option("--port", type=click.IntRange(0, 65535), default=6443, show_default=True,
-              help="TCP port (0 picks a free one).")
+@click.option(
+    "-f",
+    "--filename",
+    "files",
+    multiple=True,
+    type=click.Path(),
+    help="Manifest file or directory (YAML, JSON, kind: List) to load; repeatable.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=6443,
+    show_default=True,
+    help="TCP port (0 picks a free one).",
+)
 @click.option("--address", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--write-kubeconfig", "kubeconfig", type=OutputFile(create_parents=True),
-              help="Write a kubeconfig (context kubesched) for the served API to this path.")
-@click.option("--bookmark-interval", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Seconds between watch BOOKMARK events.")
-@click.option("--finalize-deletions/--no-finalize-deletions", default=True, show_default=True,
-              help="Play the kubelet's part in pod deletion: delete a bound pod for good once its "
-                   "grace period is over (its deletionTimestamp has passed). Without it a deleted bound "
-                   "pod stays Terminating forever, so `kubectl delete pod` hangs and preemption never "
-                   "completes. Shorten the wait with `kubectl delete --grace-period=N` or the pod's "
-                   "terminationGracePeriodSeconds (default 30 s).")
-@click.option("--detach", is_flag=True,
-              help="Serve from a background process and return once the API answers (and the kubeconfig is "
-                   "written): scripts can use it on the next line. Its pid goes to --pid-file, its log to --log-file.")
-@click.option("--pid-file", type=OutputFile(), default=None,
-              help="With --detach: where to write the server's pid (default: the kubeconfig path + .pid).")
-@click.option("--log-file", type=OutputFile(), default=None,
-              help="With --detach: the server's log (default: the kubeconfig path + .log).")
-@click.option("--token-auth-file", type=click.Path(dir_okay=False), default=None,
-              help="Static tokens TokenReview authenticates (kube-apiserver's CSV format: "
-                   'token,user,uid,"group1,group2").')
-@click.option("--authorization-policy-file", type=click.Path(dir_okay=False), default=None,
-              help="ABAC policy SubjectAccessReview answers with (kube-apiserver's format: one "
-                   "abac.authorization.kubernetes.io/v1beta1 Policy JSON object per line).")
-@click.option("--kubelet", "kubelet", is_flag=True,
-              help="Run a kubelet on every node: the replay's kubelet image model pulls the images of bound "
-                   "pods (serialized pulls, layers, bandwidth, image GC) and writes kubelet Events, pod status "
-                   "(Running, conditions, containerStatuses) and node status.images. A pod with the annotation "
-                   "kubesched.io/run-seconds succeeds that many seconds after its start. A fake DRA driver "
-                   "publishes the GPUs of each node (its nvidia.com/gpu allocatable, or the annotation "
-                   "gpu.kubesched.io/devices) as a ResourceSlice of driver gpu.kubesched.io, with the "
-                   "DeviceClass gpu.kubesched.io. Nodes post Ready and "
-                   "renew their kube-node-lease Lease; annotating a node kubesched.io/kubelet-stopped stops its "
-                   "kubelet (the node turns Unknown and tainted unreachable after 50 s, its pods are evicted "
-                   "after their tolerationSeconds).")
-@click.option("--kubelet-config", "kubelet_config", type=click.Path(exists=True, dir_okay=False),
-              help="YAML of kubelet image-model settings (camelCase, as `replay --kubelet`); needs --kubelet.")
-@click.option("--images", "images_path", type=click.Path(exists=True, dir_okay=False),
-              help="Image catalogue YAML for --kubelet (default: the shipped one); images missing from it "
-                   "are modelled as one 100 MB layer.")
-@click.option("--speed", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-              help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
-                   "run times, grace periods). Other than 1, the times clients write (Event times, status "
-                   "condition times they change) are replaced by the cluster's clock when received, so "
-                   "the scheduler's and the kubelets' times share one timeline.")
-@click.option("--enable-test-hooks", is_flag=True,
-              help="Serve the fault-injection hooks under /kubesched/ (faults, drop-watches, compact, "
-                   "requests) for integration tests of API clients. Never on a shared machine.")
-@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
-              help="Host name clients may use in the Host header besides IP addresses, localhost and "
-                   "--address (requests naming other hosts get 403, against DNS rebinding); repeatable.")
-def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | None, bookmark_interval: float,
-          finalize_deletions: bool, detach: bool, pid_file: str | None, log_file: str | None,
-          token_auth_file: str | None, authorization_policy_file: str | None, kubelet: bool,
-          kubelet_config: str | None, images_path: str | None, speed: float, enable_test_hooks: bool,
-          allowed_hosts: tuple[str, ...]) -> None:
+@click.option(
+    "--write-kubeconfig",
+    "kubeconfig",
+    type=OutputFile(create_parents=True),
+    help="Write a kubeconfig (context kubesched) for the served API to this path.",
+)
+@click.option(
+    "--bookmark-interval",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds between watch BOOKMARK events.",
+)
+@click.option(
+    "--finalize-deletions/--no-finalize-deletions",
+    default=True,
+    show_default=True,
+    help="Play the kubelet's part in pod deletion: delete a bound pod for good once its "
+    "grace period is over (its deletionTimestamp has passed). Without it a deleted bound "
+    "pod stays Terminating forever, so `kubectl delete pod` hangs and preemption never "
+    "completes. Shorten the wait with `kubectl delete --grace-period=N` or the pod's "
+    "terminationGracePeriodSeconds (default 30 s).",
+)
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="Serve from a background process and return once the API answers (and the kubeconfig is "
+    "written): scripts can use it on the next line. Its pid goes to --pid-file, its log to --log-file.",
+)
+@click.option(
+    "--pid-file",
+    type=OutputFile(),
+    default=None,
+    help="With --detach: where to write the server's pid (default: the kubeconfig path + .pid).",
+)
+@click.option(
+    "--log-file",
+    type=OutputFile(),
+    default=None,
+    help="With --detach: the server's log (default: the kubeconfig path + .log).",
+)
+@click.option(
+    "--token-auth-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Static tokens TokenReview authenticates (kube-apiserver's CSV format: "
+    'token,user,uid,"group1,group2").',
+)
+@click.option(
+    "--authorization-policy-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="ABAC policy SubjectAccessReview answers with (kube-apiserver's format: one "
+    "abac.authorization.kubernetes.io/v1beta1 Policy JSON object per line).",
+)
+@click.option(
+    "--kubelet",
+    "kubelet",
+    is_flag=True,
+    help="Run a kubelet on every node: the replay's kubelet image model pulls the images of bound "
+    "pods (serialized pulls, layers, bandwidth, image GC) and writes kubelet Events, pod status "
+    "(Running, conditions, containerStatuses) and node status.images. A pod with the annotation "
+    "kubesched.io/run-seconds succeeds that many seconds after its start. A fake DRA driver "
+    "publishes the GPUs of each node (its nvidia.com/gpu allocatable, or the annotation "
+    "gpu.kubesched.io/devices) as a ResourceSlice of driver gpu.kubesched.io, with the "
+    "DeviceClass gpu.kubesched.io. Nodes post Ready and "
+    "renew their kube-node-lease Lease; annotating a node kubesched.io/kubelet-stopped stops its "
+    "kubelet (the node turns Unknown and tainted unreachable after 50 s, its pods are evicted "
+    "after their tolerationSeconds).",
+)
+@click.option(
+    "--kubelet-config",
+    "kubelet_config",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML of kubelet image-model settings (camelCase, as `replay --kubelet`); needs --kubelet.",
+)
+@click.option(
+    "--images",
+    "images_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Image catalogue YAML for --kubelet (default: the shipped one); images missing from it "
+    "are modelled as one 100 MB layer.",
+)
+@click.option(
+    "--speed",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
+    "run times, grace periods). Other than 1, the times clients write (Event times, status "
+    "condition times they change) are replaced by the cluster's clock when received, so "
+    "the scheduler's and the kubelets' times share one timeline.",
+)
+@click.option(
+    "--enable-test-hooks",
+    is_flag=True,
+    help="Serve the fault-injection hooks under /kubesched/ (faults, drop-watches, compact, "
+    "requests) for integration tests of API clients. Never on a shared machine.",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Host name clients may use in the Host header besides IP addresses, localhost and "
+    "--address (requests naming other hosts get 403, against DNS rebinding); repeatable.",
+)
+def serve(
+    files: tuple[str, ...],
+    port: int,
+    address: str,
+    kubeconfig: str | None,
+    bookmark_interval: float,
+    finalize_deletions: bool,
+    detach: bool,
+    pid_file: str | None,
+    log_file: str | None,
+    token_auth_file: str | None,
+    authorization_policy_file: str | None,
+    kubelet: bool,
+    kubelet_config: str | None,
+    images_path: str | None,
+    speed: float,
+    enable_test_hooks: bool,
+    allowed_hosts: tuple[str, ...],
+) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
     it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
@@ -121,11 +203,22 @@ def serve(files: tuple[str, ...], port: int, address: str, kubeconfig: str | Non
     scheduler's secure port can delegate to it."""
     if (kubelet_config or images_path) and not kubelet:
         raise click.UsageError("--kubelet-config and --images need --kubelet")
-    opts = ServeOptions(files=files, address=address, port=port, kubeconfig=kubeconfig,
-                        bookmark_interval=bookmark_interval, finalize_deletions=finalize_deletions,
-                        token_auth_file=token_auth_file, authorization_policy_file=authorization_policy_file,
-                        kubelet=kubelet, kubelet_config=kubelet_config, images_path=images_path, speed=speed,
-                        enable_test_hooks=enable_test_hooks, allowed_hosts=allowed_hosts)
+    opts = ServeOptions(
+        files=files,
+        address=address,
+        port=port,
+        kubeconfig=kubeconfig,
+        bookmark_interval=bookmark_interval,
+        finalize_deletions=finalize_deletions,
+        token_auth_file=token_auth_file,
+        authorization_policy_file=authorization_policy_file,
+        kubelet=kubelet,
+        kubelet_config=kubelet_config,
+        images_path=images_path,
+        speed=speed,
+        enable_test_hooks=enable_test_hooks,
+        allowed_hosts=allowed_hosts,
+    )
     if detach:
         setup_reviews(opts)  # a bad token or policy file fails here, before the background process starts
         serve_detached(sys.argv, kubeconfig, pid_file, log_file)
@@ -172,8 +265,10 @@ class ServeGraph:
 def setup_reviews(opts: ServeOptions) -> Reviews:
     """The tokens and policies TokenReview/SubjectAccessReview answer with. Raises ConfigError
     naming the file for a malformed line."""
-    return Reviews(load_token_file(opts.token_auth_file) if opts.token_auth_file else {},
-                   load_policy_file(opts.authorization_policy_file) if opts.authorization_policy_file else [])
+    return Reviews(
+        load_token_file(opts.token_auth_file) if opts.token_auth_file else {},
+        load_policy_file(opts.authorization_policy_file) if opts.authorization_policy_file else [],
+    )
 
 
 def setup(opts: ServeOptions) -> ServeGraph:
@@ -192,16 +287,29 @@ def setup(opts: ServeOptions) -> ServeGraph:
         check_manifests(loaded.manifests)
         objects = loaded.objects
     # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list
-    cluster = MemoryCluster(clock, uid_seed=None, first_resource_version=epoch_resource_version(clock, objects))
+    cluster = MemoryCluster(
+        clock, uid_seed=None, first_resource_version=epoch_resource_version(clock, objects)
+    )
     cluster.load(objects)
-    server = setup_server(cluster, address=opts.address, port=opts.port, clock=clock,
-                          bookmark_interval=opts.bookmark_interval, finalize_deletions=opts.finalize_deletions,
-                          reviews=reviews, controllers=True, enable_test_hooks=opts.enable_test_hooks,
-                          allowed_hosts=opts.allowed_hosts, server_client_times=opts.speed != 1.0,
-                          workload_controllers=True)
+    server = setup_server(
+        cluster,
+        address=opts.address,
+        port=opts.port,
+        clock=clock,
+        bookmark_interval=opts.bookmark_interval,
+        finalize_deletions=opts.finalize_deletions,
+        reviews=reviews,
+        controllers=True,
+        enable_test_hooks=opts.enable_test_hooks,
+        allowed_hosts=opts.allowed_hosts,
+        server_client_times=opts.speed != 1.0,
+        workload_controllers=True,
+    )
     kubelets = driver = None
     if opts.kubelet:
-        settings = KubeletImageConfig.from_mapping(read_kubelet_settings(opts.kubelet_config), opts.kubelet_config or "")
+        settings = KubeletImageConfig.from_mapping(
+            read_kubelet_settings(opts.kubelet_config), opts.kubelet_config or ""
+        )
         kubelets = LiveKubelets(cluster, clock, load_catalogue(opts.images_path), settings)
         driver = FakeGPUDriver(cluster)
     return ServeGraph(opts, clock, cluster, server, kubelets, driver)
@@ -227,8 +335,10 @@ def run(graph: ServeGraph) -> None:
     if graph.gpu_driver is not None:
         graph.gpu_driver.start()
     if opts.kubelet:
-        click.echo(f"kubelets and the gpu.kubesched.io DRA driver running on every node (clock speed {opts.speed:g}x)",
-                   err=True)
+        click.echo(
+            f"kubelets and the gpu.kubesched.io DRA driver running on every node (clock speed {opts.speed:g}x)",
+            err=True,
+        )
     counts = ", ".join(f"{n} {k}" for k, n in sorted(graph.cluster.counts().items()))
     click.echo(f"serving the embedded cluster ({counts}) at {handle.url}", err=True)
     serve_forever(handle)

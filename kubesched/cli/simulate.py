@@ -53,42 +53,98 @@ class _PlainDumper(yaml.SafeDumper):
 
 
 @click.command()
-@click.option("-f", "--filename", "files", multiple=True, type=click.Path(allow_dash=True),
-              help="Manifest file or directory (YAML, JSON, kind: List); repeatable; - reads standard input. "
-                   "With --kubeconfig: extra objects (e.g. pending pods) added to the live state.")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Start from a live cluster's state (read only, as `kubesched snapshot` reads it); "
-                   "nothing is ever written to that cluster.")
+@click.option(
+    "-f",
+    "--filename",
+    "files",
+    multiple=True,
+    type=click.Path(allow_dash=True),
+    help="Manifest file or directory (YAML, JSON, kind: List); repeatable; - reads standard input. "
+    "With --kubeconfig: extra objects (e.g. pending pods) added to the live state.",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Start from a live cluster's state (read only, as `kubesched snapshot` reads it); "
+    "nothing is ever written to that cluster.",
+)
 @click.option("--context", default=None, help="With --kubeconfig: the kubeconfig context.")
-@click.option("-n", "--namespace", default=None,
-              help="With --kubeconfig: namespaced objects of this namespace only (bound pods of every namespace "
-                   "are still read).")
-@click.option("-R", "--recursive", is_flag=True, help="Also read the subdirectories of -f directories (as kubectl -R).")
+@click.option(
+    "-n",
+    "--namespace",
+    default=None,
+    help="With --kubeconfig: namespaced objects of this namespace only (bound pods of every namespace "
+    "are still read).",
+)
+@click.option(
+    "-R", "--recursive", is_flag=True, help="Also read the subdirectories of -f directories (as kubectl -R)."
+)
 @click.option("--config", "config_path", type=click.Path(), help="A KubeSchedulerConfiguration (v1) file.")
-@click.option("--seed", type=int, default=None, help="Seed for tie-breaking; the same seed gives the same output.")
-@click.option("-o", "--output", type=click.Choice(_FORMATS), default="table", show_default=True,
-              help="table: one row per pod (wide: with profile, priority, nominated node); name: pod/<name> per "
-                   "line; json/yaml: the SimulationResult document (see --detail).")
-@click.option("--detail", type=click.Choice(["compact", "full"]), default="compact", show_default=True,
-              help="json/yaml: compact keeps each pod's last attempt with Filter verdicts counted per plugin and "
-                   "reason and the chosen node's scores; full keeps every attempt with every node's verdicts and "
-                   "scores (large: nodes x attempts).")
-@click.option("--no-headers", is_flag=True, help="table/wide: print no header row, title or summary (as kubectl).")
-@click.option("--strict", is_flag=True,
-              help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).")
+@click.option(
+    "--seed", type=int, default=None, help="Seed for tie-breaking; the same seed gives the same output."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(_FORMATS),
+    default="table",
+    show_default=True,
+    help="table: one row per pod (wide: with profile, priority, nominated node); name: pod/<name> per "
+    "line; json/yaml: the SimulationResult document (see --detail).",
+)
+@click.option(
+    "--detail",
+    type=click.Choice(["compact", "full"]),
+    default="compact",
+    show_default=True,
+    help="json/yaml: compact keeps each pod's last attempt with Filter verdicts counted per plugin and "
+    "reason and the chosen node's scores; full keeps every attempt with every node's verdicts and "
+    "scores (large: nodes x attempts).",
+)
+@click.option(
+    "--no-headers", is_flag=True, help="table/wide: print no header row, title or summary (as kubectl)."
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Unknown fields in manifests are errors (exit 2) instead of warnings (kubectl --validate=strict).",
+)
 @click.option("--explain", "explain", metavar="POD", help="Show per-node plugin verdicts and scores for POD.")
 @click.option("--write-snapshot", type=OutputFile(), help="Write the resulting cluster as a manifest file.")
-@click.option("-v", "--v", "verbosity", type=PflagIntRange(0, 10), default=0,
-              help="klog verbosity on stderr: 1 the wall time of each phase (load, schedule, output), "
-                   "2 every pod's outcome, 4 debug detail.")
-@click.option("--no-controllers", is_flag=True,
-              help="Do not expand Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs into their pods "
-                   "before scheduling (by default the workload controllers run once and their pods are "
-                   "scheduled with the others).")
-def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None, namespace: str | None,
-             recursive: bool, config_path: str | None, seed: int | None, output: str,
-             detail: str, no_headers: bool, strict: bool, explain: str | None, write_snapshot: str | None,
-             verbosity: int, no_controllers: bool) -> None:
+@click.option(
+    "-v",
+    "--v",
+    "verbosity",
+    type=PflagIntRange(0, 10),
+    default=0,
+    help="klog verbosity on stderr: 1 the wall time of each phase (load, schedule, output), "
+    "2 every pod's outcome, 4 debug detail.",
+)
+@click.option(
+    "--no-controllers",
+    is_flag=True,
+    help="Do not expand Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs into their pods "
+    "before scheduling (by default the workload controllers run once and their pods are "
+    "scheduled with the others).",
+)
+def simulate(
+    files: tuple[str, ...],
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None,
+    recursive: bool,
+    config_path: str | None,
+    seed: int | None,
+    output: str,
+    detail: str,
+    no_headers: bool,
+    strict: bool,
+    explain: str | None,
+    write_snapshot: str | None,
+    verbosity: int,
+    no_controllers: bool,
+) -> None:
     """Schedule the pending pods of a cluster snapshot with the real scheduler and report the result.
 
     Pods are scheduled in queue order (priority first, as PrioritySort orders them) and listed in
@@ -121,14 +177,22 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
 
         def explained(pod: Any) -> bool:
             return bool(pod.key == ref or ("/" not in ref and pod.name == ref))
+
         if not record:
             record = explained
     compact = record is True and detail == "compact"
     try:
         with simulation_progress() as progress:
-            res = run_simulation(loaded.manifests, config, seed=seed, record=record, compact=compact,
-                                 progress=progress, full_detail=explained if compact else None,
-                                 controllers=not no_controllers)
+            res = run_simulation(
+                loaded.manifests,
+                config,
+                seed=seed,
+                record=record,
+                compact=compact,
+                progress=progress,
+                full_detail=explained if compact else None,
+                controllers=not no_controllers,
+            )
     except ConfigError as e:
         if config_path and not e.where:
             raise e.located(config_path) from None
@@ -136,10 +200,22 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
     t_output = time.perf_counter()
     phases = res.timings
     read_seconds = t_output - t_start - sum(phases.values())  # reading files, checking fields, the config
-    v_info(_log, 1, "Loaded the input", loadSeconds=round(read_seconds + phases.get("load", 0.0), 3),
-           readSeconds=round(read_seconds, 3), objects=len(loaded.manifests))
-    v_info(_log, 1, "Scheduled until quiet", scheduleSeconds=round(phases.get("schedule", 0.0), 3),
-           attempts=res.attempts, pods=len(res.pods))
+    v_info(
+        _log,
+        1,
+        "Loaded the input",
+        loadSeconds=round(read_seconds + phases.get("load", 0.0), 3),
+        readSeconds=round(read_seconds, 3),
+        objects=len(loaded.manifests),
+    )
+    v_info(
+        _log,
+        1,
+        "Scheduled until quiet",
+        scheduleSeconds=round(phases.get("schedule", 0.0), 3),
+        attempts=res.attempts,
+        pods=len(res.pods),
+    )
     if write_snapshot:
         write_manifests(write_snapshot, res.cluster.snapshot_objects())
     terminal = sys.stdout.isatty()
@@ -175,8 +251,14 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
         console = Console(stderr=to_stderr) if stream.isatty() else None
         print_grids(explain_grids(pod), console, stream)
     sys.stdout.flush()
-    v_info(_log, 1, "Wrote the output", outputSeconds=round(time.perf_counter() - t_output + phases.get("collect", 0.0), 3),
-           output=output, totalSeconds=round(time.perf_counter() - t_start, 3))
+    v_info(
+        _log,
+        1,
+        "Wrote the output",
+        outputSeconds=round(time.perf_counter() - t_output + phases.get("collect", 0.0), 3),
+        output=output,
+        totalSeconds=round(time.perf_counter() - t_start, 3),
+    )
     errors = [p for p in res.pods if p.status == "Error"]
     if errors:
         click.echo(f"error: {len(errors)} pod(s) ended in Error:", err=True)
@@ -189,13 +271,22 @@ def simulate(files: tuple[str, ...], kubeconfig: str | None, context: str | None
 def simulation_progress() -> Iterator[Callable[[int, int, float], None]]:
     """A progress bar on stderr (pods settled / pending, virtual time), shown only on a terminal."""
     console = Console(stderr=True)
-    with Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("pods"),
-                  TextColumn("[dim]virtual {task.fields[vt]:.0f}s"), TimeElapsedColumn(), console=console,
-                  transient=True, disable=not console.is_terminal) as bar:
+    with Progress(
+        TextColumn("simulating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("pods"),
+        TextColumn("[dim]virtual {task.fields[vt]:.0f}s"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
         task = bar.add_task("simulate", total=None, vt=0.0)
 
         def update(settled: int, total: int, virtual_seconds: float) -> None:
             bar.update(task, completed=settled, total=total, vt=virtual_seconds)
+
         yield update
 
 

@@ -12,17 +12,32 @@ from kubesched.cli.paths import OutputFile
 
 
 @click.command()
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="kubeconfig of the cluster (default: in-cluster service account).")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="kubeconfig of the cluster (default: in-cluster service account).",
+)
 @click.option("--context", default=None, help="kubeconfig context (default: its current-context).")
-@click.option("-n", "--namespace", default=None,
-              help="Namespaced objects of this namespace only (bound pods of every namespace are still read: "
-                   "they hold their nodes' resources).")
-@click.option("-o", "--format", "fmt", type=click.Choice(SNAPSHOT_FORMATS), default=None,
-              help="yaml (default) or json; with --output, default from its extension.")
+@click.option(
+    "-n",
+    "--namespace",
+    default=None,
+    help="Namespaced objects of this namespace only (bound pods of every namespace are still read: "
+    "they hold their nodes' resources).",
+)
+@click.option(
+    "-o",
+    "--format",
+    "fmt",
+    type=click.Choice(SNAPSHOT_FORMATS),
+    default=None,
+    help="yaml (default) or json; with --output, default from its extension.",
+)
 @click.option("--output", "output", type=OutputFile(), default=None, help=OUTPUT_FILE_HELP)
-def snapshot(kubeconfig: str | None, context: str | None, namespace: str | None, fmt: str | None,
-             output: str | None) -> None:
+def snapshot(
+    kubeconfig: str | None, context: str | None, namespace: str | None, fmt: str | None, output: str | None
+) -> None:
     """Read every kind `simulate` loads from a cluster (never Secrets, never a write), strip
     managedFields and status noise, and write them as one snapshot.
 

@@ -36,19 +36,48 @@ def _since_seconds(text: str) -> float | None:
 
 
 @click.command()
-@click.option("--kubeconfig", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Kubeconfig of the cluster to read.")
+@click.option(
+    "--kubeconfig",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Kubeconfig of the cluster to read.",
+)
 @click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
-@click.option("-n", "--namespace", default=None, help="Only pods (and Events) of this namespace (default: all).")
-@click.option("--since", "since", default="1h", show_default=True,
-              help="Only pods created within this long before now (1h, 30m, 2d, ...; `all` for every pod).")
-@click.option("--out", "out_dir", type=OutputDir(), default="startup-report", show_default=True,
-              help="Directory for report.json, report.html and pods.csv.")
-@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Images listed per scheduler in topImages (most pull time first).")
+@click.option(
+    "-n", "--namespace", default=None, help="Only pods (and Events) of this namespace (default: all)."
+)
+@click.option(
+    "--since",
+    "since",
+    default="1h",
+    show_default=True,
+    help="Only pods created within this long before now (1h, 30m, 2d, ...; `all` for every pod).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=OutputDir(),
+    default="startup-report",
+    show_default=True,
+    help="Directory for report.json, report.html and pods.csv.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Images listed per scheduler in topImages (most pull time first).",
+)
 @click.option("--no-html", is_flag=True, help="Skip report.html.")
-def startup(kubeconfig: str, context: str | None, namespace: str | None, since: str, out_dir: str, top: int,
-            no_html: bool) -> None:
+def startup(
+    kubeconfig: str,
+    context: str | None,
+    namespace: str | None,
+    since: str,
+    out_dir: str,
+    top: int,
+    no_html: bool,
+) -> None:
     """Report pod start-up on a live cluster, one row per scheduler (spec.schedulerName): queue and
     scheduling (creation -> PodScheduled), image pull and pull wait (from the kubelet's Pulled
     Events), container start, start-up p50/p95/p99, bytes pulled, cache-hit ratio and the images
@@ -61,9 +90,18 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
     from kubesched.modes.startup.report import LABEL, TITLE, write_startup_report
 
     window = _since_seconds(since)
-    pods, nodes, events = read_cluster(kubeconfig, context, lambda client: (
-        client.list("Pod", namespace).items, client.list("Node").items, client.list("Event", namespace).items))
-    data = StartupData(pods, nodes, events, source=f"{kubeconfig}" + (f" namespace {namespace}" if namespace else ""))
+    pods, nodes, events = read_cluster(
+        kubeconfig,
+        context,
+        lambda client: (
+            client.list("Pod", namespace).items,
+            client.list("Node").items,
+            client.list("Event", namespace).items,
+        ),
+    )
+    data = StartupData(
+        pods, nodes, events, source=f"{kubeconfig}" + (f" namespace {namespace}" if namespace else "")
+    )
     runs = analyse(data, since=None if window is None else time.time() - window)
     for problem in data.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -75,6 +113,8 @@ def startup(kubeconfig: str, context: str | None, namespace: str | None, since: 
     console.print(summary_table([r.result for r in runs], title=TITLE, label=LABEL, wall=False))
     for run in runs:
         for s in run.images[:3]:
-            click.echo(f"{run.result.config}: {s.image}: {s.pulls} pulls, {s.total_seconds:.1f} s with waiting, "
-                       f"{s.hits} cache hits")
+            click.echo(
+                f"{run.result.config}: {s.image}: {s.pulls} pulls, {s.total_seconds:.1f} s with waiting, "
+                f"{s.hits} cache hits"
+            )
     click.echo(f"wrote {', '.join(str(p) for p in paths)}")

@@ -26,34 +26,91 @@ from kubesched.ui.session import LiveSession, Session
 
 
 @click.command()
-@click.option("-f", "--filename", "files", multiple=True, type=click.Path(),
-              help="Snapshot manifest file or directory (YAML, JSON, kind: List); repeatable.")
+@click.option(
+    "-f",
+    "--filename",
+    "files",
+    multiple=True,
+    type=click.Path(),
+    help="Snapshot manifest file or directory (YAML, JSON, kind: List); repeatable.",
+)
 @click.option("-R", "--recursive", is_flag=True, help="Also read the subdirectories of -f directories.")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Follow this cluster (a real one or `kubesched serve`) instead of a snapshot; never written to.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False),
-              help="A KubeSchedulerConfiguration (v1) file: the profile runs and what-ifs start from.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Tie-breaking seed of every simulation run.")
-@click.option("--address", default="127.0.0.1", show_default=True,
-              help="Address to listen on; a non-loopback address requires a token.")
-@click.option("--port", type=int, default=8080, show_default=True, help="Port to listen on (0: any free port).")
-@click.option("--token", envvar="KUBESCHED_UI_TOKEN", default=None,
-              help="Require this token (Authorization: Bearer, or the URL printed at start-up); "
-                   "generated when --address is not loopback. Env: KUBESCHED_UI_TOKEN.")
-@click.option("--tls-cert-file", type=click.Path(dir_okay=False), default=None,
-              help="Serve HTTPS with this certificate (PEM); with --tls-private-key-file.")
-@click.option("--tls-private-key-file", type=click.Path(dir_okay=False), default=None,
-              help="The certificate's private key (PEM, unencrypted).")
-def ui(files: tuple[str, ...], recursive: bool, kubeconfig: str | None, config_path: str | None, seed: int,
-       address: str, port: int, token: str | None, tls_cert_file: str | None, tls_private_key_file: str | None) -> None:
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Follow this cluster (a real one or `kubesched serve`) instead of a snapshot; never written to.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="A KubeSchedulerConfiguration (v1) file: the profile runs and what-ifs start from.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Tie-breaking seed of every simulation run."
+)
+@click.option(
+    "--address",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; a non-loopback address requires a token.",
+)
+@click.option(
+    "--port", type=int, default=8080, show_default=True, help="Port to listen on (0: any free port)."
+)
+@click.option(
+    "--token",
+    envvar="KUBESCHED_UI_TOKEN",
+    default=None,
+    help="Require this token (Authorization: Bearer, or the URL printed at start-up); "
+    "generated when --address is not loopback. Env: KUBESCHED_UI_TOKEN.",
+)
+@click.option(
+    "--tls-cert-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Serve HTTPS with this certificate (PEM); with --tls-private-key-file.",
+)
+@click.option(
+    "--tls-private-key-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The certificate's private key (PEM, unencrypted).",
+)
+def ui(
+    files: tuple[str, ...],
+    recursive: bool,
+    kubeconfig: str | None,
+    config_path: str | None,
+    seed: int,
+    address: str,
+    port: int,
+    token: str | None,
+    tls_cert_file: str | None,
+    tls_private_key_file: str | None,
+) -> None:
     """Serve a web UI: the cluster, why a pod is pending, and what-if runs of a changed profile."""
     if bool(files) == bool(kubeconfig):
         raise click.UsageError("give either -f snapshot.yaml (repeatable) or --kubeconfig")
     if bool(tls_cert_file) != bool(tls_private_key_file):
         raise click.UsageError("--tls-cert-file and --tls-private-key-file go together")
-    run(setup(UiOptions(files=files, recursive=recursive, kubeconfig=kubeconfig, config_path=config_path, seed=seed,
-                        address=address, port=port, token=token, tls_cert_file=tls_cert_file,
-                        tls_private_key_file=tls_private_key_file)))
+    run(
+        setup(
+            UiOptions(
+                files=files,
+                recursive=recursive,
+                kubeconfig=kubeconfig,
+                config_path=config_path,
+                seed=seed,
+                address=address,
+                port=port,
+                token=token,
+                tls_cert_file=tls_cert_file,
+                tls_private_key_file=tls_private_key_file,
+            )
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -110,15 +167,17 @@ def setup(opts: UiOptions) -> UiGraph:
         loaded = load_manifests(list(opts.files), recursive=opts.recursive)
         for kind, count in sorted(loaded.skipped_kinds.items()):
             click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
-        session = Session(loaded.manifests, config_text, config_source=source, seed=opts.seed,
-                          sources=list(opts.files))
+        session = Session(
+            loaded.manifests, config_text, config_source=source, seed=opts.seed, sources=list(opts.files)
+        )
     else:
         # one request first: an unreachable cluster is one error line, not a page that never loads
         read_cluster(opts.kubeconfig, None, lambda c: c.list("Namespace"))
         client = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=50, burst=100)
         live = LiveSession(client, config_text, config_source=source, config=config)
-    server = UiServer(session=session, live=live, address=opts.address, port=opts.port, token=token,
-                      ssl_context=ssl_context)
+    server = UiServer(
+        session=session, live=live, address=opts.address, port=opts.port, token=token, ssl_context=ssl_context
+    )
     return UiGraph(session, live, server)
 
 
@@ -128,8 +187,10 @@ def run(graph: UiGraph) -> None:
     if graph.session is not None:
         result = graph.session.run(graph.session.config_text)
         counts = ", ".join(f"{n} {s.lower()}" for s, n in sorted(result.summary()["counts"].items()))
-        click.echo(f"simulated {len(result.result.pods)} pods in {result.wall_seconds:.1f} s ({counts or 'none'})",
-                   err=True)
+        click.echo(
+            f"simulated {len(result.result.pods)} pods in {result.wall_seconds:.1f} s ({counts or 'none'})",
+            err=True,
+        )
     if graph.live is not None:
         graph.live.start()
     try:

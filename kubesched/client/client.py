@@ -39,6 +39,7 @@ Obj = dict[str, Any]
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 
+
 class GroupVersionResource(NamedTuple):
     """A resource by its API path (upstream ``schema.GroupVersionResource``), e.g.
     ``GroupVersionResource("apps.kruise.io", "v1alpha1", "imagepulljobs")``; ``group`` ``""`` is
@@ -49,7 +50,11 @@ class GroupVersionResource(NamedTuple):
     resource: str
 
     def __str__(self) -> str:
-        return f"{self.resource}.{self.group}/{self.version}" if self.group else f"{self.resource}/{self.version}"
+        return (
+            f"{self.resource}.{self.group}/{self.version}"
+            if self.group
+            else f"{self.resource}/{self.version}"
+        )
 
 
 class WatchEvent(NamedTuple):
@@ -109,8 +114,13 @@ class ResumableWatchClient(Protocol):
     dispatch_lock: AbstractContextManager[Any]
     retry_log: ThrottledLog
 
-    def watch_resumable(self, kind: str, resource_version: str | None, handler: WatchHandler,
-                        on_gone: Callable[[], None] | None) -> ResumableSubscription: ...
+    def watch_resumable(
+        self,
+        kind: str,
+        resource_version: str | None,
+        handler: WatchHandler,
+        on_gone: Callable[[], None] | None,
+    ) -> ResumableSubscription: ...
 
 
 class ClusterClient(Protocol):
@@ -199,8 +209,12 @@ class ClusterClient(Protocol):
         False when the group/version is not served). Upstream: ``discovery.ServerResourcesForGroupVersion``."""
         ...
 
-    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
-                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+    def list_resource(
+        self,
+        gvr: GroupVersionResource,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+    ) -> builtins.list[Obj]:
         """The objects of ``gvr`` (one namespace, or all; optionally matching a label selector), sorted
         by namespace/name. Raises NotFoundError (``the server could not find the requested resource``)
         when ``gvr`` is not served. Upstream: ``dynamic.Interface.Resource(gvr).Namespace(ns).List``."""

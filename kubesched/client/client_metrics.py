@@ -34,20 +34,34 @@ class ComponentMetrics:
     Use :meth:`for_registry` so that every client of a process shares them."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.requests = Counter("rest_client_requests_total",
-                                "[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.",
-                                ("code", "host", "method"), registry=registry)
-        self.request_duration = Histogram("rest_client_request_duration_seconds",
-                                          "[ALPHA] Request latency in seconds. Broken down by verb, and host.",
-                                          ("verb", "host"), buckets=LATENCY_BUCKETS, registry=registry)
+        self.requests = Counter(
+            "rest_client_requests_total",
+            "[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.",
+            ("code", "host", "method"),
+            registry=registry,
+        )
+        self.request_duration = Histogram(
+            "rest_client_request_duration_seconds",
+            "[ALPHA] Request latency in seconds. Broken down by verb, and host.",
+            ("verb", "host"),
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
         self.rate_limiter_duration = Histogram(
             "rest_client_rate_limiter_duration_seconds",
             "[ALPHA] Client side rate limiter latency in seconds. Broken down by verb, and host.",
-            ("verb", "host"), buckets=LATENCY_BUCKETS, registry=registry)
-        self.leader = Gauge("leader_election_master_status",
-                            "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
-                            "backup, 1 indicates master. 'name' is the string used to identify the lease. Please "
-                            "make sure to group by name.", ("name",), registry=registry)
+            ("verb", "host"),
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.leader = Gauge(
+            "leader_election_master_status",
+            "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master. 'name' is the string used to identify the lease. Please "
+            "make sure to group by name.",
+            ("name",),
+            registry=registry,
+        )
         #: the labelled children of (method, host, code), made once
         self._children: dict[tuple[str, str, int | None], tuple[Any, Any, Any]] = {}
 
@@ -68,7 +82,9 @@ class ComponentMetrics:
         if children is None:  # prometheus_client's labels() costs more than the observations
             children = self._children[key] = (
                 self.requests.labels("<error>" if not code else str(code), host, method),
-                self.request_duration.labels(method, host), self.rate_limiter_duration.labels(method, host))
+                self.request_duration.labels(method, host),
+                self.rate_limiter_duration.labels(method, host),
+            )
         requests, duration, limiter = children
         requests.inc()
         duration.observe(seconds)

@@ -87,19 +87,47 @@ class BatchEventSink(EventSink, Protocol):
 def _ref(r: Any) -> tuple[Any, ...]:
     if not isinstance(r, dict):
         return ()
-    return (r.get("kind"), r.get("namespace"), r.get("name"), r.get("uid"), r.get("apiVersion"),
-            r.get("resourceVersion"), r.get("fieldPath"))
+    return (
+        r.get("kind"),
+        r.get("namespace"),
+        r.get("name"),
+        r.get("uid"),
+        r.get("apiVersion"),
+        r.get("resourceVersion"),
+        r.get("fieldPath"),
+    )
 
 
 def event_key(ev: Obj) -> tuple[Any, ...]:
     """``getKey``: the isomorphism key of an Event."""
-    return (ev.get("type"), ev.get("action"), ev.get("reason"), ev.get("reportingController"),
-            ev.get("reportingInstance"), _ref(ev.get("regarding")), _ref(ev.get("related")))
+    return (
+        ev.get("type"),
+        ev.get("action"),
+        ev.get("reason"),
+        ev.get("reportingController"),
+        ev.get("reportingInstance"),
+        _ref(ev.get("regarding")),
+        _ref(ev.get("related")),
+    )
 
 
 #: fields rebuilt from the key and the entry; everything else goes to ``_Cached.rest``
-_REBUILT = frozenset({"apiVersion", "kind", "metadata", "eventTime", "note", "type", "action", "reason",
-                      "reportingController", "reportingInstance", "regarding", "related"})
+_REBUILT = frozenset(
+    {
+        "apiVersion",
+        "kind",
+        "metadata",
+        "eventTime",
+        "note",
+        "type",
+        "action",
+        "reason",
+        "reportingController",
+        "reportingInstance",
+        "regarding",
+        "related",
+    }
+)
 _REF_FIELDS = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
 
 
@@ -139,8 +167,15 @@ class _Cached:
         extra_meta = {k: v for k, v in meta.items() if k not in ("name", "namespace", "resourceVersion")}
         if extra_meta:
             rest["metadata"] = extra_meta
-        return cls(str(meta.get("name") or ""), meta.get("namespace"), ev.get("note"), ev.get("eventTime"),
-                   dumps(rest) if rest else None, now, now)
+        return cls(
+            str(meta.get("name") or ""),
+            meta.get("namespace"),
+            ev.get("note"),
+            ev.get("eventTime"),
+            dumps(rest) if rest else None,
+            now,
+            now,
+        )
 
     def event(self, key: tuple[Any, ...]) -> Obj:
         """The Event this entry stands for (with its current series)."""
@@ -150,9 +185,17 @@ class _Cached:
         if self.namespace is not None:
             meta["namespace"] = self.namespace
         out: Obj = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": meta}
-        for k, v in (("eventTime", self.event_time_text), ("reportingController", controller),
-                     ("reportingInstance", instance), ("action", action), ("reason", reason), ("type", typ),
-                     ("note", self.note), ("regarding", _unref(regarding)), ("related", _unref(related))):
+        for k, v in (
+            ("eventTime", self.event_time_text),
+            ("reportingController", controller),
+            ("reportingInstance", instance),
+            ("action", action),
+            ("reason", reason),
+            ("type", typ),
+            ("note", self.note),
+            ("regarding", _unref(regarding)),
+            ("related", _unref(related)),
+        ):
             if v is not None:
                 out[k] = v
         ev.pop("metadata", None)
@@ -174,7 +217,8 @@ def _log_failure(ev: Obj, e: Exception) -> bool:
     (an Event that already exists only at debug level)."""
     code = getattr(e, "code", None)
     if not isinstance(e, AlreadyExistsError) and (
-            code == 0 or (isinstance(code, int) and code >= 500) or isinstance(e, OSError)):
+        code == 0 or (isinstance(code, int) and code >= 500) or isinstance(e, OSError)
+    ):
         log.warning("unable to write event %s (may retry after sleeping): %s", ev.get("reason"), e)
         return True
     if isinstance(e, AlreadyExistsError):
@@ -197,10 +241,19 @@ class EventBroadcaster:
     (least recently seen leave first). Call :meth:`start` before :meth:`record`, :meth:`stop` at
     shutdown (writes the pending series counts)."""
 
-    def __init__(self, sink: EventSink, clock: Clock, *, workers: int = 2, finish_time: float = FINISH_TIME,
-                 refresh_time: float = REFRESH_TIME, sleep: float = DEFAULT_SLEEP,
-                 max_queued: int = MAX_QUEUED_EVENTS, max_cached: int = MAX_CACHED_EVENTS,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        sink: EventSink,
+        clock: Clock,
+        *,
+        workers: int = 2,
+        finish_time: float = FINISH_TIME,
+        refresh_time: float = REFRESH_TIME,
+        sleep: float = DEFAULT_SLEEP,
+        max_queued: int = MAX_QUEUED_EVENTS,
+        max_cached: int = MAX_CACHED_EVENTS,
+        rng: random.Random | None = None,
+    ) -> None:
         self.sink = sink
         #: the sink's batch form, resolved once (None: events are created one by one)
         self._batch_sink = sink if isinstance(sink, BatchEventSink) else None
@@ -209,7 +262,9 @@ class EventBroadcaster:
         self.refresh_time = refresh_time
         self.sleep = sleep
         self.rng = rng or random.Random()
-        self._queues: list[queue.Queue[tuple[tuple[Any, ...], Obj] | None]] = [queue.Queue(max_queued) for _ in range(max(1, workers))]
+        self._queues: list[queue.Queue[tuple[tuple[Any, ...], Obj] | None]] = [
+            queue.Queue(max_queued) for _ in range(max(1, workers))
+        ]
         self._lock = threading.Lock()
         #: isomorphism key -> the cached Event (as last written or to be written), least recently
         #: seen first
@@ -263,8 +318,14 @@ class EventBroadcaster:
             q.put_nowait((key, event))
         except queue.Full:
             self.dropped += 1
-            self._warn.log("full", logging.WARNING, "event queue full: dropped %s event for %s (%d dropped so far)",
-                           event.get("reason"), (event.get("regarding") or {}).get("name"), self.dropped)
+            self._warn.log(
+                "full",
+                logging.WARNING,
+                "event queue full: dropped %s event for %s (%d dropped so far)",
+                event.get("reason"),
+                (event.get("regarding") or {}).get("name"),
+                self.dropped,
+            )
 
     def _work(self, q: queue.Queue[tuple[tuple[Any, ...], Obj] | None]) -> None:
         """Take the next event (with a batch sink: what is queued, up to :data:`MAX_BATCH`
@@ -362,8 +423,12 @@ class EventBroadcaster:
             except _Retry as e:
                 tries += 1
                 if tries >= MAX_TRIES_PER_EVENT:
-                    log.error("unable to write event %s for %s (retry limit exceeded): %s", ev.get("reason"),
-                              (ev.get("regarding") or {}).get("name"), e)
+                    log.error(
+                        "unable to write event %s for %s (retry limit exceeded): %s",
+                        ev.get("reason"),
+                        (ev.get("regarding") or {}).get("name"),
+                        e,
+                    )
                     return
                 if self._stop.wait(self.sleep * (1 + 0.25 * self.rng.random())):
                     return
@@ -375,8 +440,9 @@ class EventBroadcaster:
         try:
             if series is not None:
                 try:
-                    self.sink.patch_event(str(meta.get("namespace") or "default"), str(meta.get("name")),
-                                          {"series": series})
+                    self.sink.patch_event(
+                        str(meta.get("namespace") or "default"), str(meta.get("name")), {"series": series}
+                    )
                     return
                 except NotFoundError:
                     pass

@@ -55,8 +55,12 @@ class LeaseFence:
     """``valid_until()``: monotonic seconds until which the lease is fresh (``-inf`` when not
     leading). ``on_stale()``: called once, on the first refused write (must not block)."""
 
-    def __init__(self, valid_until: Callable[[], float], on_stale: Callable[[], None],
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        valid_until: Callable[[], float],
+        on_stale: Callable[[], None],
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._valid_until = valid_until
         self._on_stale = on_stale
         self._monotonic = monotonic
@@ -78,8 +82,15 @@ class LeaseFence:
             self.refused += 1
         if first:
             late = now - until
-            log.error("lease not renewed within the renew deadline (%s): refusing %s %s and every later write; "
-                      "stopping", f"{late:.3f}s past it" if late != float("inf") else "not leading", method, path)
+            log.error(
+                "lease not renewed within the renew deadline (%s): refusing %s %s and every later write; "
+                "stopping",
+                f"{late:.3f}s past it" if late != float("inf") else "not leading",
+                method,
+                path,
+            )
             self._on_stale()
-        raise LeaseLostError(f"{method} {path}: refused, this replica's lease is not fresh (not renewed within "
-                             "the renew deadline)")
+        raise LeaseLostError(
+            f"{method} {path}: refused, this replica's lease is not fresh (not renewed within "
+            "the renew deadline)"
+        )

@@ -38,8 +38,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-__all__ = ["MAX_BODY_BYTES", "ConnectionPool", "Headers", "Response", "ResponseHeaders", "ResponseTooLarge", "Transport",
-           "ssl_context_for"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "ConnectionPool",
+    "Headers",
+    "Response",
+    "ResponseHeaders",
+    "ResponseTooLarge",
+    "Transport",
+    "ssl_context_for",
+]
 
 #: longest response head (status line and headers) accepted, bytes (``http.client``: 100 headers of 64 KiB)
 MAX_HEAD_BYTES = 256 * 1024
@@ -92,11 +100,18 @@ class Response:
 class Transport(Protocol):
     """What the API client sends its non-streaming requests through (:class:`ConnectionPool`)."""
 
-    def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
-                timeout: tuple[float, float]) -> Response: ...
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        timeout: tuple[float, float],
+    ) -> Response: ...
 
-    def request_pipelined(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
-                          timeout: tuple[float, float]) -> list[Response | Exception]: ...
+    def request_pipelined(
+        self, requests: list[tuple[str, str, bytes | None, dict[str, str]]], timeout: tuple[float, float]
+    ) -> list[Response | Exception]: ...
 
 
 def ssl_context_for(configuration: Any) -> ssl.SSLContext:
@@ -154,8 +169,15 @@ class ConnectionPool:
     every request path). ``maxsize``: idle connections kept; ``max_body``: longest answer body,
     bytes. Thread-safe."""
 
-    def __init__(self, base_url: str, *, ssl_context: ssl.SSLContext | None = None, server_hostname: str | None = None,
-                 maxsize: int = 32, max_body: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        server_hostname: str | None = None,
+        maxsize: int = 32,
+        max_body: int = MAX_BODY_BYTES,
+    ) -> None:
         u = urlsplit(base_url)
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"unsupported API server URL {base_url!r}")
@@ -163,7 +185,9 @@ class ConnectionPool:
         self.host = u.hostname
         self.port = u.port or (443 if self.https else 80)
         self.prefix = u.path.rstrip("/")
-        self.ssl_context = ssl_context if ssl_context is not None else (ssl.create_default_context() if self.https else None)
+        self.ssl_context = (
+            ssl_context if ssl_context is not None else (ssl.create_default_context() if self.https else None)
+        )
         self.server_hostname = server_hostname
         self.maxsize = maxsize
         self.max_body = max_body
@@ -211,8 +235,14 @@ class ConnectionPool:
             data += body
         return data
 
-    def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
-                timeout: tuple[float, float]) -> Response:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        timeout: tuple[float, float],
+    ) -> Response:
         """Send one request and read the whole answer within ``timeout[1]`` seconds in total
         (``timeout[0]`` bounds the connect). Raises ValueError for a request that cannot be
         written (line breaks in a header), OSError (``TimeoutError`` when the time is up) /
@@ -220,8 +250,9 @@ class ConnectionPool:
         the one retry of a stale reused connection)."""
         return self._send(self._encode(method, path, body, headers), method, timeout)
 
-    def request_pipelined(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
-                          timeout: tuple[float, float]) -> list[Response | Exception]:
+    def request_pipelined(
+        self, requests: list[tuple[str, str, bytes | None, dict[str, str]]], timeout: tuple[float, float]
+    ) -> list[Response | Exception]:
         """Send ``requests`` (``(method, path, body, headers)`` each) back to back on one
         connection and read their answers in order (HTTP/1.1 pipelining, RFC 9112 section 9.3:
         one write and as few reads as the answers need, instead of a round trip each). Meant for
@@ -261,7 +292,7 @@ class ConnectionPool:
                 self._give(conn)
             else:
                 conn.close()
-        for m, _path, _body, _headers in requests[len(out):]:
+        for m, _path, _body, _headers in requests[len(out) :]:
             data = encoded[len(out)]
             try:
                 out.append(self._send(data, m, timeout))
@@ -336,7 +367,9 @@ def _fill(conn: _Connection, sock: socket.socket, started: list[bool]) -> bool:
     return True
 
 
-def _read_head(conn: _Connection, sock: socket.socket, started: list[bool]) -> tuple[str, int, dict[str, str]]:
+def _read_head(
+    conn: _Connection, sock: socket.socket, started: list[bool]
+) -> tuple[str, int, dict[str, str]]:
     buf = conn.buf
     searched = 0
     while True:
@@ -351,7 +384,7 @@ def _read_head(conn: _Connection, sock: socket.socket, started: list[bool]) -> t
                 raise http.client.RemoteDisconnected("Remote end closed connection without response")
             raise http.client.IncompleteRead(bytes(buf))
     head = buf[:end].decode("latin-1")
-    del buf[:end + 4]
+    del buf[: end + 4]
     status_line, _, rest = head.partition("\r\n")
     version, _, tail = status_line.partition(" ")
     code_text = tail[:3]
@@ -370,8 +403,9 @@ def _read_head(conn: _Connection, sock: socket.socket, started: list[bool]) -> t
     return version, int(code_text), fields
 
 
-def _read_response(conn: _Connection, sock: socket.socket, method: str,
-                   started: list[bool]) -> tuple[Response, bool]:
+def _read_response(
+    conn: _Connection, sock: socket.socket, method: str, started: list[bool]
+) -> tuple[Response, bool]:
     """The response (1xx interim answers skipped) and whether the connection can be reused."""
     while True:
         version, code, fields = _read_head(conn, sock, started)
@@ -422,7 +456,7 @@ def _read_chunked(conn: _Connection, sock: socket.socket, started: list[bool]) -
             size = int(size_text, 16)
         except ValueError:
             raise http.client.IncompleteRead(bytes(out)) from None
-        del buf[:eol + 2]
+        del buf[: eol + 2]
         if size == 0:
             break
         if len(out) + size > conn.max_body:
@@ -431,7 +465,7 @@ def _read_chunked(conn: _Connection, sock: socket.socket, started: list[bool]) -
             if not _fill(conn, sock, started):
                 raise http.client.IncompleteRead(bytes(out), size + 2 - len(buf))
         out += buf[:size]
-        del buf[:size + 2]
+        del buf[: size + 2]
     while True:  # trailer fields up to the empty line
         while (eol := buf.find(b"\r\n")) < 0:
             if len(buf) > MAX_HEAD_BYTES:
@@ -439,6 +473,6 @@ def _read_chunked(conn: _Connection, sock: socket.socket, started: list[bool]) -
             if not _fill(conn, sock, started):
                 raise http.client.IncompleteRead(bytes(out))
         line = bytes(buf[:eol])
-        del buf[:eol + 2]
+        del buf[: eol + 2]
         if not line:
             return bytes(out)

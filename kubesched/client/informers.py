@@ -139,7 +139,9 @@ class Informer:
 
     def _subscribe(self) -> Subscription:
         if isinstance(self.client, ResumableWatchClient):
-            return self.client.watch_resumable(self.kind, self.resource_version, self._on_event, self._on_gone)
+            return self.client.watch_resumable(
+                self.kind, self.resource_version, self._on_event, self._on_gone
+            )
         return self.client.watch(self.kind, self.resource_version, self._on_event)
 
     def _watch(self) -> None:
@@ -202,8 +204,14 @@ class Informer:
             except Exception as e:  # noqa: BLE001 - the API server may be failing for a while
                 if self._stopped:
                     raise
-                self._retry_log().log(key, logging.WARNING, "informer %s: list failed: %s; retrying in %.1fs",
-                                      self.kind, e, backoff)
+                self._retry_log().log(
+                    key,
+                    logging.WARNING,
+                    "informer %s: list failed: %s; retrying in %.1fs",
+                    self.kind,
+                    e,
+                    backoff,
+                )
                 if self._wake.wait(backoff) and self._stopped:
                     raise
                 backoff = min(backoff * 2, RELIST_BACKOFF_MAX)
@@ -248,7 +256,9 @@ class Informer:
         try:
             dispatch(*objs)
         except Exception:  # noqa: BLE001 - one handler failure must not leave the store half-delivered
-            log.exception("informer %s: handler failed while reconciling %s/%s", self.kind, *object_key(objs[-1]))
+            log.exception(
+                "informer %s: handler failed while reconciling %s/%s", self.kind, *object_key(objs[-1])
+            )
 
     def resync_after_gone(self) -> None:
         """Re-list and reconcile after a ``410 Gone``, then resume watching."""

@@ -65,7 +65,13 @@ from kubesched.errors import AlreadyExistsError, ConfigError, ConflictError, Gon
 if TYPE_CHECKING:
     from kubesched.client.client_metrics import ComponentMetrics
 
-__all__ = ["KubeApiError", "KubeClusterClient", "collection_path", "is_too_large_resource_version", "object_path"]
+__all__ = [
+    "KubeApiError",
+    "KubeClusterClient",
+    "collection_path",
+    "is_too_large_resource_version",
+    "object_path",
+]
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +178,7 @@ def _transport_reason(e: BaseException) -> str:
     if text.startswith(("HTTPConnection(", "HTTPSConnection(", "<urllib3")):
         i = text.find("): ")
         if i >= 0:
-            text = text[i + 3:]
+            text = text[i + 3 :]
     return text
 
 
@@ -180,8 +186,11 @@ def is_too_large_resource_version(err: BaseException) -> bool:
     """Whether ``err`` is the API server's ``504 Too large resource version`` (the client asked for
     a resourceVersion the server has not reached, e.g. after an etcd restore or a restarted
     ``kubesched serve``): client-go's ``isTooLargeResourceVersionError``."""
-    return (isinstance(err, KubeApiError) and err.code == 504
-            and "too large resource version" in err.message.lower())
+    return (
+        isinstance(err, KubeApiError)
+        and err.code == 504
+        and "too large resource version" in err.message.lower()
+    )
 
 
 def _error_from_status(code: int, body: Any, headers: Any = None) -> Exception:
@@ -243,7 +252,8 @@ def check_kubeconfig(path: str) -> None:
         raise bad("the file is empty")
     if not isinstance(doc, dict):
         got = {str: "a string", list: "a list", int: "a number", float: "a number", bool: "a boolean"}.get(
-            type(doc), type(doc).__name__)
+            type(doc), type(doc).__name__
+        )
         raise bad(f"not a kubeconfig: expected a mapping with clusters, contexts and users, got {got}")
     for section, inner in (("clusters", "cluster"), ("contexts", "context"), ("users", "user")):
         entries = doc.get(section)
@@ -270,11 +280,20 @@ class KubeClusterClient:
     ``timeoutSeconds`` in that range (client-go uses 5-10 minutes) and resumes afterwards.
     """
 
-    def __init__(self, api_client: k8s_client.ApiClient, limiter: TokenBucket | None = None, *,
-                 clock: Clock | None = None, request_timeout: float = 30.0,
-                 watch_timeout: tuple[int, int] = (300, 600), max_retries: int = 10,
-                 rng: random.Random | None = None, transport: Transport | None = None,
-                 component_metrics: ComponentMetrics | None = None, write_guard: WriteGuard | None = None) -> None:
+    def __init__(
+        self,
+        api_client: k8s_client.ApiClient,
+        limiter: TokenBucket | None = None,
+        *,
+        clock: Clock | None = None,
+        request_timeout: float = 30.0,
+        watch_timeout: tuple[int, int] = (300, 600),
+        max_retries: int = 10,
+        rng: random.Random | None = None,
+        transport: Transport | None = None,
+        component_metrics: ComponentMetrics | None = None,
+        write_guard: WriteGuard | None = None,
+    ) -> None:
         self.api = api_client
         self.limiter = limiter
         self.clock = clock or RealClock()
@@ -301,14 +320,26 @@ class KubeClusterClient:
         self._fast: Transport | None = transport
         if self._fast is None and cfg is not None and not cfg.proxy:
             ctx = ssl_context_for(cfg) if self._base_url.startswith("https:") else None
-            self._fast = ConnectionPool(self._base_url, ssl_context=ctx, server_hostname=cfg.tls_server_name or None,
-                                        maxsize=int(cfg.connection_pool_maxsize or 32))
+            self._fast = ConnectionPool(
+                self._base_url,
+                ssl_context=ctx,
+                server_hostname=cfg.tls_server_name or None,
+                maxsize=int(cfg.connection_pool_maxsize or 32),
+            )
 
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def from_kubeconfig(cls, kubeconfig: str | None, *, qps: float, burst: int, context: str | None = None,
-                        clock: Clock | None = None, **kwargs: Any) -> KubeClusterClient:
+    def from_kubeconfig(
+        cls,
+        kubeconfig: str | None,
+        *,
+        qps: float,
+        burst: int,
+        context: str | None = None,
+        clock: Clock | None = None,
+        **kwargs: Any,
+    ) -> KubeClusterClient:
         """A client for the cluster of ``kubeconfig`` (a path), or the in-cluster service account when
         ``kubeconfig`` is None/empty (as kube-scheduler does without ``--kubeconfig``), limited to
         ``qps`` requests/second with bursts of ``burst``. Raises ConfigError when the kubeconfig
@@ -332,8 +363,15 @@ class KubeClusterClient:
 
     # ------------------------------------------------------------------ transport
 
-    def _call(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
-              content_type: str = "application/json", timeout: Any = None) -> urllib3.BaseHTTPResponse:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: Any = None,
+    ) -> urllib3.BaseHTTPResponse:
         """One request (after the rate limiter), retried on 429 / 5xx with Retry-After.
         Returns the undecoded response (caller reads or streams it).
 
@@ -358,8 +396,15 @@ class KubeClusterClient:
             started = time.monotonic()
             try:
                 resp = self.api.rest_client.pool_manager.request(
-                    method, url, body=data, headers=headers, preload_content=False, redirect=False, retries=False,
-                    timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]))
+                    method,
+                    url,
+                    body=data,
+                    headers=headers,
+                    preload_content=False,
+                    redirect=False,
+                    retries=False,
+                    timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
+                )
             except (urllib3.exceptions.HTTPError, OSError) as e:
                 if metrics is not None:
                     metrics.request(method, self._host, None, time.monotonic() - started, waited)
@@ -394,8 +439,16 @@ class KubeClusterClient:
         self.clock.sleep(min(retry_after, 30.0))
         return True
 
-    def _fetch(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
-               content_type: str = "application/json", *, attempt: int = 0) -> bytes:
+    def _fetch(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        *,
+        attempt: int = 0,
+    ) -> bytes:
         """One non-streaming request through the keep-alive pool (:mod:`kubesched.client.http_pool`;
         urllib3 when the kubeconfig names a proxy), retried as :meth:`_call`; the body of a 2xx answer.
         ``attempt``: retries already made (a request first sent pipelined)."""
@@ -444,15 +497,22 @@ class KubeClusterClient:
             self.write_guard.check(method, path)
         return headers, waited
 
-    def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None, body: Any = None,
-              content_type: str = "application/json") -> Any:
+    def _json(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Any:
         data = self._fetch(method, path, query, body, content_type)
         return loads(data) if data else None
 
     # ------------------------------------------------------------------ ClusterClient
 
-    def list(self, kind: str, namespace: str | None = None,
-             label_selector: str | Mapping[str, str] | None = None) -> ListResult:
+    def list(
+        self, kind: str, namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None
+    ) -> ListResult:
         """All objects (paged by :data:`LIST_PAGE_SIZE`; an expired ``continue`` token restarts the list
         unpaged). Items get ``kind``/``apiVersion`` filled in (list items omit them). Sorted by
         namespace/name."""
@@ -478,7 +538,9 @@ class KubeClusterClient:
             meta = doc.get("metadata") or {}
             cont = meta.get("continue") or None
             if not cont:
-                items.sort(key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name") or "")))
+                items.sort(
+                    key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name") or ""))
+                )
                 return ListResult(items, str(meta.get("resourceVersion") or ""))
 
     def get(self, kind: str, namespace: str | None, name: str) -> Obj:
@@ -506,8 +568,12 @@ class KubeClusterClient:
     def patch_status(self, kind: str, namespace: str | None, name: str, patch: Obj) -> Obj:
         """Strategic merge patch of the ``status`` subresource (``conditions`` merge by ``type``, a
         ``None`` value deletes a field), as ``util.PatchPodStatus`` sends it."""
-        return self._json("PATCH", object_path(kind, namespace, name) + "/status", body={"status": patch},
-                          content_type="application/strategic-merge-patch+json")
+        return self._json(
+            "PATCH",
+            object_path(kind, namespace, name) + "/status",
+            body={"status": patch},
+            content_type="application/strategic-merge-patch+json",
+        )
 
     def delete(self, kind: str, namespace: str | None, name: str, *, grace: bool = False) -> None:
         """``DELETE`` with default ``DeleteOptions``: the API server applies the object's grace
@@ -522,8 +588,12 @@ class KubeClusterClient:
         meta: Obj = {"name": name, "namespace": namespace}
         if uid:
             meta["uid"] = uid
-        body = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
-                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": meta,
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
         self._fetch("POST", object_path("Pod", namespace, name) + "/binding", body=body)
 
     def create_event(self, event: Obj) -> None:
@@ -588,8 +658,12 @@ class KubeClusterClient:
     def patch_event(self, namespace: str, name: str, patch: Obj) -> Obj:
         """Strategic merge ``PATCH`` of an ``events.k8s.io/v1`` Event (the event broadcaster's
         series updates: ``{"series": {"count": n, "lastObservedTime": ...}}``). Raises NotFoundError."""
-        result: Obj = self._json("PATCH", object_path("Event", namespace, name), body=patch,
-                                 content_type="application/strategic-merge-patch+json")
+        result: Obj = self._json(
+            "PATCH",
+            object_path("Event", namespace, name),
+            body=patch,
+            content_type="application/strategic-merge-patch+json",
+        )
         return result
 
     # ------------------------------------------------------------------ resources by GroupVersionResource
@@ -601,12 +675,21 @@ class KubeClusterClient:
             doc = self._json("GET", _gv_prefix(gvr))
         except NotFoundError:
             return False
-        return any(isinstance(r, Mapping) and r.get("name") == gvr.resource for r in (doc or {}).get("resources") or [])
+        return any(
+            isinstance(r, Mapping) and r.get("name") == gvr.resource
+            for r in (doc or {}).get("resources") or []
+        )
 
-    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
-                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+    def list_resource(
+        self,
+        gvr: GroupVersionResource,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+    ) -> builtins.list[Obj]:
         """``GET`` the collection (one request, unpaged), sorted by namespace/name. Raises NotFoundError."""
-        doc = self._json("GET", _gvr_path(gvr, namespace), {"labelSelector": _selector_string(label_selector)})
+        doc = self._json(
+            "GET", _gvr_path(gvr, namespace), {"labelSelector": _selector_string(label_selector)}
+        )
         items = [o for o in (doc or {}).get("items") or [] if isinstance(o, dict)]
         items.sort(key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name") or "")))
         return items
@@ -620,16 +703,24 @@ class KubeClusterClient:
         """``DELETE`` one object. Raises NotFoundError."""
         self._json("DELETE", f"{_gvr_path(gvr, namespace)}/{quote(name, safe='')}")
 
-    def with_limiter(self, limiter: TokenBucket | None, *,
-                     write_guard: WriteGuard | None | Literal["same"] = "same") -> KubeClusterClient:
+    def with_limiter(
+        self, limiter: TokenBucket | None, *, write_guard: WriteGuard | None | Literal["same"] = "same"
+    ) -> KubeClusterClient:
         """A client sharing this one's credentials and metrics but taking tokens from ``limiter``
         (upstream's scheduler writes events, and elects its leader, through clients of their own,
         so neither uses the bindings' tokens). ``write_guard``: this client's (``"same"``), another
         one, or None (unfenced)."""
-        return KubeClusterClient(self.api, limiter, clock=self.clock, request_timeout=self.request_timeout,
-                                 watch_timeout=self.watch_timeout, max_retries=self.max_retries, rng=self.rng,
-                                 component_metrics=self.component_metrics,
-                                 write_guard=self.write_guard if isinstance(write_guard, str) else write_guard)
+        return KubeClusterClient(
+            self.api,
+            limiter,
+            clock=self.clock,
+            request_timeout=self.request_timeout,
+            watch_timeout=self.watch_timeout,
+            max_retries=self.max_retries,
+            rng=self.rng,
+            component_metrics=self.component_metrics,
+            write_guard=self.write_guard if isinstance(write_guard, str) else write_guard,
+        )
 
     # ------------------------------------------------------------------ watching
 
@@ -640,8 +731,13 @@ class KubeClusterClient:
         synchronously: over HTTP the server reports it inside the stream."""
         return self.watch_resumable(kind, resource_version, handler, None)
 
-    def watch_resumable(self, kind: str, resource_version: str | None, handler: WatchHandler,
-                        on_gone: Callable[[], None] | None) -> _Watch:
+    def watch_resumable(
+        self,
+        kind: str,
+        resource_version: str | None,
+        handler: WatchHandler,
+        on_gone: Callable[[], None] | None,
+    ) -> _Watch:
         """Like :meth:`watch`; when the informer must re-list (``410 Gone``, ``504 Too large resource
         version``, any other watch error, repeated connection failures: see the module docstring)
         the watch ends and ``on_gone()`` is called on the watch thread (outside
@@ -711,8 +807,14 @@ def _lines(resp: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
 class _Watch:
     """One resuming watch on its own daemon thread (a client-go reflector's watch half)."""
 
-    def __init__(self, client: KubeClusterClient, kind: str, resource_version: str | None,
-                 handler: WatchHandler, on_gone: Callable[[], None] | None) -> None:
+    def __init__(
+        self,
+        client: KubeClusterClient,
+        kind: str,
+        resource_version: str | None,
+        handler: WatchHandler,
+        on_gone: Callable[[], None] | None,
+    ) -> None:
         self.client = client
         self.kind = kind
         self.resource_version = resource_version or ""
@@ -769,11 +871,19 @@ class _Watch:
             while not self._stopped.is_set():
                 lo, hi = self.client.watch_timeout
                 timeout_s = self.client.rng.randint(lo, hi) if hi > lo else lo
-                query = {"watch": "1", "allowWatchBookmarks": "true", "timeoutSeconds": timeout_s,
-                         "resourceVersion": self.resource_version or None}
+                query = {
+                    "watch": "1",
+                    "allowWatchBookmarks": "true",
+                    "timeoutSeconds": timeout_s,
+                    "resourceVersion": self.resource_version or None,
+                }
                 try:
-                    resp = self.client._call("GET", collection_path(self.kind, None), query,
-                                             timeout=(self.client.request_timeout, timeout_s + 30))
+                    resp = self.client._call(
+                        "GET",
+                        collection_path(self.kind, None),
+                        query,
+                        timeout=(self.client.request_timeout, timeout_s + 30),
+                    )
                 except GoneError as e:
                     relist = f"410 Gone: {e}"
                     return
@@ -783,12 +893,21 @@ class _Watch:
                     failures += 1
                     self.failing = True
                     code = e.code if isinstance(e, KubeApiError) else 0
-                    if self.on_gone is not None and (code not in (0, 429) or failures >= WATCH_FAILURES_BEFORE_RELIST):
+                    if self.on_gone is not None and (
+                        code not in (0, 429) or failures >= WATCH_FAILURES_BEFORE_RELIST
+                    ):
                         relist = str(e)
                         self.server_changed = code == 0 or is_too_large_resource_version(e)
                         return
-                    throttle.log(key, logging.WARNING, "watch %s from %s failed: %s; retrying in %.1fs", self.kind,
-                                 self.resource_version or "now", e, backoff)
+                    throttle.log(
+                        key,
+                        logging.WARNING,
+                        "watch %s from %s failed: %s; retrying in %.1fs",
+                        self.kind,
+                        self.resource_version or "now",
+                        e,
+                        backoff,
+                    )
                     self._stopped.wait(backoff)
                     backoff = min(backoff * 2, WATCH_BACKOFF_MAX)
                     continue
@@ -809,13 +928,22 @@ class _Watch:
                         self.server_changed = is_too_large_resource_version(KubeApiError(code, "", message))
                         return
                     self.failing = True
-                    throttle.log(key, logging.WARNING, "watch %s: server error %s: %s; retrying in %.1fs", self.kind,
-                                 code, message, backoff)
+                    throttle.log(
+                        key,
+                        logging.WARNING,
+                        "watch %s: server error %s: %s; retrying in %.1fs",
+                        self.kind,
+                        code,
+                        message,
+                        backoff,
+                    )
                     self._stopped.wait(backoff)
                     backoff = min(backoff * 2, WATCH_BACKOFF_MAX)
                 except Exception as e:  # noqa: BLE001 - dropped stream: resume
                     if not self._stopped.is_set():
-                        log.info("watch %s interrupted at %s: %s; resuming", self.kind, self.resource_version, e)
+                        log.info(
+                            "watch %s interrupted at %s: %s; resuming", self.kind, self.resource_version, e
+                        )
                         self._stopped.wait(0.1)
                 finally:
                     self._resp = None
@@ -828,8 +956,14 @@ class _Watch:
             if relist is not None and not self._stopped.is_set():
                 self.failing = True
                 if self.on_gone is not None:
-                    throttle.log(f"relist {self.kind}", logging.INFO, "watch %s from %s ended (%s); re-listing", self.kind,
-                                 self.resource_version or "now", relist)
+                    throttle.log(
+                        f"relist {self.kind}",
+                        logging.INFO,
+                        "watch %s from %s ended (%s); re-listing",
+                        self.kind,
+                        self.resource_version or "now",
+                        relist,
+                    )
                     self.on_gone()
                 else:
                     log.error("watch of %s ended: %s and nobody to re-list", self.kind, relist)

@@ -89,11 +89,18 @@ class LeaderElector:
     run on the elector's thread (:meth:`run`) and must not block for long.
     """
 
-    def __init__(self, client: ClusterClient, config: LeaderElectionConfig, clock: Clock, *,
-                 on_started_leading: Callable[[], None] | None = None,
-                 on_stopped_leading: Callable[[], None] | None = None,
-                 on_new_leader: Callable[[str], None] | None = None,
-                 rng: random.Random | None = None, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        client: ClusterClient,
+        config: LeaderElectionConfig,
+        clock: Clock,
+        *,
+        on_started_leading: Callable[[], None] | None = None,
+        on_stopped_leading: Callable[[], None] | None = None,
+        on_new_leader: Callable[[str], None] | None = None,
+        rng: random.Random | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         config.validate()
         self.client = client
         self.config = config
@@ -154,12 +161,22 @@ class LeaderElector:
         try:
             lease = self.client.get("Lease", cfg.namespace, cfg.name)
         except NotFoundError:
-            init_spec = {"holderIdentity": self.identity, "leaseDurationSeconds": int(round(cfg.lease_duration)),
-                    "acquireTime": now_s, "renewTime": now_s, "leaseTransitions": 0}
+            init_spec = {
+                "holderIdentity": self.identity,
+                "leaseDurationSeconds": int(round(cfg.lease_duration)),
+                "acquireTime": now_s,
+                "renewTime": now_s,
+                "leaseTransitions": 0,
+            }
             try:
-                created = self.client.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                                              "metadata": {"name": cfg.name, "namespace": cfg.namespace},
-                                              "spec": init_spec})
+                created = self.client.create(
+                    {
+                        "apiVersion": "coordination.k8s.io/v1",
+                        "kind": "Lease",
+                        "metadata": {"name": cfg.name, "namespace": cfg.namespace},
+                        "spec": init_spec,
+                    }
+                )
             except (AlreadyExistsError, ConflictError):
                 return False
             except Exception as e:  # noqa: BLE001
@@ -183,8 +200,14 @@ class LeaderElector:
             new_spec["renewTime"] = now_s
             new_spec.setdefault("acquireTime", now_s)
         else:
-            new_spec.update({"holderIdentity": self.identity, "acquireTime": now_s, "renewTime": now_s,
-                             "leaseTransitions": int(spec.get("leaseTransitions") or 0) + 1})
+            new_spec.update(
+                {
+                    "holderIdentity": self.identity,
+                    "acquireTime": now_s,
+                    "renewTime": now_s,
+                    "leaseTransitions": int(spec.get("leaseTransitions") or 0) + 1,
+                }
+            )
         new_spec["leaseDurationSeconds"] = int(round(self.config.lease_duration))
         try:
             updated = self.client.update({**lease, "spec": new_spec})
@@ -197,8 +220,16 @@ class LeaderElector:
     def _observe(self, lease: dict[str, Any], now: float) -> None:
         spec = lease.get("spec") or {}
         rv = str((lease.get("metadata") or {}).get("resourceVersion") or "")
-        record = {k: spec.get(k) for k in ("holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime",
-                                           "leaseTransitions")}
+        record = {
+            k: spec.get(k)
+            for k in (
+                "holderIdentity",
+                "leaseDurationSeconds",
+                "acquireTime",
+                "renewTime",
+                "leaseTransitions",
+            )
+        }
         with self._lock:
             if record != self._observed_record:
                 self._observed_record = record
@@ -241,8 +272,12 @@ class LeaderElector:
             if self.on_started_leading is not None:
                 self.on_started_leading()
         if stopped:
-            log.error("leader election lost: failed to renew lease %s/%s within %gs", cfg.namespace, cfg.name,
-                      cfg.leading_window())
+            log.error(
+                "leader election lost: failed to renew lease %s/%s within %gs",
+                cfg.namespace,
+                cfg.name,
+                cfg.leading_window(),
+            )
             if self.on_stopped_leading is not None:
                 self.on_stopped_leading()
         if leading:
@@ -271,8 +306,9 @@ class LeaderElector:
         spec = dict(raw.get("spec") or {})
         ok = False
         if spec.get("holderIdentity") == self.identity:
-            spec.update({"holderIdentity": None, "leaseDurationSeconds": 1, "acquireTime": now_s,
-                         "renewTime": now_s})
+            spec.update(
+                {"holderIdentity": None, "leaseDurationSeconds": 1, "acquireTime": now_s, "renewTime": now_s}
+            )
             try:
                 self.client.update({**raw, "spec": spec})
                 ok = True

@@ -63,8 +63,9 @@ def clean_object(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_snapshot(client: ClusterClient, namespace: str | None = None,
-                  kinds: Iterable[str] | None = None) -> list[dict[str, Any]]:
+def read_snapshot(
+    client: ClusterClient, namespace: str | None = None, kinds: Iterable[str] | None = None
+) -> list[dict[str, Any]]:
     """Every object of ``kinds`` (default: :func:`snapshot_kinds`; cleaned, see
     :func:`clean_object`), in :func:`snapshot_kinds` order; ``namespace`` limits namespaced kinds
     (bound pods excepted) and namespaces to it. A kind whose list is answered 404 (not served) is
@@ -87,8 +88,12 @@ def _read_kind(client: ClusterClient, kind: str, namespace: str | None) -> list[
     if kind == "Namespace" and namespace:
         return [o for o in client.list(kind).items if (o.get("metadata") or {}).get("name") == namespace]
     if kind == "Pod" and namespace:
-        return [o for o in client.list(kind).items
-                if (o.get("metadata") or {}).get("namespace") == namespace or (o.get("spec") or {}).get("nodeName")]
+        return [
+            o
+            for o in client.list(kind).items
+            if (o.get("metadata") or {}).get("namespace") == namespace
+            or (o.get("spec") or {}).get("nodeName")
+        ]
     if kind_registry.is_cluster_scoped(kind) or not namespace:
         return client.list(kind).items
     return client.list(kind, namespace).items

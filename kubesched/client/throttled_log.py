@@ -19,8 +19,9 @@ class ThrottledLog:
     ``now`` is a monotonic clock in seconds (injectable for tests). Thread-safe.
     """
 
-    def __init__(self, logger: logging.Logger, interval: float = 30.0,
-                 now: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, logger: logging.Logger, interval: float = 30.0, now: Callable[[], float] = time.monotonic
+    ) -> None:
         self.logger = logger
         self.interval = interval
         self.now = now

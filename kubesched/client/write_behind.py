@@ -57,9 +57,12 @@ class AsyncWriter:
 
     def __init__(self, workers: int = 4, max_queued: int = 10_000) -> None:
         self._queues: list[queue.Queue[tuple[str, Callable[[], Any]] | None]] = [
-            queue.Queue(max_queued) for _ in range(max(1, workers))]
-        self._threads = [threading.Thread(target=self._work, args=(q,), name=f"api-writer-{i}", daemon=True)
-                         for i, q in enumerate(self._queues)]
+            queue.Queue(max_queued) for _ in range(max(1, workers))
+        ]
+        self._threads = [
+            threading.Thread(target=self._work, args=(q,), name=f"api-writer-{i}", daemon=True)
+            for i, q in enumerate(self._queues)
+        ]
         self._pending = 0
         self._lock = threading.Condition()
         for t in self._threads:
@@ -116,8 +119,9 @@ class WriteBehindClient:
         self.inner = inner
         self.writer = writer
 
-    def list(self, kind: str, namespace: str | None = None,
-             label_selector: str | Mapping[str, str] | None = None) -> ListResult:
+    def list(
+        self, kind: str, namespace: str | None = None, label_selector: str | Mapping[str, str] | None = None
+    ) -> ListResult:
         """``inner.list``."""
         return self.inner.list(kind, namespace, label_selector)
 
@@ -143,15 +147,21 @@ class WriteBehindClient:
         inner = self.inner
         if kind != "Pod":
             return inner.patch_status(kind, namespace, name, patch)
-        self.writer.submit(f"{kind}/{namespace}/{name}", f"patching status of {kind} {namespace}/{name}",
-                           lambda: inner.patch_status(kind, namespace, name, patch))
+        self.writer.submit(
+            f"{kind}/{namespace}/{name}",
+            f"patching status of {kind} {namespace}/{name}",
+            lambda: inner.patch_status(kind, namespace, name, patch),
+        )
         return {}
 
     def delete(self, kind: str, namespace: str | None, name: str, *, grace: bool = False) -> None:
         """Queue the deletion; returns at once (a missing object is logged at debug level)."""
         inner = self.inner
-        self.writer.submit(f"{kind}/{namespace}/{name}", f"deleting {kind} {namespace}/{name}",
-                           lambda: inner.delete(kind, namespace, name, grace=grace))
+        self.writer.submit(
+            f"{kind}/{namespace}/{name}",
+            f"deleting {kind} {namespace}/{name}",
+            lambda: inner.delete(kind, namespace, name, grace=grace),
+        )
 
     def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
         """``inner.bind`` (synchronous: the binding cycle needs the answer)."""
@@ -165,8 +175,12 @@ class WriteBehindClient:
         """``inner.serves_resource``."""
         return self.inner.serves_resource(gvr)
 
-    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
-                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+    def list_resource(
+        self,
+        gvr: GroupVersionResource,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+    ) -> builtins.list[Obj]:
         """``inner.list_resource``."""
         return self.inner.list_resource(gvr, namespace, label_selector)
 

@@ -69,7 +69,9 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
     * Custom enabled entries that replaced nothing are appended in their order (duplicates kept:
       the framework rejects them).
     """
-    disabled = [Plugin(name=p.name) for p in custom.disabled] + [Plugin(name=p.name) for p in default.disabled]
+    disabled = [Plugin(name=p.name) for p in custom.disabled] + [
+        Plugin(name=p.name) for p in default.disabled
+    ]
     disabled_names = {p.name for p in disabled}
     custom_by_name: dict[str, tuple[int, Plugin]] = {}
     for index, plugin in enumerate(custom.enabled):
@@ -96,7 +98,9 @@ def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
     of ``default``."""
     if custom is None:
         return default.model_copy(deep=True)
-    merged = {point: merge_plugin_set(default.point(point), custom.point(point)) for point in EXTENSION_POINTS}
+    merged = {
+        point: merge_plugin_set(default.point(point), custom.point(point)) for point in EXTENSION_POINTS
+    }
     return Plugins(**merged)
 
 

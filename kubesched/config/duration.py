@@ -138,12 +138,12 @@ def _duration_input(value: Any, info: ValidationInfo) -> Any:
     if isinstance(value, str):
         return parse_go_duration(value)
     if isinstance(value, bool):
-        raise ValueError(f"invalid duration {value!r}: must be a string such as \"15s\"")
+        raise ValueError(f'invalid duration {value!r}: must be a string such as "15s"')
     if isinstance(value, int | float):
         if info.mode == "json":
-            raise ValueError(f"invalid duration {value}: must be a string such as \"15s\"")
+            raise ValueError(f'invalid duration {value}: must be a string such as "15s"')
         return float(value)
-    raise ValueError(f"invalid duration {value!r}: must be a string such as \"15s\"")
+    raise ValueError(f'invalid duration {value!r}: must be a string such as "15s"')
 
 
 GoDuration = Annotated[

@@ -40,7 +40,17 @@ BIND: Final = ExtensionPoint("bind", "bind", "Bind")
 POST_BIND: Final = ExtensionPoint("postBind", "post_bind", "PostBind")
 
 EXTENSION_POINT_TABLE: Final[tuple[ExtensionPoint, ...]] = (
-    PRE_ENQUEUE, QUEUE_SORT, PRE_FILTER, FILTER, POST_FILTER, PRE_SCORE, SCORE, RESERVE, PERMIT, PRE_BIND, BIND,
+    PRE_ENQUEUE,
+    QUEUE_SORT,
+    PRE_FILTER,
+    FILTER,
+    POST_FILTER,
+    PRE_SCORE,
+    SCORE,
+    RESERVE,
+    PERMIT,
+    PRE_BIND,
+    BIND,
     POST_BIND,
 )
 """Every extension point a plugin set configures, in upstream order (``multiPoint`` is not a

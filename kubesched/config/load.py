@@ -119,8 +119,9 @@ def load_config_text(text: str, where: str) -> KubeSchedulerConfiguration:
         ConfigError: as :func:`load_config`, located at ``where``.
     """
     try:
-        return parse_config(parse_document(text, where, loader=_StrictLoader,
-                                           object_pairs_hook=_reject_duplicate_json_keys))
+        return parse_config(
+            parse_document(text, where, loader=_StrictLoader, object_pairs_hook=_reject_duplicate_json_keys)
+        )
     except ConfigError as err:
         raise err.located(where) from None
 

@@ -33,19 +33,27 @@ def check_run_fields(config: KubeSchedulerConfiguration | None) -> None:
         return
     cc = config.client_connection
     if "content_type" in cc.model_fields_set and cc.content_type not in ("", JSON):
-        raise ConfigError("clientConnection.contentType",
-                          f'"{cc.content_type}" is not supported: kubesched talks to the API server in '
-                          f"{JSON} only; set {JSON} or leave it unset")
+        raise ConfigError(
+            "clientConnection.contentType",
+            f'"{cc.content_type}" is not supported: kubesched talks to the API server in '
+            f"{JSON} only; set {JSON} or leave it unset",
+        )
     accept = [t.strip() for t in cc.accept_content_types.split(",") if t.strip()]
     if any(t != JSON for t in accept):
-        raise ConfigError("clientConnection.acceptContentTypes",
-                          f'"{cc.accept_content_types}" is not supported: kubesched accepts {JSON} only; '
-                          f"set {JSON} or leave it unset")
+        raise ConfigError(
+            "clientConnection.acceptContentTypes",
+            f'"{cc.accept_content_types}" is not supported: kubesched accepts {JSON} only; '
+            f"set {JSON} or leave it unset",
+        )
     if config.delay_cache_until_active:
-        raise ConfigError("delayCacheUntilActive",
-                          "true is not supported: kubesched starts its informers before campaigning for the "
-                          "lease (a standby replica is synced and ready to take over); set false or leave it unset")
+        raise ConfigError(
+            "delayCacheUntilActive",
+            "true is not supported: kubesched starts its informers before campaigning for the "
+            "lease (a standby replica is synced and ready to take over); set false or leave it unset",
+        )
     if "enable_contention_profiling" in config.model_fields_set and config.enable_contention_profiling:
-        raise ConfigError("enableContentionProfiling",
-                          "true is not supported: Python has no contention (block) profile, only the CPU profile "
-                          "at /debug/pprof/profile; set false or leave it unset")
+        raise ConfigError(
+            "enableContentionProfiling",
+            "true is not supported: Python has no contention (block) profile, only the CPU profile "
+            "at /debug/pprof/profile; set false or leave it unset",
+        )

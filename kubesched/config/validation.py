@@ -57,7 +57,9 @@ def _validate_leader_election(config: KubeSchedulerConfiguration) -> list[Config
     if le.retry_period <= 0:
         errs.append(ConfigError("leaderElection.retryPeriod", "must be greater than zero"))
     if le.lease_duration <= le.renew_deadline:
-        errs.append(ConfigError("leaderElection.leaseDuration", "LeaseDuration must be greater than RenewDeadline"))
+        errs.append(
+            ConfigError("leaderElection.leaseDuration", "LeaseDuration must be greater than RenewDeadline")
+        )
     if not le.resource_lock:
         errs.append(ConfigError("leaderElection.resourceLock", "resourceLock is required"))
     if not le.resource_namespace:
@@ -86,7 +88,10 @@ def _validate_profile(path: str, profile: KubeSchedulerProfile) -> list[ConfigEr
             for i, plugin in enumerate(plugin_set.enabled):
                 if plugin.name in REMOVED_PLUGINS:
                     errs.append(
-                        ConfigError(f"{path}.plugins.{point_json_name(point)}.enabled[{i}]", _removed_message(plugin.name))
+                        ConfigError(
+                            f"{path}.plugins.{point_json_name(point)}.enabled[{i}]",
+                            _removed_message(plugin.name),
+                        )
                     )
     seen: set[str] = set()
     for i, pc in enumerate(profile.plugin_config):
@@ -105,7 +110,9 @@ def _validate_common_queue_sort(config: KubeSchedulerConfiguration) -> list[Conf
     canon = first.plugins.queue_sort if first.plugins is not None else PluginSet()
     queue_sort_name = canon.enabled[0].name if canon.enabled else ""
     if len(canon.enabled) > 1:
-        errs.append(ConfigError("profiles[0].plugins.queueSort.enabled", "only one queue sort plugin can be enabled"))
+        errs.append(
+            ConfigError("profiles[0].plugins.queueSort.enabled", "only one queue sort plugin can be enabled")
+        )
     canon_args = None
     for pc in first.plugin_config:
         if queue_sort_name and pc.name == queue_sort_name:
@@ -116,7 +123,9 @@ def _validate_common_queue_sort(config: KubeSchedulerConfiguration) -> list[Conf
             errs.append(ConfigError(f"profiles[{i}].plugins.queueSort", "must be the same for all profiles"))
         for pc in prof.plugin_config:
             if pc.name == queue_sort_name and pc.args != canon_args:
-                errs.append(ConfigError(f"profiles[{i}].pluginConfig.args", "must be the same for all profiles"))
+                errs.append(
+                    ConfigError(f"profiles[{i}].pluginConfig.args", "must be the same for all profiles")
+                )
     return errs
 
 
@@ -142,7 +151,9 @@ def _validate_extenders(extenders: list[Extender]) -> list[ConfigError]:
                 errs.append(ConfigError(res_path, "duplicate extender managed resource name"))
             managed.add(res.name)
     if binders > 1:
-        errs.append(ConfigError("extenders", f"only one extender can implement bind (found {binders} extenders)"))
+        errs.append(
+            ConfigError("extenders", f"only one extender can implement bind (found {binders} extenders)")
+        )
     return errs
 
 

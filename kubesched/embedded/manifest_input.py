@@ -44,8 +44,11 @@ def _flatten(objects: ObjectsInput, where: str) -> Iterator[tuple[object, str]]:
         yield objects, where
         return
     if not isinstance(objects, Iterable):
-        raise ManifestError("", f"expected objects (dicts, YAML text, paths or client models), got "
-                                f"{type(objects).__name__}", where=where)
+        raise ManifestError(
+            "",
+            f"expected objects (dicts, YAML text, paths or client models), got {type(objects).__name__}",
+            where=where,
+        )
     for i, item in enumerate(objects):
         if isinstance(item, dict | str | Path) or _is_client_model(item):
             yield item, f"{where}[{i}]"

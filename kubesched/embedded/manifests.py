@@ -28,8 +28,16 @@ from kubesched.api.yaml_limits import FastLoader, YAMLLimitError, load_json, saf
 from kubesched.atomic_file import atomic_write_text
 from kubesched.errors import ManifestError
 
-__all__ = ["LoadResult", "Manifest", "add_documents", "load_manifest_text", "load_manifests",
-           "parse_documents", "render_manifests", "write_manifests"]
+__all__ = [
+    "LoadResult",
+    "Manifest",
+    "add_documents",
+    "load_manifest_text",
+    "load_manifests",
+    "parse_documents",
+    "render_manifests",
+    "write_manifests",
+]
 
 Obj = dict[str, Any]
 
@@ -142,8 +150,11 @@ def _files(paths: Sequence[str | Path], recursive: bool) -> list[tuple[Path | No
         path = Path(p)
         if path.is_dir():
             found = sorted(
-                (f for f in (path.rglob("*") if recursive else path.iterdir())
-                 if f.suffix.lower() in _SUFFIXES and f.is_file()),
+                (
+                    f
+                    for f in (path.rglob("*") if recursive else path.iterdir())
+                    if f.suffix.lower() in _SUFFIXES and f.is_file()
+                ),
                 key=lambda f: f.relative_to(path).as_posix(),
             )
             out.extend((f, os.path.join(str(p), f.relative_to(path).as_posix())) for f in found)
@@ -346,18 +357,30 @@ def render_manifests(objects: Sequence[Obj], *, as_json: bool = False, as_list: 
     :func:`_ordered`) and YAML has no anchors or aliases (a repeated object is written in full)."""
     docs = [_ordered(o) for o in objects]
     if as_json:
-        return json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2, ensure_ascii=False) + "\n"
+        return (
+            json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2, ensure_ascii=False)
+            + "\n"
+        )
     if as_list:
         body = {"apiVersion": "v1", "kind": "List", "items": docs}
-        return yaml.dump(body, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+        return yaml.dump(
+            body, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True
+        )
     if not docs:
         return ""
-    return yaml.dump_all(docs, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                         explicit_start=True)
+    return yaml.dump_all(
+        docs,
+        Dumper=_PlainDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        explicit_start=True,
+    )
 
 
-def write_manifests(path: str | Path, objects: Sequence[Obj], *, as_list: bool = False,
-                    as_json: bool | None = None) -> None:
+def write_manifests(
+    path: str | Path, objects: Sequence[Obj], *, as_list: bool = False, as_json: bool | None = None
+) -> None:
     """Write :func:`render_manifests` of ``objects`` to ``path`` (JSON when ``as_json``, by default
     for a ``.json`` path), replacing the file atomically. Equal inputs give identical files, and
     :func:`load_manifests` reads the result back unchanged.

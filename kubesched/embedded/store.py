@@ -114,8 +114,14 @@ class MemoryCluster:
     """
 
     def __init__(
-        self, clock: Clock, *, history_limit: int = 10000, event_limit: int = 10000, seed: int = 0,
-        uid_seed: int | None = 0, first_resource_version: int = 0,
+        self,
+        clock: Clock,
+        *,
+        history_limit: int = 10000,
+        event_limit: int = 10000,
+        seed: int = 0,
+        uid_seed: int | None = 0,
+        first_resource_version: int = 0,
     ) -> None:
         if history_limit < 0 or event_limit < 0 or first_resource_version < 0:
             raise ValueError("history_limit, event_limit and first_resource_version must be >= 0")
@@ -243,7 +249,9 @@ class MemoryCluster:
             kind = new["kind"]
             store = self._objects.setdefault(kind, {})
             if key in store:
-                raise AlreadyExistsError(f'{kind_registry.resource_name(kind)} "{new["metadata"]["name"]}" already exists')
+                raise AlreadyExistsError(
+                    f'{kind_registry.resource_name(kind)} "{new["metadata"]["name"]}" already exists'
+                )
             store[key] = new
             self._add_uid(new)
             self._sorted_keys.pop(kind, None)
@@ -336,8 +344,12 @@ class MemoryCluster:
                     new.pop("status", None)
             if new == old:
                 return old
-            if new_meta.get("deletionTimestamp") and _finalizers(old) and not _finalizers(new) and (
-                    kind != "Pod" or not new_meta.get("deletionGracePeriodSeconds")):
+            if (
+                new_meta.get("deletionTimestamp")
+                and _finalizers(old)
+                and not _finalizers(new)
+                and (kind != "Pod" or not new_meta.get("deletionGracePeriodSeconds"))
+            ):
                 self._remove(kind, key, new)
                 return new
             self._rv += 1
@@ -366,8 +378,15 @@ class MemoryCluster:
             self._emit(kind, self._rv, WatchEvent("MODIFIED", kind, new, old))
             return new
 
-    def delete(self, kind: str, namespace: str | None, name: str, *, grace: bool = False,
-               grace_period_seconds: int | None = None) -> None:
+    def delete(
+        self,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        *,
+        grace: bool = False,
+        grace_period_seconds: int | None = None,
+    ) -> None:
         """Delete an object (DELETED event whose object carries the deletion's resourceVersion).
 
         ``grace=True`` on a Pod bound to a node and not Succeeded/Failed only sets
@@ -510,8 +529,12 @@ class MemoryCluster:
         embedded cluster serves exactly its registered kinds (no CustomResourceDefinitions)."""
         return kind_registry.find(gvr.group, gvr.version, gvr.resource) is not None
 
-    def list_resource(self, gvr: GroupVersionResource, namespace: str | None = None,
-                      label_selector: str | Mapping[str, str] | None = None) -> builtins.list[Obj]:
+    def list_resource(
+        self,
+        gvr: GroupVersionResource,
+        namespace: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+    ) -> builtins.list[Obj]:
         """:meth:`list` of the registered kind served as ``gvr``. Raises NotFoundError
         (``the server could not find the requested resource (imagepulljobs.apps.kruise.io/v1alpha1)``)."""
         return builtins.list(self.list(self._kind_of(gvr), namespace, label_selector).items)

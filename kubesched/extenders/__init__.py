@@ -21,7 +21,9 @@ from kubesched.queue.metrics import QueueMetrics
 __all__ = ["MAX_EXTENDER_PRIORITY", "ExtenderError", "HTTPExtender", "build_extenders"]
 
 
-def build_extenders(config: KubeSchedulerConfiguration, metrics: QueueMetrics | None = None) -> list[HTTPExtender]:
+def build_extenders(
+    config: KubeSchedulerConfiguration, metrics: QueueMetrics | None = None
+) -> list[HTTPExtender]:
     """``buildExtenders``: one :class:`HTTPExtender` per ``config.extenders`` entry, non-ignorable
     ones first (each group in config order). Raises :class:`~kubesched.errors.ConfigError`
     (path ``extenders[i].tlsConfig``) for unusable TLS settings."""

@@ -45,7 +45,9 @@ class HTTPExtender:
         ConfigError: unusable TLS settings.
     """
 
-    def __init__(self, cfg: Extender, path: str = "extenders[0]", metrics: QueueMetrics | None = None) -> None:
+    def __init__(
+        self, cfg: Extender, path: str = "extenders[0]", metrics: QueueMetrics | None = None
+    ) -> None:
         self.config = cfg
         self.name: str = cfg.url_prefix
         self.weight: int = cfg.weight
@@ -102,7 +104,9 @@ class HTTPExtender:
             return wire.extender_args(pod, None, [ni.name for ni in nodes])
         return wire.extender_args(pod, [ni.node.raw for ni in nodes if ni.node is not None], None)
 
-    def filter(self, pod: Pod, nodes: Sequence[NodeInfo]) -> tuple[list[NodeInfo], dict[str, str], dict[str, str]]:
+    def filter(
+        self, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodeInfo], dict[str, str], dict[str, str]]:
         """``Filter``: ``(kept, failed {node: msg}, failed_and_unresolvable {node: msg})``.
 
         Without ``filterVerb`` every node passes. With ``nodeCacheCapable`` the answer's
@@ -114,7 +118,9 @@ class HTTPExtender:
         """
         if not self.filter_verb:
             return list(nodes), {}, {}
-        result = self._decode(self._transport.send(self.filter_verb, self._args(pod, nodes)), wire.decode_filter_result)
+        result = self._decode(
+            self._transport.send(self.filter_verb, self._args(pod, nodes)), wire.decode_filter_result
+        )
         if result.error:
             raise ExtenderError(result.error)
         kept: list[NodeInfo] = []
@@ -123,16 +129,19 @@ class HTTPExtender:
             for n in result.node_names:
                 ni = by_name.get(n)
                 if ni is None:
-                    raise ExtenderError(f'extender "{self.name}" claims a filtered node "{n}" which is not found '
-                                        "in the input node list")
+                    raise ExtenderError(
+                        f'extender "{self.name}" claims a filtered node "{n}" which is not found '
+                        "in the input node list"
+                    )
                 kept.append(ni)
         elif result.nodes is not None:
             for i, obj in enumerate(result.nodes):
                 try:
                     kept.append(NodeInfo(Node.from_manifest(obj)))
                 except ManifestError as e:
-                    raise ExtenderError(f"extender {self.name} returned an invalid node: "
-                                        f"{e.under(f'Nodes.items[{i}]')}") from None
+                    raise ExtenderError(
+                        f"extender {self.name} returned an invalid node: {e.under(f'Nodes.items[{i}]')}"
+                    ) from None
         return kept, result.failed_nodes, result.failed_and_unresolvable_nodes
 
     def prioritize(self, pod: Pod, nodes: Sequence[NodeInfo]) -> dict[str, int]:
@@ -162,8 +171,9 @@ class HTTPExtender:
         if err:
             raise ExtenderError(err)
 
-    def process_preemption(self, pod: Pod, node_to_victims: Mapping[str, Victims],
-                           node_info: Callable[[str], NodeInfo | None]) -> dict[str, Victims]:
+    def process_preemption(
+        self, pod: Pod, node_to_victims: Mapping[str, Victims], node_info: Callable[[str], NodeInfo | None]
+    ) -> dict[str, Victims]:
         """``ProcessPreemption``: send the candidate victims and return the extender's (possibly
         smaller) map, UIDs resolved against the pods of ``node_info(name)`` (the snapshot).
 
@@ -171,7 +181,9 @@ class HTTPExtender:
         ``extender: <url> claims to preempt pod (UID: &{<uid>}) on node: <n>, but the pod is not
         found on that node``, transport and decoding errors)."""
         if not self.preempt_verb:
-            raise ExtenderError(f"preempt verb is not defined for extender {self.name} but run into ProcessPreemption")
+            raise ExtenderError(
+                f"preempt verb is not defined for extender {self.name} but run into ProcessPreemption"
+            )
         args = wire.preemption_args(pod, node_to_victims, self.node_cache_capable)
         meta = self._decode(self._transport.send(self.preempt_verb, args), wire.decode_meta_victims)
         out: dict[str, Victims] = {}
@@ -184,8 +196,10 @@ class HTTPExtender:
             for uid in uids:
                 p = by_uid.get(uid)
                 if p is None:
-                    raise ExtenderError(f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) on node: "
-                                        f"{node}, but the pod is not found on that node")
+                    raise ExtenderError(
+                        f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) on node: "
+                        f"{node}, but the pod is not found on that node"
+                    )
                 pods.append(p)
             out[node] = Victims(pods, violations)
         return out

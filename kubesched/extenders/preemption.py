@@ -17,8 +17,12 @@ from kubesched.framework.status import Code, Status
 log = logging.getLogger(__name__)
 
 
-def call_extenders(extenders: Sequence[Any], pod: Pod, candidates: list[Candidate],
-                   node_info: Callable[[str], NodeInfo | None]) -> tuple[list[Candidate], Status | None]:
+def call_extenders(
+    extenders: Sequence[Any],
+    pod: Pod,
+    candidates: list[Candidate],
+    node_info: Callable[[str], NodeInfo | None],
+) -> tuple[list[Candidate], Status | None]:
     """Let every extender that supports preemption and is interested in ``pod`` shrink the
     candidate map, in order; each one sees the previous one's answer.
 
@@ -39,7 +43,9 @@ def call_extenders(extenders: Sequence[Any], pod: Pod, candidates: list[Candidat
             result = ext.process_preemption(pod, victims, node_info)
         except Exception as e:  # noqa: BLE001 - an extender failure is a status, never a crash
             if ext.is_ignorable():
-                log.info("skipped extender %s as it returned error and has ignorable flag set: %s", ext.name, e)
+                log.info(
+                    "skipped extender %s as it returned error and has ignorable flag set: %s", ext.name, e
+                )
                 continue
             return [], Status(Code.Error, err=e)
         for node in list(result):
@@ -47,12 +53,15 @@ def call_extenders(extenders: Sequence[Any], pod: Pod, candidates: list[Candidat
             if v is None or not v.pods:
                 if ext.is_ignorable():
                     del result[node]
-                    log.info("ignored node %s for which the extender %s didn't report victims", node, ext.name)
+                    log.info(
+                        "ignored node %s for which the extender %s didn't report victims", node, ext.name
+                    )
                     continue
                 return [], Status(Code.Error, f'expected at least one victim pod on node "{node}"')
         victims = result
         if not victims:
             break
-    order = [c.name for c in candidates if c.name in victims] + [n for n in victims if n not in
-                                                                 {c.name for c in candidates}]
+    order = [c.name for c in candidates if c.name in victims] + [
+        n for n in victims if n not in {c.name for c in candidates}
+    ]
     return [Candidate(n, list(victims[n].pods), victims[n].num_pdb_violations) for n in order], None

@@ -80,7 +80,9 @@ def ssl_context(cfg: Extender, path: str = "extenders[0]") -> tuple[ssl.SSLConte
     return ctx, (tls.server_name if tls is not None else "")
 
 
-def _load_cert_chain(ctx: ssl.SSLContext, cert_file: str, cert_data: bytes, key_file: str, key_data: bytes) -> None:
+def _load_cert_chain(
+    ctx: ssl.SSLContext, cert_file: str, cert_data: bytes, key_file: str, key_data: bytes
+) -> None:
     """``load_cert_chain`` from files or PEM bytes (data wins over files, as in client-go); PEM
     bytes go through a private temporary directory that is removed right after loading."""
     if not cert_data and not key_data:
@@ -106,14 +108,20 @@ class Transport:
     ``Timeout: httpTimeout``). ``timeout`` in seconds bounds the whole request; answers are
     read up to ``max_bytes`` bytes."""
 
-    def __init__(self, cfg: Extender, path: str = "extenders[0]", max_bytes: int = MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self, cfg: Extender, path: str = "extenders[0]", max_bytes: int = MAX_RESPONSE_BYTES
+    ) -> None:
         ctx, server_name = ssl_context(cfg, path)
         self.url_prefix = cfg.url_prefix
         self.server_name = server_name
         self.timeout = float(cfg.http_timeout)
         self.max_bytes = max_bytes
-        self._client = deadline_client(verify=ctx if ctx is not None else True, timeout=self.timeout,
-                                       follow_redirects=True, trust_env=False)
+        self._client = deadline_client(
+            verify=ctx if ctx is not None else True,
+            timeout=self.timeout,
+            follow_redirects=True,
+            trust_env=False,
+        )
 
     def url(self, verb: str) -> str:
         """``strings.TrimRight(urlPrefix, "/") + "/" + verb``."""
@@ -128,8 +136,16 @@ class Transport:
         body = json.dumps(args, separators=(",", ":")).encode("utf-8")
         ext = {"sni_hostname": self.server_name} if self.server_name else None
         try:
-            resp, data = request(self._client, "POST", url, timeout=self.timeout, max_bytes=self.max_bytes,
-                                 content=body, headers={"Content-Type": "application/json"}, extensions=ext)
+            resp, data = request(
+                self._client,
+                "POST",
+                url,
+                timeout=self.timeout,
+                max_bytes=self.max_bytes,
+                content=body,
+                headers={"Content-Type": "application/json"},
+                extensions=ext,
+            )
         except DeadlineExceeded as e:
             raise ExtenderError(str(e) if e.headers_received else f'Post "{url}": {e}') from None
         except ResponseTooLarge as e:

@@ -27,7 +27,9 @@ def node_list(nodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"metadata": {}, "items": [dict(n) for n in nodes] if nodes else None}
 
 
-def extender_args(pod: Pod, nodes: Sequence[Mapping[str, Any]] | None, node_names: Sequence[str] | None) -> dict[str, Any]:
+def extender_args(
+    pod: Pod, nodes: Sequence[Mapping[str, Any]] | None, node_names: Sequence[str] | None
+) -> dict[str, Any]:
     """``ExtenderArgs``: ``{"Pod", "Nodes", "NodeNames"}`` (one of the last two is ``null``)."""
     return {
         "Pod": pod.raw,
@@ -53,12 +55,22 @@ def preemption_args(pod: Pod, node_to_victims: Mapping[str, Victims], meta: bool
     """``ExtenderPreemptionArgs``. ``meta`` (nodeCacheCapable): victims as ``{"UID": uid}`` under
     ``NodeNameToMetaVictims``; else full pod manifests under ``NodeNameToVictims``."""
     if meta:
-        return {"Pod": pod.raw, "NodeNameToVictims": None, "NodeNameToMetaVictims": {
-            node: {"Pods": [{"UID": p.uid} for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
-            for node, v in node_to_victims.items()}}
-    return {"Pod": pod.raw, "NodeNameToVictims": {
-        node: {"Pods": [p.raw for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
-        for node, v in node_to_victims.items()}, "NodeNameToMetaVictims": None}
+        return {
+            "Pod": pod.raw,
+            "NodeNameToVictims": None,
+            "NodeNameToMetaVictims": {
+                node: {"Pods": [{"UID": p.uid} for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
+                for node, v in node_to_victims.items()
+            },
+        }
+    return {
+        "Pod": pod.raw,
+        "NodeNameToVictims": {
+            node: {"Pods": [p.raw for p in v.pods], "NumPDBViolations": v.num_pdb_violations}
+            for node, v in node_to_victims.items()
+        },
+        "NodeNameToMetaVictims": None,
+    }
 
 
 # ---- decoding (encoding/json semantics) --------------------------------------------------------------
@@ -149,14 +161,20 @@ def decode_filter_result(body: Any) -> FilterResult:
     names: list[str] | None = None
     if names_raw is not None:
         if not isinstance(names_raw, list):
-            raise WireError(f"json: cannot unmarshal {_json_type(names_raw)} into Go struct field "
-                            "ExtenderFilterResult.NodeNames of type []string")
+            raise WireError(
+                f"json: cannot unmarshal {_json_type(names_raw)} into Go struct field "
+                "ExtenderFilterResult.NodeNames of type []string"
+            )
         names = [_string(n, "ExtenderFilterResult.NodeNames") for n in names_raw]
-    return FilterResult(nodes, names,
-                        _string_map(go_field(obj, "FailedNodes"), "ExtenderFilterResult.FailedNodes"),
-                        _string_map(go_field(obj, "FailedAndUnresolvableNodes"),
-                                    "ExtenderFilterResult.FailedAndUnresolvableNodes"),
-                        _string(go_field(obj, "Error"), "ExtenderFilterResult.Error"))
+    return FilterResult(
+        nodes,
+        names,
+        _string_map(go_field(obj, "FailedNodes"), "ExtenderFilterResult.FailedNodes"),
+        _string_map(
+            go_field(obj, "FailedAndUnresolvableNodes"), "ExtenderFilterResult.FailedAndUnresolvableNodes"
+        ),
+        _string(go_field(obj, "Error"), "ExtenderFilterResult.Error"),
+    )
 
 
 def decode_host_priority_list(body: Any) -> list[tuple[str, int]]:
@@ -164,11 +182,18 @@ def decode_host_priority_list(body: Any) -> list[tuple[str, int]]:
     if body is None:
         return []
     if not isinstance(body, list):
-        raise WireError(f"json: cannot unmarshal {_json_type(body)} into Go value of type v1.HostPriorityList")
+        raise WireError(
+            f"json: cannot unmarshal {_json_type(body)} into Go value of type v1.HostPriorityList"
+        )
     out = []
     for e in body:
         o = _object(e, "v1.HostPriority") or {}
-        out.append((_string(go_field(o, "Host"), "HostPriority.Host"), _int(go_field(o, "Score"), "HostPriority.Score")))
+        out.append(
+            (
+                _string(go_field(o, "Host"), "HostPriority.Host"),
+                _int(go_field(o, "Score"), "HostPriority.Score"),
+            )
+        )
     return out
 
 
@@ -190,8 +215,12 @@ def decode_meta_victims(body: Any) -> dict[str, tuple[list[str], int]] | None:
         mvo = _object(mv, "v1.MetaVictims") or {}
         pods_raw = go_field(mvo, "Pods")
         if pods_raw is not None and not isinstance(pods_raw, list):
-            raise WireError(f"json: cannot unmarshal {_json_type(pods_raw)} into Go struct field "
-                            "MetaVictims.Pods of type []*v1.MetaPod")
-        uids = [_string(go_field(_object(p, "v1.MetaPod") or {}, "UID"), "MetaPod.UID") for p in pods_raw or []]
+            raise WireError(
+                f"json: cannot unmarshal {_json_type(pods_raw)} into Go struct field "
+                "MetaVictims.Pods of type []*v1.MetaPod"
+            )
+        uids = [
+            _string(go_field(_object(p, "v1.MetaPod") or {}, "UID"), "MetaPod.UID") for p in pods_raw or []
+        ]
         out[str(node)] = (uids, _int(go_field(mvo, "NumPDBViolations"), "MetaVictims.NumPDBViolations"))
     return out

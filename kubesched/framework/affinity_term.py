@@ -28,7 +28,8 @@ class AffinityTerm:
     def matches(self, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
         """``(pod.ns in namespaces or ns_selector matches ns_labels) and selector matches pod.labels``."""
         if pod.namespace in self.namespaces or (
-                self.namespace_selector is not None and self.namespace_selector.matches(ns_labels or {})):
+            self.namespace_selector is not None and self.namespace_selector.matches(ns_labels or {})
+        ):
             return self.selector is not None and self.selector.matches(pod.labels)
         return False
 
@@ -64,6 +65,8 @@ def affinity_terms(pod: Pod, terms: tuple[PodAffinityTerm, ...]) -> tuple[Affini
     return tuple(new_affinity_term(pod, t) for t in terms)
 
 
-def weighted_affinity_terms(pod: Pod, terms: tuple[WeightedPodAffinityTerm, ...]) -> tuple[WeightedAffinityTerm, ...]:
+def weighted_affinity_terms(
+    pod: Pod, terms: tuple[WeightedPodAffinityTerm, ...]
+) -> tuple[WeightedAffinityTerm, ...]:
     """Build every preferred term."""
     return tuple(WeightedAffinityTerm(new_affinity_term(pod, w.term), w.weight) for w in terms)

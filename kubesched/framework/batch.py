@@ -56,7 +56,9 @@ def table_for(handle: Any, nodes: Sequence[Any]) -> NodeTable | None:
     return table
 
 
-def label_lookup(table: NodeTable, key: str, values: dict[str, int]) -> tuple[npt.NDArray[np.int32], IntArray]:
+def label_lookup(
+    table: NodeTable, key: str, values: dict[str, int]
+) -> tuple[npt.NDArray[np.int32], IntArray]:
     """``(codes, lookup)`` for label ``key``: ``lookup[codes[row]]`` is ``values.get(label value)``
     (0 when absent or when the node lacks the label; ``codes[row] == 0`` then)."""
     lc = table.label(key)
@@ -73,14 +75,18 @@ def label_lookup(table: NodeTable, key: str, values: dict[str, int]) -> tuple[np
 class BatchFilter(Protocol):
     """A Filter plugin with a vectorised form."""
 
-    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None: ...
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> BoolArray | None: ...
 
 
 @runtime_checkable
 class BatchScore(Protocol):
     """A Score plugin with a vectorised form."""
 
-    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None: ...
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None: ...
 
 
 @runtime_checkable
@@ -96,8 +102,9 @@ class BatchFilterStatusKeys(Protocol):
     (and ``>= 0``) for two rejected rows means ``filter`` returns equal statuses for them; ``-1``
     means no shared status; ``None`` declines."""
 
-    def filter_batch_status_keys(self, state: CycleState, pod: Pod, table: NodeTable,
-                                 rows: IntArray) -> IntArray | None: ...
+    def filter_batch_status_keys(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None: ...
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,14 @@ class StateNotFoundError(LookupError):
 class CycleState:
     """Key/value store for one scheduling attempt plus the skip sets and metrics-sampling flag."""
 
-    __slots__ = ("_storage", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins",
-                 "skip_pre_bind_plugins", "recorder")
+    __slots__ = (
+        "_storage",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+        "skip_pre_bind_plugins",
+        "recorder",
+    )
 
     def __init__(self) -> None:
         self._storage: dict[str, Any] = {}

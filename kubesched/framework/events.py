@@ -27,9 +27,18 @@ class ActionType(IntFlag):
     UpdatePodToleration = 1 << 9
     UpdatePodSchedulingGatesEliminated = 1 << 10
     UpdatePodGeneratedResourceClaim = 1 << 11
-    Update = (UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition
-              | UpdateNodeAnnotation | UpdatePodLabel | UpdatePodScaleDown | UpdatePodToleration
-              | UpdatePodSchedulingGatesEliminated | UpdatePodGeneratedResourceClaim)
+    Update = (
+        UpdateNodeAllocatable
+        | UpdateNodeLabel
+        | UpdateNodeTaint
+        | UpdateNodeCondition
+        | UpdateNodeAnnotation
+        | UpdatePodLabel
+        | UpdatePodScaleDown
+        | UpdatePodToleration
+        | UpdatePodSchedulingGatesEliminated
+        | UpdatePodGeneratedResourceClaim
+    )
     All = Add | Delete | Update
 
 
@@ -43,7 +52,9 @@ def action_string(a: ActionType) -> str:
         return "All"
     if a == ActionType.Update:
         return "Update"
-    names = [m.name for m in ActionType if m.name and m.value & a and m not in (ActionType.Update, ActionType.All)]
+    names = [
+        m.name for m in ActionType if m.name and m.value & a and m not in (ActionType.Update, ActionType.All)
+    ]
     return "|".join(n for n in names if n)
 
 
@@ -94,9 +105,15 @@ class ClusterEvent:
         if self.is_wildcard():
             return True
         r = self.resource
-        if r == EventResource.Wildcard or r == incoming.resource or (
-                r == EventResource.Pod and incoming.resource in _POD_VARIANTS):
-            return bool(self.action_type & incoming.action_type) and (incoming.action_type & ~self.action_type) == 0
+        if (
+            r == EventResource.Wildcard
+            or r == incoming.resource
+            or (r == EventResource.Pod and incoming.resource in _POD_VARIANTS)
+        ):
+            return (
+                bool(self.action_type & incoming.action_type)
+                and (incoming.action_type & ~self.action_type) == 0
+            )
         return False
 
 

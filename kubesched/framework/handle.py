@@ -35,8 +35,9 @@ class ObjectLister(Protocol):
 class EventRecorder(Protocol):
     """``events.k8s.io`` recorder: ``eventtype`` is ``Normal``/``Warning``."""
 
-    def eventf(self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str,
-               note: str) -> None: ...
+    def eventf(
+        self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str, note: str
+    ) -> None: ...
 
 
 class WaitingPod(Protocol):
@@ -76,8 +77,9 @@ class PluginClient(Protocol):
 
     def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
 
-    def patch_status(self, kind: str, namespace: str | None, name: str,
-                     patch: dict[str, Any]) -> dict[str, Any]: ...
+    def patch_status(
+        self, kind: str, namespace: str | None, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any]: ...
 
     def delete(self, kind: str, namespace: str | None, name: str, *, grace: bool = False) -> None: ...
 
@@ -148,13 +150,16 @@ class Handle(Protocol):
 
     def iterate_over_waiting_pods(self) -> Iterator[WaitingPod]: ...
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
-                                               node_info: NodeInfo) -> Status | None: ...
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
 
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
-                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None: ...
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
 
-    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
-                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None: ...
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
 
     def activate(self, pods: Mapping[str, Pod]) -> None: ...

@@ -50,7 +50,9 @@ class _PluginMeta(ABCMeta):
     ``class P(FilterPlugin, ScorePlugin)`` (a base that another base already derives from is
     dropped, where Python would refuse the base order with an MRO error)."""
 
-    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kw: Any) -> _PluginMeta:
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kw: Any
+    ) -> _PluginMeta:
         kept = tuple(b for b in bases if not any(o is not b and issubclass(o, b) for o in bases))
         return super().__new__(mcls, name, kept, namespace, **kw)
 
@@ -95,20 +97,23 @@ class PreFilterExtensions(ABC):
     """Incremental updates of PreFilter state when pods are added/removed (preemption, nominated pods)."""
 
     @abstractmethod
-    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
-                node_info: NodeInfo) -> Status | None: ...
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
 
     @abstractmethod
-    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
-                   node_info: NodeInfo) -> Status | None: ...
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
 
 
 class PreFilterPlugin(Plugin):
     """Per-cycle precomputation; may narrow the nodes (``PreFilterResult``) or reject the pod."""
 
     @abstractmethod
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]: ...
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         """The AddPod/RemovePod extensions, or ``None``."""
@@ -126,8 +131,9 @@ class PostFilterPlugin(Plugin):
     """Runs when no node fits (e.g. preemption)."""
 
     @abstractmethod
-    def post_filter(self, state: CycleState, pod: Pod,
-                    filtered_node_status_map: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]: ...
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
 
 
 class PreScorePlugin(Plugin):
@@ -205,10 +211,18 @@ class EnqueueExtensions(ABC):
 
 
 _INTERFACES: dict[str, type[Plugin]] = {
-    PRE_ENQUEUE.key: PreEnqueuePlugin, QUEUE_SORT.key: QueueSortPlugin, PRE_FILTER.key: PreFilterPlugin,
-    FILTER.key: FilterPlugin, POST_FILTER.key: PostFilterPlugin, PRE_SCORE.key: PreScorePlugin,
-    SCORE.key: ScorePlugin, RESERVE.key: ReservePlugin, PERMIT.key: PermitPlugin, PRE_BIND.key: PreBindPlugin,
-    BIND.key: BindPlugin, POST_BIND.key: PostBindPlugin,
+    PRE_ENQUEUE.key: PreEnqueuePlugin,
+    QUEUE_SORT.key: QueueSortPlugin,
+    PRE_FILTER.key: PreFilterPlugin,
+    FILTER.key: FilterPlugin,
+    POST_FILTER.key: PostFilterPlugin,
+    PRE_SCORE.key: PreScorePlugin,
+    SCORE.key: ScorePlugin,
+    RESERVE.key: ReservePlugin,
+    PERMIT.key: PermitPlugin,
+    PRE_BIND.key: PreBindPlugin,
+    BIND.key: BindPlugin,
+    POST_BIND.key: PostBindPlugin,
 }
 
 
@@ -218,6 +232,7 @@ def interface_of(point: ExtensionPoint) -> type[Plugin]:
 
 
 EXTENSION_POINTS: tuple[tuple[str, type[Plugin]], ...] = tuple(
-    (p.key, interface_of(p)) for p in EXTENSION_POINT_TABLE)
+    (p.key, interface_of(p)) for p in EXTENSION_POINT_TABLE
+)
 """Config key of each extension point and its interface, in upstream order (from
 :data:`kubesched.config.extension_points.EXTENSION_POINT_TABLE`)."""

@@ -55,7 +55,9 @@ class MetricsSink(Protocol):
         """``scheduling_attempt_duration_seconds`` + ``schedule_attempts_total`` for ``result``."""
         ...
 
-    def pod_scheduled(self, profile: str, duration: float, attempts: int, since_initial: float | None) -> None:
+    def pod_scheduled(
+        self, profile: str, duration: float, attempts: int, since_initial: float | None
+    ) -> None:
         """A successful binding (attempt ``scheduled``, attempts histogram, SLI duration)."""
         ...
 
@@ -95,7 +97,9 @@ class NullMetricsSink:
     def attempt(self, result: str, profile: str, duration: float) -> None:
         """No-op."""
 
-    def pod_scheduled(self, profile: str, duration: float, attempts: int, since_initial: float | None) -> None:
+    def pod_scheduled(
+        self, profile: str, duration: float, attempts: int, since_initial: float | None
+    ) -> None:
         """No-op."""
 
     def cache_size(self, sizes: Mapping[str, int]) -> None:

@@ -32,17 +32,29 @@ def next_generation() -> int:
 class PodInfo:
     """A pod plus its pre-processed affinity terms (built once per pod object)."""
 
-    __slots__ = ("pod", "required_affinity_terms", "required_anti_affinity_terms",
-                 "preferred_affinity_terms", "preferred_anti_affinity_terms")
+    __slots__ = (
+        "pod",
+        "required_affinity_terms",
+        "required_anti_affinity_terms",
+        "preferred_affinity_terms",
+        "preferred_anti_affinity_terms",
+    )
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
         if pod.has_affinity:
-            self.required_affinity_terms: tuple[AffinityTerm, ...] = affinity_terms(pod, pod.pod_affinity_required)
-            self.required_anti_affinity_terms: tuple[AffinityTerm, ...] = affinity_terms(pod, pod.pod_anti_affinity_required)
-            self.preferred_affinity_terms: tuple[WeightedAffinityTerm, ...] = weighted_affinity_terms(pod, pod.pod_affinity_preferred)
+            self.required_affinity_terms: tuple[AffinityTerm, ...] = affinity_terms(
+                pod, pod.pod_affinity_required
+            )
+            self.required_anti_affinity_terms: tuple[AffinityTerm, ...] = affinity_terms(
+                pod, pod.pod_anti_affinity_required
+            )
+            self.preferred_affinity_terms: tuple[WeightedAffinityTerm, ...] = weighted_affinity_terms(
+                pod, pod.pod_affinity_preferred
+            )
             self.preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...] = weighted_affinity_terms(
-                pod, pod.pod_anti_affinity_preferred)
+                pod, pod.pod_anti_affinity_preferred
+            )
         else:
             self.required_affinity_terms = ()
             self.required_anti_affinity_terms = ()
@@ -103,9 +115,20 @@ class NodeInfo:
     """Node-level aggregated information (see module docstring). ``node`` may be ``None``
     for a "ghost" that still has pods after its Node was deleted."""
 
-    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
-                 "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
-                 "generation", "_pod_index")
+    __slots__ = (
+        "node",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "used_ports",
+        "requested",
+        "non_zero_requested",
+        "allocatable",
+        "image_states",
+        "pvc_ref_counts",
+        "generation",
+        "_pod_index",
+    )
 
     def __init__(self, node: Node | None = None) -> None:
         self.node: Node | None = None
@@ -190,8 +213,9 @@ class NodeInfo:
             index[last.pod.uid] = idx
         if pi.pod.has_affinity:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p.pod.uid != pod.uid]
-            self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
-                                                     if p.pod.uid != pod.uid]
+            self.pods_with_required_anti_affinity = [
+                p for p in self.pods_with_required_anti_affinity if p.pod.uid != pod.uid
+            ]
         self._update(pi.pod, -1)
         self.generation = next_generation()
 

@@ -61,8 +61,19 @@ DERIVED_CACHE_SIZE = 32
 #: the change log is halved when longer than max(this, 2 * capacity) entries
 CHANGE_LOG_MIN = 4096
 
-_INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
-                "nz_cpu", "nz_mem", "num_pods", "row_version")
+_INT_COLUMNS = (
+    "alloc_cpu",
+    "alloc_mem",
+    "alloc_eph",
+    "alloc_pods",
+    "req_cpu",
+    "req_mem",
+    "req_eph",
+    "nz_cpu",
+    "nz_mem",
+    "num_pods",
+    "row_version",
+)
 
 
 class LabelColumn:
@@ -316,7 +327,12 @@ class NodeTable:
         not in the table. O(1) for the list last given to :meth:`note_rows` if the table has not
         changed since, else a name look-up per node."""
         noted = self._noted
-        if noted is not None and noted[0] is nodes and noted[1] == self.version and len(noted[2]) == len(nodes):
+        if (
+            noted is not None
+            and noted[0] is nodes
+            and noted[1] == self.version
+            and len(noted[2]) == len(nodes)
+        ):
             return noted[2]
         rows = self.rows
         try:
@@ -398,8 +414,12 @@ class NodeTable:
             self._match_index = PodMatchIndex(self)
         return self._match_index.counts(namespace, selector)
 
-    def aggregate(self, key: Hashable, contrib: Callable[[NodeInfo], dict[Any, int]],
-                  initial_rows: Callable[[], Iterable[int]] | None = None) -> dict[Any, int]:
+    def aggregate(
+        self,
+        key: Hashable,
+        contrib: Callable[[NodeInfo], dict[Any, int]],
+        initial_rows: Callable[[], Iterable[int]] | None = None,
+    ) -> dict[Any, int]:
         """``Σ_rows contrib(NodeInfo)`` as a dict, where a key is present iff some row's
         contribution has it (even with value 0), cached under ``key`` and updated only for rows
         changed since its last use. ``initial_rows`` (default: all rows) are the only rows whose

@@ -52,6 +52,7 @@ class RowSource(Protocol):
 
     def changed_rows(self, since: int) -> Iterable[int]: ...
 
+
 #: most (namespace, selector) columns kept at once
 MAX_SELECTORS = 256
 

@@ -33,7 +33,9 @@ def _names(entries: Any) -> list[tuple[str, int | None]]:
     return [(e.name, e.weight) for e in (entries or [])]
 
 
-def resolve_plugins(plugins: Any, plugin_class: Callable[[str, str], type[Plugin]], path: str) -> ResolvedPlugins:
+def resolve_plugins(
+    plugins: Any, plugin_class: Callable[[str, str], type[Plugin]], path: str
+) -> ResolvedPlugins:
     """Expand multiPoint and validate per-point lists.
 
     ``plugins`` has attributes ``pre_enqueue`` ... ``post_bind`` and ``multi_point``, each with
@@ -61,9 +63,13 @@ def resolve_plugins(plugins: Any, plugin_class: Callable[[str, str], type[Plugin
         explicit: list[str] = []
         for i, (n, _) in enumerate(_names(pset.enabled)):
             if not issubclass(classes[n], iface):
-                raise ConfigError(f"{path}.plugins.{point}.enabled[{i}]", f'plugin "{n}" does not extend {point} plugin')
+                raise ConfigError(
+                    f"{path}.plugins.{point}.enabled[{i}]", f'plugin "{n}" does not extend {point} plugin'
+                )
             if n in explicit:
-                raise ConfigError(f"{path}.plugins.{point}.enabled[{i}]", f'plugin "{n}" already registered as "{point}"')
+                raise ConfigError(
+                    f"{path}.plugins.{point}.enabled[{i}]", f'plugin "{n}" already registered as "{point}"'
+                )
             explicit.append(n)
         disabled = {d.name for d in pset.disabled or []}
         overrides: list[str] = []
@@ -76,11 +82,17 @@ def resolve_plugins(plugins: Any, plugin_class: Callable[[str, str], type[Plugin
                     overrides.append(n)
                 elif n not in mp_only:
                     mp_only.append(n)
-        ordered = [n for n in explicit if n in overrides] + mp_only + [n for n in explicit if n not in overrides]
+        ordered = (
+            [n for n in explicit if n in overrides] + mp_only + [n for n in explicit if n not in overrides]
+        )
         res.points[point] = ordered
     if len(res.points["queueSort"]) != 1:
-        raise ConfigError(f"{path}.plugins.queueSort", f"only one queue sort plugin can be enabled, got {len(res.points['queueSort'])}"
-                          if res.points["queueSort"] else "queue sort plugin needed")
+        raise ConfigError(
+            f"{path}.plugins.queueSort",
+            f"only one queue sort plugin can be enabled, got {len(res.points['queueSort'])}"
+            if res.points["queueSort"]
+            else "queue sort plugin needed",
+        )
     if not res.points["bind"]:
         raise ConfigError(f"{path}.plugins.bind", "at least one bind plugin is needed")
     weights: dict[str, int] = {}

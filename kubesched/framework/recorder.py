@@ -55,8 +55,9 @@ class CycleRecorder:
         """A Filter plugin's verdict on ``node``."""
         self.filter.setdefault(node, {})[plugin] = status_dict(s)
 
-    def record_filter_first(self, node: str, plugins: Sequence[Any], skip: Collection[str], first: int,
-                            s: Status | None) -> None:
+    def record_filter_first(
+        self, node: str, plugins: Sequence[Any], skip: Collection[str], first: int, s: Status | None
+    ) -> None:
         """What the per-node Filter chain records for ``node`` when plugin ``first`` of ``plugins``
         (Filter plugins, each with a ``NAME``) rejects it with ``s`` and the earlier ones pass
         (``first`` -1: every plugin passes); plugins named in ``skip`` are left out."""
@@ -69,9 +70,16 @@ class CycleRecorder:
                 return
             d[pl.NAME] = _SUCCESS
 
-    def record_filter_chunk(self, infos: Sequence[Any], rows: Sequence[int], first: Sequence[int],
-                            rejected: Mapping[int, Status | None], known: Mapping[int, dict[str, Any]],
-                            plugins: Sequence[Any], skip: Collection[str]) -> None:
+    def record_filter_chunk(
+        self,
+        infos: Sequence[Any],
+        rows: Sequence[int],
+        first: Sequence[int],
+        rejected: Mapping[int, Status | None],
+        known: Mapping[int, dict[str, Any]],
+        plugins: Sequence[Any],
+        skip: Collection[str],
+    ) -> None:
         """The Filter verdicts of visited nodes ``infos[rows[i]]`` in visiting order, as the batch
         path knows them: ``first[i]`` the first rejecting plugin (-1: all pass) with status
         ``rejected[i]``, or ``known[i]`` the verdicts recorded by a per-node run (nodes with
@@ -84,8 +92,9 @@ class CycleRecorder:
             else:
                 self.record_filter_first(name, plugins, skip, first[i], rejected.get(i))
 
-    def record_post_filter(self, plugin: str, s: Status | None, result: PostFilterResult | None,
-                           victims: list[str] | None = None) -> None:
+    def record_post_filter(
+        self, plugin: str, s: Status | None, result: PostFilterResult | None, victims: list[str] | None = None
+    ) -> None:
         """A PostFilter plugin's status plus its nomination and victims (``namespace/name``)."""
         d = dict(status_dict(s))
         ni = result.nominating_info if result is not None else None
@@ -112,8 +121,9 @@ class CycleRecorder:
         for node, v in zip(self.node_names(nodes), raw, strict=True):
             score.setdefault(node, {})[plugin] = v
 
-    def record_normalized_scores(self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int],
-                                 weight: int) -> None:
+    def record_normalized_scores(
+        self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int], weight: int
+    ) -> None:
         """Normalized scores of ``plugin`` for ``nodes`` (NodeInfos) and their weighted values (x ``weight``)."""
         ns, fs = self.normalized_score, self.final_score
         for node, v in zip(self.node_names(nodes), normalized, strict=True):
@@ -123,9 +133,19 @@ class CycleRecorder:
     def to_dict(self) -> dict[str, Any]:
         """The ``results[]`` entry of the JSON contract."""
         return {
-            "preFilter": self.pre_filter, "filter": self.filter, "postFilter": self.post_filter,
-            "preScore": self.pre_score, "score": self.score, "normalizedScore": self.normalized_score,
-            "finalScore": self.final_score, "reserve": self.reserve, "permit": self.permit,
-            "preBind": self.pre_bind, "bind": self.bind, "selectedNode": self.selected_node,
-            "filterPath": self.filter_path, "scorePath": self.score_path, "fallbackReason": self.fallback_reason,
+            "preFilter": self.pre_filter,
+            "filter": self.filter,
+            "postFilter": self.post_filter,
+            "preScore": self.pre_score,
+            "score": self.score,
+            "normalizedScore": self.normalized_score,
+            "finalScore": self.final_score,
+            "reserve": self.reserve,
+            "permit": self.permit,
+            "preBind": self.pre_bind,
+            "bind": self.bind,
+            "selectedNode": self.selected_node,
+            "filterPath": self.filter_path,
+            "scorePath": self.score_path,
+            "fallbackReason": self.fallback_reason,
         }

@@ -21,8 +21,13 @@ ENTRY_POINT_GROUP = "kubesched.plugins"
 class Registry:
     """Maps plugin names to classes; resolves lazily and caches."""
 
-    def __init__(self, lazy: Mapping[str, str] | None = None, classes: Mapping[str, type[Plugin]] | None = None,
-                 *, load_entry_points: bool = True) -> None:
+    def __init__(
+        self,
+        lazy: Mapping[str, str] | None = None,
+        classes: Mapping[str, type[Plugin]] | None = None,
+        *,
+        load_entry_points: bool = True,
+    ) -> None:
         self._lazy: dict[str, str] = dict(lazy or {})
         self._classes: dict[str, type[Plugin]] = dict(classes or {})
         self._entry_points_loaded = not load_entry_points
@@ -67,13 +72,18 @@ class Registry:
             raise ConfigError(path, f'plugin "{name}" does not exist')
         module, _, attr = target.partition(":")
         in_tree = module.startswith("kubesched.")
-        origin = f"plugin {name!r} ({target})" if in_tree else \
-            f"plugin {name!r} (entry point {name} = {target!r} in group {ENTRY_POINT_GROUP})"
+        origin = (
+            f"plugin {name!r} ({target})"
+            if in_tree
+            else f"plugin {name!r} (entry point {name} = {target!r} in group {ENTRY_POINT_GROUP})"
+        )
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as e:
             if in_tree and e.name == module:
-                raise NotImplementedPluginError(path, f"plugin {name} is not implemented yet in kubesched") from None
+                raise NotImplementedPluginError(
+                    path, f"plugin {name} is not implemented yet in kubesched"
+                ) from None
             raise ConfigError(path, f"{origin}: cannot import {module}: {e}") from None
         except Exception as e:  # a third-party module may fail in any way while importing
             raise ConfigError(path, f"{origin}: importing {module} failed: {type(e).__name__}: {e}") from None
@@ -81,8 +91,11 @@ class Registry:
         if cls is None:
             raise ConfigError(path, f"{origin}: module {module} has no attribute {attr!r}")
         if not (isinstance(cls, type) and issubclass(cls, Plugin)):
-            raise ConfigError(path, f"{origin}: {target} is not a kubesched plugin class "
-                                    "(derive it from kubesched.framework.Plugin and an extension-point interface)")
+            raise ConfigError(
+                path,
+                f"{origin}: {target} is not a kubesched plugin class "
+                "(derive it from kubesched.framework.Plugin and an extension-point interface)",
+            )
         self._classes[name] = cls
         return cls
 
@@ -93,4 +106,3 @@ class Registry:
         except ConfigError:
             return False
         return True
-

@@ -154,15 +154,18 @@ class Framework:
     :meth:`set_pod_activator` as upstream's ``SetPodNominator``/``SetPodActivator``.
     """
 
-    def __init__(self, profile: KubeSchedulerProfile, registry: Registry,
-                 options: FrameworkOptions | None = None) -> None:
+    def __init__(
+        self, profile: KubeSchedulerProfile, registry: Registry, options: FrameworkOptions | None = None
+    ) -> None:
         o = options if options is not None else FrameworkOptions()
         profile_path = o.profile_path
         self.profile_name: str = profile.scheduler_name or "default-scheduler"
         self.parallelism: int = o.parallelism
-        self.percentage_of_nodes_to_score: int | None = (profile.percentage_of_nodes_to_score
-                                                         if profile.percentage_of_nodes_to_score is not None
-                                                         else o.percentage_of_nodes_to_score)
+        self.percentage_of_nodes_to_score: int | None = (
+            profile.percentage_of_nodes_to_score
+            if profile.percentage_of_nodes_to_score is not None
+            else o.percentage_of_nodes_to_score
+        )
         self.clock: Clock | None = o.clock
         self.rng: random.Random = o.rng or random.Random(0)
         self.client: PluginClient | None = o.client
@@ -172,8 +175,9 @@ class Framework:
         #: attribute (read per node on the per-node Filter path), set by :meth:`set_pod_nominator`
         self.nominator: Nominator | None = o.nominator
         self._activator: PodActivator | None = None
-        self.feature_gates: Mapping[str, bool] = (o.feature_gates if o.feature_gates is not None
-                                                  else resolve_gates(None))
+        self.feature_gates: Mapping[str, bool] = (
+            o.feature_gates if o.feature_gates is not None else resolve_gates(None)
+        )
         self.waiting_pods = WaitingPodsMap()
         self.permit_wait_timeout = o.permit_wait_timeout
         self._snapshot_provider: Callable[[], Snapshot] = o.snapshot_provider or _empty_snapshot
@@ -185,7 +189,11 @@ class Framework:
         self.metrics: MetricsSink | None = o.metrics
         #: where the runtime records its own metrics (the null sink: nothing recorded)
         self.sink: MetricsSink = o.metrics if o.metrics is not None else NULL_SINK
-        skip_unavailable, on_skipped, ignored_resources = o.skip_unavailable, o.on_skipped, o.ignored_resources
+        skip_unavailable, on_skipped, ignored_resources = (
+            o.skip_unavailable,
+            o.on_skipped,
+            o.ignored_resources,
+        )
 
         def plugin_class(name: str, path: str) -> type[Plugin]:
             return registry.get(name, path)
@@ -211,8 +219,9 @@ class Framework:
             except ConfigError:
                 raise
             except Exception as e:  # a third-party plugin may raise anything: one line, naming it
-                raise ConfigError(f"{profile_path}.pluginConfig",
-                                  f"initializing plugin {name!r}: {type(e).__name__}: {e}") from None
+                raise ConfigError(
+                    f"{profile_path}.pluginConfig", f"initializing plugin {name!r}: {type(e).__name__}: {e}"
+                ) from None
         self.plugins = instances
         p = resolved.points
 
@@ -237,7 +246,8 @@ class Framework:
         self.score_forms: list[ScoreForms] = [score_forms(pl) for pl in self.score_plugins]
         #: Filter plugins without a batch form (the batch path needs each of them to Skip at PreFilter)
         self._filter_without_batch: list[str] = [
-            pl.NAME for pl, f in zip(self.filter_plugins, self.filter_forms, strict=True) if f.batch is None]
+            pl.NAME for pl, f in zip(self.filter_plugins, self.filter_forms, strict=True) if f.batch is None
+        ]
 
     def _without_unavailable(self, plugins_cfg: Any, registry: Registry) -> Any:
         """A copy of the plugins config without plugins that are not implemented (default profile only)."""
@@ -257,8 +267,15 @@ class Framework:
 
     # ---- metrics ------------------------------------------------------------------------------
 
-    def _run_plugin(self, state: CycleState, label: str, name: str, status_of: Callable[[Any], Status | None],
-                    fn: Callable[..., Any], *args: Any) -> Any:
+    def _run_plugin(
+        self,
+        state: CycleState,
+        label: str,
+        name: str,
+        status_of: Callable[[Any], Status | None],
+        fn: Callable[..., Any],
+        *args: Any,
+    ) -> Any:
         """``fn(*args)``, timed into ``scheduler_plugin_execution_duration_seconds`` in sampled
         cycles (upstream ``runXPlugin``: ``if !state.ShouldRecordPluginMetrics()``). Exceptions
         propagate (observed as ``Error``)."""
@@ -348,8 +365,13 @@ class Framework:
         events; plugins without EnqueueExtensions are registered for every event
         (``pkg/scheduler/framework/runtime/framework.go`` ``NewFramework``)."""
         names: list[str] = []
-        for lst in (self.pre_enqueue_plugins, self.pre_filter_plugins, self.filter_plugins,
-                    self.reserve_plugins, self.permit_plugins):
+        for lst in (
+            self.pre_enqueue_plugins,
+            self.pre_filter_plugins,
+            self.filter_plugins,
+            self.reserve_plugins,
+            self.permit_plugins,
+        ):
             for pl in lst:
                 if pl.NAME not in names:
                     names.append(pl.NAME)
@@ -374,8 +396,9 @@ class Framework:
     # ---- PreFilter ------------------------------------------------------------------------------
 
     @_timed(PRE_FILTER.label, _status_second)
-    def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
-                               nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         """Upstream ``RunPreFilterPlugins``. Returns
         ``(result, status, plugins that returned node sets or rejected)``."""
         result: PreFilterResult | None = None
@@ -387,8 +410,9 @@ class Framework:
             try:
                 if self.sink.enabled:
                     self._count(pl.NAME, PRE_FILTER.label)
-                    r, s = self._run_plugin(state, PRE_FILTER.label, pl.NAME, _status_second, pl.pre_filter, state,
-                                            pod, nodes)
+                    r, s = self._run_plugin(
+                        state, PRE_FILTER.label, pl.NAME, _status_second, pl.pre_filter, state, pod, nodes
+                    )
                 else:
                     r, s = pl.pre_filter(state, pod, nodes)
             except Exception as e:  # noqa: BLE001 - a plugin crash is an Error status, never a scheduler crash
@@ -407,8 +431,13 @@ class Framework:
                     rejector = s
                     continue
                 state.skip_filter_plugins = skip
-                return None, Status(Code.Error, f'running PreFilter plugin "{pl.NAME}": {s.message()}',
-                                    plugin=pl.NAME), set()
+                return (
+                    None,
+                    Status(
+                        Code.Error, f'running PreFilter plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME
+                    ),
+                    set(),
+                )
             if r is not None and r.node_names is not None:
                 plugins_with_nodes.append(pl.NAME)
                 result = r if result is None else result.merge(r)
@@ -424,8 +453,9 @@ class Framework:
             return result, rejector, {rejector.plugin} | set(plugins_with_nodes)
         return result, None, set(plugins_with_nodes)
 
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
-                                         node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """Run every non-skipped PreFilter plugin's ``add_pod`` extension."""
         for pl in self.pre_filter_plugins:
             if pl.NAME in state.skip_filter_plugins:
@@ -435,11 +465,16 @@ class Framework:
                 continue
             s = ext.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
             if s is not None and not s.is_success():
-                return Status(Code.Error, f'running AddPod on PreFilter plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+                return Status(
+                    Code.Error,
+                    f'running AddPod on PreFilter plugin "{pl.NAME}": {s.message()}',
+                    plugin=pl.NAME,
+                )
         return None
 
-    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
-                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """Run every non-skipped PreFilter plugin's ``remove_pod`` extension."""
         for pl in self.pre_filter_plugins:
             if pl.NAME in state.skip_filter_plugins:
@@ -449,14 +484,18 @@ class Framework:
                 continue
             s = ext.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
             if s is not None and not s.is_success():
-                return Status(Code.Error, f'running RemovePod on PreFilter plugin "{pl.NAME}": {s.message()}',
-                              plugin=pl.NAME)
+                return Status(
+                    Code.Error,
+                    f'running RemovePod on PreFilter plugin "{pl.NAME}": {s.message()}',
+                    plugin=pl.NAME,
+                )
         return None
 
     # ---- Filter ---------------------------------------------------------------------------------
 
-    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                           recorder: Any = None) -> Status | None:
+    def run_filter_plugins(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, recorder: Any = None
+    ) -> Status | None:
         """Upstream ``RunFilterPlugins``: first non-Success stops; rejections keep their code, anything else
         is an Error."""
         skip = state.skip_filter_plugins
@@ -466,8 +505,17 @@ class Framework:
                 continue
             if timed:
                 self._count(pl.NAME, FILTER.label)
-                s = _call(self._run_plugin, state, FILTER.label, pl.NAME, _status_self, pl.filter, state, pod,
-                          node_info)
+                s = _call(
+                    self._run_plugin,
+                    state,
+                    FILTER.label,
+                    pl.NAME,
+                    _status_self,
+                    pl.filter,
+                    state,
+                    pod,
+                    node_info,
+                )
             else:
                 s = _call(pl.filter, state, pod, node_info)
             if recorder is not None:
@@ -476,17 +524,22 @@ class Framework:
                 return _filter_failure(pl.NAME, s)
         return None
 
-    def run_filter_plugin(self, pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+    def run_filter_plugin(
+        self, pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
         """One Filter plugin's verdict exactly as :meth:`run_filter_plugins` reports it when every
         earlier plugin passed (used for nodes the batch masks say ``pl`` rejects first; counted
         by :meth:`record_filter_batch_evaluations`, timed in sampled cycles)."""
-        s = _call(self._run_plugin, state, FILTER.label, pl.NAME, _status_self, pl.filter, state, pod, node_info)
+        s = _call(
+            self._run_plugin, state, FILTER.label, pl.NAME, _status_self, pl.filter, state, pod, node_info
+        )
         if s is not None and s.code != Code.Success:
             return _filter_failure(pl.NAME, s)
         return None
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                                               recorder: Any = None) -> Status | None:
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, recorder: Any = None
+    ) -> Status | None:
         """Upstream ``RunFilterPluginsWithNominatedPods``: filter once with higher-or-equal-priority
         nominated pods added, then without."""
         nominated: list[PodInfo] = []
@@ -510,9 +563,15 @@ class Framework:
 
     # ---- vectorised Filter / Score (kubesched.framework.batch) ------------------------------------
 
-    def run_filter_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
-                                 first_reject: list[Any] | None = None,
-                                 why: list[str] | None = None) -> BoolArray | None:
+    def run_filter_plugins_batch(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: Any,
+        rows: IntArray,
+        first_reject: list[Any] | None = None,
+        why: list[str] | None = None,
+    ) -> BoolArray | None:
         """Success mask of :meth:`run_filter_plugins` over NodeTable ``rows`` (without nominated
         pods), or ``None`` when some non-skipped Filter plugin has no batch form or declines
         (then ``why``, a list, gets the reason). With ``first_reject`` (a list, cleared first):
@@ -537,8 +596,9 @@ class Framework:
                 return None
             try:
                 if timed:
-                    m = self._run_plugin(state, FILTER.label, pl.NAME, _status_none, fb.filter_batch, state, pod,
-                                         table, rows)
+                    m = self._run_plugin(
+                        state, FILTER.label, pl.NAME, _status_none, fb.filter_batch, state, pod, table, rows
+                    )
                 else:
                     m = fb.filter_batch(state, pod, table, rows)
             except Exception as e:  # noqa: BLE001 - the per-node path reports the plugin's error exactly
@@ -571,8 +631,9 @@ class Framework:
         return self.filter_forms[plugin_index].status_keys
 
     @_timed(SCORE.label, _status_second)
-    def run_score_plugins_batch(self, state: CycleState, pod: Pod, table: Any, rows: IntArray,
-                                nodes: Sequence[NodeInfo]) -> tuple[IntArray | None, Status | None]:
+    def run_score_plugins_batch(
+        self, state: CycleState, pod: Pod, table: Any, rows: IntArray, nodes: Sequence[NodeInfo]
+    ) -> tuple[IntArray | None, Status | None]:
         """Total weighted scores of :meth:`run_score_plugins` as an array over ``rows`` (``nodes``
         are the same nodes as NodeInfos, used by plugins without a batch form). Same statuses,
         same recorder entries (raw, normalized and weighted scores per node and plugin)."""
@@ -589,8 +650,9 @@ class Framework:
             if sb is not None:
                 try:
                     if timed:
-                        arr = self._run_plugin(state, SCORE.label, pl.NAME, _status_none, sb.score_batch, state, pod,
-                                               table, rows)
+                        arr = self._run_plugin(
+                            state, SCORE.label, pl.NAME, _status_none, sb.score_batch, state, pod, table, rows
+                        )
                     else:
                         arr = sb.score_batch(state, pod, table, rows)
                 except Exception:  # noqa: BLE001 - rescored node by node below, which reports it
@@ -602,15 +664,19 @@ class Framework:
                     for ni in nodes:
                         try:
                             if timed:
-                                sc, s = self._run_plugin(state, SCORE.label, pl.NAME, _status_second, pl.score, state,
-                                                         pod, ni)
+                                sc, s = self._run_plugin(
+                                    state, SCORE.label, pl.NAME, _status_second, pl.score, state, pod, ni
+                                )
                             else:
                                 sc, s = pl.score(state, pod, ni)
                         except Exception as e:  # noqa: BLE001
                             sc, s = 0, Status(Code.Error, err=e)
                         if s is not None and not s.is_success():
-                            return None, Status(Code.Error, f'running Score plugins: plugin "{pl.NAME}" failed with: '
-                                                            f"{s.message()}", plugin=pl.NAME)
+                            return None, Status(
+                                Code.Error,
+                                f'running Score plugins: plugin "{pl.NAME}" failed with: {s.message()}',
+                                plugin=pl.NAME,
+                            )
                         scores.append(NodeScore(ni.name, sc))
                 else:
                     scores = [NodeScore(ni.name, int(v)) for ni, v in zip(nodes, arr.tolist(), strict=False)]
@@ -619,8 +685,12 @@ class Framework:
                 if ext is not None:
                     s = ext.normalize_score(state, pod, scores)
                     if s is not None and not s.is_success():
-                        return None, Status(Code.Error, f'running Normalize on Score plugins: plugin "{pl.NAME}" '
-                                                        f"failed with: {s.message()}", plugin=pl.NAME)
+                        return None, Status(
+                            Code.Error,
+                            f'running Normalize on Score plugins: plugin "{pl.NAME}" '
+                            f"failed with: {s.message()}",
+                            plugin=pl.NAME,
+                        )
                 vals = [ns.score for ns in scores]
                 if any(v > MAX_NODE_SCORE or v < MIN_NODE_SCORE for v in vals):
                     bad = next(v for v in vals if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
@@ -644,8 +714,9 @@ class Framework:
     # ---- PostFilter -----------------------------------------------------------------------------
 
     @_timed(POST_FILTER.label, _status_second)
-    def run_post_filter_plugins(self, state: CycleState, pod: Pod,
-                                node_to_status: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
         """Upstream ``RunPostFilterPlugins``."""
         reasons: list[str] = []
         rejector_plugin = ""
@@ -653,8 +724,16 @@ class Framework:
         rec = state.recorder
         for pl in self.post_filter_plugins:
             try:
-                r, s = self._run_plugin(state, POST_FILTER.label, pl.NAME, _status_second, pl.post_filter, state, pod,
-                                        node_to_status)
+                r, s = self._run_plugin(
+                    state,
+                    POST_FILTER.label,
+                    pl.NAME,
+                    _status_second,
+                    pl.post_filter,
+                    state,
+                    pod,
+                    node_to_status,
+                )
             except Exception as e:  # noqa: BLE001
                 r, s = None, Status(Code.Error, err=e)
             if rec is not None and pl.NAME not in rec.post_filter:
@@ -684,8 +763,9 @@ class Framework:
             try:
                 if self.sink.enabled:
                     self._count(pl.NAME, PRE_SCORE.label)
-                    s = self._run_plugin(state, PRE_SCORE.label, pl.NAME, _status_self, pl.pre_score, state, pod,
-                                         nodes)
+                    s = self._run_plugin(
+                        state, PRE_SCORE.label, pl.NAME, _status_self, pl.pre_score, state, pod, nodes
+                    )
                 else:
                     s = pl.pre_score(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
@@ -696,13 +776,16 @@ class Framework:
                 skip.add(pl.NAME)
                 continue
             if s is not None and not s.is_success():
-                return Status(Code.Error, f'running PreScore plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+                return Status(
+                    Code.Error, f'running PreScore plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME
+                )
         state.skip_score_plugins = skip
         return None
 
     @_timed(SCORE.label, _status_second)
-    def run_score_plugins(self, state: CycleState, pod: Pod,
-                          nodes: Sequence[NodeInfo]) -> tuple[list[NodePluginScores], Status | None]:
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodePluginScores], Status | None]:
         """Upstream ``RunScorePlugins``: score, normalize, range-check, weight and total per node."""
         plugins = [pl for pl in self.score_plugins if pl.NAME not in state.skip_score_plugins]
         result = [NodePluginScores(ni.name) for ni in nodes]
@@ -714,14 +797,19 @@ class Framework:
             for ni in nodes:
                 try:
                     if timed:
-                        sc, s = self._run_plugin(state, SCORE.label, pl.NAME, _status_second, pl.score, state, pod, ni)
+                        sc, s = self._run_plugin(
+                            state, SCORE.label, pl.NAME, _status_second, pl.score, state, pod, ni
+                        )
                     else:
                         sc, s = pl.score(state, pod, ni)
                 except Exception as e:  # noqa: BLE001
                     sc, s = 0, Status(Code.Error, err=e)
                 if s is not None and not s.is_success():
-                    return [], Status(Code.Error, f'running Score plugins: plugin "{pl.NAME}" failed with: {s.message()}',
-                                      plugin=pl.NAME)
+                    return [], Status(
+                        Code.Error,
+                        f'running Score plugins: plugin "{pl.NAME}" failed with: {s.message()}',
+                        plugin=pl.NAME,
+                    )
                 scores.append(NodeScore(ni.name, sc))
                 if rec is not None:
                     rec.record_score(pl.NAME, ni.name, sc)
@@ -729,8 +817,11 @@ class Framework:
             if ext is not None:
                 s = ext.normalize_score(state, pod, scores)
                 if s is not None and not s.is_success():
-                    return [], Status(Code.Error, f'running Normalize on Score plugins: plugin "{pl.NAME}" failed with: '
-                                                  f'{s.message()}', plugin=pl.NAME)
+                    return [], Status(
+                        Code.Error,
+                        f'running Normalize on Score plugins: plugin "{pl.NAME}" failed with: {s.message()}',
+                        plugin=pl.NAME,
+                    )
             weight = self.score_weights.get(pl.NAME, 1)
             for i, ns in enumerate(scores):
                 if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
@@ -763,7 +854,17 @@ class Framework:
         """Upstream ``RunReservePluginsReserve``: stop at the first failure."""
         rec = state.recorder
         for pl in self.reserve_plugins:
-            s = _call(self._run_plugin, state, RESERVE.label, pl.NAME, _status_self, pl.reserve, state, pod, node_name)
+            s = _call(
+                self._run_plugin,
+                state,
+                RESERVE.label,
+                pl.NAME,
+                _status_self,
+                pl.reserve,
+                state,
+                pod,
+                node_name,
+            )
             if rec is not None:
                 rec.reserve[pl.NAME] = status_dict(s)
             if s is not None and not s.is_success():
@@ -774,7 +875,9 @@ class Framework:
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Every Reserve plugin's ``unreserve`` in reverse order."""
         for pl in reversed(self.reserve_plugins):
-            self._run_plugin(state, UNRESERVE_LABEL, pl.NAME, _status_none, pl.unreserve, state, pod, node_name)
+            self._run_plugin(
+                state, UNRESERVE_LABEL, pl.NAME, _status_none, pl.unreserve, state, pod, node_name
+            )
 
     @_timed(PERMIT.label, _status_self)
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -785,8 +888,9 @@ class Framework:
         rec = state.recorder
         for pl in self.permit_plugins:
             try:
-                permit: tuple[Status | None, float] = self._run_plugin(state, PERMIT.label, pl.NAME, _status_first,
-                                                                      pl.permit, state, pod, node_name)
+                permit: tuple[Status | None, float] = self._run_plugin(
+                    state, PERMIT.label, pl.NAME, _status_first, pl.permit, state, pod, node_name
+                )
                 s, timeout = permit
             except Exception as e:  # noqa: BLE001
                 s, timeout = Status(Code.Error, err=e), 0.0
@@ -806,7 +910,9 @@ class Framework:
             return Status(Code.Error, f'running Permit plugin "{pl.NAME}": {s.message()}', plugin=pl.NAME)
         if timeouts:
             self.waiting_pods.add(WaitingPod(pod, timeouts, self.clock))
-            return Status(Code.Wait, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"')
+            return Status(
+                Code.Wait, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+            )
         return None
 
     # ---- Binding --------------------------------------------------------------------------------
@@ -818,13 +924,23 @@ class Framework:
             return Status(Code.Skip)
         skip: set[str] = set()
         for pl in self.pre_bind_plugins:
-            s = self._run_plugin(state, PRE_BIND_PRE_FLIGHT_LABEL, pl.NAME, _status_self, pl.pre_bind_pre_flight,
-                                 state, pod, node_name)
+            s = self._run_plugin(
+                state,
+                PRE_BIND_PRE_FLIGHT_LABEL,
+                pl.NAME,
+                _status_self,
+                pl.pre_bind_pre_flight,
+                state,
+                pod,
+                node_name,
+            )
             if s is not None and s.is_skip():
                 skip.add(pl.NAME)
                 continue
             if s is not None and not s.is_success():
-                return Status(Code.Error, f'running PreBindPreFlight "{pl.NAME}": {s.message()}', plugin=pl.NAME)
+                return Status(
+                    Code.Error, f'running PreBindPreFlight "{pl.NAME}": {s.message()}', plugin=pl.NAME
+                )
         state.skip_pre_bind_plugins = skip
         if len(skip) == len(self.pre_bind_plugins):
             return Status(Code.Skip)
@@ -837,8 +953,17 @@ class Framework:
         for pl in self.pre_bind_plugins:
             if pl.NAME in state.skip_pre_bind_plugins:
                 continue
-            s = _call(self._run_plugin, state, PRE_BIND.label, pl.NAME, _status_self, pl.pre_bind, state, pod,
-                      node_name)
+            s = _call(
+                self._run_plugin,
+                state,
+                PRE_BIND.label,
+                pl.NAME,
+                _status_self,
+                pl.pre_bind,
+                state,
+                pod,
+                node_name,
+            )
             if rec is not None:
                 rec.pre_bind[pl.NAME] = status_dict(s)
             if s is not None and not s.is_success():
@@ -851,7 +976,9 @@ class Framework:
         rec = state.recorder
         s: Status | None = Status(Code.Skip)
         for pl in self.bind_plugins:
-            s = _call(self._run_plugin, state, BIND.label, pl.NAME, _status_self, pl.bind, state, pod, node_name)
+            s = _call(
+                self._run_plugin, state, BIND.label, pl.NAME, _status_self, pl.bind, state, pod, node_name
+            )
             if rec is not None:
                 rec.bind[pl.NAME] = status_dict(s)
             if s is not None and s.is_skip():
@@ -865,15 +992,21 @@ class Framework:
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Every PostBind plugin."""
         for pl in self.post_bind_plugins:
-            self._run_plugin(state, POST_BIND.label, pl.NAME, _status_none, pl.post_bind, state, pod, node_name)
+            self._run_plugin(
+                state, POST_BIND.label, pl.NAME, _status_none, pl.post_bind, state, pod, node_name
+            )
 
 
 def _invalid_score(plugin: str, score: int) -> Status:
     """The Error status of a score outside [0, 100] after normalizing
     (``pkg/scheduler/framework/runtime/framework.go``)."""
-    return Status(Code.Error, f'applying score defaultWeights on Score plugins: plugin "{plugin}" '
-                              f"returns an invalid score {score}, it should in the range of "
-                              f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", plugin=plugin)
+    return Status(
+        Code.Error,
+        f'applying score defaultWeights on Score plugins: plugin "{plugin}" '
+        f"returns an invalid score {score}, it should in the range of "
+        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+        plugin=plugin,
+    )
 
 
 def _call(fn: Callable[..., Status | None], *args: Any) -> Status | None:

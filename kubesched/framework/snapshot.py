@@ -21,9 +21,17 @@ class Snapshot:
     :meth:`kubesched.cache.Cache.update_snapshot` keep the sublists and ``used_pvc_set`` up to
     date in O(changed nodes); they are recomputed by :meth:`rebuild_lists`."""
 
-    __slots__ = ("node_info_map", "node_info_list", "have_pods_with_affinity_list",
-                 "have_pods_with_required_anti_affinity_list", "used_pvc_set", "generation",
-                 "node_index", "pvc_node_counts", "node_table")
+    __slots__ = (
+        "node_info_map",
+        "node_info_list",
+        "have_pods_with_affinity_list",
+        "have_pods_with_required_anti_affinity_list",
+        "used_pvc_set",
+        "generation",
+        "node_index",
+        "pvc_node_counts",
+        "node_table",
+    )
 
     def __init__(self, node_infos: list[NodeInfo] | None = None) -> None:
         self.node_info_map: dict[str, NodeInfo] = {}
@@ -45,7 +53,9 @@ class Snapshot:
         """Reset the ordered lists from ``ordered`` (node-tree order)."""
         self.node_info_list = ordered
         self.have_pods_with_affinity_list = [n for n in ordered if n.pods_with_affinity]
-        self.have_pods_with_required_anti_affinity_list = [n for n in ordered if n.pods_with_required_anti_affinity]
+        self.have_pods_with_required_anti_affinity_list = [
+            n for n in ordered if n.pods_with_required_anti_affinity
+        ]
         self.node_index = {n.name: i for i, n in enumerate(ordered)}
         counts: dict[str, int] = {}
         for n in ordered:

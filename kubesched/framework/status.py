@@ -33,8 +33,9 @@ class Status:
 
     __slots__ = ("code", "reasons", "err", "plugin")
 
-    def __init__(self, code: Code = Code.Success, *reasons: str, err: BaseException | None = None,
-                 plugin: str = "") -> None:
+    def __init__(
+        self, code: Code = Code.Success, *reasons: str, err: BaseException | None = None, plugin: str = ""
+    ) -> None:
         self.code = code
         self.reasons: list[str] = list(reasons)
         self.err = err
@@ -90,7 +91,10 @@ class Status:
 
     def to_dict(self) -> dict[str, object]:
         """JSON form used in results: ``{"code": "Unschedulable", "reasons": [...]}``."""
-        return {"code": str(self.code), "reasons": [str(self.err), *self.reasons] if self.err else list(self.reasons)}
+        return {
+            "code": str(self.code),
+            "reasons": [str(self.err), *self.reasons] if self.err else list(self.reasons),
+        }
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Status):

@@ -39,7 +39,7 @@ DEFAULT_APPS = 200
 
 def zipf_cdf(n: int, s: float) -> list[float]:
     """Cumulative Zipf probabilities for ranks 1..n with exponent ``s`` (last entry exactly 1.0)."""
-    weights = [1.0 / (k ** s) for k in range(1, n + 1)]
+    weights = [1.0 / (k**s) for k in range(1, n + 1)]
     total = sum(weights)
     cdf: list[float] = []
     acc = 0.0
@@ -65,9 +65,16 @@ class ImageAssigner:
     or an image missing from the catalogue.
     """
 
-    def __init__(self, catalogue: ImageCatalogue, seed: int = 0, mode: AssignMode = DEFAULT_MODE,
-                 zipf_s: float = DEFAULT_ZIPF_S, apps: int = DEFAULT_APPS,
-                 gpu_images: Sequence[str] | None = None, cpu_images: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        catalogue: ImageCatalogue,
+        seed: int = 0,
+        mode: AssignMode = DEFAULT_MODE,
+        zipf_s: float = DEFAULT_ZIPF_S,
+        apps: int = DEFAULT_APPS,
+        gpu_images: Sequence[str] | None = None,
+        cpu_images: Sequence[str] | None = None,
+    ) -> None:
         if mode not in ("per-job", "per-app"):
             raise ConfigError("imageAssignment.mode", f"must be per-job or per-app, got {mode!r}")
         if not zipf_s > 0:
@@ -81,16 +88,23 @@ class ImageAssigner:
         self.apps = apps
         self.gpu_pool = self._pool(gpu_images, "gpu", "gpuImages")
         self.cpu_pool = self._pool(cpu_images, "cpu", "cpuImages")
-        self._image_cdf = {"gpu": zipf_cdf(len(self.gpu_pool), zipf_s), "cpu": zipf_cdf(len(self.cpu_pool), zipf_s)}
+        self._image_cdf = {
+            "gpu": zipf_cdf(len(self.gpu_pool), zipf_s),
+            "cpu": zipf_cdf(len(self.cpu_pool), zipf_s),
+        }
         self._app_cdf = zipf_cdf(apps, zipf_s)
         self._app_image: dict[tuple[str, int], CatalogueImage] = {}
 
-    def _pool(self, refs: Sequence[str] | None, image_class: Literal["gpu", "cpu"], field: str) -> list[CatalogueImage]:
+    def _pool(
+        self, refs: Sequence[str] | None, image_class: Literal["gpu", "cpu"], field: str
+    ) -> list[CatalogueImage]:
         if refs is None:
             pool = self.catalogue.of_class(image_class)
             if not pool:
-                raise ConfigError(f"imageAssignment.{field}",
-                                  f"the catalogue {self.catalogue.where} has no images of class {image_class}")
+                raise ConfigError(
+                    f"imageAssignment.{field}",
+                    f"the catalogue {self.catalogue.where} has no images of class {image_class}",
+                )
             return pool
         if not refs:
             raise ConfigError(f"imageAssignment.{field}", "must not be empty")
@@ -98,8 +112,10 @@ class ImageAssigner:
         for i, ref in enumerate(refs):
             image = self.catalogue.get(ref)
             if image is None:
-                raise ConfigError(f"imageAssignment.{field}[{i}]",
-                                  f"image {ref!r} is not in the catalogue {self.catalogue.where}")
+                raise ConfigError(
+                    f"imageAssignment.{field}[{i}]",
+                    f"image {ref!r} is not in the catalogue {self.catalogue.where}",
+                )
             pool.append(image)
         return pool
 

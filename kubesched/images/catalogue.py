@@ -56,8 +56,17 @@ _CONFIDENCE = ("verified", "secondary", "derived")
 _CLASSES = ("gpu", "cpu")
 _SHA256 = re.compile(r"^sha256:[a-f0-9]{64}$")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")
-_IMAGE_KEYS = {"name", "class", "size_bytes", "source", "confidence", "layers_derived", "note",
-               "manifest_digest", "layers"}
+_IMAGE_KEYS = {
+    "name",
+    "class",
+    "size_bytes",
+    "source",
+    "confidence",
+    "layers_derived",
+    "note",
+    "manifest_digest",
+    "layers",
+}
 _LAYER_KEYS = {"digest", "id", "size_bytes", "note"}
 
 
@@ -184,7 +193,9 @@ def _parse_layer(raw: Any, path: str, where: str) -> Layer:
         raise _fail(path, f"must be a mapping with digest or id and size_bytes, got {raw!r}", where)
     unknown = sorted(set(raw) - _LAYER_KEYS)
     if unknown:
-        raise _fail(f"{path}.{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(_LAYER_KEYS))})", where)
+        raise _fail(
+            f"{path}.{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(_LAYER_KEYS))})", where
+        )
     if ("digest" in raw) == ("id" in raw):
         raise _fail(path, "exactly one of digest or id is required", where)
     if "digest" in raw:
@@ -194,7 +205,9 @@ def _parse_layer(raw: Any, path: str, where: str) -> Layer:
     else:
         ident = raw["id"]
         if not isinstance(ident, str) or not _ID.match(ident):
-            raise _fail(f"{path}.id", f"must be a non-empty identifier ([A-Za-z0-9._:/+-]), got {ident!r}", where)
+            raise _fail(
+                f"{path}.id", f"must be a non-empty identifier ([A-Za-z0-9._:/+-]), got {ident!r}", where
+            )
         if _SHA256.match(ident):
             raise _fail(f"{path}.id", "a sha256 digest belongs in digest, not id", where)
     if "size_bytes" not in raw:
@@ -209,7 +222,9 @@ def _parse_image(raw: Any, path: str, where: str, seen_layers: dict[str, tuple[i
         raise _fail(path, f"must be a mapping, got {raw!r}", where)
     unknown = sorted(set(raw) - _IMAGE_KEYS)
     if unknown:
-        raise _fail(f"{path}.{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(_IMAGE_KEYS))})", where)
+        raise _fail(
+            f"{path}.{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(_IMAGE_KEYS))})", where
+        )
     for key in ("name", "class", "source", "confidence", "layers"):
         if key not in raw:
             raise _fail(f"{path}.{key}", "required", where)
@@ -224,14 +239,20 @@ def _parse_image(raw: Any, path: str, where: str, seen_layers: dict[str, tuple[i
     source = _string(raw["source"], f"{path}.source", where)
     confidence = raw["confidence"]
     if confidence not in _CONFIDENCE:
-        raise _fail(f"{path}.confidence", f"must be one of {', '.join(_CONFIDENCE)}, got {confidence!r}", where)
+        raise _fail(
+            f"{path}.confidence", f"must be one of {', '.join(_CONFIDENCE)}, got {confidence!r}", where
+        )
     derived = raw.get("layers_derived", False)
     if not isinstance(derived, bool):
         raise _fail(f"{path}.layers_derived", f"must be true or false, got {derived!r}", where)
     note = _string(raw.get("note"), f"{path}.note", where, required=False)
     manifest_digest = raw.get("manifest_digest")
-    if manifest_digest is not None and (not isinstance(manifest_digest, str) or not _SHA256.match(manifest_digest)):
-        raise _fail(f"{path}.manifest_digest", f"must be sha256:<64 lowercase hex>, got {manifest_digest!r}", where)
+    if manifest_digest is not None and (
+        not isinstance(manifest_digest, str) or not _SHA256.match(manifest_digest)
+    ):
+        raise _fail(
+            f"{path}.manifest_digest", f"must be sha256:<64 lowercase hex>, got {manifest_digest!r}", where
+        )
     raw_layers = raw["layers"]
     if not isinstance(raw_layers, list) or not raw_layers:
         raise _fail(f"{path}.layers", "must be a non-empty list", where)
@@ -241,21 +262,34 @@ def _parse_image(raw: Any, path: str, where: str, seen_layers: dict[str, tuple[i
         layer = _parse_layer(raw_layer, lpath, where)
         previous = seen_layers.get(layer.id)
         if previous is not None and previous[0] != layer.size_bytes:
-            raise _fail(f"{lpath}.size_bytes",
-                        f"layer {layer.id} is {layer.size_bytes} bytes here but {previous[0]} at {previous[1]}", where)
+            raise _fail(
+                f"{lpath}.size_bytes",
+                f"layer {layer.id} is {layer.size_bytes} bytes here but {previous[0]} at {previous[1]}",
+                where,
+            )
         seen_layers.setdefault(layer.id, (layer.size_bytes, lpath))
         layers.append(layer)
     unique: dict[str, Layer] = {}
     for layer in layers:
         unique.setdefault(layer.id, layer)
-    image = CatalogueImage(name=ref.canonical, ref=ref, image_class=image_class, layers=tuple(layers),
-                           source=source, confidence=confidence, layers_derived=derived, note=note,
-                           manifest_digest=manifest_digest, unique_layers=tuple(unique.values()))
+    image = CatalogueImage(
+        name=ref.canonical,
+        ref=ref,
+        image_class=image_class,
+        layers=tuple(layers),
+        source=source,
+        confidence=confidence,
+        layers_derived=derived,
+        note=note,
+        manifest_digest=manifest_digest,
+        unique_layers=tuple(unique.values()),
+    )
     if "size_bytes" in raw:
         total = _positive_int(raw["size_bytes"], f"{path}.size_bytes", where)
         if total != image.size_bytes:
-            raise _fail(f"{path}.size_bytes",
-                        f"is {total} but the layers add up to {image.size_bytes}", where)
+            raise _fail(
+                f"{path}.size_bytes", f"is {total} but the layers add up to {image.size_bytes}", where
+            )
     return image
 
 
@@ -281,7 +315,9 @@ def parse_catalogue(data: Any, where: str = "<catalogue>") -> ImageCatalogue:
     for i, raw in enumerate(raw_images):
         image = _parse_image(raw, f"images[{i}]", where, seen_layers)
         if image.name in names:
-            raise _fail(f"images[{i}].name", f"duplicate image {image.name} (also images[{names[image.name]}])", where)
+            raise _fail(
+                f"images[{i}].name", f"duplicate image {image.name} (also images[{names[image.name]}])", where
+            )
         names[image.name] = i
         images.append(image)
     return ImageCatalogue(images, where)
@@ -304,5 +340,7 @@ def _parse_text(text: str, where: str) -> ImageCatalogue:
 @lru_cache(maxsize=1)
 def default_catalogue() -> ImageCatalogue:
     """The shipped catalogue (``kubesched/data/image-catalogue.yaml``), parsed once."""
-    text = resources.files("kubesched").joinpath("data", DEFAULT_CATALOGUE_RESOURCE).read_text(encoding="utf-8")
+    text = (
+        resources.files("kubesched").joinpath("data", DEFAULT_CATALOGUE_RESOURCE).read_text(encoding="utf-8")
+    )
     return _parse_text(text, DEFAULT_CATALOGUE_RESOURCE)

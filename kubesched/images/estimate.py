@@ -51,8 +51,13 @@ class ImageEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"image", "bytes", "layers", "seconds", "source"}`` plus ``"note"`` when there is one."""
-        out: dict[str, Any] = {"image": self.image, "bytes": self.bytes, "layers": self.layers,
-                               "seconds": self.seconds, "source": self.source}
+        out: dict[str, Any] = {
+            "image": self.image,
+            "bytes": self.bytes,
+            "layers": self.layers,
+            "seconds": self.seconds,
+            "source": self.source,
+        }
         if self.note:
             out["note"] = self.note
         return out
@@ -69,8 +74,9 @@ def _of(model: PullModel, image: CatalogueImage, source: Source) -> ImageEstimat
     return ImageEstimate(image.name, size, layers, round(model.seconds(size, layers), 3), source)
 
 
-def estimate_image(ref: str, model: PullModel, catalogue: ImageCatalogue,
-                   registry: RegistryClient | None = None) -> ImageEstimate:
+def estimate_image(
+    ref: str, model: PullModel, catalogue: ImageCatalogue, registry: RegistryClient | None = None
+) -> ImageEstimate:
     """The estimate for image ``ref`` (see the module docstring); ``registry`` None: no lookup.
     Raises KubeschedError for an unparseable reference."""
     found = catalogue.get(ref)
@@ -90,6 +96,8 @@ def estimate_image(ref: str, model: PullModel, catalogue: ImageCatalogue,
         except RegistryError as e:
             why = f"not in the image catalogue; registry lookup failed: {e}"
     seconds = round(model.seconds(OPAQUE_IMAGE_BYTES, 1), 3)
-    note = (f"{why}. Modelled as one opaque layer of {OPAQUE_IMAGE_BYTES} bytes, as `kubesched serve --kubelet` "
-            "models it; give --size SIZE [--layers N] for a better estimate")
+    note = (
+        f"{why}. Modelled as one opaque layer of {OPAQUE_IMAGE_BYTES} bytes, as `kubesched serve --kubelet` "
+        "models it; give --size SIZE [--layers N] for a better estimate"
+    )
     return ImageEstimate(parsed.canonical, OPAQUE_IMAGE_BYTES, 1, seconds, "default", note)

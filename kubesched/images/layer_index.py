@@ -101,9 +101,14 @@ class ImageLayerIndex:
     ``default_bandwidth`` (bytes/s, > 0). Raises ConfigError for an unreadable/invalid catalogue.
     """
 
-    def __init__(self, catalogue_path: str | None = None, bandwidth_key: str = BANDWIDTH_KEY,
-                 default_bandwidth: float = DEFAULT_PULL_BYTES_PER_SECOND, catalogue: ImageCatalogue | None = None,
-                 source: LayerSource | None = None) -> None:
+    def __init__(
+        self,
+        catalogue_path: str | None = None,
+        bandwidth_key: str = BANDWIDTH_KEY,
+        default_bandwidth: float = DEFAULT_PULL_BYTES_PER_SECOND,
+        catalogue: ImageCatalogue | None = None,
+        source: LayerSource | None = None,
+    ) -> None:
         self.catalogue = catalogue if catalogue is not None else load_catalogue(catalogue_path)
         self.source = source
         self._source_generation = source.generation if source is not None else 0
@@ -143,9 +148,17 @@ class ImageLayerIndex:
         if source is None or source.generation == self._source_generation:
             return False
         self._source_generation = source.generation
-        for cache in (self._status_cache, self._node_cache, self._flight_cache, self._pod_cache,
-                      self._image_cache, self._opaque_sizes, self._listed_cache, self._pod_images_cache,
-                      self._flight_counts):
+        for cache in (
+            self._status_cache,
+            self._node_cache,
+            self._flight_cache,
+            self._pod_cache,
+            self._image_cache,
+            self._opaque_sizes,
+            self._listed_cache,
+            self._pod_images_cache,
+            self._flight_counts,
+        ):
             cache.clear()
         return True
 
@@ -381,7 +394,9 @@ class ImageLayerIndex:
         """``(bytes, layers, images)`` the node is still pulling for its pods (``exclude`` left out):
         bytes as :meth:`in_flight_bytes`, the distinct layers behind them and the images not
         listed in its status. With serialized pulls a new pull queues behind these."""
-        refs = [ref for pi in ni.pods if exclude is None or pi.pod.uid != exclude.uid for ref in pi.pod.images]
+        refs = [
+            ref for pi in ni.pods if exclude is None or pi.pod.uid != exclude.uid for ref in pi.pod.images
+        ]
         _, layers, images = self._pending_pulls(ni, refs)
         return self.in_flight_bytes(ni, exclude), layers, images
 

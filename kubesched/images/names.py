@@ -117,7 +117,7 @@ def _split_docker_domain(name: str) -> tuple[str, str]:
     if i == -1 or (not any(c in first for c in ".:") and first != LOCALHOST and first.lower() == first):
         domain, remainder = DEFAULT_DOMAIN, name
     else:
-        domain, remainder = first, name[i + 1:]
+        domain, remainder = first, name[i + 1 :]
     if domain == LEGACY_DEFAULT_DOMAIN:
         domain = DEFAULT_DOMAIN
     if domain == DEFAULT_DOMAIN and "/" not in remainder:
@@ -142,27 +142,31 @@ def parse_image_ref(text: str) -> ImageRef:
     refuse the reference. Results are cached (the replay parses the same few names often).
     """
     if not isinstance(text, str) or text == "":
-        raise InvalidImageReference("invalid reference format: repository name must have at least one component")
+        raise InvalidImageReference(
+            "invalid reference format: repository name must have at least one component"
+        )
     if _IDENTIFIER_RE.match(text):
         raise InvalidImageReference(
-            f"invalid repository name ({text}), cannot specify 64-byte hexadecimal strings")
+            f"invalid repository name ({text}), cannot specify 64-byte hexadecimal strings"
+        )
     domain, remainder = _split_docker_domain(text)
     tag_sep = remainder.find(":")
     remote = remainder[:tag_sep] if tag_sep >= 0 else remainder
     if remote.lower() != remote:
-        raise InvalidImageReference(
-            f"invalid reference format: repository name ({remote}) must be lowercase")
+        raise InvalidImageReference(f"invalid reference format: repository name ({remote}) must be lowercase")
     full = f"{domain}/{remainder}"
     m = _REFERENCE_RE.match(full)
     if m is None:
         if _REFERENCE_RE.match(full.lower()):
             raise InvalidImageReference(
-                f"invalid reference format: repository name ({remote}) must be lowercase")
+                f"invalid reference format: repository name ({remote}) must be lowercase"
+            )
         raise InvalidImageReference(f"invalid reference format: {text!r}")
     name, tag, digest = m.group(1), m.group(2), m.group(3)
     if len(name) > NAME_TOTAL_LENGTH_MAX:
         raise InvalidImageReference(
-            f"repository name must not be more than {NAME_TOTAL_LENGTH_MAX} characters: {text!r}")
+            f"repository name must not be more than {NAME_TOTAL_LENGTH_MAX} characters: {text!r}"
+        )
     if digest is not None:
         _validate_digest(digest)
     nm = _ANCHORED_NAME_RE.match(name)

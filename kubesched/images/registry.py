@@ -58,7 +58,7 @@ DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 MANIFEST_MEDIA_TYPES = (OCI_INDEX, DOCKER_LIST, OCI_MANIFEST, DOCKER_MANIFEST)
 _INDEXES = (OCI_INDEX, DOCKER_LIST)
 _MANIFESTS = (OCI_MANIFEST, DOCKER_MANIFEST)
-_MAX_MANIFEST_BYTES = 4 * 1024 * 1024        # the spec's suggested manifest size limit
+_MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # the spec's suggested manifest size limit
 _CHALLENGE_PARAM = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
 _MANIFEST_PATH = re.compile(r"^/v2/(?P<name>.+)/(?:manifests|blobs)/[^/]+$")
 _DEFAULT_TOKEN_SECONDS = 60.0
@@ -92,9 +92,16 @@ class ImageLayers:
         unique: dict[str, Layer] = {}
         for layer in layers:
             unique.setdefault(layer.id, layer)
-        return CatalogueImage(name=self.ref.canonical, ref=self.ref, image_class="cpu", layers=layers,
-                              source=f"registry manifest {self.manifest_digest}", confidence="verified",
-                              manifest_digest=self.digest, unique_layers=tuple(unique.values()))
+        return CatalogueImage(
+            name=self.ref.canonical,
+            ref=self.ref,
+            image_class="cpu",
+            layers=layers,
+            source=f"registry manifest {self.manifest_digest}",
+            confidence="verified",
+            manifest_digest=self.digest,
+            unique_layers=tuple(unique.values()),
+        )
 
 
 class _TokenAuth(httpx.Auth):
@@ -104,7 +111,7 @@ class _TokenAuth(httpx.Auth):
 
     def __init__(self, credentials: tuple[str, str] | None) -> None:
         self.credentials = credentials
-        self._tokens: dict[str, tuple[str, float]] = {}      # repository name -> (token, expiry)
+        self._tokens: dict[str, tuple[str, float]] = {}  # repository name -> (token, expiry)
         self._lock = threading.Lock()
 
     def _basic(self) -> str:
@@ -141,8 +148,10 @@ class _TokenAuth(httpx.Auth):
             token_request.headers["Authorization"] = self._basic()
         token_response = yield token_request
         if token_response.status_code != 200:
-            raise RegistryError(f"token service {params['realm']} answered HTTP {token_response.status_code}"
-                                f"{_error_detail(token_response.content)}")
+            raise RegistryError(
+                f"token service {params['realm']} answered HTTP {token_response.status_code}"
+                f"{_error_detail(token_response.content)}"
+            )
         try:
             body = token_response.json()
             token = body.get("token") or body.get("access_token")
@@ -171,8 +180,9 @@ class RegistryClient:
     """OCI distribution client for manifests (see the module docstring). Thread-safe: one httpx
     client per registry host, created on first use. Call :meth:`close` when done."""
 
-    def __init__(self, settings: RegistrySettings | None = None,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, settings: RegistrySettings | None = None, transport: httpx.BaseTransport | None = None
+    ) -> None:
         self.settings = settings or RegistrySettings()
         self._transport = transport
         self._clients: dict[str, tuple[httpx.Client, str]] = {}
@@ -197,9 +207,13 @@ class RegistryClient:
                         verify = ssl.create_default_context(cafile=hs.ca_file)
                     except (OSError, ssl.SSLError) as e:
                         raise RegistryError(f"registry {host}: caFile {hs.ca_file}: {e}") from None
-                client = deadline_client(auth=_TokenAuth(hs.credentials()), verify=verify,
-                                         timeout=self.settings.timeout_seconds, follow_redirects=True,
-                                         transport=self._transport)
+                client = deadline_client(
+                    auth=_TokenAuth(hs.credentials()),
+                    verify=verify,
+                    timeout=self.settings.timeout_seconds,
+                    follow_redirects=True,
+                    transport=self._transport,
+                )
                 entry = self._clients[host] = (client, hs.base_url(host))
             return entry
 
@@ -208,8 +222,14 @@ class RegistryClient:
         client, base = self._client(ref.domain)
         url = f"{base}/v2/{ref.path}/manifests/{reference}"
         try:
-            response, body = request(client, "GET", url, timeout=self.settings.timeout_seconds,
-                                     max_bytes=_MAX_MANIFEST_BYTES, headers={"Accept": ", ".join(accept)})
+            response, body = request(
+                client,
+                "GET",
+                url,
+                timeout=self.settings.timeout_seconds,
+                max_bytes=_MAX_MANIFEST_BYTES,
+                headers={"Accept": ", ".join(accept)},
+            )
         except ResponseTooLarge:
             raise RegistryError(f"image {ref.canonical}: manifest {reference} is larger than 4 MiB") from None
         except DeadlineExceeded as e:
@@ -217,8 +237,9 @@ class RegistryClient:
         except httpx.HTTPError as e:
             raise RegistryError(f"image {ref.canonical}: GET {url}: {e or type(e).__name__}") from None
         if response.status_code != 200:
-            raise RegistryError(f"image {ref.canonical}: GET {url}: HTTP {response.status_code}"
-                                f"{_error_detail(body)}")
+            raise RegistryError(
+                f"image {ref.canonical}: GET {url}: HTTP {response.status_code}{_error_detail(body)}"
+            )
         digest = "sha256:" + hashlib.sha256(body).hexdigest()
         if reference.startswith("sha256:") and digest != reference:
             raise RegistryError(f"image {ref.canonical}: manifest {reference} has digest {digest}")
@@ -247,10 +268,17 @@ class RegistryClient:
             if want_variant is not None and platform.get("variant") != want_variant:
                 continue
             return entry
-        found = sorted({f"{e['platform'].get('os')}/{e['platform'].get('architecture')}"
-                        for e in entries if isinstance(e, dict) and isinstance(e.get("platform"), dict)})
-        raise RegistryError(f"image {ref.canonical}: no manifest for platform {self.settings.platform} "
-                            f"(index has {', '.join(found) or 'none'})")
+        found = sorted(
+            {
+                f"{e['platform'].get('os')}/{e['platform'].get('architecture')}"
+                for e in entries
+                if isinstance(e, dict) and isinstance(e.get("platform"), dict)
+            }
+        )
+        raise RegistryError(
+            f"image {ref.canonical}: no manifest for platform {self.settings.platform} "
+            f"(index has {', '.join(found) or 'none'})"
+        )
 
     def image_layers(self, image: str | ImageRef) -> ImageLayers:
         """The layers of ``image`` for the configured platform. Raises RegistryError (also for an
@@ -282,7 +310,8 @@ class RegistryClient:
             d = layer.get("digest") if isinstance(layer, dict) else None
             size = layer.get("size") if isinstance(layer, dict) else None
             if not isinstance(d, str) or isinstance(size, bool) or not isinstance(size, int) or size < 0:
-                raise RegistryError(f"image {ref.canonical}: manifest {digest}: layers[{i}] needs a digest "
-                                    "and a size")
+                raise RegistryError(
+                    f"image {ref.canonical}: manifest {digest}: layers[{i}] needs a digest and a size"
+                )
             layers.append((d, size))
         return ImageLayers(ref, top_digest, digest, media_type, tuple(layers))

@@ -43,8 +43,12 @@ class RegistryLayerSource:
     ``client``: the :class:`RegistryClient` (its settings give the TTLs and workers unless
     ``settings`` is given); ``clock``: monotonic seconds (tests pass a fake)."""
 
-    def __init__(self, client: RegistryClient, settings: RegistrySettings | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        client: RegistryClient,
+        settings: RegistrySettings | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.client = client
         self.settings = settings or client.settings
         self.clock = clock
@@ -56,7 +60,9 @@ class RegistryLayerSource:
         self._logged: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._pool = ThreadPoolExecutor(max_workers=self.settings.workers, thread_name_prefix="registry-lookup")
+        self._pool = ThreadPoolExecutor(
+            max_workers=self.settings.workers, thread_name_prefix="registry-lookup"
+        )
         self._closed = False
 
     def lookup(self, ref: str) -> CatalogueImage | None:
@@ -71,7 +77,11 @@ class RegistryLayerSource:
         key = parsed.canonical
         with self._lock:
             entry = self._entries.get(key)
-            if (entry is None or entry.expires <= self.clock()) and key not in self._pending and not self._closed:
+            if (
+                (entry is None or entry.expires <= self.clock())
+                and key not in self._pending
+                and not self._closed
+            ):
                 self._pending.add(key)
                 self._pool.submit(self._fetch, key)
             return entry.image if entry is not None else None
@@ -95,8 +105,9 @@ class RegistryLayerSource:
                     self._logged.add((key, error))
                     log.warning("registry lookup failed (the image counts as one opaque layer): %s", error)
                 # keep a previous good answer: a registry outage does not forget layers
-                self._entries[key] = _Entry(old.image if old is not None else None,
-                                            now + self.settings.error_ttl_seconds, error)
+                self._entries[key] = _Entry(
+                    old.image if old is not None else None, now + self.settings.error_ttl_seconds, error
+                )
             else:
                 self._entries[key] = _Entry(image, now + self.settings.ttl_seconds)
             if (old.image if old is not None else None) != (self._entries[key].image):

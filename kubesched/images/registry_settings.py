@@ -41,8 +41,13 @@ from kubesched.config.args import ARGS_CONFIG, decode_args
 from kubesched.errors import ConfigError
 from kubesched.images.names import DEFAULT_DOMAIN
 
-__all__ = ["RegistryHostSettings", "RegistrySettings", "load_registry_settings", "DOCKER_HUB_API_HOST",
-           "default_api_host"]
+__all__ = [
+    "RegistryHostSettings",
+    "RegistrySettings",
+    "load_registry_settings",
+    "DOCKER_HUB_API_HOST",
+    "default_api_host",
+]
 
 #: where Docker Hub serves the distribution API
 DOCKER_HUB_API_HOST = "registry-1.docker.io"
@@ -95,7 +100,9 @@ class RegistryHostSettings:
             try:
                 password = Path(self.password_file).read_text(encoding="utf-8").strip()
             except OSError as e:
-                raise ConfigError("passwordFile", f"cannot read {self.password_file}: {e.strerror or e}") from None
+                raise ConfigError(
+                    "passwordFile", f"cannot read {self.password_file}: {e.strerror or e}"
+                ) from None
         return self.username, password
 
 

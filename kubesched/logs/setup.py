@@ -23,7 +23,13 @@ from kubesched.logs.kv import KObj, v_level
 __all__ = ["FORMATS", "configure"]
 
 FORMATS = ("text", "json")
-_SEVERITY = {logging.DEBUG: "I", logging.INFO: "I", logging.WARNING: "W", logging.ERROR: "E", logging.CRITICAL: "F"}
+_SEVERITY = {
+    logging.DEBUG: "I",
+    logging.INFO: "I",
+    logging.WARNING: "W",
+    logging.ERROR: "E",
+    logging.CRITICAL: "F",
+}
 
 
 def _record_fields(logger: Any, name: str, event: EventDict) -> EventDict:
@@ -35,7 +41,9 @@ def _record_fields(logger: Any, name: str, event: EventDict) -> EventDict:
     event["_caller"] = f"{record.filename}:{record.lineno}"
     event["_pid"] = record.process or os.getpid()
     event["_severity"] = _SEVERITY.get(record.levelno, "I" if record.levelno < logging.WARNING else "E")
-    event["_v"] = getattr(record, "v", max(0, logging.INFO - record.levelno) if record.levelno <= logging.INFO else 0)
+    event["_v"] = getattr(
+        record, "v", max(0, logging.INFO - record.levelno) if record.levelno <= logging.INFO else 0
+    )
     for k, v in (getattr(record, "kv", None) or {}).items():
         event[k] = v
     exc_info = event.pop("exc_info", None) or record.exc_info
@@ -56,8 +64,10 @@ def _quote(value: Any) -> str:
 
 def _klog_text(logger: Any, name: str, event: EventDict) -> str:
     ts = datetime.fromtimestamp(event.pop("_ts", 0.0), UTC)
-    header = (f"{event.pop('_severity', 'I')}{ts:%m%d %H:%M:%S.%f} {event.pop('_pid', 0):7d} "
-              f"{event.pop('_caller', '?')}]")
+    header = (
+        f"{event.pop('_severity', 'I')}{ts:%m%d %H:%M:%S.%f} {event.pop('_pid', 0):7d} "
+        f"{event.pop('_caller', '?')}]"
+    )
     event.pop("_v", None)
     msg = event.pop("event", "")
     pairs = " ".join(f"{k}={_quote(v)}" for k, v in event.items() if not k.startswith("_"))
@@ -65,8 +75,11 @@ def _klog_text(logger: Any, name: str, event: EventDict) -> str:
 
 
 def _json_fields(logger: Any, name: str, event: EventDict) -> EventDict:
-    out: EventDict = {"ts": round(event.pop("_ts", 0.0), 6), "caller": event.pop("_caller", "?"),
-                      "msg": event.pop("event", "")}
+    out: EventDict = {
+        "ts": round(event.pop("_ts", 0.0), 6),
+        "caller": event.pop("_caller", "?"),
+        "msg": event.pop("event", ""),
+    }
     if event.pop("_severity", "I") in ("E", "F"):
         out["err"] = event.pop("err", out["msg"])
     else:

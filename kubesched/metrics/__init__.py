@@ -37,7 +37,21 @@ from kubesched.metrics.definitions import (
 from kubesched.metrics.recorder import SchedulerMetrics
 
 __all__ = [
-    "BINDING", "CACHE_SIZE", "ERROR", "EXTENSION_POINT_DURATION", "GOROUTINES", "METRICS", "PERMIT_WAIT_DURATION",
-    "PREEMPTION_ATTEMPTS", "PREEMPTION_VICTIMS", "SCHEDULED", "SCHEDULE_ATTEMPTS", "SCHEDULING_ALGORITHM_DURATION",
-    "UNSCHEDULABLE", "MetricSpec", "SchedulerMetrics", "attempts_label", "exponential_buckets",
+    "BINDING",
+    "CACHE_SIZE",
+    "ERROR",
+    "EXTENSION_POINT_DURATION",
+    "GOROUTINES",
+    "METRICS",
+    "PERMIT_WAIT_DURATION",
+    "PREEMPTION_ATTEMPTS",
+    "PREEMPTION_VICTIMS",
+    "SCHEDULED",
+    "SCHEDULE_ATTEMPTS",
+    "SCHEDULING_ALGORITHM_DURATION",
+    "UNSCHEDULABLE",
+    "MetricSpec",
+    "SchedulerMetrics",
+    "attempts_label",
+    "exponential_buckets",
 ]

@@ -64,58 +64,144 @@ PRIORITIZING_EXTENDER: Final = "prioritizing_extender"
 _EXP_1MS_15 = exponential_buckets(0.001, 2, 15)
 
 METRICS: Final[tuple[MetricSpec, ...]] = (
-    MetricSpec(SCHEDULE_ATTEMPTS, "counter", ("result", "profile"),
-               "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not "
-               "be scheduled, while 'error' means an internal scheduler problem."),
-    MetricSpec(SCHEDULING_ATTEMPT_DURATION, "histogram", ("result", "profile"),
-               "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)", _EXP_1MS_15),
-    MetricSpec(SCHEDULING_ALGORITHM_DURATION, "histogram", (),
-               "[ALPHA] Scheduling algorithm latency in seconds", _EXP_1MS_15),
-    MetricSpec(PENDING_PODS, "gauge", ("queue",),
-               "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
-               "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
-               "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of "
-               "unschedulable pods that the scheduler never attempted to schedule because they are gated."),
-    MetricSpec(QUEUE_INCOMING_PODS, "counter", ("queue", "event"),
-               "[STABLE] Number of pods added to scheduling queues by event and queue type."),
-    MetricSpec(EXTENSION_POINT_DURATION, "histogram", ("extension_point", "status", "profile"),
-               "[STABLE] Latency for running all plugins of a specific extension point.",
-               exponential_buckets(0.0001, 2, 12)),
-    MetricSpec(PLUGIN_EXECUTION_DURATION, "histogram", ("plugin", "extension_point", "status"),
-               "[ALPHA] Duration for running a plugin at a specific extension point.",
-               exponential_buckets(0.00001, 1.5, 20)),
-    MetricSpec(PLUGIN_EVALUATION_TOTAL, "counter", ("plugin", "extension_point", "profile"),
-               "[ALPHA] Number of attempts to schedule pods by each plugin and the extension point (available only "
-               "in PreFilter, Filter, PreScore, and Score)."),
-    MetricSpec(QUEUEING_HINT_DURATION, "histogram", ("plugin", "event", "hint"),
-               "[ALPHA] Duration for running a queueing hint function of a plugin.",
-               exponential_buckets(0.00001, 1.5, 20)),
-    MetricSpec(EVENT_HANDLING_DURATION, "histogram", ("event",),
-               "[ALPHA] Event handling latency in seconds.", exponential_buckets(0.0001, 2, 12)),
-    MetricSpec(INFLIGHT_EVENTS, "gauge", ("event",),
-               "[ALPHA] Number of events currently tracked in the scheduling queue."),
-    MetricSpec(UNSCHEDULABLE_PODS, "gauge", ("plugin", "profile"),
-               "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
-               "for all plugins that caused it to not schedule and so this metric have meaning only when broken "
-               "down by plugin."),
-    MetricSpec(PREEMPTION_ATTEMPTS, "counter", (), "[STABLE] Total preemption attempts in the cluster till now"),
-    MetricSpec(PREEMPTION_VICTIMS, "histogram", (), "[STABLE] Number of selected preemption victims",
-               exponential_buckets(1, 2, 7)),
-    MetricSpec(PREEMPTION_GOROUTINES_DURATION, "histogram", ("result",),
-               "[ALPHA] Duration in seconds for running goroutines for the preemption.",
-               exponential_buckets(0.01, 2, 20)),
-    MetricSpec(PREEMPTION_GOROUTINES_EXECUTION, "counter", ("result",),
-               "[ALPHA] Number of preemption goroutines executed."),
-    MetricSpec(POD_SCHEDULING_SLI_DURATION, "histogram", ("attempts",),
-               "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
-               "might involve multiple scheduling attempts.", exponential_buckets(0.01, 2, 20)),
-    MetricSpec(POD_SCHEDULING_ATTEMPTS, "histogram", (),
-               "[STABLE] Number of attempts to successfully schedule a pod.", exponential_buckets(1, 2, 5)),
-    MetricSpec(PERMIT_WAIT_DURATION, "histogram", ("result",), "[ALPHA] Duration of waiting on permit.", _EXP_1MS_15),
-    MetricSpec(CACHE_SIZE, "gauge", ("type",),
-               "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache."),
-    MetricSpec(GOROUTINES, "gauge", ("operation",),
-               "[ALPHA] Number of running goroutines split by the work they do such as binding."),
+    MetricSpec(
+        SCHEDULE_ATTEMPTS,
+        "counter",
+        ("result", "profile"),
+        "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not "
+        "be scheduled, while 'error' means an internal scheduler problem.",
+    ),
+    MetricSpec(
+        SCHEDULING_ATTEMPT_DURATION,
+        "histogram",
+        ("result", "profile"),
+        "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+        _EXP_1MS_15,
+    ),
+    MetricSpec(
+        SCHEDULING_ALGORITHM_DURATION,
+        "histogram",
+        (),
+        "[ALPHA] Scheduling algorithm latency in seconds",
+        _EXP_1MS_15,
+    ),
+    MetricSpec(
+        PENDING_PODS,
+        "gauge",
+        ("queue",),
+        "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+        "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+        "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of "
+        "unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+    ),
+    MetricSpec(
+        QUEUE_INCOMING_PODS,
+        "counter",
+        ("queue", "event"),
+        "[STABLE] Number of pods added to scheduling queues by event and queue type.",
+    ),
+    MetricSpec(
+        EXTENSION_POINT_DURATION,
+        "histogram",
+        ("extension_point", "status", "profile"),
+        "[STABLE] Latency for running all plugins of a specific extension point.",
+        exponential_buckets(0.0001, 2, 12),
+    ),
+    MetricSpec(
+        PLUGIN_EXECUTION_DURATION,
+        "histogram",
+        ("plugin", "extension_point", "status"),
+        "[ALPHA] Duration for running a plugin at a specific extension point.",
+        exponential_buckets(0.00001, 1.5, 20),
+    ),
+    MetricSpec(
+        PLUGIN_EVALUATION_TOTAL,
+        "counter",
+        ("plugin", "extension_point", "profile"),
+        "[ALPHA] Number of attempts to schedule pods by each plugin and the extension point (available only "
+        "in PreFilter, Filter, PreScore, and Score).",
+    ),
+    MetricSpec(
+        QUEUEING_HINT_DURATION,
+        "histogram",
+        ("plugin", "event", "hint"),
+        "[ALPHA] Duration for running a queueing hint function of a plugin.",
+        exponential_buckets(0.00001, 1.5, 20),
+    ),
+    MetricSpec(
+        EVENT_HANDLING_DURATION,
+        "histogram",
+        ("event",),
+        "[ALPHA] Event handling latency in seconds.",
+        exponential_buckets(0.0001, 2, 12),
+    ),
+    MetricSpec(
+        INFLIGHT_EVENTS,
+        "gauge",
+        ("event",),
+        "[ALPHA] Number of events currently tracked in the scheduling queue.",
+    ),
+    MetricSpec(
+        UNSCHEDULABLE_PODS,
+        "gauge",
+        ("plugin", "profile"),
+        "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
+        "for all plugins that caused it to not schedule and so this metric have meaning only when broken "
+        "down by plugin.",
+    ),
+    MetricSpec(
+        PREEMPTION_ATTEMPTS, "counter", (), "[STABLE] Total preemption attempts in the cluster till now"
+    ),
+    MetricSpec(
+        PREEMPTION_VICTIMS,
+        "histogram",
+        (),
+        "[STABLE] Number of selected preemption victims",
+        exponential_buckets(1, 2, 7),
+    ),
+    MetricSpec(
+        PREEMPTION_GOROUTINES_DURATION,
+        "histogram",
+        ("result",),
+        "[ALPHA] Duration in seconds for running goroutines for the preemption.",
+        exponential_buckets(0.01, 2, 20),
+    ),
+    MetricSpec(
+        PREEMPTION_GOROUTINES_EXECUTION,
+        "counter",
+        ("result",),
+        "[ALPHA] Number of preemption goroutines executed.",
+    ),
+    MetricSpec(
+        POD_SCHEDULING_SLI_DURATION,
+        "histogram",
+        ("attempts",),
+        "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
+        "might involve multiple scheduling attempts.",
+        exponential_buckets(0.01, 2, 20),
+    ),
+    MetricSpec(
+        POD_SCHEDULING_ATTEMPTS,
+        "histogram",
+        (),
+        "[STABLE] Number of attempts to successfully schedule a pod.",
+        exponential_buckets(1, 2, 5),
+    ),
+    MetricSpec(
+        PERMIT_WAIT_DURATION, "histogram", ("result",), "[ALPHA] Duration of waiting on permit.", _EXP_1MS_15
+    ),
+    MetricSpec(
+        CACHE_SIZE,
+        "gauge",
+        ("type",),
+        "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+    ),
+    MetricSpec(
+        GOROUTINES,
+        "gauge",
+        ("operation",),
+        "[ALPHA] Number of running goroutines split by the work they do such as binding.",
+    ),
 )
 """Every metric kubesched exports, in upstream registration order."""
 

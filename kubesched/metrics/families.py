@@ -77,8 +77,9 @@ class _Family(Collector, Generic[_C]):
     """Children by label values, registered on ``registry`` (the registry calls :meth:`collect`
     at every scrape and :meth:`describe` once, to reject duplicate names)."""
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str],
-                 registry: CollectorRegistry | None) -> None:
+    def __init__(
+        self, name: str, documentation: str, labelnames: Sequence[str], registry: CollectorRegistry | None
+    ) -> None:
         self.name = name
         self.documentation = documentation
         self.labelnames = tuple(labelnames)
@@ -131,8 +132,13 @@ class _Family(Collector, Generic[_C]):
 class CounterFamily(_Family[_CounterChild]):
     """A labelled counter (``name`` ends in ``_total``, as for ``prometheus_client.Counter``)."""
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (),
-                 registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        registry: CollectorRegistry | None = None,
+    ) -> None:
         super().__init__(name, documentation, labelnames, registry)
 
     def _new_child(self) -> _CounterChild:
@@ -159,8 +165,15 @@ class HistogramFamily(_Family[_HistogramChild]):
     """A labelled histogram with fixed upper bounds ``buckets`` (seconds for durations; a final
     ``+Inf`` is implied and dropped when given)."""
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (),
-                 registry: CollectorRegistry | None = None, *, buckets: Sequence[float]) -> None:
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        registry: CollectorRegistry | None = None,
+        *,
+        buckets: Sequence[float],
+    ) -> None:
         bounds = [float(b) for b in buckets]
         if bounds and bounds[-1] == float("inf"):
             bounds.pop()

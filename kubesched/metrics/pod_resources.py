@@ -35,8 +35,12 @@ _BYTES = {"memory", "ephemeral-storage", "storage"}
 def pod_limits(pod: Pod) -> dict[str, int]:
     """``resourcehelper.PodLimits``: container limits summed, init containers (sidecars counted as
     running) taken at their maximum, overhead added to the resources that have a limit."""
-    limits = pod_requests([(c.limits, c.restart_policy) for c in pod.containers],
-                          [(c.limits, c.restart_policy) for c in pod.init_containers], None, None)
+    limits = pod_requests(
+        [(c.limits, c.restart_policy) for c in pod.containers],
+        [(c.limits, c.restart_policy) for c in pod.init_containers],
+        None,
+        None,
+    )
     if pod.overhead:
         add_into(limits, {k: v for k, v in pod.overhead.items() if k in limits})
     return limits
@@ -62,12 +66,14 @@ class PodResourcesCollector(Collector):
             "kube_pod_resource_request",
             "Resources requested by workloads on the cluster, broken down by pod. This shows the resource usage "
             "the scheduler and kubelet expect per pod for resources along with the unit for the resource if any.",
-            labels=_LABELS)
+            labels=_LABELS,
+        )
         limits = GaugeMetricFamily(
             "kube_pod_resource_limit",
             "Resources limit for workloads on the cluster, broken down by pod. This shows the resource usage the "
             "scheduler and kubelet expect per pod for resources along with the unit for the resource if any.",
-            labels=_LABELS)
+            labels=_LABELS,
+        )
         for obj in self._pods():
             if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
@@ -76,8 +82,13 @@ class PodResourcesCollector(Collector):
             except (KubeschedError, ValueError, TypeError, AttributeError):
                 continue
             priority = (obj.get("spec") or {}).get("priority")  # unset: empty label, as upstream
-            base = [pod.namespace, pod.name, pod.node_name or "", pod.scheduler_name,
-                    "" if priority is None else str(priority)]
+            base = [
+                pod.namespace,
+                pod.name,
+                pod.node_name or "",
+                pod.scheduler_name,
+                "" if priority is None else str(priority),
+            ]
             for family, amounts in ((requests, pod.requests), (limits, pod_limits(pod))):
                 for resource in sorted(amounts):
                     value, unit = _value_and_unit(resource, amounts[resource])

@@ -72,7 +72,9 @@ class SchedulerMetrics:
     Unknown metric names raise ``KeyError``; a negative ``inc`` on a counter raises ``ValueError``.
     """
 
-    def __init__(self, registry: CollectorRegistry | None = None, *, disable_created_series: bool = True) -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, *, disable_created_series: bool = True
+    ) -> None:
         if disable_created_series:
             prometheus_client.disable_created_metrics()
         self.registry = registry if registry is not None else prometheus_client.REGISTRY
@@ -102,7 +104,9 @@ class SchedulerMetrics:
         key = (plugin, point, status)
         c = self._plugin_durations.get(key)
         if c is None:
-            c = self._plugin_durations[key] = self._collectors[PLUGIN_EXECUTION_DURATION].labels(plugin, point, status)
+            c = self._plugin_durations[key] = self._collectors[PLUGIN_EXECUTION_DURATION].labels(
+                plugin, point, status
+            )
         c.observe(seconds)
 
     def plugin_evaluations(self, plugin: str, point: str, profile: str, count: int) -> None:
@@ -110,7 +114,9 @@ class SchedulerMetrics:
         key = (plugin, point, profile)
         c = self._evaluations.get(key)
         if c is None:
-            c = self._evaluations[key] = self._collectors[PLUGIN_EVALUATION_TOTAL].labels(plugin, point, profile)
+            c = self._evaluations[key] = self._collectors[PLUGIN_EVALUATION_TOTAL].labels(
+                plugin, point, profile
+            )
         c.inc(count)
 
     def child(self, name: str, labels: Mapping[str, str]) -> Any:
@@ -158,13 +164,17 @@ class SchedulerMetrics:
         self.child(SCHEDULING_ATTEMPT_DURATION, labels).observe(duration)
         self.child(SCHEDULE_ATTEMPTS, labels).inc()
 
-    def pod_scheduled(self, profile: str, duration: float, attempts: int, since_initial: float | None) -> None:
+    def pod_scheduled(
+        self, profile: str, duration: float, attempts: int, since_initial: float | None
+    ) -> None:
         """A successful binding: the ``scheduled`` attempt, ``pod_scheduling_attempts`` and, when the
         pod has an initial attempt time, ``pod_scheduling_sli_duration_seconds{attempts}``."""
         self.attempt(SCHEDULED, profile, duration)
         self.child(POD_SCHEDULING_ATTEMPTS, {}).observe(attempts)
         if since_initial is not None:
-            self.child(POD_SCHEDULING_SLI_DURATION, {"attempts": attempts_label(attempts)}).observe(since_initial)
+            self.child(POD_SCHEDULING_SLI_DURATION, {"attempts": attempts_label(attempts)}).observe(
+                since_initial
+            )
 
     def cache_size(self, sizes: Mapping[str, int]) -> None:
         """``scheduler_cache_size{type}`` from ``{"assumed_pods": n, "pods": n, "nodes": n}``."""

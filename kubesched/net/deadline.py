@@ -25,7 +25,14 @@ from typing import Any
 import httpcore
 import httpx
 
-__all__ = ["AWAITING_HEADERS", "READING_BODY", "DeadlineExceeded", "ResponseTooLarge", "deadline_client", "request"]
+__all__ = [
+    "AWAITING_HEADERS",
+    "READING_BODY",
+    "DeadlineExceeded",
+    "ResponseTooLarge",
+    "deadline_client",
+    "request",
+]
 
 #: Go's ``*url.Error`` cause when ``Client.Timeout`` fires before the response headers arrived
 AWAITING_HEADERS = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
@@ -80,9 +87,12 @@ class _Stream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout)))
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _Stream(
+            self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
+        )
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
@@ -94,14 +104,26 @@ class _Backend(httpcore.NetworkBackend):
     def __init__(self, inner: httpcore.NetworkBackend) -> None:
         self._inner = inner
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Any = None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout), local_address,
-                                               socket_options))
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        return _Stream(
+            self._inner.connect_tcp(
+                host, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options
+            )
+        )
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout), socket_options))
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        return _Stream(
+            self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout), socket_options)
+        )
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
@@ -123,8 +145,9 @@ def deadline_client(**kwargs: Any) -> httpx.Client:
     return httpx.Client(transport=transport, **kwargs)
 
 
-def request(client: httpx.Client, method: str, url: str, *, timeout: float, max_bytes: int,
-            **kwargs: Any) -> tuple[httpx.Response, bytes]:
+def request(
+    client: httpx.Client, method: str, url: str, *, timeout: float, max_bytes: int, **kwargs: Any
+) -> tuple[httpx.Response, bytes]:
     """Send one request through ``client`` (from :func:`deadline_client`) and read its whole body
     within ``timeout`` seconds in total (connect, TLS, request, headers and body).
 

@@ -144,7 +144,9 @@ class _Limited(asyncio.Protocol):
             self._gone = True
             transport.abort()
             return
-        self._deadline = asyncio.get_running_loop().call_later(self.site.limits.head_timeout, self._head_deadline)
+        self._deadline = asyncio.get_running_loop().call_later(
+            self.site.limits.head_timeout, self._head_deadline
+        )
         if self.site.ssl_context is None:
             self.app.connection_made(transport)
 
@@ -159,9 +161,14 @@ class _Limited(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         waiter = loop.create_future()
         waiter.add_done_callback(self._handshake_done)
-        tls = _TLSProtocol(loop, self.app, self.site.ssl_context, waiter, server_side=True,
-                                   ssl_handshake_timeout=self.site.limits.head_timeout,  # type: ignore[arg-type]
-                                   )
+        tls = _TLSProtocol(
+            loop,
+            self.app,
+            self.site.ssl_context,
+            waiter,
+            server_side=True,
+            ssl_handshake_timeout=self.site.limits.head_timeout,  # type: ignore[arg-type]
+        )
         transport = self.transport
         transport.set_protocol(tls)
         tls.connection_made(transport)
@@ -270,9 +277,18 @@ class LimitedSite(web.BaseSite):
     :attr:`refused` (connections closed at once, every slot busy), :attr:`evicted` (idle
     connections closed to make room), :attr:`head_timeouts`."""
 
-    def __init__(self, runner: web.BaseRunner, host: str | None, port: int, *,
-                 ssl_context: ssl.SSLContext | None = None, limits: ConnectionLimits | None = None,
-                 backlog: int = 1024, reuse_address: bool | None = None, shutdown_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        runner: web.BaseRunner,
+        host: str | None,
+        port: int,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        limits: ConnectionLimits | None = None,
+        backlog: int = 1024,
+        reuse_address: bool | None = None,
+        shutdown_timeout: float = 60.0,
+    ) -> None:
         super().__init__(runner, shutdown_timeout=shutdown_timeout, ssl_context=ssl_context, backlog=backlog)
         self._host = host
         self._requested_port = port
@@ -304,8 +320,13 @@ class LimitedSite(web.BaseSite):
     async def start(self) -> None:
         await super().start()
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Limited(self), self._host, self._requested_port,
-                                                backlog=self._backlog, reuse_address=self._reuse_address)
+        self._server = await loop.create_server(
+            lambda: _Limited(self),
+            self._host,
+            self._requested_port,
+            backlog=self._backlog,
+            reuse_address=self._reuse_address,
+        )
         sockets: Any = self._server.sockets or []
         if sockets:
             self.port = int(sockets[0].getsockname()[1])

@@ -87,21 +87,27 @@ class ClusterImageView:
         self.index = ImageLayerIndex(catalogue=facts.catalogue, source=facts.source)
         self.nodes: dict[str, NodeInfo] = {}
         self._status: dict[str, set[str]] = {}
-        self._busy: dict[str, set[str]] = {}            # node -> images its pullers / pending pods pull
-        self._pullers: dict[str, int] = {}              # node -> puller pods there
-        self._pending: dict[str, int] = {}              # node -> bound pods still Pending there
+        self._busy: dict[str, set[str]] = {}  # node -> images its pullers / pending pods pull
+        self._pullers: dict[str, int] = {}  # node -> puller pods there
+        self._pending: dict[str, int] = {}  # node -> bound pods still Pending there
         #: this tick's requests: node -> images for its puller pod
         self.requests: dict[str, list[str]] = {}
         self.refused_disk_pressure = 0
 
-    def refresh(self, nodes: Iterable[NodeInfo], pods: Iterable[Mapping[str, Any]],
-                active: Iterable[tuple[str, Iterable[str]]] = ()) -> None:
+    def refresh(
+        self,
+        nodes: Iterable[NodeInfo],
+        pods: Iterable[Mapping[str, Any]],
+        active: Iterable[tuple[str, Iterable[str]]] = (),
+    ) -> None:
         """Take this tick's copy: NodeInfos (clones), every pod object (puller pods among them are
         skipped) and the active pre-pulls ``(node, images)``; clears the requests."""
-        self.index.sync()   # registry lookups done since the last tick: their images stop being opaque
+        self.index.sync()  # registry lookups done since the last tick: their images stop being opaque
         self.nodes = {ni.name: ni for ni in nodes if ni.node is not None}
-        self._status = {name: _names(n for entry in ni.node.images for n in entry.names)   # type: ignore[union-attr]
-                        for name, ni in self.nodes.items()}
+        self._status = {
+            name: _names(n for entry in ni.node.images for n in entry.names)  # type: ignore[union-attr]
+            for name, ni in self.nodes.items()
+        }
         self._busy, self._pullers, self._pending = {}, {}, {}
         for node, images in active:
             self._pullers[node] = self._pullers.get(node, 0) + 1
@@ -114,7 +120,10 @@ class ClusterImageView:
             node = spec.get("nodeName") or ""
             if not node:
                 continue
-            images = [c.get("image", "") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
+            images = [
+                c.get("image", "")
+                for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+            ]
             self._pending[node] = self._pending.get(node, 0) + 1
             self._busy.setdefault(node, set()).update(_names(images))
         self.requests = {}

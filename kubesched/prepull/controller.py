@@ -113,11 +113,22 @@ class PrePullController:
     :mod:`kubesched.prepull.mechanisms`).
     """
 
-    def __init__(self, client: ClusterClient, scheduler: SchedulerReader,
-                 catalogue: ImageCatalogue | ImageFacts, clock: Clock, *, namespace: str = "kube-system",
-                 planner: PrePullPlanner | None = None, interval: float = 15.0, max_new_per_tick: int = 8,
-                 timeout_seconds: float = 600.0, priority_class_name: str | None = DEFAULT_PRIORITY_CLASS,
-                 metrics: PrePullMetrics | None = None, mechanism: PullMechanism | None = None) -> None:
+    def __init__(
+        self,
+        client: ClusterClient,
+        scheduler: SchedulerReader,
+        catalogue: ImageCatalogue | ImageFacts,
+        clock: Clock,
+        *,
+        namespace: str = "kube-system",
+        planner: PrePullPlanner | None = None,
+        interval: float = 15.0,
+        max_new_per_tick: int = 8,
+        timeout_seconds: float = 600.0,
+        priority_class_name: str | None = DEFAULT_PRIORITY_CLASS,
+        metrics: PrePullMetrics | None = None,
+        mechanism: PullMechanism | None = None,
+    ) -> None:
         if interval <= 0 or max_new_per_tick < 1 or timeout_seconds <= 0:
             raise ValueError("interval and timeout_seconds must be > 0 and max_new_per_tick >= 1")
         self.client = client
@@ -132,7 +143,9 @@ class PrePullController:
         self.timeout_seconds = timeout_seconds
         self.priority_class_name = priority_class_name
         self.metrics = metrics or PrePullMetrics()
-        self.mechanism: PullMechanism = mechanism or PullerPods(client, scheduler, namespace, priority_class_name)
+        self.mechanism: PullMechanism = mechanism or PullerPods(
+            client, scheduler, namespace, priority_class_name
+        )
         self.view = ClusterImageView(facts, max_new_per_tick)
         self.precision = PrecisionTracker()
         self.origin = clock.now()
@@ -140,15 +153,33 @@ class PrePullController:
         self._lock = threading.Lock()
         self._seq = 0
         self._reaped: set[str] = set()
-        self.planner.attach(PlannerContext(model=self.view, cluster=client, scheduler=self._planner_view,
-                                           clock=clock, catalogue=facts, origin=self.origin))
+        self.planner.attach(
+            PlannerContext(
+                model=self.view,
+                cluster=client,
+                scheduler=self._planner_view,
+                clock=clock,
+                catalogue=facts,
+                origin=self.origin,
+            )
+        )
 
     @classmethod
-    def for_scheduler(cls, sched: SchedulerReader, client: ClusterClient, clock: Clock,
-                      catalogue_path: str | None = None, *, mechanism: str = "auto",
-                      registry_settings: str | None = None, namespace: str = "kube-system",
-                      priority_class_name: str | None = DEFAULT_PRIORITY_CLASS, timeout_seconds: float = 600.0,
-                      interval: float = 15.0, max_new_per_tick: int = 8) -> PrePullController:
+    def for_scheduler(
+        cls,
+        sched: SchedulerReader,
+        client: ClusterClient,
+        clock: Clock,
+        catalogue_path: str | None = None,
+        *,
+        mechanism: str = "auto",
+        registry_settings: str | None = None,
+        namespace: str = "kube-system",
+        priority_class_name: str | None = DEFAULT_PRIORITY_CLASS,
+        timeout_seconds: float = 600.0,
+        interval: float = 15.0,
+        max_new_per_tick: int = 8,
+    ) -> PrePullController:
         """A controller reading ``sched``'s surface, its handlers registered (call before
         ``sched.start()``). ``mechanism``: ``auto`` (ImagePullJob when discovery through ``client``
         finds it, else puller pods), ``pods`` or ``imagepulljob``; ``registry_settings``: registry
@@ -162,9 +193,18 @@ class PrePullController:
         except ValueError as e:
             raise ConfigError("--prepull-mechanism", str(e)) from None
         log.info("pre-pull mechanism: %s", chosen.name)
-        controller = cls(client, sched, catalogue, clock, namespace=namespace, interval=interval,
-                         max_new_per_tick=max_new_per_tick, timeout_seconds=timeout_seconds,
-                         priority_class_name=priority_class_name, mechanism=chosen)
+        controller = cls(
+            client,
+            sched,
+            catalogue,
+            clock,
+            namespace=namespace,
+            interval=interval,
+            max_new_per_tick=max_new_per_tick,
+            timeout_seconds=timeout_seconds,
+            priority_class_name=priority_class_name,
+            mechanism=chosen,
+        )
         controller.register()
         return controller
 
@@ -173,8 +213,9 @@ class PrePullController:
     def register(self) -> None:
         """Add the Pod and Node handlers to the scheduler's informers (before they start)."""
         self.scheduler.add_event_handlers("Pod", EventHandlers(self._pod_add, self._pod_update, None))
-        self.scheduler.add_event_handlers("Node", EventHandlers(self._node_seen, lambda _o, n: self._node_seen(n),
-                                                                None))
+        self.scheduler.add_event_handlers(
+            "Node", EventHandlers(self._node_seen, lambda _o, n: self._node_seen(n), None)
+        )
 
     def _t(self) -> float:
         return self.clock.now() - self.origin
@@ -185,7 +226,7 @@ class PrePullController:
         try:
             return Pod.from_manifest(obj)
         except (KubeschedError, ValueError, TypeError, KeyError):
-            return None   # the scheduler reports malformed pods
+            return None  # the scheduler reports malformed pods
 
     def _canonical(self, refs: Iterable[str]) -> list[str]:
         out = []
@@ -219,7 +260,9 @@ class PrePullController:
 
     def _node_seen(self, obj: dict[str, Any]) -> None:
         name = (obj.get("metadata") or {}).get("name") or ""
-        refs = [n for entry in (obj.get("status") or {}).get("images") or [] for n in entry.get("names") or []]
+        refs = [
+            n for entry in (obj.get("status") or {}).get("images") or [] for n in entry.get("names") or []
+        ]
         with self._lock:
             before = self.precision.wasted
             self.precision.node_images(name, set(self._canonical(refs)))
@@ -242,14 +285,18 @@ class PrePullController:
         except NotFoundError:
             pass
         except (KubeschedError, KubeApiError) as e:
-            log.warning("pre-pull: cannot read PriorityClass %s (%s): puller pods get no priority class", name, e)
+            log.warning(
+                "pre-pull: cannot read PriorityClass %s (%s): puller pods get no priority class", name, e
+            )
             self.priority_class_name = None
             return
         try:
             self.client.create(priority_class(name))
             log.info("pre-pull: created PriorityClass %s", name)
         except (KubeschedError, KubeApiError) as e:
-            log.warning("pre-pull: cannot create PriorityClass %s (%s): puller pods get no priority class", name, e)
+            log.warning(
+                "pre-pull: cannot create PriorityClass %s (%s): puller pods get no priority class", name, e
+            )
             self.priority_class_name = None
 
     def run(self, stop: threading.Event) -> None:
@@ -267,11 +314,11 @@ class PrePullController:
         """Reap, plan, act (see the module docstring). Returns the ``(node, images)`` of the
         pre-pulls started."""
         pulls = self.mechanism.pulls()
-        self._reaped &= {pull.name for pull in pulls}   # deleted ones the informer still lists
+        self._reaped &= {pull.name for pull in pulls}  # deleted ones the informer still lists
         active = [pull for pull in pulls if not self._reap(pull)]
         pods = self.scheduler.objects("Pod")
         nodes = self.scheduler.node_info_copies()
-        self.catalogue.prefetch(_image_refs(pods, nodes))   # registry lookups outside the lock
+        self.catalogue.prefetch(_image_refs(pods, nodes))  # registry lookups outside the lock
         with self._lock:
             self.view.refresh(nodes, pods, [(pull.node, pull.images) for pull in active])
             self._planner_view.infos = [ni for ni in nodes if ni.node is not None]
@@ -297,7 +344,9 @@ class PrePullController:
         except NotFoundError:
             pass
         except Exception as e:  # noqa: BLE001 - any API error: retried next tick
-            log.warning("pre-pull: cannot delete %s %s/%s: %s", self.mechanism.name, self.namespace, pull.name, e)
+            log.warning(
+                "pre-pull: cannot delete %s %s/%s: %s", self.mechanism.name, self.namespace, pull.name, e
+            )
             return False
         self._reaped.add(pull.name)
         node, images = pull.node, list(pull.images)
@@ -316,8 +365,12 @@ class PrePullController:
         if outcome == "succeeded":
             self._event(node, "Normal", "PrePulled", f"Pre-pulled {what}")
         else:
-            self._event(node, "Warning", "PrePullFailed",
-                        f"Pre-pull of {what} {'timed out' if outcome == 'timeout' else 'failed'}")
+            self._event(
+                node,
+                "Warning",
+                "PrePullFailed",
+                f"Pre-pull of {what} {'timed out' if outcome == 'timeout' else 'failed'}",
+            )
         log.info("pre-pull on %s of %s: %s", node, ", ".join(images), outcome)
         return True
 
@@ -328,15 +381,29 @@ class PrePullController:
         try:
             name = self.mechanism.start(node, ni.node.uid, images)
         except Exception as e:  # noqa: BLE001 - any API error: the planner tries again later
-            log.warning("pre-pull: cannot start a pre-pull (%s) on %s for %s: %s", self.mechanism.name, node,
-                        ", ".join(images), e)
+            log.warning(
+                "pre-pull: cannot start a pre-pull (%s) on %s for %s: %s",
+                self.mechanism.name,
+                node,
+                ", ".join(images),
+                e,
+            )
             return False
         with self._lock:
             for image in images:
                 self.precision.started(node, image)
             self._precision_metrics()
-        self._event(node, "Normal", "PrePulling", f"Pre-pulling {', '.join(images)} ({self.mechanism.name} {name})")
-        log.info("pre-pull on %s: %s (%s %s/%s)", node, ", ".join(images), self.mechanism.name, self.namespace, name)
+        self._event(
+            node, "Normal", "PrePulling", f"Pre-pulling {', '.join(images)} ({self.mechanism.name} {name})"
+        )
+        log.info(
+            "pre-pull on %s: %s (%s %s/%s)",
+            node,
+            ", ".join(images),
+            self.mechanism.name,
+            self.namespace,
+            name,
+        )
         return True
 
     def _event(self, node: str, kind: str, reason: str, note: str) -> None:
@@ -344,13 +411,20 @@ class PrePullController:
         uid = ni.node.uid if ni is not None and ni.node is not None else ""
         self._seq += 1
         now = self.clock.now()
-        ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
-              "metadata": {"name": f"{node}.{int(now * 1e9):x}.{self._seq}", "namespace": "default"},
-              "eventTime": rfc3339_micro(now), "reportingController": REPORTING_CONTROLLER,
-              "reportingInstance": REPORTING_CONTROLLER, "action": "PrePull", "reason": reason, "type": kind,
-              "note": note, "regarding": {"kind": "Node", "name": node, "uid": uid, "apiVersion": "v1"}}
+        ev = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": f"{node}.{int(now * 1e9):x}.{self._seq}", "namespace": "default"},
+            "eventTime": rfc3339_micro(now),
+            "reportingController": REPORTING_CONTROLLER,
+            "reportingInstance": REPORTING_CONTROLLER,
+            "action": "PrePull",
+            "reason": reason,
+            "type": kind,
+            "note": note,
+            "regarding": {"kind": "Node", "name": node, "uid": uid, "apiVersion": "v1"},
+        }
         try:
             self.client.create_event(ev)
         except Exception as e:  # noqa: BLE001 - events are best effort (as upstream)
             log.warning("pre-pull: could not record event %s for node %s: %s", reason, node, e)
-

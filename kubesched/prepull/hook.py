@@ -42,9 +42,18 @@ if TYPE_CHECKING:
     from kubesched.framework.node_info import NodeInfo
     from kubesched.images.catalogue import CatalogueImage
 
-__all__ = ["PlannerContext", "PrePullPlannerHook", "PlannerFactory", "DEFAULT_PLANNER", "DEFAULT_TICK_SECONDS",
-           "ImageLookup", "NodeImageDisk", "NodeImageView", "PlannerScheduler",
-           "load_planner_factory"]
+__all__ = [
+    "PlannerContext",
+    "PrePullPlannerHook",
+    "PlannerFactory",
+    "DEFAULT_PLANNER",
+    "DEFAULT_TICK_SECONDS",
+    "ImageLookup",
+    "NodeImageDisk",
+    "NodeImageView",
+    "PlannerScheduler",
+    "load_planner_factory",
+]
 
 #: the planner ``--prepull`` enables (written outside the replay; imported lazily)
 DEFAULT_PLANNER = "kubesched.prepull.planner:PrePullPlanner"
@@ -152,11 +161,14 @@ def load_planner_factory(spec: str = DEFAULT_PLANNER) -> PlannerFactory:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
         if e.name is not None and module_name.startswith(e.name):
-            raise ConfigError("--prepull", f"the pre-pull planner {spec} is not available: "
-                                           f"module {module_name} is not installed") from None
+            raise ConfigError(
+                "--prepull",
+                f"the pre-pull planner {spec} is not available: module {module_name} is not installed",
+            ) from None
         raise
     factory: Any = getattr(module, attr, None)
     if factory is None or not callable(factory):
-        raise ConfigError("--prepull", f"the pre-pull planner {spec} is not available: "
-                                       f"{module_name} has no callable {attr}")
+        raise ConfigError(
+            "--prepull", f"the pre-pull planner {spec} is not available: {module_name} has no callable {attr}"
+        )
     return factory  # type: ignore[no-any-return]

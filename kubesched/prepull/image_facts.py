@@ -47,8 +47,9 @@ class ImageFacts:
     """Catalogue images, else registry lookups (see the module docstring). ``source``: the
     registry layer source (None: catalogue only); ``wait_seconds``: most a :meth:`prefetch` waits."""
 
-    def __init__(self, catalogue: ImageCatalogue, source: RegistryLayerSource | None = None,
-                 wait_seconds: float = 2.0) -> None:
+    def __init__(
+        self, catalogue: ImageCatalogue, source: RegistryLayerSource | None = None, wait_seconds: float = 2.0
+    ) -> None:
         self.catalogue = catalogue
         self.source = source
         self.wait_seconds = wait_seconds

@@ -33,8 +33,18 @@ from kubesched.prepull.puller_pod import (
     puller_pod,
 )
 
-__all__ = ["ActivePull", "PullMechanism", "PullerPods", "ImagePullJobs", "ObjectReader", "discover", "KRUISE_GROUP",
-           "KRUISE_VERSION", "IMAGE_PULL_JOBS", "IMAGE_PULL_JOBS_GVR"]
+__all__ = [
+    "ActivePull",
+    "PullMechanism",
+    "PullerPods",
+    "ImagePullJobs",
+    "ObjectReader",
+    "discover",
+    "KRUISE_GROUP",
+    "KRUISE_VERSION",
+    "IMAGE_PULL_JOBS",
+    "IMAGE_PULL_JOBS_GVR",
+]
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +93,9 @@ class PullerPods:
 
     name = "pods"
 
-    def __init__(self, client: ClusterClient, reader: ObjectReader, namespace: str,
-                 priority_class_name: str | None) -> None:
+    def __init__(
+        self, client: ClusterClient, reader: ObjectReader, namespace: str, priority_class_name: str | None
+    ) -> None:
         self.client = client
         self.reader = reader
         self.namespace = namespace
@@ -96,33 +107,53 @@ class PullerPods:
             if not is_puller(obj):
                 continue
             meta = _meta(obj)
-            images = tuple(i for i in (meta.get("annotations") or {}).get(PREPULL_IMAGES_ANNOTATION, "").split(",") if i)
-            out.append(ActivePull(str(meta.get("name") or ""), (meta.get("labels") or {}).get(PREPULL_NODE_LABEL, ""),
-                                  images, pull_outcome(obj), parse_time(meta.get("creationTimestamp"))))
+            images = tuple(
+                i for i in (meta.get("annotations") or {}).get(PREPULL_IMAGES_ANNOTATION, "").split(",") if i
+            )
+            out.append(
+                ActivePull(
+                    str(meta.get("name") or ""),
+                    (meta.get("labels") or {}).get(PREPULL_NODE_LABEL, ""),
+                    images,
+                    pull_outcome(obj),
+                    parse_time(meta.get("creationTimestamp")),
+                )
+            )
         return out
 
     def start(self, node: str, node_uid: str, images: list[str]) -> str:
-        created = self.client.create(puller_pod(node, node_uid, images, self.namespace, self.priority_class_name))
+        created = self.client.create(
+            puller_pod(node, node_uid, images, self.namespace, self.priority_class_name)
+        )
         return str(_meta(created).get("name") or "") if isinstance(created, Mapping) else ""
 
     def delete(self, pull: ActivePull) -> None:
         self.client.delete("Pod", self.namespace, pull.name)
 
 
-def image_pull_job(node: str, node_uid: str, image: str, namespace: str, timeout_seconds: float) -> dict[str, Any]:
+def image_pull_job(
+    node: str, node_uid: str, image: str, namespace: str, timeout_seconds: float
+) -> dict[str, Any]:
     """The ImagePullJob of ``image`` on ``node`` (see the module docstring)."""
     return {
-        "apiVersion": f"{KRUISE_GROUP}/{KRUISE_VERSION}", "kind": "ImagePullJob",
-        "metadata": {"generateName": "kubesched-prepull-", "namespace": namespace,
-                     "labels": {PREPULL_LABEL: "true", PREPULL_NODE_LABEL: node},
-                     "annotations": {PREPULL_IMAGES_ANNOTATION: image}},
+        "apiVersion": f"{KRUISE_GROUP}/{KRUISE_VERSION}",
+        "kind": "ImagePullJob",
+        "metadata": {
+            "generateName": "kubesched-prepull-",
+            "namespace": namespace,
+            "labels": {PREPULL_LABEL: "true", PREPULL_NODE_LABEL: node},
+            "annotations": {PREPULL_IMAGES_ANNOTATION: image},
+        },
         "spec": {
             "image": image,
             "parallelism": 1,
             "selector": {"names": [node]},
             "pullPolicy": {"backoffLimit": 1, "timeoutSeconds": int(timeout_seconds)},
-            "completionPolicy": {"type": "Always", "activeDeadlineSeconds": int(timeout_seconds),
-                                 "ttlSecondsAfterFinished": 300},
+            "completionPolicy": {
+                "type": "Always",
+                "activeDeadlineSeconds": int(timeout_seconds),
+                "ttlSecondsAfterFinished": 300,
+            },
         },
     }
 
@@ -152,15 +183,24 @@ class ImagePullJobs:
         for obj in self.client.list_resource(IMAGE_PULL_JOBS_GVR, self.namespace, f"{PREPULL_LABEL}=true"):
             meta = _meta(obj)
             image = (obj.get("spec") or {}).get("image") or ""
-            out.append(ActivePull(str(meta.get("name") or ""), (meta.get("labels") or {}).get(PREPULL_NODE_LABEL, ""),
-                                  (image,), job_outcome(obj), parse_time(meta.get("creationTimestamp"))))
+            out.append(
+                ActivePull(
+                    str(meta.get("name") or ""),
+                    (meta.get("labels") or {}).get(PREPULL_NODE_LABEL, ""),
+                    (image,),
+                    job_outcome(obj),
+                    parse_time(meta.get("creationTimestamp")),
+                )
+            )
         return out
 
     def start(self, node: str, node_uid: str, images: list[str]) -> str:
         names = []
         for image in images:
             created = self.client.create_resource(
-                IMAGE_PULL_JOBS_GVR, image_pull_job(node, node_uid, image, self.namespace, self.timeout_seconds))
+                IMAGE_PULL_JOBS_GVR,
+                image_pull_job(node, node_uid, image, self.namespace, self.timeout_seconds),
+            )
             names.append(str(_meta(created).get("name") or ""))
         return ",".join(names)
 
@@ -178,8 +218,14 @@ def image_pull_jobs_served(client: ClusterClient) -> bool:
         return False
 
 
-def discover(client: ClusterClient, reader: ObjectReader, namespace: str, priority_class_name: str | None,
-             timeout_seconds: float, mode: str = "auto") -> PullMechanism:
+def discover(
+    client: ClusterClient,
+    reader: ObjectReader,
+    namespace: str,
+    priority_class_name: str | None,
+    timeout_seconds: float,
+    mode: str = "auto",
+) -> PullMechanism:
     """The mechanism for ``mode`` (``auto``, ``pods``, ``imagepulljob``); ``auto`` asks discovery
     through ``client``. Raises ValueError for an unknown mode."""
     if mode not in ("auto", "pods", "imagepulljob"):

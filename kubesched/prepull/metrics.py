@@ -25,13 +25,24 @@ class PrePullMetrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         reg = REGISTRY if registry is None else registry
-        self.prepulls = Counter("kubesched_prepulls", "Finished image pre-pulls (node, image) by outcome.",
-                                ["outcome"], registry=reg)
+        self.prepulls = Counter(
+            "kubesched_prepulls",
+            "Finished image pre-pulls (node, image) by outcome.",
+            ["outcome"],
+            registry=reg,
+        )
         for outcome in OUTCOMES:
             self.prepulls.labels(outcome)
-        self.bytes = Counter("kubesched_prepull_bytes", "Compressed bytes of images pre-pulled successfully.",
-                             registry=reg)
-        self.used = Counter("kubesched_prepull_used",
-                            "Pre-pulled images a pod used on their node before image GC removed them.", registry=reg)
-        self.precision = Gauge("kubesched_prepull_precision",
-                               "Pre-pulled images used by a pod before GC / pre-pulls started.", registry=reg)
+        self.bytes = Counter(
+            "kubesched_prepull_bytes", "Compressed bytes of images pre-pulled successfully.", registry=reg
+        )
+        self.used = Counter(
+            "kubesched_prepull_used",
+            "Pre-pulled images a pod used on their node before image GC removed them.",
+            registry=reg,
+        )
+        self.precision = Gauge(
+            "kubesched_prepull_precision",
+            "Pre-pulled images used by a pod before GC / pre-pulls started.",
+            registry=reg,
+        )

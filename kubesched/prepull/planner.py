@@ -125,14 +125,29 @@ class PrePullPlanner:
     Raises ValueError for a negative value.
     """
 
-    def __init__(self, *, window_seconds: float = 900.0, lookahead_seconds: float = 300.0, min_recent: int = 2,
-                 max_warm_nodes: int = 16, max_per_app_per_tick: int = 4, max_prepulls_per_tick: int = 16,
-                 disk_limit_percent: float = 75.0, tick_seconds: float = 15.0, net_bytes: bool = False) -> None:
-        for name, value in (("window_seconds", window_seconds), ("lookahead_seconds", lookahead_seconds),
-                            ("min_recent", min_recent), ("max_warm_nodes", max_warm_nodes),
-                            ("max_per_app_per_tick", max_per_app_per_tick),
-                            ("max_prepulls_per_tick", max_prepulls_per_tick),
-                            ("disk_limit_percent", disk_limit_percent), ("tick_seconds", tick_seconds)):
+    def __init__(
+        self,
+        *,
+        window_seconds: float = 900.0,
+        lookahead_seconds: float = 300.0,
+        min_recent: int = 2,
+        max_warm_nodes: int = 16,
+        max_per_app_per_tick: int = 4,
+        max_prepulls_per_tick: int = 16,
+        disk_limit_percent: float = 75.0,
+        tick_seconds: float = 15.0,
+        net_bytes: bool = False,
+    ) -> None:
+        for name, value in (
+            ("window_seconds", window_seconds),
+            ("lookahead_seconds", lookahead_seconds),
+            ("min_recent", min_recent),
+            ("max_warm_nodes", max_warm_nodes),
+            ("max_per_app_per_tick", max_per_app_per_tick),
+            ("max_prepulls_per_tick", max_prepulls_per_tick),
+            ("disk_limit_percent", disk_limit_percent),
+            ("tick_seconds", tick_seconds),
+        ):
             if value < 0:
                 raise ValueError(f"{name} must be >= 0, got {value!r}")
         self.window_seconds = window_seconds
@@ -270,9 +285,15 @@ class PrePullPlanner:
         self._learn_status_images(infos)
         # preference order of nodes without shared layers: most free GPUs, then the smaller node
         # (allocatable CPU), then most free CPU, by name
-        by_room = sorted(infos.values(), key=lambda ni: (
-            -(ni.allocatable.get(GPU) - ni.requested.get(GPU)), ni.allocatable.milli_cpu,
-            -(ni.allocatable.milli_cpu - ni.requested.milli_cpu), ni.name))
+        by_room = sorted(
+            infos.values(),
+            key=lambda ni: (
+                -(ni.allocatable.get(GPU) - ni.requested.get(GPU)),
+                ni.allocatable.milli_cpu,
+                -(ni.allocatable.milli_cpu - ni.requested.milli_cpu),
+                ni.name,
+            ),
+        )
         out: list[tuple[str, str]] = []
         chosen: set[str] = set()
         for want_total, key in ranked:
@@ -292,13 +313,14 @@ class PrePullPlanner:
                     warm += room
                     roomy += 1
             need = want_total - warm
-            slots = min(self.max_per_app_per_tick, self.max_prepulls_per_tick - len(out),
-                        self.max_warm_nodes - roomy)
+            slots = min(
+                self.max_per_app_per_tick, self.max_prepulls_per_tick - len(out), self.max_warm_nodes - roomy
+            )
             if need <= 0 or slots <= 0:
                 continue
             candidates = self._candidates(app, images, infos, by_room, warm_nodes | chosen)
             size = sum(image_bytes(image) for image in images)
-            cheap = size + min((c[0] for c in candidates), default=0)   # c[0] = -present bytes
+            cheap = size + min((c[0] for c in candidates), default=0)  # c[0] = -present bytes
             for neg_present, _, node, room in candidates:
                 if need <= 0 or slots <= 0:
                     break
@@ -317,8 +339,14 @@ class PrePullPlanner:
         assert self.ctx is not None
         return name not in skip and not self.ctx.model.pending_pulls(name)
 
-    def _candidates(self, app: AppDemand, images: list[CatalogueImage], infos: dict[str, NodeInfo],
-                    by_room: list[NodeInfo], skip: set[str]) -> list[tuple[int, int, str, int]]:
+    def _candidates(
+        self,
+        app: AppDemand,
+        images: list[CatalogueImage],
+        infos: dict[str, NodeInfo],
+        by_room: list[NodeInfo],
+        skip: set[str],
+    ) -> list[tuple[int, int, str, int]]:
         """``(-present bytes, -room, node, room)`` of nodes that may be pre-pulled, best first: the
         nodes holding images that share layers with ``images``, then nodes in ``by_room`` order
         (at most ``max_per_app_per_tick`` of those, examining at most ``_WALK_LIMIT`` nodes)."""

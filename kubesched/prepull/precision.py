@@ -23,7 +23,7 @@ class PrecisionTracker:
         self.succeeded = 0
         self.used = 0
         self.wasted = 0
-        self._open: dict[tuple[str, str], bool] = {}     # (node, image) -> seen in the node's status
+        self._open: dict[tuple[str, str], bool] = {}  # (node, image) -> seen in the node's status
 
     @property
     def precision(self) -> float:

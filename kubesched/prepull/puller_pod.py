@@ -28,8 +28,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["PREPULL_LABEL", "PREPULL_NODE_LABEL", "PREPULL_IMAGES_ANNOTATION", "DEFAULT_PRIORITY_CLASS",
-           "PRIORITY_CLASS_VALUE", "priority_class", "puller_pod", "pull_outcome", "is_puller"]
+__all__ = [
+    "PREPULL_LABEL",
+    "PREPULL_NODE_LABEL",
+    "PREPULL_IMAGES_ANNOTATION",
+    "DEFAULT_PRIORITY_CLASS",
+    "PRIORITY_CLASS_VALUE",
+    "priority_class",
+    "puller_pod",
+    "pull_outcome",
+    "is_puller",
+]
 
 PREPULL_LABEL = "kubesched.io/prepull"
 PREPULL_NODE_LABEL = "kubesched.io/prepull-node"
@@ -37,19 +46,38 @@ PREPULL_IMAGES_ANNOTATION = "kubesched.io/prepull-images"
 DEFAULT_PRIORITY_CLASS = "kubesched-prepull"
 #: value of the puller PriorityClass: below every workload (the default priority is 0)
 PRIORITY_CLASS_VALUE = -1_000_000
-_PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
-                            "RegistryUnavailable", "SignatureValidationFailed"})
+_PULL_FAILURES = frozenset(
+    {
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "ErrImageNeverPull",
+        "RegistryUnavailable",
+        "SignatureValidationFailed",
+    }
+)
 
 
 def priority_class(name: str = DEFAULT_PRIORITY_CLASS) -> dict[str, Any]:
     """The PriorityClass of puller pods: value -1000000, never preempting."""
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-            "value": PRIORITY_CLASS_VALUE, "preemptionPolicy": "Never", "globalDefault": False,
-            "description": "kubesched pre-pull pods: pull images on a node ahead of the pods that need them"}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": PRIORITY_CLASS_VALUE,
+        "preemptionPolicy": "Never",
+        "globalDefault": False,
+        "description": "kubesched pre-pull pods: pull images on a node ahead of the pods that need them",
+    }
 
 
-def puller_pod(node: str, node_uid: str, images: Sequence[str], namespace: str,
-               priority_class_name: str | None = DEFAULT_PRIORITY_CLASS) -> dict[str, Any]:
+def puller_pod(
+    node: str,
+    node_uid: str,
+    images: Sequence[str],
+    namespace: str,
+    priority_class_name: str | None = DEFAULT_PRIORITY_CLASS,
+) -> dict[str, Any]:
     """The puller pod manifest for ``images`` on ``node`` (see the module docstring); the API
     server names it (``generateName: kubesched-prepull-``)."""
     spec: dict[str, Any] = {
@@ -58,25 +86,40 @@ def puller_pod(node: str, node_uid: str, images: Sequence[str], namespace: str,
         "terminationGracePeriodSeconds": 0,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
-        "containers": [{
-            "name": f"pull-{i}",
-            "image": image,
-            "imagePullPolicy": "IfNotPresent",
-            "command": ["/bin/true"],
-            "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"cpu": "10m", "memory": "32Mi"}},
-            "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
-        } for i, image in enumerate(images)],
+        "containers": [
+            {
+                "name": f"pull-{i}",
+                "image": image,
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["/bin/true"],
+                "resources": {
+                    "requests": {"cpu": "1m", "memory": "8Mi"},
+                    "limits": {"cpu": "10m", "memory": "32Mi"},
+                },
+                "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+            }
+            for i, image in enumerate(images)
+        ],
     }
     if priority_class_name:
         spec["priorityClassName"] = priority_class_name
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {
-            "generateName": "kubesched-prepull-", "namespace": namespace,
+            "generateName": "kubesched-prepull-",
+            "namespace": namespace,
             "labels": {PREPULL_LABEL: "true", PREPULL_NODE_LABEL: node},
             "annotations": {PREPULL_IMAGES_ANNOTATION: ",".join(images)},
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid,
-                                 "blockOwnerDeletion": False}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "name": node,
+                    "uid": node_uid,
+                    "blockOwnerDeletion": False,
+                }
+            ],
         },
         "spec": spec,
     }
@@ -106,5 +149,5 @@ def pull_outcome(obj: Mapping[str, Any]) -> str | None:
     if containers and pulled == len(containers):
         return "succeeded"
     if status.get("phase") == "Failed" and not statuses:
-        return "failed"      # rejected by the kubelet before any pull (e.g. OutOfpods)
+        return "failed"  # rejected by the kubelet before any pull (e.g. OutOfpods)
     return None

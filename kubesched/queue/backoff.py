@@ -52,9 +52,14 @@ class BackoffQueue:
     like ``less``).
     """
 
-    def __init__(self, clock: Clock, initial_backoff: float, max_backoff: float,
-                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
-                 sort_key: Callable[[QueuedPodInfo], tuple[Any, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        initial_backoff: float,
+        max_backoff: float,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        sort_key: Callable[[QueuedPodInfo], tuple[Any, ...]] | None = None,
+    ) -> None:
         self._clock = clock
         self._initial_ns = int(round(initial_backoff * _NS))
         self._max_ns = int(round(max_backoff * _NS))
@@ -66,6 +71,7 @@ class BackoffQueue:
             def regular_key(p: QueuedPodInfo, seq: int) -> Any:
                 return (backoff_time(p), *sk(p), seq)
         else:
+
             def regular_key(p: QueuedPodInfo, seq: int) -> Any:
                 return (backoff_time(p), LessKey(p, seq, less))
 

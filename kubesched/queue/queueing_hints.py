@@ -42,8 +42,13 @@ class QueueingHints:
     ``profile_of(pod)`` names the pod's profile (``None``: no hint map, every event is Queue).
     """
 
-    def __init__(self, hints: HintMap, profile_of: Callable[[Pod], str | None],
-                 metrics: QueueMetrics, metrics_enabled: bool) -> None:
+    def __init__(
+        self,
+        hints: HintMap,
+        profile_of: Callable[[Pod], str | None],
+        metrics: QueueMetrics,
+        metrics_enabled: bool,
+    ) -> None:
         self._hints = {p: [(ev, list(hs)) for ev, hs in entries] for p, entries in hints.items()}
         self._profile_of = profile_of
         self._metrics = metrics
@@ -66,8 +71,13 @@ class QueueingHints:
         if event.is_wildcard():
             res: frozenset[str] | None = frozenset()
         else:
-            names = {plugin for entries in self._hints.values() for ev, hs in entries if ev.match(event)
-                     for plugin, _fn in hs}
+            names = {
+                plugin
+                for entries in self._hints.values()
+                for ev, hs in entries
+                if ev.match(event)
+                for plugin, _fn in hs
+            }
             matched = any(ev.match(event) for entries in self._hints.values() for ev, _hs in entries)
             res = frozenset(names) if matched else None
         self._interested[event] = res
@@ -112,8 +122,9 @@ class QueueingHints:
                 strategy = QueueingStrategy.AFTER_BACKOFF
         return strategy
 
-    def _run_hint(self, plugin: str, fn: QueueingHintFn, pod: Pod, event: ClusterEvent,
-                  old: Any, new: Any) -> QueueingHint:
+    def _run_hint(
+        self, plugin: str, fn: QueueingHintFn, pod: Pod, event: ClusterEvent, old: Any, new: Any
+    ) -> QueueingHint:
         start = time.perf_counter() if self._metrics_enabled else 0.0
         err = False
         try:
@@ -124,6 +135,9 @@ class QueueingHints:
             err = True
         if self._metrics_enabled:
             label = "Error" if err else ("QueueSkip" if hint == QueueingHint.QueueSkip else "Queue")
-            self._metrics.observe(QUEUEING_HINT_DURATION, {"plugin": plugin, "event": event.label, "hint": label},
-                                  time.perf_counter() - start)
+            self._metrics.observe(
+                QUEUEING_HINT_DURATION,
+                {"plugin": plugin, "event": event.label, "hint": label},
+                time.perf_counter() - start,
+            )
         return hint

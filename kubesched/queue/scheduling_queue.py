@@ -94,6 +94,7 @@ def _label(event: ClusterEvent) -> str:
     """``event.label``, cached (computing an action string is slow)."""
     return event.label
 
+
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 
 
@@ -122,15 +123,22 @@ class PriorityQueue:
             (PrioritySort: ``(-priority, timestamp)``).
     """
 
-    def __init__(self, clock: Clock, less: Less, *, pod_initial_backoff: float = 1.0,
-                 pod_max_backoff: float = 10.0, pod_max_in_unschedulable_pods_duration: float = 300.0,
-                 pre_enqueue_plugins: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
-                 queueing_hints: HintMap | None = None,
-                 profile_of: Callable[[Pod], str | None] | None = None,
-                 metrics: QueueMetrics | None = None,
-                 pod_lister: PodLister | None = None,
-                 namespace_labels: Callable[[str], Mapping[str, str] | None] | None = None,
-                 sort_key: Callable[[QueuedPodInfo], tuple[Any, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        less: Less,
+        *,
+        pod_initial_backoff: float = 1.0,
+        pod_max_backoff: float = 10.0,
+        pod_max_in_unschedulable_pods_duration: float = 300.0,
+        pre_enqueue_plugins: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
+        queueing_hints: HintMap | None = None,
+        profile_of: Callable[[Pod], str | None] | None = None,
+        metrics: QueueMetrics | None = None,
+        pod_lister: PodLister | None = None,
+        namespace_labels: Callable[[str], Mapping[str, str] | None] | None = None,
+        sort_key: Callable[[QueuedPodInfo], tuple[Any, ...]] | None = None,
+    ) -> None:
         self._clock = clock
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -148,6 +156,7 @@ class PriorityQueue:
             def active_key(p: QueuedPodInfo, seq: int) -> Any:
                 return (*sk(p), seq)
         else:
+
             def active_key(p: QueuedPodInfo, seq: int) -> Any:
                 return LessKey(p, seq, less)
 
@@ -158,16 +167,18 @@ class PriorityQueue:
         self._nominator = Nominator(pod_lister)
         self._hints = QueueingHints(queueing_hints or {}, self._profile_of, self._metrics, self._metrics_on)
         self._pre_enqueue: dict[str, list[PreEnqueuePlugin]] = {
-            p: list(pls) for p, pls in (pre_enqueue_plugins or {}).items()}
+            p: list(pls) for p, pls in (pre_enqueue_plugins or {}).items()
+        }
         self._pre_enqueue_by_name: dict[str, dict[str, PreEnqueuePlugin]] = {
-            p: {pl.name(): pl for pl in pls} for p, pls in self._pre_enqueue.items()}
+            p: {pl.name(): pl for pl in pls} for p, pls in self._pre_enqueue.items()
+        }
         self._sched_cycle = 0
         self._closed = False
         self._running = False
         self._backoff_timer: Timer | None = None
         self._leftover_timer: Timer | None = None
-        self._flush_origin = 0.0            # clock time of run(): the unschedulable flush grid starts there
-        self._last_leftover = -math.inf     # time of the last unschedulable flush
+        self._flush_origin = 0.0  # clock time of run(): the unschedulable flush grid starts there
+        self._last_leftover = -math.inf  # time of the last unschedulable flush
 
     # ------------------------------------------------------------------------------------------
     # informer-driven changes of unscheduled pods
@@ -319,8 +330,13 @@ class PriorityQueue:
     # ------------------------------------------------------------------------------------------
     # cluster events
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent, old_obj: Any = None, new_obj: Any = None,
-                                      pre_check: Callable[[Pod], bool] | None = None) -> None:
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old_obj: Any = None,
+        new_obj: Any = None,
+        pre_check: Callable[[Pod], bool] | None = None,
+    ) -> None:
         """A cluster event (``pkg/scheduler/backend/queue/scheduling_queue.go``
         ``MoveAllToActiveOrBackoffQueue``): re-evaluate unschedulable pods (optionally only those
         passing ``pre_check(pod)``) through the queueing hints and move the worthy ones.
@@ -542,7 +558,9 @@ class PriorityQueue:
             p.attempts += 1
             uid = p.pod.uid
             if uid in self._in_flight:
-                _log.error("the same pod %s is tracked in multiple places in the scheduler; discarding it", p.key)
+                _log.error(
+                    "the same pod %s is tracked in multiple places in the scheduler; discarding it", p.key
+                )
                 continue
             self._in_flight.pop_marker(uid)
             self._sched_cycle += 1
@@ -590,8 +608,9 @@ class PriorityQueue:
                 return strategy
         return strategy
 
-    def _move_all_locked(self, event: ClusterEvent, old: Any, new: Any,
-                         pre_check: Callable[[Pod], bool] | None) -> None:
+    def _move_all_locked(
+        self, event: ClusterEvent, old: Any, new: Any, pre_check: Callable[[Pod], bool] | None
+    ) -> None:
         interested = self._hints.interested_plugins(event)
         if interested is None:
             return
@@ -627,7 +646,9 @@ class PriorityQueue:
         candidates = self._unsched.cross_topology_candidates()
         if not candidates:
             return candidates
-        ns_labels = (self._namespace_labels(pod.namespace) if self._namespace_labels is not None else None) or {}
+        ns_labels = (
+            self._namespace_labels(pod.namespace) if self._namespace_labels is not None else None
+        ) or {}
         out = []
         for p in candidates:
             if POD_TOPOLOGY_SPREAD in p.unschedulable_plugins and p.pod.namespace == pod.namespace:
@@ -727,9 +748,11 @@ class PriorityQueue:
             p.gating_plugin_events = []
         finally:
             if self._metrics_on:
-                self._metrics.observe(EXTENSION_POINT_DURATION, {
-                    "extension_point": "PreEnqueue", "status": str(code), "profile": pod.scheduler_name},
-                    time.perf_counter() - start)
+                self._metrics.observe(
+                    EXTENSION_POINT_DURATION,
+                    {"extension_point": "PreEnqueue", "status": str(code), "profile": pod.scheduler_name},
+                    time.perf_counter() - start,
+                )
 
     def _run_pre_enqueue_plugin(self, pl: PreEnqueuePlugin, p: QueuedPodInfo) -> Code:
         try:
@@ -757,7 +780,12 @@ class PriorityQueue:
         if self._running:
             self._arm_flushes()
         if self._metrics_on:
-            sizes = (len(self._active), len(self._backoff), self._unsched.unschedulable_count, self._unsched.gated_count)
+            sizes = (
+                len(self._active),
+                len(self._backoff),
+                self._unsched.unschedulable_count,
+                self._unsched.gated_count,
+            )
             last = self._pending_gauges
             if sizes == last:
                 return
@@ -772,7 +800,12 @@ class PriorityQueue:
         if self._closed:
             return
         backoff, timer = len(self._backoff), self._backoff_timer
-        if not backoff and timer is None and self._leftover_timer is None and not self._unsched.unschedulable_count:
+        if (
+            not backoff
+            and timer is None
+            and self._leftover_timer is None
+            and not self._unsched.unschedulable_count
+        ):
             return  # nothing to flush, nothing armed (the common case: keep it cheap)
         clock = self._clock
         now = clock.now()
@@ -800,8 +833,9 @@ class PriorityQueue:
             k = math.ceil((now - origin) / period)
             if origin + k * period <= self._last_leftover:
                 k += 1
-            self._leftover_timer = clock.call_at(origin + k * period, self._leftover_tick, daemon=True,
-                                                 phase=Phase.UNSCHEDULABLE_FLUSH)
+            self._leftover_timer = clock.call_at(
+                origin + k * period, self._leftover_tick, daemon=True, phase=Phase.UNSCHEDULABLE_FLUSH
+            )
 
     def _backoff_tick(self) -> None:
         with self._lock:
@@ -833,5 +867,3 @@ def _set_pod(p: QueuedPodInfo, pod: Pod) -> None:
     """``QueuedPodInfo.Update``: swap in the new pod (re-deriving affinity terms)."""
     if p.pod_info.pod is not pod:
         p.pod_info = PodInfo(pod)
-
-

@@ -62,6 +62,7 @@ class PendingPods:
     gated: int
     in_flight: int
 
+
 BindingExecutor = Callable[[Callable[[], None]], None]
 
 
@@ -160,14 +161,25 @@ class Scheduler:
     """kube-scheduler's ``Scheduler``: cache, queue, profiles (one :class:`Framework` each) and the
     scheduling/binding cycles. Create with :func:`kubesched.scheduler.factory.new_scheduler`."""
 
-    def __init__(self, client: ClusterClient, config: KubeSchedulerConfiguration, registry: Registry, *,
-                 clock: Any, rng: random.Random, record: bool | Callable[[Pod], bool] = False,
-                 binding_executor: BindingExecutor = run_inline, default_profile_fallback: bool = False,
-                 on_skipped_plugins: Callable[[str, list[str]], None] | None = None,
-                 permit_wait_timeout: float | None = None, extenders: list[Any] | None = None,
-                 metrics: MetricsSink | None = None, write_client: ClusterClient | None = None,
-                 event_sink: Callable[[dict[str, Any]], Any] | None = None,
-                 reporting_instance: str = "kubesched") -> None:
+    def __init__(
+        self,
+        client: ClusterClient,
+        config: KubeSchedulerConfiguration,
+        registry: Registry,
+        *,
+        clock: Any,
+        rng: random.Random,
+        record: bool | Callable[[Pod], bool] = False,
+        binding_executor: BindingExecutor = run_inline,
+        default_profile_fallback: bool = False,
+        on_skipped_plugins: Callable[[str, list[str]], None] | None = None,
+        permit_wait_timeout: float | None = None,
+        extenders: list[Any] | None = None,
+        metrics: MetricsSink | None = None,
+        write_client: ClusterClient | None = None,
+        event_sink: Callable[[dict[str, Any]], Any] | None = None,
+        reporting_instance: str = "kubesched",
+    ) -> None:
         from kubesched.cache.cache import Cache
         from kubesched.queue.scheduling_queue import PriorityQueue
         from kubesched.scheduler.event_handlers import EventHandlers
@@ -203,19 +215,36 @@ class Scheduler:
         self.nominated_node_name_for_expectation = gates["NominatedNodeNameForExpectation"]
         for i, prof in enumerate(config.profiles):
             name = prof.scheduler_name or "default-scheduler"
-            fwk = Framework(prof, registry, FrameworkOptions(
-                profile_path=f"profiles[{i}]", snapshot_provider=lambda: self.snapshot,
-                node_info_provider=self.cache.node_info,
-                clock=clock, rng=rng, client=self.client, objects=self.informers,
-                event_recorder=ClientEventRecorder(self.client, clock, name, reporting_instance, event_sink),
-                extenders=self.extenders, metrics=metrics, parallelism=config.parallelism,
-                percentage_of_nodes_to_score=config.percentage_of_nodes_to_score, ignored_resources=ignored,
-                permit_wait_timeout=permit_wait_timeout, skip_unavailable=default_profile_fallback,
-                on_skipped=_bind_profile(on_skipped_plugins, name), feature_gates=gates))
+            fwk = Framework(
+                prof,
+                registry,
+                FrameworkOptions(
+                    profile_path=f"profiles[{i}]",
+                    snapshot_provider=lambda: self.snapshot,
+                    node_info_provider=self.cache.node_info,
+                    clock=clock,
+                    rng=rng,
+                    client=self.client,
+                    objects=self.informers,
+                    event_recorder=ClientEventRecorder(
+                        self.client, clock, name, reporting_instance, event_sink
+                    ),
+                    extenders=self.extenders,
+                    metrics=metrics,
+                    parallelism=config.parallelism,
+                    percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+                    ignored_resources=ignored,
+                    permit_wait_timeout=permit_wait_timeout,
+                    skip_unavailable=default_profile_fallback,
+                    on_skipped=_bind_profile(on_skipped_plugins, name),
+                    feature_gates=gates,
+                ),
+            )
             self.profiles[name] = fwk
         first = next(iter(self.profiles.values()))
         self.queue = PriorityQueue(
-            clock, first.queue_sort_plugin.less,
+            clock,
+            first.queue_sort_plugin.less,
             pod_initial_backoff=float(config.pod_initial_backoff_seconds),
             pod_max_backoff=float(config.pod_max_backoff_seconds),
             pre_enqueue_plugins={n: f.pre_enqueue_plugins for n, f in self.profiles.items()},
@@ -229,8 +258,13 @@ class Scheduler:
         for fwk in self.profiles.values():
             fwk.set_pod_nominator(self.queue)
             fwk.set_pod_activator(self.queue)
-        self.handlers = EventHandlers(self.cache, self.queue, self.profiles, invalid_pods=self.invalid_pods,
-                                      patch_failed_status=self.patch_failed_status)
+        self.handlers = EventHandlers(
+            self.cache,
+            self.queue,
+            self.profiles,
+            invalid_pods=self.invalid_pods,
+            patch_failed_status=self.patch_failed_status,
+        )
 
     # ---- setup ----------------------------------------------------------------------------------
 
@@ -257,10 +291,17 @@ class Scheduler:
 
     # ---- the loop -------------------------------------------------------------------------------
 
-    def run_until_quiet(self, *, max_attempts: int | None = None, until: Callable[[], bool] | None = None,
-                        before_attempt: AttemptHook | None = None, after_attempt: AttemptHook | None = None,
-                        idle: IdleHook | None = None, ready: ReadyHook | None = None,
-                        before_advance: AdvanceHook | None = None) -> int:
+    def run_until_quiet(
+        self,
+        *,
+        max_attempts: int | None = None,
+        until: Callable[[], bool] | None = None,
+        before_attempt: AttemptHook | None = None,
+        after_attempt: AttemptHook | None = None,
+        idle: IdleHook | None = None,
+        ready: ReadyHook | None = None,
+        before_advance: AdvanceHook | None = None,
+    ) -> int:
         """The virtual-time lifecycle (``simulate``, ``replay``, ``bench``): schedule until quiet on
         this scheduler's :class:`~kubesched.clock.VirtualClock` (see
         :meth:`~kubesched.scheduler.virtual_time.VirtualTimeDriver.run_until_quiet` for the hooks);
@@ -268,9 +309,15 @@ class Scheduler:
         if not isinstance(self.clock, VirtualClock):
             raise TypeError("run_until_quiet needs a VirtualClock; on a real clock use run(stop)")
         driver = VirtualTimeDriver(self, self.clock)
-        return driver.run_until_quiet(max_attempts=max_attempts, until=until, before_attempt=before_attempt,
-                                      after_attempt=after_attempt, idle=idle, ready=ready,
-                                      before_advance=before_advance)
+        return driver.run_until_quiet(
+            max_attempts=max_attempts,
+            until=until,
+            before_attempt=before_attempt,
+            after_attempt=after_attempt,
+            idle=idle,
+            ready=ready,
+            before_advance=before_advance,
+        )
 
     def stop(self) -> None:
         """End the lifecycle: the queue closes (waking :meth:`run`) and the informers stop watching.
@@ -310,8 +357,14 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         if pod.deletion_timestamp:
-            fwk.event_recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling",  # type: ignore[union-attr]
-                                      f"skip schedule deleting pod: {pod.namespace}/{pod.name}")
+            fwk.event_recorder.eventf(  # type: ignore[union-attr]
+                pod,
+                None,
+                "Warning",
+                "FailedScheduling",
+                "Scheduling",
+                f"skip schedule deleting pod: {pod.namespace}/{pod.name}",
+            )
             self.queue.done(pod.uid)
             return
         if self.cache.is_assumed_pod(pod):
@@ -339,7 +392,9 @@ class Scheduler:
         try:
             result = self.placement.schedule_pod(fwk, state, pod, self.snapshot)
         except NoNodesAvailableError as e:
-            self.handle_failure(fwk, qpi, Status(Code.UnschedulableAndUnresolvable, str(e)), CLEAR_NOMINATION, start)
+            self.handle_failure(
+                fwk, qpi, Status(Code.UnschedulableAndUnresolvable, str(e)), CLEAR_NOMINATION, start
+            )
             return
         except FitError as fe:
             if not fwk.has_post_filter_plugins():
@@ -348,7 +403,9 @@ class Scheduler:
             pf_result, pf_status = fwk.run_post_filter_plugins(state, pod, fe.diagnosis.node_to_status)
             fe.diagnosis.post_filter_msg = pf_status.message()
             if pf_status.code == Code.Error:
-                log.error("status after running PostFilter plugins for pod %s: %s", pod.key, pf_status.message())
+                log.error(
+                    "status after running PostFilter plugins for pod %s: %s", pod.key, pf_status.message()
+                )
             nominating = pf_result.nominating_info if pf_result is not None else None
             self.handle_failure(fwk, qpi, _fit_status(fe), nominating, start)
             return
@@ -356,7 +413,9 @@ class Scheduler:
             self.handle_failure(fwk, qpi, se.status, CLEAR_NOMINATION, start)
             return
         if self.metrics is not None:
-            self.metrics.observe("scheduler_scheduling_algorithm_duration_seconds", {}, self.clock.now() - start)
+            self.metrics.observe(
+                "scheduler_scheduling_algorithm_duration_seconds", {}, self.clock.now() - start
+            )
         host = result.suggested_host
         assumed = pod.with_node_name(host)
         try:
@@ -415,8 +474,17 @@ class Scheduler:
 
     # ---- binding cycle --------------------------------------------------------------------------
 
-    def binding_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, assumed: Pod,
-                      start: float, waiting: Any, wait_start: float | None = None) -> None:
+    def binding_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        host: str,
+        assumed: Pod,
+        start: float,
+        waiting: Any,
+        wait_start: float | None = None,
+    ) -> None:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``bindingCycle``: PreBindPreFlight (+
         nominatedNodeName), WaitOnPermit, PreBind, Bind, PostBind."""
         pod = qpi.pod
@@ -426,8 +494,11 @@ class Scheduler:
             if pf is not None and not pf.is_success() and not pf.is_skip():
                 self._binding_failure(fwk, state, qpi, host, assumed, pf, start)
                 return
-        if self.nominated_node_name_for_expectation and (pf is None or pf.is_success() or waiting is not None) \
-                and pod.nominated_node_name != host:
+        if (
+            self.nominated_node_name_for_expectation
+            and (pf is None or pf.is_success() or waiting is not None)
+            and pod.nominated_node_name != host
+        ):
             try:
                 self.binding_client.patch_status("Pod", pod.namespace, pod.name, {"nominatedNodeName": host})
             except Exception as e:  # noqa: BLE001 - upstream only logs
@@ -436,8 +507,11 @@ class Scheduler:
             s = waiting.wait(0)
             fwk.waiting_pods.remove(assumed.uid)
             if self.metrics is not None and wait_start is not None:
-                self.metrics.observe("scheduler_permit_wait_duration_seconds",
-                                     {"result": "Success" if s is None else str(s.code)}, self.clock.now() - wait_start)
+                self.metrics.observe(
+                    "scheduler_permit_wait_duration_seconds",
+                    {"result": "Success" if s is None else str(s.code)},
+                    self.clock.now() - wait_start,
+                )
             if s is not None and not s.is_success():
                 if s.is_rejected():
                     s = self._wrap_single_node(pod, host, s)
@@ -454,14 +528,21 @@ class Scheduler:
         if s is not None and not s.is_success():
             self._binding_failure(fwk, state, qpi, host, assumed, s, start, done=True)
             return
-        fwk.event_recorder.eventf(pod, None, "Normal", "Scheduled", "Binding",  # type: ignore[union-attr]
-                                  f"Successfully assigned {pod.namespace}/{pod.name} to {host}")
+        fwk.event_recorder.eventf(  # type: ignore[union-attr]
+            pod,
+            None,
+            "Normal",
+            "Scheduled",
+            "Binding",
+            f"Successfully assigned {pod.namespace}/{pod.name} to {host}",
+        )
         v_info(log, 2, "Successfully bound pod to node", pod=KObj(pod.namespace, pod.name), node=host)
         if self.sink.enabled:
             now = self.clock.now()
             first = qpi.initial_attempt_timestamp
-            self.sink.pod_scheduled(fwk.profile_name, now - start, qpi.attempts,
-                                       now - first if first is not None else None)
+            self.sink.pod_scheduled(
+                fwk.profile_name, now - start, qpi.attempts, now - first if first is not None else None
+            )
         fwk.run_post_bind_plugins(state, assumed, host)
         to_activate = state.get(PODS_TO_ACTIVATE_KEY) or {}
         if to_activate:
@@ -480,8 +561,17 @@ class Scheduler:
                     return Status(Code.Error, err=e)
         return fwk.run_bind_plugins(state, pod, host)
 
-    def _binding_failure(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, assumed: Pod,
-                         s: Status, start: float, done: bool = False) -> None:
+    def _binding_failure(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        host: str,
+        assumed: Pod,
+        s: Status,
+        start: float,
+        done: bool = False,
+    ) -> None:
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         forgotten = True
         try:
@@ -496,20 +586,30 @@ class Scheduler:
         self.handle_failure(fwk, qpi, s, CLEAR_NOMINATION, start)
         if forgotten and s.is_rejected():
             uid = assumed.uid
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None,
-                                                     lambda p: p.uid != uid)
+            self.queue.move_all_to_active_or_backoff(
+                ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid
+            )
 
     # ---- failure handling -----------------------------------------------------------------------
 
-    def handle_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status,
-                       nominating: NominatingInfo | None, start: float) -> None:
+    def handle_failure(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        nominating: NominatingInfo | None,
+        start: float,
+    ) -> None:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``handleSchedulingFailure``: requeue, nominate,
         FailedScheduling event, PodScheduled=False."""
         pod = qpi.pod
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
         if self.sink.enabled:
-            self.sink.attempt("unschedulable" if status.is_rejected() else "error", fwk.profile_name,
-                                 self.clock.now() - start)
+            self.sink.attempt(
+                "unschedulable" if status.is_rejected() else "error",
+                fwk.profile_name,
+                self.clock.now() - start,
+            )
         err = status.err
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()
@@ -532,12 +632,21 @@ class Scheduler:
         msg = status.message()
         # pkg/scheduler/schedule_one.go: handleSchedulingFailure's log lines
         if isinstance(err, NoNodesAvailableError):
-            v_info(log, 2, "Unable to schedule pod; no nodes are registered to the cluster; waiting",
-                   pod=KObj(pod.namespace, pod.name))
+            v_info(
+                log,
+                2,
+                "Unable to schedule pod; no nodes are registered to the cluster; waiting",
+                pod=KObj(pod.namespace, pod.name),
+            )
         elif isinstance(err, FitError) or status.is_rejected():
-            v_info(log, 2, "Unable to schedule pod; no fit; waiting", pod=KObj(pod.namespace, pod.name), err=msg)
+            v_info(
+                log, 2, "Unable to schedule pod; no fit; waiting", pod=KObj(pod.namespace, pod.name), err=msg
+            )
         else:
-            log.error("Error scheduling pod; retrying", extra={"kv": {"pod": KObj(pod.namespace, pod.name), "err": msg}})
+            log.error(
+                "Error scheduling pod; retrying",
+                extra={"kv": {"pod": KObj(pod.namespace, pod.name), "err": msg}},
+            )
         fwk.event_recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", msg)  # type: ignore[union-attr]
         self.patch_failed_status(pod, reason, msg, nominating)
 
@@ -546,13 +655,29 @@ class Scheduler:
         it differs from the pod's current condition (``updatePod`` in ``schedule_one.go``)."""
         patch: dict[str, Any] = {}
         cond = next((c for c in pod.conditions if c.get("type") == "PodScheduled"), None)
-        if cond is None or cond.get("status") != "False" or cond.get("reason") != reason or cond.get("message") != msg:
-            patch["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": reason, "message": msg,
-                                    "lastProbeTime": None,
-                                    "lastTransitionTime": _rfc3339(self.clock.now())
-                                    if cond is None or cond.get("status") != "False" else cond.get("lastTransitionTime")}]
-        if nominating is not None and nominating.mode == NominatingMode.Override and \
-                pod.nominated_node_name != nominating.nominated_node_name:
+        if (
+            cond is None
+            or cond.get("status") != "False"
+            or cond.get("reason") != reason
+            or cond.get("message") != msg
+        ):
+            patch["conditions"] = [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": reason,
+                    "message": msg,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": _rfc3339(self.clock.now())
+                    if cond is None or cond.get("status") != "False"
+                    else cond.get("lastTransitionTime"),
+                }
+            ]
+        if (
+            nominating is not None
+            and nominating.mode == NominatingMode.Override
+            and pod.nominated_node_name != nominating.nominated_node_name
+        ):
             patch["nominatedNodeName"] = nominating.nominated_node_name or None
         if not patch:
             return
@@ -568,8 +693,9 @@ class Scheduler:
         (``pkg/scheduler/backend/queue/scheduling_queue.go``: activeQ, backoffQ, unschedulablePods,
         gated), plus the pods popped and not yet done (in a scheduling or binding cycle)."""
         q = self.queue
-        return PendingPods(q.len_active(), q.len_backoff(), q.len_unschedulable(), q.len_gated(),
-                           q.in_flight_count())
+        return PendingPods(
+            q.len_active(), q.len_backoff(), q.len_unschedulable(), q.len_gated(), q.in_flight_count()
+        )
 
     def gated_pods(self) -> dict[str, QueuedPodInfo]:
         """Pods held by a PreEnqueue plugin, by ``namespace/name`` (``qpi.gating_plugin`` names it)."""
@@ -626,8 +752,9 @@ class Scheduler:
         return out
 
 
-def _bind_profile(cb: Callable[[str, list[str]], None] | None,
-                  profile: str) -> Callable[[list[str]], None] | None:
+def _bind_profile(
+    cb: Callable[[str, list[str]], None] | None, profile: str
+) -> Callable[[list[str]], None] | None:
     """``cb`` with the profile name bound (for reporting plugins skipped in the default profile)."""
     if cb is None:
         return None

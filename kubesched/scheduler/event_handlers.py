@@ -54,8 +54,13 @@ class HandlerQueue(Protocol):
 
     def assigned_pod_updated(self, old_pod: Pod | None, new_pod: Pod, event: ClusterEvent) -> None: ...
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent, old_obj: Any = None, new_obj: Any = None,
-                                      pre_check: Callable[[Pod], bool] | None = None) -> None: ...
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old_obj: Any = None,
+        new_obj: Any = None,
+        pre_check: Callable[[Pod], bool] | None = None,
+    ) -> None: ...
 
 
 class HandlerCache(Protocol):
@@ -96,8 +101,9 @@ def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
         out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeLabel))
     if old.taints != new.taints or (old.unschedulable and not new.unschedulable):
         out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeTaint))
-    if [(c.get("type"), c.get("status")) for c in old.conditions] != [(c.get("type"), c.get("status"))
-                                                                      for c in new.conditions]:
+    if [(c.get("type"), c.get("status")) for c in old.conditions] != [
+        (c.get("type"), c.get("status")) for c in new.conditions
+    ]:
         out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeCondition))
     if old.annotations != new.annotations:
         out.append(ClusterEvent(EventResource.Node, ActionType.UpdateNodeAnnotation))
@@ -121,11 +127,13 @@ def _cache_key(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 def _guarded(kind: str, fn: Callable[..., None]) -> Callable[..., None]:
     """``fn`` with any failure logged naming the object, so one bad object never stops the watch."""
+
     def call(*objs: Any) -> None:
         try:
             fn(*objs)
         except Exception:  # noqa: BLE001 - the informer must keep delivering every other object
             log.exception("%s %s: event handler %s failed", kind, _key(objs[-1]), fn.__name__)
+
     return call
 
 
@@ -138,9 +146,15 @@ class EventHandlers:
     default); ``patch_failed_status`` writes ``PodScheduled=False`` for a malformed pending pod
     (None: only the Event)."""
 
-    def __init__(self, cache: HandlerCache, queue: HandlerQueue, profiles: Mapping[str, Framework], *,
-                 invalid_pods: dict[str, str] | None = None,
-                 patch_failed_status: FailedStatusPatch | None = None) -> None:
+    def __init__(
+        self,
+        cache: HandlerCache,
+        queue: HandlerQueue,
+        profiles: Mapping[str, Framework],
+        *,
+        invalid_pods: dict[str, str] | None = None,
+        patch_failed_status: FailedStatusPatch | None = None,
+    ) -> None:
         self.cache = cache
         self.queue = queue
         self.profiles = profiles
@@ -201,7 +215,9 @@ class EventHandlers:
             fwk = fwk or next(iter(self.profiles.values()), None)
             note = f"{msg}; counted on node {pod.node_name} for what can be read"
             if readable.requests_unreadable:
-                note += "; its requests cannot be read, so the node is full for new pods until the pod changes"
+                note += (
+                    "; its requests cannot be read, so the node is full for new pods until the pod changes"
+                )
             log.error("bound pod %s: %s", pod.key, note)
             if fwk is not None and fwk.event_recorder is not None:
                 fwk.event_recorder.eventf(pod, None, "Warning", "InvalidPod", "Caching", note)
@@ -245,11 +261,20 @@ class EventHandlers:
     def register(self, informers: InformerSet) -> None:
         """Attach handlers to the Pod and Node informers, and queue moves to the informers of every
         other watched kind with an event resource (the storage kinds)."""
-        informers.informer("Pod").add_handlers(InformerHandlers(
-            _guarded("Pod", self.on_pod_add), _guarded("Pod", self.on_pod_update), _guarded("Pod", self.on_pod_delete)))
-        informers.informer("Node").add_handlers(InformerHandlers(
-            _guarded("Node", self.on_node_add), _guarded("Node", self.on_node_update),
-            _guarded("Node", self.on_node_delete)))
+        informers.informer("Pod").add_handlers(
+            InformerHandlers(
+                _guarded("Pod", self.on_pod_add),
+                _guarded("Pod", self.on_pod_update),
+                _guarded("Pod", self.on_pod_delete),
+            )
+        )
+        informers.informer("Node").add_handlers(
+            InformerHandlers(
+                _guarded("Node", self.on_node_add),
+                _guarded("Node", self.on_node_update),
+                _guarded("Node", self.on_node_delete),
+            )
+        )
         for kind in kinds.watched_kinds():
             row = kinds.lookup(kind)
             if kind not in _OWN_HANDLERS and row is not None and row.event_resource is not None:
@@ -257,6 +282,7 @@ class EventHandlers:
 
     def _storage_handlers(self, resource: str) -> InformerHandlers:
         """``<Resource>Add/Update/Delete`` moves for a storage kind."""
+
         def on_add(o: dict[str, Any]) -> None:
             self._move(ClusterEvent(resource, ActionType.Add), None, o)
 
@@ -309,7 +335,9 @@ class EventHandlers:
                 return
             self.cache.update_pod(old, new)
             for ev in pod_scheduling_properties_change(new, old):
-                self.queue.assigned_pod_updated(old, new, ClusterEvent(EventResource.AssignedPod, ev.action_type))
+                self.queue.assigned_pod_updated(
+                    old, new, ClusterEvent(EventResource.AssignedPod, ev.action_type)
+                )
             return
         if new.node_name:
             if self._responsible(old):

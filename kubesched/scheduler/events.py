@@ -25,15 +25,21 @@ def truncate_note(msg: str) -> str:
     b = msg.encode()
     if len(b) <= MAX_NOTE_BYTES:
         return msg
-    return b[:MAX_NOTE_BYTES - 4].decode(errors="ignore") + " ..."
+    return b[: MAX_NOTE_BYTES - 4].decode(errors="ignore") + " ..."
 
 
 class ClientEventRecorder:
     """Builds Events and hands them to ``sink`` (default ``client.create_event``); failures are
     only logged (as upstream)."""
 
-    def __init__(self, client: Any, clock: Any, reporting_controller: str, instance: str = "kubesched",
-                 sink: Callable[[dict[str, Any]], Any] | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        clock: Any,
+        reporting_controller: str,
+        instance: str = "kubesched",
+        sink: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> None:
         self.client = client
         self.clock = clock
         self.reporting_controller = reporting_controller
@@ -41,22 +47,42 @@ class ClientEventRecorder:
         self.sink = sink if sink is not None else client.create_event
         self._seq = 0
 
-    def eventf(self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str, note: str) -> None:
+    def eventf(
+        self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str, note: str
+    ) -> None:
         """Record one event about ``regarding`` (a Pod)."""
         self._seq += 1
         now = self.clock.now()
         ev: dict[str, Any] = {
-            "apiVersion": "events.k8s.io/v1", "kind": "Event",
-            "metadata": {"name": f"{regarding.name}.{int(now * 1e9):x}.{self._seq}", "namespace": regarding.namespace},
-            "eventTime": rfc3339(now), "reportingController": self.reporting_controller,
-            "reportingInstance": f"{self.reporting_controller}-{self.instance}", "action": action, "reason": reason,
-            "type": eventtype, "note": truncate_note(note),
-            "regarding": {"kind": "Pod", "namespace": regarding.namespace, "name": regarding.name, "uid": regarding.uid,
-                          "apiVersion": "v1"},
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{regarding.name}.{int(now * 1e9):x}.{self._seq}",
+                "namespace": regarding.namespace,
+            },
+            "eventTime": rfc3339(now),
+            "reportingController": self.reporting_controller,
+            "reportingInstance": f"{self.reporting_controller}-{self.instance}",
+            "action": action,
+            "reason": reason,
+            "type": eventtype,
+            "note": truncate_note(note),
+            "regarding": {
+                "kind": "Pod",
+                "namespace": regarding.namespace,
+                "name": regarding.name,
+                "uid": regarding.uid,
+                "apiVersion": "v1",
+            },
         }
         if related is not None:
-            ev["related"] = {"kind": "Pod", "namespace": related.namespace, "name": related.name, "uid": related.uid,
-                             "apiVersion": "v1"}
+            ev["related"] = {
+                "kind": "Pod",
+                "namespace": related.namespace,
+                "name": related.name,
+                "uid": related.uid,
+                "apiVersion": "v1",
+            }
         try:
             self.sink(ev)
         except Exception as e:  # noqa: BLE001

@@ -18,17 +18,30 @@ from kubesched.scheduler.core import BindingExecutor, Scheduler, run_inline
 
 
 def _warn_skipped(profile: str, skipped: list[str]) -> None:
-    print(f"kubesched: profile {profile}: default plugins not implemented yet, running without them: "
-          f"{', '.join(skipped)}", file=sys.stderr)
+    print(
+        f"kubesched: profile {profile}: default plugins not implemented yet, running without them: "
+        f"{', '.join(skipped)}",
+        file=sys.stderr,
+    )
 
 
-def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | None, *, clock: Any,
-                  seed: int | None = None, record: bool | Callable[[Any], bool] = False, registry: Registry | None = None,
-                  binding_executor: BindingExecutor = run_inline, permit_wait_timeout: float | None = None,
-                  extenders: list[Any] | None = None, metrics: Any = None,
-                  on_skipped_plugins: Callable[[str, list[str]], None] | None = _warn_skipped,
-                  write_client: ClusterClient | None = None, event_sink: Callable[[dict[str, Any]], Any] | None = None,
-                  reporting_instance: str = "kubesched") -> Scheduler:
+def new_scheduler(
+    client: ClusterClient,
+    config: KubeSchedulerConfiguration | None,
+    *,
+    clock: Any,
+    seed: int | None = None,
+    record: bool | Callable[[Any], bool] = False,
+    registry: Registry | None = None,
+    binding_executor: BindingExecutor = run_inline,
+    permit_wait_timeout: float | None = None,
+    extenders: list[Any] | None = None,
+    metrics: Any = None,
+    on_skipped_plugins: Callable[[str, list[str]], None] | None = _warn_skipped,
+    write_client: ClusterClient | None = None,
+    event_sink: Callable[[dict[str, Any]], Any] | None = None,
+    reporting_instance: str = "kubesched",
+) -> Scheduler:
     """A scheduler for ``config`` (``None``: the upstream default profile). With the default config,
     upstream default plugins that kubesched does not implement yet are left out and reported once
     through ``on_skipped_plugins``; a user config naming them fails with ``not implemented yet``.
@@ -54,8 +67,20 @@ def new_scheduler(client: ClusterClient, config: KubeSchedulerConfiguration | No
         from kubesched.extenders import build_extenders
 
         extenders = list(build_extenders(cfg, metrics))
-    return Scheduler(client, cfg, registry or in_tree_registry(), clock=clock, rng=random.Random(seed),
-                     record=record, binding_executor=binding_executor, default_profile_fallback=is_default,
-                     on_skipped_plugins=on_skipped_plugins, permit_wait_timeout=permit_wait_timeout,
-                     extenders=extenders, metrics=metrics, write_client=write_client, event_sink=event_sink,
-                     reporting_instance=reporting_instance)
+    return Scheduler(
+        client,
+        cfg,
+        registry or in_tree_registry(),
+        clock=clock,
+        rng=random.Random(seed),
+        record=record,
+        binding_executor=binding_executor,
+        default_profile_fallback=is_default,
+        on_skipped_plugins=on_skipped_plugins,
+        permit_wait_timeout=permit_wait_timeout,
+        extenders=extenders,
+        metrics=metrics,
+        write_client=write_client,
+        event_sink=event_sink,
+        reporting_instance=reporting_instance,
+    )

@@ -80,7 +80,9 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 class Placement:
     """Stateful node search for one scheduler: keeps ``next_start_node_index`` across cycles."""
 
-    def __init__(self, rng: random.Random, extenders: Sequence[Any] = (), global_percentage: int | None = None) -> None:
+    def __init__(
+        self, rng: random.Random, extenders: Sequence[Any] = (), global_percentage: int | None = None
+    ) -> None:
         self.rng = rng
         self.extenders = list(extenders)
         self.global_percentage = global_percentage
@@ -132,8 +134,9 @@ class Placement:
             rec.selected_node = host
         return ScheduleResult(host, evaluated, len(feasible))
 
-    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod,
-                                snapshot: Snapshot) -> tuple[list[NodeInfo], Diagnosis]:
+    def find_nodes_that_fit_pod(
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    ) -> tuple[list[NodeInfo], Diagnosis]:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``findNodesThatFitPod``: PreFilter, the nominated-node
         fast path, then filtering."""
         diagnosis = Diagnosis()
@@ -158,11 +161,20 @@ class Placement:
         else:
             nodes = [ni for n in sorted(pre_res.node_names) if (ni := snapshot.get(n)) is not None]
             diagnosis.node_to_status.absent_nodes_status = Status(
-                Code.UnschedulableAndUnresolvable, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]")
+                Code.UnschedulableAndUnresolvable,
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
+            )
         return self._filter_and_extend(fwk, state, pod, diagnosis, nodes, len(all_nodes)), diagnosis
 
-    def _filter_and_extend(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                           nodes: list[NodeInfo], num_all_nodes: int) -> list[NodeInfo]:
+    def _filter_and_extend(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        nodes: list[NodeInfo],
+        num_all_nodes: int,
+    ) -> list[NodeInfo]:
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         processed = len(feasible) + len(diagnosis.node_to_status)
         if num_all_nodes:
@@ -172,8 +184,9 @@ class Placement:
             diagnosis.unschedulable_plugins.add("Extender")
         return feasible2
 
-    def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                                     nodes: list[NodeInfo]) -> list[NodeInfo]:
+    def find_nodes_that_pass_filters(
+        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, nodes: list[NodeInfo]
+    ) -> list[NodeInfo]:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``findNodesThatPassFilters`` /
         ``numFeasibleNodesToFind``: visit ``nodes`` from the rotating start index until enough
         feasible nodes are found. Times the Filter extension point into the framework's sink (upstream's deferred
@@ -190,7 +203,9 @@ class Placement:
         finally:
             sink.extension_point_duration("Filter", code, fwk.profile_name, perf_counter() - t0)
 
-    def _batch_unavailable(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo], n: int) -> str | None:
+    def _batch_unavailable(
+        self, fwk: Framework, state: CycleState, nodes: list[NodeInfo], n: int
+    ) -> str | None:
         """Why the batch Filter path cannot run over ``nodes`` in this cycle (None: it can)."""
         if self.extenders:
             return "extenders are configured"
@@ -220,15 +235,23 @@ class Placement:
         else:
             v_info(log, 4, "Filter path", pod=KObj(pod.namespace, pod.name), path=path)
 
-    def _find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                                      nodes: list[NodeInfo]) -> list[NodeInfo]:
+    def _find_nodes_that_pass_filters(
+        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, nodes: list[NodeInfo]
+    ) -> list[NodeInfo]:
         n = len(nodes)
         if n == 0:
             return []
-        target = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score
-                                            if fwk.percentage_of_nodes_to_score is not None else self.global_percentage, n)
-        if not fwk.has_score_plugins() and not any(e.is_prioritizer() for e in self.extenders) \
-                and not any(e.is_filter() for e in self.extenders):
+        target = num_feasible_nodes_to_find(
+            fwk.percentage_of_nodes_to_score
+            if fwk.percentage_of_nodes_to_score is not None
+            else self.global_percentage,
+            n,
+        )
+        if (
+            not fwk.has_score_plugins()
+            and not any(e.is_prioritizer() for e in self.extenders)
+            and not any(e.is_filter() for e in self.extenders)
+        ):
             target = 1
         start = self.next_start_node_index % n
         if not fwk.has_filter_plugins():
@@ -259,8 +282,18 @@ class Placement:
                 raise SchedulingError(s)
         return feasible
 
-    def _pass_filters_batch(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, table: Any,
-                            n: int, start: int, target: int, why: list[str]) -> list[NodeInfo] | None:
+    def _pass_filters_batch(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        table: Any,
+        n: int,
+        start: int,
+        target: int,
+        why: list[str],
+    ) -> list[NodeInfo] | None:
         """Vectorised :meth:`find_nodes_that_pass_filters` over the whole snapshot list: filter
         masks per chunk of the visiting order; only rejected visited nodes (for their exact
         statuses) and nodes with nominated pods go through the per-node path. ``None``: not
@@ -272,7 +305,9 @@ class Placement:
         if fwk.nominator is not None:
             names = fwk.nominator.nominated_node_names()
             if names:
-                nominated_rows = np.fromiter((table.rows.get(x, -1) for x in names), dtype=np.int64, count=len(names))
+                nominated_rows = np.fromiter(
+                    (table.rows.get(x, -1) for x in names), dtype=np.int64, count=len(names)
+                )
         infos = table.infos
         statuses = diagnosis.node_to_status
         feasible: list[NodeInfo] = []
@@ -308,7 +343,11 @@ class Placement:
                     counted = np.delete(counted, [i for i in known if i < cut])
                 fwk.record_filter_batch_evaluations(state, counted)
             plugins = fwk.filter_plugins
-            status_keys = self._status_keys(fwk, state, pod, table, rows, rejected, first) if len(rejected) > 1 else None
+            status_keys = (
+                self._status_keys(fwk, state, pod, table, rows, rejected, first)
+                if len(rejected) > 1
+                else None
+            )
             shared: dict[tuple[int, int], Status] = {}
             rejected_status: dict[int, Status | None] = {}
             for i in rejected.tolist():
@@ -329,8 +368,12 @@ class Placement:
                     # earlier plugins pass this node (their masks say so): only the first rejecting one runs
                     s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
                 if s is None or s.code == Code.Success:
-                    raise SchedulingError(Status(Code.Error, f"batch Filter rejected node {ni.name} that the "
-                                                             "per-node Filter accepts"))
+                    raise SchedulingError(
+                        Status(
+                            Code.Error,
+                            f"batch Filter rejected node {ni.name} that the per-node Filter accepts",
+                        )
+                    )
                 if s.is_rejected():
                     statuses.set(ni.name, s)
                     diagnosis.add_plugin_status(s)
@@ -338,9 +381,15 @@ class Placement:
                     raise SchedulingError(s)
                 rejected_status[i] = s
             if rec is not None and known_rec is not None:
-                rec.record_filter_chunk(infos, rows[:cut].tolist(), first[:cut].tolist(), rejected_status,
-                                        {i: known_rec.filter.get(infos[rows[i]].name, {}) for i in known if i < cut},
-                                        fwk.filter_plugins, state.skip_filter_plugins)
+                rec.record_filter_chunk(
+                    infos,
+                    rows[:cut].tolist(),
+                    first[:cut].tolist(),
+                    rejected_status,
+                    {i: known_rec.filter.get(infos[rows[i]].name, {}) for i in known if i < cut},
+                    fwk.filter_plugins,
+                    state.skip_filter_plugins,
+                )
             ok_rows = rows[:cut][visited]
             feasible.extend([infos[r] for r in ok_rows.tolist()])
             feasible_rows.append(ok_rows)
@@ -352,8 +401,9 @@ class Placement:
         return feasible
 
     @staticmethod
-    def _status_keys(fwk: Framework, state: CycleState, pod: Pod, table: Any, rows: Any, rejected: Any,
-                     first: Any) -> Any:
+    def _status_keys(
+        fwk: Framework, state: CycleState, pod: Pod, table: Any, rows: Any, rejected: Any, first: Any
+    ) -> Any:
         """Per row of ``rows`` the ``filter_batch_status_keys`` key of its first rejecting plugin
         (-1 where that plugin has none), or ``None`` when no rejected row has a key."""
         keys = None
@@ -374,8 +424,9 @@ class Placement:
             keys[sel] = k
         return keys
 
-    def prioritize_nodes_batch(self, fwk: Framework, state: CycleState, pod: Pod, table: Any, rows: Any,
-                               nodes: list[NodeInfo]) -> Any:
+    def prioritize_nodes_batch(
+        self, fwk: Framework, state: CycleState, pod: Pod, table: Any, rows: Any, nodes: list[NodeInfo]
+    ) -> Any:
         """:meth:`prioritize_nodes` without extenders, as an ``int64`` array of totals over ``rows``."""
         s = fwk.run_pre_score_plugins(state, pod, nodes)
         if s is not None and not s.is_success():
@@ -415,7 +466,9 @@ class Placement:
         self.selected_index = best
         return nodes[best].name
 
-    def run_extender_filters(self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo]:
+    def run_extender_filters(
+        self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
         """Upstream ``pkg/scheduler/extender.go``: extenders filter sequentially over the shrinking list
         (none configured: identity)."""
         for ext in self.extenders:
@@ -427,8 +480,13 @@ class Placement:
                 kept, failed, failed_unresolvable = ext.filter(pod, feasible)
             except Exception as e:  # noqa: BLE001
                 if ext.is_ignorable():
-                    v_info(log, 0, "Skipping extender as it returned error and has ignorable flag set",
-                           extender=ext.name, err=str(e))
+                    v_info(
+                        log,
+                        0,
+                        "Skipping extender as it returned error and has ignorable flag set",
+                        extender=ext.name,
+                        err=str(e),
+                    )
                     continue
                 raise SchedulingError(Status(Code.Error, err=e)) from e
             for node, msg in failed_unresolvable.items():
@@ -439,8 +497,9 @@ class Placement:
             feasible = kept
         return feasible
 
-    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,
-                         nodes: list[NodeInfo]) -> list[NodePluginScores]:
+    def prioritize_nodes(
+        self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> list[NodePluginScores]:
         """Upstream ``pkg/scheduler/schedule_one.go`` ``prioritizeNodes``: PreScore, Score (weighted), plus
         extender priorities × weight × 10."""
         prioritizers = [e for e in self.extenders if e.is_prioritizer()] if self.extenders else []

@@ -41,6 +41,7 @@ class _Cycles(Protocol):
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None: ...
 
+
 #: called with the popped pod before or after its scheduling cycle
 AttemptHook = Callable[[QueuedPodInfo], None]
 #: called when no cycle runs, with the clock's next timer time (daemon timers included; None: no
@@ -59,7 +60,9 @@ class VirtualTimeDriver:
         self.sched = sched
         self.clock = clock
 
-    def step(self, before_attempt: AttemptHook | None = None, after_attempt: AttemptHook | None = None) -> bool:
+    def step(
+        self, before_attempt: AttemptHook | None = None, after_attempt: AttemptHook | None = None
+    ) -> bool:
         """One scheduling cycle if a pod is poppable now (no clock change); False when none is."""
         qpi = self.sched.queue.pop()
         if qpi is None:
@@ -75,10 +78,17 @@ class VirtualTimeDriver:
         """The default idle decision: the next timer while non-daemon work is pending, else quiet."""
         return next_timer if self.clock.has_pending_work() else None
 
-    def run_until_quiet(self, *, max_attempts: int | None = None, until: Callable[[], bool] | None = None,
-                        before_attempt: AttemptHook | None = None, after_attempt: AttemptHook | None = None,
-                        idle: IdleHook | None = None, ready: ReadyHook | None = None,
-                        before_advance: AdvanceHook | None = None) -> int:
+    def run_until_quiet(
+        self,
+        *,
+        max_attempts: int | None = None,
+        until: Callable[[], bool] | None = None,
+        before_attempt: AttemptHook | None = None,
+        after_attempt: AttemptHook | None = None,
+        idle: IdleHook | None = None,
+        ready: ReadyHook | None = None,
+        before_advance: AdvanceHook | None = None,
+    ) -> int:
         """Schedule until quiet; returns the number of scheduling cycles run.
 
         Stops early after ``max_attempts`` cycles, or when ``until()`` is true (checked before each

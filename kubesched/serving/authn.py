@@ -22,8 +22,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["ANONYMOUS", "AUTHENTICATED_GROUP", "AuthRequest", "AuthenticationFailed", "Authenticator",
-           "RequestAuthenticator", "Unauthorized", "UserInfo"]
+__all__ = [
+    "ANONYMOUS",
+    "AUTHENTICATED_GROUP",
+    "AuthRequest",
+    "AuthenticationFailed",
+    "Authenticator",
+    "RequestAuthenticator",
+    "Unauthorized",
+    "UserInfo",
+]
 
 AUTHENTICATED_GROUP = "system:authenticated"
 
@@ -51,8 +59,11 @@ class AuthRequest:
     peer_certificate: bytes | None = None
 
     @classmethod
-    def of(cls, headers: Iterable[tuple[str, str]] | Mapping[str, str] = (),
-           peer_certificate: bytes | None = None) -> AuthRequest:
+    def of(
+        cls,
+        headers: Iterable[tuple[str, str]] | Mapping[str, str] = (),
+        peer_certificate: bytes | None = None,
+    ) -> AuthRequest:
         pairs = headers.items() if isinstance(headers, Mapping) else headers
         return cls(tuple((str(k), str(v)) for k, v in pairs), peer_certificate)
 

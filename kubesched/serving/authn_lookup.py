@@ -27,15 +27,22 @@ from kubesched.serving.authn_requestheader import RequestHeaderConfig
 from kubesched.serving.authn_x509 import CABundle
 from kubesched.serving.review_client import ReviewError
 
-__all__ = ["AUTHENTICATION_CONFIGMAP_NAME", "AUTHENTICATION_CONFIGMAP_NAMESPACE", "AUTHENTICATION_CONFIGMAP_PATH",
-           "InClusterAuthentication", "LookupFailed", "lookup_in_cluster"]
+__all__ = [
+    "AUTHENTICATION_CONFIGMAP_NAME",
+    "AUTHENTICATION_CONFIGMAP_NAMESPACE",
+    "AUTHENTICATION_CONFIGMAP_PATH",
+    "InClusterAuthentication",
+    "LookupFailed",
+    "lookup_in_cluster",
+]
 
 log = logging.getLogger(__name__)
 
 AUTHENTICATION_CONFIGMAP_NAMESPACE = "kube-system"
 AUTHENTICATION_CONFIGMAP_NAME = "extension-apiserver-authentication"
-AUTHENTICATION_CONFIGMAP_PATH = (f"/api/v1/namespaces/{AUTHENTICATION_CONFIGMAP_NAMESPACE}/configmaps/"
-                                 f"{AUTHENTICATION_CONFIGMAP_NAME}")
+AUTHENTICATION_CONFIGMAP_PATH = (
+    f"/api/v1/namespaces/{AUTHENTICATION_CONFIGMAP_NAMESPACE}/configmaps/{AUTHENTICATION_CONFIGMAP_NAME}"
+)
 _SOURCE = f"configmap/{AUTHENTICATION_CONFIGMAP_NAME} in {AUTHENTICATION_CONFIGMAP_NAMESPACE}"
 
 
@@ -84,9 +91,12 @@ def lookup_in_cluster(get: Callable[[str], dict[str, Any]]) -> InClusterAuthenti
         if e.code == 404:
             return InClusterAuthentication()
         if e.code == 403:
-            log.warning("Unable to get %s. Usually fixed by 'kubectl create rolebinding -n %s ROLEBINDING_NAME "
-                        "--role=extension-apiserver-authentication-reader --serviceaccount=YOUR_NS:YOUR_SA'",
-                        _SOURCE, AUTHENTICATION_CONFIGMAP_NAMESPACE)
+            log.warning(
+                "Unable to get %s. Usually fixed by 'kubectl create rolebinding -n %s ROLEBINDING_NAME "
+                "--role=extension-apiserver-authentication-reader --serviceaccount=YOUR_NS:YOUR_SA'",
+                _SOURCE,
+                AUTHENTICATION_CONFIGMAP_NAMESPACE,
+            )
         raise LookupFailed(str(e)) from None
     data = cm.get("data")
     data = data if isinstance(data, dict) else {}
@@ -95,7 +105,11 @@ def lookup_in_cluster(get: Callable[[str], dict[str, Any]]) -> InClusterAuthenti
     request_header = None
     if proxy_ca is not None:
         request_header = RequestHeaderConfig(
-            proxy_ca, _strings(data, "requestheader-allowed-names"), _strings(data, "requestheader-username-headers"),
-            _strings(data, "requestheader-uid-headers"), _strings(data, "requestheader-group-headers"),
-            _strings(data, "requestheader-extra-headers-prefix"))
+            proxy_ca,
+            _strings(data, "requestheader-allowed-names"),
+            _strings(data, "requestheader-username-headers"),
+            _strings(data, "requestheader-uid-headers"),
+            _strings(data, "requestheader-group-headers"),
+            _strings(data, "requestheader-extra-headers-prefix"),
+        )
     return InClusterAuthentication(client_ca, request_header)

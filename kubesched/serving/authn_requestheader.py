@@ -27,8 +27,13 @@ from urllib.parse import unquote
 from kubesched.serving.authn import AuthenticationFailed, AuthRequest, UserInfo
 from kubesched.serving.authn_x509 import CABundle, common_name, verify_client_certificate
 
-__all__ = ["DEFAULT_EXTRA_PREFIXES", "DEFAULT_GROUP_HEADERS", "DEFAULT_USERNAME_HEADERS", "RequestHeaderAuthenticator",
-           "RequestHeaderConfig"]
+__all__ = [
+    "DEFAULT_EXTRA_PREFIXES",
+    "DEFAULT_GROUP_HEADERS",
+    "DEFAULT_USERNAME_HEADERS",
+    "RequestHeaderAuthenticator",
+    "RequestHeaderConfig",
+]
 
 DEFAULT_USERNAME_HEADERS = ("x-remote-user",)
 DEFAULT_GROUP_HEADERS = ("x-remote-group",)
@@ -70,8 +75,8 @@ def _extra(request: AuthRequest, prefixes: Sequence[str]) -> dict[str, tuple[str
     for prefix in prefixes:
         low = prefix.lower()
         for name, value in request.headers:
-            if len(name) >= len(prefix) and name[:len(prefix)].lower() == low:
-                out.setdefault(_unescape(name[len(prefix):].lower()), []).append(value)
+            if len(name) >= len(prefix) and name[: len(prefix)].lower() == low:
+                out.setdefault(_unescape(name[len(prefix) :].lower()), []).append(value)
     return {k: tuple(v) for k, v in out.items()}
 
 

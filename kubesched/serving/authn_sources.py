@@ -41,8 +41,18 @@ REFRESH_INTERVAL = 60.0
 
 
 def _key(ca: CABundle | None, rh: RequestHeaderConfig | None) -> tuple[Any, ...]:
-    rh_key = None if rh is None else (rh.ca.pem, rh.allowed_names, rh.username_headers, rh.uid_headers,
-                                      rh.group_headers, rh.extra_prefixes)
+    rh_key = (
+        None
+        if rh is None
+        else (
+            rh.ca.pem,
+            rh.allowed_names,
+            rh.username_headers,
+            rh.uid_headers,
+            rh.group_headers,
+            rh.extra_prefixes,
+        )
+    )
     return (None if ca is None else ca.pem, rh_key)
 
 
@@ -62,7 +72,9 @@ class CertificateSources:
     @property
     def followed(self) -> bool:
         """Whether anything can change: a CA file, or the ConfigMap."""
-        return bool(self.opts.client_ca_file or self.opts.requestheader_client_ca_file or self.get is not None)
+        return bool(
+            self.opts.client_ca_file or self.opts.requestheader_client_ca_file or self.get is not None
+        )
 
     def client_ca(self) -> CABundle | None:
         return self._client_ca
@@ -81,10 +93,14 @@ class CertificateSources:
         ca = CABundle.from_file(o.client_ca_file, "--client-ca-file") if o.client_ca_file else None
         rh = None
         if o.requestheader_client_ca_file:
-            rh = RequestHeaderConfig(CABundle.from_file(o.requestheader_client_ca_file, "--requestheader-client-ca-file"),
-                                     o.requestheader_allowed_names, o.requestheader_username_headers,
-                                     o.requestheader_uid_headers, o.requestheader_group_headers,
-                                     o.requestheader_extra_headers_prefix)
+            rh = RequestHeaderConfig(
+                CABundle.from_file(o.requestheader_client_ca_file, "--requestheader-client-ca-file"),
+                o.requestheader_allowed_names,
+                o.requestheader_username_headers,
+                o.requestheader_uid_headers,
+                o.requestheader_group_headers,
+                o.requestheader_extra_headers_prefix,
+            )
         return ca, rh
 
     def _read(self) -> tuple[CABundle | None, RequestHeaderConfig | None]:
@@ -99,12 +115,18 @@ class CertificateSources:
             ca, rh = self._read()
         except LookupFailed as e:
             if not self.opts.tolerate_lookup_failure:
-                raise ConfigError("--authentication-tolerate-lookup-failure",
-                                  f"unable to load configmap based request-header-client-ca-file: {e}") from None
+                raise ConfigError(
+                    "--authentication-tolerate-lookup-failure",
+                    f"unable to load configmap based request-header-client-ca-file: {e}",
+                ) from None
             log.warning("Error looking up in-cluster authentication configuration: %s", e)
-            log.warning("Continuing without authentication configuration. This may treat all requests as anonymous.")
-            log.warning("To require authentication configuration lookup to succeed, "
-                        "set --authentication-tolerate-lookup-failure=false")
+            log.warning(
+                "Continuing without authentication configuration. This may treat all requests as anonymous."
+            )
+            log.warning(
+                "To require authentication configuration lookup to succeed, "
+                "set --authentication-tolerate-lookup-failure=false"
+            )
             ca, rh = self._files()
         with self._lock:
             self._client_ca, self._request_header = ca, rh
@@ -124,14 +146,19 @@ class CertificateSources:
             if _key(ca, rh) == _key(self._client_ca, self._request_header):
                 return False
             self._client_ca, self._request_header = ca, rh
-        log.info("client-certificate settings changed (client CA %s, request-header CA %s)",
-                 ca.source if ca else "none", rh.ca.source if rh else "none")
+        log.info(
+            "client-certificate settings changed (client CA %s, request-header CA %s)",
+            ca.source if ca else "none",
+            rh.ca.source if rh else "none",
+        )
         return True
 
-    def follow(self, on_change: Callable[[bytes], None], stop: threading.Event,
-               interval: float = REFRESH_INTERVAL) -> threading.Thread:
+    def follow(
+        self, on_change: Callable[[bytes], None], stop: threading.Event, interval: float = REFRESH_INTERVAL
+    ) -> threading.Thread:
         """Refresh every ``interval`` seconds on a daemon thread until ``stop``; ``on_change(pem)``
         after each change (the TLS layer's CA list)."""
+
         def loop() -> None:
             while not stop.wait(interval):
                 if self.refresh():

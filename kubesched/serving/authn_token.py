@@ -25,7 +25,13 @@ from kubesched.serving.authn import AuthenticationFailed, AuthRequest, UserInfo
 from kubesched.serving.review_client import ReviewError, ReviewPoster
 from kubesched.serving.ttl_cache import TTLCache
 
-__all__ = ["DEFAULT_CACHE_TTL", "TOKEN_REVIEW_PATH", "TokenAnswer", "TokenReviewAuthenticator", "bearer_token"]
+__all__ = [
+    "DEFAULT_CACHE_TTL",
+    "TOKEN_REVIEW_PATH",
+    "TokenAnswer",
+    "TokenReviewAuthenticator",
+    "bearer_token",
+]
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +64,12 @@ class TokenReviewAuthenticator:
     ``review``: posts TokenReviews (None: no API access, so every bearer token fails).
     ``cache``: the answer cache (its clock decides expiry; tests pass one with a fake clock)."""
 
-    def __init__(self, review: ReviewPoster | None, cache_ttl: float = DEFAULT_CACHE_TTL,
-                 cache: TTLCache[bytes, TokenAnswer] | None = None) -> None:
+    def __init__(
+        self,
+        review: ReviewPoster | None,
+        cache_ttl: float = DEFAULT_CACHE_TTL,
+        cache: TTLCache[bytes, TokenAnswer] | None = None,
+    ) -> None:
         self.review = review
         self.cache_ttl = cache_ttl
         self.cache: TTLCache[bytes, TokenAnswer] = cache if cache is not None else TTLCache()
@@ -105,7 +115,10 @@ def _user_of(answer: Mapping[str, object]) -> UserInfo | None:
     if not name:
         return None
     return UserInfo(
-        name, str(raw.get("uid") or ""),
+        name,
+        str(raw.get("uid") or ""),
         tuple(str(g) for g in groups) if isinstance(groups, list) else (),
         {str(k): tuple(str(x) for x in v) for k, v in extra.items() if isinstance(v, list)}
-        if isinstance(extra, Mapping) else {})
+        if isinstance(extra, Mapping)
+        else {},
+    )

@@ -31,7 +31,13 @@ from kubesched.serving.authn import AuthenticationFailed, AuthRequest, UserInfo
 if TYPE_CHECKING:
     from cryptography import x509
 
-__all__ = ["CABundle", "ClientCertAuthenticator", "common_name", "user_of_certificate", "verify_client_certificate"]
+__all__ = [
+    "CABundle",
+    "ClientCertAuthenticator",
+    "common_name",
+    "user_of_certificate",
+    "verify_client_certificate",
+]
 
 _CLIENT_AUTH_OID = "1.3.6.1.5.5.7.3.2"
 _ANY_EKU_OID = "2.5.29.37.0"
@@ -57,8 +63,11 @@ class CABundle:
         try:
             certs = x509.load_pem_x509_certificates(data)
         except ValueError as e:
-            detail = "no PEM certificate found" if b"-----BEGIN CERTIFICATE-----" not in data else \
-                f"invalid certificate: {e}"
+            detail = (
+                "no PEM certificate found"
+                if b"-----BEGIN CERTIFICATE-----" not in data
+                else f"invalid certificate: {e}"
+            )
             raise ConfigError(flag, f"{source}: {detail}") from None
         return cls(certs, data, source)
 
@@ -131,22 +140,29 @@ def common_name(cert: x509.Certificate) -> str:
     return str(values[0].value) if values else ""
 
 
-def verify_client_certificate(der: bytes, bundle: CABundle, now: datetime.datetime | None = None) -> x509.Certificate:
+def verify_client_certificate(
+    der: bytes, bundle: CABundle, now: datetime.datetime | None = None
+) -> x509.Certificate:
     """The client certificate ``der`` once verified against ``bundle`` (issuer, validity at
     ``now``, ``clientAuth`` usage); raises AuthenticationFailed with upstream's wording
     (``verifying certificate ... failed: x509: certificate signed by unknown authority``)."""
     leaf, issuer = bundle.issuer_of(der)
     if issuer is None:
-        raise AuthenticationFailed(f"verifying certificate {_name(leaf)} failed: "
-                                   "x509: certificate signed by unknown authority")
+        raise AuthenticationFailed(
+            f"verifying certificate {_name(leaf)} failed: x509: certificate signed by unknown authority"
+        )
     when = now or datetime.datetime.now(datetime.UTC)
     for c in (leaf, issuer):
         if not c.not_valid_before_utc <= when <= c.not_valid_after_utc:
-            raise AuthenticationFailed(f"verifying certificate {_name(leaf)} failed: x509: certificate has "
-                                       "expired or is not yet valid")
+            raise AuthenticationFailed(
+                f"verifying certificate {_name(leaf)} failed: x509: certificate has "
+                "expired or is not yet valid"
+            )
         if not _allows_client_auth(c):
-            raise AuthenticationFailed(f"verifying certificate {_name(leaf)} failed: x509: certificate "
-                                       "specifies an incompatible key usage")
+            raise AuthenticationFailed(
+                f"verifying certificate {_name(leaf)} failed: x509: certificate "
+                "specifies an incompatible key usage"
+            )
     return leaf
 
 
@@ -154,8 +170,9 @@ class ClientCertAuthenticator:
     """The x509 authenticator of the chain (:class:`kubesched.serving.authn.RequestAuthenticator`).
     ``ca()``: the current bundle (None: no client CA, so no opinion on any request)."""
 
-    def __init__(self, ca: Callable[[], CABundle | None],
-                 now: Callable[[], datetime.datetime] | None = None) -> None:
+    def __init__(
+        self, ca: Callable[[], CABundle | None], now: Callable[[], datetime.datetime] | None = None
+    ) -> None:
         self.ca = ca
         self.now = now
 

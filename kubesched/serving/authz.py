@@ -34,9 +34,19 @@ from kubesched.serving.authn import UserInfo
 from kubesched.serving.review_client import ReviewError, ReviewPoster
 from kubesched.serving.ttl_cache import TTLCache
 
-__all__ = ["DEFAULT_ALWAYS_ALLOW_PATHS", "DEFAULT_ALLOW_TTL", "DEFAULT_DENY_TTL", "PRIVILEGED_GROUPS",
-           "SUBJECT_ACCESS_REVIEW_PATH", "AuthorizationError", "Authorizer", "Decision", "PathMatcher",
-           "forbidden_message", "verb_of"]
+__all__ = [
+    "DEFAULT_ALWAYS_ALLOW_PATHS",
+    "DEFAULT_ALLOW_TTL",
+    "DEFAULT_DENY_TTL",
+    "PRIVILEGED_GROUPS",
+    "SUBJECT_ACCESS_REVIEW_PATH",
+    "AuthorizationError",
+    "Authorizer",
+    "Decision",
+    "PathMatcher",
+    "forbidden_message",
+    "verb_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +56,14 @@ PRIVILEGED_GROUPS = ("system:masters",)
 DEFAULT_ALLOW_TTL = 10.0
 DEFAULT_DENY_TTL = 10.0
 
-_VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+_VERBS = {
+    "GET": "get",
+    "HEAD": "get",
+    "POST": "create",
+    "PUT": "update",
+    "PATCH": "patch",
+    "DELETE": "delete",
+}
 
 
 def verb_of(method: str) -> str:
@@ -79,8 +96,7 @@ class PathMatcher:
                 continue
             p = "/" + p.lstrip("/")
             if "*" in p[:-1]:
-                raise ConfigError("--authorization-always-allow-paths",
-                                  f'only trailing "*" allowed in "{p}"')
+                raise ConfigError("--authorization-always-allow-paths", f'only trailing "*" allowed in "{p}"')
             if p.endswith("*"):
                 self.prefixes.append(p[:-1])
             else:
@@ -98,10 +114,16 @@ class Authorizer:
     ``allow_ttl`` / ``deny_ttl``: seconds an allowed / denied answer is reused (0: not cached);
     ``now``: the cache's clock (monotonic seconds)."""
 
-    def __init__(self, review: ReviewPoster | None, always_allow_paths: Sequence[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
-                 *, allow_ttl: float = DEFAULT_ALLOW_TTL, deny_ttl: float = DEFAULT_DENY_TTL,
-                 privileged_groups: Sequence[str] = PRIVILEGED_GROUPS,
-                 now: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        review: ReviewPoster | None,
+        always_allow_paths: Sequence[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
+        *,
+        allow_ttl: float = DEFAULT_ALLOW_TTL,
+        deny_ttl: float = DEFAULT_DENY_TTL,
+        privileged_groups: Sequence[str] = PRIVILEGED_GROUPS,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.review = review
         self.paths = PathMatcher(always_allow_paths)
         self.allow_ttl = allow_ttl
@@ -116,8 +138,11 @@ class Authorizer:
             return Decision(True)
         if self.review is None:
             return Decision(False)
-        spec: dict[str, object] = {"user": user.name, "groups": list(user.groups),
-                                   "nonResourceAttributes": {"path": path, "verb": verb_of(method)}}
+        spec: dict[str, object] = {
+            "user": user.name,
+            "groups": list(user.groups),
+            "nonResourceAttributes": {"path": path, "verb": verb_of(method)},
+        }
         if user.uid:
             spec["uid"] = user.uid
         if user.extra:

@@ -82,8 +82,9 @@ def check_header_names(flag: str, values: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def build_request_auth(opts: DelegationOptions, scheduler_kubeconfig: str | None, *,
-                       client_certificates: bool = True) -> DelegatedAuth:
+def build_request_auth(
+    opts: DelegationOptions, scheduler_kubeconfig: str | None, *, client_certificates: bool = True
+) -> DelegatedAuth:
     """The endpoints' authentication and authorization. ``client_certificates``: whether a TLS
     port serves (without one no certificate can be presented: the CA files are still checked,
     the cluster is not asked). Raises ConfigError naming the flag when a kubeconfig or CA file
@@ -91,14 +92,20 @@ def build_request_auth(opts: DelegationOptions, scheduler_kubeconfig: str | None
     authn_path = opts.authentication_kubeconfig or scheduler_kubeconfig
     authz_path = opts.authorization_kubeconfig or scheduler_kubeconfig
     authn_client = ReviewClient(authn_path, "--authentication-kubeconfig")
-    authz_client = authn_client if authz_path == authn_path else ReviewClient(authz_path, "--authorization-kubeconfig")
+    authz_client = (
+        authn_client if authz_path == authn_path else ReviewClient(authz_path, "--authorization-kubeconfig")
+    )
     clients = [authn_client] if authz_client is authn_client else [authn_client, authz_client]
     sources = CertificateSources(opts, authn_client.get if client_certificates else None)
     sources.load()
-    chain: list[RequestAuthenticator] = [RequestHeaderAuthenticator(sources.request_header),
-                                         ClientCertAuthenticator(sources.client_ca),
-                                         TokenReviewAuthenticator(authn_client, opts.token_cache_ttl)]
-    return DelegatedAuth(Authenticator(chain),
-                         Authorizer(authz_client, opts.always_allow_paths, allow_ttl=opts.allow_ttl,
-                                    deny_ttl=opts.deny_ttl),
-                         sources, clients)
+    chain: list[RequestAuthenticator] = [
+        RequestHeaderAuthenticator(sources.request_header),
+        ClientCertAuthenticator(sources.client_ca),
+        TokenReviewAuthenticator(authn_client, opts.token_cache_ttl),
+    ]
+    return DelegatedAuth(
+        Authenticator(chain),
+        Authorizer(authz_client, opts.always_allow_paths, allow_ttl=opts.allow_ttl, deny_ttl=opts.deny_ttl),
+        sources,
+        clients,
+    )

@@ -89,16 +89,32 @@ class RequestAuth:
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
-    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-            "reason": reason, "code": code}
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
     if code == 403:
         body["details"] = {}
-    return web.Response(status=code, body=json.dumps(body).encode(), content_type="application/json",
-                        headers={"X-Content-Type-Options": "nosniff"})
+    return web.Response(
+        status=code,
+        body=json.dumps(body).encode(),
+        content_type="application/json",
+        headers={"X-Content-Type-Options": "nosniff"},
+    )
 
 
-def _text(code: int, body: bytes, ctype: str = "text/plain", charset: str | None = "utf-8",
-          headers: dict[str, str] | None = None) -> web.Response:
+def _text(
+    code: int,
+    body: bytes,
+    ctype: str = "text/plain",
+    charset: str | None = "utf-8",
+    headers: dict[str, str] | None = None,
+) -> web.Response:
     resp = web.Response(status=code, body=body, content_type=ctype, charset=charset, headers=headers)
     resp.headers["X-Content-Type-Options"] = "nosniff"
     return resp
@@ -115,21 +131,26 @@ def _auth_request(request: web.Request) -> AuthRequest:
 
 
 @web.middleware
-async def _authn_authz(request: web.Request,
-                       handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+async def _authn_authz(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
     owner = request.app[_OWNER]
     auth = owner.auth
     if auth is None:
         return await handler(request)
     loop = asyncio.get_running_loop()
     try:
-        user = await loop.run_in_executor(owner.review_pool, auth.authenticator.authenticate, _auth_request(request))
+        user = await loop.run_in_executor(
+            owner.review_pool, auth.authenticator.authenticate, _auth_request(request)
+        )
     except Unauthorized as e:
         log.debug("%s %s: unauthorized: %s", request.method, request.path, e)
         return _status(401, "Unauthorized", "Unauthorized")
     path = request.path
     try:
-        decision = await loop.run_in_executor(owner.review_pool, auth.authorizer.authorize, user, request.method, path)
+        decision = await loop.run_in_executor(
+            owner.review_pool, auth.authorizer.authorize, user, request.method, path
+        )
     except AuthorizationError as e:
         return _status(500, "InternalError", f'Internal Server Error: "{path}": {e}')
     if not decision.allowed:
@@ -188,13 +209,18 @@ async def _profile(request: web.Request) -> web.Response:
         if not seconds >= 0:
             raise ValueError
     except ValueError:
-        return _text(400, f"invalid value for \"seconds\": {raw!r}\n".encode())
+        return _text(400, f'invalid value for "seconds": {raw!r}\n'.encode())
     try:
         data = await asyncio.get_running_loop().run_in_executor(None, owner.profile, seconds)
     except ProfilerBusyError as e:
         return _text(500, f"Could not enable CPU profiling: {e}\n".encode())
-    return _text(200, data, "application/octet-stream", None,
-                 {"Content-Disposition": 'attachment; filename="profile.pstats"'})
+    return _text(
+        200,
+        data,
+        "application/octet-stream",
+        None,
+        {"Content-Disposition": 'attachment; filename="profile.pstats"'},
+    )
 
 
 async def _configz(request: web.Request) -> web.Response:
@@ -213,9 +239,15 @@ def _build_app(owner: StatusServer) -> web.Application:
     app = web.Application(middlewares=[_authn_authz], client_max_size=1024 * 1024)
     app[_OWNER] = owner
     r = app.router
-    for path, handler in (("/healthz", _healthz), ("/livez", _healthz), ("/readyz", _readyz),
-                          ("/metrics", _metrics), ("/metrics/resources", _metrics_resources),
-                          ("/debug/pprof/profile", _profile), ("/configz", _configz)):
+    for path, handler in (
+        ("/healthz", _healthz),
+        ("/livez", _healthz),
+        ("/readyz", _readyz),
+        ("/metrics", _metrics),
+        ("/metrics/resources", _metrics_resources),
+        ("/debug/pprof/profile", _profile),
+        ("/configz", _configz),
+    ):
         r.add_get(path, handler)  # also HEAD
         r.add_get(path + "/", handler, allow_head=True)
     r.add_route("*", "/{tail:.*}", _not_found)
@@ -235,16 +267,23 @@ class StatusServer:
     what ``/metrics/resources`` exposes (the pods' requests and limits; None: 404).
     """
 
-    def __init__(self, address: str, port: int, *, synced: Callable[[], bool],
-                 unhealthy_informers: Callable[[], list[str]] | None = None,
-                 leader_health: Callable[[], tuple[bool, float, float] | None] | None = None,
-                 now: Callable[[], float] | None = None, profiling: bool = False,
-                 tls: ssl.SSLContext | None = None,
-                 profiler: Callable[[float], bytes] = cpu_profile,
-                 auth: RequestAuth | None = None,
-                 configz: Callable[[], dict[str, Any]] | None = None,
-                 resources_registry: CollectorRegistry | None = None,
-                 limits: ConnectionLimits | None = None) -> None:
+    def __init__(
+        self,
+        address: str,
+        port: int,
+        *,
+        synced: Callable[[], bool],
+        unhealthy_informers: Callable[[], list[str]] | None = None,
+        leader_health: Callable[[], tuple[bool, float, float] | None] | None = None,
+        now: Callable[[], float] | None = None,
+        profiling: bool = False,
+        tls: ssl.SSLContext | None = None,
+        profiler: Callable[[float], bytes] = cpu_profile,
+        auth: RequestAuth | None = None,
+        configz: Callable[[], dict[str, Any]] | None = None,
+        resources_registry: CollectorRegistry | None = None,
+        limits: ConnectionLimits | None = None,
+    ) -> None:
         self.address = address
         self.port = port
         self.synced = synced
@@ -290,11 +329,23 @@ class StatusServer:
         return None
 
     async def _start(self) -> None:
-        self._runner = web.AppRunner(_build_app(self), access_log=None, handler_cancellation=True,
-                                     shutdown_timeout=1.0, keepalive_timeout=KEEPALIVE_TIMEOUT, **handler_args())
+        self._runner = web.AppRunner(
+            _build_app(self),
+            access_log=None,
+            handler_cancellation=True,
+            shutdown_timeout=1.0,
+            keepalive_timeout=KEEPALIVE_TIMEOUT,
+            **handler_args(),
+        )
         await self._runner.setup()
-        site = LimitedSite(self._runner, self.address, self.port, ssl_context=self.tls, reuse_address=True,
-                           limits=self.limits)
+        site = LimitedSite(
+            self._runner,
+            self.address,
+            self.port,
+            ssl_context=self.tls,
+            reuse_address=True,
+            limits=self.limits,
+        )
         await site.start()
         self.site = site
         self.port = site.port
@@ -308,7 +359,9 @@ class StatusServer:
             loop.close()
             raise
         self._loop = loop
-        self._thread = threading.Thread(target=loop.run_forever, name=f"status-server-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=loop.run_forever, name=f"status-server-{self.port}", daemon=True
+        )
         self._thread.start()
         return self
 

@@ -59,10 +59,15 @@ class ReviewClient:
     kubeconfig cannot be loaded. Calling it posts a review (:class:`ReviewPoster`) and raises
     ReviewError on failure."""
 
-    def __init__(self, kubeconfig: str | None, flag: str, *,
-                 limiter: TokenBucket | None = None, timeout: float = REVIEW_TIMEOUT,
-                 api_client_factory: Callable[[k8s_client.Configuration], k8s_client.ApiClient] = k8s_client.ApiClient,
-                 ) -> None:
+    def __init__(
+        self,
+        kubeconfig: str | None,
+        flag: str,
+        *,
+        limiter: TokenBucket | None = None,
+        timeout: float = REVIEW_TIMEOUT,
+        api_client_factory: Callable[[k8s_client.Configuration], k8s_client.ApiClient] = k8s_client.ApiClient,
+    ) -> None:
         cfg = k8s_client.Configuration()
         if kubeconfig:
             check_kubeconfig(kubeconfig)
@@ -77,9 +82,13 @@ class ReviewClient:
         self.api = api_client_factory(cfg)
         base = str(cfg.host).rstrip("/")
         try:
-            self._pool = ConnectionPool(base, ssl_context=ssl_context_for(cfg) if base.startswith("https:") else None,
-                                        server_hostname=cfg.tls_server_name or None, maxsize=8,
-                                        max_body=REVIEW_MAX_BYTES)
+            self._pool = ConnectionPool(
+                base,
+                ssl_context=ssl_context_for(cfg) if base.startswith("https:") else None,
+                server_hostname=cfg.tls_server_name or None,
+                maxsize=8,
+                max_body=REVIEW_MAX_BYTES,
+            )
         except (ValueError, OSError, ssl.SSLError) as e:
             raise ConfigError(flag, f"cannot use server {base!r}: {e}") from None
         self.limiter = limiter if limiter is not None else TokenBucket(REVIEW_QPS, REVIEW_BURST, RealClock())

@@ -25,7 +25,10 @@ def self_signed_pem(host: str) -> tuple[bytes, bytes]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
-    names: list[x509.GeneralName] = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    names: list[x509.GeneralName] = [
+        x509.DNSName("localhost"),
+        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+    ]
     try:
         ip = ipaddress.ip_address(host)
         if str(ip) != "127.0.0.1":
@@ -33,14 +36,23 @@ def self_signed_pem(host: str) -> tuple[bytes, bytes]:
     except ValueError:
         if host and host != "localhost":
             names.append(x509.DNSName(host))
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host or 'localhost'}@{int(now.timestamp())}")])
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
-            .not_valid_after(now + datetime.timedelta(days=365))
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .sign(key, hashes.SHA256()))
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
+    subject = x509.Name(
+        [x509.NameAttribute(NameOID.COMMON_NAME, f"{host or 'localhost'}@{int(now.timestamp())}")]
+    )
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     return cert.public_bytes(serialization.Encoding.PEM), key_pem
 
 
@@ -64,21 +76,30 @@ def check_cert_and_key(cert_file: str, key_file: str) -> None:
     try:
         certs = x509.load_pem_x509_certificates(cert_pem)
     except ValueError as e:
-        detail = "no PEM certificate found" if b"-----BEGIN CERTIFICATE-----" not in cert_pem else f"invalid certificate: {e}"
+        detail = (
+            "no PEM certificate found"
+            if b"-----BEGIN CERTIFICATE-----" not in cert_pem
+            else f"invalid certificate: {e}"
+        )
         raise ConfigError("--tls-cert-file", f"{cert_file}: {detail}") from None
     try:
         key = serialization.load_pem_private_key(key_pem, password=None)
     except TypeError:
-        raise ConfigError("--tls-private-key-file", f"{key_file}: the private key is encrypted; give an unencrypted key"
-                          ) from None
+        raise ConfigError(
+            "--tls-private-key-file", f"{key_file}: the private key is encrypted; give an unencrypted key"
+        ) from None
     except Exception as e:  # noqa: BLE001 - cryptography raises several types for bad input
-        detail = "no PEM private key found" if b"PRIVATE KEY-----" not in key_pem else f"invalid private key: {e}"
+        detail = (
+            "no PEM private key found" if b"PRIVATE KEY-----" not in key_pem else f"invalid private key: {e}"
+        )
         raise ConfigError("--tls-private-key-file", f"{key_file}: {detail}") from None
     pub = serialization.PublicFormat.SubjectPublicKeyInfo
     enc = serialization.Encoding.DER
     if certs[0].public_key().public_bytes(enc, pub) != key.public_key().public_bytes(enc, pub):
-        raise ConfigError("--tls-private-key-file",
-                          f"{key_file} does not match the certificate of --tls-cert-file {cert_file}")
+        raise ConfigError(
+            "--tls-private-key-file",
+            f"{key_file} does not match the certificate of --tls-cert-file {cert_file}",
+        )
 
 
 def server_context(host: str, cert_file: str | None = None, key_file: str | None = None) -> ssl.SSLContext:
@@ -92,8 +113,11 @@ def server_context(host: str, cert_file: str | None = None, key_file: str | None
         try:
             ctx.load_cert_chain(cert_file, key_file)
         except (OSError, ssl.SSLError) as e:
-            raise ConfigError("--tls-cert-file", f"cannot use {cert_file} with --tls-private-key-file {key_file}: "
-                              f"{getattr(e, 'reason', None) or e}") from None
+            raise ConfigError(
+                "--tls-cert-file",
+                f"cannot use {cert_file} with --tls-private-key-file {key_file}: "
+                f"{getattr(e, 'reason', None) or e}",
+            ) from None
         return ctx
     cert, key = self_signed_pem(host)
     with tempfile.TemporaryDirectory(prefix="kubesched-tls-") as d:

@@ -68,8 +68,16 @@ from kubesched.trace.openb import TracePod, read_nodes, read_pods
 from kubesched.trace.workload import Workload, WorkloadPod
 from kubesched.units import format_seconds
 
-__all__ = ["load_workload", "load_openb", "load_simple_yaml", "load_simple_csv_dir", "parse_window",
-           "OPENB_NODE_LIST", "OPENB_POD_LIST", "is_openb_path"]
+__all__ = [
+    "load_workload",
+    "load_openb",
+    "load_simple_yaml",
+    "load_simple_csv_dir",
+    "parse_window",
+    "OPENB_NODE_LIST",
+    "OPENB_POD_LIST",
+    "is_openb_path",
+]
 
 OPENB_NODE_LIST = "openb_node_list_all_node.csv"
 OPENB_POD_LIST = "openb_pod_list_default.csv"
@@ -80,8 +88,10 @@ _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 def _seconds(text: str, what: str) -> float:
     m = _SPAN.match(text)
     if m is None:
-        raise ManifestError("--trace-window", f"{what}: expected a number of seconds with an optional unit "
-                                              f"s/m/h/d, got {text!r}")
+        raise ManifestError(
+            "--trace-window",
+            f"{what}: expected a number of seconds with an optional unit s/m/h/d, got {text!r}",
+        )
     return float(m.group(1)) * _UNITS[m.group(2) or "s"]
 
 
@@ -98,7 +108,9 @@ def parse_window(window: str | None, trace_end: float) -> tuple[float, float]:
         end = trace_end
         start = max(0.0, trace_end - _seconds(window, "span"))
     if end <= start:
-        raise ManifestError("--trace-window", f"the window {window!r} is empty (start {start:g} >= end {end:g})")
+        raise ManifestError(
+            "--trace-window", f"the window {window!r} is empty (start {start:g} >= end {end:g})"
+        )
     return start, end
 
 
@@ -109,8 +121,14 @@ def is_openb_path(path: Path) -> bool:
     return path.name.startswith("openb_pod_list_") and path.suffix == ".csv"
 
 
-def load_openb(path: str | Path, assigner: ImageAssigner, *, window: str | None = None, max_pods: int | None = None,
-               max_nodes: int | None = None) -> Workload:
+def load_openb(
+    path: str | Path,
+    assigner: ImageAssigner,
+    *,
+    window: str | None = None,
+    max_pods: int | None = None,
+    max_nodes: int | None = None,
+) -> Workload:
     """The openb trace as a workload (see the module docstring). ``path``: the trace directory or
     one of its pod lists; ``max_pods``: keep the first N pods of the window by (creation, name);
     ``max_nodes``: keep the first N nodes in file order. Raises FileNotFoundError naming a missing
@@ -130,22 +148,38 @@ def load_openb(path: str | Path, assigner: ImageAssigner, *, window: str | None 
     rows = list(read_pods(pod_file))
     trace_end = max(max(r.creation_time, r.deletion_time or 0.0, r.scheduled_time or 0.0) for r in rows)
     start, end = parse_window(window, trace_end)
-    chosen = sorted((r for r in rows if start <= r.creation_time < end), key=lambda r: (r.creation_time, r.name))
+    chosen = sorted(
+        (r for r in rows if start <= r.creation_time < end), key=lambda r: (r.creation_time, r.name)
+    )
     # the cluster as the trace had it when the window opens: pods scheduled before it and still
     # running then arrive at second 0 for the rest of their run
-    running = sorted((r for r in rows if r.creation_time < start and r.scheduled_time is not None
-                      and r.scheduled_time < start and (r.deletion_time is None or r.deletion_time > start)),
-                     key=lambda r: r.name) if start > 0 else []  # all arrive at 0: by name
+    running = (
+        sorted(
+            (
+                r
+                for r in rows
+                if r.creation_time < start
+                and r.scheduled_time is not None
+                and r.scheduled_time < start
+                and (r.deletion_time is None or r.deletion_time > start)
+            ),
+            key=lambda r: r.name,
+        )
+        if start > 0
+        else []
+    )  # all arrive at 0: by name
     if max_pods is not None:  # the first N by arrival: the running ones arrive first
         running = running[:max_pods]
-        chosen = chosen[:max_pods - len(running)]
+        chosen = chosen[: max_pods - len(running)]
     pods = [_running_pod(r, start, trace_end, assigner) for r in running]
     pods += [_openb_pod(r, start, trace_end, assigner) for r in chosen]
     label = f"{pod_file} window {_window_label(start, end, trace_end)}"
     notes: tuple[str, ...] = (f"{len(chosen)} of {len(rows)} pods created in the window, {len(nodes)} nodes",)
     if running:
-        notes += (f"{len(running)} pods running when the window opens start it (arrival 0, for the rest of their "
-                  "run)",)
+        notes += (
+            f"{len(running)} pods running when the window opens start it (arrival 0, for the rest of their "
+            "run)",
+        )
     return Workload(nodes, pods, horizon=end - start, origin=start, description=label, notes=notes)
 
 
@@ -162,7 +196,9 @@ def _running_pod(r: TracePod, start: float, trace_end: float, assigner: ImageAss
     duration: float | None = None
     if r.deletion_time is not None and r.deletion_time < trace_end:
         duration = max(0.0, r.deletion_time - start)
-    return WorkloadPod(r.name, "default", 0.0, duration, r.manifest(image=image.name), source="RunningAtStart")
+    return WorkloadPod(
+        r.name, "default", 0.0, duration, r.manifest(image=image.name), source="RunningAtStart"
+    )
 
 
 def _openb_pod(r: TracePod, start: float, trace_end: float, assigner: ImageAssigner) -> WorkloadPod:
@@ -225,12 +261,17 @@ def _node_manifests(entry: Any, path: str, where: str) -> list[dict[str, Any]]:
     allowed = {"name", "cpu", "memory", "gpu", "pods", "labels", "count"}
     unknown = sorted(set(entry) - allowed)
     if unknown:
-        raise ManifestError(f"{path}.{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})", where)
+        raise ManifestError(
+            f"{path}.{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})", where
+        )
     for key in ("cpu", "memory"):
         if entry.get(key) in (None, ""):
             raise ManifestError(f"{path}.{key}", "required", where)
-    alloc: dict[str, str] = {"cpu": _quantity(entry["cpu"]), "memory": _quantity(entry["memory"]),
-                             "pods": _quantity(entry.get("pods", 110))}
+    alloc: dict[str, str] = {
+        "cpu": _quantity(entry["cpu"]),
+        "memory": _quantity(entry["memory"]),
+        "pods": _quantity(entry.get("pods", 110)),
+    }
     gpu = entry.get("gpu")
     if gpu not in (None, "", 0, "0"):
         alloc["nvidia.com/gpu"] = _quantity(gpu)
@@ -239,21 +280,43 @@ def _node_manifests(entry: Any, path: str, where: str) -> list[dict[str, Any]]:
         raise ManifestError(f"{path}.labels", "must be a mapping", where)
     out = []
     for node_name in _names(name, _count(entry.get("count"), f"{path}.count", where)):
-        out.append({"apiVersion": "v1", "kind": "Node",
-                    "metadata": {"name": node_name,
-                                 "labels": {"kubernetes.io/hostname": node_name,
-                                            **{str(k): str(v) for k, v in labels.items()}}},
-                    "status": {"allocatable": dict(alloc), "capacity": dict(alloc)}})
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": node_name,
+                    "labels": {
+                        "kubernetes.io/hostname": node_name,
+                        **{str(k): str(v) for k, v in labels.items()},
+                    },
+                },
+                "status": {"allocatable": dict(alloc), "capacity": dict(alloc)},
+            }
+        )
     return out
 
 
 def _pod_entries(entry: Any, path: str, where: str, assigner: ImageAssigner) -> list[WorkloadPod]:
     if not isinstance(entry, Mapping):
         raise ManifestError(path, f"must be a mapping, got {entry!r}", where)
-    allowed = {"name", "namespace", "arrival", "duration", "cpu", "memory", "gpu", "image", "count", "template"}
+    allowed = {
+        "name",
+        "namespace",
+        "arrival",
+        "duration",
+        "cpu",
+        "memory",
+        "gpu",
+        "image",
+        "count",
+        "template",
+    }
     unknown = sorted(set(entry) - allowed)
     if unknown:
-        raise ManifestError(f"{path}.{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})", where)
+        raise ManifestError(
+            f"{path}.{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})", where
+        )
     arrival = _number(entry.get("arrival"), f"{path}.arrival", where)
     assert arrival is not None
     duration = _number(entry.get("duration"), f"{path}.duration", where, allow_none=True)
@@ -282,8 +345,9 @@ def _pod_entries(entry: Any, path: str, where: str, assigner: ImageAssigner) -> 
     return out
 
 
-def _from_template(template: Mapping[str, Any], name: str, namespace: str, path: str, where: str,
-                   assigner: ImageAssigner) -> dict[str, Any]:
+def _from_template(
+    template: Mapping[str, Any], name: str, namespace: str, path: str, where: str, assigner: ImageAssigner
+) -> dict[str, Any]:
     spec = dict(template.get("spec") or {})
     containers = spec.get("containers")
     if not isinstance(containers, list) or not containers:
@@ -301,12 +365,13 @@ def _from_template(template: Mapping[str, Any], name: str, namespace: str, path:
 
 
 def _wants_gpu(container: Mapping[str, Any]) -> bool:
-    req = ((container.get("resources") or {}).get("requests") or {})
+    req = (container.get("resources") or {}).get("requests") or {}
     return str(req.get("nvidia.com/gpu", "0")) not in ("0", "")
 
 
-def _from_shorthand(entry: Mapping[str, Any], name: str, namespace: str, path: str, where: str,
-                    assigner: ImageAssigner) -> dict[str, Any]:
+def _from_shorthand(
+    entry: Mapping[str, Any], name: str, namespace: str, path: str, where: str, assigner: ImageAssigner
+) -> dict[str, Any]:
     req: dict[str, str] = {}
     for key in ("cpu", "memory"):
         if entry.get(key) not in (None, ""):
@@ -322,8 +387,12 @@ def _from_shorthand(entry: Mapping[str, Any], name: str, namespace: str, path: s
     container: dict[str, Any] = {"name": "main", "image": image}
     if req:
         container["resources"] = {"requests": req}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"containers": [container]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": [container]},
+    }
 
 
 def _default_horizon(pods: Iterable[WorkloadPod]) -> float:
@@ -343,9 +412,11 @@ def _csv_pods(path: Path, assigner: ImageAssigner) -> list[WorkloadPod]:
     where = str(path)
     out: list[WorkloadPod] = []
     for i, row in enumerate(_read_csv(path)):
-        entry: dict[str, Any] = {k: v for k, v in row.items()
-                                 if k in ("name", "namespace", "arrival", "duration", "cpu", "memory", "gpu", "image")
-                                 and v != ""}
+        entry: dict[str, Any] = {
+            k: v
+            for k, v in row.items()
+            if k in ("name", "namespace", "arrival", "duration", "cpu", "memory", "gpu", "image") and v != ""
+        }
         if "duration" not in entry:
             entry["duration"] = None
         out.extend(_pod_entries(entry, f"row {i + 2}", where, assigner))
@@ -353,8 +424,10 @@ def _csv_pods(path: Path, assigner: ImageAssigner) -> list[WorkloadPod]:
 
 
 #: What a trace can be, for messages about a file that is none of them.
-TRACE_FORMATS = ("a trace is an openb directory or pod list, a YAML file with nodes and pods, or a directory with "
-                 "nodes.csv and pods.csv (Kubernetes manifests are read by simulate and serve)")
+TRACE_FORMATS = (
+    "a trace is an openb directory or pod list, a YAML file with nodes and pods, or a directory with "
+    "nodes.csv and pods.csv (Kubernetes manifests are read by simulate and serve)"
+)
 
 
 def load_simple_yaml(path: str | Path, assigner: ImageAssigner) -> Workload:
@@ -363,8 +436,9 @@ def load_simple_yaml(path: str | Path, assigner: ImageAssigner) -> Workload:
     where = str(p)
     data = read_document(p, error=ManifestError, hint=TRACE_FORMATS)
     if isinstance(data, Mapping) and ("kind" in data or "apiVersion" in data) and "nodes" not in data:
-        raise ManifestError("", f"a Kubernetes manifest (kind {data.get('kind')}), not a trace: {TRACE_FORMATS}",
-                            where)
+        raise ManifestError(
+            "", f"a Kubernetes manifest (kind {data.get('kind')}), not a trace: {TRACE_FORMATS}", where
+        )
     if not isinstance(data, Mapping):
         raise ManifestError("", "the trace must be a mapping with nodes and pods", where)
     allowed = {"horizon", "kubelet", "nodes", "pods", "podsCsv"}
@@ -389,8 +463,13 @@ def load_simple_yaml(path: str | Path, assigner: ImageAssigner) -> Workload:
     horizon = _number(data.get("horizon"), "horizon", where, allow_none=True)
     pods = _sorted(pods)
     try:
-        return Workload(nodes, pods, horizon=horizon if horizon is not None else _default_horizon(pods),
-                        description=where, kubelet=dict(kubelet))
+        return Workload(
+            nodes,
+            pods,
+            horizon=horizon if horizon is not None else _default_horizon(pods),
+            description=where,
+            kubelet=dict(kubelet),
+        )
     except ValueError as e:
         raise ManifestError("pods", str(e), where) from None
 
@@ -415,8 +494,14 @@ def load_simple_csv_dir(path: str | Path, assigner: ImageAssigner) -> Workload:
         raise ManifestError("", str(e), str(pod_file)) from None
 
 
-def load_workload(path: str | Path, assigner: ImageAssigner, *, window: str | None = None,
-                  max_pods: int | None = None, max_nodes: int | None = None) -> Workload:
+def load_workload(
+    path: str | Path,
+    assigner: ImageAssigner,
+    *,
+    window: str | None = None,
+    max_pods: int | None = None,
+    max_nodes: int | None = None,
+) -> Workload:
     """Dispatch on ``path``: openb directory or pod list, YAML file, or a directory with
     ``nodes.csv``/``pods.csv``; then apply ``max_pods`` (first N by arrival) and ``max_nodes``
     (first N nodes). ``window`` applies to openb traces only (ManifestError otherwise)."""
@@ -437,6 +522,14 @@ def load_workload(path: str | Path, assigner: ImageAssigner, *, window: str | No
         return workload
     pods = list(workload.pods)[:max_pods] if max_pods is not None else list(workload.pods)
     nodes = list(workload.nodes)[:max_nodes] if max_nodes is not None else list(workload.nodes)
-    return Workload(nodes, pods, horizon=workload.horizon, origin=workload.origin,
-                    description=workload.description, notes=workload.notes, kubelet=workload.kubelet,
-                    objects=workload.objects, gpu=workload.gpu)
+    return Workload(
+        nodes,
+        pods,
+        horizon=workload.horizon,
+        origin=workload.origin,
+        description=workload.description,
+        notes=workload.notes,
+        kubelet=workload.kubelet,
+        objects=workload.objects,
+        gpu=workload.gpu,
+    )

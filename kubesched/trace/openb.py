@@ -41,21 +41,38 @@ class TracePod:
     deletion_time: float | None
     scheduled_time: float | None
 
-    def manifest(self, namespace: str = "default", image: str = "registry.k8s.io/pause:3.10.1") -> dict[str, Any]:
+    def manifest(
+        self, namespace: str = "default", image: str = "registry.k8s.io/pause:3.10.1"
+    ) -> dict[str, Any]:
         """A pending Pod manifest for this trace pod (labels ``trace/qos``)."""
         req: dict[str, Any] = {"cpu": f"{self.cpu_milli}m", "memory": f"{self.memory_mib}Mi"}
         if self.num_gpu:
             req[GPU_MILLI] = str(self.num_gpu * self.gpu_milli)
             if self.gpu_milli >= 1000:
                 req[GPU] = str(self.num_gpu)
-        spec: dict[str, Any] = {"containers": [{"name": "main", "image": image, "resources": {"requests": req}}]}
+        spec: dict[str, Any] = {
+            "containers": [{"name": "main", "image": image, "resources": {"requests": req}}]
+        }
         if self.gpu_spec:
-            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchExpressions": [
-                    {"key": GPU_MODEL_LABEL, "operator": "In", "values": list(self.gpu_spec)}]}]}}}
-        return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": self.name, "namespace": namespace, "labels": {"trace/qos": self.qos}},
-                "spec": spec}
+            spec["affinity"] = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": GPU_MODEL_LABEL, "operator": "In", "values": list(self.gpu_spec)}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            }
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": self.name, "namespace": namespace, "labels": {"trace/qos": self.qos}},
+            "spec": spec,
+        }
 
 
 def _num(s: str) -> float | None:
@@ -68,10 +85,18 @@ def read_pods(path: str | Path) -> Iterator[TracePod]:
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             yield TracePod(
-                row["name"], int(row["cpu_milli"]), int(row["memory_mib"]), int(row["num_gpu"]),
-                int(row["gpu_milli"]), tuple(s for s in (row.get("gpu_spec") or "").split("|") if s),
-                row.get("qos", ""), row.get("pod_phase", ""), float(row["creation_time"]),
-                _num(row.get("deletion_time", "")), _num(row.get("scheduled_time", "")))
+                row["name"],
+                int(row["cpu_milli"]),
+                int(row["memory_mib"]),
+                int(row["num_gpu"]),
+                int(row["gpu_milli"]),
+                tuple(s for s in (row.get("gpu_spec") or "").split("|") if s),
+                row.get("qos", ""),
+                row.get("pod_phase", ""),
+                float(row["creation_time"]),
+                _num(row.get("deletion_time", "")),
+                _num(row.get("scheduled_time", "")),
+            )
 
 
 def read_nodes(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -86,8 +111,12 @@ def read_nodes(path: str | Path) -> Iterator[dict[str, Any]]:
                 alloc[GPU_MILLI] = str(gpus * 1000)
             if row.get("model"):
                 labels[GPU_MODEL_LABEL] = row["model"]
-            yield {"apiVersion": "v1", "kind": "Node", "metadata": {"name": row["sn"], "labels": labels},
-                   "status": {"allocatable": alloc, "capacity": dict(alloc)}}
+            yield {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": row["sn"], "labels": labels},
+                "status": {"allocatable": alloc, "capacity": dict(alloc)},
+            }
 
 
 def _read_csv(path: Path, reader: Any) -> list[Any]:
@@ -97,14 +126,21 @@ def _read_csv(path: Path, reader: Any) -> list[Any]:
     try:
         return list(reader(path))
     except KeyError as e:
-        raise ManifestError("", f"missing column {e.args[0]!r} (is this the right openb csv?)", where=str(path)) from None
+        raise ManifestError(
+            "", f"missing column {e.args[0]!r} (is this the right openb csv?)", where=str(path)
+        ) from None
     except ValueError as e:
         raise ManifestError("", f"invalid value: {e}", where=str(path)) from None
 
 
-def load_openb_snapshot(trace_dir: str | Path, *, max_pods: int, pod_list: str = "openb_pod_list_default.csv",
-                        node_list: str = "openb_node_list_all_node.csv",
-                        max_nodes: int | None = None) -> list[dict[str, Any]]:
+def load_openb_snapshot(
+    trace_dir: str | Path,
+    *,
+    max_pods: int,
+    pod_list: str = "openb_pod_list_default.csv",
+    node_list: str = "openb_node_list_all_node.csv",
+    max_nodes: int | None = None,
+) -> list[dict[str, Any]]:
     """The first ``max_nodes`` nodes of ``node_list`` in file order (None: all) plus the first
     ``max_pods`` pods of ``pod_list`` by creation time, all pending. Raises
     :class:`~kubesched.errors.ManifestError` naming a missing file or a missing/invalid column."""

@@ -80,12 +80,23 @@ class Workload:
             raise ValueError(f"the arrival scale must be > 0, got {factor!r}")
         if factor == 1:
             return self
-        pods = [WorkloadPod(p.name, p.namespace, p.arrival * factor, p.duration, p.manifest, p.source)
-                for p in self.pods]
-        return Workload(self.nodes, pods, horizon=self.horizon * factor, origin=self.origin,
-                        description=self.description, notes=(*self.notes, f"arrival times scaled by {factor:g}"),
-                        kubelet=self.kubelet, images=self.images, running=self.running, objects=self.objects,
-                        gpu=self.gpu)
+        pods = [
+            WorkloadPod(p.name, p.namespace, p.arrival * factor, p.duration, p.manifest, p.source)
+            for p in self.pods
+        ]
+        return Workload(
+            self.nodes,
+            pods,
+            horizon=self.horizon * factor,
+            origin=self.origin,
+            description=self.description,
+            notes=(*self.notes, f"arrival times scaled by {factor:g}"),
+            kubelet=self.kubelet,
+            images=self.images,
+            running=self.running,
+            objects=self.objects,
+            gpu=self.gpu,
+        )
 
     def __post_init__(self) -> None:
         seen: set[str] = set()

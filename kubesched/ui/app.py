@@ -89,7 +89,11 @@ class _Api:
     # ---- helpers -----------------------------------------------------------------------------
 
     def _runs(self) -> Session | None:
-        return self.session if self.session is not None else (self.live.whatif if self.live is not None else None)
+        return (
+            self.session
+            if self.session is not None
+            else (self.live.whatif if self.live is not None else None)
+        )
 
     def _run(self, request: web.Request, *, required: bool = False) -> Run | None:
         """The run named by ``?run=`` (snapshot mode: default the latest); None = the live cluster."""
@@ -98,7 +102,9 @@ class _Api:
         if raw is None and self.live is not None and not required:
             return None
         if runs is None:
-            raise web.HTTPNotFound(text=json.dumps({"error": "no what-if run yet"}), content_type="application/json")
+            raise web.HTTPNotFound(
+                text=json.dumps({"error": "no what-if run yet"}), content_type="application/json"
+            )
         try:
             return runs.get(int(raw) if raw is not None else None)
         except ValueError:
@@ -127,12 +133,15 @@ class _Api:
 
     async def info(self, request: web.Request) -> web.Response:
         runs = self._runs()
-        return web.json_response({
-            "version": __version__, "mode": "live" if self.live is not None else "snapshot",
-            "sources": self.session.sources if self.session is not None else ["live cluster"],
-            "generation": self._generation(),
-            "runs": [r.summary() | {"config": None, "added": None} for r in runs.runs] if runs else [],
-        })
+        return web.json_response(
+            {
+                "version": __version__,
+                "mode": "live" if self.live is not None else "snapshot",
+                "sources": self.session.sources if self.session is not None else ["live cluster"],
+                "generation": self._generation(),
+                "runs": [r.summary() | {"config": None, "added": None} for r in runs.runs] if runs else [],
+            }
+        )
 
     def _generation(self) -> int:
         g = self.live.generation if self.live is not None else 0
@@ -155,6 +164,7 @@ class _Api:
                     cell = r["resources"].get(res) or {}
                     a, u = cell.get("allocatable", 0), cell.get("requested", 0)
                 return -(u / a) if a else 1.0
+
             rows = sorted(rows, key=lambda r: (frac(r), r["name"]))
         elif sort != "name":
             raise _bad(f"unknown sort {sort!r} (name or alloc:<resource>)")
@@ -174,16 +184,27 @@ class _Api:
         _, pod_list = await asyncio.to_thread(self._tables, run)
         qy = request.query
         try:
-            rows = filter_pods(pod_list, namespace=qy.get("namespace"), node=qy.get("node"), status=qy.get("status"),
-                               selector=qy.get("selector"), q=qy.get("q"))
+            rows = filter_pods(
+                pod_list,
+                namespace=qy.get("namespace"),
+                node=qy.get("node"),
+                status=qy.get("status"),
+                selector=qy.get("selector"),
+                q=qy.get("q"),
+            )
         except ValueError as e:
             raise _bad(f"selector: {e}") from None
         counts: dict[str, int] = {}
         for r in pod_list:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
         out = _page(rows, request)
-        out.update({"counts": counts, "namespaces": sorted({r["namespace"] for r in pod_list}),
-                    "run": run.id if run is not None else None})
+        out.update(
+            {
+                "counts": counts,
+                "namespaces": sorted({r["namespace"] for r in pod_list}),
+                "run": run.id if run is not None else None,
+            }
+        )
         return web.json_response(out)
 
     def _pod_key(self, request: web.Request) -> str:
@@ -226,9 +247,15 @@ class _Api:
         q = request.query
         feasible = {"true": True, "false": False, None: None, "": None}.get(q.get("feasible"))
         try:
-            out = ex.page(sort=q.get("sort", "default"), desc=q.get("desc") in ("1", "true"),
-                          offset=_int(q, "offset", 0), limit=_int(q, "limit", 100), reason=q.get("reason"),
-                          node=q.get("node"), feasible=feasible)
+            out = ex.page(
+                sort=q.get("sort", "default"),
+                desc=q.get("desc") in ("1", "true"),
+                offset=_int(q, "offset", 0),
+                limit=_int(q, "limit", 100),
+                reason=q.get("reason"),
+                node=q.get("node"),
+                feasible=feasible,
+            )
         except ValueError as e:
             raise _bad(str(e)) from None
         return web.json_response(out)
@@ -245,8 +272,14 @@ class _Api:
         if runs is not None and runs.runs:
             effective = effective_yaml(runs.effective_config())
             weights = score_weights(runs.runs[-1])
-        return web.json_response({"editor": editor or STARTER_CONFIG, "source": source, "effective": effective,
-                                  "scoreWeights": weights})
+        return web.json_response(
+            {
+                "editor": editor or STARTER_CONFIG,
+                "source": source,
+                "effective": effective,
+                "scoreWeights": weights,
+            }
+        )
 
     async def weights(self, request: web.Request) -> web.Response:
         body = await _body(request)
@@ -284,8 +317,9 @@ class _Api:
             runs = self.session
         previous = runs.runs[-1] if runs.runs else None
         try:
-            run = await asyncio.to_thread(runs.run, _text(body, "config"), _text(body, "added") or "",
-                                          keep_config="config" not in body)
+            run = await asyncio.to_thread(
+                runs.run, _text(body, "config"), _text(body, "added") or "", keep_config="config" not in body
+            )
         except KubeschedError as e:
             raise _json_error(web.HTTPUnprocessableEntity, str(e)) from None
         await asyncio.to_thread(self._tables, run)  # the page asks for them next
@@ -332,8 +366,10 @@ class _Api:
         """A report view opened earlier (``GET /reports/{id}``), so that its URL can be reloaded."""
         view = self.reports.get(request.match_info["id"])
         if view is None:
-            raise _not_found(f"report {request.match_info['id']} not found (reports are kept while the server "
-                             f"runs, the last {REPORTS_KEPT})")
+            raise _not_found(
+                f"report {request.match_info['id']} not found (reports are kept while the server "
+                f"runs, the last {REPORTS_KEPT})"
+            )
         return web.json_response(view)
 
     async def watch(self, request: web.Request) -> web.StreamResponse:
@@ -424,15 +460,23 @@ async def _plotly(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(path, headers={"Content-Type": "application/javascript"})
 
 
-def make_app(*, session: Session | None = None, live: LiveSession | None = None, address: str = "127.0.0.1",
-             port_of: Callable[[], int] = lambda: 8080, token: str | None = None,
-             scheme: str = "http") -> web.Application:
+def make_app(
+    *,
+    session: Session | None = None,
+    live: LiveSession | None = None,
+    address: str = "127.0.0.1",
+    port_of: Callable[[], int] = lambda: 8080,
+    token: str | None = None,
+    scheme: str = "http",
+) -> web.Application:
     """The application for a snapshot ``session`` or a ``live`` cluster (exactly one), served over
     ``scheme``."""
     api = _Api(session, live)
     if session is not None and session.runs:
         api._tables(session.runs[-1])  # the first page load needs them
-    app = web.Application(middlewares=[security_middleware(address, port_of, token, scheme)], client_max_size=_JSON_LIMIT)
+    app = web.Application(
+        middlewares=[security_middleware(address, port_of, token, scheme)], client_max_size=_JSON_LIMIT
+    )
     app[_CLOSING] = asyncio.Event()
 
     async def on_shutdown(a: web.Application) -> None:

@@ -23,8 +23,19 @@ __all__ = ["PodStatus", "STATUS_ORDER", "node_rows", "pod_rows", "filter_pods", 
 Obj = Mapping[str, Any]
 
 #: pods are listed in this status order (pending kinds first), then by namespace/name
-STATUS_ORDER = ("Unschedulable", "Error", "Pending", "Gated", "Preempted", "Ignored", "Scheduled", "Running",
-                "Bound", "Succeeded", "Failed")
+STATUS_ORDER = (
+    "Unschedulable",
+    "Error",
+    "Pending",
+    "Gated",
+    "Preempted",
+    "Ignored",
+    "Scheduled",
+    "Running",
+    "Bound",
+    "Succeeded",
+    "Failed",
+)
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 MAX_IMAGES = 50
@@ -91,31 +102,53 @@ def node_rows(nodes: Iterable[Obj], pods: Iterable[Obj]) -> list[dict[str, Any]]
         meta = obj.get("metadata") or {}
         name = str(meta.get("name"))
         labels = meta.get("labels") or {}
-        row: dict[str, Any] = {"name": name, "zone": labels.get(ZONE_LABEL, ""), "region": labels.get(REGION_LABEL, ""),
-                               "labels": dict(labels)}
+        row: dict[str, Any] = {
+            "name": name,
+            "zone": labels.get(ZONE_LABEL, ""),
+            "region": labels.get(REGION_LABEL, ""),
+            "labels": dict(labels),
+        }
         try:
             n = Node.from_manifest(obj)
         except ManifestError as e:
-            row.update({"error": str(e), "resources": {}, "taints": [], "images": [], "imageCount": 0,
-                        "pods": {"count": counts.get(name, 0), "allocatable": 0}, "unschedulable": False,
-                        "ready": None})
+            row.update(
+                {
+                    "error": str(e),
+                    "resources": {},
+                    "taints": [],
+                    "images": [],
+                    "imageCount": 0,
+                    "pods": {"count": counts.get(name, 0), "allocatable": 0},
+                    "unschedulable": False,
+                    "ready": None,
+                }
+            )
             rows.append(row)
             continue
         req = requested.get(name, {})
-        resources = {res: {"allocatable": v, "requested": req.get(res, 0)}
-                     for res, v in sorted(n.allocatable.items(), key=lambda kv: _res_order(kv[0])) if res != "pods"}
+        resources = {
+            res: {"allocatable": v, "requested": req.get(res, 0)}
+            for res, v in sorted(n.allocatable.items(), key=lambda kv: _res_order(kv[0]))
+            if res != "pods"
+        }
         for res, v in req.items():
             resources.setdefault(res, {"allocatable": 0, "requested": v})
         ready = next((c.get("status") == "True" for c in n.conditions if c.get("type") == "Ready"), None)
-        row.update({
-            "unschedulable": n.unschedulable,
-            "taints": [f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in n.taints],
-            "resources": resources,
-            "pods": {"count": counts.get(name, 0), "allocatable": n.allocatable.get("pods", 0)},
-            "images": [{"names": list(im.names), "sizeBytes": im.size_bytes} for im in n.images[:MAX_IMAGES]],
-            "imageCount": len(n.images),
-            "ready": ready,
-        })
+        row.update(
+            {
+                "unschedulable": n.unschedulable,
+                "taints": [
+                    f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in n.taints
+                ],
+                "resources": resources,
+                "pods": {"count": counts.get(name, 0), "allocatable": n.allocatable.get("pods", 0)},
+                "images": [
+                    {"names": list(im.names), "sizeBytes": im.size_bytes} for im in n.images[:MAX_IMAGES]
+                ],
+                "imageCount": len(n.images),
+                "ready": ready,
+            }
+        )
         rows.append(row)
     rows.sort(key=lambda r: r["name"])
     return rows
@@ -137,22 +170,36 @@ def pod_rows(pods: Iterable[Obj], status_of: Mapping[str, PodStatus]) -> list[di
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         st = status_of.get(key) or live_pod_status(obj)
         p = _parse_pod(obj)
-        rows.append({
-            "key": key, "namespace": meta.get("namespace") or "default", "name": meta.get("name"),
-            "node": spec.get("nodeName") or None, "status": st.status, "message": st.message,
-            "attempts": st.attempts, "labels": dict(meta.get("labels") or {}),
-            "priority": p.priority if p is not None else spec.get("priority"),
-            "requests": dict(p.requests) if p is not None else {},
-            "nominatedNode": (obj.get("status") or {}).get("nominatedNodeName") or None,
-            "schedulerName": spec.get("schedulerName") or "default-scheduler",
-        })
+        rows.append(
+            {
+                "key": key,
+                "namespace": meta.get("namespace") or "default",
+                "name": meta.get("name"),
+                "node": spec.get("nodeName") or None,
+                "status": st.status,
+                "message": st.message,
+                "attempts": st.attempts,
+                "labels": dict(meta.get("labels") or {}),
+                "priority": p.priority if p is not None else spec.get("priority"),
+                "requests": dict(p.requests) if p is not None else {},
+                "nominatedNode": (obj.get("status") or {}).get("nominatedNodeName") or None,
+                "schedulerName": spec.get("schedulerName") or "default-scheduler",
+            }
+        )
     order = {s: i for i, s in enumerate(STATUS_ORDER)}
     rows.sort(key=lambda r: (order.get(str(r["status"]), len(order)), str(r["key"])))
     return rows
 
 
-def filter_pods(rows: list[dict[str, Any]], *, namespace: str | None = None, node: str | None = None,
-                status: str | None = None, selector: str | None = None, q: str | None = None) -> list[dict[str, Any]]:
+def filter_pods(
+    rows: list[dict[str, Any]],
+    *,
+    namespace: str | None = None,
+    node: str | None = None,
+    status: str | None = None,
+    selector: str | None = None,
+    q: str | None = None,
+) -> list[dict[str, Any]]:
     """Rows matching every given filter: exact ``namespace``, exact ``node`` (``<none>``: unbound),
     ``status`` (comma-separated list), a label ``selector`` (``app=web,tier!=db,env in (a,b)``),
     ``q`` a substring of ``namespace/name``. Raises ValueError for a malformed selector."""
@@ -176,4 +223,4 @@ def page(rows: list[dict[str, Any]], offset: int, limit: int, max_limit: int = 1
     """``{"total", "offset", "limit", "rows"}``. Raises ValueError for a bad range."""
     if limit < 1 or limit > max_limit or offset < 0:
         raise ValueError(f"limit must be 1..{max_limit} and offset >= 0")
-    return {"total": len(rows), "offset": offset, "limit": limit, "rows": rows[offset:offset + limit]}
+    return {"total": len(rows), "offset": offset, "limit": limit, "rows": rows[offset : offset + limit]}

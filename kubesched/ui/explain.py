@@ -1,4 +1,4 @@
-""""Why this pod": one attempt re-run with a recorder on the exact cluster state it saw.
+""" "Why this pod": one attempt re-run with a recorder on the exact cluster state it saw.
 
 :func:`explain_attempt` rebuilds the embedded cluster at the attempt's resourceVersion
 (:meth:`kubesched.ui.history.AttemptLog.objects_at`), starts a fresh scheduler with the same
@@ -65,12 +65,16 @@ class Explanation:
         for i, (node, per_node) in enumerate(rec["filter"].items()):
             fail = next(((pl, st) for pl, st in per_node.items() if st["code"] != "Success"), None)
             row: dict[str, Any] = {
-                "node": node, "order": i, "feasible": fail is None,
+                "node": node,
+                "order": i,
+                "feasible": fail is None,
                 "failedPlugin": fail[0] if fail else None,
                 "reason": (", ".join(fail[1]["reasons"]) or fail[1]["code"]) if fail else None,
                 "filter": {pl: _verdict(st) for pl, st in per_node.items()},
-                "scores": {pl: [raw, norm.get(node, {}).get(pl), final.get(node, {}).get(pl)]
-                           for pl, raw in scores.get(node, {}).items()},
+                "scores": {
+                    pl: [raw, norm.get(node, {}).get(pl), final.get(node, {}).get(pl)]
+                    for pl, raw in scores.get(node, {}).items()
+                },
                 "selected": node == self.selected,
             }
             row["total"] = sum(f for f in final.get(node, {}).values()) if node in final else None
@@ -86,16 +90,33 @@ class Explanation:
             if r["feasible"]:
                 continue
             pl = r["failedPlugin"]
-            for reason in self.record["filter"][r["node"]][pl]["reasons"] or [self.record["filter"][r["node"]][pl]["code"]]:
+            for reason in self.record["filter"][r["node"]][pl]["reasons"] or [
+                self.record["filter"][r["node"]][pl]["code"]
+            ]:
                 counts[(pl, reason)] = counts.get((pl, reason), 0) + 1
-        reasons = [{"plugin": pl, "reason": reason, "nodes": n}
-                   for (pl, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][1], kv[0][0]))]
+        reasons = [
+            {"plugin": pl, "reason": reason, "nodes": n}
+            for (pl, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][1], kv[0][0]))
+        ]
         feasible = sum(1 for r in self.rows if r["feasible"])
-        return {"evaluated": len(self.rows), "feasible": feasible,
-                "notEvaluated": max(0, self.nodes_total - len(self.rows)), "reasons": reasons}
+        return {
+            "evaluated": len(self.rows),
+            "feasible": feasible,
+            "notEvaluated": max(0, self.nodes_total - len(self.rows)),
+            "reasons": reasons,
+        }
 
-    def page(self, *, sort: str = "default", desc: bool = False, offset: int = 0, limit: int = 100,
-             reason: str | None = None, node: str | None = None, feasible: bool | None = None) -> dict[str, Any]:
+    def page(
+        self,
+        *,
+        sort: str = "default",
+        desc: bool = False,
+        offset: int = 0,
+        limit: int = 100,
+        reason: str | None = None,
+        node: str | None = None,
+        feasible: bool | None = None,
+    ) -> dict[str, Any]:
         """Rows ``offset .. offset+limit`` after filtering (``reason``: exact reason of the first
         failing plugin, ``node``: substring of the name, ``feasible``) and sorting.
 
@@ -114,29 +135,50 @@ class Explanation:
         if feasible is not None:
             rows = [r for r in rows if r["feasible"] is feasible]
         rows = sorted(rows, key=self._sort_key(sort, desc))
-        return {"total": len(rows), "offset": offset, "limit": limit, "sort": sort, "desc": desc,
-                "rows": rows[offset:offset + limit]}
+        return {
+            "total": len(rows),
+            "offset": offset,
+            "limit": limit,
+            "sort": sort,
+            "desc": desc,
+            "rows": rows[offset : offset + limit],
+        }
 
     def _sort_key(self, sort: str, desc: bool) -> Callable[[dict[str, Any]], Any]:
         sign = -1 if desc else 1
         if sort == "default":
-            return lambda r: (not r["selected"], r["total"] is None, -(r["total"] or 0), not r["feasible"], r["order"])
+            return lambda r: (
+                not r["selected"],
+                r["total"] is None,
+                -(r["total"] or 0),
+                not r["feasible"],
+                r["order"],
+            )
         if sort == "node":
             return lambda r: _Rev(r["node"]) if desc else r["node"]
         if sort == "total":
             return lambda r: (r["total"] is None, sign * (r["total"] or 0), r["order"])
         if sort == "verdict":
-            return lambda r: (r["feasible"] if not desc else not r["feasible"], r["failedPlugin"] or "",
-                              r["reason"] or "", r["order"])
+            return lambda r: (
+                r["feasible"] if not desc else not r["feasible"],
+                r["failedPlugin"] or "",
+                r["reason"] or "",
+                r["order"],
+            )
         kind, _, plugin = sort.partition(":")
         if kind == "filter" and plugin in self.filter_plugins:
-            return lambda r: (plugin not in r["filter"], _Rev(r["filter"].get(plugin, "")) if desc
-                              else r["filter"].get(plugin, ""), r["order"])
+            return lambda r: (
+                plugin not in r["filter"],
+                _Rev(r["filter"].get(plugin, "")) if desc else r["filter"].get(plugin, ""),
+                r["order"],
+            )
         index = {"raw": 0, "normalized": 1, "score": 2}.get(kind)
         if index is not None and plugin in self.score_plugins:
+
             def key(r: dict[str, Any]) -> Any:
                 v = r["scores"].get(plugin, [None, None, None])[index]
                 return (v is None, sign * (v or 0), r["order"])
+
             return key
         raise ValueError(f"unknown sort key {sort!r}")
 
@@ -144,12 +186,23 @@ class Explanation:
         """Everything but the node rows (those come paged, see :meth:`page`)."""
         rec = self.record
         return {
-            "pod": self.pod, "attempt": self.attempt, "selectedNode": self.selected,
-            "result": self.outcome[0], "message": self.outcome[1], "reproduced": self.reproduced,
-            "nodes": self.nodes_total, "filterPlugins": self.filter_plugins, "scorePlugins": self.score_plugins,
+            "pod": self.pod,
+            "attempt": self.attempt,
+            "selectedNode": self.selected,
+            "result": self.outcome[0],
+            "message": self.outcome[1],
+            "reproduced": self.reproduced,
+            "nodes": self.nodes_total,
+            "filterPlugins": self.filter_plugins,
+            "scorePlugins": self.score_plugins,
             "summary": self.summary(),
-            "preFilter": rec["preFilter"], "postFilter": rec["postFilter"], "preScore": rec["preScore"],
-            "reserve": rec["reserve"], "permit": rec["permit"], "preBind": rec["preBind"], "bind": rec["bind"],
+            "preFilter": rec["preFilter"],
+            "postFilter": rec["postFilter"],
+            "preScore": rec["preScore"],
+            "reserve": rec["reserve"],
+            "permit": rec["permit"],
+            "preBind": rec["preBind"],
+            "bind": rec["bind"],
         }
 
 
@@ -178,14 +231,22 @@ def _verdict(st: dict[str, Any]) -> str:
     return f"{st['code']}: {reasons}" if reasons else str(st["code"])
 
 
-def explain_attempt(log: AttemptLog, attempt: Attempt, config: KubeSchedulerConfiguration | None) -> Explanation:
+def explain_attempt(
+    log: AttemptLog, attempt: Attempt, config: KubeSchedulerConfiguration | None
+) -> Explanation:
     """Re-run ``attempt`` on the cluster as it was (see the module docstring). Raises ExplainError."""
     objects = log.objects_at(attempt.resource_version)
     return explain_objects(objects, attempt.pod, config, time=attempt.time, attempt=attempt)
 
 
-def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSchedulerConfiguration | None, *,
-                    time: float, attempt: Attempt | None = None) -> Explanation:
+def explain_objects(
+    objects: list[dict[str, Any]],
+    pod_key: str,
+    config: KubeSchedulerConfiguration | None,
+    *,
+    time: float,
+    attempt: Attempt | None = None,
+) -> Explanation:
     """One scheduling cycle of ``pod_key`` against ``objects`` at virtual ``time`` (epoch seconds);
     with ``attempt``, its random state and start index are restored and the outcome is compared.
     Nothing outside the throw-away embedded cluster is written. Raises ExplainError when the pod
@@ -193,14 +254,19 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
     clock = VirtualClock(time)
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    ControllerManager(cluster, clock_now=clock.now).start()  # as in simulate: PreBind waits for them to bind and allocate claims
-    sched = new_scheduler(cluster, config, clock=clock, seed=0, record=lambda p: bool(p.key == pod_key),
-                          on_skipped_plugins=None)
+    ControllerManager(
+        cluster, clock_now=clock.now
+    ).start()  # as in simulate: PreBind waits for them to bind and allocate claims
+    sched = new_scheduler(
+        cluster, config, clock=clock, seed=0, record=lambda p: bool(p.key == pod_key), on_skipped_plugins=None
+    )
     sched.start()
     qpi = sched.pop_pending(pod_key)
     if qpi is None:
-        raise ExplainError(f"pod {pod_key} is not waiting to be scheduled in that cluster state "
-                           f"(bound, gated, deleted, or for another scheduler)")
+        raise ExplainError(
+            f"pod {pod_key} is not waiting to be scheduled in that cluster state "
+            f"(bound, gated, deleted, or for another scheduler)"
+        )
     if attempt is not None:
         sched.rng.setstate(unpack_rng_state(attempt.rng_state))
         sched.placement.next_start_node_index = attempt.start_node_index
@@ -212,10 +278,12 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
     rec = recs[-1]
     result, message = None, ""
     new = cluster.events_total - before
-    for e in (cluster.events()[-new:] if new > 0 else []):
+    for e in cluster.events()[-new:] if new > 0 else []:
         reg = e.get("regarding") or {}
-        if f"{reg.get('namespace')}/{reg.get('name')}" == pod_key and e.get("reason") in ("Scheduled",
-                                                                                          "FailedScheduling"):
+        if f"{reg.get('namespace')}/{reg.get('name')}" == pod_key and e.get("reason") in (
+            "Scheduled",
+            "FailedScheduling",
+        ):
             result, message = str(e["reason"]), str(e.get("note") or "")
     reproduced = None
     if attempt is not None and attempt.result is not None:
@@ -226,5 +294,12 @@ def explain_objects(objects: list[dict[str, Any]], pod_key: str, config: KubeSch
         else:
             reproduced = (result, message) == (attempt.result, attempt.message)
     sched.stop()
-    return Explanation(pod_key, attempt.index if attempt is not None else 0, rec.to_dict(),
-                       len(cluster.list("Node").items), rec.selected_node, (result, message), reproduced)
+    return Explanation(
+        pod_key,
+        attempt.index if attempt is not None else 0,
+        rec.to_dict(),
+        len(cluster.list("Node").items),
+        rec.selected_node,
+        (result, message),
+        reproduced,
+    )

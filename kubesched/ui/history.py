@@ -73,8 +73,15 @@ class Attempt:
         """``{"attempt", "seq", "time", "result", "node", "message", "nominatedNode"}``."""
         from kubesched.api.timestamps import rfc3339
 
-        return {"attempt": self.index, "seq": self.seq, "time": rfc3339(self.time), "result": self.result,
-                "node": self.node, "message": self.message, "nominatedNode": self.nominated_node}
+        return {
+            "attempt": self.index,
+            "seq": self.seq,
+            "time": rfc3339(self.time),
+            "result": self.result,
+            "node": self.node,
+            "message": self.message,
+            "nominatedNode": self.nominated_node,
+        }
 
 
 @dataclass
@@ -108,10 +115,16 @@ class AttemptLog:
         assert self._cluster is not None and self._sched is not None
         pod = qpi.pod
         mine = self.by_pod.setdefault(pod.key, [])
-        a = Attempt(seq=len(self.attempts), index=len(mine) + 1, pod=pod.key, profile=pod.scheduler_name,
-                    time=self._sched.clock.now(), resource_version=int(self._cluster.resource_version),
-                    rng_state=pack_rng_state(self._sched.rng),
-                    start_node_index=self._sched.placement.next_start_node_index)
+        a = Attempt(
+            seq=len(self.attempts),
+            index=len(mine) + 1,
+            pod=pod.key,
+            profile=pod.scheduler_name,
+            time=self._sched.clock.now(),
+            resource_version=int(self._cluster.resource_version),
+            rng_state=pack_rng_state(self._sched.rng),
+            start_node_index=self._sched.placement.next_start_node_index,
+        )
         self.attempts.append(a)
         mine.append(a)
         self._current = a

@@ -19,13 +19,19 @@ RUN_NAMES = ("config", "scheduler")
 
 #: (column title, key in the run summary, nested key or None, scale)
 SUMMARY_COLUMNS: tuple[tuple[str, str, str | None, float], ...] = (
-    ("pods", "pods", None, 1.0), ("scheduled", "scheduled", None, 1.0),
+    ("pods", "pods", None, 1.0),
+    ("scheduled", "scheduled", None, 1.0),
     ("never scheduled", "neverScheduled", None, 1.0),
-    ("start-up p50 s", "startupLatencySeconds", "p50", 1.0), ("p95 s", "startupLatencySeconds", "p95", 1.0),
-    ("p99 s", "startupLatencySeconds", "p99", 1.0), ("pull p95 s", "pullSeconds", "p95", 1.0),
-    ("GB pulled", "bytesPulled", None, 1e9), ("cache hit", "cacheHitRatio", None, 1.0),
-    ("mean cpu", "meanAllocatedFraction", "cpu", 1.0), ("mean memory", "meanAllocatedFraction", "memory", 1.0),
-    ("mean gpu", "meanAllocatedFraction", "nvidia.com/gpu", 1.0), ("wall s", "wallSeconds", None, 1.0),
+    ("start-up p50 s", "startupLatencySeconds", "p50", 1.0),
+    ("p95 s", "startupLatencySeconds", "p95", 1.0),
+    ("p99 s", "startupLatencySeconds", "p99", 1.0),
+    ("pull p95 s", "pullSeconds", "p95", 1.0),
+    ("GB pulled", "bytesPulled", None, 1e9),
+    ("cache hit", "cacheHitRatio", None, 1.0),
+    ("mean cpu", "meanAllocatedFraction", "cpu", 1.0),
+    ("mean memory", "meanAllocatedFraction", "memory", 1.0),
+    ("mean gpu", "meanAllocatedFraction", "nvidia.com/gpu", 1.0),
+    ("wall s", "wallSeconds", None, 1.0),
 )
 
 
@@ -59,8 +65,13 @@ def report_view(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             if key is None:
                 raise ValueError(f"{name}: runs[{j}]: not a replay or startup run (no config or scheduler)")
             label = f"{name}: {run[key]}" if len(reports) > 1 else str(run[key])
-            rows.append({"config": label, "report": name,
-                         "cells": [_cell(run, k, s, sc) for _, k, s, sc in SUMMARY_COLUMNS]})
+            rows.append(
+                {
+                    "config": label,
+                    "report": name,
+                    "cells": [_cell(run, k, s, sc) for _, k, s, sc in SUMMARY_COLUMNS],
+                }
+            )
             if isinstance(run.get("plots"), Mapping):
                 runs.append({"config": label, "plots": run["plots"]})
             else:
@@ -72,5 +83,10 @@ def report_view(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             figures = [json.loads(f.to_json()) for f in report_figures(runs)]
         except ImportError as e:  # plotly, the optional extra "report": the table still shows
             note = str(e)
-    return {"columns": ["config", *(c[0] for c in SUMMARY_COLUMNS)], "rows": rows, "figures": figures,
-            "withoutPlots": without, "note": note}
+    return {
+        "columns": ["config", *(c[0] for c in SUMMARY_COLUMNS)],
+        "rows": rows,
+        "figures": figures,
+        "withoutPlots": without,
+        "note": note,
+    }

@@ -27,8 +27,10 @@ from aiohttp import web
 __all__ = ["security_middleware", "is_loopback", "TOKEN_COOKIE"]
 
 TOKEN_COOKIE = "kubesched-ui-token"
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-        "connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -46,8 +48,9 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
-def security_middleware(address: str, port_of: Callable[[], int], token: str | None,
-                        scheme: str = "http") -> Callable[..., Awaitable[web.StreamResponse]]:
+def security_middleware(
+    address: str, port_of: Callable[[], int], token: str | None, scheme: str = "http"
+) -> Callable[..., Awaitable[web.StreamResponse]]:
     """The middleware for a UI bound to ``address`` (``port_of()`` gives the bound port once known)
     with an optional ``token``, served over ``scheme`` (``http`` or ``https``: the cookie is then
     ``Secure``)."""
@@ -76,20 +79,26 @@ def security_middleware(address: str, port_of: Callable[[], int], token: str | N
                 if not hmac.compare_digest(given.encode(), token.encode()):
                     return _error(401, "invalid token")
                 resp = web.Response(status=302, headers={"Location": "/"})
-                resp.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict", path="/",
-                                secure=scheme == "https")
+                resp.set_cookie(
+                    TOKEN_COOKIE, token, httponly=True, samesite="Strict", path="/", secure=scheme == "https"
+                )
                 return resp
             auth = request.headers.get("Authorization", "")
             presented = auth[7:] if auth.startswith("Bearer ") else request.cookies.get(TOKEN_COOKIE, "")
             if not presented or not hmac.compare_digest(presented.encode(), token.encode()):
-                return _error(401, "a token is required: open the URL printed at start-up, or send "
-                                   "Authorization: Bearer <token>")
+                return _error(
+                    401,
+                    "a token is required: open the URL printed at start-up, or send "
+                    "Authorization: Bearer <token>",
+                )
         answer = await handler(request)
         answer.headers.setdefault("Content-Security-Policy", _CSP)
         answer.headers.setdefault("X-Content-Type-Options", "nosniff")
         answer.headers.setdefault("X-Frame-Options", "DENY")
         answer.headers.setdefault("Referrer-Policy", "no-referrer")
-        answer.headers.setdefault("Cache-Control", "no-store" if request.path.startswith("/api/") else "no-cache")
+        answer.headers.setdefault(
+            "Cache-Control", "no-store" if request.path.startswith("/api/") else "no-cache"
+        )
         return answer
 
     return middleware

@@ -29,9 +29,16 @@ class UiServer:
     and event loop, over HTTPS with ``ssl_context``. ``token`` is required (ValueError) when
     ``address`` is not loopback."""
 
-    def __init__(self, *, session: Session | None = None, live: LiveSession | None = None,
-                 address: str = "127.0.0.1", port: int = 8080, token: str | None = None,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        session: Session | None = None,
+        live: LiveSession | None = None,
+        address: str = "127.0.0.1",
+        port: int = 8080,
+        token: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         if not is_loopback(address) and not token:
             raise ValueError(f"a token is required to serve on the non-loopback address {address}")
         self.address = address
@@ -39,8 +46,14 @@ class UiServer:
         self.token = token
         self.ssl_context = ssl_context
         self.scheme = "https" if ssl_context is not None else "http"
-        self._app = make_app(session=session, live=live, address=address, port_of=lambda: self.port, token=token,
-                             scheme=self.scheme)
+        self._app = make_app(
+            session=session,
+            live=live,
+            address=address,
+            port_of=lambda: self.port,
+            token=token,
+            scheme=self.scheme,
+        )
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -54,8 +67,9 @@ class UiServer:
         return f"{self.scheme}://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
 
     async def _start(self) -> None:
-        self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0,
-                                     **handler_args())
+        self._runner = web.AppRunner(
+            self._app, access_log=None, handle_signals=False, shutdown_timeout=2.0, **handler_args()
+        )
         await self._runner.setup()
         site = LimitedSite(self._runner, self.address, self.port, ssl_context=self.ssl_context)
         await site.start()

@@ -29,8 +29,19 @@ from kubesched.ui.cluster_view import PodStatus, live_pod_status
 from kubesched.ui.explain import ExplainError, Explanation, explain_attempt, explain_objects
 from kubesched.ui.history import AttemptLog
 
-__all__ = ["Run", "Session", "LiveSession", "diff_runs", "effective_yaml", "score_weights", "set_score_weights", "ExplainError", "STARTER_CONFIG",
-           "CONFIG_SOURCE", "ADDED_SOURCE"]
+__all__ = [
+    "Run",
+    "Session",
+    "LiveSession",
+    "diff_runs",
+    "effective_yaml",
+    "score_weights",
+    "set_score_weights",
+    "ExplainError",
+    "STARTER_CONFIG",
+    "CONFIG_SOURCE",
+    "ADDED_SOURCE",
+]
 
 #: names the editor's texts in error messages, as file names would be
 CONFIG_SOURCE = "config.yaml"
@@ -68,17 +79,27 @@ class Run:
 
     def statuses(self) -> dict[str, PodStatus]:
         """Outcome status, message and attempt count per simulated pod."""
-        return {k: PodStatus(p.status, p.message, len(self.log.by_pod.get(k, ())))
-                for k, p in self.outcomes.items()}
+        return {
+            k: PodStatus(p.status, p.message, len(self.log.by_pod.get(k, ())))
+            for k, p in self.outcomes.items()
+        }
 
     def summary(self) -> dict[str, Any]:
         """``{"id", "profile", "seed", "pods", "counts": {status: n}, "attempts", "wallSeconds", "config", "added"}``."""
         counts: dict[str, int] = {}
         for p in self.result.pods:
             counts[p.status] = counts.get(p.status, 0) + 1
-        return {"id": self.id, "profile": self.result.profile, "seed": self.seed, "pods": len(self.result.pods),
-                "counts": counts, "attempts": self.result.attempts, "wallSeconds": round(self.wall_seconds, 3),
-                "config": self.config_text, "added": self.added_text}
+        return {
+            "id": self.id,
+            "profile": self.result.profile,
+            "seed": self.seed,
+            "pods": len(self.result.pods),
+            "counts": counts,
+            "attempts": self.result.attempts,
+            "wallSeconds": round(self.wall_seconds, 3),
+            "config": self.config_text,
+            "added": self.added_text,
+        }
 
     def attempts(self, pod: str) -> list[dict[str, Any]]:
         """The pod's attempt history, oldest first (see :meth:`Attempt.to_dict`)."""
@@ -123,8 +144,16 @@ def diff_runs(before: Run, after: Run) -> dict[str, Any]:
     """
     a, b = before.outcomes, after.outcomes
     changes: list[dict[str, Any]] = []
-    counts = {"moved": 0, "newlyScheduled": 0, "newlyPending": 0, "messageChanged": 0, "statusChanged": 0,
-              "added": 0, "removed": 0, "unchanged": 0}
+    counts = {
+        "moved": 0,
+        "newlyScheduled": 0,
+        "newlyPending": 0,
+        "messageChanged": 0,
+        "statusChanged": 0,
+        "added": 0,
+        "removed": 0,
+        "unchanged": 0,
+    }
     for key in sorted(set(a) | set(b)):
         x, y = a.get(key), b.get(key)
         if x is None:
@@ -159,8 +188,15 @@ class Session:
     """Runs of one snapshot (``kubesched ui -f ...``): the base manifests, the config text and file
     name used in messages, and the runs so far (ids from 1). Thread-safe; one run at a time."""
 
-    def __init__(self, manifests: Sequence[Manifest], config_text: str | None, *, config_source: str = CONFIG_SOURCE,
-                 seed: int | None = 0, sources: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        manifests: Sequence[Manifest],
+        config_text: str | None,
+        *,
+        config_source: str = CONFIG_SOURCE,
+        seed: int | None = 0,
+        sources: Sequence[str] = (),
+    ) -> None:
         self.manifests = list(manifests)
         self.config_text = config_text
         self.config_source = config_source
@@ -193,10 +229,20 @@ class Session:
             added = self.parse_added(added_text)
             t0 = time.perf_counter()
             log = AttemptLog()
-            result = run_simulation(self.manifests + added, config, seed=self.seed, record=False, observer=log)
+            result = run_simulation(
+                self.manifests + added, config, seed=self.seed, record=False, observer=log
+            )
             wall = time.perf_counter() - t0
-            r = Run(len(self.runs) + 1, config_text if config_text and config_text.strip() else None, config,
-                    added_text, self.seed, result, log, wall)
+            r = Run(
+                len(self.runs) + 1,
+                config_text if config_text and config_text.strip() else None,
+                config,
+                added_text,
+                self.seed,
+                result,
+                log,
+                wall,
+            )
             self.runs.append(r)
             self.generation += 1
             return r
@@ -227,8 +273,10 @@ class Session:
 
 def score_weights(run: Run) -> dict[str, dict[str, int]]:
     """Per profile (schedulerName), each enabled Score plugin's weight, in the order they run."""
-    return {name: {pl.NAME: fwk.score_weights.get(pl.NAME, 1) for pl in fwk.score_plugins}
-            for name, fwk in run.result.scheduler.profiles.items()}
+    return {
+        name: {pl.NAME: fwk.score_weights.get(pl.NAME, 1) for pl in fwk.score_plugins}
+        for name, fwk in run.result.scheduler.profiles.items()
+    }
 
 
 def set_score_weights(text: str | None, weights: Mapping[str, Mapping[str, int]]) -> str:
@@ -250,15 +298,23 @@ def set_score_weights(text: str | None, weights: Mapping[str, Mapping[str, int]]
     if not isinstance(profiles, list):
         raise ValueError("profiles: must be a list")
     for profile_name, per_plugin in weights.items():
-        prof: Any = next((p for p in profiles if isinstance(p, dict)
-                          and (p.get("schedulerName") or "default-scheduler") == profile_name), None)
+        prof: Any = next(
+            (
+                p
+                for p in profiles
+                if isinstance(p, dict) and (p.get("schedulerName") or "default-scheduler") == profile_name
+            ),
+            None,
+        )
         if prof is None:
             prof = {"schedulerName": profile_name}
             profiles.append(prof)
         enabled = _child(_child(_child(prof, "plugins", dict), "multiPoint", dict), "enabled", list)
         for plugin, weight in per_plugin.items():
             if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
-                raise ValueError(f"{profile_name}: {plugin}: weight must be a positive integer, got {weight!r}")
+                raise ValueError(
+                    f"{profile_name}: {plugin}: weight must be a positive integer, got {weight!r}"
+                )
             entry = next((e for e in enabled if isinstance(e, dict) and e.get("name") == plugin), None)
             if entry is None:
                 enabled.append({"name": plugin, "weight": weight})
@@ -285,8 +341,14 @@ class LiveSession:
     from the informers' stores; ``generation`` grows on every watch event. What-if runs snapshot the
     stores into a :class:`Session` (:meth:`snapshot_session`) and never write to the cluster."""
 
-    def __init__(self, client: Any, config_text: str | None, *, config_source: str = CONFIG_SOURCE,
-                 config: KubeSchedulerConfiguration | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        config_text: str | None,
+        *,
+        config_source: str = CONFIG_SOURCE,
+        config: KubeSchedulerConfiguration | None = None,
+    ) -> None:
         self.client = client
         self.config_text = config_text
         self.config_source = config_source
@@ -295,8 +357,11 @@ class LiveSession:
         self.generation = 0
         self.whatif: Session | None = None
         self._listeners: list[Callable[[], None]] = []
-        bump = ResourceEventHandlerFuncs(on_add=lambda _o: self._bump(), on_update=lambda _a, _b: self._bump(),
-                             on_delete=lambda _o: self._bump())
+        bump = ResourceEventHandlerFuncs(
+            on_add=lambda _o: self._bump(),
+            on_update=lambda _a, _b: self._bump(),
+            on_delete=lambda _o: self._bump(),
+        )
         for kind in ("Node", "Pod", "Event"):
             self.informers.informer(kind).add_handlers(bump)
 
@@ -319,8 +384,13 @@ class LiveSession:
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
         """Current objects of ``kind`` in the informer's store."""
         objs = self.informers.list(kind)
-        return sorted(objs, key=lambda o: ((o.get("metadata") or {}).get("namespace") or "",
-                                           (o.get("metadata") or {}).get("name") or ""))
+        return sorted(
+            objs,
+            key=lambda o: (
+                (o.get("metadata") or {}).get("namespace") or "",
+                (o.get("metadata") or {}).get("name") or "",
+            ),
+        )
 
     def statuses(self) -> dict[str, PodStatus]:
         """Status per pod from its object (see :func:`~kubesched.ui.cluster_view.live_pod_status`), with
@@ -345,14 +415,23 @@ class LiveSession:
         rows = []
         for e in self.informers.list("Event"):
             reg = e.get("regarding") or {}
-            if f"{reg.get('namespace')}/{reg.get('name')}" != pod or e.get("reason") not in ("FailedScheduling",
-                                                                                            "Scheduled"):
+            if f"{reg.get('namespace')}/{reg.get('name')}" != pod or e.get("reason") not in (
+                "FailedScheduling",
+                "Scheduled",
+            ):
                 continue
             note = str(e.get("note") or e.get("message") or "")
             t = e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or ""
             node = note.rsplit(" to ", 1)[-1] if e.get("reason") == "Scheduled" and " to " in note else None
-            rows.append({"time": t, "result": e.get("reason"), "node": node, "message": note,
-                         "count": int(((e.get("series") or {}).get("count")) or 1)})
+            rows.append(
+                {
+                    "time": t,
+                    "result": e.get("reason"),
+                    "node": node,
+                    "message": note,
+                    "count": int(((e.get("series") or {}).get("count")) or 1),
+                }
+            )
         rows.sort(key=lambda r: str(r["time"]))
         for i, r in enumerate(rows, 1):
             r["attempt"] = i
@@ -376,7 +455,10 @@ class LiveSession:
     def snapshot_session(self, *, fresh: bool = False) -> Session:
         """The what-if session on a snapshot of the cluster (taken on first use, or again with ``fresh``)."""
         if self.whatif is None or fresh:
-            self.whatif = Session(self.snapshot_manifests(), self.config_text, config_source=self.config_source,
-                                  sources=["live cluster"])
+            self.whatif = Session(
+                self.snapshot_manifests(),
+                self.config_text,
+                config_source=self.config_source,
+                sources=["live cluster"],
+            )
         return self.whatif
-

@@ -10,15 +10,24 @@ from kubesched.api.document_file import parse_document, read_document
 from kubesched.errors import ConfigError, ManifestError
 
 
-@pytest.mark.parametrize(("name", "content", "message"), [
-    ("bad.yaml", b"a: [1\nb: 2\n", "invalid YAML: did not find expected ',' or ']' (line 2, column 2)"),
-    ("bad.json", b'{"a": [1,\n', "invalid JSON: Expecting value (line 2, column 1)"),
-    ("two.yaml", b"a: 1\n---\nb: 2\n", "invalid YAML: expected one document, found a second at line 2"),
-    ("bin.yaml", b"\xff\xfe", "not valid UTF-8 text"),
-    ("bomb.yaml", b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
-        f"{c}: &{c} [".encode() + b", ".join([f"*{p}".encode()] * 10) + b"]\n"
-        for p, c in zip("abcdefgh", "bcdefghi", strict=True)), "invalid YAML: document contains excessive aliasing"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("bad.yaml", b"a: [1\nb: 2\n", "invalid YAML: did not find expected ',' or ']' (line 2, column 2)"),
+        ("bad.json", b'{"a": [1,\n', "invalid JSON: Expecting value (line 2, column 1)"),
+        ("two.yaml", b"a: 1\n---\nb: 2\n", "invalid YAML: expected one document, found a second at line 2"),
+        ("bin.yaml", b"\xff\xfe", "not valid UTF-8 text"),
+        (
+            "bomb.yaml",
+            b"a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + b"".join(
+                f"{c}: &{c} [".encode() + b", ".join([f"*{p}".encode()] * 10) + b"]\n"
+                for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+            ),
+            "invalid YAML: document contains excessive aliasing",
+        ),
+    ],
+)
 def test_messages_name_file_and_line(tmp_path: Path, name: str, content: bytes, message: str) -> None:
     path = tmp_path / name
     path.write_bytes(content)
@@ -40,4 +49,6 @@ def test_documents_and_hint() -> None:
     assert parse_document("{a: 1}", "x") == {"a": 1}  # flow YAML, not JSON
     with pytest.raises(ConfigError) as e:
         parse_document("kind: Pod\n---\nkind: Node\n", "t.yaml", hint="a trace is X")
-    assert str(e.value) == "t.yaml: invalid YAML: expected one document, found a second at line 2; a trace is X"
+    assert (
+        str(e.value) == "t.yaml: invalid YAML: expected one document, found a second at line 2; a trace is X"
+    )

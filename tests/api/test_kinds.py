@@ -27,15 +27,47 @@ from kubesched.modes.simulate.run import run_simulation
 from kubesched.scheduler import new_scheduler
 
 LOADED_IN_ORDER = (
-    "Namespace", "Node", "PriorityClass", "StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity",
-    "DeviceClass", "ResourceSlice", "PersistentVolume", "PersistentVolumeClaim", "ResourceClaimTemplate",
-    "ResourceClaim", "Service", "ReplicationController", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet",
-    "Job", "PodDisruptionBudget", "Pod",
+    "Namespace",
+    "Node",
+    "PriorityClass",
+    "StorageClass",
+    "CSIDriver",
+    "CSINode",
+    "CSIStorageCapacity",
+    "DeviceClass",
+    "ResourceSlice",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "ResourceClaimTemplate",
+    "ResourceClaim",
+    "Service",
+    "ReplicationController",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "PodDisruptionBudget",
+    "Pod",
 )
 WATCHED_IN_ORDER = (
-    "Namespace", "Node", "StorageClass", "CSIDriver", "CSINode", "CSIStorageCapacity", "DeviceClass",
-    "ResourceSlice", "PersistentVolume", "PersistentVolumeClaim", "ResourceClaim", "Service",
-    "ReplicationController", "ReplicaSet", "StatefulSet", "PodDisruptionBudget", "Pod",
+    "Namespace",
+    "Node",
+    "StorageClass",
+    "CSIDriver",
+    "CSINode",
+    "CSIStorageCapacity",
+    "DeviceClass",
+    "ResourceSlice",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "ResourceClaim",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+    "PodDisruptionBudget",
+    "Pod",
 )
 
 
@@ -51,13 +83,28 @@ class Widget:
         return cls(str(obj["metadata"]["name"]), int(obj["spec"]["size"]))
 
 
-WIDGET = Kind("example.kubesched.io", "v1", "Widget", "widgets", "widget", True, ("wd",), ("status",),
-              parser=Widget.from_obj, loadable=True, watched=True)
+WIDGET = Kind(
+    "example.kubesched.io",
+    "v1",
+    "Widget",
+    "widgets",
+    "widget",
+    True,
+    ("wd",),
+    ("status",),
+    parser=Widget.from_obj,
+    loadable=True,
+    watched=True,
+)
 
 
 def _widget(name: str, size: int = 3) -> dict[str, Any]:
-    return {"apiVersion": "example.kubesched.io/v1", "kind": "Widget",
-            "metadata": {"name": name, "namespace": "default"}, "spec": {"size": size}}
+    return {
+        "apiVersion": "example.kubesched.io/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"size": size},
+    }
 
 
 @pytest.fixture
@@ -78,7 +125,9 @@ def _discovered(server: ServerHandle) -> dict[str, dict[str, Any]]:
     """``group/version/name`` -> APIResource of every resource and subresource discovery lists."""
     out: dict[str, dict[str, Any]] = {}
     assert _get(server, "/api")["versions"] == ["v1"]
-    gvs = [("", "v1")] + [(g["name"], v["version"]) for g in _get(server, "/apis")["groups"] for v in g["versions"]]
+    gvs = [("", "v1")] + [
+        (g["name"], v["version"]) for g in _get(server, "/apis")["groups"] for v in g["versions"]
+    ]
     for group, version in gvs:
         doc = _get(server, f"/apis/{group}/{version}" if group else f"/api/{version}")
         for r in doc["resources"]:
@@ -89,8 +138,12 @@ def _discovered(server: ServerHandle) -> dict[str, dict[str, Any]]:
 def _expected(rows: tuple[Kind, ...]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
-        entry: dict[str, Any] = {"name": row.plural, "singularName": row.singular, "namespaced": row.namespaced,
-                                 "kind": row.kind}
+        entry: dict[str, Any] = {
+            "name": row.plural,
+            "singularName": row.singular,
+            "namespaced": row.namespaced,
+            "kind": row.kind,
+        }
         if row.short_names:
             entry["shortNames"] = list(row.short_names)
         if row.categories:
@@ -100,8 +153,11 @@ def _expected(rows: tuple[Kind, ...]) -> dict[str, dict[str, Any]]:
             if sub in SERVED_SUBRESOURCES:
                 body_kind, verbs = kinds.SUBRESOURCE_KINDS[sub]
                 out[f"{row.group}/{row.version}/{row.plural}/{sub}"] = {
-                    "name": f"{row.plural}/{sub}", "namespaced": row.namespaced, "kind": body_kind or row.kind,
-                    "verbs": list(verbs)}
+                    "name": f"{row.plural}/{sub}",
+                    "namespaced": row.namespaced,
+                    "kind": body_kind or row.kind,
+                    "verbs": list(verbs),
+                }
     return out
 
 
@@ -117,18 +173,32 @@ def test_discovery_agrees_with_the_registry(server: ServerHandle) -> None:
     found = _discovered(server)
     _compare(found, kinds.served_kinds())
     assert {k for k in found if k.startswith("resource.k8s.io/v1/")} == {
-        "resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1/resourceslices",
-        "resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1/resourceclaims",
-        "resource.k8s.io/v1/resourceclaims/status"}
+        "resource.k8s.io/v1/deviceclasses",
+        "resource.k8s.io/v1/resourceslices",
+        "resource.k8s.io/v1/resourceclaimtemplates",
+        "resource.k8s.io/v1/resourceclaims",
+        "resource.k8s.io/v1/resourceclaims/status",
+    }
     assert found["apps/v1/deployments"]["shortNames"] == ["deploy"]
     assert found["apps/v1/deployments/status"]["verbs"] == ["get", "patch", "update"]
-    assert found["apps/v1/deployments/scale"] == {"name": "deployments/scale", "singularName": "", "namespaced": True,
-                                                  "group": "autoscaling", "version": "v1", "kind": "Scale",
-                                                  "verbs": ["get", "patch", "update"]}
+    assert found["apps/v1/deployments/scale"] == {
+        "name": "deployments/scale",
+        "singularName": "",
+        "namespaced": True,
+        "group": "autoscaling",
+        "version": "v1",
+        "kind": "Scale",
+        "verbs": ["get", "patch", "update"],
+    }
     assert found["batch/v1/jobs/status"]["kind"] == "Job"
     assert found["resource.k8s.io/v1/deviceclasses"]["namespaced"] is False
-    assert found["/v1/pods/binding"] == {"name": "pods/binding", "singularName": "", "namespaced": True,
-                                         "kind": "Binding", "verbs": ["create"]}
+    assert found["/v1/pods/binding"] == {
+        "name": "pods/binding",
+        "singularName": "",
+        "namespaced": True,
+        "kind": "Binding",
+        "verbs": ["create"],
+    }
 
 
 def test_snapshot_loader_and_informers_agree_with_the_registry() -> None:
@@ -150,15 +220,25 @@ def test_snapshot_loader_and_informers_agree_with_the_registry() -> None:
 
 def test_typed_parsers_resolve() -> None:
     parsers = {row.kind: kinds.parser(row.kind) for row in kinds.all_kinds() if row.parser is not None}
-    assert sorted(parsers) == ["DeviceClass", "Node", "PersistentVolume", "PersistentVolumeClaim", "Pod",
-                               "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "StorageClass"]
+    assert sorted(parsers) == [
+        "DeviceClass",
+        "Node",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "Pod",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "ResourceSlice",
+        "StorageClass",
+    ]
     node = parsers["Node"]
     assert node is not None
     assert node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}).name == "n1"
 
 
-def test_a_kind_added_by_one_row_is_served_snapshotted_loaded_and_watched(server: ServerHandle,
-                                                                            tmp_path: Path) -> None:
+def test_a_kind_added_by_one_row_is_served_snapshotted_loaded_and_watched(
+    server: ServerHandle, tmp_path: Path
+) -> None:
     assert kinds.lookup("Widget") is None
     with kinds.extra_kinds(WIDGET):
         # serve: discovery and the generic verbs, through the official client
@@ -168,23 +248,35 @@ def test_a_kind_added_by_one_row_is_served_snapshotted_loaded_and_watched(server
         cfg = k8s.Configuration()
         cfg.host = server.url
         custom = k8s.CustomObjectsApi(k8s.ApiClient(cfg))
-        custom.create_namespaced_custom_object("example.kubesched.io", "v1", "default", "widgets", _widget("w1"))
+        custom.create_namespaced_custom_object(
+            "example.kubesched.io", "v1", "default", "widgets", _widget("w1")
+        )
         got = custom.get_namespaced_custom_object("example.kubesched.io", "v1", "default", "widgets", "w1")
         assert got["spec"] == {"size": 3} and got["metadata"]["resourceVersion"]
         # snapshot: through the API client, as `kubesched snapshot` reads a cluster
-        client = KubeClusterClient.from_kubeconfig(str(write_kubeconfig(tmp_path / "kubeconfig", server.url)),
-                                                   qps=50, burst=100)
+        client = KubeClusterClient.from_kubeconfig(
+            str(write_kubeconfig(tmp_path / "kubeconfig", server.url)), qps=50, burst=100
+        )
         try:
             objects = read_snapshot(client)
         finally:
             client.close()
-        assert [(o["kind"], o["metadata"]["name"]) for o in objects if o["kind"] == "Widget"] == [("Widget", "w1")]
+        assert [(o["kind"], o["metadata"]["name"]) for o in objects if o["kind"] == "Widget"] == [
+            ("Widget", "w1")
+        ]
         assert "resourceVersion" not in objects[-1]["metadata"]
         # simulate: loaded from manifests into the embedded cluster
-        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-                "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}}
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}},
+        }
         loaded = load_manifest_text("\n---\n".join(json.dumps(o) for o in (node, _widget("w2", 5))), "w.yaml")
-        assert [m.where for m in loaded.manifests] == ["w.yaml doc 1 (Node n1)", "w.yaml doc 2 (Widget default/w2)"]
+        assert [m.where for m in loaded.manifests] == [
+            "w.yaml doc 1 (Node n1)",
+            "w.yaml doc 2 (Widget default/w2)",
+        ]
         result = run_simulation(loaded.manifests, None)
         assert result.cluster.get("Widget", "default", "w2")["spec"] == {"size": 5}
         # the scheduler's informers watch it

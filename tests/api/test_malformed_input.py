@@ -29,106 +29,247 @@ from kubesched.embedded.manifests import load_manifests
 from kubesched.errors import KubeschedError, ManifestError
 
 POD: dict[str, Any] = {
-    "apiVersion": "v1", "kind": "Pod",
-    "metadata": {"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": "7",
-                 "labels": {"app": "web"}, "annotations": {"a": "b"},
-                 "creationTimestamp": "2025-01-01T00:00:00Z",
-                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "r1",
-                                      "controller": True}]},
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "web",
+        "namespace": "shop",
+        "uid": "u1",
+        "resourceVersion": "7",
+        "labels": {"app": "web"},
+        "annotations": {"a": "b"},
+        "creationTimestamp": "2025-01-01T00:00:00Z",
+        "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "r1", "controller": True}
+        ],
+    },
     "spec": {
-        "schedulerName": "default-scheduler", "priority": 10, "preemptionPolicy": "Never",
+        "schedulerName": "default-scheduler",
+        "priority": 10,
+        "preemptionPolicy": "Never",
         "nodeSelector": {"disk": "ssd"},
-        "containers": [{"name": "c", "image": "nginx:1",
-                        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "1"}},
-                        "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}]}],
-        "initContainers": [{"name": "i", "image": "busybox", "restartPolicy": "Always",
-                            "resources": {"requests": {"cpu": "10m"}}}],
+        "containers": [
+            {
+                "name": "c",
+                "image": "nginx:1",
+                "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "1"}},
+                "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}],
+            }
+        ],
+        "initContainers": [
+            {
+                "name": "i",
+                "image": "busybox",
+                "restartPolicy": "Always",
+                "resources": {"requests": {"cpu": "10m"}},
+            }
+        ],
         "overhead": {"cpu": "10m"},
-        "tolerations": [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute",
-                         "tolerationSeconds": 30}],
+        "tolerations": [
+            {"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute", "tolerationSeconds": 30}
+        ],
         "affinity": {
             "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]},
-                                          {"key": "gen", "operator": "Gt", "values": ["3"]}],
-                     "matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n9"]}]}]},
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "zone", "operator": "In", "values": ["a"]},
+                                {"key": "gen", "operator": "Gt", "values": ["3"]},
+                            ],
+                            "matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n9"]}],
+                        }
+                    ]
+                },
                 "preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": 5, "preference": {"matchExpressions": [{"key": "z", "operator": "Exists"}]}}]},
-            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"app": "db"},
-                                   "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["x"]}]},
-                 "topologyKey": "zone", "namespaces": ["shop"], "matchLabelKeys": ["app"]}]},
-            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 3, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}},
-                                                  "namespaceSelector": {}, "topologyKey": "kubernetes.io/hostname"}}]},
+                    {"weight": 5, "preference": {"matchExpressions": [{"key": "z", "operator": "Exists"}]}}
+                ],
+            },
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {
+                            "matchLabels": {"app": "db"},
+                            "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["x"]}],
+                        },
+                        "topologyKey": "zone",
+                        "namespaces": ["shop"],
+                        "matchLabelKeys": ["app"],
+                    }
+                ]
+            },
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 3,
+                        "podAffinityTerm": {
+                            "labelSelector": {"matchLabels": {"app": "web"}},
+                            "namespaceSelector": {},
+                            "topologyKey": "kubernetes.io/hostname",
+                        },
+                    }
+                ]
+            },
         },
-        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
-                                       "labelSelector": {"matchLabels": {"app": "web"}}, "minDomains": 2,
-                                       "nodeAffinityPolicy": "Honor", "matchLabelKeys": ["pod-template-hash"]}],
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "web"}},
+                "minDomains": 2,
+                "nodeAffinityPolicy": "Honor",
+                "matchLabelKeys": ["pod-template-hash"],
+            }
+        ],
         "schedulingGates": [{"name": "g"}],
-        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
-                    {"name": "tmp", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}}],
+        "volumes": [
+            {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+            {
+                "name": "tmp",
+                "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}},
+            },
+        ],
         "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}],
     },
-    "status": {"phase": "Pending", "startTime": "2025-01-01T00:00:01Z", "nominatedNodeName": "n1",
-               "conditions": [{"type": "PodScheduled", "status": "False"}]},
+    "status": {
+        "phase": "Pending",
+        "startTime": "2025-01-01T00:00:01Z",
+        "nominatedNodeName": "n1",
+        "conditions": [{"type": "PodScheduled", "status": "False"}],
+    },
 }
 NODE: dict[str, Any] = {
-    "apiVersion": "v1", "kind": "Node",
-    "metadata": {"name": "n1", "uid": "n1", "labels": {"zone": "a"}, "annotations": {"x": "y"}, "resourceVersion": "3"},
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {
+        "name": "n1",
+        "uid": "n1",
+        "labels": {"zone": "a"},
+        "annotations": {"x": "y"},
+        "resourceVersion": "3",
+    },
     "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}], "unschedulable": False},
-    "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
-               "allocatable": {"cpu": "4", "memory": "16Gi", "pods": 110},
-               "images": [{"names": ["nginx:1"], "sizeBytes": 1000}],
-               "conditions": [{"type": "Ready", "status": "True"}]},
+    "status": {
+        "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+        "allocatable": {"cpu": "4", "memory": "16Gi", "pods": 110},
+        "images": [{"names": ["nginx:1"], "sizeBytes": 1000}],
+        "conditions": [{"type": "Ready", "status": "True"}],
+    },
 }
 PV: dict[str, Any] = {
-    "apiVersion": "v1", "kind": "PersistentVolume",
+    "apiVersion": "v1",
+    "kind": "PersistentVolume",
     "metadata": {"name": "pv1", "labels": {"a": "b"}, "annotations": {"c": "d"}},
-    "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "fast",
-             "claimRef": {"namespace": "shop", "name": "data", "uid": "c1"},
-             "csi": {"driver": "d", "volumeHandle": "h"},
-             "nodeAffinity": {"required": {"nodeSelectorTerms": [
-                 {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}]}}},
+    "spec": {
+        "capacity": {"storage": "1Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "fast",
+        "claimRef": {"namespace": "shop", "name": "data", "uid": "c1"},
+        "csi": {"driver": "d", "volumeHandle": "h"},
+        "nodeAffinity": {
+            "required": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}
+                        ]
+                    }
+                ]
+            }
+        },
+    },
     "status": {"phase": "Bound"},
 }
 PVC: dict[str, Any] = {
-    "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-    "metadata": {"name": "data", "namespace": "shop", "uid": "c1", "annotations": {"x": "y"},
-                 "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "web", "uid": "u1", "controller": True}]},
-    "spec": {"storageClassName": "fast", "accessModes": ["ReadWriteOnce"], "volumeName": "pv1",
-             "resources": {"requests": {"storage": "1Gi"}},
-             "selector": {"matchLabels": {"a": "b"}}},
+    "apiVersion": "v1",
+    "kind": "PersistentVolumeClaim",
+    "metadata": {
+        "name": "data",
+        "namespace": "shop",
+        "uid": "c1",
+        "annotations": {"x": "y"},
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "Pod", "name": "web", "uid": "u1", "controller": True}
+        ],
+    },
+    "spec": {
+        "storageClassName": "fast",
+        "accessModes": ["ReadWriteOnce"],
+        "volumeName": "pv1",
+        "resources": {"requests": {"storage": "1Gi"}},
+        "selector": {"matchLabels": {"a": "b"}},
+    },
     "status": {"phase": "Bound"},
 }
 SC: dict[str, Any] = {
-    "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"},
-    "provisioner": "p", "volumeBindingMode": "WaitForFirstConsumer",
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "fast"},
+    "provisioner": "p",
+    "volumeBindingMode": "WaitForFirstConsumer",
     "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}],
 }
 CSINODE: dict[str, Any] = {
-    "apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "CSINode",
+    "metadata": {"name": "n1"},
     "spec": {"drivers": [{"name": "d", "nodeID": "n1", "allocatable": {"count": 3}}]},
 }
 PDB: dict[str, Any] = {
-    "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb", "namespace": "shop"},
+    "apiVersion": "policy/v1",
+    "kind": "PodDisruptionBudget",
+    "metadata": {"name": "pdb", "namespace": "shop"},
     "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
-    "status": {"disruptionsAllowed": 0, "disruptedPods": {"web": "2025-01-01T00:00:00Z"},
-               "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1},
+    "status": {
+        "disruptionsAllowed": 0,
+        "disruptedPods": {"web": "2025-01-01T00:00:00Z"},
+        "currentHealthy": 1,
+        "desiredHealthy": 1,
+        "expectedPods": 1,
+    },
 }
 SERVICE: dict[str, Any] = {
-    "apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "shop"},
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {"name": "svc", "namespace": "shop"},
     "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "http"}]},
 }
 REPLICASET: dict[str, Any] = {
-    "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "shop"},
-    "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-             "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}}},
+    "apiVersion": "apps/v1",
+    "kind": "ReplicaSet",
+    "metadata": {"name": "rs", "namespace": "shop"},
+    "spec": {
+        "replicas": 2,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}},
+    },
 }
 OBJECTS = [POD, NODE, PV, PVC, SC, CSINODE, PDB, SERVICE, REPLICASET]
 
-WRONG: list[Any] = ["str", "soon", "", 0, -1, 7, 2**70, 1.5, True, None, [], ["x"], [1, {"a": []}], {}, {"a": "b"},
-                    {"key": [1]}, "invalid value: ___@#$%^", "{{.bad-value.}}", "-1Gi", "1.5.0", "x" * 300]
+WRONG: list[Any] = [
+    "str",
+    "soon",
+    "",
+    0,
+    -1,
+    7,
+    2**70,
+    1.5,
+    True,
+    None,
+    [],
+    ["x"],
+    [1, {"a": []}],
+    {},
+    {"a": "b"},
+    {"key": [1]},
+    "invalid value: ___@#$%^",
+    "{{.bad-value.}}",
+    "-1Gi",
+    "1.5.0",
+    "x" * 300,
+]
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -186,6 +327,7 @@ def _parse_as_run_does(obj: dict[str, Any]) -> None:
     elif kind == "PodDisruptionBudget":
         compile_pdbs([obj])
     elif kind in ("Service", "ReplicaSet"):
+
         class Objects:
             def list(self, k: str, ns: str | None = None) -> list[dict[str, Any]]:
                 return [obj] if k == kind else []
@@ -204,8 +346,12 @@ def test_base_objects_parse() -> None:
 
 
 @settings(max_examples=1200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(CASES), st.sampled_from(["replace", "replace", "delete", "junk"]), st.sampled_from(WRONG))
-def test_fuzzed_objects_raise_only_project_errors(case: tuple[int, tuple[Any, ...]], action: str, new: Any) -> None:
+@given(
+    st.sampled_from(CASES), st.sampled_from(["replace", "replace", "delete", "junk"]), st.sampled_from(WRONG)
+)
+def test_fuzzed_objects_raise_only_project_errors(
+    case: tuple[int, tuple[Any, ...]], action: str, new: Any
+) -> None:
     index, path = case
     obj = _mutated(index, path, action, new)
     try:
@@ -214,22 +360,46 @@ def test_fuzzed_objects_raise_only_project_errors(case: tuple[int, tuple[Any, ..
         assert "\n" not in str(e)
 
 
-@pytest.mark.parametrize(("path", "value", "message"), [
-    (("metadata", "labels"), "app=web", "metadata.labels: must be an object, got string"),
-    (("status", "startTime"), ["2025"], "status.startTime: must be a timestamp string, got list"),
-    (("spec",), "nope", "spec: must be an object, got string"),
-    (("spec", "containers", 0, "resources", "requests", "cpu"), {"a": 1},
-     "spec.containers[0].resources.requests.cpu: must be a string, got object"),
-    (("spec", "tolerations", 0, "tolerationSeconds"), "soon",
-     "spec.tolerations[0].tolerationSeconds: must be an integer, got string"),
-    (("spec", "containers", 0, "ports", 0, "hostPort"), "8080",
-     "spec.containers[0].ports[0].hostPort: must be an integer, got string"),
-    (("spec", "affinity", "podAffinity", "requiredDuringSchedulingIgnoredDuringExecution", 0, "labelSelector",
-      "matchExpressions", 0, "values"), "x",
-     "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector"
-     ".matchExpressions[0].values: must be a list, got string"),
-    (("spec", "schedulingGates", 0), "a", "spec.schedulingGates[0]: must be an object, got string"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("metadata", "labels"), "app=web", "metadata.labels: must be an object, got string"),
+        (("status", "startTime"), ["2025"], "status.startTime: must be a timestamp string, got list"),
+        (("spec",), "nope", "spec: must be an object, got string"),
+        (
+            ("spec", "containers", 0, "resources", "requests", "cpu"),
+            {"a": 1},
+            "spec.containers[0].resources.requests.cpu: must be a string, got object",
+        ),
+        (
+            ("spec", "tolerations", 0, "tolerationSeconds"),
+            "soon",
+            "spec.tolerations[0].tolerationSeconds: must be an integer, got string",
+        ),
+        (
+            ("spec", "containers", 0, "ports", 0, "hostPort"),
+            "8080",
+            "spec.containers[0].ports[0].hostPort: must be an integer, got string",
+        ),
+        (
+            (
+                "spec",
+                "affinity",
+                "podAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                0,
+                "labelSelector",
+                "matchExpressions",
+                0,
+                "values",
+            ),
+            "x",
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector"
+            ".matchExpressions[0].values: must be a list, got string",
+        ),
+        (("spec", "schedulingGates", 0), "a", "spec.schedulingGates[0]: must be an object, got string"),
+    ],
+)
 def test_wrong_type_names_the_field(path: tuple[Any, ...], value: Any, message: str) -> None:
     obj = _mutated(0, path, "replace", value)
     with pytest.raises(ManifestError) as err:
@@ -246,10 +416,12 @@ def test_node_labels_string_names_the_field() -> None:
 
 # ---- simulate ---------------------------------------------------------------------------------
 
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(CASES), st.sampled_from(["replace", "delete"]), st.sampled_from(WRONG))
-def test_fuzzed_manifests_through_simulate(tmp_path_factory: pytest.TempPathFactory,
-                                           case: tuple[int, tuple[Any, ...]], action: str, new: Any) -> None:
+def test_fuzzed_manifests_through_simulate(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[int, tuple[Any, ...]], action: str, new: Any
+) -> None:
     from kubesched.modes.simulate.run import run_simulation
 
     index, path = case
@@ -263,13 +435,21 @@ def test_fuzzed_manifests_through_simulate(tmp_path_factory: pytest.TempPathFact
         assert "\n" not in str(e)
         return
     assert [p.status for p in result.pods if p.name == "web"] in (
-        [], ["Error"], ["Unschedulable"], ["Scheduled"], ["Gated"], ["Ignored"])
+        [],
+        ["Error"],
+        ["Unschedulable"],
+        ["Scheduled"],
+        ["Gated"],
+        ["Ignored"],
+    )
 
 
 # ---- bounded YAML -----------------------------------------------------------------------------
 
-BOMB = "\n".join(["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
-                 + [f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]" for p, c in zip("abcdefgh", "bcdefghi", strict=True)])
+BOMB = "\n".join(
+    ["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
+    + [f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]" for p, c in zip("abcdefgh", "bcdefghi", strict=True)]
+)
 
 
 def _bounded(fn: Any, *args: Any) -> Exception:
@@ -287,9 +467,14 @@ def test_alias_bomb_refused_quickly() -> None:
 
 def test_deep_nesting_refused_quickly() -> None:
     deep_flow = "[" * 100_000 + "]" * 100_000
-    assert str(_bounded(check_yaml, deep_flow)) == f"exceeded max depth of {MAX_DEPTH} (line 1, column {MAX_DEPTH + 1})"
+    assert (
+        str(_bounded(check_yaml, deep_flow))
+        == f"exceeded max depth of {MAX_DEPTH} (line 1, column {MAX_DEPTH + 1})"
+    )
     deep_block = "\n".join(" " * i + "a:" for i in range(2000)) + " 1"
-    assert str(_bounded(check_yaml, deep_block)).startswith(f"exceeded max depth of {MAX_DEPTH} (line {MAX_DEPTH + 1},")
+    assert str(_bounded(check_yaml, deep_block)).startswith(
+        f"exceeded max depth of {MAX_DEPTH} (line {MAX_DEPTH + 1},"
+    )
     assert str(_bounded(check_yaml, "- " * 5000 + "x")).startswith(f"exceeded max depth of {MAX_DEPTH}")
     assert str(_bounded(load_json, "[" * 100_000 + "]" * 100_000)) == f"exceeded max depth of {MAX_DEPTH}"
     assert str(_bounded(load_json, "[" * 300 + "]" * 300)) == f"exceeded max depth of {MAX_DEPTH}"
@@ -315,40 +500,82 @@ def test_manifest_and_config_loaders_refuse_bombs(tmp_path: Path) -> None:
     assert str(err) == f"{bomb} doc 2: invalid YAML: document contains excessive aliasing (line 8, column 11)"
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 50_000 + "]" * 50_000)
-    assert str(_bounded(load_manifests, [deep])) == f"{deep} doc 1: invalid JSON: exceeded max depth of {MAX_DEPTH}"
+    assert (
+        str(_bounded(load_manifests, [deep]))
+        == f"{deep} doc 1: invalid JSON: exceeded max depth of {MAX_DEPTH}"
+    )
     cfg = tmp_path / "sched.yaml"
     cfg.write_text(BOMB)
     assert str(_bounded(load_config, cfg)) == (
-        f"{cfg}: invalid YAML: document contains excessive aliasing (line 4, column 11)")
+        f"{cfg}: invalid YAML: document contains excessive aliasing (line 4, column 11)"
+    )
 
 
 # ---- configs ----------------------------------------------------------------------------------
 
 CONFIG: dict[str, Any] = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-    "parallelism": 16, "percentageOfNodesToScore": 50, "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 10,
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "parallelism": 16,
+    "percentageOfNodesToScore": 50,
+    "podInitialBackoffSeconds": 1,
+    "podMaxBackoffSeconds": 10,
     "clientConnection": {"qps": 50, "burst": 100},
-    "leaderElection": {"leaderElect": False, "leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"},
-    "profiles": [{
-        "schedulerName": "default-scheduler",
-        "plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 2}],
-                              "disabled": [{"name": "ImageLocality"}]}},
-        "pluginConfig": [
-            {"name": "NodeResourcesFit", "args": {"scoringStrategy": {
-                "type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}]}}},
-            {"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": [
-                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}]}},
-            {"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 1}},
-            {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 600}},
-        ]}],
-    "extenders": [{"urlPrefix": "http://127.0.0.1:1/", "filterVerb": "filter", "weight": 1,
-                   "managedResources": [{"name": "example.com/foo", "ignoredByScheduler": True}]}],
+    "leaderElection": {
+        "leaderElect": False,
+        "leaseDuration": "15s",
+        "renewDeadline": "10s",
+        "retryPeriod": "2s",
+    },
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "plugins": {
+                "score": {
+                    "enabled": [{"name": "NodeResourcesFit", "weight": 2}],
+                    "disabled": [{"name": "ImageLocality"}],
+                }
+            },
+            "pluginConfig": [
+                {
+                    "name": "NodeResourcesFit",
+                    "args": {
+                        "scoringStrategy": {
+                            "type": "MostAllocated",
+                            "resources": [{"name": "cpu", "weight": 1}],
+                        }
+                    },
+                },
+                {
+                    "name": "PodTopologySpread",
+                    "args": {
+                        "defaultingType": "List",
+                        "defaultConstraints": [
+                            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}
+                        ],
+                    },
+                },
+                {"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 1}},
+                {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 600}},
+            ],
+        }
+    ],
+    "extenders": [
+        {
+            "urlPrefix": "http://127.0.0.1:1/",
+            "filterVerb": "filter",
+            "weight": 1,
+            "managedResources": [{"name": "example.com/foo", "ignoredByScheduler": True}],
+        }
+    ],
 }
 CONFIG_CASES = _paths(CONFIG)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(CONFIG_CASES), st.sampled_from(["replace", "replace", "delete"]), st.sampled_from(WRONG))
+@given(
+    st.sampled_from(CONFIG_CASES), st.sampled_from(["replace", "replace", "delete"]), st.sampled_from(WRONG)
+)
 def test_fuzzed_configs_raise_only_config_errors(path: tuple[Any, ...], action: str, new: Any) -> None:
     from kubesched.config.load import parse_config
 
@@ -373,16 +600,30 @@ def test_base_config_parses() -> None:
     assert [p.scheduler_name for p in config.profiles] == ["default-scheduler"]
 
 
-@pytest.mark.parametrize(("index", "path", "new", "outcome"), [
-    # a uid that is not a string is kept as loaded and reported by the Pod's parser
-    (0, ("metadata", "uid"), ["x"], ("Error", "doc 1 item 1 (Pod shop/web): metadata.uid: must be a string, got list")),
-    (0, ("metadata", "uid"), {"a": "b"}, ("Error", "doc 1 item 1 (Pod shop/web): metadata.uid: must be a string, got object")),
-    # the PV controller writes into a volume or claim whose spec is null as into an empty one
-    (2, ("spec",), None, ("Gated", "waiting for scheduling gates: [g]")),
-    (3, ("spec",), None, ("Gated", "waiting for scheduling gates: [g]")),
-])
-def test_fuzz_findings_through_simulate(tmp_path: Path, index: int, path: tuple[Any, ...], new: Any,
-                                        outcome: tuple[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("index", "path", "new", "outcome"),
+    [
+        # a uid that is not a string is kept as loaded and reported by the Pod's parser
+        (
+            0,
+            ("metadata", "uid"),
+            ["x"],
+            ("Error", "doc 1 item 1 (Pod shop/web): metadata.uid: must be a string, got list"),
+        ),
+        (
+            0,
+            ("metadata", "uid"),
+            {"a": "b"},
+            ("Error", "doc 1 item 1 (Pod shop/web): metadata.uid: must be a string, got object"),
+        ),
+        # the PV controller writes into a volume or claim whose spec is null as into an empty one
+        (2, ("spec",), None, ("Gated", "waiting for scheduling gates: [g]")),
+        (3, ("spec",), None, ("Gated", "waiting for scheduling gates: [g]")),
+    ],
+)
+def test_fuzz_findings_through_simulate(
+    tmp_path: Path, index: int, path: tuple[Any, ...], new: Any, outcome: tuple[str, str]
+) -> None:
     from kubesched.modes.simulate.run import run_simulation
 
     objs = [copy.deepcopy(o) for o in OBJECTS]

@@ -113,7 +113,10 @@ def test_update_pod(cache: Cache) -> None:
     new = make_pod("web", cpu="300m", node_name="n1")
     with pytest.raises(CacheError) as e:
         cache.update_pod(old, new)
-    assert str(e.value) == "pod uid-default-web(default/web) is not added to scheduler cache, so cannot be updated"
+    assert (
+        str(e.value)
+        == "pod uid-default-web(default/web) is not added to scheduler cache, so cannot be updated"
+    )
     cache.add_pod(old)
     cache.update_pod(old, new)
     assert requested_cpu(cache, "n1") == 300
@@ -134,7 +137,10 @@ def test_remove_pod(cache: Cache) -> None:
     p = make_pod("web", cpu="200m", node_name="n1")
     with pytest.raises(CacheError) as e:
         cache.remove_pod(p)
-    assert str(e.value) == "pod uid-default-web(default/web) is not found in scheduler cache, so cannot be removed from it"
+    assert (
+        str(e.value)
+        == "pod uid-default-web(default/web) is not found in scheduler cache, so cannot be removed from it"
+    )
     cache.add_pod(p)
     # a delete with an empty nodeName (missed delete, last known state) removes the cached copy
     cache.remove_pod(make_pod("web"))

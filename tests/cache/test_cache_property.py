@@ -18,11 +18,26 @@ from kubesched.testing import make_node, make_pod, node_info, snapshot_of
 NODES = [f"n{i}" for i in range(6)]
 ZONES = ["a", "b", "c", None]
 IMAGES = ["img0:1", "img1:1", "img2:1", "img3:1"]
-ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}}
-PREF = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-    {"weight": 1, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "x"}},
-                                      "topologyKey": "kubernetes.io/hostname"}}]}}
+ANTI = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+        ]
+    }
+}
+PREF = {
+    "podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 1,
+                "podAffinityTerm": {
+                    "labelSelector": {"matchLabels": {"app": "x"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                },
+            }
+        ]
+    }
+}
 
 
 def build_node(name: str, zone: int, images: frozenset[int]) -> Node:
@@ -39,8 +54,14 @@ def build_pod(i: int, node: str, cpu: int, kind: int, claim: int) -> Pod:
         spec["affinity"] = PREF
     if claim:
         spec["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": f"c{claim}"}}]
-    spec["containers"] = [{"name": "c", "image": "x", "ports": [{"containerPort": 80, "hostPort": 8000 + i}],
-                           "resources": {"requests": {"cpu": f"{cpu}m"}}}]
+    spec["containers"] = [
+        {
+            "name": "c",
+            "image": "x",
+            "ports": [{"containerPort": 80, "hostPort": 8000 + i}],
+            "resources": {"requests": {"cpu": f"{cpu}m"}},
+        }
+    ]
     return make_pod(f"p{i}", cpu=f"{cpu}m", node_name=node, spec=spec)
 
 
@@ -82,18 +103,34 @@ class Model:
     def reference(self) -> Snapshot:
         infos: list[NodeInfo] = []
         for name in self.order():
-            infos.append(node_info(self.nodes[name], [p for p, _ in self.pods.values() if p.node_name == name]))
+            infos.append(
+                node_info(self.nodes[name], [p for p, _ in self.pods.values() if p.node_name == name])
+            )
         return snapshot_of(infos)
 
 
 op = st.one_of(
     st.tuples(st.just("node"), st.sampled_from(NODES), st.integers(0, 3), st.frozensets(st.integers(0, 3))),
     st.tuples(st.just("rmnode"), st.sampled_from(NODES)),
-    st.tuples(st.just("assume"), st.integers(0, 9), st.sampled_from(NODES), st.integers(1, 900),
-              st.integers(0, 2), st.integers(0, 2)),
-    st.tuples(st.just("add"), st.integers(0, 9), st.sampled_from(NODES), st.integers(1, 900),
-              st.integers(0, 2), st.integers(0, 2)),
-    st.tuples(st.just("update"), st.integers(0, 9), st.integers(1, 900), st.integers(0, 2), st.integers(0, 2)),
+    st.tuples(
+        st.just("assume"),
+        st.integers(0, 9),
+        st.sampled_from(NODES),
+        st.integers(1, 900),
+        st.integers(0, 2),
+        st.integers(0, 2),
+    ),
+    st.tuples(
+        st.just("add"),
+        st.integers(0, 9),
+        st.sampled_from(NODES),
+        st.integers(1, 900),
+        st.integers(0, 2),
+        st.integers(0, 2),
+    ),
+    st.tuples(
+        st.just("update"), st.integers(0, 9), st.integers(1, 900), st.integers(0, 2), st.integers(0, 2)
+    ),
     st.tuples(st.just("forget"), st.integers(0, 9)),
     st.tuples(st.just("rmpod"), st.integers(0, 9)),
     st.tuples(st.just("snap")),
@@ -102,10 +139,18 @@ op = st.one_of(
 
 def summary(ni: NodeInfo, with_counts: bool) -> tuple[Any, ...]:
     images = {k: (v.size, v.num_nodes if with_counts else None) for k, v in ni.image_states.items()}
-    return (ni.name, sorted(p.pod.uid for p in ni.pods), sorted(p.pod.uid for p in ni.pods_with_affinity),
-            sorted(p.pod.uid for p in ni.pods_with_required_anti_affinity), ni.requested.as_dict(),
-            ni.non_zero_requested.as_dict(), ni.allocatable.as_dict(), ni.pvc_ref_counts,
-            {ip: sorted(s) for ip, s in ni.used_ports.ports.items()}, images)
+    return (
+        ni.name,
+        sorted(p.pod.uid for p in ni.pods),
+        sorted(p.pod.uid for p in ni.pods_with_affinity),
+        sorted(p.pod.uid for p in ni.pods_with_required_anti_affinity),
+        ni.requested.as_dict(),
+        ni.non_zero_requested.as_dict(),
+        ni.allocatable.as_dict(),
+        ni.pvc_ref_counts,
+        {ip: sorted(s) for ip, s in ni.used_ports.ports.items()},
+        images,
+    )
 
 
 def check(c: Cache, snap: Snapshot, m: Model, rebuilt: bool) -> None:
@@ -123,8 +168,11 @@ def check(c: Cache, snap: Snapshot, m: Model, rebuilt: bool) -> None:
         assert snap.node_info_map[name].node is m.nodes[name]
     assert snap.have_pods_with_affinity_list == [n for n in snap.node_info_list if n.pods_with_affinity]
     assert snap.have_pods_with_required_anti_affinity_list == [
-        n for n in snap.node_info_list if n.pods_with_required_anti_affinity]
-    assert {n.name for n in snap.have_pods_with_affinity_list} == {n.name for n in ref.have_pods_with_affinity_list}
+        n for n in snap.node_info_list if n.pods_with_required_anti_affinity
+    ]
+    assert {n.name for n in snap.have_pods_with_affinity_list} == {
+        n.name for n in ref.have_pods_with_affinity_list
+    }
     assert snap.used_pvc_set == ref.used_pvc_set == fresh.used_pvc_set
     assert snap.node_index == {n.name: i for i, n in enumerate(snap.node_info_list)}
     assert c.pod_count() == len(m.pods)

@@ -14,15 +14,38 @@ from kubesched.framework.node_info import ImageStateSummary
 from kubesched.framework.snapshot import Snapshot
 from kubesched.testing import make_node, make_pod
 
-ANTI = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}}}
-PREF = {"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-    {"weight": 5, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "x"}},
-                                      "topologyKey": "kubernetes.io/hostname"}}]}}}
+ANTI = {
+    "affinity": {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+}
+PREF = {
+    "affinity": {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 5,
+                    "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": {"app": "x"}},
+                        "topologyKey": "kubernetes.io/hostname",
+                    },
+                }
+            ]
+        }
+    }
+}
 
 
 def pvc(*claims: str) -> dict[str, Any]:
-    return {"volumes": [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]}
+    return {
+        "volumes": [
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)
+        ]
+    }
 
 
 def names(nis: list[Any]) -> list[str]:
@@ -190,7 +213,9 @@ def test_image_states_num_nodes() -> None:
     c.update_snapshot(snap)
     # both cloned now: current counts
     assert snap.get("n1").image_states == {  # type: ignore[union-attr]
-        "img:1": ImageStateSummary(100, 2), "img@sha256:aa": ImageStateSummary(100, 1)}
+        "img:1": ImageStateSummary(100, 2),
+        "img@sha256:aa": ImageStateSummary(100, 1),
+    }
     # n3 gains img:1 (with another size: the first-seen size wins)
     c.add_node(make_node("n3", images=[(["img:1"], 999)]))
     c.update_snapshot(snap)
@@ -209,7 +234,9 @@ def test_image_states_num_nodes() -> None:
     c.remove_node(make_node("n2", images=[(["img:1"], 100), (["other:2"], 50)]))
     assert c.image_num_nodes("img:1") == 1 and c.image_num_nodes("other:2") == 0
     assert c.new_snapshot().get("n1").image_states == {  # type: ignore[union-attr]
-        "img:1": ImageStateSummary(100, 1), "img@sha256:aa": ImageStateSummary(100, 1)}
+        "img:1": ImageStateSummary(100, 1),
+        "img@sha256:aa": ImageStateSummary(100, 1),
+    }
     assert c.new_snapshot().get("n3").image_states == {}  # type: ignore[union-attr]
 
 
@@ -226,8 +253,10 @@ def test_inconsistent_list_is_rebuilt_and_raises() -> None:
     snap.node_info_list = snap.node_info_list[:1]
     with pytest.raises(SnapshotInconsistentError) as e:
         c.update_snapshot(snap)
-    assert str(e.value) == ("snapshot state is not consistent, length of NodeInfoList=1 not equal to length of "
-                            "nodes in tree=2 , length of NodeInfoMap=2, length of nodes in cache=2, trying to recover")
+    assert str(e.value) == (
+        "snapshot state is not consistent, length of NodeInfoList=1 not equal to length of "
+        "nodes in tree=2 , length of NodeInfoMap=2, length of nodes in cache=2, trying to recover"
+    )
     assert names(snap.list()) == ["n1", "n2"]
     c.update_snapshot(snap)
 

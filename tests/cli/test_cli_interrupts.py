@@ -18,8 +18,10 @@ import pytest
 from cli_support import BASE, base_args, make_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
-REPLAY_CONFIGS = [str(ROOT / "examples" / "replay" / n)
-                  for n in ("upstream-default.yaml", "image-aware.yaml", "imagelocality-weight-10.yaml")]
+REPLAY_CONFIGS = [
+    str(ROOT / "examples" / "replay" / n)
+    for n in ("upstream-default.yaml", "image-aware.yaml", "imagelocality-weight-10.yaml")
+]
 
 
 class _Command:
@@ -28,9 +30,15 @@ class _Command:
 
     def __init__(self, args: list[str], cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "kubesched.cli.main", *args], cwd=cwd, env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kubesched.cli.main", *args],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -73,8 +81,10 @@ class _Command:
 
 def _trace(path: Path, pods: int) -> Path:
     lines = ["nodes: [{name: n, cpu: '16', memory: 64Gi, count: 30}]", "pods:"]
-    lines += [f"- {{name: p{i}, arrival: {i * 2}, duration: 600, cpu: 500m, memory: 1Gi, image: busybox:latest}}"
-              for i in range(pods)]
+    lines += [
+        f"- {{name: p{i}, arrival: {i * 2}, duration: 600, cpu: 500m, memory: 1Gi, image: busybox:latest}}"
+        for i in range(pods)
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -95,7 +105,10 @@ def test_replay_interrupted_keeps_the_finished_configs(tmp_path: Path, sig: int,
     assert [r["config"] for r in report["runs"]][:1] == [REPLAY_CONFIGS[0]]
     assert len(report["runs"]) < 3  # the interrupted config is not there
     kept = len(report["runs"])
-    assert f"replay interrupted: kept {out / 'report.json'} and {out / 'pods.csv'} with {kept} of 3 config(s)" in err
+    assert (
+        f"replay interrupted: kept {out / 'report.json'} and {out / 'pods.csv'} with {kept} of 3 config(s)"
+        in err
+    )
     assert (out / "pods.csv").read_text().count("\n") == 1 + 1500 * kept
     assert sorted(p.name for p in out.iterdir()) == ["pods.csv", "report.json"]  # no temporary file left
 
@@ -108,7 +121,8 @@ def test_bench_interrupted_keeps_the_finished_workloads(tmp_path: Path) -> None:
         "  - {opcode: createPods, countParam: $pods, collectMetrics: true}\n"
         "  workloads:\n"
         "  - {name: first, params: {nodes: 10, pods: 50}}\n"
-        "  - {name: long, params: {nodes: 500, pods: 200000}}\n")
+        "  - {name: long, params: {nodes: 500, pods: 200000}}\n"
+    )
     output = tmp_path / "bench.json"
     cmd = _Command(["bench", "--config", str(config), "--in-process", "--output", str(output)], tmp_path)
     deadline = time.monotonic() + 120
@@ -125,10 +139,16 @@ def test_bench_interrupted_keeps_the_finished_workloads(tmp_path: Path) -> None:
 
 
 def test_simulate_interrupted_leaves_no_partial_snapshot(tmp_path: Path) -> None:
-    docs = [f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nstatus: {{allocatable: {{cpu: '8', "
-            f"memory: 32Gi, pods: '110'}}}}\n" for i in range(300)]
-    docs += [f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default}}\nspec: {{containers: "
-             f"[{{name: c, image: busybox, resources: {{requests: {{cpu: 100m}}}}}}]}}\n" for i in range(20000)]
+    docs = [
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nstatus: {{allocatable: {{cpu: '8', "
+        f"memory: 32Gi, pods: '110'}}}}\n"
+        for i in range(300)
+    ]
+    docs += [
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default}}\nspec: {{containers: "
+        f"[{{name: c, image: busybox, resources: {{requests: {{cpu: 100m}}}}}}]}}\n"
+        for i in range(20000)
+    ]
     snapshot = tmp_path / "big.yaml"
     snapshot.write_text("---\n".join(docs))
     out = tmp_path / "after.yaml"
@@ -163,7 +183,8 @@ def test_isolated_bench_interrupted_by_sigterm_stops_its_child(tmp_path: Path) -
         "  - {opcode: createNodes, countParam: $nodes}\n"
         "  - {opcode: createPods, countParam: $pods, collectMetrics: true}\n"
         "  workloads:\n"
-        "  - {name: long, params: {nodes: 500, pods: 200000}}\n")
+        "  - {name: long, params: {nodes: 500, pods: 200000}}\n"
+    )
     cmd = _Command(["bench", "--config", str(config), "--output", str(tmp_path / "bench.json")], tmp_path)
     time.sleep(1.0)
     code, err = cmd.stop(signal.SIGTERM)

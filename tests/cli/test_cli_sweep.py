@@ -39,7 +39,10 @@ OPTION_BASE: dict[tuple[str, str], list[str]] = {
 #: after the command has connected to a server (covered by the tests of that server's mode).
 NOT_READ_BEFORE_CONNECTING: dict[tuple[str, str], str] = {
     ("run", "--tls-cert-file"): "read when run starts serving (tests/modes/run/test_run_secure_port.py)",
-    ("run", "--tls-private-key-file"): "read when run starts serving (tests/modes/run/test_run_secure_port.py)",
+    (
+        "run",
+        "--tls-private-key-file",
+    ): "read when run starts serving (tests/modes/run/test_run_secure_port.py)",
     ("run", "--authentication-kubeconfig"): "delegation, read when serving (tests/serving)",
     ("run", "--authorization-kubeconfig"): "delegation, read when serving (tests/serving)",
     ("run", "--client-ca-file"): "delegation, read when serving (tests/serving)",
@@ -48,7 +51,10 @@ NOT_READ_BEFORE_CONNECTING: dict[tuple[str, str], str] = {
     ("run", "--prepull-registry-settings"): "read with the pre-pull planner, after the client is built",
     ("images layers", "--registry-settings"): "the only input of a registry request",
     ("images calibrate", "--registry-settings"): "read only for images missing from the catalogue",
-    ("images estimate", "--registry-settings"): "read only when the registry is asked (not with --no-registry)",
+    (
+        "images estimate",
+        "--registry-settings",
+    ): "read only when the registry is asked (not with --no-registry)",
     ("ui", "--tls-cert-file"): "needs --tls-private-key-file; covered with it in tests/ui",
     ("ui", "--tls-private-key-file"): "needs --tls-cert-file; covered with it in tests/ui",
     ("serve", "--kubelet-config"): "needs --kubelet (a usage error without it, swept as such)",
@@ -90,6 +96,7 @@ def _options(kind: str) -> list[tuple[str, str]]:
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Files the base arguments name; the servers' blocking calls fail the test if reached."""
+
     def reached(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the command started serving instead of refusing its input")
 
@@ -121,28 +128,47 @@ def _assert_one_line(code: int, out: str, *needles: str) -> None:
 
 def test_every_command_has_base_arguments() -> None:
     found = {path for path, _ in commands()}
-    assert sorted(found - set(BASE)) == [], "add the new command's valid arguments to BASE (tests/cli_support.py)"
+    assert sorted(found - set(BASE)) == [], (
+        "add the new command's valid arguments to BASE (tests/cli_support.py)"
+    )
     assert sorted(set(BASE) - found) == []
 
 
 def test_the_sweep_finds_the_options() -> None:
     """The walk sees the options the issue of each kind is about (a guard against a walk that
     silently finds nothing)."""
-    assert {("replay", "--out"), ("bench", "--output"), ("serve", "--write-kubeconfig"), ("startup", "--out"),
-            ("snapshot", "--output"), ("simulate", "--write-snapshot"), ("trace snapshot", "--output"),
-            ("images calibrate", "--output"), ("run", "--write-config-to")} <= set(_options("output"))
-    assert {("bench", "--config"), ("replay", "--kubelet"), ("images estimate", "--kubelet"),
-            ("replay", "--config")} <= set(_options("input"))
-    assert {("serve", "--port"), ("ui", "--port"), ("run", "--secure-port"), ("run", "--port")} <= \
-        set(_options("port"))
+    assert {
+        ("replay", "--out"),
+        ("bench", "--output"),
+        ("serve", "--write-kubeconfig"),
+        ("startup", "--out"),
+        ("snapshot", "--output"),
+        ("simulate", "--write-snapshot"),
+        ("trace snapshot", "--output"),
+        ("images calibrate", "--output"),
+        ("run", "--write-config-to"),
+    } <= set(_options("output"))
+    assert {
+        ("bench", "--config"),
+        ("replay", "--kubelet"),
+        ("images estimate", "--kubelet"),
+        ("replay", "--config"),
+    } <= set(_options("input"))
+    assert {("serve", "--port"), ("ui", "--port"), ("run", "--secure-port"), ("run", "--port")} <= set(
+        _options("port")
+    )
 
 
 @pytest.mark.parametrize(("command", "flag"), _options("output"))
 @pytest.mark.parametrize("case", ["under-a-file", "a-directory-or-file", "missing-parent"])
 def test_bad_output_paths(env: dict[str, str], command: str, flag: str, case: str) -> None:
     tmp = Path(env["tmp"])
-    is_dir = any(isinstance(p.type, OutputDir) for _, cmd in commands() for p in cmd.params
-                 if isinstance(p, click.Option) and _flag(p) == flag and _command_of(cmd) == command)
+    is_dir = any(
+        isinstance(p.type, OutputDir)
+        for _, cmd in commands()
+        for p in cmd.params
+        if isinstance(p, click.Option) and _flag(p) == flag and _command_of(cmd) == command
+    )
     if case == "under-a-file":
         bad, problem = tmp / "afile" / "x", f"{tmp / 'afile'} is a file, not a directory"
     elif case == "a-directory-or-file":
@@ -159,7 +185,9 @@ def _command_of(target: click.Command) -> str:
     return next(path for path, cmd in commands() if cmd is target)
 
 
-@pytest.mark.parametrize(("command", "flag"), [c for c in _options("input") if c not in NOT_READ_BEFORE_CONNECTING])
+@pytest.mark.parametrize(
+    ("command", "flag"), [c for c in _options("input") if c not in NOT_READ_BEFORE_CONNECTING]
+)
 @pytest.mark.parametrize("case", ["malformed", "json", "wrong-type", "binary", "missing", "directory"])
 def test_bad_input_files(env: dict[str, str], command: str, flag: str, case: str) -> None:
     """Malformed YAML, malformed JSON, a document of the wrong type (a list of numbers), bytes that
@@ -185,5 +213,8 @@ def test_busy_ports(env: dict[str, str], command: str, flag: str) -> None:
         port = s.getsockname()[1]
         code, out = _invoke(command.split() + _base(command, env) + [flag, str(port)])
     address_flag = "--bind-address" if command == "run" else "--address"
-    _assert_one_line(code, out, f"error: cannot listen on 127.0.0.1:{port} ({address_flag}, {flag}): "
-                                "Address already in use")
+    _assert_one_line(
+        code,
+        out,
+        f"error: cannot listen on 127.0.0.1:{port} ({address_flag}, {flag}): Address already in use",
+    )

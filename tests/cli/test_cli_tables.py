@@ -14,8 +14,11 @@ def test_bench_api_table_keeps_whole_names_when_piped() -> None:
     console = table_console()  # pytest's stdout is not a terminal
     assert console.width == PIPED_WIDTH
     console.file = io.StringIO()
-    console.print(api_results_table([ApiResult(name, 5000, 10000, 5000.0, 5000, scheduled_pods=10000,
-                                               duration_seconds=10.0)]))
+    console.print(
+        api_results_table(
+            [ApiResult(name, 5000, 10000, 5000.0, 5000, scheduled_pods=10000, duration_seconds=10.0)]
+        )
+    )
     text = console.file.getvalue()
     assert "…" not in text
     row = next(line for line in text.splitlines() if name in line)

@@ -27,8 +27,12 @@ UNSERVED = GroupVersionResource("example.kubesched.io", "v1", "gadgets")
 def _job(name: str, node: str, *, generate: bool = False) -> dict[str, Any]:
     meta: dict[str, Any] = {"namespace": "kruise", "labels": {"kubesched.io/prepull": "true", "node": node}}
     meta["generateName" if generate else "name"] = name
-    return {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob", "metadata": meta,
-            "spec": {"image": "redis:7", "selector": {"names": [node]}}}
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "ImagePullJob",
+        "metadata": meta,
+        "spec": {"image": "redis:7", "selector": {"names": [node]}},
+    }
 
 
 @pytest.fixture(params=["memory", "api"])
@@ -39,8 +43,9 @@ def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ClusterCl
             yield MemoryCluster(VirtualClock(0.0))
             return
         server = start_server()
-        api = KubeClusterClient.from_kubeconfig(str(write_kubeconfig(tmp_path / "kubeconfig", server.url)),
-                                                qps=0, burst=0)
+        api = KubeClusterClient.from_kubeconfig(
+            str(write_kubeconfig(tmp_path / "kubeconfig", server.url)), qps=0, burst=0
+        )
         try:
             yield api
         finally:
@@ -60,8 +65,12 @@ def test_create_list_delete_by_group_version_resource(client: ClusterClient) -> 
         client.create_resource(JOBS, _job("a-job", "n1"))
     listed = client.list_resource(JOBS, "kruise", "kubesched.io/prepull=true")
     assert [(o["metadata"]["name"], o["spec"]["selector"]["names"]) for o in listed] == [
-        ("a-job", ["n1"]), (generated, ["n2"])]
-    assert [o["metadata"]["name"] for o in client.list_resource(JOBS, "kruise", {"node": "n2"})] == [generated]
+        ("a-job", ["n1"]),
+        (generated, ["n2"]),
+    ]
+    assert [o["metadata"]["name"] for o in client.list_resource(JOBS, "kruise", {"node": "n2"})] == [
+        generated
+    ]
     assert client.list_resource(JOBS, "elsewhere") == []
     client.delete_resource(JOBS, "kruise", "a-job")
     assert [o["metadata"]["name"] for o in client.list_resource(JOBS)] == [generated]
@@ -73,8 +82,14 @@ def test_a_resource_nobody_serves_is_not_found(client: ClusterClient) -> None:
     with pytest.raises(NotFoundError):
         client.list_resource(UNSERVED, "default")
     with pytest.raises(NotFoundError):
-        client.create_resource(UNSERVED, {"apiVersion": "example.kubesched.io/v1", "kind": "Gadget",
-                                          "metadata": {"name": "g", "namespace": "default"}})
+        client.create_resource(
+            UNSERVED,
+            {
+                "apiVersion": "example.kubesched.io/v1",
+                "kind": "Gadget",
+                "metadata": {"name": "g", "namespace": "default"},
+            },
+        )
     with pytest.raises(NotFoundError):
         client.delete_resource(UNSERVED, "default", "g")
 
@@ -82,10 +97,21 @@ def test_a_resource_nobody_serves_is_not_found(client: ClusterClient) -> None:
 def test_the_memory_store_serves_exactly_the_registered_kinds() -> None:
     store = MemoryCluster(VirtualClock(0.0))
     assert store.serves_resource(JOBS) is False
-    with pytest.raises(NotFoundError, match=r"^the server could not find the requested resource "
-                                            r"\(imagepulljobs.apps.kruise.io/v1alpha1\)$"):
+    with pytest.raises(
+        NotFoundError,
+        match=r"^the server could not find the requested resource "
+        r"\(imagepulljobs.apps.kruise.io/v1alpha1\)$",
+    ):
         store.list_resource(JOBS, "kruise")
     assert store.serves_resource(GroupVersionResource("", "v1", "pods")) is True
-    store.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"},
-                  "spec": {"containers": [{"name": "c", "image": "i"}]}})
-    assert [o["metadata"]["name"] for o in store.list_resource(GroupVersionResource("", "v1", "pods"), "d")] == ["p"]
+    store.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "d"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        }
+    )
+    assert [
+        o["metadata"]["name"] for o in store.list_resource(GroupVersionResource("", "v1", "pods"), "d")
+    ] == ["p"]

@@ -20,12 +20,23 @@ from kubesched.client.throttled_log import ThrottledLog
 from kubesched.embedded.apiserver import ServerHandle, start_server
 
 
-def _pod(name: str, uid: str, rv: str, node: str = "", labels: dict[str, str] | None = None) -> dict[str, Any]:
+def _pod(
+    name: str, uid: str, rv: str, node: str = "", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [{"name": "c", "image": "x"}]}
     if node:
         spec["nodeName"] = node
-    return {"kind": "Pod", "metadata": {"name": name, "namespace": "d", "uid": uid, "resourceVersion": rv,
-                                        "labels": labels or {}}, "spec": spec}
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "d",
+            "uid": uid,
+            "resourceVersion": rv,
+            "labels": labels or {},
+        },
+        "spec": spec,
+    }
 
 
 class _Lists:
@@ -39,28 +50,59 @@ class _Lists:
 
 
 def test_relist_reconciles_by_content_and_uid_not_resource_version() -> None:
-    first = ListResult([_pod("same", "u1", "5"), _pod("moved", "u2", "6", node="n1"),
-                        _pod("relabeled", "u3", "7"), _pod("gone", "u4", "8"), _pod("renamed", "u5", "9")], "9")
+    first = ListResult(
+        [
+            _pod("same", "u1", "5"),
+            _pod("moved", "u2", "6", node="n1"),
+            _pod("relabeled", "u3", "7"),
+            _pod("gone", "u4", "8"),
+            _pod("renamed", "u5", "9"),
+        ],
+        "9",
+    )
     # the new server's history: same resourceVersions, other contents
-    second = ListResult([_pod("same", "u1", "5"), _pod("moved", "u2", "6"),
-                         _pod("relabeled", "u3", "7", labels={"a": "b"}), _pod("renamed", "u9", "2"),
-                         _pod("fresh", "u7", "3")], "3")
+    second = ListResult(
+        [
+            _pod("same", "u1", "5"),
+            _pod("moved", "u2", "6"),
+            _pod("relabeled", "u3", "7", labels={"a": "b"}),
+            _pod("renamed", "u9", "2"),
+            _pod("fresh", "u7", "3"),
+        ],
+        "3",
+    )
     calls: list[tuple[str, str]] = []
     inf = Informer(_Lists(first, second), "Pod")  # type: ignore[arg-type]
-    inf.add_handlers(ResourceEventHandlerFuncs(lambda o: calls.append(("add", o["metadata"]["name"])),
-                                   lambda old, new: calls.append(("update", new["metadata"]["name"])),
-                                   lambda o: calls.append(("delete", o["metadata"]["name"]))))
+    inf.add_handlers(
+        ResourceEventHandlerFuncs(
+            lambda o: calls.append(("add", o["metadata"]["name"])),
+            lambda old, new: calls.append(("update", new["metadata"]["name"])),
+            lambda o: calls.append(("delete", o["metadata"]["name"])),
+        )
+    )
     inf._relist(initial=True)
     calls.clear()
     inf._relist(initial=False)
-    assert calls == [("delete", "gone"), ("delete", "moved"), ("add", "moved"), ("update", "relabeled"),
-                     ("delete", "renamed"), ("add", "renamed"), ("add", "fresh")]
+    assert calls == [
+        ("delete", "gone"),
+        ("delete", "moved"),
+        ("add", "moved"),
+        ("update", "relabeled"),
+        ("delete", "renamed"),
+        ("add", "renamed"),
+        ("add", "fresh"),
+    ]
     assert inf.resource_version == "3" and inf.relists == 1 and inf.healthy
 
 
 def test_relist_goes_on_when_a_handler_fails(caplog: pytest.LogCaptureFixture) -> None:
-    inf = Informer(_Lists(ListResult([_pod("a", "1", "1")], "1"),  # type: ignore[arg-type]
-                          ListResult([_pod("b", "2", "1"), _pod("c", "3", "1")], "1")), "Pod")
+    inf = Informer(
+        _Lists(
+            ListResult([_pod("a", "1", "1")], "1"),  # type: ignore[arg-type]
+            ListResult([_pod("b", "2", "1"), _pod("c", "3", "1")], "1"),
+        ),
+        "Pod",
+    )
     added: list[str] = []
 
     def on_add(o: dict[str, Any]) -> None:
@@ -89,7 +131,11 @@ def test_throttled_log_suppresses_and_counts(caplog: pytest.LogCaptureFixture) -
     throttle.reset("k")
     assert throttle.log("k", logging.WARNING, "failed %s", 10)
     assert [r.getMessage() for r in caplog.records] == [
-        "failed 1", "other", "failed 9 (5 similar messages suppressed)", "failed 10"]
+        "failed 1",
+        "other",
+        "failed 9 (5 similar messages suppressed)",
+        "failed 10",
+    ]
 
 
 @pytest.fixture
@@ -114,7 +160,9 @@ def client(server: ServerHandle) -> Iterator[KubeClusterClient]:
         c.close()
 
 
-def test_watch_ahead_of_the_server_asks_for_a_relist_at_once(server: ServerHandle, client: KubeClusterClient) -> None:
+def test_watch_ahead_of_the_server_asks_for_a_relist_at_once(
+    server: ServerHandle, client: KubeClusterClient
+) -> None:
     gone = threading.Event()
     events: list[WatchEvent] = []
     future = str(int(server.cluster.resource_version) + 1000)
@@ -127,9 +175,16 @@ def test_watch_ahead_of_the_server_asks_for_a_relist_at_once(server: ServerHandl
     assert not is_too_large_resource_version(KubeApiError(504, "Timeout", "gateway timeout"))
 
 
-def test_informer_recovers_from_a_watch_ahead_of_the_server(server: ServerHandle, client: KubeClusterClient) -> None:
-    server.cluster.create({"kind": "Pod", "metadata": {"name": "a", "namespace": "default"},
-                           "spec": {"containers": [{"name": "c", "image": "x"}]}})
+def test_informer_recovers_from_a_watch_ahead_of_the_server(
+    server: ServerHandle, client: KubeClusterClient
+) -> None:
+    server.cluster.create(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "a", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        }
+    )
     inf = Informer(client, "Pod")
     adds: list[str] = []
     inf.add_handlers(ResourceEventHandlerFuncs(on_add=lambda o: adds.append(o["metadata"]["name"])))
@@ -141,8 +196,13 @@ def test_informer_recovers_from_a_watch_ahead_of_the_server(server: ServerHandle
         inf.resource_version = str(int(server.cluster.resource_version) + 500)
         inf._subscription = inf._subscribe()
         wait_for(lambda: inf.relists == 1 and inf.healthy, 30, "re-list after 504")
-        server.cluster.create({"kind": "Pod", "metadata": {"name": "b", "namespace": "default"},
-                               "spec": {"containers": [{"name": "c", "image": "x"}]}})
+        server.cluster.create(
+            {
+                "kind": "Pod",
+                "metadata": {"name": "b", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            }
+        )
         wait_for(lambda: "b" in adds, 20, "events after the re-list")
         assert adds == ["a", "b"]
     finally:

@@ -15,13 +15,28 @@ from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
 
 
-def _event(pod: str, note: str = "0/3 nodes are available", reason: str = "FailedScheduling") -> dict[str, Any]:
-    return {"apiVersion": "events.k8s.io/v1", "kind": "Event",
-            "metadata": {"name": f"{pod}.{abs(hash(note)) % 10**6:x}", "namespace": "default"},
-            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "default-scheduler",
-            "reportingInstance": "default-scheduler-replica-a", "action": "Scheduling", "reason": reason,
-            "type": "Warning", "note": note,
-            "regarding": {"kind": "Pod", "namespace": "default", "name": pod, "uid": f"uid-{pod}", "apiVersion": "v1"}}
+def _event(
+    pod: str, note: str = "0/3 nodes are available", reason: str = "FailedScheduling"
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": f"{pod}.{abs(hash(note)) % 10**6:x}", "namespace": "default"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "default-scheduler",
+        "reportingInstance": "default-scheduler-replica-a",
+        "action": "Scheduling",
+        "reason": reason,
+        "type": "Warning",
+        "note": note,
+        "regarding": {
+            "kind": "Pod",
+            "namespace": "default",
+            "name": pod,
+            "uid": f"uid-{pod}",
+            "apiVersion": "v1",
+        },
+    }
 
 
 class _Sink:
@@ -63,7 +78,11 @@ def test_repeated_failures_of_one_pod_become_one_event_with_a_series() -> None:
     _drain(b, 3)
     name = sink.calls[0][1]
     assert [c[0] for c in sink.calls] == ["create", "patch", "create"]
-    assert sink.calls[1] == ("patch", name, {"series": {"count": 2, "lastObservedTime": "2023-11-14T22:13:25.000000Z"}})
+    assert sink.calls[1] == (
+        "patch",
+        name,
+        {"series": {"count": 2, "lastObservedTime": "2023-11-14T22:13:25.000000Z"}},
+    )
     events = {e["regarding"]["name"]: e for e in mc.events()}
     assert set(events) == {"web", "other"}
     ev2 = events["web"]

@@ -55,12 +55,15 @@ def test_elector_valid_until_is_the_renewal_round_deadline_after_the_attempt_sta
     assert el.valid_until() == float("-inf")
 
 
-@pytest.mark.parametrize(("lease", "renew", "retry", "window"), [
-    (15, 10, 2, 12),  # kube-scheduler's defaults: the round due at 2 s has 10 s
-    (4, 3, 1, 4),     # capped at the lease: another replica may take it 4 s after it saw the renewal
-    (4, 3, 2, 4),
-    (40, 10, 2, 12),
-])
+@pytest.mark.parametrize(
+    ("lease", "renew", "retry", "window"),
+    [
+        (15, 10, 2, 12),  # kube-scheduler's defaults: the round due at 2 s has 10 s
+        (4, 3, 1, 4),  # capped at the lease: another replica may take it 4 s after it saw the renewal
+        (4, 3, 2, 4),
+        (40, 10, 2, 12),
+    ],
+)
 def test_leading_window(lease: float, renew: float, retry: float, window: float) -> None:
     cfg = LeaderElectionConfig(identity="me", lease_duration=lease, renew_deadline=renew, retry_period=retry)
     assert cfg.leading_window() == window
@@ -76,12 +79,26 @@ def _paused(pause: float, at: float, other_candidate: bool) -> tuple[list[str], 
     mono.t = 0.0
     cluster = MemoryCluster(clock)
     events: list[str] = []
-    cfg = LeaderElectionConfig(name="l", namespace="kube-system", identity="a", lease_duration=4,
-                               renew_deadline=3, retry_period=1)
-    a = LeaderElector(cluster, cfg, clock, monotonic=mono, on_stopped_leading=lambda: events.append("a stopped"))
-    b = LeaderElector(cluster, LeaderElectionConfig(name="l", namespace="kube-system", identity="b",
-                                                    lease_duration=4, renew_deadline=3, retry_period=1),
-                      clock, monotonic=mono, on_started_leading=lambda: events.append("b started"))
+    cfg = LeaderElectionConfig(
+        name="l", namespace="kube-system", identity="a", lease_duration=4, renew_deadline=3, retry_period=1
+    )
+    a = LeaderElector(
+        cluster, cfg, clock, monotonic=mono, on_stopped_leading=lambda: events.append("a stopped")
+    )
+    b = LeaderElector(
+        cluster,
+        LeaderElectionConfig(
+            name="l",
+            namespace="kube-system",
+            identity="b",
+            lease_duration=4,
+            renew_deadline=3,
+            retry_period=1,
+        ),
+        clock,
+        monotonic=mono,
+        on_started_leading=lambda: events.append("b started"),
+    )
     fence = LeaseFence(a.valid_until, lambda: events.append("a fenced"), mono)
     a.step()
     if other_candidate:
@@ -147,8 +164,16 @@ def test_kube_client_consults_the_guard_before_sending_writes() -> None:
     with pytest.raises(LeaseLostError):
         client.delete("Pod", "a", "victim")
     client.get("Pod", "a", "p")
-    client.update({"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
-                   "metadata": {"name": "l", "namespace": "kube-system"}, "spec": {}})
-    assert sent == [("GET", "/api/v1/namespaces/a/pods/p"),
-                    ("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l")]
+    client.update(
+        {
+            "kind": "Lease",
+            "apiVersion": "coordination.k8s.io/v1",
+            "metadata": {"name": "l", "namespace": "kube-system"},
+            "spec": {},
+        }
+    )
+    assert sent == [
+        ("GET", "/api/v1/namespaces/a/pods/p"),
+        ("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l"),
+    ]
     assert stale == [1]

@@ -58,8 +58,13 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
 
 
 def _cfg(ca: Path | None, verify: bool = True) -> SimpleNamespace:
-    return SimpleNamespace(ssl_ca_cert=str(ca) if ca else None, cert_file=None, key_file=None,
-                           assert_hostname=None, verify_ssl=verify)
+    return SimpleNamespace(
+        ssl_ca_cert=str(ca) if ca else None,
+        cert_file=None,
+        key_file=None,
+        assert_hostname=None,
+        verify_ssl=verify,
+    )
 
 
 @pytest.mark.parametrize("server", ["http", "https"], indirect=True)
@@ -130,15 +135,25 @@ class _Canned:
                     if b"\r\n\r\n" not in buf:
                         break
                     head, buf = buf.split(b"\r\n\r\n", 1)
-                    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                                   if line.lower().startswith(b"content-length:")), 0)
+                    length = next(
+                        (
+                            int(line.split(b":")[1])
+                            for line in head.split(b"\r\n")
+                            if line.lower().startswith(b"content-length:")
+                        ),
+                        0,
+                    )
                     while len(buf) < length:
                         buf += conn.recv(65536)
                     self.requests.append(head + b"\r\n\r\n" + buf[:length])
                     buf = buf[length:]
                     answer = self.answers.pop(0)
                     conn.sendall(answer)
-                    if b"Connection: close" in answer or b"Content-Length" not in answer and b"chunked" not in answer:
+                    if (
+                        b"Connection: close" in answer
+                        or b"Content-Length" not in answer
+                        and b"chunked" not in answer
+                    ):
                         break
 
     def close(self) -> None:
@@ -148,22 +163,31 @@ class _Canned:
 def test_the_request_is_written_as_http_client_writes_it() -> None:
     srv = _Canned([b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"])
     pool = ConnectionPool(f"http://127.0.0.1:{srv.port}/base")
-    r = pool.request("POST", "/api/v1/x", b'{"a":1}', {"Authorization": "Bearer t", "Content-Type": "application/json"},
-                     (5, 5))
+    r = pool.request(
+        "POST",
+        "/api/v1/x",
+        b'{"a":1}',
+        {"Authorization": "Bearer t", "Content-Type": "application/json"},
+        (5, 5),
+    )
     assert (r.status, r.data, r.headers.get("CONTENT-TYPE")) == (201, b"{}", "application/json")
-    assert srv.requests == [b"POST /base/api/v1/x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer t\r\n"
-                            b"Content-Type: application/json\r\nContent-Length: 7\r\n\r\n{\"a\":1}" % srv.port]
+    assert srv.requests == [
+        b"POST /base/api/v1/x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer t\r\n"
+        b'Content-Type: application/json\r\nContent-Length: 7\r\n\r\n{"a":1}' % srv.port
+    ]
     pool.close()
     srv.close()
 
 
 def test_chunked_answers_interim_answers_and_connection_close() -> None:
-    srv = _Canned([
-        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-        b"4;ext=1\r\nWiki\r\n6\r\npedia \r\n0\r\nTrailer: x\r\n\r\n",
-        b"HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\nConnection: close\r\n\r\nnop",
-        b"HTTP/1.0 200 OK\r\n\r\nuntil the end",
-    ])
+    srv = _Canned(
+        [
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"4;ext=1\r\nWiki\r\n6\r\npedia \r\n0\r\nTrailer: x\r\n\r\n",
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\nConnection: close\r\n\r\nnop",
+            b"HTTP/1.0 200 OK\r\n\r\nuntil the end",
+        ]
+    )
     pool = ConnectionPool(f"http://127.0.0.1:{srv.port}")
     r = pool.request("GET", "/a", None, {}, (5, 5))
     assert (r.status, r.data) == (200, b"Wikipedia ")
@@ -207,11 +231,16 @@ def _post(i: int) -> tuple[str, str, bytes, dict[str, str]]:
 
 def test_pipelined_requests_go_out_in_one_write_and_answers_come_back_in_order() -> None:
     ok = b"HTTP/1.1 201 Created\r\nContent-Length: %d\r\n\r\n%s"
-    srv = _Canned([ok % (3, b"one"), ok % (3, b"two"), b"HTTP/1.1 409 Conflict\r\nContent-Length: 5\r\n\r\nthree"])
+    srv = _Canned(
+        [ok % (3, b"one"), ok % (3, b"two"), b"HTTP/1.1 409 Conflict\r\nContent-Length: 5\r\n\r\nthree"]
+    )
     pool = ConnectionPool(f"http://127.0.0.1:{srv.port}")
     out = pool.request_pipelined([_post(1), _post(2), _post(3)], (5, 5))
     assert [(r.status, r.data) for r in out if not isinstance(r, Exception)] == [
-        (201, b"one"), (201, b"two"), (409, b"three")]
+        (201, b"one"),
+        (201, b"two"),
+        (409, b"three"),
+    ]
     assert srv.connections == 1 and len(pool._idle) == 1
     assert [r.split(b" ")[1] for r in srv.requests] == [b"/events/1", b"/events/2", b"/events/3"]
     assert srv.requests[2].endswith(b'\r\n\r\n{"i":3}')
@@ -220,16 +249,29 @@ def test_pipelined_requests_go_out_in_one_write_and_answers_come_back_in_order()
 
 
 def test_pipelined_requests_left_unanswered_by_a_closing_server_are_sent_again_one_by_one() -> None:
-    srv = _Canned([b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\na",
-                   b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 1\r\nConnection: close\r\n\r\nb",
-                   b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nc",
-                   b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nd"])
+    srv = _Canned(
+        [
+            b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\na",
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 1\r\nConnection: close\r\n\r\nb",
+            b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nc",
+            b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nd",
+        ]
+    )
     pool = ConnectionPool(f"http://127.0.0.1:{srv.port}")
     out = pool.request_pipelined([_post(1), _post(2), _post(3), _post(4)], (5, 5))
     assert [(r.status, r.data) for r in out if not isinstance(r, Exception)] == [
-        (201, b"a"), (503, b"b"), (201, b"c"), (201, b"d")]
+        (201, b"a"),
+        (503, b"b"),
+        (201, b"c"),
+        (201, b"d"),
+    ]
     assert srv.connections == 2  # the third and fourth went again, on a new connection
-    assert [r.split(b" ")[1] for r in srv.requests] == [b"/events/1", b"/events/2", b"/events/3", b"/events/4"]
+    assert [r.split(b" ")[1] for r in srv.requests] == [
+        b"/events/1",
+        b"/events/2",
+        b"/events/3",
+        b"/events/4",
+    ]
     pool.close()
     srv.close()
 

@@ -13,10 +13,18 @@ from hypothesis import strategies as st
 
 from kubesched.client.json_codec import dumps, loads
 
-_scalars = st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | \
-    st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20)
-_docs = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=5) |
-                     st.dictionaries(st.text(max_size=10), inner, max_size=5), max_leaves=30)
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20)
+)
+_docs = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -28,8 +36,10 @@ def test_round_trips_and_reads_what_json_writes(doc: Any) -> None:
 
 
 def test_integers_beyond_64_bits_stay_integers() -> None:
-    assert loads(b'{"a": 123456789012345678901234567890, "b": [18446744073709551616]}') == \
-        {"a": 123456789012345678901234567890, "b": [18446744073709551616]}
+    assert loads(b'{"a": 123456789012345678901234567890, "b": [18446744073709551616]}') == {
+        "a": 123456789012345678901234567890,
+        "b": [18446744073709551616],
+    }
     assert dumps({"a": 2**70}) == b'{"a":1180591620717411303424}'
     assert loads(b"18446744073709551615") == 18446744073709551615  # 64 bits: orjson's own range
     # 19 digits below int64: orjson would read a float

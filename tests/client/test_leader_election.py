@@ -22,20 +22,27 @@ class _Flaky:
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
         if name in ("get", "create", "update") and callable(attr):
+
             def wrapped(*a: Any, **k: Any) -> Any:
                 if self.down:
                     raise ConnectionError("apiserver unreachable")
                 return attr(*a, **k)
+
             return wrapped
         return attr
 
 
 def _elector(client: Any, clock: VirtualClock, ident: str, log: list[str]) -> LeaderElector:
     cfg = LeaderElectionConfig(name="kubesched", namespace="kube-system", identity=ident)
-    return LeaderElector(client, cfg, clock, rng=random.Random(1),
-                         on_started_leading=lambda: log.append(f"{ident} started"),
-                         on_stopped_leading=lambda: log.append(f"{ident} stopped"),
-                         on_new_leader=lambda who: log.append(f"{ident} sees {who}"))
+    return LeaderElector(
+        client,
+        cfg,
+        clock,
+        rng=random.Random(1),
+        on_started_leading=lambda: log.append(f"{ident} started"),
+        on_stopped_leading=lambda: log.append(f"{ident} stopped"),
+        on_new_leader=lambda who: log.append(f"{ident} sees {who}"),
+    )
 
 
 def test_defaults_follow_upstream() -> None:
@@ -89,7 +96,9 @@ def test_renewal_keeps_the_lease_and_moves_renew_time() -> None:
         a.step()
         b.step()
     assert a.is_leader() and not b.is_leader()
-    assert store.get("Lease", "kube-system", "kubesched")["spec"]["renewTime"] == "1970-01-01T00:17:20.000000Z"
+    assert (
+        store.get("Lease", "kube-system", "kubesched")["spec"]["renewTime"] == "1970-01-01T00:17:20.000000Z"
+    )
 
 
 def test_leader_that_cannot_renew_steps_down_after_the_renew_deadline() -> None:

@@ -54,8 +54,11 @@ def test_negative_qps_is_unlimited_and_zero_rejected() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(qps=st.sampled_from([1.0, 2.5, 10.0, 50.0]), burst=st.integers(1, 20),
-       gaps=st.lists(st.floats(0, 2.0), min_size=1, max_size=80))
+@given(
+    qps=st.sampled_from([1.0, 2.5, 10.0, 50.0]),
+    burst=st.integers(1, 20),
+    gaps=st.lists(st.floats(0, 2.0), min_size=1, max_size=80),
+)
 def test_no_window_exceeds_burst_plus_rate(qps: float, burst: int, gaps: list[float]) -> None:
     """Requests arriving at arbitrary times are released so that any window [a, b] holds at
     most burst + qps * (b - a) of them."""

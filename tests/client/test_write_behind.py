@@ -18,7 +18,9 @@ class Gated(MemoryCluster):
         super().__init__(VirtualClock(0.0))
         self.gate = threading.Event()
 
-    def patch_status(self, kind: str, namespace: str | None, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+    def patch_status(
+        self, kind: str, namespace: str | None, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any]:
         if kind == "Pod":
             self.gate.wait(5)
         return super().patch_status(kind, namespace, name, patch)
@@ -26,12 +28,22 @@ class Gated(MemoryCluster):
 
 def test_claim_status_is_written_before_return_and_pod_status_behind() -> None:
     store = Gated()
-    store.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {}})
-    store.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                  "metadata": {"name": "c", "namespace": "ns"}, "spec": {}})
+    store.create(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {}}
+    )
+    store.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "c", "namespace": "ns"},
+            "spec": {},
+        }
+    )
     writer = AsyncWriter(workers=1)
     client = WriteBehindClient(store, writer)
-    allocation = {"devices": {"results": [{"request": "gpu", "driver": "d", "pool": "n1", "device": "gpu-0"}]}}
+    allocation = {
+        "devices": {"results": [{"request": "gpu", "driver": "d", "pool": "n1", "device": "gpu-0"}]}
+    }
     written = client.patch_status("ResourceClaim", "ns", "c", {"allocation": allocation})
     assert written["status"] == {"allocation": allocation}
     assert store.get("ResourceClaim", "ns", "c")["status"] == {"allocation": allocation}

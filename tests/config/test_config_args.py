@@ -90,7 +90,9 @@ def test_nested_decode_and_type_meta_ignored() -> None:
         "scoringStrategy": {
             "type": "RequestedToCapacityRatio",
             "resources": [{"name": "cpu", "weight": 3}],
-            "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]},
+            "requestedToCapacityRatio": {
+                "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+            },
         },
     }
     args = decode_args(FitArgs, raw, "p")
@@ -100,13 +102,18 @@ def test_nested_decode_and_type_meta_ignored() -> None:
     assert s.type == "RequestedToCapacityRatio"
     assert s.resources == [ResourceSpec(name="cpu", weight=3)]
     assert s.requested_to_capacity_ratio == RequestedToCapacityRatioParam(
-        shape=[UtilizationShapePoint(utilization=0, score=10), UtilizationShapePoint(utilization=100, score=0)]
+        shape=[
+            UtilizationShapePoint(utilization=0, score=10),
+            UtilizationShapePoint(utilization=100, score=0),
+        ]
     )
 
 
 def test_literal_error_path() -> None:
     with pytest.raises(ConfigError) as exc:
-        decode_args(FitArgs, {"scoringStrategy": {"type": "LeastRequested"}}, "profiles[0].pluginConfig[1].args")
+        decode_args(
+            FitArgs, {"scoringStrategy": {"type": "LeastRequested"}}, "profiles[0].pluginConfig[1].args"
+        )
     assert str(exc.value) == (
         "profiles[0].pluginConfig[1].args.scoringStrategy.type: "
         "Input should be 'LeastAllocated', 'MostAllocated' or 'RequestedToCapacityRatio'"
@@ -116,14 +123,21 @@ def test_literal_error_path() -> None:
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ({"scoringStrategy": {"resources": [{"name": "cpu", "weight": 101}]}},
-         "a.scoringStrategy.resources[0].weight: Input should be less than or equal to 100"),
-        ({"scoringStrategy": {"resources": [{"weight": 2}]}}, "a.scoringStrategy.resources[0].name: Required value"),
+        (
+            {"scoringStrategy": {"resources": [{"name": "cpu", "weight": 101}]}},
+            "a.scoringStrategy.resources[0].weight: Input should be less than or equal to 100",
+        ),
+        (
+            {"scoringStrategy": {"resources": [{"weight": 2}]}},
+            "a.scoringStrategy.resources[0].name: Required value",
+        ),
         ({"ignoredResources": "x"}, "a.ignoredResources: Input should be a valid array"),
         ({"ignored_resourcez": []}, 'a.ignored_resourcez: unknown field "ignored_resourcez"'),
         ({"scoringStrategy": {"typo": 1}}, 'a.scoringStrategy.typo: unknown field "typo"'),
-        ({"scoringStrategy": {"resources": [{"name": "cpu", "weight": "2"}]}},
-         "a.scoringStrategy.resources[0].weight: Input should be a valid integer"),
+        (
+            {"scoringStrategy": {"resources": [{"name": "cpu", "weight": "2"}]}},
+            "a.scoringStrategy.resources[0].weight: Input should be a valid integer",
+        ),
     ],
 )
 def test_errors(raw: dict[str, object], expected: str) -> None:
@@ -152,7 +166,10 @@ def test_enum_duration_alias_and_post_init() -> None:
 
 def test_plugin_args_lookup() -> None:
     prof = KubeSchedulerProfile(
-        plugin_config=[PluginConfig(name="A", args={"x": 1}), PluginConfig(name="NodeResourcesFit", args={"ignoredResources": ["r"]})]
+        plugin_config=[
+            PluginConfig(name="A", args={"x": 1}),
+            PluginConfig(name="NodeResourcesFit", args={"ignoredResources": ["r"]}),
+        ]
     )
     assert plugin_args(prof, "NodeResourcesFit", "profiles[2]") == (
         {"ignoredResources": ["r"]},

@@ -18,11 +18,25 @@ from kubesched.config import (
 from kubesched.config.types import EXTENSION_POINTS
 
 DEFAULT_ORDER = [
-    ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None), ("NodeName", None),
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None), ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", None), ("NodeVolumeLimits", None), ("VolumeBinding", None), ("VolumeZone", None),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", None), ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
+    ("SchedulingGates", None),
+    ("PrioritySort", None),
+    ("NodeUnschedulable", None),
+    ("NodeName", None),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", None),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DynamicResources", None),
+    ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", None),
 ]
 
 
@@ -60,14 +74,18 @@ def test_default_config_has_one_default_profile() -> None:
 def test_single_unnamed_profile_gets_default_name_but_not_multiple() -> None:
     one = apply_defaults(KubeSchedulerConfiguration(profiles=[KubeSchedulerProfile()]))
     assert one.profiles[0].scheduler_name == "default-scheduler"
-    two = apply_defaults(KubeSchedulerConfiguration(profiles=[KubeSchedulerProfile(), KubeSchedulerProfile()]))
+    two = apply_defaults(
+        KubeSchedulerConfiguration(profiles=[KubeSchedulerProfile(), KubeSchedulerProfile()])
+    )
     assert [p.scheduler_name for p in two.profiles] == [None, None]
     named = apply_defaults(KubeSchedulerConfiguration(profiles=[KubeSchedulerProfile(scheduler_name="x")]))
     assert named.profiles[0].scheduler_name == "x"
 
 
 def test_merge_replaces_weight_in_place() -> None:
-    custom = PluginSet(enabled=[Plugin(name="ImageLocality", weight=5), Plugin(name="TaintToleration", weight=1)])
+    custom = PluginSet(
+        enabled=[Plugin(name="ImageLocality", weight=5), Plugin(name="TaintToleration", weight=1)]
+    )
     merged = merge_plugin_set(default_plugins().multi_point, custom)
     expected = [
         (n, 5 if n == "ImageLocality" else 1 if n == "TaintToleration" else w) for n, w in DEFAULT_ORDER
@@ -87,7 +105,9 @@ def test_merge_disable_by_name_and_append() -> None:
 
 
 def test_merge_disable_star_keeps_only_custom() -> None:
-    custom = PluginSet(enabled=[Plugin(name="PrioritySort"), Plugin(name="DefaultBinder")], disabled=[Plugin(name="*")])
+    custom = PluginSet(
+        enabled=[Plugin(name="PrioritySort"), Plugin(name="DefaultBinder")], disabled=[Plugin(name="*")]
+    )
     merged = merge_plugin_set(default_plugins().multi_point, custom)
     assert _pairs(merged) == [("PrioritySort", None), ("DefaultBinder", None)]
     assert [p.name for p in merged.disabled] == ["*"]
@@ -101,7 +121,9 @@ def test_merge_disabled_then_reenabled_moves_to_end() -> None:
 
 
 def test_merge_duplicate_custom_entries_kept() -> None:
-    custom = PluginSet(enabled=[Plugin(name="ImageLocality", weight=4), Plugin(name="ImageLocality", weight=6)])
+    custom = PluginSet(
+        enabled=[Plugin(name="ImageLocality", weight=4), Plugin(name="ImageLocality", weight=6)]
+    )
     merged = merge_plugin_set(default_plugins().multi_point, custom)
     names = merged.enabled_names()
     # the last duplicate replaces in place, the first one is appended (the framework rejects it)
@@ -134,7 +156,9 @@ def test_apply_defaults_is_idempotent_and_pure() -> None:
         profiles=[
             KubeSchedulerProfile(
                 plugins=Plugins(
-                    multi_point=PluginSet(enabled=[Plugin(name="X", weight=3)], disabled=[Plugin(name="NodePorts")])
+                    multi_point=PluginSet(
+                        enabled=[Plugin(name="X", weight=3)], disabled=[Plugin(name="NodePorts")]
+                    )
                 )
             )
         ]

@@ -44,7 +44,11 @@ def test_multi_profile_fixture() -> None:
     assert c.client_connection.content_type == "application/vnd.kubernetes.protobuf"
     le = c.leader_election
     assert (le.lease_duration, le.renew_deadline, le.retry_period) == (90.0, 45.0, 0.5)
-    assert (le.resource_namespace, le.resource_name, le.resource_lock) == ("scheduling", "kube-scheduler", "leases")
+    assert (le.resource_namespace, le.resource_name, le.resource_lock) == (
+        "scheduling",
+        "kube-scheduler",
+        "leases",
+    )
     assert c.enable_profiling is False
     assert c.enable_contention_profiling is False
     assert c.delay_cache_until_active is True
@@ -60,7 +64,10 @@ def test_multi_profile_fixture() -> None:
     assert p0.plugin_config[0].args == {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "NodeResourcesFitArgs",
-        "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]},
+        "scoringStrategy": {
+            "type": "MostAllocated",
+            "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+        },
     }
 
     assert p1.scheduler_name == "bin-packer"
@@ -125,16 +132,25 @@ def test_bad_nested_weight_path() -> None:
 
 def test_unknown_nested_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = HEADER + "profiles:\n- schedulerName: a\n  plugins:\n    scores:\n      enabled: []\n"
-    assert _load_error(tmp_path, monkeypatch, text) == 'sched.yaml: profiles[0].plugins.scores: unknown field "scores"'
+    assert (
+        _load_error(tmp_path, monkeypatch, text)
+        == 'sched.yaml: profiles[0].plugins.scores: unknown field "scores"'
+    )
 
 
 def test_case_sensitive_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _load_error(tmp_path, monkeypatch, HEADER + "Parallelism: 3\n") == 'sched.yaml: Parallelism: unknown field "Parallelism"'
+    assert (
+        _load_error(tmp_path, monkeypatch, HEADER + "Parallelism: 3\n")
+        == 'sched.yaml: Parallelism: unknown field "Parallelism"'
+    )
 
 
 def test_missing_required_plugin_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = HEADER + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - weight: 2\n"
-    assert _load_error(tmp_path, monkeypatch, text) == "sched.yaml: profiles[0].plugins.filter.enabled[0].name: Required value"
+    assert (
+        _load_error(tmp_path, monkeypatch, text)
+        == "sched.yaml: profiles[0].plugins.filter.enabled[0].name: Required value"
+    )
 
 
 def test_bad_duration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,13 +197,18 @@ def test_api_version_and_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_malformed_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _load_error(tmp_path, monkeypatch, "") == "sched.yaml: empty configuration document"
-    assert _load_error(tmp_path, monkeypatch, "- a\n") == "sched.yaml: configuration must be a mapping, got list"
+    assert (
+        _load_error(tmp_path, monkeypatch, "- a\n") == "sched.yaml: configuration must be a mapping, got list"
+    )
     assert _load_error(tmp_path, monkeypatch, HEADER + "parallelism: 1\nparallelism: 2\n") == (
         'sched.yaml: line 4: key "parallelism" already set in map'
     )
     assert _load_error(tmp_path, monkeypatch, "a: [\n").startswith("sched.yaml: invalid YAML:")
     assert _load_error(tmp_path, monkeypatch, "{", "s.json").startswith("s.json: invalid JSON:")
-    assert _load_error(tmp_path, monkeypatch, '{"a": 1, "a": 2}', "s.json") == 's.json: key "a" already set in map'
+    assert (
+        _load_error(tmp_path, monkeypatch, '{"a": 1, "a": 2}', "s.json")
+        == 's.json: key "a" already set in map'
+    )
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError) as exc:
         load_config("missing.yaml")
@@ -195,7 +216,9 @@ def test_malformed_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_deprecated_bind_addresses_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    name = _write(tmp_path, monkeypatch, HEADER + "healthzBindAddress: 0.0.0.0:10251\nmetricsBindAddress: ''\n")
+    name = _write(
+        tmp_path, monkeypatch, HEADER + "healthzBindAddress: 0.0.0.0:10251\nmetricsBindAddress: ''\n"
+    )
     c = load_config(name)
     assert c.healthz_bind_address == "0.0.0.0:10251"
     assert c.metrics_bind_address == ""

@@ -11,8 +11,10 @@ HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfigura
 
 
 def test_same_result_and_messages_as_a_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    text = HEAD + "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n" \
-                  "      enabled: [{name: NodeResourcesFit, weight: 10}]\n"
+    text = (
+        HEAD + "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n"
+        "      enabled: [{name: NodeResourcesFit, weight: 10}]\n"
+    )
     f = tmp_path / "sched.yaml"
     f.write_text(text)
     assert load_config_text(text, "sched.yaml") == load_config(f)
@@ -22,8 +24,11 @@ def test_same_result_and_messages_as_a_file(tmp_path) -> None:  # type: ignore[n
         load_config(f)
     with pytest.raises(ConfigError) as from_text:
         load_config_text(bad, str(f))
-    assert str(from_text.value) == str(from_file.value) == (
-        f"{f}: podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds")
+    assert (
+        str(from_text.value)
+        == str(from_file.value)
+        == (f"{f}: podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds")
+    )
 
 
 def test_yaml_errors_and_duplicate_keys() -> None:

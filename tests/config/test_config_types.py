@@ -41,7 +41,11 @@ def test_top_level_defaults() -> None:
 def test_client_connection_defaults() -> None:
     cc = KubeSchedulerConfiguration().client_connection
     assert cc == ClientConnectionConfiguration(
-        kubeconfig="", accept_content_types="", content_type="application/vnd.kubernetes.protobuf", qps=50.0, burst=100
+        kubeconfig="",
+        accept_content_types="",
+        content_type="application/vnd.kubernetes.protobuf",
+        qps=50.0,
+        burst=100,
     )
     assert cc.kubeconfig == ""
     assert cc.accept_content_types == ""
@@ -87,7 +91,9 @@ def test_contention_profiling_follows_profiling_when_unset() -> None:
     assert KubeSchedulerConfiguration(enable_profiling=False).enable_contention_profiling is False
     c = KubeSchedulerConfiguration(enable_profiling=False, enable_contention_profiling=True)
     assert c.enable_contention_profiling is True
-    c2 = KubeSchedulerConfiguration.model_validate_json('{"enableProfiling": true, "enableContentionProfiling": false}')
+    c2 = KubeSchedulerConfiguration.model_validate_json(
+        '{"enableProfiling": true, "enableContentionProfiling": false}'
+    )
     assert c2.enable_contention_profiling is False
 
 
@@ -115,8 +121,14 @@ def test_extender_aliases_and_tls() -> None:
     assert e.enable_https is True
     assert e.http_timeout == 1.5
     assert e.tls_config == ExtenderTLSConfig(
-        insecure=True, server_name="e", cert_file="c", key_file="k", ca_file="ca",
-        cert_data=b"cert", key_data=b"key", ca_data=b"",
+        insecure=True,
+        server_name="e",
+        cert_file="c",
+        key_file="k",
+        ca_file="ca",
+        cert_data=b"cert",
+        key_data=b"key",
+        ca_data=b"",
     )
     assert e.managed_resources[0].ignored_by_scheduler is True
     # the Go field is enableHTTPS; the plain camelCase spelling is an unknown field
@@ -133,8 +145,19 @@ def test_tls_bad_base64() -> None:
 def test_plugins_has_13_points_with_camel_names() -> None:
     assert len(EXTENSION_POINTS) == 13
     assert [point_json_name(p) for p in EXTENSION_POINTS] == [
-        "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-        "reserve", "permit", "preBind", "bind", "postBind", "multiPoint",
+        "preEnqueue",
+        "queueSort",
+        "preFilter",
+        "filter",
+        "postFilter",
+        "preScore",
+        "score",
+        "reserve",
+        "permit",
+        "preBind",
+        "bind",
+        "postBind",
+        "multiPoint",
     ]
     p = Plugins()
     for point in EXTENSION_POINTS:
@@ -157,8 +180,17 @@ def test_strict_decoding() -> None:
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [
-        ("0", 0.0), ("15s", 15.0), ("1m30s", 90.0), ("1.5h", 5400.0), ("300ms", 0.3), ("-2m", -120.0),
-        ("+5s", 5.0), ("1h2m3s4ms5us6ns", 3723.004005006), ("2µs", 2e-6), ("2μs", 2e-6), (".5s", 0.5),
+        ("0", 0.0),
+        ("15s", 15.0),
+        ("1m30s", 90.0),
+        ("1.5h", 5400.0),
+        ("300ms", 0.3),
+        ("-2m", -120.0),
+        ("+5s", 5.0),
+        ("1h2m3s4ms5us6ns", 3723.004005006),
+        ("2µs", 2e-6),
+        ("2μs", 2e-6),
+        (".5s", 0.5),
         ("1.s", 1.0),
     ],
 )
@@ -187,8 +219,17 @@ def test_parse_go_duration_errors(text: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("seconds", "text"),
     [
-        (0, "0s"), (15, "15s"), (90, "1m30s"), (3600, "1h0m0s"), (60, "1m0s"), (0.5, "500ms"),
-        (1.5, "1.5s"), (2e-6, "2µs"), (1e-9, "1ns"), (-2, "-2s"), (5400, "1h30m0s"),
+        (0, "0s"),
+        (15, "15s"),
+        (90, "1m30s"),
+        (3600, "1h0m0s"),
+        (60, "1m0s"),
+        (0.5, "500ms"),
+        (1.5, "1.5s"),
+        (2e-6, "2µs"),
+        (1e-9, "1ns"),
+        (-2, "-2s"),
+        (5400, "1h30m0s"),
     ],
 )
 def test_format_go_duration(seconds: float, text: str) -> None:

@@ -53,14 +53,22 @@ def test_parallelism() -> None:
 
 @pytest.mark.parametrize("value", [-1, 101])
 def test_percentage_of_nodes_to_score(value: int) -> None:
-    assert _errors(percentage_of_nodes_to_score=value) == ["percentageOfNodesToScore: not in valid range [0-100]"]
+    assert _errors(percentage_of_nodes_to_score=value) == [
+        "percentageOfNodesToScore: not in valid range [0-100]"
+    ]
     prof = KubeSchedulerProfile(percentage_of_nodes_to_score=value)
     assert _errors(profiles=[prof]) == ["profiles[0].percentageOfNodesToScore: not in valid range [0-100]"]
 
 
 @pytest.mark.parametrize("value", [0, 1, 100])
 def test_percentage_of_nodes_to_score_valid(value: int) -> None:
-    assert _errors(percentage_of_nodes_to_score=value, profiles=[KubeSchedulerProfile(percentage_of_nodes_to_score=value)]) == []
+    assert (
+        _errors(
+            percentage_of_nodes_to_score=value,
+            profiles=[KubeSchedulerProfile(percentage_of_nodes_to_score=value)],
+        )
+        == []
+    )
 
 
 def test_backoff(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,14 +81,19 @@ def test_backoff(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _errors(pod_initial_backoff_seconds=5, pod_max_backoff_seconds=5) == []
     with pytest.raises(ConfigError) as exc:
         _load(tmp_path, monkeypatch, {"podInitialBackoffSeconds": 20})
-    assert str(exc.value) == "sched.yaml: podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds"
+    assert (
+        str(exc.value)
+        == "sched.yaml: podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds"
+    )
 
 
 def test_profile_names_required_and_unique() -> None:
     assert _errors(profiles=[KubeSchedulerProfile(), KubeSchedulerProfile(scheduler_name="b")]) == [
         "profiles[0].schedulerName: Required value"
     ]
-    assert _errors(profiles=[KubeSchedulerProfile(scheduler_name="")]) == ["profiles[0].schedulerName: Required value"]
+    assert _errors(profiles=[KubeSchedulerProfile(scheduler_name="")]) == [
+        "profiles[0].schedulerName: Required value"
+    ]
     a, b = KubeSchedulerProfile(scheduler_name="a"), KubeSchedulerProfile(scheduler_name="a")
     assert _errors(profiles=[a, b]) == ['profiles[1].schedulerName: Duplicate value: "a"']
 
@@ -91,7 +104,9 @@ def test_undefaulted_config_without_profiles() -> None:
 
 def _qs(*names: str, disabled: tuple[str, ...] = ()) -> Plugins:
     return Plugins(
-        queue_sort=PluginSet(enabled=[Plugin(name=n) for n in names], disabled=[Plugin(name=n) for n in disabled])
+        queue_sort=PluginSet(
+            enabled=[Plugin(name=n) for n in names], disabled=[Plugin(name=n) for n in disabled]
+        )
     )
 
 
@@ -105,17 +120,23 @@ def test_queue_sort_must_be_same_for_all_profiles() -> None:
 
 def test_queue_sort_args_must_be_same() -> None:
     p0 = KubeSchedulerProfile(
-        scheduler_name="a", plugins=_qs("CustomSort"), plugin_config=[PluginConfig(name="CustomSort", args={"x": 1})]
+        scheduler_name="a",
+        plugins=_qs("CustomSort"),
+        plugin_config=[PluginConfig(name="CustomSort", args={"x": 1})],
     )
     p1 = KubeSchedulerProfile(
-        scheduler_name="b", plugins=_qs("CustomSort"), plugin_config=[PluginConfig(name="CustomSort", args={"x": 2})]
+        scheduler_name="b",
+        plugins=_qs("CustomSort"),
+        plugin_config=[PluginConfig(name="CustomSort", args={"x": 2})],
     )
     assert _errors(profiles=[p0, p1]) == ["profiles[1].pluginConfig.args: must be the same for all profiles"]
 
 
 def test_only_one_queue_sort() -> None:
     p0 = KubeSchedulerProfile(scheduler_name="a", plugins=_qs("A", "B"))
-    assert _errors(profiles=[p0]) == ["profiles[0].plugins.queueSort.enabled: only one queue sort plugin can be enabled"]
+    assert _errors(profiles=[p0]) == [
+        "profiles[0].plugins.queueSort.enabled: only one queue sort plugin can be enabled"
+    ]
 
 
 def test_repeated_plugin_config() -> None:
@@ -126,7 +147,9 @@ def test_repeated_plugin_config() -> None:
             PluginConfig(name="NodeResourcesFit", args={}),
         ]
     )
-    assert _errors(profiles=[prof]) == ["profiles[0].pluginConfig[2]: repeated config for plugin NodeResourcesFit"]
+    assert _errors(profiles=[prof]) == [
+        "profiles[0].pluginConfig[2]: repeated config for plugin NodeResourcesFit"
+    ]
 
 
 @pytest.mark.parametrize("name", ["AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"])
@@ -135,7 +158,9 @@ def test_removed_plugins(name: str) -> None:
         f'plugin "{name}" was removed in version "kubescheduler.config.k8s.io/v1" '
         '(KubeSchedulerConfiguration is version "kubescheduler.config.k8s.io/v1")'
     )
-    prof = KubeSchedulerProfile(plugins=Plugins(filter=PluginSet(enabled=[Plugin(name="NodePorts"), Plugin(name=name)])))
+    prof = KubeSchedulerProfile(
+        plugins=Plugins(filter=PluginSet(enabled=[Plugin(name="NodePorts"), Plugin(name=name)]))
+    )
     assert _errors(profiles=[prof]) == [f"profiles[0].plugins.filter.enabled[1]: {msg}"]
     mp = KubeSchedulerProfile(plugins=Plugins(multi_point=PluginSet(enabled=[Plugin(name=name)])))
     assert _errors(profiles=[mp]) == [f"profiles[0].plugins.multiPoint.enabled[19]: {msg}"]
@@ -152,7 +177,10 @@ def test_leader_election_resource_lock() -> None:
     assert _errors(leader_election=LeaderElectionConfiguration(resource_lock="endpointsleases")) == [
         'leaderElection.resourceLock: resourceLock value must be "leases"'
     ]
-    assert _errors(leader_election=LeaderElectionConfiguration(leader_elect=False, resource_lock="configmaps")) == []
+    assert (
+        _errors(leader_election=LeaderElectionConfiguration(leader_elect=False, resource_lock="configmaps"))
+        == []
+    )
 
 
 def test_leader_election_durations() -> None:

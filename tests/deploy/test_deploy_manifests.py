@@ -38,16 +38,23 @@ def by_kind(kind: str) -> list[dict[str, Any]]:
 def test_deploy_has_the_expected_objects() -> None:
     kinds = sorted((d["kind"], d["metadata"]["name"]) for _, d in documents())
     assert kinds == [
-        ("ClusterRole", "kubesched:kube-scheduler"), ("ClusterRole", "kubesched:metrics-reader"),
-        ("ClusterRole", "kubesched:prepull-priorityclass"), ("ClusterRole", "kubesched:volume-scheduler"),
-        ("ClusterRoleBinding", "kubesched:auth-delegator"), ("ClusterRoleBinding", "kubesched:kube-scheduler"),
+        ("ClusterRole", "kubesched:kube-scheduler"),
+        ("ClusterRole", "kubesched:metrics-reader"),
+        ("ClusterRole", "kubesched:prepull-priorityclass"),
+        ("ClusterRole", "kubesched:volume-scheduler"),
+        ("ClusterRoleBinding", "kubesched:auth-delegator"),
+        ("ClusterRoleBinding", "kubesched:kube-scheduler"),
         ("ClusterRoleBinding", "kubesched:prepull-priorityclass"),
         ("ClusterRoleBinding", "kubesched:volume-scheduler"),
-        ("ConfigMap", "kubesched-config"), ("Deployment", "kubesched"),
-        ("Role", "kubesched:leader-election"), ("Role", "kubesched:prepull"),
+        ("ConfigMap", "kubesched-config"),
+        ("Deployment", "kubesched"),
+        ("Role", "kubesched:leader-election"),
+        ("Role", "kubesched:prepull"),
         ("RoleBinding", "kubesched:extension-apiserver-authentication-reader"),
-        ("RoleBinding", "kubesched:leader-election"), ("RoleBinding", "kubesched:prepull"),
-        ("Service", "kubesched-metrics"), ("ServiceAccount", "kubesched"),
+        ("RoleBinding", "kubesched:leader-election"),
+        ("RoleBinding", "kubesched:prepull"),
+        ("Service", "kubesched-metrics"),
+        ("ServiceAccount", "kubesched"),
     ]
 
 
@@ -69,11 +76,19 @@ def test_configmap_config_loads_with_a_kubesched_profile() -> None:
     assert [p.scheduler_name for p in cfg.profiles] == ["kubesched"]
     le = cfg.leader_election
     assert (le.leader_elect, le.resource_lock, le.resource_name, le.resource_namespace) == (
-        True, "leases", "kubesched", "kube-system")
+        True,
+        "leases",
+        "kubesched",
+        "kube-system",
+    )
     role = next(r for r in by_kind("Role") if r["metadata"]["name"] == "kubesched:leader-election")
     assert role["metadata"]["namespace"] == le.resource_namespace
-    assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [le.resource_name],
-            "verbs": ["get", "update"]} in role["rules"]
+    assert {
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+        "resourceNames": [le.resource_name],
+        "verbs": ["get", "update"],
+    } in role["rules"]
 
 
 def _grants(role: dict[str, Any]) -> set[tuple[str, str, str, str]]:
@@ -99,58 +114,100 @@ UPSTREAM_KUBE_SCHEDULER = (
     | {("", "pods", v, "*any*") for v in (*READ, "delete")}
     | {("", r, "create", "*any*") for r in ("pods/binding", "bindings")}
     | {("", "pods/status", v, "*any*") for v in ("patch", "update")}
-    | {("", r, v, "*any*") for r in ("services", "replicationcontrollers", "namespaces",
-                                    "persistentvolumeclaims", "persistentvolumes") for v in READ}
+    | {
+        ("", r, v, "*any*")
+        for r in (
+            "services",
+            "replicationcontrollers",
+            "namespaces",
+            "persistentvolumeclaims",
+            "persistentvolumes",
+        )
+        for v in READ
+    }
     | {(g, "replicasets", v, "*any*") for g in ("apps", "extensions") for v in READ}
     | {("apps", "statefulsets", v, "*any*") for v in READ}
     | {("policy", "poddisruptionbudgets", v, "*any*") for v in READ}
-    | {("authentication.k8s.io", "tokenreviews", "create", "*any*"),
-       ("authorization.k8s.io", "subjectaccessreviews", "create", "*any*")}
-    | {("storage.k8s.io", r, v, "*any*") for r in ("csinodes", "csidrivers", "csistoragecapacities") for v in READ}
+    | {
+        ("authentication.k8s.io", "tokenreviews", "create", "*any*"),
+        ("authorization.k8s.io", "subjectaccessreviews", "create", "*any*"),
+    }
+    | {
+        ("storage.k8s.io", r, v, "*any*")
+        for r in ("csinodes", "csidrivers", "csistoragecapacities")
+        for v in READ
+    }
     | {("resource.k8s.io", r, v, "*any*") for r in ("deviceclasses", "resourceslices") for v in READ}
-    | {("resource.k8s.io", r, v, "*any*") for r in ("resourceclaims", "resourceclaims/status")
-       for v in (*READ, "update", "patch")}
+    | {
+        ("resource.k8s.io", r, v, "*any*")
+        for r in ("resourceclaims", "resourceclaims/status")
+        for v in (*READ, "update", "patch")
+    }
 )
-UPSTREAM_VOLUME_SCHEDULER = (
-    {("", r, v, "*any*") for r in ("persistentvolumes", "persistentvolumeclaims") for v in (*READ, "update", "patch")}
-    | {("storage.k8s.io", "storageclasses", v, "*any*") for v in READ}
-)
+UPSTREAM_VOLUME_SCHEDULER = {
+    ("", r, v, "*any*")
+    for r in ("persistentvolumes", "persistentvolumeclaims")
+    for v in (*READ, "update", "patch")
+} | {("storage.k8s.io", "storageclasses", v, "*any*") for v in READ}
 
 
 def test_rbac_is_explicit_and_within_the_bootstrap_roles() -> None:
     for _, d in documents():
         if d["kind"] in ("ClusterRole", "Role"):
             for r in d["rules"]:
-                assert "*" not in r.get("apiGroups", []) + r.get("resources", []) + r["verbs"], (d["metadata"]["name"], r)
+                assert "*" not in r.get("apiGroups", []) + r.get("resources", []) + r["verbs"], (
+                    d["metadata"]["name"],
+                    r,
+                )
     roles = {d["metadata"]["name"]: d for d in by_kind("ClusterRole")}
     ks = _grants(roles["kubesched:kube-scheduler"])
     vs = _grants(roles["kubesched:volume-scheduler"])
     assert ks <= UPSTREAM_KUBE_SCHEDULER
     assert vs <= UPSTREAM_VOLUME_SCHEDULER
     assert not ks & vs  # every grant once
-    watched = {("", r) for r in ("nodes", "pods", "services", "replicationcontrollers", "namespaces")} | {
-        ("apps", "replicasets"), ("apps", "statefulsets"), ("policy", "poddisruptionbudgets")} | {
-        ("storage.k8s.io", r) for r in ("csinodes", "csidrivers", "csistoragecapacities")} | {
-        ("resource.k8s.io", r) for r in ("deviceclasses", "resourceslices", "resourceclaims")}
+    watched = (
+        {("", r) for r in ("nodes", "pods", "services", "replicationcontrollers", "namespaces")}
+        | {("apps", "replicasets"), ("apps", "statefulsets"), ("policy", "poddisruptionbudgets")}
+        | {("storage.k8s.io", r) for r in ("csinodes", "csidrivers", "csistoragecapacities")}
+        | {("resource.k8s.io", r) for r in ("deviceclasses", "resourceslices", "resourceclaims")}
+    )
     expected = {(g, r, v, "*any*") for g, r in watched for v in ("list", "watch")}
-    expected |= {("events.k8s.io", "events", "create", "*any*"), ("events.k8s.io", "events", "patch", "*any*"),
-                 ("", "pods", "delete", "*any*"),
-                 ("", "pods/binding", "create", "*any*"), ("", "pods/status", "patch", "*any*"),
-                 ("resource.k8s.io", "resourceclaims", "get", "*any*"),
-                 ("resource.k8s.io", "resourceclaims", "update", "*any*"),
-                 ("resource.k8s.io", "resourceclaims/status", "patch", "*any*")}
+    expected |= {
+        ("events.k8s.io", "events", "create", "*any*"),
+        ("events.k8s.io", "events", "patch", "*any*"),
+        ("", "pods", "delete", "*any*"),
+        ("", "pods/binding", "create", "*any*"),
+        ("", "pods/status", "patch", "*any*"),
+        ("resource.k8s.io", "resourceclaims", "get", "*any*"),
+        ("resource.k8s.io", "resourceclaims", "update", "*any*"),
+        ("resource.k8s.io", "resourceclaims/status", "patch", "*any*"),
+    }
     assert ks == expected
-    assert vs == ({("", r, v, "*any*") for r in ("persistentvolumes", "persistentvolumeclaims")
-                   for v in ("list", "watch", "update")} | {("storage.k8s.io", "storageclasses", v, "*any*")
-                                                            for v in ("list", "watch")})
+    assert vs == (
+        {
+            ("", r, v, "*any*")
+            for r in ("persistentvolumes", "persistentvolumeclaims")
+            for v in ("list", "watch", "update")
+        }
+        | {("storage.k8s.io", "storageclasses", v, "*any*") for v in ("list", "watch")}
+    )
     assert roles["kubesched:metrics-reader"]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
     bindings = {b["metadata"]["name"]: b for b in by_kind("ClusterRoleBinding")}
     assert bindings["kubesched:auth-delegator"]["roleRef"] == {
-        "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:auth-delegator"}
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "system:auth-delegator",
+    }
     role_bindings = {b["metadata"]["name"]: b for b in by_kind("RoleBinding")}
     reader = role_bindings["kubesched:extension-apiserver-authentication-reader"]
-    assert (reader["metadata"]["namespace"], reader["roleRef"]) == ("kube-system", {
-        "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "extension-apiserver-authentication-reader"})
+    assert (reader["metadata"]["namespace"], reader["roleRef"]) == (
+        "kube-system",
+        {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": "extension-apiserver-authentication-reader",
+        },
+    )
     sa = by_kind("ServiceAccount")[0]["metadata"]
     for b in by_kind("ClusterRoleBinding") + by_kind("RoleBinding"):
         assert b["subjects"] == [{"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}]
@@ -179,11 +236,14 @@ def test_deployment_runs_two_leader_elected_replicas_with_probes() -> None:
 
 
 def test_dockerfile_is_multi_stage_without_the_report_stack() -> None:
-    lines = [ln.strip() for ln in (DEPLOY / "Dockerfile").read_text().splitlines() if ln.strip() and
-             not ln.lstrip().startswith("#")]
+    lines = [
+        ln.strip()
+        for ln in (DEPLOY / "Dockerfile").read_text().splitlines()
+        if ln.strip() and not ln.lstrip().startswith("#")
+    ]
     stages = [ln for ln in lines if ln.startswith("FROM ")]
     assert stages == ["FROM python:3.11-slim AS build", "FROM python:3.11-slim AS runtime"]
-    runtime = lines[lines.index(stages[1]):]
+    runtime = lines[lines.index(stages[1]) :]
     assert "COPY --from=build /wheels /wheels" in runtime
     install = next(ln for ln in runtime if ln.startswith("RUN pip install"))
     assert install.startswith("RUN pip install --no-index --find-links /wheels kubesched ")

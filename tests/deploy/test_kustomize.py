@@ -19,17 +19,27 @@ kubernetes_validate = pytest.importorskip("kubernetes_validate")
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S_VERSION = "1.35.0"
 KUBECTL = shutil.which("kubectl")
-needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl (Debian kubernetes-client) is not installed")
-TARGETS = ["base", "overlays/namespace", "overlays/single-replica", "overlays/image-aware",
-           "overlays/image-aware-prepull", "monitoring", "record"]
+needs_kubectl = pytest.mark.skipif(
+    KUBECTL is None, reason="kubectl (Debian kubernetes-client) is not installed"
+)
+TARGETS = [
+    "base",
+    "overlays/namespace",
+    "overlays/single-replica",
+    "overlays/image-aware",
+    "overlays/image-aware-prepull",
+    "monitoring",
+    "record",
+]
 #: custom resources of the Prometheus Operator: not in the Kubernetes schemas, checked by shape below
 CRDS = {"ServiceMonitor", "PrometheusRule"}
 
 
 def render(target: str) -> list[dict[str, Any]]:
     assert KUBECTL is not None
-    out = subprocess.run([KUBECTL, "kustomize", str(DEPLOY / target)], check=True, capture_output=True, text=True,
-                         timeout=60).stdout
+    out = subprocess.run(
+        [KUBECTL, "kustomize", str(DEPLOY / target)], check=True, capture_output=True, text=True, timeout=60
+    ).stdout
     return [d for d in yaml.safe_load_all(out) if d]
 
 
@@ -48,10 +58,15 @@ def test_renders_and_validates(target: str) -> None:
 @needs_kubectl
 def test_overlays_change_what_they_say() -> None:
     ns = render("overlays/namespace")
-    assert {o["metadata"].get("namespace") for o in ns if o["kind"] not in ("ClusterRole", "ClusterRoleBinding",
-                                                                            "Namespace")} == {"kubesched-system"}
+    assert {
+        o["metadata"].get("namespace")
+        for o in ns
+        if o["kind"] not in ("ClusterRole", "ClusterRoleBinding", "Namespace")
+    } == {"kubesched-system"}
     cm = next(o for o in ns if o["kind"] == "ConfigMap")
-    assert yaml.safe_load(cm["data"]["config.yaml"])["leaderElection"]["resourceNamespace"] == "kubesched-system"
+    assert (
+        yaml.safe_load(cm["data"]["config.yaml"])["leaderElection"]["resourceNamespace"] == "kubesched-system"
+    )
     single = next(o for o in render("overlays/single-replica") if o["kind"] == "Deployment")
     assert single["spec"]["replicas"] == 1
     assert "--leader-elect=false" in single["spec"]["template"]["spec"]["containers"][0]["command"]
@@ -73,8 +88,13 @@ def test_recorder_rbac_is_read_only_and_covers_what_it_watches() -> None:
 
     objs = render("record")
     [role] = [o for o in objs if o["kind"] == "ClusterRole"]
-    grants = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
-              for v in rule["verbs"]}
+    grants = {
+        (g, r, v)
+        for rule in role["rules"]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }
     assert {v for _, _, v in grants} == {"get", "list", "watch"}
     assert not {r for _, r, _ in grants} & {"secrets", "configmaps"}
     for kind in recorded_kinds():
@@ -84,7 +104,9 @@ def test_recorder_rbac_is_read_only_and_covers_what_it_watches() -> None:
         resource = collection_path(kind, None).rsplit("/", 1)[1]
         assert {(group, resource, v) for v in ("list", "watch")} <= grants, kind
     [binding] = [o for o in objs if o["kind"] == "ClusterRoleBinding"]
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubesched-recorder", "namespace": "kube-system"}]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "kubesched-recorder", "namespace": "kube-system"}
+    ]
 
 
 @needs_kubectl
@@ -101,8 +123,9 @@ def test_image_aware_overlays_are_the_measured_profile() -> None:
     assert spec is not None and spec.loader is not None
     generate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generate)
-    assert (DEPLOY / "overlays" / "image-aware" / "config-patch.yaml").read_text() == generate.render_patch(), \
-        "run python deploy/overlays/generate.py"
+    assert (
+        DEPLOY / "overlays" / "image-aware" / "config-patch.yaml"
+    ).read_text() == generate.render_patch(), "run python deploy/overlays/generate.py"
     measured = yaml.safe_load((DEPLOY.parent / "examples" / "replay" / "image-aware.yaml").read_text())
     for target in ("overlays/image-aware", "overlays/image-aware-prepull"):
         objs = render(target)
@@ -110,16 +133,28 @@ def test_image_aware_overlays_are_the_measured_profile() -> None:
         config = yaml.safe_load(cm["data"]["config.yaml"])
         [prof] = config["profiles"]
         assert prof == {**measured["profiles"][0], "schedulerName": "kubesched"}
-        assert prof["pluginConfig"][0] == {"name": "ImagePullTimeSaved", "args": {
-            "defaultBandwidthBytesPerSecond": 45000000, "scoreScaleFloorSeconds": 10, "recentWindowSeconds": 300,
-            "recentBurst": 8, "inFlightProgress": 0, "serializedPulls": True, "nodeShareExponent": 0.5}}
+        assert prof["pluginConfig"][0] == {
+            "name": "ImagePullTimeSaved",
+            "args": {
+                "defaultBandwidthBytesPerSecond": 45000000,
+                "scoreScaleFloorSeconds": 10,
+                "recentWindowSeconds": 300,
+                "recentBurst": 8,
+                "inFlightProgress": 0,
+                "serializedPulls": True,
+                "nodeShareExponent": 0.5,
+            },
+        }
         assert config["leaderElection"]["resourceName"] == "kubesched"
         parsed = parse_config(config)
         assert parsed.percentage_of_nodes_to_score == 100
-        command = next(o for o in objs if o["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0][
-            "command"]
+        command = next(o for o in objs if o["kind"] == "Deployment")["spec"]["template"]["spec"][
+            "containers"
+        ][0]["command"]
         prepull = [a for a in command if a.startswith("--prepull")]
-        assert prepull == ([] if target == "overlays/image-aware" else ["--prepull", "--prepull-namespace=kube-system"])
+        assert prepull == (
+            [] if target == "overlays/image-aware" else ["--prepull", "--prepull-namespace=kube-system"]
+        )
     # the flags the pre-pull overlay adds are ones `kubesched run` accepts
     from click.testing import CliRunner
 
@@ -129,8 +164,28 @@ def test_image_aware_overlays_are_the_measured_profile() -> None:
     assert "--prepull-namespace" in result.output and "--prepull " in result.output
 
 
-_PROMQL_WORDS = {"sum", "by", "rate", "max", "min", "histogram_quantile", "le", "job", "queue", "result", "code",
-                 "pod", "and", "or", "unless", "without", "avg", "count", "irate", "increase"}
+_PROMQL_WORDS = {
+    "sum",
+    "by",
+    "rate",
+    "max",
+    "min",
+    "histogram_quantile",
+    "le",
+    "job",
+    "queue",
+    "result",
+    "code",
+    "pod",
+    "and",
+    "or",
+    "unless",
+    "without",
+    "avg",
+    "count",
+    "irate",
+    "increase",
+}
 
 
 def _metric_names(expr: str) -> set[str]:
@@ -168,11 +223,19 @@ def test_every_metric_named_by_dashboard_and_rules_is_served() -> None:
     registry = CollectorRegistry()
     SchedulerMetrics(registry)
     ComponentMetrics.for_registry(registry)
-    served = {line.split()[2] for line in generate_latest(registry).decode().splitlines()
-              if line.startswith("# TYPE ")}
+    served = {
+        line.split()[2]
+        for line in generate_latest(registry).decode().splitlines()
+        if line.startswith("# TYPE ")
+    }
     served = {re.sub(r"_total$", "", n) for n in served} | served
     named = _dashboard_and_rule_metrics()
-    assert named >= {"scheduler_pending_pods", "scheduler_schedule_attempts_total", "leader_election_master_status",
-                     "scheduler_scheduling_attempt_duration_seconds", "rest_client_requests_total"}
+    assert named >= {
+        "scheduler_pending_pods",
+        "scheduler_schedule_attempts_total",
+        "leader_election_master_status",
+        "scheduler_scheduling_attempt_duration_seconds",
+        "rest_client_requests_total",
+    }
     missing = sorted(n for n in named if n not in served)
     assert missing == []

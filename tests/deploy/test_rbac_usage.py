@@ -15,8 +15,10 @@ from run_support import METRICS_TOKEN, Cluster, Replica, free_port, needs_hooks,
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
 #: The built-in ClusterRole ``system:auth-delegator`` that rbac.yaml binds.
-AUTH_DELEGATOR = {("authentication.k8s.io", "tokenreviews", "create"),
-                  ("authorization.k8s.io", "subjectaccessreviews", "create")}
+AUTH_DELEGATOR = {
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
+}
 
 
 #: What kubesched uses of the built-in Role ``extension-apiserver-authentication-reader`` (kube-system)
@@ -28,7 +30,10 @@ EXTENSION_AUTH_READER = {("", "configmaps", "get")}
 def granted() -> set[tuple[str, str, str]]:
     out = set(AUTH_DELEGATOR) | EXTENSION_AUTH_READER
     for doc in yaml.safe_load_all((DEPLOY / "base" / "rbac.yaml").read_text()):
-        if doc["kind"] not in ("ClusterRole", "Role") or doc["metadata"]["name"] == "kubesched:metrics-reader":
+        if (
+            doc["kind"] not in ("ClusterRole", "Role")
+            or doc["metadata"]["name"] == "kubesched:metrics-reader"
+        ):
             continue
         for rule in doc["rules"]:
             for g in rule["apiGroups"]:
@@ -60,15 +65,36 @@ def request_attributes(method: str, path: str, watch: bool) -> tuple[str, str, s
 def test_request_attributes() -> None:
     assert request_attributes("GET", "/api/v1/pods", True) == ("", "pods", "watch")
     assert request_attributes("GET", "/api/v1/namespaces", False) == ("", "namespaces", "list")
-    assert request_attributes("POST", "/api/v1/namespaces/a/pods/p/binding", False) == ("", "pods/binding", "create")
-    assert request_attributes("PATCH", "/api/v1/namespaces/a/pods/p/status", False) == ("", "pods/status", "patch")
+    assert request_attributes("POST", "/api/v1/namespaces/a/pods/p/binding", False) == (
+        "",
+        "pods/binding",
+        "create",
+    )
+    assert request_attributes("PATCH", "/api/v1/namespaces/a/pods/p/status", False) == (
+        "",
+        "pods/status",
+        "patch",
+    )
     assert request_attributes("GET", "/apis/coordination.k8s.io/v1/namespaces/a/leases/l", False) == (
-        "coordination.k8s.io", "leases", "get")
-    assert request_attributes("PUT", "/api/v1/persistentvolumes/pv", False) == ("", "persistentvolumes", "update")
+        "coordination.k8s.io",
+        "leases",
+        "get",
+    )
+    assert request_attributes("PUT", "/api/v1/persistentvolumes/pv", False) == (
+        "",
+        "persistentvolumes",
+        "update",
+    )
 
 
-def _store_pod(cluster: Cluster, name: str, cpu: str, priority: int = 0, claim: str | None = None,
-               resource_claim: str | None = None) -> None:
+def _store_pod(
+    cluster: Cluster,
+    name: str,
+    cpu: str,
+    priority: int = 0,
+    claim: str | None = None,
+    resource_claim: str | None = None,
+) -> None:
     assert cluster.handle is not None
     pod: dict[str, Any] = cluster.pod_manifest(name, cpu)
     pod["spec"]["priority"] = priority
@@ -85,29 +111,86 @@ def test_rbac_grants_exactly_what_run_uses(cluster: Cluster, replicas: list[Repl
     store = cluster.handle.cluster
     ns = cluster.namespace
     cluster.add_nodes(2, cpu="1")
-    store.create({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local"},
-                  "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"})
-    store.create({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "csi"},
-                  "provisioner": "csi.example.com", "volumeBindingMode": "WaitForFirstConsumer"})
-    store.create({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
-                  "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
-                           "storageClassName": "local", "local": {"path": "/d"}}, "status": {"phase": "Available"}})
+    store.create(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "local"},
+            "provisioner": "kubernetes.io/no-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+    store.create(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "csi"},
+            "provisioner": "csi.example.com",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+    store.create(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": "pv"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "local",
+                "local": {"path": "/d"},
+            },
+            "status": {"phase": "Available"},
+        }
+    )
     for claim, sc in (("static", "local"), ("dynamic", "csi")):
-        store.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": claim, "namespace": ns},
-                      "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": sc,
-                               "resources": {"requests": {"storage": "1Gi"}}}})
+        store.create(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": claim, "namespace": ns},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": sc,
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            }
+        )
     # dynamic resource allocation: one GPU on node-0 and a claim for it
-    store.create({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-                  "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}})
-    store.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "node-0-gpu"},
-                  "spec": {"driver": "gpu.example.com", "nodeName": "node-0",
-                           "pool": {"name": "node-0", "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]}})
-    store.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                  "metadata": {"name": "gpu", "namespace": ns},
-                  "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}})
+    store.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+        }
+    )
+    store.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "node-0-gpu"},
+            "spec": {
+                "driver": "gpu.example.com",
+                "nodeName": "node-0",
+                "pool": {"name": "node-0", "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0"}],
+            },
+        }
+    )
+    store.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "gpu", "namespace": ns},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+        }
+    )
     cluster.hook("DELETE", "/kubesched/requests")
     # the secure port as deployed: its client-certificate settings are looked up in the cluster
-    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace, lease=True), f"--secure-port={free_port()}")
+    r = Replica(
+        cluster, scheduler_config(cluster.tmp, cluster.namespace, lease=True), f"--secure-port={free_port()}"
+    )
     replicas.append(r)
     r.wait_ready()
     assert r.get("/metrics", token=METRICS_TOKEN)[0] == 200  # TokenReview + SubjectAccessReview
@@ -126,14 +209,26 @@ def test_rbac_grants_exactly_what_run_uses(cluster: Cluster, replicas: list[Repl
     _store_pod(cluster, "high", "800m", priority=100)  # preempts a low pod (nomination, deletion)
     _store_pod(cluster, "huge", "100")  # unschedulable: PodScheduled=False
     wait_for(lambda: bound("high"), 30, "the preemptor bound")
-    wait_for(lambda: any(e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "huge"
-                         for e in store.events()), 15, "huge failed")
+    wait_for(
+        lambda: any(
+            e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "huge" for e in store.events()
+        ),
+        15,
+        "huge failed",
+    )
     # a node growing to the pod's size (but still holding pods) requeues it: the same failure again,
     # which the event broadcaster folds into a series (PATCH)
     cluster.grow_node("node-0", "100")
-    wait_for(lambda: any(e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "huge"
-                         and (e.get("series") or {}).get("count", 1) >= 2 for e in store.events()), 30,
-             "huge failed twice (an Event series)")
+    wait_for(
+        lambda: any(
+            e.get("reason") == "FailedScheduling"
+            and e["regarding"]["name"] == "huge"
+            and (e.get("series") or {}).get("count", 1) >= 2
+            for e in store.events()
+        ),
+        30,
+        "huge failed twice (an Event series)",
+    )
 
     used = set()
     for row in cluster.hook("GET", "/kubesched/requests")["requests"]:

@@ -23,8 +23,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: ``../shared`` as the README says; KUBESCHED_SHARED_DATA (the data directory) points elsewhere
-SHARED = Path(os.environ["KUBESCHED_SHARED_DATA"]).parent if os.environ.get("KUBESCHED_SHARED_DATA") \
+SHARED = (
+    Path(os.environ["KUBESCHED_SHARED_DATA"]).parent
+    if os.environ.get("KUBESCHED_SHARED_DATA")
     else ROOT.parent / "shared"
+)
 README = ROOT / "README.md"
 TIMEOUT = 600
 _PIP = re.compile(r"^pip install [^&]*&&\s*")
@@ -83,8 +86,15 @@ def test_block_runs_as_pasted(line: str, block: str, tmp_path: Path) -> None:
     if SHARED.is_dir():
         (tmp_path / "shared").symlink_to(SHARED)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(["bash", "-c", "set -euo pipefail\n" + script], cwd=work, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "-c", "set -euo pipefail\n" + script],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, _ = proc.communicate(timeout=TIMEOUT)
     finally:

@@ -52,7 +52,9 @@ def _runner() -> CliRunner:
 
 def cli_json(path: Path, *extra: str, seed: int = 1) -> tuple[dict[str, Any], str]:
     """Run ``kubesched simulate -f path -o json --detail full --seed N``; returns (document, stderr)."""
-    res = _runner().invoke(main, ["simulate", "-f", str(path), "-o", "json", "--detail", "full", "--seed", str(seed), *extra])
+    res = _runner().invoke(
+        main, ["simulate", "-f", str(path), "-o", "json", "--detail", "full", "--seed", str(seed), *extra]
+    )
     assert res.exit_code == 0, (res.output, res.stderr, res.exception)
     return json.loads(res.stdout), res.stderr
 
@@ -85,6 +87,7 @@ def find(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
 
 # ---- 1. zone spread with a tainted node: nodeTaintsPolicy Honor vs Ignore ----------------------
 
+
 def test_spread_tainted_zone_honor_excludes_the_tainted_domain() -> None:
     # Honor: c1's taint dedicated=infra:NoSchedule is not tolerated, so zone c is not a domain.
     # tp_count = {a: 1 (web-a), b: 1 (web-b)}, min_match = 1.
@@ -102,13 +105,23 @@ def test_spread_tainted_zone_honor_excludes_the_tainted_domain() -> None:
     assert (pod["status"], pod["node"], pod["message"]) == ("Scheduled", "b1", "")
     rec = pod["results"][-1]
     assert rec["finalScore"] == {
-        "a1": {"TaintToleration": 300, "NodeResourcesFit": 50, "NodeResourcesBalancedAllocation": 75,
-               "ImageLocality": 0},
-        "b1": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 87,
-               "ImageLocality": 0},
+        "a1": {
+            "TaintToleration": 300,
+            "NodeResourcesFit": 50,
+            "NodeResourcesBalancedAllocation": 75,
+            "ImageLocality": 0,
+        },
+        "b1": {
+            "TaintToleration": 300,
+            "NodeResourcesFit": 62,
+            "NodeResourcesBalancedAllocation": 87,
+            "ImageLocality": 0,
+        },
     }
-    assert rec["filter"]["c1"]["TaintToleration"] == {"code": "UnschedulableAndUnresolvable",
-                                                      "reasons": ["node(s) had untolerated taint(s)"]}
+    assert rec["filter"]["c1"]["TaintToleration"] == {
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) had untolerated taint(s)"],
+    }
 
 
 def test_spread_tainted_zone_ignore_counts_the_empty_tainted_zone(tmp_path: Path) -> None:
@@ -125,12 +138,18 @@ def test_spread_tainted_zone_ignore_counts_the_empty_tainted_zone(tmp_path: Path
     assert (pod["status"], pod["node"]) == ("Unschedulable", None)
     assert pod["message"] == (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
-        "2 node(s) didn't match pod topology spread constraints. " + DRA +
-        "0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-        "2 No preemption victims found for incoming pod.")
+        "2 node(s) didn't match pod topology spread constraints. "
+        + DRA
+        + "0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "2 No preemption victims found for incoming pod."
+    )
     post = pod["results"][-1]["postFilter"]
-    assert post["DynamicResources"] == {"code": "Unschedulable", "reasons": ["no new claims to deallocate"],
-                                        "nominatedNode": None, "victims": []}
+    assert post["DynamicResources"] == {
+        "code": "Unschedulable",
+        "reasons": ["no new claims to deallocate"],
+        "nominatedNode": None,
+        "victims": [],
+    }
     assert post["DefaultPreemption"]["nominatedNode"] is None
 
 
@@ -139,23 +158,29 @@ def test_spread_tainted_zone_ignore_counts_the_empty_tainted_zone(tmp_path: Path
 CORDONED_IGNORE_MSG = (
     # a1/b1: skew 1 + 1 - 0 = 2 > 1; c1: NodeUnschedulable runs first in Filter order.
     "0/3 nodes are available: 1 node(s) were unschedulable, "
-    "2 node(s) didn't match pod topology spread constraints. " + DRA +
-    "0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-    "2 No preemption victims found for incoming pod.")
+    "2 node(s) didn't match pod topology spread constraints. "
+    + DRA
+    + "0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+    "2 No preemption victims found for incoming pod."
+)
 
 
-@pytest.mark.parametrize(("policy", "keep_taint", "expected"), [
-    # Honor + the node.kubernetes.io/unschedulable taint: zone c is dropped, min_match = 1,
-    # both a1 and b1 allow the pod (skew 1) and b1 wins 449 to 425 exactly as in scenario 1.
-    ("Honor", True, ("Scheduled", "b1", "")),
-    # Ignore: zone c (0 pods) is a domain, min_match = 0 -> pending.
-    ("Ignore", True, ("Unschedulable", None, CORDONED_IGNORE_MSG)),
-    # Honor looks at spec.taints only (not spec.unschedulable): a cordoned node without the taint
-    # still counts as a 0-pod domain -> pending with the same message.
-    ("Honor", False, ("Unschedulable", None, CORDONED_IGNORE_MSG)),
-])
-def test_spread_cordoned_node(tmp_path: Path, policy: str, keep_taint: bool,
-                              expected: tuple[str, str | None, str]) -> None:
+@pytest.mark.parametrize(
+    ("policy", "keep_taint", "expected"),
+    [
+        # Honor + the node.kubernetes.io/unschedulable taint: zone c is dropped, min_match = 1,
+        # both a1 and b1 allow the pod (skew 1) and b1 wins 449 to 425 exactly as in scenario 1.
+        ("Honor", True, ("Scheduled", "b1", "")),
+        # Ignore: zone c (0 pods) is a domain, min_match = 0 -> pending.
+        ("Ignore", True, ("Unschedulable", None, CORDONED_IGNORE_MSG)),
+        # Honor looks at spec.taints only (not spec.unschedulable): a cordoned node without the taint
+        # still counts as a 0-pod domain -> pending with the same message.
+        ("Honor", False, ("Unschedulable", None, CORDONED_IGNORE_MSG)),
+    ],
+)
+def test_spread_cordoned_node(
+    tmp_path: Path, policy: str, keep_taint: bool, expected: tuple[str, str | None, str]
+) -> None:
     docs = fixture_docs("spread_cordoned.yaml")
     find(docs, "Pod", "web-new")["spec"]["topologySpreadConstraints"][0]["nodeTaintsPolicy"] = policy
     if not keep_taint:
@@ -164,10 +189,13 @@ def test_spread_cordoned_node(tmp_path: Path, policy: str, keep_taint: bool,
     pod = by_name(doc)["web-new"]
     assert (pod["status"], pod["node"], pod["message"]) == expected
     assert pod["results"][0]["filter"]["c1"]["NodeUnschedulable"] == {
-        "code": "UnschedulableAndUnresolvable", "reasons": ["node(s) were unschedulable"]}
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) were unschedulable"],
+    }
 
 
 # ---- 3. minDomains above the number of domains -------------------------------------------------
+
 
 def test_spread_min_domains_above_domain_count() -> None:
     # 2 zones < minDomains 3 -> min_match is always 0.
@@ -181,13 +209,18 @@ def test_spread_min_domains_above_domain_count() -> None:
     doc, _ = cli_json(FIXTURES / "spread_min_domains.yaml")
     pods = by_name(doc)
     assert [(n, pods[n]["status"], pods[n]["node"]) for n in ("web-0", "web-1", "web-2")] == [
-        ("web-0", "Scheduled", "b1"), ("web-1", "Scheduled", "a1"), ("web-2", "Unschedulable", None)]
+        ("web-0", "Scheduled", "b1"),
+        ("web-1", "Scheduled", "a1"),
+        ("web-2", "Unschedulable", None),
+    ]
     assert pods["web-0"]["results"][0]["finalScore"]["a1"]["NodeResourcesFit"] == 81
     assert pods["web-0"]["results"][0]["finalScore"]["b1"]["NodeResourcesBalancedAllocation"] == 96
     assert pods["web-1"]["results"][0]["finalScore"] == {}
     assert pods["web-2"]["message"] == (
-        "0/2 nodes are available: 2 node(s) didn't match pod topology spread constraints. " + DRA +
-        "0/2 nodes are available: 2 No preemption victims found for incoming pod.")
+        "0/2 nodes are available: 2 node(s) didn't match pod topology spread constraints. "
+        + DRA
+        + "0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
 
 
 def test_spread_min_domains_unset_places_the_third_replica() -> None:
@@ -200,11 +233,15 @@ def test_spread_min_domains_unset_places_the_third_replica() -> None:
         if d["kind"] == "Pod":
             del d["spec"]["topologySpreadConstraints"][0]["minDomains"]
     out = outcomes(simulate_docs(docs))
-    assert [(n, out[n].node) for n in ("web-0", "web-1", "web-2")] == [("web-0", "b1"), ("web-1", "a1"),
-                                                                      ("web-2", "b1")]
+    assert [(n, out[n].node) for n in ("web-0", "web-1", "web-2")] == [
+        ("web-0", "b1"),
+        ("web-1", "a1"),
+        ("web-2", "b1"),
+    ]
 
 
 # ---- System default spreading (Service selects the pod) ----------------------------------------
+
 
 def test_spread_system_defaults_from_service() -> None:
     # web-new has no constraints; Service "web" selects it -> System defaults
@@ -224,12 +261,16 @@ def test_spread_system_defaults_from_service() -> None:
     rec = out["web-new"].results[-1].to_dict()
     assert out["web-new"].node == "a2"
     assert {n: s["PodTopologySpread"] for n, s in rec["score"].items()} == {"a1": 12, "a2": 9, "b1": 9}
-    assert {n: s["PodTopologySpread"] for n, s in rec["normalizedScore"].items()} == {"a1": 75, "a2": 100,
-                                                                                      "b1": 100}
+    assert {n: s["PodTopologySpread"] for n, s in rec["normalizedScore"].items()} == {
+        "a1": 75,
+        "a2": 100,
+        "b1": 100,
+    }
     assert {n: sum(s.values()) for n, s in rec["finalScore"].items()} == {"a1": 611, "a2": 686, "b1": 674}
 
 
 # ---- 4. pod anti-affinity, one replica per node until the nodes run out ----------------------
+
 
 def test_anti_affinity_one_replica_per_node() -> None:
     # Replicas 1 cpu / 1Gi; nodes n1 8 cpu, n2 6 cpu, n3 4 cpu (8Gi each). InterPodAffinity scores
@@ -243,17 +284,26 @@ def test_anti_affinity_one_replica_per_node() -> None:
     # preemption candidate but all pods have web-3's priority (0) -> no victims.
     doc, _ = cli_json(FIXTURES / "anti_affinity_one_per_node.yaml")
     pods = by_name(doc)
-    assert [(n, pods[n]["node"]) for n in ("web-0", "web-1", "web-2")] == [("web-0", "n1"), ("web-1", "n2"),
-                                                                          ("web-2", "n3")]
+    assert [(n, pods[n]["node"]) for n in ("web-0", "web-1", "web-2")] == [
+        ("web-0", "n1"),
+        ("web-1", "n2"),
+        ("web-2", "n3"),
+    ]
     assert {n: sum(s.values()) for n, s in pods["web-0"]["results"][0]["finalScore"].items()} == {
-        "n1": 487, "n2": 482, "n3": 474}
+        "n1": 487,
+        "n2": 482,
+        "n3": 474,
+    }
     assert pods["web-3"]["status"] == "Unschedulable"
     assert pods["web-3"]["message"] == (
-        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. " + DRA +
-        "0/3 nodes are available: 3 No preemption victims found for incoming pod.")
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
+        + DRA
+        + "0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
 
 
 # ---- 5. preemption with a PodDisruptionBudget -------------------------------------------------
+
 
 def test_preemption_lowest_priority_victims_pdb_protects() -> None:
     # n1 (4 cpu, full): a(10, 1 cpu, PDB) b(20, 1) c(30, 1) d(40, 1); n2 (4 cpu, full): e(10, 2, PDB) g(50, 2).
@@ -274,17 +324,26 @@ def test_preemption_lowest_priority_victims_pdb_protects() -> None:
     assert (hi["status"], hi["node"]) == ("Scheduled", "n1")
     first, last = hi["results"][0], hi["results"][-1]
     assert first["selectedNode"] is None
-    assert first["filter"]["n1"]["NodeResourcesFit"] == {"code": "Unschedulable", "reasons": ["Insufficient cpu"]}
-    assert first["postFilter"]["DefaultPreemption"] == {"code": "Success", "reasons": [], "nominatedNode": "n1",
-                                                        "victims": ["default/c", "default/b"]}
+    assert first["filter"]["n1"]["NodeResourcesFit"] == {
+        "code": "Unschedulable",
+        "reasons": ["Insufficient cpu"],
+    }
+    assert first["postFilter"]["DefaultPreemption"] == {
+        "code": "Success",
+        "reasons": [],
+        "nominatedNode": "n1",
+        "victims": ["default/c", "default/b"],
+    }
     assert last["selectedNode"] == "n1"
     assert len(hi["results"]) == 2
     assert (pods["b"]["status"], pods["c"]["status"]) == ("Preempted", "Preempted")
     assert {"a", "d", "e", "g"}.isdisjoint(pods)  # untouched bound pods are not reported
     assert pods["lo-new"]["status"] == "Unschedulable"
     assert pods["lo-new"]["message"] == (
-        "0/2 nodes are available: 2 Insufficient cpu. " + DRA +
-        "0/2 nodes are available: 2 No preemption victims found for incoming pod.")
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        + DRA
+        + "0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
 
 
 def test_preemption_state_of_the_cluster_after_the_run() -> None:
@@ -318,8 +377,9 @@ def test_preemption_policy_never() -> None:
     docs = [d for d in fixture_docs("preemption_pdb_violation.yaml") if d["metadata"]["name"] != "hi"]
     out = outcomes(simulate_docs(docs))
     assert out["never"].status == "Unschedulable"
-    assert out["never"].message == ("0/2 nodes are available: 2 Insufficient cpu. " + DRA +
-                                    "not eligible due to preemptionPolicy=Never.")
+    assert out["never"].message == (
+        "0/2 nodes are available: 2 Insufficient cpu. " + DRA + "not eligible due to preemptionPolicy=Never."
+    )
     assert set(out) == {"never"}  # nothing was preempted
 
 
@@ -332,8 +392,11 @@ def test_preemptor_loses_freed_room_to_higher_priority_pod() -> None:
     out = outcomes(simulate_docs(fixture_docs("preemption_pdb_violation.yaml")))
     assert (out["never"].status, out["never"].node) == ("Scheduled", "n2")
     assert (out["hi"].status, out["hi"].node) == ("Scheduled", "n2")
-    victims = [r.to_dict()["postFilter"]["DefaultPreemption"]["victims"] for r in out["hi"].results
-               if r.to_dict()["postFilter"]]
+    victims = [
+        r.to_dict()["postFilter"]["DefaultPreemption"]["victims"]
+        for r in out["hi"].results
+        if r.to_dict()["postFilter"]
+    ]
     assert victims == [["default/g"], ["default/f"]]
     assert (out["f"].status, out["g"].status) == ("Preempted", "Preempted")
 
@@ -350,12 +413,15 @@ def test_preemption_uses_remove_pod_extensions() -> None:
     #     filler back -> Insufficient cpu -> victim; web-y back -> {a: 2, b: 1}, min 1, skew 1 ok.
     #     [filler], max prio 5.
     # pick: no PDBs; lowest highest-victim priority 0 < 5 -> a1. Retry: {a: 1, b: 1} -> a1 (b1 still full).
-    out = outcomes(run_simulation(load_manifests([FIXTURES / "preemption_affinity_spread.yaml"]).manifests,
-                                  None, seed=1))
+    out = outcomes(
+        run_simulation(load_manifests([FIXTURES / "preemption_affinity_spread.yaml"]).manifests, None, seed=1)
+    )
     hi = out["hi"]
     first = hi.results[0].to_dict()
     assert first["filter"]["a1"]["PodTopologySpread"] == {
-        "code": "Unschedulable", "reasons": ["node(s) didn't match pod topology spread constraints"]}
+        "code": "Unschedulable",
+        "reasons": ["node(s) didn't match pod topology spread constraints"],
+    }
     assert first["postFilter"]["DefaultPreemption"]["nominatedNode"] == "a1"
     assert first["postFilter"]["DefaultPreemption"]["victims"] == ["default/guard", "default/web-x2"]
     assert (hi.status, hi.node) == ("Scheduled", "a1")
@@ -363,6 +429,7 @@ def test_preemption_uses_remove_pod_extensions() -> None:
 
 
 # ---- 6. WaitForFirstConsumer claim bound to the PV whose node affinity picks the node ---------
+
 
 def test_wffc_claim_binds_local_pv_on_its_node(tmp_path: Path) -> None:
     # n1 (8 cpu / 16Gi) would win on resources; but the only PV (pv-n2, 10Gi >= 5Gi, class local)
@@ -373,7 +440,9 @@ def test_wffc_claim_binds_local_pv_on_its_node(tmp_path: Path) -> None:
     assert (db["status"], db["node"]) == ("Scheduled", "n2")
     rec = db["results"][0]
     assert rec["filter"]["n1"]["VolumeBinding"] == {
-        "code": "UnschedulableAndUnresolvable", "reasons": ["node(s) didn't find available persistent volumes to bind"]}
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) didn't find available persistent volumes to bind"],
+    }
     assert rec["filter"]["n2"]["VolumeBinding"]["code"] == "Success"
     assert rec["finalScore"] == {}  # only one feasible node
     assert rec["reserve"]["VolumeBinding"]["code"] == "Success"
@@ -418,12 +487,15 @@ def test_wffc_bound_claim_node_does_not_fit() -> None:
     assert out["db"].node == "n2"
     assert out["db-reader"].status == "Unschedulable"
     assert out["db-reader"].message == (
-        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [VolumeBinding]. " + DRA +
-        "0/2 nodes are available: 1 No preemption victims found for incoming pod, "
-        "1 Preemption is not helpful for scheduling.")
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [VolumeBinding]. "
+        + DRA
+        + "0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling."
+    )
 
 
 # ---- volume filters together: VolumeZone, NodeVolumeLimits, RWOP, PreFilter rejections ---------
+
 
 def test_volume_plugins_end_to_end() -> None:
     # Pods pop in name order (equal priority and queue time; informer lists in key order).
@@ -442,25 +514,39 @@ def test_volume_plugins_end_to_end() -> None:
     res = run_simulation(load_manifests([FIXTURES / "volumes_mixed.yaml"]).manifests, None, seed=1)
     out = outcomes(res)
     assert [(n, out[n].status, out[n].node) for n in ("app-zonal", "b-dyn")] == [
-        ("app-zonal", "Scheduled", "z2"), ("b-dyn", "Scheduled", "z1")]
+        ("app-zonal", "Scheduled", "z2"),
+        ("b-dyn", "Scheduled", "z1"),
+    ]
     zonal = out["app-zonal"].results[0].to_dict()
-    assert zonal["filter"]["z1"]["VolumeZone"] == {"code": "UnschedulableAndUnresolvable",
-                                                   "reasons": ["node(s) had no available volume zone"]}
+    assert zonal["filter"]["z1"]["VolumeZone"] == {
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) had no available volume zone"],
+    }
     dyn = out["b-dyn"].results[0].to_dict()
-    assert dyn["filter"]["z2"]["NodeVolumeLimits"] == {"code": "Unschedulable",
-                                                       "reasons": ["node(s) exceed max volume count"]}
+    assert dyn["filter"]["z2"]["NodeVolumeLimits"] == {
+        "code": "Unschedulable",
+        "reasons": ["node(s) exceed max volume count"],
+    }
     claim = res.cluster.get("PersistentVolumeClaim", "default", "dyn")
     assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "z1"
     assert out["c-solo"].message == (
         "0/2 nodes are available: 2 node has pod using PersistentVolumeClaim with the same name and "
         "ReadWriteOncePod access mode. " + DRA + "0/2 nodes are available: 2 No preemption victims found for "
-        "incoming pod.")
-    assert out["d-imm"].message == "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found"
-    assert out["e-missing"].message == '0/2 nodes are available: persistentvolumeclaim "nope" not found. not found'
+        "incoming pod."
+    )
+    assert (
+        out["d-imm"].message
+        == "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found"
+    )
+    assert (
+        out["e-missing"].message
+        == '0/2 nodes are available: persistentvolumeclaim "nope" not found. not found'
+    )
     assert {o.status for n, o in out.items() if n in ("c-solo", "d-imm", "e-missing")} == {"Unschedulable"}
 
 
 # ---- 7. the FitError message: affinity + taints, preemption not helpful --------------------------
+
 
 def test_affinity_and_taints_message() -> None:
     # t1..t3: untolerated taint (UnschedulableAndUnresolvable); u1..u3: no app=db pod anywhere and
@@ -472,7 +558,8 @@ def test_affinity_and_taints_message() -> None:
     assert pod["message"] == (
         "0/6 nodes are available: 3 node(s) didn't match pod affinity rules, 3 node(s) had untolerated "
         "taint(s). no new claims to deallocate, preemption: 0/6 nodes are available: 6 Preemption is not "
-        "helpful for scheduling.")
+        "helpful for scheduling."
+    )
 
 
 def test_affinity_first_pod_of_self_affine_group(tmp_path: Path) -> None:
@@ -486,6 +573,7 @@ def test_affinity_first_pod_of_self_affine_group(tmp_path: Path) -> None:
 
 
 # ---- 8. a pod that references a ResourceClaim -------------------------------------------------
+
 
 def test_resource_claim_pod_waits_for_its_claim_not_a_crash() -> None:
     # DynamicResources PreEnqueue keeps a pod whose ResourceClaim does not exist out of the active
@@ -503,10 +591,25 @@ def test_resource_claim_pod_waits_for_its_claim_not_a_crash() -> None:
 
 DEFAULT_PLUGINS_V1 = [
     # ``pkg/scheduler/apis/config/v1/default_plugins.go`` (DynamicResources before DefaultPreemption)
-    "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-    "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-    "PodTopologySpread", "InterPodAffinity", "DynamicResources", "DefaultPreemption",
-    "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder",
+    "SchedulingGates",
+    "PrioritySort",
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DynamicResources",
+    "DefaultPreemption",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
+    "DefaultBinder",
 ]
 
 
@@ -523,23 +626,60 @@ def test_default_profile_is_complete() -> None:
     # registers no PreEnqueue hook for it.
     assert _names(fwk.pre_enqueue_plugins) == ["SchedulingGates", "DynamicResources"]
     assert _names(fwk.pre_filter_plugins) == [
-        "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-        "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+    ]
     assert _names(fwk.filter_plugins) == [
-        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-        "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-        "InterPodAffinity", "DynamicResources"]
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+    ]
     assert _names(fwk.post_filter_plugins) == ["DynamicResources", "DefaultPreemption"]
     assert _names(fwk.score_plugins) == [
-        "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-        "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality"]
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+    ]
     assert _names(fwk.reserve_plugins) == ["VolumeBinding", "DynamicResources"]
     assert _names(fwk.pre_bind_plugins) == ["VolumeBinding", "DynamicResources"]
     assert _names(fwk.bind_plugins) == ["DefaultBinder"]
     every = set()
-    for lst in (fwk.pre_enqueue_plugins, fwk.pre_filter_plugins, fwk.filter_plugins, fwk.post_filter_plugins,
-                fwk.pre_score_plugins, fwk.score_plugins, fwk.reserve_plugins, fwk.permit_plugins,
-                fwk.pre_bind_plugins, fwk.bind_plugins, fwk.post_bind_plugins):
+    for lst in (
+        fwk.pre_enqueue_plugins,
+        fwk.pre_filter_plugins,
+        fwk.filter_plugins,
+        fwk.post_filter_plugins,
+        fwk.pre_score_plugins,
+        fwk.score_plugins,
+        fwk.reserve_plugins,
+        fwk.permit_plugins,
+        fwk.pre_bind_plugins,
+        fwk.bind_plugins,
+        fwk.post_bind_plugins,
+    ):
         every.update(_names(lst))
     every.add(type(fwk.queue_sort_plugin).NAME)
     assert every == set(DEFAULT_PLUGINS_V1)

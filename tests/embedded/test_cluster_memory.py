@@ -406,8 +406,13 @@ def test_namespace_controller_empties_a_namespace_then_deletes_it() -> None:
     cluster = MemoryCluster(VirtualClock(1_700_000_000))
     NamespaceController(cluster).start()
     cluster.create({"kind": "Namespace", "metadata": {"name": "ns1"}, "spec": {"finalizers": ["kubernetes"]}})
-    cluster.create({"kind": "Pod", "metadata": {"name": "p", "namespace": "ns1"},
-                    "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}})
+    cluster.create(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns1"},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]},
+        }
+    )
     cluster.create({"kind": "Service", "metadata": {"name": "s", "namespace": "ns1"}})
     cluster.delete("Namespace", None, "ns1")
     ns = cluster.get("Namespace", None, "ns1")

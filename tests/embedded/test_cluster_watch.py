@@ -91,8 +91,10 @@ def test_load_without_watchers_keeps_no_history() -> None:
 
 def test_a_loaded_store_answers_watches_from_before_the_load_with_gone_for_every_kind() -> None:
     store = MemoryCluster(VirtualClock())
-    store.load([pod("a"), {"kind": "Node", "metadata": {"name": "n1"}}] +
-               [{"kind": "Namespace", "metadata": {"name": f"ns{i}"}} for i in range(5)])  # rv 1..7
+    store.load(
+        [pod("a"), {"kind": "Node", "metadata": {"name": "n1"}}]
+        + [{"kind": "Namespace", "metadata": {"name": f"ns{i}"}} for i in range(5)]
+    )  # rv 1..7
     # Pods were loaded at rv 1, but a watch from rv 3..6 belongs to another history too
     for kind in ("Pod", "Node", "PersistentVolumeClaim", "Service", "Event"):
         with pytest.raises(GoneError, match=r"^too old resource version: 5 \(7\)$"):

@@ -20,7 +20,10 @@ items:
 - {apiVersion: v1, kind: ConfigMap, metadata: {name: skipped}}
 """
     r = load_manifest_text(text, "added.yaml")
-    assert [m.where for m in r.manifests] == ["added.yaml doc 1 (Pod shop/a)", "added.yaml doc 2 item 1 (Node n1)"]
+    assert [m.where for m in r.manifests] == [
+        "added.yaml doc 1 (Pod shop/a)",
+        "added.yaml doc 2 item 1 (Node n1)",
+    ]
     assert r.skipped_kinds == {"ConfigMap": 1}
 
 

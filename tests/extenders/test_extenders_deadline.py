@@ -47,8 +47,9 @@ def test_trickled_headers_end_at_the_deadline_with_gos_message() -> None:
         with pytest.raises(ExtenderError) as e:
             send(srv.url)
         took = time.monotonic() - start
-    assert str(e.value) == (f'Post "{srv.url}/filter": context deadline exceeded '
-                            "(Client.Timeout exceeded while awaiting headers)")
+    assert str(e.value) == (
+        f'Post "{srv.url}/filter": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+    )
     assert 1.0 <= took < 1.0 + MARGIN
 
 
@@ -59,7 +60,10 @@ def test_trickled_body_ends_at_the_deadline_with_gos_body_message() -> None:
         with pytest.raises(ExtenderError) as e:
             send(srv.url)
         took = time.monotonic() - start
-    assert str(e.value) == "context deadline exceeded (Client.Timeout or context cancellation while reading body)"
+    assert (
+        str(e.value)
+        == "context deadline exceeded (Client.Timeout or context cancellation while reading body)"
+    )
     assert 1.0 <= took < 1.0 + MARGIN
 
 
@@ -80,8 +84,12 @@ def test_answer_over_the_cap_is_an_error(chunked: bool) -> None:
 
 def profile() -> KubeSchedulerProfile:
     names = ["PrioritySort", "NodeResourcesFit", "DefaultBinder"]
-    return KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=Plugins(
-        multi_point=PluginSet(enabled=[Plugin(name=n) for n in names], disabled=[Plugin(name="*")])))
+    return KubeSchedulerProfile(
+        scheduler_name="default-scheduler",
+        plugins=Plugins(
+            multi_point=PluginSet(enabled=[Plugin(name=n) for n in names], disabled=[Plugin(name="*")])
+        ),
+    )
 
 
 def run_with(ext: Extender, pods: list[dict[str, Any]]) -> tuple[MemoryCluster, list[float]]:
@@ -93,8 +101,13 @@ def run_with(ext: Extender, pods: list[dict[str, Any]]) -> tuple[MemoryCluster, 
         mc.create(node_manifest(f"n{i}", allocatable={GPU: "4"}))
     for p in pods:
         mc.create(p)
-    sched = new_scheduler(mc, KubeSchedulerConfiguration(profiles=[profile()], extenders=[ext]),
-                          clock=clock, seed=0, record=True)
+    sched = new_scheduler(
+        mc,
+        KubeSchedulerConfiguration(profiles=[profile()], extenders=[ext]),
+        clock=clock,
+        seed=0,
+        record=True,
+    )
     sched.start()
     took = []
     while True:
@@ -107,11 +120,18 @@ def run_with(ext: Extender, pods: list[dict[str, Any]]) -> tuple[MemoryCluster, 
 
 def test_trickling_ignorable_extender_is_skipped_and_the_loop_binds_every_pod() -> None:
     with trickling_server(http_answer(FILTER_OK), interval=1.0) as srv:
-        ext = Extender(url_prefix=srv.url, filter_verb="filter", http_timeout=1.0, ignorable=True,
-                       managed_resources=[ExtenderManagedResource(name=GPU)])
-        pods = [pod_manifest("gpu-0", cpu="1", limits={GPU: "1"}),
-                *(pod_manifest(f"web-{i}", cpu="1") for i in range(3)),
-                pod_manifest("gpu-1", cpu="1", limits={GPU: "1"})]
+        ext = Extender(
+            url_prefix=srv.url,
+            filter_verb="filter",
+            http_timeout=1.0,
+            ignorable=True,
+            managed_resources=[ExtenderManagedResource(name=GPU)],
+        )
+        pods = [
+            pod_manifest("gpu-0", cpu="1", limits={GPU: "1"}),
+            *(pod_manifest(f"web-{i}", cpu="1") for i in range(3)),
+            pod_manifest("gpu-1", cpu="1", limits={GPU: "1"}),
+        ]
         mc, took = run_with(ext, pods)
     bound = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in mc.list("Pod").items}
     assert sorted(bound) == ["gpu-0", "gpu-1", "web-0", "web-1", "web-2"]
@@ -127,6 +147,11 @@ def test_trickling_non_ignorable_extender_fails_the_cycle_with_upstreams_message
         mc, took = run_with(ext, [pod_manifest("web", cpu="1")])
     assert mc.get("Pod", "default", "web")["spec"].get("nodeName") is None
     notes = [(e["reason"], e["note"]) for e in mc.events()]
-    assert notes == [("FailedScheduling", f'Post "{srv.url}/filter": context deadline exceeded '
-                                          "(Client.Timeout exceeded while awaiting headers)")]
+    assert notes == [
+        (
+            "FailedScheduling",
+            f'Post "{srv.url}/filter": context deadline exceeded '
+            "(Client.Timeout exceeded while awaiting headers)",
+        )
+    ]
     assert took and max(took) < 1.0 + MARGIN

@@ -36,15 +36,24 @@ BASIC = ["PrioritySort", "NodeResourcesFit", "DefaultBinder"]
 
 
 def profile(names: Sequence[str] = BASIC) -> KubeSchedulerProfile:
-    return KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=Plugins(
-        multi_point=PluginSet(enabled=[Plugin(name=n) for n in names], disabled=[Plugin(name="*")])))
+    return KubeSchedulerProfile(
+        scheduler_name="default-scheduler",
+        plugins=Plugins(
+            multi_point=PluginSet(enabled=[Plugin(name=n) for n in names], disabled=[Plugin(name="*")])
+        ),
+    )
 
 
 class Env:
     """Embedded cluster + scheduler configured with ``extenders``."""
 
-    def __init__(self, extenders: list[Extender], nodes: Sequence[dict[str, Any]] = (),
-                 pods: Sequence[dict[str, Any]] = (), names: Sequence[str] = BASIC) -> None:
+    def __init__(
+        self,
+        extenders: list[Extender],
+        nodes: Sequence[dict[str, Any]] = (),
+        pods: Sequence[dict[str, Any]] = (),
+        names: Sequence[str] = BASIC,
+    ) -> None:
         self.clock = VirtualClock(T0)
         self.mc = MemoryCluster(self.clock)
         for o in [*(nodes or [node_manifest(f"n{i}") for i in (1, 2, 3)]), *pods]:
@@ -66,23 +75,40 @@ class Env:
         return self.mc.get("Pod", "default", name)["spec"].get("nodeName")
 
     def events(self, reason: str | None = None) -> list[tuple[str, str, str]]:
-        return [(e["reason"], e["regarding"]["name"], e["note"]) for e in self.mc.events()
-                if reason is None or e["reason"] == reason]
+        return [
+            (e["reason"], e["regarding"]["name"], e["note"])
+            for e in self.mc.events()
+            if reason is None or e["reason"] == reason
+        ]
 
     def condition(self, name: str) -> dict[str, Any]:
         conds = self.mc.get("Pod", "default", name).get("status", {}).get("conditions") or []
         return next(c for c in conds if c["type"] == "PodScheduled")
 
 
-def ok_filter(keep: Sequence[str], failed: dict[str, str] | None = None,
-              unresolvable: dict[str, str] | None = None, by_name: bool = False) -> Any:
+def ok_filter(
+    keep: Sequence[str],
+    failed: dict[str, str] | None = None,
+    unresolvable: dict[str, str] | None = None,
+    by_name: bool = False,
+) -> Any:
     def verb(body: Any) -> tuple[int, Any]:
         if by_name:
-            return 200, {"NodeNames": [n for n in body["NodeNames"] if n in keep], "FailedNodes": failed or {},
-                         "FailedAndUnresolvableNodes": unresolvable or {}, "Error": ""}
+            return 200, {
+                "NodeNames": [n for n in body["NodeNames"] if n in keep],
+                "FailedNodes": failed or {},
+                "FailedAndUnresolvableNodes": unresolvable or {},
+                "Error": "",
+            }
         items = [n for n in body["Nodes"]["items"] if n["metadata"]["name"] in keep]
-        return 200, {"Nodes": {"metadata": {}, "items": items}, "NodeNames": None, "FailedNodes": failed or {},
-                     "FailedAndUnresolvableNodes": unresolvable or {}, "Error": ""}
+        return 200, {
+            "Nodes": {"metadata": {}, "items": items},
+            "NodeNames": None,
+            "FailedNodes": failed or {},
+            "FailedAndUnresolvableNodes": unresolvable or {},
+            "Error": "",
+        }
+
     return verb
 
 
@@ -90,7 +116,9 @@ def ok_filter(keep: Sequence[str], failed: dict[str, str] | None = None,
 
 
 def test_filter_removes_nodes_and_sends_extender_args() -> None:
-    with extender_server({"filter": ok_filter(["n3"], {"n1": "n1 is busy"}, {"n2": "n2 lacks a gpu"})}) as srv:
+    with extender_server(
+        {"filter": ok_filter(["n3"], {"n1": "n1 is busy"}, {"n2": "n2 lacks a gpu"})}
+    ) as srv:
         env = Env([Extender(url_prefix=srv.url + "/", filter_verb="filter")])
         pod = env.add(pod_manifest("web", cpu="1"))
         env.run()
@@ -106,7 +134,9 @@ def test_filter_removes_nodes_and_sends_extender_args() -> None:
 
 
 def test_filter_failed_nodes_appear_in_fit_error() -> None:
-    verb = ok_filter([], {"n1": "extender: busy", "n2": "extender: busy"}, {"n2": "no gpu here", "n3": "no gpu here"})
+    verb = ok_filter(
+        [], {"n1": "extender: busy", "n2": "extender: busy"}, {"n2": "no gpu here", "n3": "no gpu here"}
+    )
     with extender_server({"filter": verb}) as srv:
         env = Env([Extender(url_prefix=srv.url, filter_verb="filter")])
         env.add(pod_manifest("web", cpu="1"))
@@ -121,8 +151,10 @@ def test_filter_failed_nodes_appear_in_fit_error() -> None:
 
 def test_node_cache_capable_sends_node_names_and_maps_them_back() -> None:
     with extender_server({"filter": ok_filter(["n2"], by_name=True)}) as srv:
-        env = Env([Extender(url_prefix=srv.url, filter_verb="filter", node_cache_capable=True)],
-                  pods=[pod_manifest("old", cpu="1", node_name="n2")])
+        env = Env(
+            [Extender(url_prefix=srv.url, filter_verb="filter", node_cache_capable=True)],
+            pods=[pod_manifest("old", cpu="1", node_name="n2")],
+        )
         env.add(pod_manifest("web", cpu="1"))
         env.run()
     assert env.node_of("web") == "n2"
@@ -133,7 +165,13 @@ def test_node_cache_capable_sends_node_names_and_maps_them_back() -> None:
 
 def test_node_cache_capable_unknown_node_is_an_error() -> None:
     def verb(body: Any) -> tuple[int, Any]:
-        return 200, {"NodeNames": ["n1", "ghost"], "FailedNodes": None, "FailedAndUnresolvableNodes": None, "Error": ""}
+        return 200, {
+            "NodeNames": ["n1", "ghost"],
+            "FailedNodes": None,
+            "FailedAndUnresolvableNodes": None,
+            "Error": "",
+        }
+
     with extender_server({"filter": verb}) as srv:
         env = Env([Extender(url_prefix=srv.url, filter_verb="filter", node_cache_capable=True)])
         env.add(pod_manifest("web", cpu="1"))
@@ -158,15 +196,20 @@ def test_filter_error_field_and_case_insensitive_keys() -> None:
 def test_prioritize_adds_score_times_weight_times_ten() -> None:
     prios = [{"Host": "n1", "Score": 1}, {"Host": "n2", "Score": 4}, {"Host": "n3", "Score": 0}]
     with extender_server({"prioritize": lambda b: (200, prios)}) as srv:
-        env = Env([Extender(url_prefix=srv.url, prioritize_verb="prioritize", weight=3)],
-                  names=["PrioritySort", "DefaultBinder"])
+        env = Env(
+            [Extender(url_prefix=srv.url, prioritize_verb="prioritize", weight=3)],
+            names=["PrioritySort", "DefaultBinder"],
+        )
         sched = env.sched
         fwk = sched.profiles["default-scheduler"]
         pod = env.add(pod_manifest("probe", cpu="1"))
         sched.cache.update_snapshot(sched.snapshot)
         scores = sched.placement.prioritize_nodes(fwk, CycleState(), pod, sched.snapshot.list())
         assert {s.name: (s.total_score, [(p.name, p.score) for p in s.scores]) for s in scores} == {
-            "n1": (30, [(srv.url, 30)]), "n2": (120, [(srv.url, 120)]), "n3": (0, [(srv.url, 0)])}
+            "n1": (30, [(srv.url, 30)]),
+            "n2": (120, [(srv.url, 120)]),
+            "n3": (0, [(srv.url, 0)]),
+        }
         env.run()
     assert env.node_of("probe") == "n2"
 
@@ -204,8 +247,17 @@ def test_bind_verb_binds_instead_of_default_binder() -> None:
         env = Env([Extender(url_prefix=srv.url, bind_verb="bind")])
         pod = env.add(pod_manifest("web", cpu="1"))
         env.run()
-    assert srv.requests == [("bind", {"PodName": "web", "PodNamespace": "default", "PodUID": pod.uid,
-                                      "Node": env.sched.records["default/web"][0].selected_node})]
+    assert srv.requests == [
+        (
+            "bind",
+            {
+                "PodName": "web",
+                "PodNamespace": "default",
+                "PodUID": pod.uid,
+                "Node": env.sched.records["default/web"][0].selected_node,
+            },
+        )
+    ]
     # the extender (not DefaultBinder) was responsible for the API call: the pod is untouched here
     assert env.node_of("web") is None
     assert [r for r, _, _ in env.events()] == ["Scheduled"]
@@ -235,14 +287,24 @@ def test_ignorable_binder_error_falls_back_to_bind_plugins() -> None:
 def test_managed_resources_interest() -> None:
     gpu = "example.com/gpu"
     with extender_server({"filter": ok_filter(["n1"])}) as srv:
-        ext = Extender(url_prefix=srv.url, filter_verb="filter",
-                       managed_resources=[ExtenderManagedResource(name=gpu, ignored_by_scheduler=True)])
+        ext = Extender(
+            url_prefix=srv.url,
+            filter_verb="filter",
+            managed_resources=[ExtenderManagedResource(name=gpu, ignored_by_scheduler=True)],
+        )
         env = Env([ext])
         env.add(pod_manifest("plain", cpu="1"))
         env.run()
         assert srv.paths() == []
-        env.add(pod_manifest("init", cpu="1", spec={"initContainers": [
-            {"name": "i", "image": "busybox", "resources": {"limits": {gpu: "1"}}}]}))
+        env.add(
+            pod_manifest(
+                "init",
+                cpu="1",
+                spec={
+                    "initContainers": [{"name": "i", "image": "busybox", "resources": {"limits": {gpu: "1"}}}]
+                },
+            )
+        )
         env.run()
         assert srv.paths() == ["filter"]
         env.add(pod_manifest("gpu", cpu="1", requests={gpu: "1"}, limits={gpu: "1"}))
@@ -294,10 +356,16 @@ def test_ignorable_extenders_run_after_the_others() -> None:
         def f(body: Any) -> tuple[int, Any]:
             calls.append(tag)
             return 200, {"Nodes": body["Nodes"], "Error": ""}
+
         return f
+
     with extender_server({"a": verb("a"), "b": verb("b")}) as srv:
-        cfg = KubeSchedulerConfiguration(extenders=[Extender(url_prefix=srv.url, filter_verb="a", ignorable=True),
-                                                    Extender(url_prefix=srv.url + "/", filter_verb="b")])
+        cfg = KubeSchedulerConfiguration(
+            extenders=[
+                Extender(url_prefix=srv.url, filter_verb="a", ignorable=True),
+                Extender(url_prefix=srv.url + "/", filter_verb="b"),
+            ]
+        )
         built = build_extenders(cfg)
         assert [e.filter_verb for e in built] == ["b", "a"]
         env = Env(list(cfg.extenders))
@@ -311,17 +379,42 @@ def test_ignorable_extenders_run_after_the_others() -> None:
 
 def _preempt_env(url: str, cache_capable: bool = False, ignorable: bool = False) -> Env:
     nodes = [node_manifest("n1", cpu="4"), node_manifest("n2", cpu="4")]
-    pods = [pod_manifest("low1", cpu="3", priority=1, node_name="n1", status={"startTime": "2024-01-01T00:00:00Z"}),
-            pod_manifest("low2", cpu="3", priority=1, node_name="n2", status={"startTime": "2024-01-01T00:00:00Z"})]
-    return Env([Extender(url_prefix=url, preempt_verb="preempt", node_cache_capable=cache_capable, ignorable=ignorable)],
-               nodes=nodes, pods=pods, names=["PrioritySort", "NodeResourcesFit", "DefaultPreemption", "DefaultBinder"])
+    pods = [
+        pod_manifest(
+            "low1", cpu="3", priority=1, node_name="n1", status={"startTime": "2024-01-01T00:00:00Z"}
+        ),
+        pod_manifest(
+            "low2", cpu="3", priority=1, node_name="n2", status={"startTime": "2024-01-01T00:00:00Z"}
+        ),
+    ]
+    return Env(
+        [
+            Extender(
+                url_prefix=url, preempt_verb="preempt", node_cache_capable=cache_capable, ignorable=ignorable
+            )
+        ],
+        nodes=nodes,
+        pods=pods,
+        names=["PrioritySort", "NodeResourcesFit", "DefaultPreemption", "DefaultBinder"],
+    )
 
 
 def test_without_extender_preemption_picks_n2() -> None:
     nodes = [node_manifest("n1", cpu="4"), node_manifest("n2", cpu="4")]
-    pods = [pod_manifest("low1", cpu="3", priority=1, node_name="n1", status={"startTime": "2024-01-01T00:00:00Z"}),
-            pod_manifest("low2", cpu="3", priority=1, node_name="n2", status={"startTime": "2024-01-01T00:00:00Z"})]
-    env = Env([], nodes=nodes, pods=pods, names=["PrioritySort", "NodeResourcesFit", "DefaultPreemption", "DefaultBinder"])
+    pods = [
+        pod_manifest(
+            "low1", cpu="3", priority=1, node_name="n1", status={"startTime": "2024-01-01T00:00:00Z"}
+        ),
+        pod_manifest(
+            "low2", cpu="3", priority=1, node_name="n2", status={"startTime": "2024-01-01T00:00:00Z"}
+        ),
+    ]
+    env = Env(
+        [],
+        nodes=nodes,
+        pods=pods,
+        names=["PrioritySort", "NodeResourcesFit", "DefaultPreemption", "DefaultBinder"],
+    )
     env.add(pod_manifest("hi", cpu="2", priority=100))
     env.run(3)
     assert [(r, n) for r, n, _ in env.events("Preempted")] == [("Preempted", "low2")]
@@ -331,6 +424,7 @@ def test_preempt_verb_shrinks_candidates() -> None:
     def verb(body: Any) -> tuple[int, Any]:
         uid = body["NodeNameToVictims"]["n1"]["Pods"][0]["metadata"]["uid"]
         return 200, {"NodeNameToMetaVictims": {"n1": {"Pods": [{"UID": uid}], "NumPDBViolations": 0}}}
+
     with extender_server({"preempt": verb}) as srv:
         env = _preempt_env(srv.url)
         hi = env.add(pod_manifest("hi", cpu="2", priority=100))
@@ -338,8 +432,10 @@ def test_preempt_verb_shrinks_candidates() -> None:
     body = srv.requests[0][1]
     assert sorted(body) == ["NodeNameToMetaVictims", "NodeNameToVictims", "Pod"]
     assert body["NodeNameToMetaVictims"] is None and body["Pod"]["metadata"]["name"] == "hi"
-    assert {n: ([p["metadata"]["name"] for p in v["Pods"]], v["NumPDBViolations"])
-            for n, v in body["NodeNameToVictims"].items()} == {"n1": (["low1"], 0), "n2": (["low2"], 0)}
+    assert {
+        n: ([p["metadata"]["name"] for p in v["Pods"]], v["NumPDBViolations"])
+        for n, v in body["NodeNameToVictims"].items()
+    } == {"n1": (["low1"], 0), "n2": (["low2"], 0)}
     assert env.events("Preempted") == [("Preempted", "low1", f"Preempted by pod {hi.uid} on node n1")]
     assert env.node_of("hi") == "n1"
 
@@ -350,14 +446,17 @@ def test_preempt_node_cache_capable_sends_meta_victims() -> None:
     def verb(body: Any) -> tuple[int, Any]:
         seen.append(body)
         return 200, {"NodeNameToMetaVictims": {"n1": body["NodeNameToMetaVictims"]["n1"]}}
+
     with extender_server({"preempt": verb}) as srv:
         env = _preempt_env(srv.url, cache_capable=True)
         low = {n: env.mc.get("Pod", "default", n)["metadata"]["uid"] for n in ("low1", "low2")}
         env.add(pod_manifest("hi", cpu="2", priority=100))
         env.run(3)
     assert seen[0]["NodeNameToVictims"] is None
-    assert seen[0]["NodeNameToMetaVictims"] == {"n1": {"Pods": [{"UID": low["low1"]}], "NumPDBViolations": 0},
-                                                "n2": {"Pods": [{"UID": low["low2"]}], "NumPDBViolations": 0}}
+    assert seen[0]["NodeNameToMetaVictims"] == {
+        "n1": {"Pods": [{"UID": low["low1"]}], "NumPDBViolations": 0},
+        "n2": {"Pods": [{"UID": low["low2"]}], "NumPDBViolations": 0},
+    }
     assert [n for _, n, _ in env.events("Preempted")] == ["low1"]
 
 
@@ -370,11 +469,23 @@ def test_preempt_node_without_victims_is_an_error_unless_ignorable() -> None:
         ign = _preempt_env(srv.url, ignorable=True)
         ign.add(pod_manifest("hi", cpu="2", priority=100))
         ign.run()
-    assert env.events("FailedScheduling") == [("FailedScheduling", "hi", (
-        '0/2 nodes are available: 2 Insufficient cpu. preemption: expected at least one victim pod on node "n2"'))]
+    assert env.events("FailedScheduling") == [
+        (
+            "FailedScheduling",
+            "hi",
+            (
+                '0/2 nodes are available: 2 Insufficient cpu. preemption: expected at least one victim pod on node "n2"'
+            ),
+        )
+    ]
     assert env.events("Preempted") == []
-    assert ign.events("FailedScheduling") == [("FailedScheduling", "hi", (
-        "0/2 nodes are available: 2 Insufficient cpu. preemption: no candidate node for preemption"))]
+    assert ign.events("FailedScheduling") == [
+        (
+            "FailedScheduling",
+            "hi",
+            ("0/2 nodes are available: 2 Insufficient cpu. preemption: no candidate node for preemption"),
+        )
+    ]
 
 
 def test_preempt_unknown_victim_uid() -> None:
@@ -383,8 +494,10 @@ def test_preempt_unknown_victim_uid() -> None:
         env = _preempt_env(srv.url)
         env.add(pod_manifest("hi", cpu="2", priority=100))
         env.run()
-    msg = (f"0/2 nodes are available: 2 Insufficient cpu. preemption: extender: {srv.url} claims to preempt pod "
-           "(UID: &{nope}) on node: n1, but the pod is not found on that node")
+    msg = (
+        f"0/2 nodes are available: 2 Insufficient cpu. preemption: extender: {srv.url} claims to preempt pod "
+        "(UID: &{nope}) on node: n1, but the pod is not found on that node"
+    )
     assert env.events("FailedScheduling") == [("FailedScheduling", "hi", msg)]
 
 
@@ -401,20 +514,40 @@ def test_https_with_ca_data_and_insecure_without_ca() -> None:
         pod = Pod.from_manifest(pod_manifest("web"))
         from kubesched.api.node import Node
         from kubesched.framework.node_info import NodeInfo
+
         nodes = [NodeInfo(Node.from_manifest(node_manifest("n1")))]
         pem = ca.cert_pem.bytes()
-        verified = HTTPExtender(Extender(url_prefix=srv.url, prioritize_verb="prio", weight=1, enable_https=True,
-                                         tls_config=ExtenderTLSConfig(ca_data=pem)))
+        verified = HTTPExtender(
+            Extender(
+                url_prefix=srv.url,
+                prioritize_verb="prio",
+                weight=1,
+                enable_https=True,
+                tls_config=ExtenderTLSConfig(ca_data=pem),
+            )
+        )
         assert verified.prioritize(pod, nodes) == {"n1": 10}
-        named = Extender.model_validate({"urlPrefix": srv.url, "prioritizeVerb": "prio", "weight": 1,
-                                         "tlsConfig": {"serverName": "extender.test",
-                                                       "caData": base64.b64encode(pem).decode()}})
+        named = Extender.model_validate(
+            {
+                "urlPrefix": srv.url,
+                "prioritizeVerb": "prio",
+                "weight": 1,
+                "tlsConfig": {"serverName": "extender.test", "caData": base64.b64encode(pem).decode()},
+            }
+        )
         assert HTTPExtender(named).prioritize(pod, nodes) == {"n1": 10}
-        insecure = HTTPExtender(Extender(url_prefix=srv.url, prioritize_verb="prio", weight=1, enable_https=True))
+        insecure = HTTPExtender(
+            Extender(url_prefix=srv.url, prioritize_verb="prio", weight=1, enable_https=True)
+        )
         assert insecure.prioritize(pod, nodes) == {"n1": 10}
         untrusted = HTTPExtender(Extender(url_prefix=srv.url, prioritize_verb="prio", weight=1))
         with pytest.raises(ExtenderError, match=r'^Post "https://127\.0\.0\.1:\d+/prio": '):
             untrusted.prioritize(pod, nodes)
-    with pytest.raises(ConfigError, match=r"extenders\[0\]\.tlsConfig: specifying a root certificates file with "
-                                          "the insecure flag is not allowed"):
-        HTTPExtender(Extender(url_prefix="https://x", tls_config=ExtenderTLSConfig(insecure=True, ca_data=pem)))
+    with pytest.raises(
+        ConfigError,
+        match=r"extenders\[0\]\.tlsConfig: specifying a root certificates file with "
+        "the insecure flag is not allowed",
+    ):
+        HTTPExtender(
+            Extender(url_prefix="https://x", tls_config=ExtenderTLSConfig(insecure=True, ca_data=pem))
+        )

@@ -19,7 +19,9 @@ from kubesched.modes.bench.soak import soak_churn
 pytestmark = needs_hooks
 
 
-def test_watch_drops_compaction_and_error_bursts_lose_nothing(cluster: Cluster, replicas: list[Replica]) -> None:
+def test_watch_drops_compaction_and_error_bursts_lose_nothing(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
     cluster.add_nodes(int(size(5, 20)), cpu="8")  # room for every pod (110 pods a node)
     r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace))
     replicas.append(r)
@@ -37,8 +39,11 @@ def test_watch_drops_compaction_and_error_bursts_lose_nothing(cluster: Cluster, 
             cluster.hook("POST", "/kubesched/drop-watches")
             if i % 2 == 0:
                 cluster.hook("POST", "/kubesched/faults", {"status": 500, "count": 3, "paths": "/binding$"})
-                cluster.hook("POST", "/kubesched/faults", {"status": 429, "count": 2, "paths": "/events",
-                                                           "retryAfterSeconds": 1})
+                cluster.hook(
+                    "POST",
+                    "/kubesched/faults",
+                    {"status": 429, "count": 2, "paths": "/events", "retryAfterSeconds": 1},
+                )
 
     with ledger(cluster) as led:
         t = threading.Thread(target=havoc, daemon=True)
@@ -59,6 +64,7 @@ def test_watch_drops_compaction_and_error_bursts_lose_nothing(cluster: Cluster, 
             stop.set()
             t.join(5)
         cluster.hook("DELETE", "/kubesched/faults")
+
         def unbound_pods() -> list[str]:
             bound = cluster.bound()
             return [n for n in names if n not in bound]
@@ -69,19 +75,31 @@ def test_watch_drops_compaction_and_error_bursts_lose_nothing(cluster: Cluster, 
         unbound = unbound_pods()
         assert not unbound, f"{len(unbound)} of {len(names)} pods unbound: {unbound[:10]}\n{r.log()[-3000:]}"
         assert_invariants(cluster, led, names)
-    failed = wait_for(lambda: (c := Counter(e["regarding"]["name"] for e in cluster.events("FailedScheduling")))
-                      and all(n in c for n in malformed) and c, 30, "the malformed pods reported")
+    failed = wait_for(
+        lambda: (
+            (c := Counter(e["regarding"]["name"] for e in cluster.events("FailedScheduling")))
+            and all(n in c for n in malformed)
+            and c
+        ),
+        30,
+        "the malformed pods reported",
+    )
     assert {n: failed[n] for n in malformed} == {n: 1 for n in malformed}
     assert r.proc.poll() is None
     assert "Traceback" not in r.log()
 
 
 def test_sustained_churn_keeps_memory_bounded() -> None:
-    res = soak_churn(rate=size(40, 150), duration=size(25, 900), lifetime=3.0, sample_every=5.0 if not LONG else 60.0,
-                     nodes=20)
+    res = soak_churn(
+        rate=size(40, 150),
+        duration=size(25, 900),
+        lifetime=3.0,
+        sample_every=5.0 if not LONG else 60.0,
+        nodes=20,
+    )
     rss = [s[1] for s in res.samples]
     assert res.lost == 0 and res.over_capacity == 0, res.lines()
     assert max(rss) < 400, res.lines()
     if LONG:  # flat after warm-up: the last third within 10 % of the middle third
         third = len(rss) // 3
-        assert max(rss[2 * third:]) <= 1.1 * max(rss[third:2 * third]), res.lines()
+        assert max(rss[2 * third :]) <= 1.1 * max(rss[third : 2 * third]), res.lines()

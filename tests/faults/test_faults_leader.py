@@ -27,9 +27,12 @@ def _holder(cluster: Cluster) -> str:
     return str((lease.get("spec") or {}).get("holderIdentity") or "")
 
 
-def _two_replicas(cluster: Cluster, replicas: list[Replica], qps: float | None = None) -> tuple[Replica, Replica]:
-    cfg = scheduler_config(cluster.tmp, cluster.namespace, lease=True, lease_timings=TIMINGS, qps=qps,
-                           burst=5 if qps else None)
+def _two_replicas(
+    cluster: Cluster, replicas: list[Replica], qps: float | None = None
+) -> tuple[Replica, Replica]:
+    cfg = scheduler_config(
+        cluster.tmp, cluster.namespace, lease=True, lease_timings=TIMINGS, qps=qps, burst=5 if qps else None
+    )
     a = Replica(cluster, cfg, name="a")
     b = Replica(cluster, cfg, name="b")
     replicas += [a, b]
@@ -39,8 +42,9 @@ def _two_replicas(cluster: Cluster, replicas: list[Replica], qps: float | None =
     return (a, b) if leader_id == a.identity else (b, a)
 
 
-def test_a_pause_shorter_than_the_renew_deadline_causes_no_fail_over(cluster: Cluster,
-                                                                    replicas: list[Replica]) -> None:
+def test_a_pause_shorter_than_the_renew_deadline_causes_no_fail_over(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
     cluster.add_nodes(int(size(4, 12)))  # room for every pod (110 pods a node)
     # a slow API client (QPS 20) keeps writes queued in the leader when it is paused
     leader, follower = _two_replicas(cluster, replicas, qps=20)
@@ -54,7 +58,7 @@ def test_a_pause_shorter_than_the_renew_deadline_causes_no_fail_over(cluster: Cl
             leader.proc.send_signal(signal.SIGSTOP)
             paused = time.monotonic()
             try:
-                for n in batch[len(batch) // 2:]:
+                for n in batch[len(batch) // 2 :]:
                     cluster.create_pod(n)
                 time.sleep(max(0.0, 2.5 - (time.monotonic() - paused)))
             finally:

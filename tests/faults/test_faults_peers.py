@@ -23,14 +23,22 @@ GPU = "example.com/gpu"
 def test_trickling_ignorable_extender_never_stops_the_loop(cluster: Cluster, replicas: list[Replica]) -> None:
     nodes = cluster.add_nodes(3)
     for n in nodes:
-        cluster.handle.cluster.patch_status("Node", None, n, {"capacity": {"cpu": "4", GPU: "8"},  # type: ignore[union-attr]
-                                                             "allocatable": {"cpu": "4", "memory": "16Gi",
-                                                                             "pods": "110", GPU: "8"}})
+        cluster.handle.cluster.patch_status(
+            "Node",
+            None,
+            n,
+            {
+                "capacity": {"cpu": "4", GPU: "8"},  # type: ignore[union-attr]
+                "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110", GPU: "8"},
+            },
+        )
     with trickling_server(http_answer(b'{"NodeNames":null,"Error":""}'), interval=1.0) as ext:
         cfg = scheduler_config(cluster.tmp, cluster.namespace)
-        cfg.write_text(cfg.read_text() + "extenders:\n"
-                       f"- urlPrefix: {ext.url}\n  filterVerb: filter\n  httpTimeout: 1s\n  ignorable: true\n"
-                       f"  managedResources:\n  - name: {GPU}\n")
+        cfg.write_text(
+            cfg.read_text() + "extenders:\n"
+            f"- urlPrefix: {ext.url}\n  filterVerb: filter\n  httpTimeout: 1s\n  ignorable: true\n"
+            f"  managedResources:\n  - name: {GPU}\n"
+        )
         r = Replica(cluster, cfg)
         replicas.append(r)
         r.wait_ready()
@@ -57,8 +65,14 @@ def test_trickling_ignorable_extender_never_stops_the_loop(cluster: Cluster, rep
 @pytest.mark.parametrize("tls_hello", [False, True], ids=["bare-tcp", "stalled-tls"])
 def test_idle_connection_flood_on_the_secure_port(tls_hello: bool) -> None:
     connections = int(size(2000, 10_000))
-    res = soak_idle_connections(connections, tls_hello=tls_hello, hold=size(6, 15), settle=size(3, 10),
-                                nodes=5, pods=int(size(20, 200)))
+    res = soak_idle_connections(
+        connections,
+        tls_hello=tls_hello,
+        hold=size(6, 15),
+        settle=size(3, 10),
+        nodes=5,
+        pods=int(size(20, 200)),
+    )
     assert res.opened == connections, res.lines()
     assert res.healthz_status == 200 and res.healthz_seconds < 2.0, res.lines()
     assert res.bound == res.pods, res.lines()

@@ -62,7 +62,13 @@ def test_count_column_and_aggregate_follow_pod_and_node_changes() -> None:
     cache.update_snapshot(snap)
     col = table.pod_count_column("web", _web)
     assert dict(zip([ni.name for ni in snap.list()], col[table.order].tolist(), strict=True)) == {
-        "n0": 1, "n1": 0, "n2": 0, "n3": 0, "n4": 1, "n5": 0}
+        "n0": 1,
+        "n1": 0,
+        "n2": 0,
+        "n3": 0,
+        "n4": 1,
+        "n5": 0,
+    }
     assert table.aggregate("zones", _per_zone) == {"a": 2, "b": 1}
     cache.remove_pod(p1)
     cache.remove_node(Node.from_manifest(node_manifest("n4")))

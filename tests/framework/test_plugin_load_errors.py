@@ -28,9 +28,18 @@ def _with_entry_point(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, module_te
 
 
 def _simulate() -> None:
-    cfg = parse_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-                        "profiles": [{"schedulerName": "default-scheduler",
-                                      "plugins": {"filter": {"enabled": [{"name": "Broken"}]}}}]})
+    cfg = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "plugins": {"filter": {"enabled": [{"name": "Broken"}]}},
+                }
+            ],
+        }
+    )
     objs = [node_manifest("n1"), pod_manifest("p1", cpu="100m")]
     run_simulation([Manifest(o, "t.yaml", i + 1) for i, o in enumerate(objs)], cfg, seed=1)
 
@@ -41,7 +50,8 @@ def test_import_failure_names_plugin_and_entry_point(monkeypatch: pytest.MonkeyP
         _simulate()
     assert str(e.value) == (
         "profiles[0].plugins: plugin 'Broken' (entry point Broken = 'brokenplugin:Broken' "
-        "in group kubesched.plugins): cannot import brokenplugin: No module named 'no_such_dependency_xyz'")
+        "in group kubesched.plugins): cannot import brokenplugin: No module named 'no_such_dependency_xyz'"
+    )
 
 
 def test_missing_class_and_non_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -52,12 +62,17 @@ def test_missing_class_and_non_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path:
     _with_entry_point(monkeypatch, tmp_path, "class Broken: pass\n")
     with pytest.raises(ConfigError) as e:
         _simulate()
-    assert str(e.value).endswith("brokenplugin:Broken is not a kubesched plugin class (derive it from "
-                                 "kubesched.framework.Plugin and an extension-point interface)")
+    assert str(e.value).endswith(
+        "brokenplugin:Broken is not a kubesched plugin class (derive it from "
+        "kubesched.framework.Plugin and an extension-point interface)"
+    )
 
 
 def test_constructor_failure_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    _with_entry_point(monkeypatch, tmp_path, """
+    _with_entry_point(
+        monkeypatch,
+        tmp_path,
+        """
 from kubesched.framework.interfaces import FilterPlugin, Plugin
 
 class Broken(Plugin, FilterPlugin):
@@ -68,7 +83,10 @@ class Broken(Plugin, FilterPlugin):
 
     def filter(self, state, pod, node_info):
         return None
-""")
+""",
+    )
     with pytest.raises(ConfigError) as e:
         _simulate()
-    assert str(e.value) == "profiles[0].pluginConfig: initializing plugin 'Broken': KeyError: 'needs-a-setting'"
+    assert (
+        str(e.value) == "profiles[0].pluginConfig: initializing plugin 'Broken': KeyError: 'needs-a-setting'"
+    )

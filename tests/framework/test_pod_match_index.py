@@ -34,14 +34,19 @@ VALUES = ("a", "b", "c")
 ZONE = "topology.kubernetes.io/zone"
 
 requirements = st.builds(
-    Requirement, st.sampled_from(KEYS), st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
-    st.frozensets(st.sampled_from(VALUES), min_size=1, max_size=2))
+    Requirement,
+    st.sampled_from(KEYS),
+    st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
+    st.frozensets(st.sampled_from(VALUES), min_size=1, max_size=2),
+)
 selectors = st.lists(requirements, min_size=1, max_size=2).map(lambda rs: LabelSelector(tuple(rs)))
 labels = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2)
 
 add_op = st.tuples(st.just("add"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels, st.booleans())
 op = st.one_of(
-    add_op, add_op, add_op,
+    add_op,
+    add_op,
+    add_op,
     st.tuples(st.just("assume"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels),
     st.tuples(st.just("forget"), st.integers(0, 1000)),
     st.tuples(st.just("confirm"), st.integers(0, 1000)),
@@ -50,7 +55,9 @@ op = st.one_of(
     st.tuples(st.just("remove"), st.integers(0, 1000)),
     st.tuples(st.just("node_out"), st.integers(0, 7)),
     st.tuples(st.just("node_in"), st.integers(0, 7)),
-    st.tuples(st.just("check"), st.lists(st.integers(0, 3), min_size=1, max_size=3), st.sampled_from(NAMESPACES)),
+    st.tuples(
+        st.just("check"), st.lists(st.integers(0, 3), min_size=1, max_size=3), st.sampled_from(NAMESPACES)
+    ),
 )
 
 
@@ -58,7 +65,9 @@ def _node(i: int) -> Node:
     return Node.from_manifest(node_manifest(f"n{i}", labels={ZONE: "z" + "abc"[i % 3]}))
 
 
-def _pod(n: int, ns: str, node: str, lab: dict[str, str], terminating: bool = False, uid: str | None = None) -> Pod:
+def _pod(
+    n: int, ns: str, node: str, lab: dict[str, str], terminating: bool = False, uid: str | None = None
+) -> Pod:
     m = pod_manifest(f"p{n}", ns, labels=lab, node_name=node, cpu="10m", uid=uid)
     if terminating:
         m["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
@@ -71,13 +80,21 @@ def _check(snap: Snapshot, sels: list[LabelSelector], ns: str) -> None:
     for sel in sels:
         col = table.match_counts(ns, sel)
         for ni in snap.list():
-            assert int(col[table.rows[ni.name]]) == count_pods_match_selector(ni.pods, sel, ns), (ni.name, sel)
+            assert int(col[table.rows[ni.name]]) == count_pods_match_selector(ni.pods, sel, ns), (
+                ni.name,
+                sel,
+            )
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ops=st.lists(op, min_size=20, max_size=80), pool=st.lists(selectors, min_size=4, max_size=4), small=st.booleans())
-def test_indexed_counts_equal_the_scan(ops: list[tuple[Any, ...]], pool: list[LabelSelector], small: bool,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+@given(
+    ops=st.lists(op, min_size=20, max_size=80),
+    pool=st.lists(selectors, min_size=4, max_size=4),
+    small=st.booleans(),
+)
+def test_indexed_counts_equal_the_scan(
+    ops: list[tuple[Any, ...]], pool: list[LabelSelector], small: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if small:  # evict selectors and trim the change log often
         monkeypatch.setattr(index_mod, "MAX_SELECTORS", 2)
         monkeypatch.setattr(node_table_mod, "CHANGE_LOG_MIN", 4)
@@ -115,9 +132,14 @@ def test_indexed_counts_equal_the_scan(ops: list[tuple[Any, ...]], pool: list[La
         elif kind in ("relabel", "terminate") and bound:
             i = o[1] % len(bound)
             old = bound[i]
-            new = _pod(int(old.name[1:]), old.namespace, old.node_name or "",
-                       o[2] if kind == "relabel" else dict(old.labels),
-                       terminating=kind == "terminate" or old.deletion_timestamp is not None, uid=old.uid)
+            new = _pod(
+                int(old.name[1:]),
+                old.namespace,
+                old.node_name or "",
+                o[2] if kind == "relabel" else dict(old.labels),
+                terminating=kind == "terminate" or old.deletion_timestamp is not None,
+                uid=old.uid,
+            )
             cache.update_pod(old, new)
             bound[i] = new
         elif kind == "remove" and bound:
@@ -144,13 +166,20 @@ def test_indexed_counts_equal_the_scan(ops: list[tuple[Any, ...]], pool: list[La
 
 
 @settings(max_examples=40, deadline=None)
-@given(placed=st.lists(st.tuples(st.integers(0, 5), labels, st.booleans()), max_size=25),
-       nominated=st.lists(st.tuples(st.integers(0, 5), labels), max_size=4),
-       own=labels, sel=selectors, min_domains=st.integers(1, 4))
-def test_pre_filter_counts_with_nominated_pods_equal_the_walk(placed: list[tuple[int, dict[str, str], bool]],
-                                                              nominated: list[tuple[int, dict[str, str]]],
-                                                              own: dict[str, str], sel: LabelSelector,
-                                                              min_domains: int) -> None:
+@given(
+    placed=st.lists(st.tuples(st.integers(0, 5), labels, st.booleans()), max_size=25),
+    nominated=st.lists(st.tuples(st.integers(0, 5), labels), max_size=4),
+    own=labels,
+    sel=selectors,
+    min_domains=st.integers(1, 4),
+)
+def test_pre_filter_counts_with_nominated_pods_equal_the_walk(
+    placed: list[tuple[int, dict[str, str], bool]],
+    nominated: list[tuple[int, dict[str, str]]],
+    own: dict[str, str],
+    sel: LabelSelector,
+    min_domains: int,
+) -> None:
     cache = Cache()
     for i in range(6):
         cache.add_node(_node(i))
@@ -161,12 +190,33 @@ def test_pre_filter_counts_with_nominated_pods_equal_the_walk(placed: list[tuple
     cache.update_snapshot(snap)
     table = snap.node_table
     assert table is not None
-    raw_sel: dict[str, Any] = {"matchExpressions": [
-        {"key": r.key, "operator": r.operator, **({"values": sorted(r.values)} if r.operator in ("In", "NotIn") else {})}
-        for r in sel.requirements]}
-    pod = Pod.from_manifest(pod_manifest("incoming", labels=own, spec={"topologySpreadConstraints": [
-        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": raw_sel,
-         "minDomains": min_domains}]}))
+    raw_sel: dict[str, Any] = {
+        "matchExpressions": [
+            {
+                "key": r.key,
+                "operator": r.operator,
+                **({"values": sorted(r.values)} if r.operator in ("In", "NotIn") else {}),
+            }
+            for r in sel.requirements
+        ]
+    }
+    pod = Pod.from_manifest(
+        pod_manifest(
+            "incoming",
+            labels=own,
+            spec={
+                "topologySpreadConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": ZONE,
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": raw_sel,
+                        "minDomains": min_domains,
+                    }
+                ]
+            },
+        )
+    )
     plugin = PodTopologySpread()
     constraints = plugin.get_constraints(pod)
     walked = PreFilterState(constraints)

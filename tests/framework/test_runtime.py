@@ -63,6 +63,7 @@ def _pre_filter(name: str) -> type:
 
         def pre_filter(self, state: CycleState, pod: Any, nodes: Sequence[Any]) -> Any:
             return self.answer()
+
     return P
 
 
@@ -72,6 +73,7 @@ def _permit(name: str) -> type:
 
         def permit(self, state: CycleState, pod: Any, node_name: str) -> Any:
             return self.answer()
+
     return P
 
 
@@ -81,6 +83,7 @@ def _bind(name: str) -> type:
 
         def bind(self, state: CycleState, pod: Any, node_name: str) -> Any:
             return self.answer()
+
     return P
 
 
@@ -93,36 +96,53 @@ def _pre_bind(name: str, flight: Any) -> type:
 
         def pre_bind(self, state: CycleState, pod: Any, node_name: str) -> Any:
             return self.answer()
+
     return P
 
 
 def framework(point: str, classes: list[type], **kw: Any) -> Framework:
-    registry = Registry({}, {"Sort": Sort, "Binder": Binder, **{c.NAME: c for c in classes}}, load_entry_points=False)
-    sets = {"queue_sort": PluginSet(enabled=[Plugin(name="Sort")]), "bind": PluginSet(enabled=[Plugin(name="Binder")])}
-    sets[point] = PluginSet(enabled=[Plugin(name=c.NAME) for c in classes] or ([Plugin(name="Binder")]
-                                                                                if point == "bind" else []))
+    registry = Registry(
+        {}, {"Sort": Sort, "Binder": Binder, **{c.NAME: c for c in classes}}, load_entry_points=False
+    )
+    sets = {
+        "queue_sort": PluginSet(enabled=[Plugin(name="Sort")]),
+        "bind": PluginSet(enabled=[Plugin(name="Binder")]),
+    }
+    sets[point] = PluginSet(
+        enabled=[Plugin(name=c.NAME) for c in classes] or ([Plugin(name="Binder")] if point == "bind" else [])
+    )
     plugins = Plugins(**sets)
     _Scripted.ANSWERS = {}
     _Scripted.CALLS = []
-    return Framework(KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=plugins), registry,
-                     FrameworkOptions(**kw))
+    return Framework(
+        KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=plugins),
+        registry,
+        FrameworkOptions(**kw),
+    )
 
 
 # ---- PreFilter ------------------------------------------------------------------------------------
 
+
 def test_prefilter_node_sets_intersect() -> None:
     fwk = framework("pre_filter", [_pre_filter("A"), _pre_filter("B"), _pre_filter("C")])
-    _Scripted.ANSWERS.update(A=(PreFilterResult({"n1", "n2", "n3"}), None), B=(None, None),
-                             C=(PreFilterResult({"n2", "n3", "n4"}), None))
+    _Scripted.ANSWERS.update(
+        A=(PreFilterResult({"n1", "n2", "n3"}), None),
+        B=(None, None),
+        C=(PreFilterResult({"n2", "n3", "n4"}), None),
+    )
     result, status, plugins = fwk.run_pre_filter_plugins(CycleState(), POD, [])
     assert status is None and result is not None and result.node_names == {"n2", "n3"}
     assert plugins == {"A", "C"}
 
 
-@pytest.mark.parametrize(("sets", "message"), [
-    ([{"n1"}, set()], "node(s) didn't satisfy plugin(s) [A B] simultaneously"),
-    ([set(), {"n1"}], "node(s) didn't satisfy plugin A"),
-])
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        ([{"n1"}, set()], "node(s) didn't satisfy plugin(s) [A B] simultaneously"),
+        ([set(), {"n1"}], "node(s) didn't satisfy plugin A"),
+    ],
+)
 def test_prefilter_empty_intersection_messages(sets: list[set[str]], message: str) -> None:
     fwk = framework("pre_filter", [_pre_filter("A"), _pre_filter("B")])
     _Scripted.ANSWERS.update(A=(PreFilterResult(sets[0]), None), B=(PreFilterResult(sets[1]), None))
@@ -135,18 +155,26 @@ def test_prefilter_empty_intersection_messages(sets: list[set[str]], message: st
 
 def test_prefilter_unresolvable_stops_unschedulable_continues() -> None:
     fwk = framework("pre_filter", [_pre_filter("A"), _pre_filter("B"), _pre_filter("C")])
-    _Scripted.ANSWERS.update(A=(None, Status(Code.Unschedulable, "a says no")), B=(None, Status(Code.Skip)),
-                             C=(PreFilterResult({"n9"}), None))
+    _Scripted.ANSWERS.update(
+        A=(None, Status(Code.Unschedulable, "a says no")),
+        B=(None, Status(Code.Skip)),
+        C=(PreFilterResult({"n9"}), None),
+    )
     state = CycleState()
     result, status, plugins = fwk.run_pre_filter_plugins(state, POD, [])
     assert status is not None and (status.code, status.message(), status.plugin) == (
-        Code.Unschedulable, "a says no", "A")
+        Code.Unschedulable,
+        "a says no",
+        "A",
+    )
     assert result is not None and result.node_names == {"n9"} and plugins == {"A", "C"}
     assert state.skip_filter_plugins == {"B"}
     fwk = framework("pre_filter", [_pre_filter("A"), _pre_filter("B")])
     _Scripted.ANSWERS.update(A=(None, Status(Code.UnschedulableAndUnresolvable, "never")), B=(None, None))
     _, status, plugins = fwk.run_pre_filter_plugins(CycleState(), POD, [])
-    assert status is not None and status.message() == "never" and plugins == {"A"} and _Scripted.CALLS == ["A"]
+    assert (
+        status is not None and status.message() == "never" and plugins == {"A"} and _Scripted.CALLS == ["A"]
+    )
 
 
 def test_prefilter_error_and_crash_name_the_plugin() -> None:
@@ -154,14 +182,21 @@ def test_prefilter_error_and_crash_name_the_plugin() -> None:
     _Scripted.ANSWERS.update(A=(None, Status(Code.Error, "disk on fire")))
     _, status, plugins = fwk.run_pre_filter_plugins(CycleState(), POD, [])
     assert status is not None and (status.code, status.message()) == (
-        Code.Error, 'running PreFilter plugin "A": disk on fire')
+        Code.Error,
+        'running PreFilter plugin "A": disk on fire',
+    )
     assert plugins == set()
     _Scripted.ANSWERS.update(A=KeyError("boom"))
     _, status, _ = fwk.run_pre_filter_plugins(CycleState(), POD, [])
-    assert status is not None and status.code == Code.Error and status.message().startswith('running PreFilter plugin "A": ')
+    assert (
+        status is not None
+        and status.code == Code.Error
+        and status.message().startswith('running PreFilter plugin "A": ')
+    )
 
 
 # ---- Permit ---------------------------------------------------------------------------------------
+
 
 def test_permit_wait_timeouts_are_capped() -> None:
     clock = VirtualClock(0.0)
@@ -172,10 +207,12 @@ def test_permit_wait_timeouts_are_capped() -> None:
     assert s.message() == 'one or more plugins asked to wait and no plugin rejected pod "p"'
     waiting = fwk.get_waiting_pod(POD.uid)
     assert waiting is not None and sorted(waiting.get_pending_plugins()) == ["A", "B"]
-    clock.advance_to(5.0)   # B's 5 s run out first: the pod is rejected by B
+    clock.advance_to(5.0)  # B's 5 s run out first: the pod is rejected by B
     s = waiting.wait(0)
-    assert s is not None and (s.code, s.message()) == (Code.Unschedulable,
-                                                       "rejected due to timeout after waiting 5s at plugin B")
+    assert s is not None and (s.code, s.message()) == (
+        Code.Unschedulable,
+        "rejected due to timeout after waiting 5s at plugin B",
+    )
     clock = VirtualClock(0.0)
     fwk = framework("permit", [_permit("A")], clock=clock, permit_wait_timeout=30.0)
     _Scripted.ANSWERS.update(A=(Status(Code.Wait), 3600.0))
@@ -211,6 +248,7 @@ def test_permit_reject_wins_and_error_names_plugin() -> None:
 
 
 # ---- Bind chain and PreBindPreFlight ----------------------------------------------------------------
+
 
 def test_bind_skip_chain() -> None:
     fwk = framework("bind", [_bind("A"), _bind("B"), _bind("C")])

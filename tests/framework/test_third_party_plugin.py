@@ -33,16 +33,25 @@ def node_number_installed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _config(reverse: bool) -> dict:
-    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "profiles": [{"schedulerName": "default-scheduler",
-                          "plugins": {"multiPoint": {"disabled": [{"name": "*"}]},
-                                      "queueSort": {"enabled": [{"name": "PrioritySort"}]},
-                                      "preFilter": {"enabled": [{"name": "NodeResourcesFit"}]},
-                                      "filter": {"enabled": [{"name": "NodeResourcesFit"}]},
-                                      "preScore": {"enabled": [{"name": "NodeNumber"}]},
-                                      "score": {"enabled": [{"name": "NodeNumber", "weight": 2}]},
-                                      "bind": {"enabled": [{"name": "DefaultBinder"}]}},
-                          "pluginConfig": [{"name": "NodeNumber", "args": {"reverse": reverse}}]}]}
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {"disabled": [{"name": "*"}]},
+                    "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                    "preFilter": {"enabled": [{"name": "NodeResourcesFit"}]},
+                    "filter": {"enabled": [{"name": "NodeResourcesFit"}]},
+                    "preScore": {"enabled": [{"name": "NodeNumber"}]},
+                    "score": {"enabled": [{"name": "NodeNumber", "weight": 2}]},
+                    "bind": {"enabled": [{"name": "DefaultBinder"}]},
+                },
+                "pluginConfig": [{"name": "NodeNumber", "args": {"reverse": reverse}}],
+            }
+        ],
+    }
 
 
 def _manifests() -> list[Manifest]:

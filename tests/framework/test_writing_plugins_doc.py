@@ -35,14 +35,21 @@ def doc_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
 
 
 def _node(name: str, tier: str, cpu: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"example.com/tier": tier}},
-            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"example.com/tier": tier}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}},
+    }
 
 
 def _pod(name: str, annotations: dict[str, str] | None = None) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
-            "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "500m"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
+        "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "500m"}}}]},
+    }
 
 
 def test_the_page_plugin_schedules_through_the_page_profile(doc_module: types.ModuleType) -> None:
@@ -50,19 +57,28 @@ def test_the_page_plugin_schedules_through_the_page_profile(doc_module: types.Mo
     doc_module.register(registry)
     assert isinstance(registry, Registry)
     config = parse_config(yaml.safe_load(_blocks("yaml")[0]))
-    objs = [_node("batch-big", "batch", "64"), _node("web-small", "web", "2"), _node("web-large", "web", "8"),
-            _pod("p1"), _pod("anywhere", {"example.com/any-tier": "true"})]
+    objs = [
+        _node("batch-big", "batch", "64"),
+        _node("web-small", "web", "2"),
+        _node("web-large", "web", "8"),
+        _pod("p1"),
+        _pod("anywhere", {"example.com/any-tier": "true"}),
+    ]
     manifests = [Manifest(o, "t.yaml", i + 1) for i, o in enumerate(objs)]
     res = run_simulation(manifests, config, seed=1, record=True, registry=registry)
     pods = {p.name: p for p in res.pods}
-    assert pods["p1"].node == "web-large"           # batch is forbidden; most free CPU among the rest
-    assert pods["anywhere"].node == "batch-big"     # the annotation lifts the restriction
+    assert pods["p1"].node == "web-large"  # batch is forbidden; most free CPU among the rest
+    assert pods["anywhere"].node == "batch-big"  # the annotation lifts the restriction
     (attempt,) = pods["p1"].results
     d = attempt.to_dict()
     assert d["filter"]["batch-big"]["TierPreference"] == {
-        "code": "UnschedulableAndUnresolvable", "reasons": ["node(s) are in a forbidden tier"]}
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) are in a forbidden tier"],
+    }
     assert d["normalizedScore"]["web-large"]["TierPreference"] == 100
-    assert d["normalizedScore"]["web-small"]["TierPreference"] == 1500 * 100 // 7500  # free millicores, scaled
+    assert (
+        d["normalizedScore"]["web-small"]["TierPreference"] == 1500 * 100 // 7500
+    )  # free millicores, scaled
 
 
 def test_bad_args_name_the_field(doc_module: types.ModuleType) -> None:

@@ -62,11 +62,17 @@ class TokenServer:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubesched-test-token-signer")])
         now = dt.datetime.now(dt.UTC)
-        self.cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-                     .public_key(self.key.public_key()).serial_number(x509.random_serial_number())
-                     .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=1))
-                     .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                     .sign(self.key, hashes.SHA256()))
+        self.cert = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(name)
+            .public_key(self.key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(hours=1))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(self.key, hashes.SHA256())
+        )
         self.bundle = tmp / "token-signer.pem"
         self.bundle.write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
         self.requests: list[dict[str, Any]] = []
@@ -105,10 +111,21 @@ class TokenServer:
             if len(parts) == 3:
                 access.append({"type": parts[0], "name": parts[1], "actions": parts[2].split(",")})
         now = int(time.time())
-        header = {"typ": "JWT", "alg": "RS256",
-                  "x5c": [base64.b64encode(self.cert.public_bytes(serialization.Encoding.DER)).decode()]}
-        claims = {"iss": ISSUER, "sub": USER, "aud": SERVICE, "exp": now + 300, "nbf": now - 10, "iat": now - 10,
-                  "jti": uuid.uuid4().hex, "access": access}
+        header = {
+            "typ": "JWT",
+            "alg": "RS256",
+            "x5c": [base64.b64encode(self.cert.public_bytes(serialization.Encoding.DER)).decode()],
+        }
+        claims = {
+            "iss": ISSUER,
+            "sub": USER,
+            "aud": SERVICE,
+            "exp": now + 300,
+            "nbf": now - 10,
+            "iat": now - 10,
+            "jti": uuid.uuid4().hex,
+            "access": access,
+        }
         signing = f"{_b64url(json.dumps(header).encode())}.{_b64url(json.dumps(claims).encode())}"
         sig = self.key.sign(signing.encode(), padding.PKCS1v15(), hashes.SHA256())
         return f"{signing}.{_b64url(sig)}"
@@ -142,46 +159,82 @@ class Registry:
         if location.startswith("/"):
             location = self.url + location
         sep = "&" if "?" in location else "?"
-        r = self.client.put(f"{location}{sep}digest={d}", content=data,
-                            headers={**self._headers(repo), "Content-Type": "application/octet-stream"})
+        r = self.client.put(
+            f"{location}{sep}digest={d}",
+            content=data,
+            headers={**self._headers(repo), "Content-Type": "application/octet-stream"},
+        )
         assert r.status_code == 201, r.text
         return d
 
     def push_manifest(self, repo: str, ref: str, doc: dict[str, Any], media_type: str) -> str:
         body = json.dumps(doc).encode()
-        r = self.client.put(f"{self.url}/v2/{repo}/manifests/{ref}", content=body,
-                            headers={**self._headers(repo), "Content-Type": media_type})
+        r = self.client.put(
+            f"{self.url}/v2/{repo}/manifests/{ref}",
+            content=body,
+            headers={**self._headers(repo), "Content-Type": media_type},
+        )
         assert r.status_code == 201, r.text
         return digest_of(body)
 
-    def push_image(self, repo: str, layers: list[bytes], *, ref: str | None = None, docker: bool = False,
-                   arch: str = "amd64") -> tuple[str, int, list[tuple[str, int]]]:
+    def push_image(
+        self,
+        repo: str,
+        layers: list[bytes],
+        *,
+        ref: str | None = None,
+        docker: bool = False,
+        arch: str = "amd64",
+    ) -> tuple[str, int, list[tuple[str, int]]]:
         """Push layer blobs, a config and a manifest (OCI, or Docker v2 with ``docker``); returns
         ``(manifest digest, manifest size, [(layer digest, size)])``. ``ref`` tags it (else by digest)."""
         layer_descs = [(self.push_blob(repo, data), len(data)) for data in layers]
-        config = json.dumps({"architecture": arch, "os": "linux",
-                             "rootfs": {"type": "layers", "diff_ids": [d for d, _ in layer_descs]}}).encode()
+        config = json.dumps(
+            {
+                "architecture": arch,
+                "os": "linux",
+                "rootfs": {"type": "layers", "diff_ids": [d for d, _ in layer_descs]},
+            }
+        ).encode()
         config_digest = self.push_blob(repo, config)
-        layer_type = ("application/vnd.docker.image.rootfs.diff.tar.gzip" if docker
-                      else "application/vnd.oci.image.layer.v1.tar+gzip")
+        layer_type = (
+            "application/vnd.docker.image.rootfs.diff.tar.gzip"
+            if docker
+            else "application/vnd.oci.image.layer.v1.tar+gzip"
+        )
         media_type = DOCKER_MANIFEST if docker else OCI_MANIFEST
-        doc = {"schemaVersion": 2, "mediaType": media_type,
-               "config": {"mediaType": ("application/vnd.docker.container.image.v1+json" if docker
-                                        else "application/vnd.oci.image.config.v1+json"),
-                          "digest": config_digest, "size": len(config)},
-               "layers": [{"mediaType": layer_type, "digest": d, "size": s} for d, s in layer_descs]}
+        doc = {
+            "schemaVersion": 2,
+            "mediaType": media_type,
+            "config": {
+                "mediaType": (
+                    "application/vnd.docker.container.image.v1+json"
+                    if docker
+                    else "application/vnd.oci.image.config.v1+json"
+                ),
+                "digest": config_digest,
+                "size": len(config),
+            },
+            "layers": [{"mediaType": layer_type, "digest": d, "size": s} for d, s in layer_descs],
+        }
         body = json.dumps(doc).encode()
         digest = self.push_manifest(repo, ref or digest_of(body), doc, media_type)
         return digest, len(body), layer_descs
 
-    def push_index(self, repo: str, tag: str, entries: list[tuple[str, int, str]], docker: bool = False) -> str:
+    def push_index(
+        self, repo: str, tag: str, entries: list[tuple[str, int, str]], docker: bool = False
+    ) -> str:
         """Tag an index (OCI, or a Docker manifest list) of ``(digest, size, arch)`` manifests."""
         child = DOCKER_MANIFEST if docker else OCI_MANIFEST
         media_type = DOCKER_LIST if docker else OCI_INDEX
-        doc = {"schemaVersion": 2, "mediaType": media_type,
-               "manifests": [{"mediaType": child, "digest": d, "size": s, "platform": {"os": "linux",
-                                                                                       "architecture": a}}
-                             for d, s, a in entries]}
+        doc = {
+            "schemaVersion": 2,
+            "mediaType": media_type,
+            "manifests": [
+                {"mediaType": child, "digest": d, "size": s, "platform": {"os": "linux", "architecture": a}}
+                for d, s, a in entries
+            ],
+        }
         return self.push_manifest(repo, tag, doc, media_type)
 
     def close(self) -> None:
@@ -196,8 +249,9 @@ class Registry:
             self.tokens.close()
 
 
-def start_registry(tmp: Path, token_auth: bool = False, tls: bool = False,
-                   anonymous_tokens: bool = False) -> Iterator[Registry]:
+def start_registry(
+    tmp: Path, token_auth: bool = False, tls: bool = False, anonymous_tokens: bool = False
+) -> Iterator[Registry]:
     """Start ``docker-registry`` (skip the test when absent or when it does not answer in 15 s);
     with ``tls``, HTTPS with a certificate for 127.0.0.1 from a test CA (``tmp / "ca.pem"``); with
     ``anonymous_tokens`` (and ``token_auth``), the token service serves requests without
@@ -207,12 +261,21 @@ def start_registry(tmp: Path, token_auth: bool = False, tls: bool = False,
         pytest.skip("docker-registry (Debian package docker-registry) is not installed")
     port = free_port()
     tokens = TokenServer(tmp, anonymous_tokens) if token_auth else None
-    config = {"version": 0.1, "log": {"level": "error", "accesslog": {"disabled": True}},
-              "storage": {"filesystem": {"rootdirectory": str(tmp / "registry-data")}, "delete": {"enabled": True}},
-              "http": {"addr": f"127.0.0.1:{port}"}}
+    config = {
+        "version": 0.1,
+        "log": {"level": "error", "accesslog": {"disabled": True}},
+        "storage": {"filesystem": {"rootdirectory": str(tmp / "registry-data")}, "delete": {"enabled": True}},
+        "http": {"addr": f"127.0.0.1:{port}"},
+    }
     if tokens is not None:
-        config["auth"] = {"token": {"realm": tokens.url, "service": SERVICE, "issuer": ISSUER,
-                                    "rootcertbundle": str(tokens.bundle)}}
+        config["auth"] = {
+            "token": {
+                "realm": tokens.url,
+                "service": SERVICE,
+                "issuer": ISSUER,
+                "rootcertbundle": str(tokens.bundle),
+            }
+        }
     verify: Any = True
     if tls:
         import trustme
@@ -227,12 +290,17 @@ def start_registry(tmp: Path, token_auth: bool = False, tls: bool = False,
 
         verify = ssl.create_default_context(cafile=str(tmp / "ca.pem"))
     path = tmp / "registry.yml"
-    path.write_text(json.dumps(config))          # JSON is YAML
-    log = open(tmp / "registry.log", "wb")      # noqa: SIM115 - closed with the process
+    path.write_text(json.dumps(config))  # JSON is YAML
+    log = open(tmp / "registry.log", "wb")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen([binary, "serve", str(path)], stdout=log, stderr=subprocess.STDOUT)
     scheme = "https" if tls else "http"
-    registry = Registry(f"127.0.0.1:{port}", f"{scheme}://127.0.0.1:{port}", proc, tokens,
-                        httpx.Client(timeout=10, verify=verify))
+    registry = Registry(
+        f"127.0.0.1:{port}",
+        f"{scheme}://127.0.0.1:{port}",
+        proc,
+        tokens,
+        httpx.Client(timeout=10, verify=verify),
+    )
     deadline = time.monotonic() + 15
     try:
         while True:
@@ -266,9 +334,12 @@ class RoutedTransport(httpx.BaseTransport):
         if request.url.host == self.host:
             self.urls.append(str(request.url))
             headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
-            request = httpx.Request(request.method, request.url.copy_with(
-                scheme="http", host=self.target.hostname, port=self.target.port), headers=headers,
-                content=request.read())
+            request = httpx.Request(
+                request.method,
+                request.url.copy_with(scheme="http", host=self.target.hostname, port=self.target.port),
+                headers=headers,
+                content=request.read(),
+            )
         return self._inner.handle_request(request)
 
     def close(self) -> None:

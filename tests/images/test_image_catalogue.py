@@ -20,11 +20,28 @@ def _doc() -> dict[str, Any]:
     return {
         "version": 1,
         "images": [
-            {"name": "a", "class": "cpu", "size_bytes": 500, "source": "test", "confidence": "derived",
-             "layers": [{"id": "base", "size_bytes": 400, "note": "shared"}, {"id": "a-top", "size_bytes": 100}]},
-            {"name": "example.com/b:v1", "class": "gpu", "source": "test", "confidence": "verified",
-             "layers_derived": True,
-             "layers": [{"id": "base", "size_bytes": 400}, {"digest": "sha256:" + "c" * 64, "size_bytes": 200}]},
+            {
+                "name": "a",
+                "class": "cpu",
+                "size_bytes": 500,
+                "source": "test",
+                "confidence": "derived",
+                "layers": [
+                    {"id": "base", "size_bytes": 400, "note": "shared"},
+                    {"id": "a-top", "size_bytes": 100},
+                ],
+            },
+            {
+                "name": "example.com/b:v1",
+                "class": "gpu",
+                "source": "test",
+                "confidence": "verified",
+                "layers_derived": True,
+                "layers": [
+                    {"id": "base", "size_bytes": 400},
+                    {"digest": "sha256:" + "c" * 64, "size_bytes": 200},
+                ],
+            },
         ],
     }
 
@@ -54,28 +71,41 @@ def _error(mutate: Any) -> str:
 
 def test_validation_errors_name_file_and_field() -> None:
     assert _error(lambda d: d["images"][0].update(name="Bad")) == (
-        "t.yaml: images[0].name: invalid reference format: repository name (library/Bad) must be lowercase")
+        "t.yaml: images[0].name: invalid reference format: repository name (library/Bad) must be lowercase"
+    )
     assert _error(lambda d: d["images"][0]["layers"][1].update(size_bytes=0)) == (
-        "t.yaml: images[0].layers[1].size_bytes: must be a positive integer, got 0")
+        "t.yaml: images[0].layers[1].size_bytes: must be a positive integer, got 0"
+    )
     assert _error(lambda d: d["images"][0].update(size_bytes=501)) == (
-        "t.yaml: images[0].size_bytes: is 501 but the layers add up to 500")
+        "t.yaml: images[0].size_bytes: is 501 but the layers add up to 500"
+    )
     assert _error(lambda d: d["images"][1]["layers"][0].update(size_bytes=401)) == (
-        "t.yaml: images[1].layers[0].size_bytes: layer base is 401 bytes here but 400 at images[0].layers[0]")
+        "t.yaml: images[1].layers[0].size_bytes: layer base is 401 bytes here but 400 at images[0].layers[0]"
+    )
     assert _error(lambda d: d["images"][1].update(name="docker.io/library/a:latest")) == (
-        "t.yaml: images[1].name: duplicate image docker.io/library/a:latest (also images[0])")
+        "t.yaml: images[1].name: duplicate image docker.io/library/a:latest (also images[0])"
+    )
     assert _error(lambda d: d["images"][0].update(klass="x")) == (
         "t.yaml: images[0].klass: unknown field (allowed: class, confidence, layers, layers_derived, "
-        "manifest_digest, name, note, size_bytes, source)")
+        "manifest_digest, name, note, size_bytes, source)"
+    )
     assert _error(lambda d: d["images"][0].update({"class": "tpu"})) == (
-        "t.yaml: images[0].class: must be one of gpu, cpu, got 'tpu'")
+        "t.yaml: images[0].class: must be one of gpu, cpu, got 'tpu'"
+    )
     assert _error(lambda d: d["images"][0].update(confidence="maybe")) == (
-        "t.yaml: images[0].confidence: must be one of verified, secondary, derived, got 'maybe'")
+        "t.yaml: images[0].confidence: must be one of verified, secondary, derived, got 'maybe'"
+    )
     assert _error(lambda d: d["images"][0].pop("source")) == "t.yaml: images[0].source: required"
     assert _error(lambda d: d["images"][0]["layers"][0].update(digest="sha256:1")) == (
-        "t.yaml: images[0].layers[0]: exactly one of digest or id is required")
+        "t.yaml: images[0].layers[0]: exactly one of digest or id is required"
+    )
     assert _error(lambda d: d["images"][1]["layers"][1].update(digest="sha256:xyz")) == (
-        "t.yaml: images[1].layers[1].digest: must be sha256:<64 lowercase hex>, got 'sha256:xyz'")
-    assert _error(lambda d: d["images"][0].update(layers=[])) == "t.yaml: images[0].layers: must be a non-empty list"
+        "t.yaml: images[1].layers[1].digest: must be sha256:<64 lowercase hex>, got 'sha256:xyz'"
+    )
+    assert (
+        _error(lambda d: d["images"][0].update(layers=[]))
+        == "t.yaml: images[0].layers: must be a non-empty list"
+    )
     assert _error(lambda d: d.update(version=2)) == "t.yaml: version: unsupported version 2 (supported: 1)"
     assert _error(lambda d: d.update(images=None)) == "t.yaml: images: must be a non-empty list"
 
@@ -88,6 +118,7 @@ def test_load_file_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read: No such file or directory"):
         load_catalogue(tmp_path / "missing.yaml")
     import yaml
+
     good = tmp_path / "good.yaml"
     good.write_text(yaml.safe_dump(copy.deepcopy(_doc())))
     assert len(load_catalogue(good)) == 2
@@ -97,24 +128,52 @@ def test_default_catalogue_real_layers() -> None:
     cat = load_catalogue(None)
     assert cat is default_catalogue()
     assert len(cat) == 32
-    official = ["busybox:latest", "alpine:latest", "debian:bookworm-slim", "python:3.12-slim-bookworm",
-                "debian:bookworm", "redis:latest", "nginx:latest", "node:lts-slim", "eclipse-temurin:21-jre",
-                "postgres:latest", "golang:latest"]
-    totals = [2226327, 3849738, 28232590, 45437565, 48497091, 55474442, 63110572, 80451137, 121136054,
-              162473560, 312305560]
+    official = [
+        "busybox:latest",
+        "alpine:latest",
+        "debian:bookworm-slim",
+        "python:3.12-slim-bookworm",
+        "debian:bookworm",
+        "redis:latest",
+        "nginx:latest",
+        "node:lts-slim",
+        "eclipse-temurin:21-jre",
+        "postgres:latest",
+        "golang:latest",
+    ]
+    totals = [
+        2226327,
+        3849738,
+        28232590,
+        45437565,
+        48497091,
+        55474442,
+        63110572,
+        80451137,
+        121136054,
+        162473560,
+        312305560,
+    ]
     layers = [1, 1, 1, 4, 1, 7, 7, 5, 6, 13, 7]
     for ref, total, n in zip(official, totals, layers, strict=True):
         image = cat[ref]
         assert (image.size_bytes, len(image.layers), image.confidence, image.layers_derived) == (
-            total, n, "verified", False), ref
+            total,
+            n,
+            "verified",
+            False,
+        ), ref
         assert all(layer.id.startswith("sha256:") for layer in image.layers)
     assert sum(len(cat[r].layers) for r in official) == 53
     # redis and postgres share the debian-trixie base layer
     assert cat["redis"].layers[0].id == TRIXIE == cat["postgres"].layers[0].id
     # python 3.10 and 3.12 slim share the bookworm-slim blob
     a, b = cat["python:3.10-slim-bookworm"].layers[0], cat["python:3.12-slim-bookworm"].layers[0]
-    assert (a.id, a.size_bytes) == (b.id, b.size_bytes) == (
-        "sha256:a8ac7f6c67abc236e4c745052c404112b8fab6fe8ac3a329d1ef3b867ad67c71", 28232655)
+    assert (
+        (a.id, a.size_bytes)
+        == (b.id, b.size_bytes)
+        == ("sha256:a8ac7f6c67abc236e4c745052c404112b8fab6fe8ac3a329d1ef3b867ad67c71", 28232655)
+    )
 
 
 def test_default_catalogue_ml_images() -> None:
@@ -183,10 +242,14 @@ def test_assigner_per_app_shares_images() -> None:
 
 def test_assigner_explicit_pools_and_errors() -> None:
     cat = default_catalogue()
-    a = ImageAssigner(cat, seed=1, gpu_images=["pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime"], cpu_images=["nginx"])
+    a = ImageAssigner(
+        cat, seed=1, gpu_images=["pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime"], cpu_images=["nginx"]
+    )
     assert a.image_for("x", True).name == "docker.io/pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime"
     assert a.image_for("x", False).name == "docker.io/library/nginx:latest"
-    with pytest.raises(ConfigError, match=r"imageAssignment.cpuImages\[1\]: image 'nope' is not in the catalogue"):
+    with pytest.raises(
+        ConfigError, match=r"imageAssignment.cpuImages\[1\]: image 'nope' is not in the catalogue"
+    ):
         ImageAssigner(cat, cpu_images=["nginx", "nope"])
     with pytest.raises(ConfigError, match="imageAssignment.mode: must be per-job or per-app"):
         ImageAssigner(cat, mode="per-pod")  # type: ignore[arg-type]

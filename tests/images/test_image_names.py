@@ -18,25 +18,31 @@ from kubesched.images.names import (
 D = "sha256:" + "ab" * 32
 
 
-@pytest.mark.parametrize(("text", "canonical"), [
-    ("nginx", "docker.io/library/nginx:latest"),
-    ("nginx:1.25", "docker.io/library/nginx:1.25"),
-    ("user/app", "docker.io/user/app:latest"),
-    ("docker.io/nginx", "docker.io/library/nginx:latest"),
-    ("docker.io/library/nginx:1.25", "docker.io/library/nginx:1.25"),
-    ("index.docker.io/nginx", "docker.io/library/nginx:latest"),
-    ("index.docker.io/user/app:v1", "docker.io/user/app:v1"),
-    ("registry.k8s.io/pause:3.10.1", "registry.k8s.io/pause:3.10.1"),
-    ("localhost:5000/app", "localhost:5000/app:latest"),
-    ("localhost:5000/team/app:v2", "localhost:5000/team/app:v2"),
-    ("localhost/app", "localhost/app:latest"),
-    ("[::1]:5000/app", "[::1]:5000/app:latest"),
-    ("nvcr.io/nvidia/tritonserver:24.03-trtllm-python-py3", "nvcr.io/nvidia/tritonserver:24.03-trtllm-python-py3"),
-    (f"nginx@{D}", f"docker.io/library/nginx@{D}"),
-    (f"nginx:1.25@{D}", f"docker.io/library/nginx:1.25@{D}"),
-    ("a__b/c-d.e", "docker.io/a__b/c-d.e:latest"),
-    ("Registry.Example.com/app", "Registry.Example.com/app:latest"),
-])
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("nginx", "docker.io/library/nginx:latest"),
+        ("nginx:1.25", "docker.io/library/nginx:1.25"),
+        ("user/app", "docker.io/user/app:latest"),
+        ("docker.io/nginx", "docker.io/library/nginx:latest"),
+        ("docker.io/library/nginx:1.25", "docker.io/library/nginx:1.25"),
+        ("index.docker.io/nginx", "docker.io/library/nginx:latest"),
+        ("index.docker.io/user/app:v1", "docker.io/user/app:v1"),
+        ("registry.k8s.io/pause:3.10.1", "registry.k8s.io/pause:3.10.1"),
+        ("localhost:5000/app", "localhost:5000/app:latest"),
+        ("localhost:5000/team/app:v2", "localhost:5000/team/app:v2"),
+        ("localhost/app", "localhost/app:latest"),
+        ("[::1]:5000/app", "[::1]:5000/app:latest"),
+        (
+            "nvcr.io/nvidia/tritonserver:24.03-trtllm-python-py3",
+            "nvcr.io/nvidia/tritonserver:24.03-trtllm-python-py3",
+        ),
+        (f"nginx@{D}", f"docker.io/library/nginx@{D}"),
+        (f"nginx:1.25@{D}", f"docker.io/library/nginx:1.25@{D}"),
+        ("a__b/c-d.e", "docker.io/a__b/c-d.e:latest"),
+        ("Registry.Example.com/app", "Registry.Example.com/app:latest"),
+    ],
+)
 def test_canonical(text: str, canonical: str) -> None:
     assert normalize_image(text) == canonical
 
@@ -52,17 +58,20 @@ def test_fields() -> None:
     assert digest_only.tag is None and digest_only.tagged is None
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("Nginx", "invalid reference format: repository name (library/Nginx) must be lowercase"),
-    ("user/App:1", "invalid reference format: repository name (user/App) must be lowercase"),
-    ("ab" * 32, f"invalid repository name ({'ab' * 32}), cannot specify 64-byte hexadecimal strings"),
-    ("nginx@sha256:abc", "invalid reference format: 'nginx@sha256:abc'"),
-    ("nginx:", "invalid reference format: 'nginx:'"),
-    ("-x", "invalid reference format: '-x'"),
-    ("", "invalid reference format: repository name must have at least one component"),
-    (f"nginx@sha256:{'AB' * 32}", f"invalid checksum digest format: 'sha256:{'AB' * 32}'"),
-    ("nginx@md5:" + "a" * 32, "unsupported digest algorithm in 'md5:" + "a" * 32 + "'"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Nginx", "invalid reference format: repository name (library/Nginx) must be lowercase"),
+        ("user/App:1", "invalid reference format: repository name (user/App) must be lowercase"),
+        ("ab" * 32, f"invalid repository name ({'ab' * 32}), cannot specify 64-byte hexadecimal strings"),
+        ("nginx@sha256:abc", "invalid reference format: 'nginx@sha256:abc'"),
+        ("nginx:", "invalid reference format: 'nginx:'"),
+        ("-x", "invalid reference format: '-x'"),
+        ("", "invalid reference format: repository name must have at least one component"),
+        (f"nginx@sha256:{'AB' * 32}", f"invalid checksum digest format: 'sha256:{'AB' * 32}'"),
+        ("nginx@md5:" + "a" * 32, "unsupported digest algorithm in 'md5:" + "a" * 32 + "'"),
+    ],
+)
 def test_errors(text: str, message: str) -> None:
     with pytest.raises(InvalidImageReference) as info:
         parse_image_ref(text)
@@ -88,8 +97,20 @@ def test_same_image() -> None:
 _component = st.from_regex(r"\A[a-z0-9]{1,6}(?:(?:[._]|__|-{1,2})[a-z0-9]{1,6}){0,2}\Z")
 _domain = st.one_of(
     st.none(),
-    st.sampled_from(["docker.io", "index.docker.io", "localhost", "localhost:5000", "ghcr.io", "nvcr.io",
-                     "registry.k8s.io", "my-reg.example.com:443", "[::1]:5000", "Reg.Example"]),
+    st.sampled_from(
+        [
+            "docker.io",
+            "index.docker.io",
+            "localhost",
+            "localhost:5000",
+            "ghcr.io",
+            "nvcr.io",
+            "registry.k8s.io",
+            "my-reg.example.com:443",
+            "[::1]:5000",
+            "Reg.Example",
+        ]
+    ),
 )
 _tag = st.one_of(st.none(), st.from_regex(r"\A[\w][\w.-]{0,20}\Z", alphabet=st.characters(codec="ascii")))
 _digest = st.one_of(st.none(), st.from_regex(r"\Asha256:[a-f0-9]{64}\Z"))

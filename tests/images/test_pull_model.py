@@ -34,7 +34,11 @@ PRESETS = REPO / "examples" / "kubelet"
 
 
 def test_defaults_are_the_published_figures_and_shared() -> None:
-    assert (DEFAULT_PULL_FIXED_SECONDS, DEFAULT_LAYER_SECONDS, DEFAULT_PULL_BYTES_PER_SECOND) == (1.0, 0.037, 45e6)
+    assert (DEFAULT_PULL_FIXED_SECONDS, DEFAULT_LAYER_SECONDS, DEFAULT_PULL_BYTES_PER_SECOND) == (
+        1.0,
+        0.037,
+        45e6,
+    )
     k = KubeletImageConfig()
     assert (k.pull_fixed_seconds, k.layer_latency_seconds, k.decompress_bps) == (1.0, 0.037, 45e6)
     assert k.pull_model() == PullModel()
@@ -79,7 +83,11 @@ def test_kubelet_model_idle_pull_equals_the_estimate(preset: str | None) -> None
 def test_presets() -> None:
     tuned = KubeletImageConfig.from_mapping(read_kubelet_settings(str(PRESETS / "tuned-node.yaml")))
     slow = KubeletImageConfig.from_mapping(read_kubelet_settings(str(PRESETS / "slow-registry.yaml")))
-    assert (tuned.serialize_image_pulls, tuned.max_parallel_image_pulls, tuned.decompress_bps) == (False, 3, 190e6)
+    assert (tuned.serialize_image_pulls, tuned.max_parallel_image_pulls, tuned.decompress_bps) == (
+        False,
+        3,
+        190e6,
+    )
     assert (slow.serialize_image_pulls, slow.decompress_bps, slow.pull_fixed_seconds) == (True, 15e6, 1.0)
 
 
@@ -97,17 +105,35 @@ def test_estimate_catalogue_image_table_and_json() -> None:
         "docker.io/library/redis:latest        55474442       7     2.492  catalogue",
     ]
     code, out = _cli("docker.io/library/redis:latest", "-o", "json")
-    assert json.loads(out) == {"image": "docker.io/library/redis:latest", "bytes": 55474442, "layers": 7,
-                               "seconds": 2.492, "source": "catalogue"}
+    assert json.loads(out) == {
+        "image": "docker.io/library/redis:latest",
+        "bytes": 55474442,
+        "layers": 7,
+        "seconds": 2.492,
+        "source": "catalogue",
+    }
 
 
 def test_estimate_size_and_kubelet_file(tmp_path: Path) -> None:
     code, out = _cli("--size", "5650343354", "--layers", "10", "-o", "json")
-    assert json.loads(out) == {"image": None, "bytes": 5650343354, "layers": 10, "seconds": 126.933,
-                               "source": "size"}
-    code, out = _cli("--size", "3000000000", "--layers", "5", "--kubelet", str(PRESETS / "slow-registry.yaml"),
-                     "-o", "json")
-    assert json.loads(out)["seconds"] == 201.185      # 1 + 0.185 + 200
+    assert json.loads(out) == {
+        "image": None,
+        "bytes": 5650343354,
+        "layers": 10,
+        "seconds": 126.933,
+        "source": "size",
+    }
+    code, out = _cli(
+        "--size",
+        "3000000000",
+        "--layers",
+        "5",
+        "--kubelet",
+        str(PRESETS / "slow-registry.yaml"),
+        "-o",
+        "json",
+    )
+    assert json.loads(out)["seconds"] == 201.185  # 1 + 0.185 + 200
     k = tmp_path / "k.yaml"
     k.write_text("decompressBytesPerSecond: 100\npullFixedSeconds: 0\nlayerLatencySeconds: 0\n")
     code, out = _cli("--size", "250", "--kubelet", str(k))
@@ -124,25 +150,35 @@ def test_estimate_unknown_image_falls_back_to_the_kubelet_models_opaque_layer(tm
     assert code == 0, out
     # 1 s + 0.037 s + 100 MB / 45 MB/s
     assert json.loads(out) == {
-        "image": "docker.io/no-such/image:1", "bytes": 100_000_000, "layers": 1, "seconds": 3.259,
+        "image": "docker.io/no-such/image:1",
+        "bytes": 100_000_000,
+        "layers": 1,
+        "seconds": 3.259,
         "source": "default",
         "note": "not in the image catalogue; registry lookup disabled. Modelled as one opaque layer of 100000000 "
-                "bytes, as `kubesched serve --kubelet` models it; give --size SIZE [--layers N] for a better estimate"}
+        "bytes, as `kubesched serve --kubelet` models it; give --size SIZE [--layers N] for a better estimate",
+    }
     # a registry that does not answer: the lookup error is named
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]            # closed once the block ends: connections are refused
+        port = s.getsockname()[1]  # closed once the block ends: connections are refused
     f = tmp_path / "registries.yaml"
     f.write_text(f"timeoutSeconds: 2\nregistries:\n  'r.test': {{endpoint: 'http://127.0.0.1:{port}'}}\n")
     code, out = _cli("r.test/team/app:1", "--registry-settings", str(f))
     assert code == 0, out
     lines = out.splitlines()
-    assert lines[:2] == ["IMAGE                       BYTES  LAYERS   SECONDS  SOURCE",
-                         "r.test/team/app:1       100000000       1     3.259  default"]
-    assert lines[2].startswith("note: not in the image catalogue; registry lookup failed: image r.test/team/app:1: "
-                               f"GET http://127.0.0.1:{port}/v2/team/app/manifests/1: ")
-    assert lines[2].endswith(". Modelled as one opaque layer of 100000000 bytes, as `kubesched serve --kubelet` "
-                             "models it; give --size SIZE [--layers N] for a better estimate")
+    assert lines[:2] == [
+        "IMAGE                       BYTES  LAYERS   SECONDS  SOURCE",
+        "r.test/team/app:1       100000000       1     3.259  default",
+    ]
+    assert lines[2].startswith(
+        "note: not in the image catalogue; registry lookup failed: image r.test/team/app:1: "
+        f"GET http://127.0.0.1:{port}/v2/team/app/manifests/1: "
+    )
+    assert lines[2].endswith(
+        ". Modelled as one opaque layer of 100000000 bytes, as `kubesched serve --kubelet` "
+        "models it; give --size SIZE [--layers N] for a better estimate"
+    )
     assert len(lines) == 3
 
 
@@ -168,15 +204,27 @@ def test_estimate_takes_several_images_and_sizes_as_quantities() -> None:
     assert code == 0, out
     assert out.splitlines()[0].split() == ["IMAGE", "BYTES", "LAYERS", "SECONDS", "SOURCE"]
     rows = [line.split() for line in out.splitlines()[1:]]
-    assert [(r[0], r[4]) for r in rows] == [("docker.io/library/busybox:latest", "catalogue"),
-                                            ("docker.io/library/alpine:latest", "catalogue")]
+    assert [(r[0], r[4]) for r in rows] == [
+        ("docker.io/library/busybox:latest", "catalogue"),
+        ("docker.io/library/alpine:latest", "catalogue"),
+    ]
     code, out = _cli("busybox:latest", "alpine:latest", "--no-registry", "-o", "json")
-    assert [json.loads(line)["image"] for line in out.splitlines()] == ["docker.io/library/busybox:latest",
-                                                                         "docker.io/library/alpine:latest"]
-    for size, expected in (("5Gi", 5 * 2**30), ("5GiB", 5 * 2**30), ("5GB", 5_000_000_000), ("500M", 500_000_000),
-                           ("1048576", 1048576)):
+    assert [json.loads(line)["image"] for line in out.splitlines()] == [
+        "docker.io/library/busybox:latest",
+        "docker.io/library/alpine:latest",
+    ]
+    for size, expected in (
+        ("5Gi", 5 * 2**30),
+        ("5GiB", 5 * 2**30),
+        ("5GB", 5_000_000_000),
+        ("500M", 500_000_000),
+        ("1048576", 1048576),
+    ):
         code, out = _cli("--size", size, "-o", "json")
         assert (code, json.loads(out)["bytes"]) == (0, expected), size
     code, out = _cli("--size", "5XB")
-    assert (code, out) == (2, "error: Invalid value for '--size': '5XB' is not a size: use a quantity such as 5Gi, "
-                              "500MB or 1048576\n")
+    assert (code, out) == (
+        2,
+        "error: Invalid value for '--size': '5XB' is not a size: use a quantity such as 5Gi, "
+        "500MB or 1048576\n",
+    )

@@ -23,7 +23,9 @@ def _no_created() -> None:
 @given(st.lists(st.tuples(LABELS, st.floats(min_value=0, max_value=5, allow_nan=False)), max_size=30))
 def test_histogram_text_equals_prometheus_client(obs: list[tuple[tuple[str, str], float]]) -> None:
     ours, theirs = CollectorRegistry(), CollectorRegistry()
-    h = HistogramFamily("x_duration_seconds", "help text", ("point", "plugin"), registry=ours, buckets=BUCKETS)
+    h = HistogramFamily(
+        "x_duration_seconds", "help text", ("point", "plugin"), registry=ours, buckets=BUCKETS
+    )
     p = Histogram("x_duration_seconds", "help text", ("point", "plugin"), registry=theirs, buckets=BUCKETS)
     for labels, v in obs:
         h.labels(*labels).observe(v)

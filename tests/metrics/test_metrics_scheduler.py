@@ -31,9 +31,15 @@ def run(metrics: SchedulerMetrics | None) -> Scheduler:
     mc = MemoryCluster(clock)
     for n in ("n1", "n2"):
         mc.create(node_manifest(n, cpu="4"))
-    prof = KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=Plugins(multi_point=PluginSet(
-        enabled=[Plugin(name=n) for n in NAMES], disabled=[Plugin(name="*")])))
-    sched = new_scheduler(mc, KubeSchedulerConfiguration(profiles=[prof]), clock=clock, seed=0, metrics=metrics)
+    prof = KubeSchedulerProfile(
+        scheduler_name="default-scheduler",
+        plugins=Plugins(
+            multi_point=PluginSet(enabled=[Plugin(name=n) for n in NAMES], disabled=[Plugin(name="*")])
+        ),
+    )
+    sched = new_scheduler(
+        mc, KubeSchedulerConfiguration(profiles=[prof]), clock=clock, seed=0, metrics=metrics
+    )
     sched.start()
     for p in (pod_manifest("a", cpu="1"), pod_manifest("b", cpu="1"), pod_manifest("big", cpu="10")):
         mc.create(p)
@@ -87,27 +93,40 @@ def test_run_with_metrics_exports_upstream_names_labels_and_values() -> None:
     assert {k: s.get(k) for k in expected} == expected
     assert not [k for k in s if "_created" in k]
     # plugin durations are sampled: only in cycles with record_plugin_metrics, never more than the calls
-    sampled = s.get('scheduler_plugin_execution_duration_seconds_count{extension_point="Filter",'
-                    'plugin="NodeResourcesFit",status="Success"}', 0.0)
+    sampled = s.get(
+        'scheduler_plugin_execution_duration_seconds_count{extension_point="Filter",'
+        'plugin="NodeResourcesFit",status="Success"}',
+        0.0,
+    )
     assert 0 <= sampled <= 6
 
 
 def test_exposition_types_help_and_buckets() -> None:
     reg = CollectorRegistry()
-    SchedulerMetrics(reg).observe("scheduler_framework_extension_point_duration_seconds",
-                                  {"extension_point": "Filter", "status": "Success", "profile": "p"}, 0.00015)
+    SchedulerMetrics(reg).observe(
+        "scheduler_framework_extension_point_duration_seconds",
+        {"extension_point": "Filter", "status": "Success", "profile": "p"},
+        0.00015,
+    )
     text = generate_latest(reg).decode()
     for spec in METRICS:
         assert f"# TYPE {spec.name} {spec.type}" in text
         assert f"# HELP {spec.name} {spec.help}" in text
     assert "# HELP scheduler_schedule_attempts_total [STABLE] Number of attempts to schedule pods" in text
-    les = [line.split('le="')[1].split('"')[0] for line in text.splitlines()
-           if line.startswith("scheduler_framework_extension_point_duration_seconds_bucket")]
+    les = [
+        line.split('le="')[1].split('"')[0]
+        for line in text.splitlines()
+        if line.startswith("scheduler_framework_extension_point_duration_seconds_bucket")
+    ]
     assert les[:3] == ["0.0001", "0.0002", "0.0004"] and les[-1] == "+Inf" and len(les) == 13
-    assert ('scheduler_framework_extension_point_duration_seconds_bucket{extension_point="Filter",le="0.0001",'
-            'profile="p",status="Success"} 0.0') in text
-    assert ('scheduler_framework_extension_point_duration_seconds_bucket{extension_point="Filter",le="0.0002",'
-            'profile="p",status="Success"} 1.0') in text
+    assert (
+        'scheduler_framework_extension_point_duration_seconds_bucket{extension_point="Filter",le="0.0001",'
+        'profile="p",status="Success"} 0.0'
+    ) in text
+    assert (
+        'scheduler_framework_extension_point_duration_seconds_bucket{extension_point="Filter",le="0.0002",'
+        'profile="p",status="Success"} 1.0'
+    ) in text
 
 
 def test_default_registry_and_shared_collectors() -> None:
@@ -117,8 +136,13 @@ def test_default_registry_and_shared_collectors() -> None:
     b.inc("scheduler_preemption_attempts_total", {})
     text = prometheus_client.generate_latest().decode()
     assert "# TYPE scheduler_preemption_attempts_total counter" in text
-    value = float(next(line.split()[1] for line in text.splitlines()
-                       if line.startswith("scheduler_preemption_attempts_total ")))
+    value = float(
+        next(
+            line.split()[1]
+            for line in text.splitlines()
+            if line.startswith("scheduler_preemption_attempts_total ")
+        )
+    )
     assert value >= 2
 
 

@@ -20,14 +20,32 @@ def _samples(pods: list[dict]) -> dict[tuple[str, str, str, str], float]:
 
 
 def test_requests_limits_and_units() -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "d"},
-           "spec": {"nodeName": "n1", "priority": 5, "overhead": {"cpu": "10m", "memory": "10Mi"},
-                    "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2"}}}],
-                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"},
-                                                               "limits": {"memory": "2Gi", "nvidia.com/gpu": "1"}}}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "a", "namespace": "d"},
+        "spec": {
+            "nodeName": "n1",
+            "priority": 5,
+            "overhead": {"cpu": "10m", "memory": "10Mi"},
+            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2"}}}],
+            "containers": [
+                {
+                    "name": "c",
+                    "resources": {
+                        "requests": {"cpu": "250m", "memory": "1Gi"},
+                        "limits": {"memory": "2Gi", "nvidia.com/gpu": "1"},
+                    },
+                }
+            ],
+        },
+    }
     done = {**pod, "metadata": {"name": "done", "namespace": "d"}, "status": {"phase": "Succeeded"}}
-    broken = {**pod, "metadata": {"name": "broken", "namespace": "d"},
-              "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}
+    broken = {
+        **pod,
+        "metadata": {"name": "broken", "namespace": "d"},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]},
+    }
     got = _samples([pod, done, broken])
     assert got == {
         # init container 2 cpu > 250m: max(2, 0.25) + 10m overhead
@@ -40,10 +58,24 @@ def test_requests_limits_and_units() -> None:
 
 
 def test_labels_of_a_pending_pod() -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"},
-           "spec": {"schedulerName": "kubesched", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "d"},
+        "spec": {
+            "schedulerName": "kubesched",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        },
+    }
     reg = CollectorRegistry()
     reg.register(PodResourcesCollector(lambda: [pod]))
     (sample,) = [s for f in reg.collect() for s in f.samples]
-    assert sample.labels == {"namespace": "d", "pod": "p", "node": "", "scheduler": "kubesched", "priority": "",
-                             "resource": "cpu", "unit": "cores"}
+    assert sample.labels == {
+        "namespace": "d",
+        "pod": "p",
+        "node": "",
+        "scheduler": "kubesched",
+        "priority": "",
+        "resource": "cpu",
+        "unit": "cores",
+    }

@@ -174,8 +174,9 @@ def test_tls_starts_on_the_first_byte_and_keep_alive_requests_follow(tmp_path: P
         wait_until(lambda: st.open_connections() == 1)
         time.sleep(0.1)
         assert [c._tls_started for c in st._open] == [False]  # nothing received: no TLS state yet
-        s = client_ctx.wrap_socket(socket.create_connection(("127.0.0.1", st.port), timeout=5),
-                                   server_hostname="127.0.0.1")
+        s = client_ctx.wrap_socket(
+            socket.create_connection(("127.0.0.1", st.port), timeout=5), server_hostname="127.0.0.1"
+        )
         s.sendall(b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
         first = s.recv(65536)
         assert first.startswith(b"HTTP/1.1 200") and first.endswith(b"ok")

@@ -15,12 +15,17 @@ T0 = 1_700_000_000.0
 
 
 def pod(name: str, cpu: str, node: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox",
-                                            "resources": {"requests": {"cpu": cpu}}}]}
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]
+    }
     if node:
         spec["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": f"u-{name}"},
-            "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"u-{name}"},
+        "spec": spec,
+    }
 
 
 def drain(sched: Any, clock: VirtualClock) -> int:
@@ -45,13 +50,13 @@ def test_big_pod_waits_for_room_without_retries() -> None:
     sched = new_scheduler(mc, None, clock=clock, seed=0, record=False)
     sched.start()
     mc.create(pod("whole", "6"))
-    assert drain(sched, clock) == 1            # tried once: 2 of 8 cpus free on big
+    assert drain(sched, clock) == 1  # tried once: 2 of 8 cpus free on big
     assert sched.queue.len_unschedulable() == 1
-    for i in range(4):                         # deletions on the small node cannot help
+    for i in range(4):  # deletions on the small node cannot help
         mc.delete("Pod", "default", f"s{i}")
-    mc.delete("Pod", "default", "b1")          # big: 4 free, still short of 6
+    mc.delete("Pod", "default", "b1")  # big: 4 free, still short of 6
     assert drain(sched, clock) == 0
     assert sched.queue.len_unschedulable() == 1
-    mc.delete("Pod", "default", "b0")          # big is empty now
+    mc.delete("Pod", "default", "b0")  # big is empty now
     assert drain(sched, clock) == 1
     assert mc.get("Pod", "default", "whole")["spec"]["nodeName"] == "big"

@@ -44,7 +44,9 @@ def test_bind_calls_client() -> None:
 
 
 def test_bind_error_is_wrapped() -> None:
-    err = ConflictError('Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "n0"')
+    err = ConflictError(
+        'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "n0"'
+    )
     s = binder(RecordingClient(err)).bind(CycleState(), make_pod("web"), "n1")
     assert s is not None
     assert s.code == Code.Error
@@ -65,7 +67,10 @@ def test_bind_with_memory_cluster() -> None:
     assert obj is not None and obj["spec"]["nodeName"] == "n1"
     s = binder(mc).bind(CycleState(), pod, "n2")
     assert s is not None and s.code == Code.Error
-    assert s.message() == 'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "n1"'
+    assert (
+        s.message()
+        == 'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "n1"'
+    )
 
 
 def test_no_client_is_error() -> None:

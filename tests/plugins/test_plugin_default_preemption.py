@@ -90,8 +90,9 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, str | None, str, str, str, str]] = []
 
-    def eventf(self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str,
-               note: str) -> None:
+    def eventf(
+        self, regarding: Pod, related: Pod | None, eventtype: str, reason: str, action: str, note: str
+    ) -> None:
         self.events.append((regarding.key, related.key if related else None, eventtype, reason, action, note))
 
 
@@ -109,31 +110,51 @@ class Nominator:
 def profile(args: dict[str, Any] | None = None) -> KubeSchedulerProfile:
     names = ["PrioritySort", "NodeResourcesFit", "DefaultPreemption", "DefaultBinder"]
     cfg = [PluginConfig(name="DefaultPreemption", args=args)] if args is not None else []
-    return KubeSchedulerProfile(scheduler_name="default-scheduler",
-                                plugins=Plugins(multi_point=PluginSet(enabled=[Plugin(name=n) for n in names])),
-                                plugin_config=cfg)
+    return KubeSchedulerProfile(
+        scheduler_name="default-scheduler",
+        plugins=Plugins(multi_point=PluginSet(enabled=[Plugin(name=n) for n in names])),
+        plugin_config=cfg,
+    )
 
 
 class Env:
     """A cluster (nodes + bound pods + PDBs), its snapshot and a Framework over it."""
 
-    def __init__(self, nodes: Sequence[dict[str, Any]], pods: Sequence[dict[str, Any]] = (),
-                 pdbs: Sequence[dict[str, Any]] = (), args: dict[str, Any] | None = None,
-                 nominated: dict[str, list[Pod]] | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        nodes: Sequence[dict[str, Any]],
+        pods: Sequence[dict[str, Any]] = (),
+        pdbs: Sequence[dict[str, Any]] = (),
+        args: dict[str, Any] | None = None,
+        nominated: dict[str, list[Pod]] | None = None,
+        seed: int = 0,
+    ) -> None:
         self.clock = VirtualClock(T0)
         self.mc = MemoryCluster(self.clock)
         for o in [*nodes, *pods, *pdbs]:
             self.mc.create(o)
         self.client = RecordingClient(self.mc)
         self.recorder = Recorder()
-        infos = {n["metadata"]["name"]: node_info(make_node_from(self.mc, n["metadata"]["name"])) for n in nodes}
+        infos = {
+            n["metadata"]["name"]: node_info(make_node_from(self.mc, n["metadata"]["name"])) for n in nodes
+        }
         for p in pods:
             pod = self.pod(p["metadata"]["name"], p["metadata"].get("namespace", "default"))
             infos[pod.node_name].add_pod(pod)
         self.snapshot = snapshot_of(list(infos.values()))
-        self.fwk = Framework(profile(args), in_tree_registry(), FrameworkOptions(
-            snapshot_provider=lambda: self.snapshot, clock=self.clock, rng=random.Random(seed), client=self.client,
-            objects=Objects(self.mc), event_recorder=self.recorder, nominator=Nominator(nominated)))
+        self.fwk = Framework(
+            profile(args),
+            in_tree_registry(),
+            FrameworkOptions(
+                snapshot_provider=lambda: self.snapshot,
+                clock=self.clock,
+                rng=random.Random(seed),
+                client=self.client,
+                objects=Objects(self.mc),
+                event_recorder=self.recorder,
+                nominator=Nominator(nominated),
+            ),
+        )
         self.plugin: DefaultPreemption = self.fwk.plugins["DefaultPreemption"]  # type: ignore[assignment]
 
     def pod(self, name: str, namespace: str = "default") -> Pod:
@@ -149,8 +170,9 @@ class Env:
             Placement(random.Random(0)).schedule_pod(self.fwk, state, pod, self.snapshot)
         return state, exc.value
 
-    def preempt(self, pod: Pod, recorder: CycleRecorder | None = None
-                ) -> tuple[PostFilterResult | None, Status, FitError]:
+    def preempt(
+        self, pod: Pod, recorder: CycleRecorder | None = None
+    ) -> tuple[PostFilterResult | None, Status, FitError]:
         state, fe = self.filter(pod)
         state.recorder = recorder
         r, s = self.fwk.run_post_filter_plugins(state, pod, fe.diagnosis.node_to_status)
@@ -167,17 +189,26 @@ class Env:
 
 def make_node_from(mc: MemoryCluster, name: str) -> Any:
     from kubesched.api.node import Node
+
     return Node.from_manifest(mc.get("Node", None, name))
 
 
 def node(name: str, cpu: str = "4") -> dict[str, Any]:
     from kubesched.testing import node_manifest
+
     return node_manifest(name, cpu=cpu, memory="32Gi")
 
 
-def bound(name: str, node_name: str, cpu: str, priority: int, labels: dict[str, str] | None = None,
-          start: str | None = "2024-01-01T00:00:00Z", status: dict[str, Any] | None = None,
-          meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def bound(
+    name: str,
+    node_name: str,
+    cpu: str,
+    priority: int,
+    labels: dict[str, str] | None = None,
+    start: str | None = "2024-01-01T00:00:00Z",
+    status: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     st: dict[str, Any] = {"phase": "Running"}
     if start:
         st["startTime"] = start
@@ -187,19 +218,36 @@ def bound(name: str, node_name: str, cpu: str, priority: int, labels: dict[str, 
     return m
 
 
-def pending(name: str, cpu: str, priority: int, spec: dict[str, Any] | None = None,
-            status: dict[str, Any] | None = None) -> dict[str, Any]:
+def pending(
+    name: str,
+    cpu: str,
+    priority: int,
+    spec: dict[str, Any] | None = None,
+    status: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     return pod_manifest(name, cpu=cpu, priority=priority, spec=spec, status=status)
 
 
-def pdb(name: str, match: dict[str, str] | None, allowed: int, disrupted: Sequence[str] = (),
-        namespace: str = "default") -> dict[str, Any]:
+def pdb(
+    name: str,
+    match: dict[str, str] | None,
+    allowed: int,
+    disrupted: Sequence[str] = (),
+    namespace: str = "default",
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if match is not None:
         spec["selector"] = {"matchLabels": match}
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": name, "namespace": namespace}, "spec": spec,
-            "status": {"disruptionsAllowed": allowed, "disruptedPods": {p: "2024-01-01T00:00:00Z" for p in disrupted}}}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+        "status": {
+            "disruptionsAllowed": allowed,
+            "disruptedPods": {p: "2024-01-01T00:00:00Z" for p in disrupted},
+        },
+    }
 
 
 # --- identity, args, events -----------------------------------------------------------------
@@ -219,20 +267,38 @@ def test_identity_and_events() -> None:
 def test_args_defaults_and_decoding() -> None:
     a = decode_args(DefaultPreemptionArgs, None, "args")
     assert (a.min_candidate_nodes_percentage, a.min_candidate_nodes_absolute) == (10, 100)
-    b = decode_args(DefaultPreemptionArgs, {"minCandidateNodesPercentage": 20, "minCandidateNodesAbsolute": 50}, "args")
+    b = decode_args(
+        DefaultPreemptionArgs, {"minCandidateNodesPercentage": 20, "minCandidateNodesAbsolute": 50}, "args"
+    )
     assert (b.min_candidate_nodes_percentage, b.min_candidate_nodes_absolute) == (20, 50)
-    c = decode_args(DefaultPreemptionArgs, {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 1}, "args")
+    c = decode_args(
+        DefaultPreemptionArgs, {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 1}, "args"
+    )
     assert c.min_candidate_nodes_percentage == 0
 
 
-@pytest.mark.parametrize(("raw", "path", "msg"), [
-    ({"minCandidateNodesPercentage": 101}, "args.minCandidateNodesPercentage", "not in valid range [0, 100]"),
-    ({"minCandidateNodesPercentage": -1}, "args.minCandidateNodesPercentage", "not in valid range [0, 100]"),
-    ({"minCandidateNodesAbsolute": -1}, "args.minCandidateNodesAbsolute", "not in valid range [0, inf)"),
-    ({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}, "args.minCandidateNodesAbsolute",
-     "cannot be zero at the same time as minCandidateNodesPercentage"),
-    ({"minCandidates": 1}, "args.minCandidates", 'unknown field "minCandidates"'),
-])
+@pytest.mark.parametrize(
+    ("raw", "path", "msg"),
+    [
+        (
+            {"minCandidateNodesPercentage": 101},
+            "args.minCandidateNodesPercentage",
+            "not in valid range [0, 100]",
+        ),
+        (
+            {"minCandidateNodesPercentage": -1},
+            "args.minCandidateNodesPercentage",
+            "not in valid range [0, 100]",
+        ),
+        ({"minCandidateNodesAbsolute": -1}, "args.minCandidateNodesAbsolute", "not in valid range [0, inf)"),
+        (
+            {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+            "args.minCandidateNodesAbsolute",
+            "cannot be zero at the same time as minCandidateNodesPercentage",
+        ),
+        ({"minCandidates": 1}, "args.minCandidates", 'unknown field "minCandidates"'),
+    ],
+)
 def test_args_validation(raw: dict[str, Any], path: str, msg: str) -> None:
     with pytest.raises(ConfigError) as exc:
         decode_args(DefaultPreemptionArgs, raw, "args")
@@ -245,12 +311,21 @@ def test_framework_reports_bad_args_with_path() -> None:
     assert exc.value.path == "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage"
 
 
-@pytest.mark.parametrize(("pct", "absolute", "n", "want"), [
-    (10, 100, 5000, 500), (10, 100, 500, 100), (10, 100, 50, 50), (0, 1, 7, 1), (50, 0, 7, 3), (100, 0, 7, 7),
-])
+@pytest.mark.parametrize(
+    ("pct", "absolute", "n", "want"),
+    [
+        (10, 100, 5000, 500),
+        (10, 100, 500, 100),
+        (10, 100, 50, 50),
+        (0, 1, 7, 1),
+        (50, 0, 7, 3),
+        (100, 0, 7, 7),
+    ],
+)
 def test_calculate_num_candidates(pct: int, absolute: int, n: int, want: int) -> None:
-    pl = DefaultPreemption(DefaultPreemptionArgs(min_candidate_nodes_percentage=pct,
-                                                 min_candidate_nodes_absolute=absolute))
+    pl = DefaultPreemption(
+        DefaultPreemptionArgs(min_candidate_nodes_percentage=pct, min_candidate_nodes_absolute=absolute)
+    )
     assert pl.calculate_num_candidates(n) == want
 
 
@@ -259,11 +334,16 @@ def test_calculate_num_candidates(pct: int, absolute: int, n: int, want: int) ->
 
 def basic_env() -> Env:
     # n1: two low pods (prio 1 and 2, 2 cpu each); n2: prio 5 (3 cpu) + prio 0 (1 cpu); n3: prio 200 (4 cpu)
-    return Env([node("n1"), node("n2"), node("n3")], [
-        bound("p1", "n1", "2", 1), bound("p2", "n1", "2", 2),
-        bound("q1", "n2", "3", 5), bound("q2", "n2", "1", 0),
-        bound("r1", "n3", "4", 200),
-    ])
+    return Env(
+        [node("n1"), node("n2"), node("n3")],
+        [
+            bound("p1", "n1", "2", 1),
+            bound("p2", "n1", "2", 2),
+            bound("q1", "n2", "3", 5),
+            bound("q2", "n2", "1", 0),
+            bound("r1", "n3", "4", 200),
+        ],
+    )
 
 
 def test_preempts_lowest_priority_pod_on_best_node() -> None:
@@ -276,33 +356,56 @@ def test_preempts_lowest_priority_pod_on_best_node() -> None:
     assert s == Status(Code.Success)
     assert s.plugin == "DefaultPreemption"
     assert r == PostFilterResult(NominatingInfo("n1", NominatingMode.Override))
-    cond = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-            "message": "default-scheduler: preempting to accommodate a higher priority pod",
-            "lastProbeTime": None, "lastTransitionTime": "2023-11-14T22:13:20Z"}
+    cond = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": "default-scheduler: preempting to accommodate a higher priority pod",
+        "lastProbeTime": None,
+        "lastTransitionTime": "2023-11-14T22:13:20Z",
+    }
     assert env.client.calls == [
         ("patch_status", "Pod", "default", "p1", {"conditions": [cond]}),
         ("delete", "Pod", "default", "p1"),
     ]
     assert not env.exists("p1") and env.exists("p2") and env.exists("q1")
-    assert env.recorder.events == [("default/p1", "default/hi", "Normal", "Preempted", "Preempting",
-                                    f"Preempted by pod {pod.uid} on node n1")]
-    assert rec.post_filter["DefaultPreemption"] == {"code": "Success", "reasons": [], "nominatedNode": "n1",
-                                                    "victims": ["default/p1"]}
+    assert env.recorder.events == [
+        (
+            "default/p1",
+            "default/hi",
+            "Normal",
+            "Preempted",
+            "Preempting",
+            f"Preempted by pod {pod.uid} on node n1",
+        )
+    ]
+    assert rec.post_filter["DefaultPreemption"] == {
+        "code": "Success",
+        "reasons": [],
+        "nominatedNode": "n1",
+        "victims": ["default/p1"],
+    }
     assert fe.message() == "0/3 nodes are available: 3 Insufficient cpu."
 
 
 def test_reprieve_keeps_most_important_pods() -> None:
-    env = Env([node("n1")], [
-        bound("low1", "n1", "1", 1), bound("low2", "n1", "1", 2), bound("low3", "n1", "1", 3),
-        bound("top", "n1", "1", 1000),
-    ])
+    env = Env(
+        [node("n1")],
+        [
+            bound("low1", "n1", "1", 1),
+            bound("low2", "n1", "1", 2),
+            bound("low3", "n1", "1", 3),
+            bound("top", "n1", "1", 1000),
+        ],
+    )
     pod = env.add_pending(pending("hi", "2", 10))
     state, _ = env.filter(pod)
     ni = env.snapshot.get("n1")
     assert ni is not None
     copy = ni.snapshot()
-    victims, n_viol, s = select_victims_on_node(env.fwk, state.clone(), pod, copy, [],
-                                                env.plugin.is_preemption_allowed, T0)
+    victims, n_viol, s = select_victims_on_node(
+        env.fwk, state.clone(), pod, copy, [], env.plugin.is_preemption_allowed, T0
+    )
     # all three removed -> 1 cpu used; low3 reprieved (2 used), low2 and low1 would leave only 1 free
     assert s is None
     assert [v.name for v in victims] == ["low2", "low1"]
@@ -312,10 +415,14 @@ def test_reprieve_keeps_most_important_pods() -> None:
 
 
 def test_pdb_violations_decide_the_node() -> None:
-    env = Env([node("n1"), node("n2")], [
-        bound("db", "n1", "4", 1, labels={"app": "db"}),
-        bound("web", "n2", "4", 5, labels={"app": "web"}),
-    ], pdbs=[pdb("db-pdb", {"app": "db"}, 0)])
+    env = Env(
+        [node("n1"), node("n2")],
+        [
+            bound("db", "n1", "4", 1, labels={"app": "db"}),
+            bound("web", "n2", "4", 5, labels={"app": "web"}),
+        ],
+        pdbs=[pdb("db-pdb", {"app": "db"}, 0)],
+    )
     pod = env.add_pending(pending("hi", "4", 100))
     r, s, _ = env.preempt(pod)
     # n1 victim violates its PDB; n2's victim has a higher priority but no PDB: fewest violations first
@@ -328,8 +435,14 @@ def test_pdb_split_and_reprieve_order() -> None:
     pods = [make_pod(n, labels={"app": "db"}, priority=1, node_name="n1") for n in ("a", "b", "c")]
     pods.append(make_pod("d", labels={"app": "web"}, priority=1, node_name="n1"))
     pods.append(make_pod("e", priority=1, node_name="n1"))
-    pdbs = compile_pdbs([pdb("db", {"app": "db"}, 1, disrupted=["b"]), pdb("other-ns", {"app": "web"}, 0, namespace="x"),
-                         pdb("empty", {}, 0), pdb("nil", None, 0)])
+    pdbs = compile_pdbs(
+        [
+            pdb("db", {"app": "db"}, 1, disrupted=["b"]),
+            pdb("other-ns", {"app": "web"}, 0, namespace="x"),
+            pdb("empty", {}, 0),
+            pdb("nil", None, 0),
+        ]
+    )
     viol, ok = filter_pods_with_pdb_violation([PodInfo(p) for p in pods], pdbs)
     # a uses the only disruption allowed, b is already disrupted, c drives the budget below 0
     assert [pi.pod.name for pi in viol] == ["c"]
@@ -337,17 +450,22 @@ def test_pdb_split_and_reprieve_order() -> None:
 
 
 def test_pdb_violating_victims_counted_and_resorted() -> None:
-    env = Env([node("n1")], [
-        bound("guarded", "n1", "2", 1, labels={"app": "db"}),
-        bound("free", "n1", "2", 3),
-    ], pdbs=[pdb("db", {"app": "db"}, 0)])
+    env = Env(
+        [node("n1")],
+        [
+            bound("guarded", "n1", "2", 1, labels={"app": "db"}),
+            bound("free", "n1", "2", 3),
+        ],
+        pdbs=[pdb("db", {"app": "db"}, 0)],
+    )
     pod = env.add_pending(pending("hi", "4", 10))
     state, _ = env.filter(pod)
     ni = env.snapshot.get("n1")
     assert ni is not None
     pdbs = compile_pdbs(env.fwk.objects.list("PodDisruptionBudget"))
-    victims, n_viol, s = select_victims_on_node(env.fwk, state.clone(), pod, ni.snapshot(), pdbs,
-                                                env.plugin.is_preemption_allowed, T0)
+    victims, n_viol, s = select_victims_on_node(
+        env.fwk, state.clone(), pod, ni.snapshot(), pdbs, env.plugin.is_preemption_allowed, T0
+    )
     assert s is None
     assert [v.name for v in victims] == ["free", "guarded"]  # re-sorted by importance
     assert n_viol == 1
@@ -360,8 +478,9 @@ def test_preemption_policy_never() -> None:
     assert r is None
     assert s == Status(Code.Unschedulable, "preemption: not eligible due to preemptionPolicy=Never.")
     assert s.plugin == "DefaultPreemption"
-    assert fe.message() == ("0/3 nodes are available: 3 Insufficient cpu. "
-                            "preemption: not eligible due to preemptionPolicy=Never.")
+    assert fe.message() == (
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+    )
     assert env.client.calls == []
 
 
@@ -372,11 +491,14 @@ def test_all_unresolvable_is_not_helpful_and_clears_nomination() -> None:
     # 3 cpu exceeds every node's allocatable: UnschedulableAndUnresolvable everywhere
     assert fe.diagnosis.node_to_status.get("n1").code == Code.UnschedulableAndUnresolvable
     assert r == PostFilterResult(NominatingInfo("", NominatingMode.Override))
-    assert s == Status(Code.Unschedulable,
-                       "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+    assert s == Status(
+        Code.Unschedulable, "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
     assert env.client.calls == [("patch_status", "Pod", "default", "huge", {"nominatedNodeName": None})]
-    assert fe.message() == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
-                            "2 Preemption is not helpful for scheduling.")
+    assert fe.message() == (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling."
+    )
 
 
 def test_not_helpful_with_dry_run_statuses() -> None:
@@ -384,17 +506,18 @@ def test_not_helpful_with_dry_run_statuses() -> None:
     pod = env.add_pending(pending("hi", "2", 100))
     r, s, _ = env.preempt(pod)
     assert r == PostFilterResult(NominatingInfo("", NominatingMode.Override))
-    assert s == Status(Code.Unschedulable,
-                       "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
-                       "2 Preemption is not helpful for scheduling.")
+    assert s == Status(
+        Code.Unschedulable,
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling.",
+    )
 
 
 def test_filter_failure_after_removing_all_victims_is_recorded() -> None:
     env = Env([node("n1")], [bound("low", "n1", "1", 1), bound("high", "n1", "3", 500)])
     pod = env.add_pending(pending("hi", "2", 100))
     r, s, _ = env.preempt(pod)
-    assert s == Status(Code.Unschedulable,
-                       "preemption: 0/1 nodes are available: 1 Insufficient cpu.")
+    assert s == Status(Code.Unschedulable, "preemption: 0/1 nodes are available: 1 Insufficient cpu.")
     assert r == PostFilterResult(NominatingInfo("", NominatingMode.Override))
 
 
@@ -413,15 +536,22 @@ def test_random_offset_and_early_stop() -> None:
 
 
 def test_dry_run_candidates_non_violating_first() -> None:
-    env = Env([node("n1"), node("n2")], [
-        bound("db", "n1", "4", 1, labels={"app": "db"}), bound("web", "n2", "4", 1),
-    ], pdbs=[pdb("db", {"app": "db"}, 0)])
+    env = Env(
+        [node("n1"), node("n2")],
+        [
+            bound("db", "n1", "4", 1, labels={"app": "db"}),
+            bound("web", "n2", "4", 1),
+        ],
+        pdbs=[pdb("db", {"app": "db"}, 0)],
+    )
     pod = env.add_pending(pending("hi", "4", 100))
     state, _ = env.filter(pod)
     pdbs = compile_pdbs(env.fwk.objects.list("PodDisruptionBudget"))
     cands, statuses, errs = env.plugin.dry_run_preemption(state, pod, env.snapshot.list(), pdbs, 0, 2, T0)
     assert [(c.name, [v.name for v in c.victims], c.num_pdb_violations) for c in cands] == [
-        ("n2", ["web"], 0), ("n1", ["db"], 1)]
+        ("n2", ["web"], 0),
+        ("n1", ["db"], 1),
+    ]
     assert len(statuses) == 0 and errs == []
 
 
@@ -432,7 +562,9 @@ def test_terminating_victim_on_nominated_node_blocks_preemption() -> None:
     pod = env.add_pending(pending("hi", "2", 100, status={"nominatedNodeName": "n1"}))
     r, s, _ = env.preempt(pod)
     assert r is None
-    assert s == Status(Code.Unschedulable, "preemption: not eligible due to a terminating pod on the nominated node.")
+    assert s == Status(
+        Code.Unschedulable, "preemption: not eligible due to a terminating pod on the nominated node."
+    )
 
 
 def test_terminating_pod_ignored_when_nominated_node_unresolvable() -> None:
@@ -443,7 +575,9 @@ def test_terminating_pod_ignored_when_nominated_node_unresolvable() -> None:
     pod = env.add_pending(pending("hi", "2", 100, status={"nominatedNodeName": "n1"}))
     assert pl.pod_eligible_to_preempt_others(pod, Status(Code.UnschedulableAndUnresolvable)) == (True, "")
     assert pl.pod_eligible_to_preempt_others(pod, Status(Code.Unschedulable)) == (
-        False, "not eligible due to a terminating pod on the nominated node.")
+        False,
+        "not eligible due to a terminating pod on the nominated node.",
+    )
 
 
 def test_terminating_victim_is_not_deleted_again() -> None:
@@ -453,8 +587,10 @@ def test_terminating_victim_is_not_deleted_again() -> None:
     r, s, _ = env.preempt(pod)
     assert s == Status(Code.Success)
     assert r == PostFilterResult(NominatingInfo("n1", NominatingMode.Override))
-    assert [c[0:4] for c in env.client.calls] == [("patch_status", "Pod", "default", "low"),
-                                                  ("delete", "Pod", "default", "low")]
+    assert [c[0:4] for c in env.client.calls] == [
+        ("patch_status", "Pod", "default", "low"),
+        ("delete", "Pod", "default", "low"),
+    ]
     assert [e[0] for e in env.recorder.events] == ["default/low"]
 
 
@@ -472,8 +608,16 @@ def test_waiting_victim_is_rejected_not_deleted() -> None:
     assert env.client.calls == []
     assert got == [Status(Code.Unschedulable, "preempted")]
     assert got[0] is not None and got[0].plugin == "DefaultPreemption"
-    assert env.recorder.events == [("default/waiter", "default/hi", "Normal", "Preempted", "Preempting",
-                                    f"Preempted by pod {pod.uid} on node n1")]
+    assert env.recorder.events == [
+        (
+            "default/waiter",
+            "default/hi",
+            "Normal",
+            "Preempted",
+            "Preempting",
+            f"Preempted by pod {pod.uid} on node n1",
+        )
+    ]
 
 
 def test_lower_priority_nominated_pods_are_cleared() -> None:
@@ -527,9 +671,14 @@ def test_preemptor_gone_from_informer_is_an_error() -> None:
 
 
 def test_existing_disruption_condition_is_not_patched_again() -> None:
-    cond = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-            "message": "default-scheduler: preempting to accommodate a higher priority pod",
-            "lastProbeTime": None, "lastTransitionTime": "2024-01-01T00:00:00Z"}
+    cond = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": "default-scheduler: preempting to accommodate a higher priority pod",
+        "lastProbeTime": None,
+        "lastTransitionTime": "2024-01-01T00:00:00Z",
+    }
     env = Env([node("n1")], [bound("v", "n1", "4", 1, status={"conditions": [cond]})])
     pod = env.add_pending(pending("hi", "4", 100))
     _, s, _ = env.preempt(pod)
@@ -543,23 +692,29 @@ def test_no_nodes_message_when_unresolvable_manual_statuses() -> None:
     m = NodeToStatus({"n1": Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")})
     r, s = env.plugin.post_filter(CycleState(), pod, m)
     assert r == PostFilterResult(NominatingInfo("", NominatingMode.Override))
-    assert s == Status(Code.Unschedulable,
-                       "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+    assert s == Status(
+        Code.Unschedulable, "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
 
 
 def test_fit_error_example_of_the_spec() -> None:
     # the ``FitError.Error`` tail, reproduced from a diagnosis with one Unschedulable node
     env = Env([node("n1"), node("n2", cpu="1"), node("n3", cpu="1")], [bound("big", "n1", "4", 500)])
     pod = env.add_pending(pending("hi", "2", 100))
-    m = NodeToStatus({"n1": Status(Code.Unschedulable, "Insufficient cpu"),
-                      "n2": Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)"),
-                      "n3": Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")})
+    m = NodeToStatus(
+        {
+            "n1": Status(Code.Unschedulable, "Insufficient cpu"),
+            "n2": Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)"),
+            "n3": Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)"),
+        }
+    )
     state, _ = env.filter(pod)
     _, s = env.fwk.run_post_filter_plugins(state, pod, m)
     d = Diagnosis(node_to_status=m, post_filter_msg=s.message())
     assert FitError("default/hi", 3, d).message() == (
         "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). preemption: 0/3 nodes "
-        "are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.")
+        "are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    )
 
 
 # --- pickOneNodeForPreemption ----------------------------------------------------------------
@@ -610,10 +765,13 @@ def test_pick_first_when_all_tie() -> None:
 
 
 def test_pick_through_post_filter_latest_start() -> None:
-    env = Env([node("n1"), node("n2")], [
-        bound("old", "n1", "4", 1, start="2024-01-01T00:00:00Z"),
-        bound("young", "n2", "4", 1, start="2024-03-01T00:00:00Z"),
-    ])
+    env = Env(
+        [node("n1"), node("n2")],
+        [
+            bound("old", "n1", "4", 1, start="2024-01-01T00:00:00Z"),
+            bound("young", "n2", "4", 1, start="2024-03-01T00:00:00Z"),
+        ],
+    )
     pod = env.add_pending(pending("hi", "4", 100))
     r, s, _ = env.preempt(pod)
     assert s == Status(Code.Success)
@@ -622,10 +780,14 @@ def test_pick_through_post_filter_latest_start() -> None:
 
 
 def test_pick_through_post_filter_fewest_victims() -> None:
-    env = Env([node("n1"), node("n2")], [
-        bound("a1", "n1", "2", 1), bound("a2", "n1", "2", 1),
-        bound("b1", "n2", "4", 1),
-    ])
+    env = Env(
+        [node("n1"), node("n2")],
+        [
+            bound("a1", "n1", "2", 1),
+            bound("a2", "n1", "2", 1),
+            bound("b1", "n2", "4", 1),
+        ],
+    )
     pod = env.add_pending(pending("hi", "4", 100))
     r, s, _ = env.preempt(pod)
     # same highest priority; sum: n1 2*(1+2^31) > n2 1+2^31 -> n2
@@ -638,8 +800,13 @@ def test_is_eligible_pod_hook_restricts_victims() -> None:
         def is_eligible_pod(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
             return victim.pod.labels.get("tier") == "batch"
 
-    ni = node_info(make_node("n1"), [make_pod("svc", priority=1, cpu="2", node_name="n1"),
-                                     make_pod("job", priority=1, cpu="2", node_name="n1", labels={"tier": "batch"})])
+    ni = node_info(
+        make_node("n1"),
+        [
+            make_pod("svc", priority=1, cpu="2", node_name="n1"),
+            make_pod("job", priority=1, cpu="2", node_name="n1", labels={"tier": "batch"}),
+        ],
+    )
     pl = OnlyBatch()
     pod = make_pod("hi", priority=10)
     assert [pi.pod.name for pi in ni.pods if pl.is_preemption_allowed(ni, pi, pod)] == ["job"]
@@ -660,8 +827,12 @@ def test_scheduler_preempts_then_binds_the_preemptor() -> None:
     mc.create(bound("low", "n1", "3", 1))
     mc.create(bound("mid", "n2", "3", 50))
     names = ["PrioritySort", "NodeResourcesFit", "DefaultPreemption", "DefaultBinder"]
-    prof = KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=Plugins(
-        multi_point=PluginSet(enabled=[Plugin(name=n) for n in names], disabled=[Plugin(name="*")])))
+    prof = KubeSchedulerProfile(
+        scheduler_name="default-scheduler",
+        plugins=Plugins(
+            multi_point=PluginSet(enabled=[Plugin(name=n) for n in names], disabled=[Plugin(name="*")])
+        ),
+    )
     sched = new_scheduler(mc, KubeSchedulerConfiguration(profiles=[prof]), clock=clock, seed=0, record=True)
     sched.start()
     hi = Pod.from_manifest(mc.create(pending("hi", "2", 100)))
@@ -679,18 +850,30 @@ def test_scheduler_preempts_then_binds_the_preemptor() -> None:
         ("Scheduled", "hi", "Successfully assigned default/hi to n1"),
     ]
     first = sched.records["default/hi"][0].to_dict()["postFilter"]
-    assert first == {"DefaultPreemption": {"code": "Success", "reasons": [], "nominatedNode": "n1",
-                                           "victims": ["default/low"]}}
+    assert first == {
+        "DefaultPreemption": {
+            "code": "Success",
+            "reasons": [],
+            "nominatedNode": "n1",
+            "victims": ["default/low"],
+        }
+    }
 
 
 # --- property: victims are lower priority, sufficient and each one necessary ----------------
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 20)), min_size=0, max_size=6),
-       st.integers(1, 8), st.integers(0, 20))
+@given(
+    st.lists(st.tuples(st.integers(1, 4), st.integers(0, 20)), min_size=0, max_size=6),
+    st.integers(1, 8),
+    st.integers(0, 20),
+)
 def test_victims_sufficient_and_necessary(existing: list[tuple[int, int]], want: int, prio: int) -> None:
-    pods = [make_pod(f"e{i}", cpu=str(c), priority=p, node_name="n1", uid=f"u{i}") for i, (c, p) in enumerate(existing)]
+    pods = [
+        make_pod(f"e{i}", cpu=str(c), priority=p, node_name="n1", uid=f"u{i}")
+        for i, (c, p) in enumerate(existing)
+    ]
     ni = node_info(make_node("n1", cpu="8"), pods)
     snap = snapshot_of([ni])
     fwk = Framework(profile(), in_tree_registry(), FrameworkOptions(snapshot_provider=lambda: snap))
@@ -699,9 +882,15 @@ def test_victims_sufficient_and_necessary(existing: list[tuple[int, int]], want:
     _, s = fwk.run_pre_filter_plugins(state, pod, snap.list())[:2]
     assert s is None
     copy = ni.snapshot()
-    victims, n_viol, vs = select_victims_on_node(fwk, state.clone(), pod, copy, [],
-                                                 fwk.plugins["DefaultPreemption"].is_preemption_allowed,  # type: ignore[attr-defined]
-                                                 T0)
+    victims, n_viol, vs = select_victims_on_node(
+        fwk,
+        state.clone(),
+        pod,
+        copy,
+        [],
+        fwk.plugins["DefaultPreemption"].is_preemption_allowed,  # type: ignore[attr-defined]
+        T0,
+    )
     lower = [p for p in pods if p.priority < prio]
     if not lower:
         assert vs == Status(Code.UnschedulableAndUnresolvable, "No preemption victims found for incoming pod")

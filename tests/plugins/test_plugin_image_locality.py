@@ -46,9 +46,9 @@ def test_image_on_every_node() -> None:
 
 def test_large_image_and_container_count() -> None:
     nodes = [make_node("n1", images=[(["big:1"], 500 * MB)])]
-    assert scores(nodes, make_pod("p", image="big:1")) == {"n1": 48}        # 100*477//977
+    assert scores(nodes, make_pod("p", image="big:1")) == {"n1": 48}  # 100*477//977
     two = make_pod("q", images=["big:1", "other:2"])
-    assert scores(nodes, two) == {"n1": 24}                                  # 100*477//1977
+    assert scores(nodes, two) == {"n1": 24}  # 100*477//1977
 
 
 def test_clamped_at_max() -> None:
@@ -57,8 +57,10 @@ def test_clamped_at_max() -> None:
 
 
 def test_nginx_matches_nginx_latest() -> None:
-    nodes = [make_node("n1", images=[(["nginx:latest"], 500 * MB)]),
-             make_node("n2", images=[(["docker.io/library/nginx:latest"], 500 * MB)])]
+    nodes = [
+        make_node("n1", images=[(["nginx:latest"], 500 * MB)]),
+        make_node("n2", images=[(["docker.io/library/nginx:latest"], 500 * MB)]),
+    ]
     # each image name is on 1 of 2 nodes: 250 MiB -> 100*227//977 = 23; no docker.io defaulting
     assert scores(nodes, make_pod("p", image="nginx")) == {"n1": 23, "n2": 0}
     assert scores(nodes, make_pod("p", image="nginx:latest")) == {"n1": 23, "n2": 0}
@@ -67,7 +69,13 @@ def test_nginx_matches_nginx_latest() -> None:
 
 def test_init_containers_count() -> None:
     nodes = [make_node("n1", images=[(["init:1"], 300 * MB), (["app:1"], 300 * MB)])]
-    pod = make_pod("p", image="app:1", spec={"initContainers": [{"name": "i", "image": "init:1"}],
-                                             "containers": [{"name": "c", "image": "app:1"}]})
+    pod = make_pod(
+        "p",
+        image="app:1",
+        spec={
+            "initContainers": [{"name": "i", "image": "init:1"}],
+            "containers": [{"name": "c", "image": "app:1"}],
+        },
+    )
     # 600 MiB over 2 containers: 100 * 577 // 1977 = 29
     assert scores(nodes, pod) == {"n1": 29}

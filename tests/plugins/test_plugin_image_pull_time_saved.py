@@ -70,7 +70,10 @@ def cluster() -> list[Any]:
 
 
 def test_registered_in_tree() -> None:
-    assert IN_TREE["ImagePullTimeSaved"] == "kubesched.plugins.imagepulltimesaved.image_pull_time_saved:ImagePullTimeSaved"
+    assert (
+        IN_TREE["ImagePullTimeSaved"]
+        == "kubesched.plugins.imagepulltimesaved.image_pull_time_saved:ImagePullTimeSaved"
+    )
 
 
 def test_shared_layers_and_in_flight_pulls_count(catalogue: str) -> None:
@@ -114,10 +117,16 @@ def test_beats_image_locality_on_names_and_spread(catalogue: str) -> None:
 def test_node_bandwidth_annotation(catalogue: str) -> None:
     fast = make_node("fast", images=[(["docker.io/library/app:1"], 2_130_000_000)])
     fast.annotations = {"kubesched.io/image-pull-bytes-per-second": "160e6"}  # type: ignore[misc]
-    labelled = make_node("labelled", images=[(["docker.io/library/app:1"], 2_130_000_000)],
-                         labels={"kubesched.io/image-pull-bytes-per-second": "40000000"})
-    bad = make_node("bad", images=[(["docker.io/library/app:1"], 2_130_000_000)],
-                    labels={"kubesched.io/image-pull-bytes-per-second": "fast"})
+    labelled = make_node(
+        "labelled",
+        images=[(["docker.io/library/app:1"], 2_130_000_000)],
+        labels={"kubesched.io/image-pull-bytes-per-second": "40000000"},
+    )
+    bad = make_node(
+        "bad",
+        images=[(["docker.io/library/app:1"], 2_130_000_000)],
+        labels={"kubesched.io/image-pull-bytes-per-second": "fast"},
+    )
     infos = [node_info(fast), node_info(labelled), node_info(bad)]
     pl, _ = plugin(catalogue, infos)
     raw, norm = run(pl, make_pod("p", image="app:1"), infos)
@@ -127,8 +136,11 @@ def test_node_bandwidth_annotation(catalogue: str) -> None:
 
 def test_unknown_image_is_one_opaque_layer_from_node_status(catalogue: str) -> None:
     infos = [
-        node_info(make_node("n1", images=[(["registry.local/x@sha256:" + "a" * 64, "registry.local/x:1"],
-                                           500_000_000)])),
+        node_info(
+            make_node(
+                "n1", images=[(["registry.local/x@sha256:" + "a" * 64, "registry.local/x:1"], 500_000_000)]
+            )
+        ),
         node_info(make_node("n2")),
     ]
     pl, _ = plugin(catalogue, infos)
@@ -139,7 +151,10 @@ def test_unknown_image_is_one_opaque_layer_from_node_status(catalogue: str) -> N
 
 
 def test_tiny_saving_stays_near_zero(catalogue: str) -> None:
-    infos = [node_info(make_node("n1", images=[(["docker.io/library/tiny:1"], 2_000_000)])), node_info(make_node("n2"))]
+    infos = [
+        node_info(make_node("n1", images=[(["docker.io/library/tiny:1"], 2_000_000)])),
+        node_info(make_node("n2")),
+    ]
     pl, _ = plugin(catalogue, infos)
     raw, norm = run(pl, make_pod("p", image="tiny:1"), infos)
     assert raw == {"n1": 25, "n2": 0}
@@ -188,8 +203,13 @@ def test_a_hit_is_not_penalised_by_the_nodes_other_pulls(catalogue: str) -> None
     # n1 holds all of app:1 and is pulling tiny:1 (2 MB) for a pod of its own: a pod of app:1
     # pulls nothing there, so it keeps the whole 26.625 s; a pod of app:2, which must pull its
     # top layer, queues behind half of tiny:1: (2.03e9 - 0.5 * 2e6) / 80e6 = 25.3625 s
-    infos = [node_info(make_node("n1", images=[(["docker.io/library/app:1"], 2_130_000_000)]),
-                       [make_pod("busy", image="tiny:1", node_name="n1")]), node_info(make_node("n3"))]
+    infos = [
+        node_info(
+            make_node("n1", images=[(["docker.io/library/app:1"], 2_130_000_000)]),
+            [make_pod("busy", image="tiny:1", node_name="n1")],
+        ),
+        node_info(make_node("n3")),
+    ]
     pl, _ = plugin(catalogue, infos)
     assert run(pl, make_pod("p", image="app:1"), infos)[0] == {"n1": 26625, "n3": 0}
     assert run(pl, make_pod("q", image="app:2"), infos)[0] == {"n1": 25362, "n3": 0}
@@ -214,15 +234,44 @@ def test_damping_never_softens_a_penalty(catalogue: str) -> None:
 
 
 def test_args_decode_and_validation(catalogue: str) -> None:
-    a = decode_args(ImagePullTimeSavedArgs, {"cataloguePath": catalogue, "defaultBandwidthBytesPerSecond": 100000000,
-                                             "recentBurst": 4, "recentWindowSeconds": 120,
-                                             "scoreScaleFloorSeconds": 5}, "args")
-    assert (a.catalogue_path, a.default_bandwidth_bytes_per_second, a.recent_burst, a.recent_window_seconds,
-            a.score_scale_floor_seconds) == (catalogue, 1e8, 4, 120.0, 5.0)
+    a = decode_args(
+        ImagePullTimeSavedArgs,
+        {
+            "cataloguePath": catalogue,
+            "defaultBandwidthBytesPerSecond": 100000000,
+            "recentBurst": 4,
+            "recentWindowSeconds": 120,
+            "scoreScaleFloorSeconds": 5,
+        },
+        "args",
+    )
+    assert (
+        a.catalogue_path,
+        a.default_bandwidth_bytes_per_second,
+        a.recent_burst,
+        a.recent_window_seconds,
+        a.score_scale_floor_seconds,
+    ) == (catalogue, 1e8, 4, 120.0, 5.0)
     d = decode_args(ImagePullTimeSavedArgs, None, "args")
-    assert (d.catalogue_path, d.default_bandwidth_bytes_per_second, d.bandwidth_key, d.score_scale_floor_seconds,
-            d.recent_window_seconds, d.recent_burst, d.in_flight_progress, d.serialized_pulls) == (
-        None, DEFAULT_PULL_BYTES_PER_SECOND, "kubesched.io/image-pull-bytes-per-second", 10.0, 300.0, 8, 0.5, True)
+    assert (
+        d.catalogue_path,
+        d.default_bandwidth_bytes_per_second,
+        d.bandwidth_key,
+        d.score_scale_floor_seconds,
+        d.recent_window_seconds,
+        d.recent_burst,
+        d.in_flight_progress,
+        d.serialized_pulls,
+    ) == (
+        None,
+        DEFAULT_PULL_BYTES_PER_SECOND,
+        "kubesched.io/image-pull-bytes-per-second",
+        10.0,
+        300.0,
+        8,
+        0.5,
+        True,
+    )
     assert DEFAULT_PULL_BYTES_PER_SECOND == KubeletImageConfig().decompress_bps == 45e6
     with pytest.raises(ConfigError, match="inFlightProgress"):
         decode_args(ImagePullTimeSavedArgs, {"inFlightProgress": 1.5}, "args")
@@ -233,8 +282,14 @@ def test_args_decode_and_validation(catalogue: str) -> None:
 
 
 def test_default_catalogue_matches_layers_between_real_images() -> None:
-    infos = [node_info(make_node("n1", images=[(["docker.io/pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime"],
-                                                3_030_000_000)])), node_info(make_node("n2"))]
+    infos = [
+        node_info(
+            make_node(
+                "n1", images=[(["docker.io/pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime"], 3_030_000_000)]
+            )
+        ),
+        node_info(make_node("n2")),
+    ]
     handle = FakeHandle(snapshot_of(infos))
     pl = ImagePullTimeSaved(None, handle)  # type: ignore[arg-type]
     raw, norm = run(pl, make_pod("p", image="registry.example.com/ml/bert-finetune:v3"), infos)
@@ -290,9 +345,16 @@ def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -
     cache, snap = _cache_snapshot(nodes, [running])
     handle = FakeHandle(snap)
     handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, recent_burst=2,
-                                                   default_bandwidth_bytes_per_second=BW, pull_fixed_seconds=0.0,
-                                                   layer_latency_seconds=0.0), handle)  # type: ignore[arg-type]
+    pl = ImagePullTimeSaved(
+        ImagePullTimeSavedArgs(
+            catalogue_path=catalogue,
+            recent_burst=2,
+            default_bandwidth_bytes_per_second=BW,
+            pull_fixed_seconds=0.0,
+            layer_latency_seconds=0.0,
+        ),
+        handle,
+    )  # type: ignore[arg-type]
     pod = make_pod("p", image="app:1")
     # rows in reverse list order: n5, n4, n3, n2, n1; n5 shares base+cuda at twice the bandwidth
     assert _batch_vs_per_node(pl, pod, snap) == ([12687, 13312, 0, 25375, 26625], [47, 49, 0, 95, 100])
@@ -309,7 +371,9 @@ def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -
     assert _batch_vs_per_node(pl, pod, snap)[0] == [6343, 13312, 10187, 25375, 26625]
     # a pod of tiny:1: n3 and n4 are busy pulling, everything else is idle
     assert _batch_vs_per_node(pl, make_pod("t", image="tiny:1"), snap) == (
-        [0, -13312, -15187, 0, 0], [100, 12, 0, 100, 100])
+        [0, -13312, -15187, 0, 0],
+        [100, 12, 0, 100, 100],
+    )
     # the running pod leaves n4 (no status images there): n4 saves nothing any more
     cache.remove_pod(running)
     cache.update_snapshot(snap)
@@ -325,10 +389,12 @@ def test_whole_pull_model_counts_fixed_and_layer_seconds(catalogue: str) -> None
     # n4 pulls app:1 (3 layers, 1 image) for its pod, half done assumed: 13.3125 s + 3 x 0.037 s
     # - 0.5 x (3 x 0.037 s + 1 s) = 12.868 s
     assert raw == {"n1": 27736, "n2": 25449, "n3": 0, "n4": 12868}
-    assert norm == {"n1": 100, "n2": 91, "n3": 0, "n4": 46}   # 2544900 // 27736, 1286800 // 27736
+    assert norm == {"n1": 100, "n2": 91, "n3": 0, "n4": 46}  # 2544900 // 27736, 1286800 // 27736
     # a tiny image on a node pulling app:1 queues behind 26.625 s + 3 x 0.037 s + 1 s, half of it left
     assert run(pl, make_pod("t", image="tiny:1"), infos)[0]["n4"] == -13868
-    pl, _ = plugin(catalogue, infos, pull_fixed_seconds=1.0, layer_latency_seconds=0.037, serialized_pulls=False)
+    pl, _ = plugin(
+        catalogue, infos, pull_fixed_seconds=1.0, layer_latency_seconds=0.037, serialized_pulls=False
+    )
     # parallel pulls: n4 saves half its pod's in-flight pull: 0.5 x (26.625 s + 3 x 0.037 s) = 13.368 s
     assert run(pl, make_pod("p", image="app:1"), infos)[0]["n4"] == 13368
     # defaults are the pull model's
@@ -348,8 +414,9 @@ def test_whole_pull_model_batch_form_matches_per_node(catalogue: str) -> None:
     cache, snap = _cache_snapshot(nodes, [make_pod("running", image="app:1", node_name="n4")])
     handle = FakeHandle(snap)
     handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, default_bandwidth_bytes_per_second=BW),
-                            handle)  # type: ignore[arg-type]
+    pl = ImagePullTimeSaved(
+        ImagePullTimeSavedArgs(catalogue_path=catalogue, default_bandwidth_bytes_per_second=BW), handle
+    )  # type: ignore[arg-type]
     pod = make_pod("p", image="app:1")
     # rows n5, n4, n3, n2, n1 with the default 1 s per pull and 0.037 s per layer: n5 holds base +
     # cuda at 160 MB/s: 12.6875 s + 2 x 0.037 s = 12.761 s; n4, n2, n1 as in the per-node test
@@ -365,8 +432,12 @@ def test_whole_pull_model_batch_form_matches_per_node(catalogue: str) -> None:
 
 def _sized_nodes() -> list[Any]:
     app = [(["docker.io/library/app:1"], 2_130_000_000)]
-    return [make_node("n1", cpu="4", memory="32Gi", images=app), make_node("n2", cpu="8", memory="64Gi", images=app),
-            make_node("n3", cpu="16", memory="128Gi", images=app), make_node("n4", cpu="4", memory="32Gi")]
+    return [
+        make_node("n1", cpu="4", memory="32Gi", images=app),
+        make_node("n2", cpu="8", memory="64Gi", images=app),
+        make_node("n3", cpu="16", memory="128Gi", images=app),
+        make_node("n4", cpu="4", memory="32Gi"),
+    ]
 
 
 def test_node_share_exponent_gives_the_largest_quarter_of_nodes_less_credit(catalogue: str) -> None:
@@ -391,9 +462,13 @@ def test_node_share_exponent_gives_the_largest_quarter_of_nodes_less_credit(cata
 
 def test_node_share_scaling_counts_extended_resources(catalogue: str) -> None:
     app = [(["docker.io/library/app:1"], 2_130_000_000)]
-    infos = [node_info(make_node("small", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "2"}, images=app)),
-             node_info(make_node("big", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "8"}, images=app)),
-             node_info(make_node("mid", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "4"}, images=app))]
+    infos = [
+        node_info(
+            make_node("small", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "2"}, images=app)
+        ),
+        node_info(make_node("big", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "8"}, images=app)),
+        node_info(make_node("mid", cpu="8", memory="64Gi", allocatable={"nvidia.com/gpu": "4"}, images=app)),
+    ]
     pod = make_pod("p", image="app:1", requests={"cpu": "2", "memory": "16Gi", "nvidia.com/gpu": "1"})
     pl, _ = plugin(catalogue, infos, node_share_exponent=1.0)
     # shares: small (1/4 + 1/4 + 1/2) / 3 = 1/3, mid (1/4 + 1/4 + 1/4) / 3 = 1/4, big
@@ -406,15 +481,26 @@ def test_node_share_scaling_batch_form_matches_per_node(catalogue: str) -> None:
     cache, snap = _cache_snapshot(_sized_nodes(), [])
     handle = FakeHandle(snap)
     handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(ImagePullTimeSavedArgs(catalogue_path=catalogue, default_bandwidth_bytes_per_second=BW,
-                                                   pull_fixed_seconds=0.0, layer_latency_seconds=0.0,
-                                                   node_share_exponent=1.0), handle)  # type: ignore[arg-type]
+    pl = ImagePullTimeSaved(
+        ImagePullTimeSavedArgs(
+            catalogue_path=catalogue,
+            default_bandwidth_bytes_per_second=BW,
+            pull_fixed_seconds=0.0,
+            layer_latency_seconds=0.0,
+            node_share_exponent=1.0,
+        ),
+        handle,
+    )  # type: ignore[arg-type]
     # rows in reverse list order: n4, n3, n2, n1
     assert _batch_vs_per_node(pl, make_pod("p", image="app:1", cpu="1", memory="4Gi"), snap) == (
-        [0, 26625, 26625, 26625], [0, 57, 100, 100])
+        [0, 26625, 26625, 26625],
+        [0, 57, 100, 100],
+    )
     pl.args.node_share_exponent = 0.5
     assert _batch_vs_per_node(pl, make_pod("p", image="app:1", cpu="1", memory="4Gi"), snap) == (
-        [0, 26625, 26625, 26625], [0, 75, 100, 100])
+        [0, 26625, 26625, 26625],
+        [0, 75, 100, 100],
+    )
 
 
 def test_node_share_scaling_arg_decodes() -> None:

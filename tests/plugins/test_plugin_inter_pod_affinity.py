@@ -54,20 +54,25 @@ def term(labels: Mapping[str, str], key: str = ZONE_LABEL, **extra: Any) -> dict
     return t
 
 
-def affinity(required: list[dict[str, Any]] | None = None, anti: list[dict[str, Any]] | None = None,
-             preferred: list[tuple[int, dict[str, Any]]] | None = None,
-             preferred_anti: list[tuple[int, dict[str, Any]]] | None = None) -> dict[str, Any]:
+def affinity(
+    required: list[dict[str, Any]] | None = None,
+    anti: list[dict[str, Any]] | None = None,
+    preferred: list[tuple[int, dict[str, Any]]] | None = None,
+    preferred_anti: list[tuple[int, dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
     a: dict[str, Any] = {"podAffinity": {}, "podAntiAffinity": {}}
     if required:
         a["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = required
     if preferred:
         a["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": w, "podAffinityTerm": t} for w, t in preferred]
+            {"weight": w, "podAffinityTerm": t} for w, t in preferred
+        ]
     if anti:
         a["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = anti
     if preferred_anti:
         a["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": w, "podAffinityTerm": t} for w, t in preferred_anti]
+            {"weight": w, "podAffinityTerm": t} for w, t in preferred_anti
+        ]
     return {"affinity": a}
 
 
@@ -78,7 +83,10 @@ def incoming(labels: Mapping[str, str] = WEB, namespace: str = "default", **aff:
 def cluster(pods: Mapping[str, list[Pod]]) -> list[NodeInfo]:
     """n1, n2 in zone a; n3 in zone b; n4 in zone c; n5 without zone."""
     zones = {"n1": "a", "n2": "a", "n3": "b", "n4": "c", "n5": None}
-    return [node_info(make_node(n, labels={ZONE_LABEL: z} if z else {}), pods.get(n, [])) for n, z in zones.items()]
+    return [
+        node_info(make_node(n, labels={ZONE_LABEL: z} if z else {}), pods.get(n, []))
+        for n, z in zones.items()
+    ]
 
 
 def plugin(nodes: list[NodeInfo], objects: Any = None, **args: Any) -> InterPodAffinity:
@@ -92,8 +100,9 @@ def run_filter(pl: InterPodAffinity, pod: Pod, nodes: list[NodeInfo]) -> dict[st
     return verdicts(pl, state, pod, nodes)
 
 
-def verdicts(pl: InterPodAffinity, state: CycleState, pod: Pod,
-             nodes: list[NodeInfo]) -> dict[str, tuple[Code, str] | None]:
+def verdicts(
+    pl: InterPodAffinity, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+) -> dict[str, tuple[Code, str] | None]:
     out: dict[str, tuple[Code, str] | None] = {}
     for ni in nodes:
         s = pl.filter(state, pod, ni)
@@ -130,8 +139,13 @@ def test_first_pod_of_a_self_affine_group() -> None:
 def test_anti_affinity_spreads_one_per_node() -> None:
     nodes = cluster({"n1": [p("w1", "n1", WEB)], "n2": [p("w2", "n2", WEB)], "n3": [p("d", "n3", DB)]})
     res = run_filter(plugin(nodes), incoming(anti=[term(WEB, HOSTNAME_LABEL)]), nodes)
-    assert res == {"n1": (Code.Unschedulable, ANTI), "n2": (Code.Unschedulable, ANTI), "n3": None, "n4": None,
-                   "n5": None}
+    assert res == {
+        "n1": (Code.Unschedulable, ANTI),
+        "n2": (Code.Unschedulable, ANTI),
+        "n3": None,
+        "n4": None,
+        "n5": None,
+    }
 
 
 def test_existing_pods_anti_affinity() -> None:
@@ -139,8 +153,13 @@ def test_existing_pods_anti_affinity() -> None:
     nodes = cluster({"n1": [guard]})
     pl = plugin(nodes)
     res = run_filter(pl, incoming(), nodes)
-    assert res == {"n1": (Code.Unschedulable, EXISTING), "n2": (Code.Unschedulable, EXISTING), "n3": None,
-                   "n4": None, "n5": None}
+    assert res == {
+        "n1": (Code.Unschedulable, EXISTING),
+        "n2": (Code.Unschedulable, EXISTING),
+        "n3": None,
+        "n4": None,
+        "n5": None,
+    }
     # an incoming pod the guard's term does not match: nothing to check
     assert pl.pre_filter(CycleState(), incoming(labels={"app": "x"}), nodes) == (None, Status(Code.Skip))
 
@@ -155,7 +174,9 @@ def test_namespace_selector_resolved_through_namespaces() -> None:
     objects = Objects({"default": {}, "blue": {"team": "blue"}, "red": {"team": "red"}})
     nodes = cluster({"n3": [p("db", "n3", DB, "blue")], "n1": [p("db", "n1", DB, "red")]})
     pl = plugin(nodes, objects)
-    res = run_filter(pl, incoming(required=[term(DB, namespaceSelector={"matchLabels": {"team": "blue"}})]), nodes)
+    res = run_filter(
+        pl, incoming(required=[term(DB, namespaceSelector={"matchLabels": {"team": "blue"}})]), nodes
+    )
     assert res == {"n1": U, "n2": U, "n3": None, "n4": U, "n5": U}
     # empty selector: every namespace
     res = run_filter(pl, incoming(required=[term(DB, namespaceSelector={})]), nodes)
@@ -167,7 +188,9 @@ def test_namespace_selector_resolved_through_namespaces() -> None:
 
 def test_existing_anti_affinity_uses_incoming_namespace_labels() -> None:
     objects = Objects({"default": {"env": "prod"}, "other": {}})
-    guard = p("guard", "n1", DB, "other", anti=[term(WEB, namespaceSelector={"matchLabels": {"env": "prod"}})])
+    guard = p(
+        "guard", "n1", DB, "other", anti=[term(WEB, namespaceSelector={"matchLabels": {"env": "prod"}})]
+    )
     nodes = cluster({"n1": [guard]})
     res = run_filter(plugin(nodes, objects), incoming(), nodes)
     assert res["n1"] == (Code.Unschedulable, EXISTING) and res["n3"] is None
@@ -228,8 +251,9 @@ def run_score(pl: InterPodAffinity, pod: Pod, nodes: list[NodeInfo]) -> tuple[di
 
 def test_preferred_terms_with_negative_scores_normalized() -> None:
     nodes = cluster({"n1": [p("db", "n1", DB)], "n2": [p("w2", "n2", WEB)], "n3": [p("w3", "n3", WEB)]})
-    pod = incoming(labels={"app": "x"}, preferred=[(10, term(DB))],
-                   preferred_anti=[(30, term(WEB, HOSTNAME_LABEL))])
+    pod = incoming(
+        labels={"app": "x"}, preferred=[(10, term(DB))], preferred_anti=[(30, term(WEB, HOSTNAME_LABEL))]
+    )
     raw, norm = run_score(plugin(nodes), pod, nodes)
     # zone a +10 (db on n1); hostname n2 -30, n3 -30
     assert raw == {"n1": 10, "n2": -20, "n3": -30, "n4": 0, "n5": 0}
@@ -238,11 +262,13 @@ def test_preferred_terms_with_negative_scores_normalized() -> None:
 
 
 def test_existing_pods_terms_score_the_incoming_pod() -> None:
-    nodes = cluster({
-        "n1": [p("a", "n1", DB, required=[term(WEB)])],              # hard affinity: zone a + weight
-        "n3": [p("b", "n3", DB, preferred_anti=[(5, term(WEB))])],   # zone b -5
-        "n4": [p("c", "n4", DB, preferred=[(7, term(WEB))])],        # zone c +7
-    })
+    nodes = cluster(
+        {
+            "n1": [p("a", "n1", DB, required=[term(WEB)])],  # hard affinity: zone a + weight
+            "n3": [p("b", "n3", DB, preferred_anti=[(5, term(WEB))])],  # zone b -5
+            "n4": [p("c", "n4", DB, preferred=[(7, term(WEB))])],  # zone c +7
+        }
+    )
     raw, norm = run_score(plugin(nodes), incoming(), nodes)
     assert raw == {"n1": 1, "n2": 1, "n3": -5, "n4": 7, "n5": 0}
     # int(100 * ((s + 5) / 12)): 6/12 -> 50, 0, 12/12 -> 100, 5/12 -> 41
@@ -253,9 +279,12 @@ def test_existing_pods_terms_score_the_incoming_pod() -> None:
 
 def test_pre_score_skips() -> None:
     nodes = cluster({"n1": [p("a", "n1", DB, required=[term(WEB)])]})
-    assert plugin(nodes, hard_pod_affinity_weight=0).pre_score(CycleState(), incoming(), nodes) == Status(Code.Skip)
+    assert plugin(nodes, hard_pod_affinity_weight=0).pre_score(CycleState(), incoming(), nodes) == Status(
+        Code.Skip
+    )
     assert plugin(nodes, ignore_preferred_terms_of_existing_pods=True).pre_score(
-        CycleState(), incoming(), nodes) == Status(Code.Skip)
+        CycleState(), incoming(), nodes
+    ) == Status(Code.Skip)
     assert plugin(nodes).pre_score(CycleState(), incoming(labels={"app": "x"}), nodes) == Status(Code.Skip)
 
 
@@ -263,16 +292,33 @@ def test_pre_score_of_an_unparsable_preferred_term_is_an_error() -> None:
     """A profile scoring with InterPodAffinity without its PreFilter reaches PreScore with a pod
     whose preferred term cannot be converted: Error, as ``scoring.go: PreScore`` returns it."""
     nodes = cluster({"n1": [p("a", "n1", WEB)]})
-    bad = make_pod("incoming", labels={"app": "web"}, spec={"affinity": {"podAntiAffinity": {
-        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {
-            "topologyKey": ZONE_LABEL, "labelSelector": {"matchLabels": {"app": "{{.bad}}"}}}}]}}})
+    bad = make_pod(
+        "incoming",
+        labels={"app": "web"},
+        spec={
+            "affinity": {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 5,
+                            "podAffinityTerm": {
+                                "topologyKey": ZONE_LABEL,
+                                "labelSelector": {"matchLabels": {"app": "{{.bad}}"}},
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    )
     s = plugin(nodes).pre_score(CycleState(), bad, nodes)
     assert s is not None and s.code == Code.Error
     assert s.message() == (
         'failed to parse pod: preferredAntiAffinityTerms: values[0][app]: Invalid value: "{{.bad}}": a valid label '
         "must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
         "an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
-        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+    )
     # with ignorePreferredTermsOfExistingPods a pod with preferred terms is still scored, and still fails
     s = plugin(nodes, ignore_preferred_terms_of_existing_pods=True).pre_score(CycleState(), bad, nodes)
     assert s is not None and s.code == Code.Error
@@ -295,7 +341,9 @@ def test_normalize_divides_before_multiplying() -> None:
 def test_args() -> None:
     a = decode_args(InterPodAffinityArgs, None, "args")
     assert (a.hard_pod_affinity_weight, a.ignore_preferred_terms_of_existing_pods) == (1, False)
-    assert decode_args(InterPodAffinityArgs, {"hardPodAffinityWeight": 0}, "args").hard_pod_affinity_weight == 0
+    assert (
+        decode_args(InterPodAffinityArgs, {"hardPodAffinityWeight": 0}, "args").hard_pod_affinity_weight == 0
+    )
     with pytest.raises(ConfigError) as ei:
         decode_args(InterPodAffinityArgs, {"hardPodAffinityWeight": 101}, "args")
     assert str(ei.value) == "args.hardPodAffinityWeight: Invalid value: 101: not in valid range [0-100]"
@@ -322,7 +370,10 @@ def test_events_and_hints() -> None:
     bare = make_node("n")
     assert pl.is_schedulable_after_node_change(pod, None, zoned) == QueueingHint.Queue
     assert pl.is_schedulable_after_node_change(pod, bare, zoned) == QueueingHint.Queue
-    assert pl.is_schedulable_after_node_change(incoming(required=[term(DB)]), zoned, zoned) == QueueingHint.QueueSkip
+    assert (
+        pl.is_schedulable_after_node_change(incoming(required=[term(DB)]), zoned, zoned)
+        == QueueingHint.QueueSkip
+    )
 
 
 @given(st.lists(st.integers(-1000, 1000), min_size=1, max_size=20))

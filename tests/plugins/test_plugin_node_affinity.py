@@ -35,8 +35,12 @@ def name_in(*names: str) -> dict[str, Any]:
     return {"key": "metadata.name", "operator": "In", "values": list(names)}
 
 
-def apod(node_selector: dict[str, str] | None = None, required: list[dict[str, Any]] | None = None,
-         preferred: list[dict[str, Any]] | None = None, name: str = "p") -> Any:
+def apod(
+    node_selector: dict[str, str] | None = None,
+    required: list[dict[str, Any]] | None = None,
+    preferred: list[dict[str, Any]] | None = None,
+    name: str = "p",
+) -> Any:
     spec: dict[str, Any] = {}
     if node_selector is not None:
         spec["nodeSelector"] = node_selector
@@ -66,6 +70,7 @@ def run_filter(pl: NodeAffinity, p: Any, n: Any) -> Any:
 
 # --- identity / args -------------------------------------------------------------------------
 
+
 def test_identity() -> None:
     assert NodeAffinity().name() == "NodeAffinity"
     assert NodeAffinity.Args is NodeAffinityArgs
@@ -73,38 +78,80 @@ def test_identity() -> None:
 
 
 def test_args_decode_camel_case() -> None:
-    pl = plugin({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [expr("zone", "In", "a")]}]},
-        "preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 5, "preference": {"matchFields": [name_in("n1")]}}]})
+    pl = plugin(
+        {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expr("zone", "In", "a")]}]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "preference": {"matchFields": [name_in("n1")]}}
+            ],
+        }
+    )
     assert pl.added_node_selector is not None
     assert pl.added_pref_sched_terms is not None and pl.added_pref_sched_terms[0].weight == 5
 
 
-@pytest.mark.parametrize(("added", "path", "msg"), [
-    ({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [expr("zone", "Foo", "a")]}]}},
-     "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator",
-     'Unsupported value: "Foo"'),
-    ({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [expr("zone", "In")]}]}},
-     "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values",
-     "Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty"),
-    ({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [expr("n", "Gt", "x")]}]}},
-     "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values",
-     "Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer"),
-    ({"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "preference": {"matchFields": [{"key": "metadata.labels", "operator": "In", "values": ["a"]}]}}]},
-     "preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0].key",
-     'Invalid value: "metadata.labels": not a valid field selector key'),
-    ({"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "preference": {"matchFields": [name_in("a", "b")]}}]},
-     "preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0].values",
-     'Invalid value: []string{"a", "b"}: must have one element'),
-    ({"requiredDuringSchedulingIgnoredDuringExecution": {"terms": []}},
-     "requiredDuringSchedulingIgnoredDuringExecution.terms", 'unknown field "terms"'),
-])
+@pytest.mark.parametrize(
+    ("added", "path", "msg"),
+    [
+        (
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [expr("zone", "Foo", "a")]}]
+                }
+            },
+            "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator",
+            'Unsupported value: "Foo"',
+        ),
+        (
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [expr("zone", "In")]}]
+                }
+            },
+            "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values",
+            "Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty",
+        ),
+        (
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [expr("n", "Gt", "x")]}]
+                }
+            },
+            "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values",
+            "Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer",
+        ),
+        (
+            {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 1,
+                        "preference": {
+                            "matchFields": [{"key": "metadata.labels", "operator": "In", "values": ["a"]}]
+                        },
+                    }
+                ]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0].key",
+            'Invalid value: "metadata.labels": not a valid field selector key',
+        ),
+        (
+            {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "preference": {"matchFields": [name_in("a", "b")]}}
+                ]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0].values",
+            'Invalid value: []string{"a", "b"}: must have one element',
+        ),
+        (
+            {"requiredDuringSchedulingIgnoredDuringExecution": {"terms": []}},
+            "requiredDuringSchedulingIgnoredDuringExecution.terms",
+            'unknown field "terms"',
+        ),
+    ],
+)
 def test_args_validation(added: dict[str, Any], path: str, msg: str) -> None:
     with pytest.raises(ConfigError) as ei:
         plugin(added)
@@ -113,6 +160,7 @@ def test_args_validation(added: dict[str, Any], path: str, msg: str) -> None:
 
 
 # --- PreFilter -------------------------------------------------------------------------------
+
 
 def test_prefilter_skip_without_any_constraint() -> None:
     state = CycleState()
@@ -123,15 +171,25 @@ def test_prefilter_skip_without_any_constraint() -> None:
 
 def test_prefilter_skip_with_only_preferred() -> None:
     p = apod(preferred=[{"weight": 1, "preference": {"matchExpressions": [expr("a", "Exists")]}}])
-    pl = plugin({"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "preference": {"matchExpressions": [expr("a", "Exists")]}}]})
+    pl = plugin(
+        {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "preference": {"matchExpressions": [expr("a", "Exists")]}}
+            ]
+        }
+    )
     _, s = pl.pre_filter(CycleState(), p, [])
     assert s is not None and s.code == Code.Skip
 
 
 def test_prefilter_no_skip_with_added_required() -> None:
-    pl = plugin({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [expr("a", "Exists")]}]}})
+    pl = plugin(
+        {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expr("a", "Exists")]}]
+            }
+        }
+    )
     state = CycleState()
     assert pl.pre_filter(state, apod(), []) == (None, None)
     assert state.get("PreFilterNodeAffinity") is not None
@@ -141,17 +199,20 @@ def test_prefilter_node_selector_only() -> None:
     assert NodeAffinity().pre_filter(CycleState(), apod({"zone": "a"}), []) == (None, None)
 
 
-@pytest.mark.parametrize(("terms", "expected"), [
-    ([{"matchExpressions": [expr("zone", "In", "a")]}], None),
-    ([{"matchFields": [name_in("n1")]}], {"n1"}),
-    ([{"matchFields": [name_in("n1")]}, {"matchFields": [name_in("n2")]}], {"n1", "n2"}),
-    ([{"matchFields": [name_in("n1", "n2"), name_in("n2", "n3")]}], {"n2"}),
-    ([{"matchFields": [name_in("n1")], "matchExpressions": [expr("zone", "In", "a")]}], {"n1"}),
-    # one term without a name pin -> every node is possible (terms are ORed)
-    ([{"matchFields": [name_in("n1")]}, {"matchExpressions": [expr("zone", "In", "a")]}], None),
-    # NotIn does not pin
-    ([{"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}], None),
-])
+@pytest.mark.parametrize(
+    ("terms", "expected"),
+    [
+        ([{"matchExpressions": [expr("zone", "In", "a")]}], None),
+        ([{"matchFields": [name_in("n1")]}], {"n1"}),
+        ([{"matchFields": [name_in("n1")]}, {"matchFields": [name_in("n2")]}], {"n1", "n2"}),
+        ([{"matchFields": [name_in("n1", "n2"), name_in("n2", "n3")]}], {"n2"}),
+        ([{"matchFields": [name_in("n1")], "matchExpressions": [expr("zone", "In", "a")]}], {"n1"}),
+        # one term without a name pin -> every node is possible (terms are ORed)
+        ([{"matchFields": [name_in("n1")]}, {"matchExpressions": [expr("zone", "In", "a")]}], None),
+        # NotIn does not pin
+        ([{"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}], None),
+    ],
+)
 def test_prefilter_result(terms: list[dict[str, Any]], expected: set[str] | None) -> None:
     res, s = NodeAffinity().pre_filter(CycleState(), apod(required=terms), [])
     assert s is None
@@ -171,10 +232,14 @@ def test_prefilter_conflict() -> None:
 
 def test_prefilter_union_with_one_empty_term_is_not_conflict() -> None:
     terms = [{"matchFields": [name_in("n1"), name_in("n2")]}, {"matchFields": [name_in("n3")]}]
-    assert NodeAffinity().pre_filter(CycleState(), apod(required=terms), []) == (PreFilterResult({"n3"}), None)
+    assert NodeAffinity().pre_filter(CycleState(), apod(required=terms), []) == (
+        PreFilterResult({"n3"}),
+        None,
+    )
 
 
 # --- Filter ----------------------------------------------------------------------------------
+
 
 def test_filter_node_selector() -> None:
     pl = NodeAffinity()
@@ -194,16 +259,19 @@ def test_filter_node_selector_and_affinity_are_anded() -> None:
         assert s is not None and s.message() == "node(s) didn't match Pod's node affinity/selector"
 
 
-@pytest.mark.parametrize(("e", "labels", "ok"), [
-    (expr("zone", "In", "a", "b"), {"zone": "b"}, True),
-    (expr("zone", "NotIn", "a"), {}, True),
-    (expr("zone", "NotIn", "a"), {"zone": "a"}, False),
-    (expr("zone", "DoesNotExist"), {"zone": "a"}, False),
-    (expr("cores", "Gt", "4"), {"cores": "8"}, True),
-    (expr("cores", "Gt", "4"), {"cores": "4"}, False),
-    (expr("cores", "Lt", "4"), {"cores": "3"}, True),
-    (expr("cores", "Lt", "4"), {"cores": "x"}, False),
-])
+@pytest.mark.parametrize(
+    ("e", "labels", "ok"),
+    [
+        (expr("zone", "In", "a", "b"), {"zone": "b"}, True),
+        (expr("zone", "NotIn", "a"), {}, True),
+        (expr("zone", "NotIn", "a"), {"zone": "a"}, False),
+        (expr("zone", "DoesNotExist"), {"zone": "a"}, False),
+        (expr("cores", "Gt", "4"), {"cores": "8"}, True),
+        (expr("cores", "Gt", "4"), {"cores": "4"}, False),
+        (expr("cores", "Lt", "4"), {"cores": "3"}, True),
+        (expr("cores", "Lt", "4"), {"cores": "x"}, False),
+    ],
+)
 def test_filter_operators(e: dict[str, Any], labels: dict[str, str], ok: bool) -> None:
     s = run_filter(NodeAffinity(), apod(required=[{"matchExpressions": [e]}]), make_node("n", labels=labels))
     assert (s is None) == ok
@@ -223,8 +291,13 @@ def test_filter_empty_term_matches_nothing() -> None:
 
 
 def test_filter_added_affinity_checked_first() -> None:
-    pl = plugin({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [expr("pool", "In", "batch")]}]}})
+    pl = plugin(
+        {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expr("pool", "In", "batch")]}]
+            }
+        }
+    )
     p = apod({"zone": "a"})
     s = run_filter(pl, p, make_node("n", labels={"zone": "b"}))
     assert s is not None and s.code == Code.UnschedulableAndUnresolvable
@@ -242,6 +315,7 @@ def test_filter_without_prefilter_falls_back() -> None:
 
 
 # --- Score -----------------------------------------------------------------------------------
+
 
 def scores_for(pl: NodeAffinity, p: Any, nodes: list[Any]) -> tuple[list[int], list[int]]:
     state = CycleState()
@@ -264,25 +338,44 @@ def test_prescore_skip_without_preferred() -> None:
 
 
 def test_score_pod_preferred() -> None:
-    p = apod(preferred=[
-        {"weight": 30, "preference": {"matchExpressions": [expr("zone", "In", "a")]}},
-        {"weight": 50, "preference": {"matchExpressions": [expr("disk", "In", "ssd")]}},
-        {"weight": 0, "preference": {"matchExpressions": [expr("zone", "Exists")]}},
-        {"weight": 7, "preference": {}},
-    ])
-    nodes = [make_node("n0"), make_node("n1", labels={"zone": "a"}),
-             make_node("n2", labels={"zone": "a", "disk": "ssd"}), make_node("n3", labels={"disk": "ssd"})]
+    p = apod(
+        preferred=[
+            {"weight": 30, "preference": {"matchExpressions": [expr("zone", "In", "a")]}},
+            {"weight": 50, "preference": {"matchExpressions": [expr("disk", "In", "ssd")]}},
+            {"weight": 0, "preference": {"matchExpressions": [expr("zone", "Exists")]}},
+            {"weight": 7, "preference": {}},
+        ]
+    )
+    nodes = [
+        make_node("n0"),
+        make_node("n1", labels={"zone": "a"}),
+        make_node("n2", labels={"zone": "a", "disk": "ssd"}),
+        make_node("n3", labels={"disk": "ssd"}),
+    ]
     raw, norm = scores_for(NodeAffinity(), p, nodes)
     assert raw == [0, 30, 80, 50]
     assert norm == [0, 37, 100, 62]
 
 
 def test_score_added_preferred_adds_to_pod_preferred() -> None:
-    pl = plugin({"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 10, "preference": {"matchFields": [name_in("n1")]}}]})
+    pl = plugin(
+        {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 10, "preference": {"matchFields": [name_in("n1")]}}
+            ]
+        }
+    )
     p = apod(preferred=[{"weight": 20, "preference": {"matchExpressions": [expr("zone", "In", "a")]}}])
-    raw, norm = scores_for(pl, p, [make_node("n0"), make_node("n1"), make_node("n2", labels={"zone": "a"}),
-                                   make_node("n1", labels={"zone": "a"})])
+    raw, norm = scores_for(
+        pl,
+        p,
+        [
+            make_node("n0"),
+            make_node("n1"),
+            make_node("n2", labels={"zone": "a"}),
+            make_node("n1", labels={"zone": "a"}),
+        ],
+    )
     assert raw == [0, 10, 20, 30]
     assert norm == [0, 33, 66, 100]
     # added terms alone still score (no Skip)
@@ -298,9 +391,12 @@ def test_score_all_zero_stays_zero() -> None:
 
 # --- Events ----------------------------------------------------------------------------------
 
+
 def test_events() -> None:
     evs = NodeAffinity().events_to_register()
-    assert [e.event for e in evs] == [ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel)]
+    assert [e.event for e in evs] == [
+        ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel)
+    ]
     assert evs[0].queueing_hint_fn is not None
 
 
@@ -316,17 +412,26 @@ def test_node_hint() -> None:
 
 
 def test_node_hint_added_affinity() -> None:
-    pl = plugin({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [expr("pool", "In", "x")]}]}})
+    pl = plugin(
+        {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expr("pool", "In", "x")]}]
+            }
+        }
+    )
     assert pl.is_schedulable_after_node_change(apod(), None, make_node("n")) == QueueingHint.QueueSkip
-    assert pl.is_schedulable_after_node_change(apod(), None, make_node("n", labels={"pool": "x"})) == QueueingHint.Queue
+    assert (
+        pl.is_schedulable_after_node_change(apod(), None, make_node("n", labels={"pool": "x"}))
+        == QueueingHint.Queue
+    )
 
 
 # --- RequiredNodeAffinity --------------------------------------------------------------------
 
+
 def test_required_node_affinity_matcher() -> None:
     r = get_required_node_affinity(apod({"zone": ""}))
-    assert not r.matches(make_node("n"))                      # missing label never matches
+    assert not r.matches(make_node("n"))  # missing label never matches
     assert r.matches(make_node("n", labels={"zone": ""}))
     assert get_required_node_affinity(apod()).matches(make_node("n"))
     r = get_required_node_affinity(apod(required=[{"matchFields": [name_in("n1")]}]))
@@ -335,6 +440,7 @@ def test_required_node_affinity_matcher() -> None:
 
 
 # --- default normalize -----------------------------------------------------------------------
+
 
 def norm(values: list[int], reverse: bool, max_priority: int = 100) -> list[int]:
     ns = [NodeScore(f"n{i}", v) for i, v in enumerate(values)]

@@ -40,7 +40,9 @@ def test_two_resources() -> None:
 
 
 def test_perfectly_balanced_is_100() -> None:
-    ni = node_info(make_node("n1", cpu="4", memory="8Gi"), [make_pod("old", cpu="1", memory="2Gi", node_name="n1")])
+    ni = node_info(
+        make_node("n1", cpu="4", memory="8Gi"), [make_pod("old", cpu="1", memory="2Gi", node_name="n1")]
+    )
     assert run_score(plugin(), make_pod("p", cpu="1", memory="2Gi"), ni) == 100
 
 
@@ -67,7 +69,9 @@ def test_three_resources() -> None:
 
 
 def test_extended_resource_not_requested_is_skipped() -> None:
-    pl = plugin({"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu", "weight": 1}]})
+    pl = plugin(
+        {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu", "weight": 1}]}
+    )
     ni = node_info(make_node("n1", cpu="4", memory="8Gi", allocatable={"example.com/gpu": "4"}))
     assert run_score(pl, make_pod("p", cpu="1", memory="1Gi"), ni) == 93
     # requested: fractions 0.25, 0.125, 0.75 -> mean 0.375, std sqrt((0.015625+0.0625+0.140625)/3) = 0.2700 -> 72
@@ -93,10 +97,14 @@ def test_defaults_and_validation() -> None:
     b = decode_args(NodeResourcesBalancedAllocationArgs, {"resources": []}, "args")
     assert [(r.name, r.weight) for r in b.resources] == [("cpu", 1), ("memory", 1)]
     with pytest.raises(ConfigError) as ei:
-        decode_args(NodeResourcesBalancedAllocationArgs, {"resources": [{"name": "cpu", "weight": 2}]}, "args")
+        decode_args(
+            NodeResourcesBalancedAllocationArgs, {"resources": [{"name": "cpu", "weight": 2}]}, "args"
+        )
     assert (ei.value.path, ei.value.message) == ("args.resources[0]", "must be 1")
     with pytest.raises(ConfigError) as ei:
-        decode_args(NodeResourcesBalancedAllocationArgs, {"resources": [{"name": "cpu"}, {"name": "cpu"}]}, "args")
+        decode_args(
+            NodeResourcesBalancedAllocationArgs, {"resources": [{"name": "cpu"}, {"name": "cpu"}]}, "args"
+        )
     assert (ei.value.path, ei.value.message) == ("args.resources", 'Duplicate value: "cpu"')
     with pytest.raises(ValidationError):
         NodeResourcesBalancedAllocationArgs(resources=[{"name": "cpu", "weight": 5}])  # type: ignore[list-item]

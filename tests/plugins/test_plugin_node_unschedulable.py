@@ -31,27 +31,43 @@ def test_schedulable_node_passes() -> None:
 
 
 def test_unschedulable_node_rejected() -> None:
-    st = NodeUnschedulable().filter(CycleState(), make_pod("p"), node_info(make_node("n", unschedulable=True)))
+    st = NodeUnschedulable().filter(
+        CycleState(), make_pod("p"), node_info(make_node("n", unschedulable=True))
+    )
     assert st is not None
     assert st.code == Code.UnschedulableAndUnresolvable
     assert st.reasons == ["node(s) were unschedulable"]
 
 
-@pytest.mark.parametrize("t", [
-    UNSCHED_TOL,
-    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"},
-    {"operator": "Exists"},
-    {"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "", "effect": "NoSchedule"},
-])
+@pytest.mark.parametrize(
+    "t",
+    [
+        UNSCHED_TOL,
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"},
+        {"operator": "Exists"},
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    ],
+)
 def test_tolerating_pod_passes(t: dict[str, Any]) -> None:
-    assert NodeUnschedulable().filter(CycleState(), tol(t), node_info(make_node("n", unschedulable=True))) is None
+    assert (
+        NodeUnschedulable().filter(CycleState(), tol(t), node_info(make_node("n", unschedulable=True)))
+        is None
+    )
 
 
-@pytest.mark.parametrize("t", [
-    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
-    {"key": "other", "operator": "Exists"},
-])
+@pytest.mark.parametrize(
+    "t",
+    [
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoExecute"},
+        {
+            "key": "node.kubernetes.io/unschedulable",
+            "operator": "Equal",
+            "value": "true",
+            "effect": "NoSchedule",
+        },
+        {"key": "other", "operator": "Exists"},
+    ],
+)
 def test_non_matching_toleration_rejected(t: dict[str, Any]) -> None:
     st = NodeUnschedulable().filter(CycleState(), tol(t), node_info(make_node("n", unschedulable=True)))
     assert st is not None and st.message() == "node(s) were unschedulable"
@@ -91,9 +107,14 @@ def test_pod_toleration_hint() -> None:
     pl = NodeUnschedulable()
     p = make_pod("p")
     assert pl.is_schedulable_after_pod_toleration_change(p, p, tol(UNSCHED_TOL)) == QueueingHint.Queue
-    assert pl.is_schedulable_after_pod_toleration_change(
-        p, p, tol({"key": "x", "operator": "Exists"})) == QueueingHint.QueueSkip
-    assert pl.is_schedulable_after_pod_toleration_change(p, None, tol(UNSCHED_TOL, name="q")) == QueueingHint.QueueSkip
+    assert (
+        pl.is_schedulable_after_pod_toleration_change(p, p, tol({"key": "x", "operator": "Exists"}))
+        == QueueingHint.QueueSkip
+    )
+    assert (
+        pl.is_schedulable_after_pod_toleration_change(p, None, tol(UNSCHED_TOL, name="q"))
+        == QueueingHint.QueueSkip
+    )
 
 
 def test_hint_type_error() -> None:

@@ -17,13 +17,19 @@ def _csinode(name: str, count: int | None) -> dict:
     drv: dict = {"name": DRIVER, "nodeID": name}
     if count is not None:
         drv["allocatable"] = {"count": count}
-    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": name},
-            "spec": {"drivers": [drv]}}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": name},
+        "spec": {"drivers": [drv]},
+    }
 
 
 def _bound(i: int) -> list[dict]:
-    return [pv(f"pv{i}", csi=(DRIVER, f"vol-{i}"), claim=("default", f"c{i}")),
-            pvc(f"c{i}", volume_name=f"pv{i}", bound=True)]
+    return [
+        pv(f"pv{i}", csi=(DRIVER, f"vol-{i}"), claim=("default", f"c{i}")),
+        pvc(f"c{i}", volume_name=f"pv{i}", bound=True),
+    ]
 
 
 def _objects(count: int | None) -> list[dict]:
@@ -34,8 +40,13 @@ def _objects(count: int | None) -> list[dict]:
 
 
 def _node_with_two() -> object:
-    return node_info(make_node("n1"), [make_pod("a", node_name="n1", spec=pvc_volumes("c0")),
-                                       make_pod("b", node_name="n1", spec=pvc_volumes("c1", "c0"))])
+    return node_info(
+        make_node("n1"),
+        [
+            make_pod("a", node_name="n1", spec=pvc_volumes("c0")),
+            make_pod("b", node_name="n1", spec=pvc_volumes("c1", "c0")),
+        ],
+    )
 
 
 def test_limit_exceeded() -> None:
@@ -69,15 +80,21 @@ def test_skip_and_missing_pvc() -> None:
     pl = NodeVolumeLimits(None, FakeHandle(objects=FakeStore(_objects(2))))
     assert pl.pre_filter(CycleState(), make_pod("plain"), []) == (None, Status(Code.Skip))
     st = pl.filter(CycleState(), make_pod("web", spec=pvc_volumes("nope")), _node_with_two())
-    assert st == Status(Code.UnschedulableAndUnresolvable,
-                        'looking up PVC default/nope: persistentvolumeclaim "nope" not found')
+    assert st == Status(
+        Code.UnschedulableAndUnresolvable,
+        'looking up PVC default/nope: persistentvolumeclaim "nope" not found',
+    )
 
 
 def test_events() -> None:
     pl = NodeVolumeLimits(None, FakeHandle())
     ev = pl.events_to_register()
-    assert [e.event.label for e in ev] == ["storage.k8s.io/CSINodeAdd", "PodDelete", "PersistentVolumeClaimAdd",
-                                           "storage.k8s.io/VolumeAttachmentDelete"]
+    assert [e.event.label for e in ev] == [
+        "storage.k8s.io/CSINodeAdd",
+        "PodDelete",
+        "PersistentVolumeClaimAdd",
+        "storage.k8s.io/VolumeAttachmentDelete",
+    ]
     hint = ev[1].queueing_hint_fn
     assert hint is not None
     pod = make_pod("web", spec=pvc_volumes("c2"))

@@ -42,8 +42,11 @@ class Objects:
         self.objs = objs
 
     def list(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
-        return [o for o in self.objs.get(kind, [])
-                if namespace is None or o["metadata"].get("namespace", "default") == namespace]
+        return [
+            o
+            for o in self.objs.get(kind, [])
+            if namespace is None or o["metadata"].get("namespace", "default") == namespace
+        ]
 
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         for o in self.list(kind, namespace):
@@ -58,9 +61,15 @@ class Objects:
         return {}
 
 
-def constraint(key: str = ZONE_LABEL, max_skew: int = 1, when: str = "DoNotSchedule", **extra: Any) -> dict[str, Any]:
-    c: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when,
-                         "labelSelector": {"matchLabels": WEB}}
+def constraint(
+    key: str = ZONE_LABEL, max_skew: int = 1, when: str = "DoNotSchedule", **extra: Any
+) -> dict[str, Any]:
+    c: dict[str, Any] = {
+        "maxSkew": max_skew,
+        "topologyKey": key,
+        "whenUnsatisfiable": when,
+        "labelSelector": {"matchLabels": WEB},
+    }
     c.update(extra)
     return c
 
@@ -86,8 +95,9 @@ def filter_cluster() -> list[NodeInfo]:
     ]
 
 
-def run_filter(pl: PodTopologySpread, pod: Pod, nodes: list[NodeInfo],
-               state: CycleState | None = None) -> dict[str, Status | None]:
+def run_filter(
+    pl: PodTopologySpread, pod: Pod, nodes: list[NodeInfo], state: CycleState | None = None
+) -> dict[str, Status | None]:
     if state is None:
         state = CycleState()
         _, s = pl.pre_filter(state, pod, nodes)
@@ -95,7 +105,9 @@ def run_filter(pl: PodTopologySpread, pod: Pod, nodes: list[NodeInfo],
     return {ni.name: pl.filter(state, pod, ni) for ni in nodes}
 
 
-def plugin(nodes: list[NodeInfo], objects: Any = None, args: PodTopologySpreadArgs | None = None) -> PodTopologySpread:
+def plugin(
+    nodes: list[NodeInfo], objects: Any = None, args: PodTopologySpreadArgs | None = None
+) -> PodTopologySpread:
     return PodTopologySpread(args, FakeHandle(snapshot_of(nodes), objects))  # type: ignore[arg-type]
 
 
@@ -134,7 +146,9 @@ def test_filter_taints_honored_excludes_tainted_domain() -> None:
 
 def test_filter_min_domains_above_domain_count_makes_min_zero() -> None:
     nodes = filter_cluster()
-    res = verdicts(run_filter(plugin(nodes), incoming(constraint(nodeTaintsPolicy="Honor", minDomains=3)), nodes))
+    res = verdicts(
+        run_filter(plugin(nodes), incoming(constraint(nodeTaintsPolicy="Honor", minDomains=3)), nodes)
+    )
     # two eligible domains < 3 -> global minimum 0: b becomes 1 + 1 - 0 = 2 > 1
     assert res["n3"] == (Code.Unschedulable, NOT_MATCH)
     assert res["n4"] is None
@@ -160,10 +174,10 @@ def dying() -> Pod:
 
 def test_filter_self_match_and_other_namespace_and_terminating_pods() -> None:
     nodes = [
-        node_info(make_node("n1", labels={ZONE_LABEL: "a"}),
-                  [make_pod("other-ns", "kube-system", labels=WEB, node_name="n1"),
-                   dying(),
-                   *web_pods("n1", 1)]),
+        node_info(
+            make_node("n1", labels={ZONE_LABEL: "a"}),
+            [make_pod("other-ns", "kube-system", labels=WEB, node_name="n1"), dying(), *web_pods("n1", 1)],
+        ),
         node_info(make_node("n2", labels={ZONE_LABEL: "b"})),
     ]
     # the incoming pod does not match its own selector -> no self match: a = 1 + 0 - 0 = 1 fits
@@ -175,21 +189,31 @@ def test_filter_self_match_and_other_namespace_and_terminating_pods() -> None:
 
 def test_filter_match_label_keys_narrow_the_selector() -> None:
     nodes = [
-        node_info(make_node("n1", labels={ZONE_LABEL: "a"}),
-                  [make_pod(f"v1-{i}", labels={"app": "web", "rev": "1"}, node_name="n1") for i in range(3)]),
-        node_info(make_node("n2", labels={ZONE_LABEL: "b"}), [make_pod("v2", labels={"app": "web", "rev": "2"},
-                                                                     node_name="n2")]),
+        node_info(
+            make_node("n1", labels={ZONE_LABEL: "a"}),
+            [make_pod(f"v1-{i}", labels={"app": "web", "rev": "1"}, node_name="n1") for i in range(3)],
+        ),
+        node_info(
+            make_node("n2", labels={ZONE_LABEL: "b"}),
+            [make_pod("v2", labels={"app": "web", "rev": "2"}, node_name="n2")],
+        ),
     ]
     pod = incoming(constraint(matchLabelKeys=["rev"]), labels={"app": "web", "rev": "2"})
     # only rev=2 pods count: a=0, b=1 -> n2: 1 + 1 - 0 = 2 > 1
-    assert verdicts(run_filter(plugin(nodes), pod, nodes)) == {"n1": None, "n2": (Code.Unschedulable, NOT_MATCH)}
+    assert verdicts(run_filter(plugin(nodes), pod, nodes)) == {
+        "n1": None,
+        "n2": (Code.Unschedulable, NOT_MATCH),
+    }
 
 
 def test_pre_filter_skips_without_hard_constraints() -> None:
     nodes = filter_cluster()
     pl = plugin(nodes)
     state = CycleState()
-    assert pl.pre_filter(state, incoming(constraint(when="ScheduleAnyway")), nodes) == (None, Status(Code.Skip))
+    assert pl.pre_filter(state, incoming(constraint(when="ScheduleAnyway")), nodes) == (
+        None,
+        Status(Code.Skip),
+    )
     assert state.get(PRE_FILTER_STATE_KEY) is None
     # no constraints and no Service/controller: system defaults have an empty selector
     assert pl.pre_filter(state, incoming(), nodes) == (None, Status(Code.Skip))
@@ -246,7 +270,9 @@ def score_cluster() -> list[NodeInfo]:
     ]
 
 
-def run_score(pl: PodTopologySpread, pod: Pod, nodes: list[NodeInfo]) -> tuple[dict[str, int], dict[str, int]]:
+def run_score(
+    pl: PodTopologySpread, pod: Pod, nodes: list[NodeInfo]
+) -> tuple[dict[str, int], dict[str, int]]:
     state = CycleState()
     assert pl.pre_score(state, pod, nodes) is None
     raw = []
@@ -262,7 +288,9 @@ def run_score(pl: PodTopologySpread, pod: Pod, nodes: list[NodeInfo]) -> tuple[d
 
 def test_scores_three_zones_raw_and_normalized() -> None:
     nodes = score_cluster()
-    pod = incoming(constraint(when="ScheduleAnyway"), constraint("kubernetes.io/hostname", when="ScheduleAnyway"))
+    pod = incoming(
+        constraint(when="ScheduleAnyway"), constraint("kubernetes.io/hostname", when="ScheduleAnyway")
+    )
     raw, norm = run_score(plugin(nodes), pod, nodes)
     # zone weight ln(3+2), hostname weight ln(4+2) (nz is ignored: it lacks the zone key)
     # za-1: 3*ln5 + 2*ln6 = 8.41 -> 8; za-2: 3*ln5 + ln6 = 6.62 -> 7; zb-1/zc-1: ln5 + ln6 = 3.40 -> 3
@@ -285,16 +313,22 @@ def test_scores_use_only_feasible_nodes_for_domains_but_count_all_nodes() -> Non
 def test_pre_score_skips_without_soft_constraints_or_nodes() -> None:
     nodes = score_cluster()
     assert plugin(nodes).pre_score(CycleState(), incoming(constraint()), nodes) == Status(Code.Skip)
-    assert plugin([]).pre_score(CycleState(), incoming(constraint(when="ScheduleAnyway")), []) == Status(Code.Skip)
+    assert plugin([]).pre_score(CycleState(), incoming(constraint(when="ScheduleAnyway")), []) == Status(
+        Code.Skip
+    )
 
 
 def test_system_default_constraints_from_a_service() -> None:
     nodes = score_cluster()
-    objects = Objects({"Service": [
-        {"metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": WEB}},
-        {"metadata": {"name": "db", "namespace": "default"}, "spec": {"selector": {"app": "db"}}},
-        {"metadata": {"name": "web", "namespace": "other"}, "spec": {"selector": {"tier": "x"}}},
-    ]})
+    objects = Objects(
+        {
+            "Service": [
+                {"metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": WEB}},
+                {"metadata": {"name": "db", "namespace": "default"}, "spec": {"selector": {"app": "db"}}},
+                {"metadata": {"name": "web", "namespace": "other"}, "spec": {"selector": {"tier": "x"}}},
+            ]
+        }
+    )
     pl = plugin(nodes, objects)
     pod = incoming()  # labels app=web, no constraints
     assert pl.pre_filter(CycleState(), pod, nodes) == (None, Status(Code.Skip))
@@ -313,24 +347,45 @@ def test_system_defaults_skip_without_service() -> None:
 
 
 def test_default_selector_from_services_and_controllers() -> None:
-    objects = Objects({
-        "Service": [{"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": WEB}},
-                    {"metadata": {"name": "nil", "namespace": "default"}, "spec": {}}],
-        "ReplicaSet": [{"metadata": {"name": "rs", "namespace": "default"},
-                        "spec": {"selector": {"matchExpressions": [
-                            {"key": "tier", "operator": "In", "values": ["fe", "be"]}]}}}],
-        "ReplicationController": [{"metadata": {"name": "rc", "namespace": "default"},
-                                   "spec": {"selector": {"rc": "1"}}}],
-    })
+    objects = Objects(
+        {
+            "Service": [
+                {"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": WEB}},
+                {"metadata": {"name": "nil", "namespace": "default"}, "spec": {}},
+            ],
+            "ReplicaSet": [
+                {
+                    "metadata": {"name": "rs", "namespace": "default"},
+                    "spec": {
+                        "selector": {
+                            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["fe", "be"]}]
+                        }
+                    },
+                }
+            ],
+            "ReplicationController": [
+                {"metadata": {"name": "rc", "namespace": "default"}, "spec": {"selector": {"rc": "1"}}}
+            ],
+        }
+    )
     owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}
-    pod = Pod.from_manifest({"metadata": {"name": "p", "namespace": "default", "labels": {**WEB, "tier": "fe"},
-                                          "ownerReferences": [owner]},
-                             "spec": {"containers": [{"name": "c"}]}})
+    pod = Pod.from_manifest(
+        {
+            "metadata": {
+                "name": "p",
+                "namespace": "default",
+                "labels": {**WEB, "tier": "fe"},
+                "ownerReferences": [owner],
+            },
+            "spec": {"containers": [{"name": "c"}]},
+        }
+    )
     sel = default_selector(pod, objects)
     assert sel.matches({"app": "web", "tier": "fe"}) and sel.matches({"app": "web", "tier": "be"})
     assert not sel.matches({"app": "web", "tier": "db"}) and not sel.matches({"tier": "fe"})
-    pod.raw["metadata"]["ownerReferences"] = [{**owner, "apiVersion": "v1", "kind": "ReplicationController",
-                                               "name": "rc"}]
+    pod.raw["metadata"]["ownerReferences"] = [
+        {**owner, "apiVersion": "v1", "kind": "ReplicationController", "name": "rc"}
+    ]
     sel = default_selector(pod, objects)
     assert sel.matches({"app": "web", "rc": "1"}) and not sel.matches({"app": "web"})
     pod.raw["metadata"]["ownerReferences"] = [{**owner, "apiVersion": "apps/v1beta2"}]
@@ -339,9 +394,19 @@ def test_default_selector_from_services_and_controllers() -> None:
 
 def test_list_defaulting_uses_configured_constraints() -> None:
     nodes = filter_cluster()
-    args = decode_args(PodTopologySpreadArgs, {"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 1, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "DoNotSchedule"}]}, "args")
-    objects = Objects({"Service": [{"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": WEB}}]})
+    args = decode_args(
+        PodTopologySpreadArgs,
+        {
+            "defaultingType": "List",
+            "defaultConstraints": [
+                {"maxSkew": 1, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "DoNotSchedule"}
+            ],
+        },
+        "args",
+    )
+    objects = Objects(
+        {"Service": [{"metadata": {"name": "s", "namespace": "default"}, "spec": {"selector": WEB}}]}
+    )
     res = verdicts(run_filter(plugin(nodes, objects, args), incoming(), nodes))
     assert res["n3"] == (Code.Unschedulable, NOT_MATCH) and res["n4"] is None
 
@@ -358,30 +423,77 @@ def test_args_defaults() -> None:
     assert a.defaulting_type == "System" and a.default_constraints == []
 
 
-@pytest.mark.parametrize(("raw", "path", "msg"), [
-    ({"defaultConstraints": [{"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]},
-     "args.defaultingType", 'Invalid value: "System": when .defaultConstraints are not empty'),
-    ({"defaultingType": "Foo"}, "args.defaultingType",
-     'Unsupported value: "Foo": supported values: "System", "List"'),
-    ({"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}}]},
-     "args.defaultConstraints[0].labelSelector",
-     "Forbidden: constraint must not define a selector, as they deduced for each pod"),
-    ({"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 0, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]},
-     "args.defaultConstraints[0].maxSkew", "Invalid value: 0: not in valid range (0, inf)"),
-    ({"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "Maybe"}]},
-     "args.defaultConstraints[0].whenUnsatisfiable",
-     'Unsupported value: "Maybe": supported values: "DoNotSchedule", "ScheduleAnyway"'),
-    ({"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"}]},
-     "args.defaultConstraints[0].topologyKey", "Required value: can not be empty"),
-    ({"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"},
-        {"maxSkew": 2, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]},
-     "args.defaultConstraints", '[1]: Duplicate value: "{k, DoNotSchedule}"'),
-])
+@pytest.mark.parametrize(
+    ("raw", "path", "msg"),
+    [
+        (
+            {
+                "defaultConstraints": [
+                    {"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}
+                ]
+            },
+            "args.defaultingType",
+            'Invalid value: "System": when .defaultConstraints are not empty',
+        ),
+        (
+            {"defaultingType": "Foo"},
+            "args.defaultingType",
+            'Unsupported value: "Foo": supported values: "System", "List"',
+        ),
+        (
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "k",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {},
+                    }
+                ],
+            },
+            "args.defaultConstraints[0].labelSelector",
+            "Forbidden: constraint must not define a selector, as they deduced for each pod",
+        ),
+        (
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 0, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}
+                ],
+            },
+            "args.defaultConstraints[0].maxSkew",
+            "Invalid value: 0: not in valid range (0, inf)",
+        ),
+        (
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [{"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "Maybe"}],
+            },
+            "args.defaultConstraints[0].whenUnsatisfiable",
+            'Unsupported value: "Maybe": supported values: "DoNotSchedule", "ScheduleAnyway"',
+        ),
+        (
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [{"maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"}],
+            },
+            "args.defaultConstraints[0].topologyKey",
+            "Required value: can not be empty",
+        ),
+        (
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"},
+                    {"maxSkew": 2, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"},
+                ],
+            },
+            "args.defaultConstraints",
+            '[1]: Duplicate value: "{k, DoNotSchedule}"',
+        ),
+    ],
+)
 def test_args_validation(raw: dict[str, Any], path: str, msg: str) -> None:
     with pytest.raises(ConfigError) as ei:
         decode_args(PodTopologySpreadArgs, raw, "args")
@@ -395,20 +507,28 @@ def test_events_and_hints() -> None:
     pl = plugin([])
     evs = pl.events_to_register()
     assert [(e.event.resource, e.event.action_type) for e in evs] == [
-        (EventResource.Pod, ActionType.Add | ActionType.UpdatePodLabel | ActionType.UpdatePodToleration
-         | ActionType.Delete),
-        (EventResource.Node, ActionType.Add | ActionType.Delete | ActionType.UpdateNodeLabel
-         | ActionType.UpdateNodeTaint),
+        (
+            EventResource.Pod,
+            ActionType.Add | ActionType.UpdatePodLabel | ActionType.UpdatePodToleration | ActionType.Delete,
+        ),
+        (
+            EventResource.Node,
+            ActionType.Add | ActionType.Delete | ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint,
+        ),
     ]
     pod = incoming(constraint())
     assigned = make_pod("a", labels=WEB, node_name="n1")
     assert pl.is_schedulable_after_pod_change(pod, None, assigned) == QueueingHint.Queue
     assert pl.is_schedulable_after_pod_change(pod, assigned, None) == QueueingHint.Queue
     assert pl.is_schedulable_after_pod_change(pod, None, make_pod("u", labels=WEB)) == QueueingHint.QueueSkip
-    assert pl.is_schedulable_after_pod_change(pod, None, make_pod("o", "other", labels=WEB, node_name="n1")) \
+    assert (
+        pl.is_schedulable_after_pod_change(pod, None, make_pod("o", "other", labels=WEB, node_name="n1"))
         == QueueingHint.QueueSkip
-    assert pl.is_schedulable_after_pod_change(pod, None, make_pod("x", labels={"app": "x"}, node_name="n1")) \
+    )
+    assert (
+        pl.is_schedulable_after_pod_change(pod, None, make_pod("x", labels={"app": "x"}, node_name="n1"))
         == QueueingHint.QueueSkip
+    )
     relabelled = make_pod("a", labels={"app": "x"}, node_name="n1")
     assert pl.is_schedulable_after_pod_change(pod, assigned, relabelled) == QueueingHint.Queue
     zoned = make_node("n", labels={ZONE_LABEL: "a"})

@@ -53,7 +53,9 @@ def test_unset_priority_is_zero() -> None:
     assert pl.less(unset, qpi("z", 0, 4.0)) is True
 
 
-@given(st.lists(st.tuples(st.integers(-1000, 1000), st.floats(0, 1e6, allow_nan=False)), min_size=2, max_size=30))
+@given(
+    st.lists(st.tuples(st.integers(-1000, 1000), st.floats(0, 1e6, allow_nan=False)), min_size=2, max_size=30)
+)
 def test_order_is_priority_desc_then_timestamp_asc(items: list[tuple[int, float]]) -> None:
     pl = PrioritySort()
     pods = [qpi(f"p{i}", pr, ts) for i, (pr, ts) in enumerate(items)]
@@ -64,8 +66,13 @@ def test_order_is_priority_desc_then_timestamp_asc(items: list[tuple[int, float]
             assert pl.less(a, b) == ((a.pod.priority, -a.timestamp) > (b.pod.priority, -b.timestamp))
 
 
-@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(-10, 10)), st.floats(0, 100, allow_nan=False)),
-                min_size=2, max_size=8))
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), st.integers(-10, 10)), st.floats(0, 100, allow_nan=False)),
+        min_size=2,
+        max_size=8,
+    )
+)
 def test_sort_key_orders_exactly_like_less(entries: list[tuple[int | None, float]]) -> None:
     """``QueueSortKey``: ``sort_key(a) < sort_key(b)`` exactly when ``less(a, b)``."""
     pl = PrioritySort()

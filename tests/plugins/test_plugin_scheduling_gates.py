@@ -40,9 +40,13 @@ def test_single_gate() -> None:
 def test_events() -> None:
     pl = SchedulingGates()
     evs = pl.events_to_register()
-    assert [e.event for e in evs] == [ClusterEvent(EventResource.Pod, ActionType.UpdatePodSchedulingGatesEliminated)]
+    assert [e.event for e in evs] == [
+        ClusterEvent(EventResource.Pod, ActionType.UpdatePodSchedulingGatesEliminated)
+    ]
     assert evs[0].queueing_hint_fn is not None
-    assert evs[0].event.match(ClusterEvent(EventResource.UnscheduledPod, ActionType.UpdatePodSchedulingGatesEliminated))
+    assert evs[0].event.match(
+        ClusterEvent(EventResource.UnscheduledPod, ActionType.UpdatePodSchedulingGatesEliminated)
+    )
     assert not evs[0].event.match(ClusterEvent(EventResource.UnscheduledPod, ActionType.UpdatePodLabel))
 
 

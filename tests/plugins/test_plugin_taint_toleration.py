@@ -46,6 +46,7 @@ def test_identity() -> None:
 
 # Filter
 
+
 def test_no_taints_passes() -> None:
     assert TaintToleration().filter(CycleState(), pod(), node_info(node("n"))) is None
 
@@ -59,18 +60,26 @@ def test_untolerated_hard_taint_rejects_with_v135_text(effect: str) -> None:
 
 
 def test_prefer_no_schedule_does_not_filter() -> None:
-    assert TaintToleration().filter(CycleState(), pod(), node_info(node("n", ("a", "b", "PreferNoSchedule")))) is None
+    assert (
+        TaintToleration().filter(CycleState(), pod(), node_info(node("n", ("a", "b", "PreferNoSchedule"))))
+        is None
+    )
 
 
 def test_tolerated_taint_passes() -> None:
     p = pod({"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"})
-    assert TaintToleration().filter(CycleState(), p, node_info(node("n", ("dedicated", "gpu", "NoSchedule")))) is None
+    assert (
+        TaintToleration().filter(CycleState(), p, node_info(node("n", ("dedicated", "gpu", "NoSchedule"))))
+        is None
+    )
 
 
 def test_toleration_with_wrong_value_or_effect() -> None:
     n = node_info(node("n", ("dedicated", "gpu", "NoSchedule")))
-    for t in ({"key": "dedicated", "operator": "Equal", "value": "cpu", "effect": "NoSchedule"},
-              {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}):
+    for t in (
+        {"key": "dedicated", "operator": "Equal", "value": "cpu", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+    ):
         st = TaintToleration().filter(CycleState(), pod(t), n)
         assert st is not None and st.code == Code.UnschedulableAndUnresolvable
 
@@ -78,8 +87,12 @@ def test_toleration_with_wrong_value_or_effect() -> None:
 def test_empty_effect_and_empty_key_exists_tolerate_everything() -> None:
     n = node_info(node("n", ("a", "1", "NoSchedule"), ("b", "2", "NoExecute")))
     assert TaintToleration().filter(CycleState(), pod({"operator": "Exists"}), n) is None
-    assert TaintToleration().filter(CycleState(), pod({"key": "a", "operator": "Exists"},
-                                                     {"key": "b", "operator": "Exists"}), n) is None
+    assert (
+        TaintToleration().filter(
+            CycleState(), pod({"key": "a", "operator": "Exists"}, {"key": "b", "operator": "Exists"}), n
+        )
+        is None
+    )
 
 
 def test_one_of_several_taints_untolerated() -> None:
@@ -90,12 +103,18 @@ def test_one_of_several_taints_untolerated() -> None:
 
 # Score
 
+
 def test_score_counts_untolerated_prefer_no_schedule_and_reverses() -> None:
     nodes = [
         node("n0"),
         node("n1", ("a", "1", "PreferNoSchedule")),
         node("n2", ("a", "1", "PreferNoSchedule"), ("b", "2", "PreferNoSchedule"), ("c", "3", "NoSchedule")),
-        node("n3", ("a", "1", "PreferNoSchedule"), ("b", "2", "PreferNoSchedule"), ("d", "", "PreferNoSchedule")),
+        node(
+            "n3",
+            ("a", "1", "PreferNoSchedule"),
+            ("b", "2", "PreferNoSchedule"),
+            ("d", "", "PreferNoSchedule"),
+        ),
     ]
     raw, norm = run_scores(pod(), nodes)
     assert raw == [0, 1, 2, 3]
@@ -104,11 +123,20 @@ def test_score_counts_untolerated_prefer_no_schedule_and_reverses() -> None:
 
 
 def test_prescore_keeps_only_empty_effect_or_prefer_no_schedule() -> None:
-    nodes = [node("n0", ("a", "1", "PreferNoSchedule"), ("b", "2", "PreferNoSchedule"), ("c", "3", "PreferNoSchedule"))]
+    nodes = [
+        node(
+            "n0",
+            ("a", "1", "PreferNoSchedule"),
+            ("b", "2", "PreferNoSchedule"),
+            ("c", "3", "PreferNoSchedule"),
+        )
+    ]
     # NoSchedule toleration for "a" is dropped; empty-effect toleration for "b" and PNS for "c" count.
-    p = pod({"key": "a", "operator": "Exists", "effect": "NoSchedule"},
-            {"key": "b", "operator": "Exists"},
-            {"key": "c", "operator": "Equal", "value": "3", "effect": "PreferNoSchedule"})
+    p = pod(
+        {"key": "a", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "b", "operator": "Exists"},
+        {"key": "c", "operator": "Equal", "value": "3", "effect": "PreferNoSchedule"},
+    )
     raw, norm = run_scores(p, nodes + [node("n1")])
     assert raw == [1, 0]
     assert norm == [0, 100]
@@ -128,6 +156,7 @@ def test_score_without_prescore_is_error() -> None:
 
 
 # Events
+
 
 def test_events() -> None:
     evs = TaintToleration().events_to_register()
@@ -158,5 +187,8 @@ def test_node_hint() -> None:
 def test_pod_toleration_hint() -> None:
     pl = TaintToleration()
     p = pod(name="p")
-    assert pl.is_schedulable_after_pod_toleration_change(p, p, pod({"operator": "Exists"}, name="p")) == QueueingHint.Queue
+    assert (
+        pl.is_schedulable_after_pod_toleration_change(p, p, pod({"operator": "Exists"}, name="p"))
+        == QueueingHint.Queue
+    )
     assert pl.is_schedulable_after_pod_toleration_change(p, None, pod(name="q")) == QueueingHint.QueueSkip

@@ -35,11 +35,14 @@ def _filter_all(pl: VolumeBinding, pod, state: CycleState) -> dict[str, Status |
 
 
 def _wffc_objects() -> list[dict]:
-    return [storage_class("local"),
-            pv("pv-big", storage="20Gi", hostnames=["n1"]),
-            pv("pv-small", storage="5Gi", hostnames=["n1"]),
-            pv("pv-other-class", storage="2Gi", sc="fast", hostnames=["n1"]),
-            pvc("data"), pvc("data2")]
+    return [
+        storage_class("local"),
+        pv("pv-big", storage="20Gi", hostnames=["n1"]),
+        pv("pv-small", storage="5Gi", hostnames=["n1"]),
+        pv("pv-other-class", storage="2Gi", sc="fast", hostnames=["n1"]),
+        pvc("data"),
+        pvc("data2"),
+    ]
 
 
 def test_wait_for_first_consumer_match_reserve_and_pre_bind() -> None:
@@ -68,8 +71,14 @@ def test_wait_for_first_consumer_match_reserve_and_pre_bind() -> None:
     claim_rv = store.get("PersistentVolumeClaim", "default", "data")["metadata"]["resourceVersion"]
     assert pl.pre_bind(state, pod, "n1") is None
     stored_pv = store.get("PersistentVolume", "", "pv-small")
-    assert stored_pv["spec"]["claimRef"] == {"kind": "PersistentVolumeClaim", "namespace": "default", "name": "data",
-                                             "apiVersion": "v1", "uid": "uid-pvc-data", "resourceVersion": claim_rv}
+    assert stored_pv["spec"]["claimRef"] == {
+        "kind": "PersistentVolumeClaim",
+        "namespace": "default",
+        "name": "data",
+        "apiVersion": "v1",
+        "uid": "uid-pvc-data",
+        "resourceVersion": claim_rv,
+    }
     assert store.get("PersistentVolume", "", "pv-big").get("spec", {}).get("claimRef") is None
     assert stored_pv["metadata"]["annotations"]["pv.kubernetes.io/bound-by-controller"] == "yes"
     assert stored_pv["status"]["phase"] == "Bound"
@@ -116,14 +125,16 @@ def test_second_pod_in_same_run_does_not_take_assumed_pv() -> None:
 
 
 def test_smallest_fitting_pv_is_chosen_with_filters() -> None:
-    objs = [storage_class("local"),
-            pv("too-small", storage="512Mi", hostnames=["n1"]),
-            pv("rox-only", storage="2Gi", modes=["ReadOnlyMany"], hostnames=["n1"]),
-            pv("released", storage="2Gi", hostnames=["n1"], phase="Released"),
-            pv("taken", storage="2Gi", hostnames=["n1"], claim=("default", "other")),
-            pv("fits", storage="3Gi", hostnames=["n1"]),
-            pv("bigger", storage="4Gi", hostnames=["n1"]),
-            pvc("data")]
+    objs = [
+        storage_class("local"),
+        pv("too-small", storage="512Mi", hostnames=["n1"]),
+        pv("rox-only", storage="2Gi", modes=["ReadOnlyMany"], hostnames=["n1"]),
+        pv("released", storage="2Gi", hostnames=["n1"], phase="Released"),
+        pv("taken", storage="2Gi", hostnames=["n1"], claim=("default", "other")),
+        pv("fits", storage="3Gi", hostnames=["n1"]),
+        pv("bigger", storage="4Gi", hostnames=["n1"]),
+        pvc("data"),
+    ]
     pl, store = _plugin(objs)
     pod = make_pod("web", spec=pvc_volumes("data"))
     state = CycleState()
@@ -135,9 +146,12 @@ def test_smallest_fitting_pv_is_chosen_with_filters() -> None:
 
 
 def test_label_selector_restricts_matching() -> None:
-    objs = [storage_class("local"), pv("plain", hostnames=["n1"]),
-            pv("gold", hostnames=["n1"], labels={"tier": "gold"}),
-            pvc("data", selector={"matchLabels": {"tier": "gold"}})]
+    objs = [
+        storage_class("local"),
+        pv("plain", hostnames=["n1"]),
+        pv("gold", hostnames=["n1"], labels={"tier": "gold"}),
+        pvc("data", selector={"matchLabels": {"tier": "gold"}}),
+    ]
     pl, store = _plugin(objs)
     pod = make_pod("web", spec=pvc_volumes("data"))
     state = CycleState()
@@ -153,14 +167,18 @@ def test_immediate_unbound_claim() -> None:
     pod = make_pod("web", spec=pvc_volumes("data"))
     res, status = pl.pre_filter(CycleState(), pod, [])
     assert res is None
-    assert status == Status(Code.UnschedulableAndUnresolvable, "pod has unbound immediate PersistentVolumeClaims")
+    assert status == Status(
+        Code.UnschedulableAndUnresolvable, "pod has unbound immediate PersistentVolumeClaims"
+    )
 
 
 @pytest.mark.parametrize("sc", [None, "does-not-exist"])
 def test_claim_without_class_counts_as_immediate(sc: str | None) -> None:
     pl, _ = _plugin([pvc("data", sc=sc)])
     _, status = pl.pre_filter(CycleState(), make_pod("web", spec=pvc_volumes("data")), [])
-    assert status == Status(Code.UnschedulableAndUnresolvable, "pod has unbound immediate PersistentVolumeClaims")
+    assert status == Status(
+        Code.UnschedulableAndUnresolvable, "pod has unbound immediate PersistentVolumeClaims"
+    )
 
 
 def test_missing_claim() -> None:
@@ -177,11 +195,15 @@ def test_missing_ephemeral_claim_and_lost_and_deleting() -> None:
     pl, _ = _plugin([lost, deleting])
     eph = make_pod("web", spec={"volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}]})
     _, s = pl.pre_filter(CycleState(), eph, [])
-    assert s == Status(Code.UnschedulableAndUnresolvable,
-                       'waiting for ephemeral volume controller to create the persistentvolumeclaim "web-scratch"')
+    assert s == Status(
+        Code.UnschedulableAndUnresolvable,
+        'waiting for ephemeral volume controller to create the persistentvolumeclaim "web-scratch"',
+    )
     _, s = pl.pre_filter(CycleState(), make_pod("a", spec=pvc_volumes("lost")), [])
-    assert s == Status(Code.UnschedulableAndUnresolvable,
-                       'persistentvolumeclaim "lost" bound to non-existent persistentvolume "gone"')
+    assert s == Status(
+        Code.UnschedulableAndUnresolvable,
+        'persistentvolumeclaim "lost" bound to non-existent persistentvolume "gone"',
+    )
     _, s = pl.pre_filter(CycleState(), make_pod("b", spec=pvc_volumes("del")), [])
     assert s == Status(Code.UnschedulableAndUnresolvable, 'persistentvolumeclaim "del" is being deleted')
 
@@ -197,10 +219,12 @@ def test_no_claims_skips_and_pre_bind_is_skipped() -> None:
 
 
 def test_bound_claims_node_affinity_and_missing_pv() -> None:
-    objs = [storage_class("local"),
-            pv("pv-n1", hostnames=["n1"], claim=("default", "a")),
-            pvc("a", volume_name="pv-n1", bound=True),
-            pvc("b", volume_name="ghost", bound=True)]
+    objs = [
+        storage_class("local"),
+        pv("pv-n1", hostnames=["n1"], claim=("default", "a")),
+        pvc("a", volume_name="pv-n1", bound=True),
+        pvc("b", volume_name="ghost", bound=True),
+    ]
     pl, _ = _plugin(objs)
     pod = make_pod("web", spec=pvc_volumes("a"))
     state = CycleState()
@@ -216,15 +240,20 @@ def test_bound_claims_node_affinity_and_missing_pv() -> None:
     res, status = pl.pre_filter(sb, pod_b, [])
     assert (res, status) == (None, None)
     st = pl.filter(sb, pod_b, node_info(N1))
-    assert st == Status(Code.UnschedulableAndUnresolvable,
-                        "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)")
+    assert st == Status(
+        Code.UnschedulableAndUnresolvable,
+        "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",
+    )
     assert st.reasons == [ERR_REASON_PV_NOT_EXIST]
 
 
 def test_all_reasons_appended_in_upstream_order() -> None:
-    objs = [storage_class("local"),
-            pv("pv-n1", hostnames=["n1"], claim=("default", "a")),
-            pvc("a", volume_name="pv-n1", bound=True), pvc("c")]
+    objs = [
+        storage_class("local"),
+        pv("pv-n1", hostnames=["n1"], claim=("default", "a")),
+        pvc("a", volume_name="pv-n1", bound=True),
+        pvc("c"),
+    ]
     pl, _ = _plugin(objs)
     pod = make_pod("web", spec=pvc_volumes("a", "c"))
     state = CycleState()
@@ -248,17 +277,24 @@ def test_dynamic_provisioning_topology_and_selected_node() -> None:
     assert pl.pre_bind(state, pod, "n1") is None
     # PreBind wrote only the annotation; the embedded provisioner and PV controller did the rest
     assert [w for w in store.writes if w[1] == "PersistentVolumeClaim" and w[0] == "update"][0] == (
-        "update", "PersistentVolumeClaim", "default", "data")
+        "update",
+        "PersistentVolumeClaim",
+        "default",
+        "data",
+    )
     claim = store.get("PersistentVolumeClaim", "default", "data")
-    assert claim["metadata"]["annotations"] == {"volume.kubernetes.io/selected-node": "n1",
-                                                "pv.kubernetes.io/bind-completed": "yes",
-                                                "pv.kubernetes.io/bound-by-controller": "yes"}
+    assert claim["metadata"]["annotations"] == {
+        "volume.kubernetes.io/selected-node": "n1",
+        "pv.kubernetes.io/bind-completed": "yes",
+        "pv.kubernetes.io/bound-by-controller": "yes",
+    }
     assert claim["spec"]["volumeName"] == "pvc-uid-pvc-data" and claim["status"]["phase"] == "Bound"
     vol = store.get("PersistentVolume", "", "pvc-uid-pvc-data")
     assert vol["metadata"]["annotations"] == {"pv.kubernetes.io/provisioned-by": "ebs.csi.aws.com"}
     assert vol["spec"]["claimRef"]["uid"] == "uid-pvc-data" and vol["status"]["phase"] == "Bound"
     assert vol["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"] == [
-        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}
+    ]
 
 
 def test_pre_bind_waits_for_provisioning_until_the_bind_timeout() -> None:
@@ -275,7 +311,10 @@ def test_pre_bind_waits_for_provisioning_until_the_bind_timeout() -> None:
     _filter_all(pl, pod, state)
     assert pl.reserve(state, pod, "n1") is None
     st = pl.pre_bind(state, pod, "n1")
-    assert st is not None and (st.code, st.message()) == (Code.Error, "binding volumes: context deadline exceeded")
+    assert st is not None and (st.code, st.message()) == (
+        Code.Error,
+        "binding volumes: context deadline exceeded",
+    )
     claim = store.get("PersistentVolumeClaim", "default", "data")
     assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "n1"
     assert "volumeName" not in claim["spec"] and claim["status"]["phase"] == "Pending"
@@ -293,20 +332,38 @@ def test_no_provisioner_class_cannot_provision() -> None:
     pl.pre_filter(state, pod, [])
     assert _filter_all(pl, pod, state) == {
         "n1": Status(Code.UnschedulableAndUnresolvable, ERR_REASON_BIND_CONFLICT),
-        "n2": Status(Code.UnschedulableAndUnresolvable, ERR_REASON_BIND_CONFLICT)}
+        "n2": Status(Code.UnschedulableAndUnresolvable, ERR_REASON_BIND_CONFLICT),
+    }
 
 
 def test_storage_capacity() -> None:
-    objs = [storage_class("csi", provisioner="csi.example.com"), pvc("data", sc="csi", storage="10Gi"),
-            {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "csi.example.com"},
-             "spec": {"storageCapacity": True}},
-            {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
-             "metadata": {"name": "cap-a", "namespace": "kube-system"}, "storageClassName": "csi",
-             "capacity": "100Gi", "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "a"}}},
-            {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
-             "metadata": {"name": "cap-b", "namespace": "kube-system"}, "storageClassName": "csi",
-             "capacity": "100Gi", "maximumVolumeSize": "5Gi",
-             "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "b"}}}]
+    objs = [
+        storage_class("csi", provisioner="csi.example.com"),
+        pvc("data", sc="csi", storage="10Gi"),
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": "csi.example.com"},
+            "spec": {"storageCapacity": True},
+        },
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIStorageCapacity",
+            "metadata": {"name": "cap-a", "namespace": "kube-system"},
+            "storageClassName": "csi",
+            "capacity": "100Gi",
+            "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "a"}},
+        },
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIStorageCapacity",
+            "metadata": {"name": "cap-b", "namespace": "kube-system"},
+            "storageClassName": "csi",
+            "capacity": "100Gi",
+            "maximumVolumeSize": "5Gi",
+            "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "b"}},
+        },
+    ]
     pl, _ = _plugin(objs)
     pod = make_pod("web", spec=pvc_volumes("data"))
     state = CycleState()
@@ -334,8 +391,15 @@ def test_pre_bind_conflict_is_error_and_reverts() -> None:
 def test_events() -> None:
     pl, _ = _plugin([])
     resources = [e.event.resource for e in pl.events_to_register()]
-    assert resources == ["storage.k8s.io/StorageClass", "PersistentVolumeClaim", "PersistentVolume", "Node",
-                         "storage.k8s.io/CSINode", "storage.k8s.io/CSIDriver", "storage.k8s.io/CSIStorageCapacity"]
+    assert resources == [
+        "storage.k8s.io/StorageClass",
+        "PersistentVolumeClaim",
+        "PersistentVolume",
+        "Node",
+        "storage.k8s.io/CSINode",
+        "storage.k8s.io/CSIDriver",
+        "storage.k8s.io/CSIStorageCapacity",
+    ]
     pvc_hint = pl.events_to_register()[1].queueing_hint_fn
     assert pvc_hint is not None
     pod = make_pod("web", spec=pvc_volumes("data"))
@@ -352,8 +416,11 @@ def test_args() -> None:
     with pytest.raises(ConfigError, match="should not be a negative value"):
         decode_args(VolumeBindingArgs, {"bindTimeoutSeconds": -1}, "args")
     with pytest.raises(ConfigError, match="increasing"):
-        decode_args(VolumeBindingArgs, {"shape": [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]},
-                    "args")
+        decode_args(
+            VolumeBindingArgs,
+            {"shape": [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]},
+            "args",
+        )
 
 
 def test_end_to_end_in_embedded_cluster() -> None:
@@ -363,11 +430,19 @@ def test_end_to_end_in_embedded_cluster() -> None:
     from kubesched.modes.simulate.run import run_simulation
     from kubesched.testing import node_manifest, pod_manifest
 
-    objs = [node_manifest("n1"), node_manifest("n2"), storage_class("local"),
-            pv("pv-a", storage="5Gi", hostnames=["n1"]), pv("pv-b", storage="5Gi", hostnames=["n2"]),
-            pvc("d1"), pvc("d2"), pvc("d3"),
-            pod_manifest("p1", spec=pvc_volumes("d1")), pod_manifest("p2", spec=pvc_volumes("d2")),
-            pod_manifest("p3", spec=pvc_volumes("d3"))]
+    objs = [
+        node_manifest("n1"),
+        node_manifest("n2"),
+        storage_class("local"),
+        pv("pv-a", storage="5Gi", hostnames=["n1"]),
+        pv("pv-b", storage="5Gi", hostnames=["n2"]),
+        pvc("d1"),
+        pvc("d2"),
+        pvc("d3"),
+        pod_manifest("p1", spec=pvc_volumes("d1")),
+        pod_manifest("p2", spec=pvc_volumes("d2")),
+        pod_manifest("p3", spec=pvc_volumes("d3")),
+    ]
     res = run_simulation([Manifest(o, "t.yaml", i) for i, o in enumerate(objs)], None, seed=3)
     out = {p.name: p for p in res.pods}
     host_of_pv = {"pv-a": "n1", "pv-b": "n2"}
@@ -383,14 +458,20 @@ def test_end_to_end_in_embedded_cluster() -> None:
     assert used == {"pv-a", "pv-b"}
     assert out["p3"].status == "Unschedulable"
     assert out["p3"].message.startswith(
-        "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind.")
+        "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
+    )
 
 
 def test_prefilter_maps_pv_hostnames_to_node_names_through_labels() -> None:
     """A PV pinned to ``kubernetes.io/hostname In [host-a]`` makes the node labelled ``host-a`` the
     candidate, whatever its name (``worker-a``); a node named ``host-a`` without that label is not."""
-    pl, _ = _plugin([storage_class("local"), pv("pv-a", hostnames=["host-a"], claim=("default", "data"), phase="Bound"),
-                     pvc("data", volume_name="pv-a", bound=True)])
+    pl, _ = _plugin(
+        [
+            storage_class("local"),
+            pv("pv-a", hostnames=["host-a"], claim=("default", "data"), phase="Bound"),
+            pvc("data", volume_name="pv-a", bound=True),
+        ]
+    )
     worker = make_node("worker-a", labels={"kubernetes.io/hostname": "host-a"})
     named = make_node("host-a", labels={"kubernetes.io/hostname": "host-a-1"})
     other = make_node("worker-b")

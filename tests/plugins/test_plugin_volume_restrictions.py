@@ -46,14 +46,20 @@ def test_read_write_once_pod_conflict() -> None:
 def test_rwop_unused_claim_skips() -> None:
     nodes = [node_info(N1)]
     pl = _plugin(nodes, [pvc("db", modes=["ReadWriteOncePod"])])
-    assert pl.pre_filter(CycleState(), make_pod("web", spec=pvc_volumes("db")), nodes) == (None, Status(Code.Skip))
+    assert pl.pre_filter(CycleState(), make_pod("web", spec=pvc_volumes("db")), nodes) == (
+        None,
+        Status(Code.Skip),
+    )
     assert pl.pre_filter(CycleState(), make_pod("plain"), nodes) == (None, Status(Code.Skip))
 
 
 def test_rwo_claim_in_use_is_no_conflict() -> None:
     nodes = [node_info(N1, [make_pod("user", node_name="n1", spec=pvc_volumes("db"))])]
     pl = _plugin(nodes, [pvc("db", modes=["ReadWriteOnce"])])
-    assert pl.pre_filter(CycleState(), make_pod("web", spec=pvc_volumes("db")), nodes) == (None, Status(Code.Skip))
+    assert pl.pre_filter(CycleState(), make_pod("web", spec=pvc_volumes("db")), nodes) == (
+        None,
+        Status(Code.Skip),
+    )
 
 
 def test_missing_pvc() -> None:
@@ -90,8 +96,12 @@ def test_ebs_rbd_iscsi_rules() -> None:
     rbd_b = {"rbd": {"monitors": ["m2"], "pool": "rbd", "image": "img"}}
     rbd_other_pool = {"rbd": {"monitors": ["m2"], "pool": "x", "image": "img"}}
     iscsi_ro = {"iscsi": {"iqn": "iqn.x", "readOnly": True}}
-    cases = [(ebs, ebs, False),  # EBS conflicts even when both read-only
-             (rbd_a, rbd_b, False), (rbd_a, rbd_other_pool, True), (iscsi_ro, iscsi_ro, True)]
+    cases = [
+        (ebs, ebs, False),  # EBS conflicts even when both read-only
+        (rbd_a, rbd_b, False),
+        (rbd_a, rbd_other_pool, True),
+        (iscsi_ro, iscsi_ro, True),
+    ]
     for existing, new, fits in cases:
         nodes = [node_info(N1, [make_pod("old", node_name="n1", spec=spec(existing))])]
         pl = _plugin(nodes)

@@ -18,7 +18,10 @@ def _plugin(objects) -> VolumeZone:
 
 
 def _objs(pv_labels: dict) -> list[dict]:
-    return [pv("pv1", labels=pv_labels, claim=("default", "data")), pvc("data", volume_name="pv1", bound=True)]
+    return [
+        pv("pv1", labels=pv_labels, claim=("default", "data")),
+        pvc("data", volume_name="pv1", bound=True),
+    ]
 
 
 def test_zone_mismatch_and_match() -> None:
@@ -28,7 +31,9 @@ def test_zone_mismatch_and_match() -> None:
     assert pl.pre_filter(state, pod, []) == (None, None)
     zc = make_node("zc", labels={"topology.kubernetes.io/zone": "c", "topology.kubernetes.io/region": "r1"})
     zb = make_node("zb", labels={"topology.kubernetes.io/zone": "b", "topology.kubernetes.io/region": "r1"})
-    other_region = make_node("zr", labels={"topology.kubernetes.io/zone": "a", "topology.kubernetes.io/region": "r2"})
+    other_region = make_node(
+        "zr", labels={"topology.kubernetes.io/zone": "a", "topology.kubernetes.io/region": "r2"}
+    )
     zone_only = make_node("zo", labels={"topology.kubernetes.io/zone": "a"})
     unlabeled = make_node("nl")
     assert pl.filter(state, pod, node_info(zc)) == CONFLICT
@@ -43,15 +48,26 @@ def test_beta_pv_label_matches_ga_node_label() -> None:
     pod = make_pod("web", spec=pvc_volumes("data"))
     state = CycleState()
     pl.pre_filter(state, pod, [])
-    assert pl.filter(state, pod, node_info(make_node("n", labels={"topology.kubernetes.io/zone": "a"}))) is None
-    assert pl.filter(state, pod, node_info(make_node("m", labels={"topology.kubernetes.io/zone": "b"}))) == CONFLICT
+    assert (
+        pl.filter(state, pod, node_info(make_node("n", labels={"topology.kubernetes.io/zone": "a"}))) is None
+    )
+    assert (
+        pl.filter(state, pod, node_info(make_node("m", labels={"topology.kubernetes.io/zone": "b"})))
+        == CONFLICT
+    )
 
 
 def test_skip_and_prefilter_errors() -> None:
-    objs = [storage_class("wffc"), storage_class("imm", mode="Immediate"),
-            pvc("late", sc="wffc"), pvc("now", sc="imm"), pvc("nosc", sc=None),
-            pvc("ghost", volume_name="pv-x", bound=True), pv("plain", claim=("default", "p")),
-            pvc("p", volume_name="plain", bound=True)]
+    objs = [
+        storage_class("wffc"),
+        storage_class("imm", mode="Immediate"),
+        pvc("late", sc="wffc"),
+        pvc("now", sc="imm"),
+        pvc("nosc", sc=None),
+        pvc("ghost", volume_name="pv-x", bound=True),
+        pv("plain", claim=("default", "p")),
+        pvc("p", volume_name="plain", bound=True),
+    ]
     pl = _plugin(objs)
 
     def pf(*claims: str):
@@ -60,10 +76,13 @@ def test_skip_and_prefilter_errors() -> None:
     assert pf("late") == Status(Code.Skip)
     assert pf("p") == Status(Code.Skip)  # PV without topology labels
     assert pf("now") == Status(Code.UnschedulableAndUnresolvable, "PersistentVolume had no name")
-    assert pf("nosc") == Status(Code.UnschedulableAndUnresolvable,
-                                "PersistentVolumeClaim had no pv name and storageClass name")
+    assert pf("nosc") == Status(
+        Code.UnschedulableAndUnresolvable, "PersistentVolumeClaim had no pv name and storageClass name"
+    )
     assert pf("ghost") == Status(Code.UnschedulableAndUnresolvable, 'persistentvolume "pv-x" not found')
-    assert pf("missing") == Status(Code.UnschedulableAndUnresolvable, 'persistentvolumeclaim "missing" not found')
+    assert pf("missing") == Status(
+        Code.UnschedulableAndUnresolvable, 'persistentvolumeclaim "missing" not found'
+    )
     assert pl.pre_filter(CycleState(), make_pod("plain"), [])[1] == Status(Code.Skip)
 
 

@@ -48,22 +48,29 @@ TOPOLOGY_KEYS = ["zone", "kubernetes.io/hostname", "tier"]
 
 
 def _selector(draw: Any) -> dict[str, Any]:
-    return draw(st.sampled_from([
-        {"matchLabels": {"app": "a"}},
-        {"matchLabels": {"app": "b"}},
-        {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "b"]}]},
-        {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]},
-        {},
-    ]))
+    return draw(
+        st.sampled_from(
+            [
+                {"matchLabels": {"app": "a"}},
+                {"matchLabels": {"app": "b"}},
+                {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "b"]}]},
+                {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]},
+                {},
+            ]
+        )
+    )
 
 
 @st.composite
 def spread_constraints(draw: Any) -> list[dict[str, Any]]:
     out = []
     for key in draw(st.lists(st.sampled_from(TOPOLOGY_KEYS), min_size=1, max_size=2, unique=True)):
-        c: dict[str, Any] = {"maxSkew": draw(st.integers(1, 3)), "topologyKey": key,
-                             "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
-                             "labelSelector": _selector(draw)}
+        c: dict[str, Any] = {
+            "maxSkew": draw(st.integers(1, 3)),
+            "topologyKey": key,
+            "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
+            "labelSelector": _selector(draw),
+        }
         if c["whenUnsatisfiable"] == "DoNotSchedule" and draw(st.integers(0, 3)) == 0:
             c["minDomains"] = draw(st.integers(1, 4))
         if draw(st.integers(0, 3)) == 0:
@@ -76,7 +83,10 @@ def spread_constraints(draw: Any) -> list[dict[str, Any]]:
 
 @st.composite
 def pod_affinity_terms(draw: Any) -> dict[str, Any]:
-    t: dict[str, Any] = {"labelSelector": _selector(draw), "topologyKey": draw(st.sampled_from(TOPOLOGY_KEYS))}
+    t: dict[str, Any] = {
+        "labelSelector": _selector(draw),
+        "topologyKey": draw(st.sampled_from(TOPOLOGY_KEYS)),
+    }
     ns = draw(st.integers(0, 3))
     if ns == 1:
         t["namespaces"] = ["default", "other"]
@@ -92,11 +102,13 @@ def pod_affinity(draw: Any) -> dict[str, Any]:
         part: dict[str, Any] = {}
         if draw(st.integers(0, 2)) == 0:
             part["requiredDuringSchedulingIgnoredDuringExecution"] = [
-                draw(pod_affinity_terms()) for _ in range(draw(st.integers(1, 2)))]
+                draw(pod_affinity_terms()) for _ in range(draw(st.integers(1, 2)))
+            ]
         if draw(st.integers(0, 2)) == 0:
             part["preferredDuringSchedulingIgnoredDuringExecution"] = [
                 {"weight": draw(st.integers(1, 100)), "podAffinityTerm": draw(pod_affinity_terms())}
-                for _ in range(draw(st.integers(1, 2)))]
+                for _ in range(draw(st.integers(1, 2)))
+            ]
         if part:
             out[kind] = part
     return out
@@ -117,11 +129,16 @@ def node_specs(draw: Any, i: int) -> dict[str, Any]:
     if draw(st.booleans()):
         alloc["ephemeral-storage"] = draw(st.sampled_from(["1Gi", "10Gi"]))
     return node_manifest(
-        f"n{i:03d}", cpu=draw(st.sampled_from(["1", "2", "4"])), memory=draw(st.sampled_from(["1Gi", "4Gi", "32Gi"])),
-        pods=draw(st.sampled_from([2, 5, 110])), labels=labels, allocatable=alloc,
+        f"n{i:03d}",
+        cpu=draw(st.sampled_from(["1", "2", "4"])),
+        memory=draw(st.sampled_from(["1Gi", "4Gi", "32Gi"])),
+        pods=draw(st.sampled_from([2, 5, 110])),
+        labels=labels,
+        allocatable=alloc,
         taints=draw(st.lists(st.sampled_from(TAINTS), max_size=2, unique_by=lambda t: t["key"])),
         unschedulable=draw(st.integers(0, 9)) == 0,
-        images=draw(st.lists(st.sampled_from(IMAGES), max_size=2, unique_by=lambda t: t[0][0])))
+        images=draw(st.lists(st.sampled_from(IMAGES), max_size=2, unique_by=lambda t: t[0][0])),
+    )
 
 
 @st.composite
@@ -134,20 +151,41 @@ def pod_specs(draw: Any, i: int, bound_to: str | None = None) -> dict[str, Any]:
         spec["nodeSelector"] = {"zone": draw(st.sampled_from(ZONES))}
     aff: dict[str, Any] = {}
     if draw(st.integers(0, 3)) == 0:
-        exprs = draw(st.lists(st.sampled_from([
-            {"key": "zone", "operator": "In", "values": ["a", "b"]},
-            {"key": "zone", "operator": "NotIn", "values": ["c"]},
-            {"key": "num", "operator": "Gt", "values": ["4"]},
-            {"key": "num", "operator": "Lt", "values": ["9"]},
-            {"key": "tier", "operator": "Exists"},
-            {"key": "tier", "operator": "DoesNotExist"},
-        ]), min_size=1, max_size=2))
-        aff["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [{"matchExpressions": exprs}]}
+        exprs = draw(
+            st.lists(
+                st.sampled_from(
+                    [
+                        {"key": "zone", "operator": "In", "values": ["a", "b"]},
+                        {"key": "zone", "operator": "NotIn", "values": ["c"]},
+                        {"key": "num", "operator": "Gt", "values": ["4"]},
+                        {"key": "num", "operator": "Lt", "values": ["9"]},
+                        {"key": "tier", "operator": "Exists"},
+                        {"key": "tier", "operator": "DoesNotExist"},
+                    ]
+                ),
+                min_size=1,
+                max_size=2,
+            )
+        )
+        aff["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [{"matchExpressions": exprs}]
+        }
     if draw(st.integers(0, 2)) == 0:
         aff["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": draw(st.integers(1, 100)), "preference": {"matchExpressions": [
-                {"key": draw(st.sampled_from(["zone", "tier"])), "operator": "In", "values": ["a", "x"]}]}}
-            for _ in range(draw(st.integers(1, 2)))]
+            {
+                "weight": draw(st.integers(1, 100)),
+                "preference": {
+                    "matchExpressions": [
+                        {
+                            "key": draw(st.sampled_from(["zone", "tier"])),
+                            "operator": "In",
+                            "values": ["a", "x"],
+                        }
+                    ]
+                },
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
     affinity: dict[str, Any] = {"nodeAffinity": aff} if aff else {}
     if draw(st.integers(0, 2)) == 0:
         affinity.update(draw(pod_affinity()))
@@ -164,9 +202,18 @@ def pod_specs(draw: Any, i: int, bound_to: str | None = None) -> dict[str, Any]:
         requests["ephemeral-storage"] = "2Gi"
     image = draw(st.sampled_from(["img-a:1", "img-b:2", "registry.k8s.io/pause:3.10.1"]))
     labels = {"app": draw(st.sampled_from(APPS))} if draw(st.integers(0, 3)) else {}
-    m = pod_manifest(f"p{i:03d}", draw(st.sampled_from(["default", "default", "other"])), cpu=cpu, memory=mem,
-                     requests=requests, image=image, node_name=bound_to, labels=labels,
-                     priority=draw(st.sampled_from([0, 0, 10])), spec=spec)
+    m = pod_manifest(
+        f"p{i:03d}",
+        draw(st.sampled_from(["default", "default", "other"])),
+        cpu=cpu,
+        memory=mem,
+        requests=requests,
+        image=image,
+        node_name=bound_to,
+        labels=labels,
+        priority=draw(st.sampled_from([0, 0, 10])),
+        spec=spec,
+    )
     if draw(st.integers(0, 5)) == 0:
         m["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
     return m
@@ -176,14 +223,18 @@ def pod_specs(draw: Any, i: int, bound_to: str | None = None) -> dict[str, Any]:
 def clusters(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], int]:
     n = draw(st.integers(placement_mod.BATCH_MIN_NODES, 70))
     nodes = [draw(node_specs(i)) for i in range(n)]
-    bound = [draw(pod_specs(1000 + i, bound_to=f"n{draw(st.integers(0, n - 1)):03d}"))
-             for i in range(draw(st.integers(0, 25)))]
+    bound = [
+        draw(pod_specs(1000 + i, bound_to=f"n{draw(st.integers(0, n - 1)):03d}"))
+        for i in range(draw(st.integers(0, 25)))
+    ]
     pending = [draw(pod_specs(i)) for i in range(draw(st.integers(1, 40)))]
     return nodes, bound, pending, draw(st.integers(0, 2**31))
 
 
-NAMESPACES = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
-              {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other", "labels": {"team": "x"}}}]
+NAMESPACES = [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other", "labels": {"team": "x"}}},
+]
 
 
 def _per_node(mp: pytest.MonkeyPatch) -> None:
@@ -192,13 +243,23 @@ def _per_node(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(batch_mod, "TABLE_PRECOMPUTE", False)
 
 
-def _run(nodes: list[dict[str, Any]], bound: list[dict[str, Any]], pending: list[dict[str, Any]], seed: int,
-         pct: int | None, *, metrics: Any = None, record: bool = False,
-         keep: list[Any] | None = None) -> tuple[list[Any], int, Any]:
+def _run(
+    nodes: list[dict[str, Any]],
+    bound: list[dict[str, Any]],
+    pending: list[dict[str, Any]],
+    seed: int,
+    pct: int | None,
+    *,
+    metrics: Any = None,
+    record: bool = False,
+    keep: list[Any] | None = None,
+) -> tuple[list[Any], int, Any]:
     clock = VirtualClock(0)
     c = MemoryCluster(clock)
     c.load(NAMESPACES + nodes + bound)
-    s = new_scheduler(c, None, clock=clock, seed=seed, on_skipped_plugins=None, metrics=metrics, record=record)
+    s = new_scheduler(
+        c, None, clock=clock, seed=seed, on_skipped_plugins=None, metrics=metrics, record=record
+    )
     if keep is not None:
         keep.append(s)
     if pct is not None:
@@ -209,14 +270,22 @@ def _run(nodes: list[dict[str, Any]], bound: list[dict[str, Any]], pending: list
     for _ in range(3 * len(pending)):
         if not s.schedule_next():
             break
-    pods = [(p["metadata"]["name"], p["spec"].get("nodeName"), (p.get("status") or {}).get("nominatedNodeName"),
-             [(x.get("reason"), x.get("message")) for x in (p.get("status") or {}).get("conditions", [])])
-            for p in c.list("Pod").items]
+    pods = [
+        (
+            p["metadata"]["name"],
+            p["spec"].get("nodeName"),
+            (p.get("status") or {}).get("nominatedNodeName"),
+            [(x.get("reason"), x.get("message")) for x in (p.get("status") or {}).get("conditions", [])],
+        )
+        for p in c.list("Pod").items
+    ]
     events = [(e.get("reason"), e.get("note") or e.get("message")) for e in c.events()]
     return [pods, events], s.placement.next_start_node_index, s.rng.getstate()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(clusters(), st.sampled_from([None, 0, 10, 50, 100]))
 def test_scheduler_runs_identically_with_and_without_batch(cluster: Any, pct: int | None) -> None:
     nodes, bound, pending, seed = cluster
@@ -241,7 +310,9 @@ def _snapshot(nodes: list[dict[str, Any]], bound: list[dict[str, Any]]) -> Snaps
     return snap
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(clusters())
 def test_plugin_batch_forms_match_per_node(cluster: Any) -> None:
     """Per plugin: filter verdicts and raw/normalized scores of the batch forms equal the per-node ones."""
@@ -322,9 +393,13 @@ def test_preemption_and_nominated_pods_run_identically() -> None:
     are filtered while nominated pods exist (the batch path sends those nodes through the
     nominated-pods filter)."""
     n = 40
-    nodes = [node_manifest(f"n{i:03d}", cpu="2", memory="8Gi", labels={"zone": ZONES[i % 3]}) for i in range(n)]
-    bound = [pod_manifest(f"low{i:03d}", cpu="1500m", memory="1Gi", node_name=f"n{i % n:03d}", priority=0)
-             for i in range(n)]
+    nodes = [
+        node_manifest(f"n{i:03d}", cpu="2", memory="8Gi", labels={"zone": ZONES[i % 3]}) for i in range(n)
+    ]
+    bound = [
+        pod_manifest(f"low{i:03d}", cpu="1500m", memory="1Gi", node_name=f"n{i % n:03d}", priority=0)
+        for i in range(n)
+    ]
     pending = [pod_manifest(f"high{i:03d}", cpu="1", memory="1Gi", priority=100) for i in range(12)]
     pending += [pod_manifest(f"mid{i:03d}", cpu="400m", memory="1Gi", priority=50) for i in range(30)]
     batch = _run(nodes, bound, pending, 7, None)
@@ -354,15 +429,20 @@ def _pre_states(fwk: Any, pod: Pod, all_nodes: list[Any], feasible: list[Any]) -
     state = CycleState()
     _, s1, _ = fwk.run_pre_filter_plugins(state, pod, all_nodes)
     fwk.run_pre_score_plugins(state, pod, feasible)
-    out: dict[str, Any] = {"status": None if s1 is None else (s1.code, s1.message()),
-                           "skip": (sorted(state.skip_filter_plugins), sorted(state.skip_score_plugins))}
+    out: dict[str, Any] = {
+        "status": None if s1 is None else (s1.code, s1.message()),
+        "skip": (sorted(state.skip_filter_plugins), sorted(state.skip_score_plugins)),
+    }
     p = state.get(pts.PRE_FILTER_STATE_KEY)
     if p is not None:
         out["pts"] = ([list(m.items()) for m in p.tp_value_to_match_num], p.critical_paths)
     p = state.get(pts.PRE_SCORE_STATE_KEY)
     if p is not None:
-        out["pts_score"] = ([list(m.items()) for m in p.topology_value_to_pod_counts], sorted(p.ignored_nodes),
-                            p.topology_normalizing_weight)
+        out["pts_score"] = (
+            [list(m.items()) for m in p.topology_value_to_pod_counts],
+            sorted(p.ignored_nodes),
+            p.topology_normalizing_weight,
+        )
     p = state.get(ipa.PRE_FILTER_STATE_KEY)
     if p is not None:
         out["ipa"] = (p.existing_anti_affinity_counts, p.affinity_counts, p.anti_affinity_counts)
@@ -372,7 +452,9 @@ def _pre_states(fwk: Any, pod: Pod, all_nodes: list[Any], feasible: list[Any]) -
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(clusters(), st.data())
 def test_table_aggregates_equal_the_walk_as_the_cluster_changes(cluster: Any, data: Any) -> None:
     """PodTopologySpread/InterPodAffinity PreFilter and PreScore states built from the node table's
@@ -422,10 +504,13 @@ def _evaluations(reg: CollectorRegistry) -> dict[str, float]:
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(clusters(), st.sampled_from([None, 0, 50]))
-def test_metrics_on_or_off_give_identical_bindings_and_the_batch_path_counts_as_per_node(cluster: Any,
-                                                                                         pct: int | None) -> None:
+def test_metrics_on_or_off_give_identical_bindings_and_the_batch_path_counts_as_per_node(
+    cluster: Any, pct: int | None
+) -> None:
     """Metrics never change what is scheduled (bindings, statuses, events, start index, RNG), the
     batch path stays on with metrics, and it counts plugin evaluations exactly as the per-node
     path does."""
@@ -448,12 +533,16 @@ def _records(s: Any) -> dict[str, list[dict[str, Any]]]:
     """Every recorded attempt without the engine-path fields (which differ between the paths)."""
     out = {}
     for key, recs in s.records.items():
-        out[key] = [{k: v for k, v in r.to_dict().items() if k not in ("filterPath", "scorePath", "fallbackReason")}
-                    for r in recs]
+        out[key] = [
+            {k: v for k, v in r.to_dict().items() if k not in ("filterPath", "scorePath", "fallbackReason")}
+            for r in recs
+        ]
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(clusters())
 def test_recorder_reads_the_batch_results(cluster: Any) -> None:
     """With a recorder attached (``simulate -o json``, ``--explain``) the batch path still runs and
@@ -468,8 +557,9 @@ def test_recorder_reads_the_batch_results(cluster: Any) -> None:
     assert batch == per_node
     got, want = _records(batch_kept[0]), _records(per_node_kept[0])
     assert got == want
-    assert [list(r["filter"]) for rs in got.values() for r in rs] == \
-        [list(r["filter"]) for rs in want.values() for r in rs]
+    assert [list(r["filter"]) for rs in got.values() for r in rs] == [
+        list(r["filter"]) for rs in want.values() for r in rs
+    ]
     for recs in batch_kept[0].records.values():
         for r in recs:
             assert r.filter_path in ("batch", "per-node", None)

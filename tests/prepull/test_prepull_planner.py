@@ -15,21 +15,52 @@ from kubesched.prepull.planner import PrePullPlanner
 from kubesched.testing import make_node, make_pod, node_info
 
 GPU = {"nvidia.com/gpu": "1"}
-CAT = parse_catalogue({"version": 1, "images": [
-    {"name": "app:1", "class": "gpu", "source": "t", "confidence": "derived",
-     "layers": [{"id": "base", "size_bytes": 30_000_000}, {"id": "cuda", "size_bytes": 2_000_000_000},
-                {"id": "app1", "size_bytes": 100_000_000}]},
-    {"name": "app:2", "class": "gpu", "source": "t", "confidence": "derived",
-     "layers": [{"id": "base", "size_bytes": 30_000_000}, {"id": "cuda", "size_bytes": 2_000_000_000},
-                {"id": "app2", "size_bytes": 400_000_000}]},
-    {"name": "other:1", "class": "gpu", "source": "t", "confidence": "derived",
-     "layers": [{"id": "other", "size_bytes": 1_000_000_000}]},
-]})
+CAT = parse_catalogue(
+    {
+        "version": 1,
+        "images": [
+            {
+                "name": "app:1",
+                "class": "gpu",
+                "source": "t",
+                "confidence": "derived",
+                "layers": [
+                    {"id": "base", "size_bytes": 30_000_000},
+                    {"id": "cuda", "size_bytes": 2_000_000_000},
+                    {"id": "app1", "size_bytes": 100_000_000},
+                ],
+            },
+            {
+                "name": "app:2",
+                "class": "gpu",
+                "source": "t",
+                "confidence": "derived",
+                "layers": [
+                    {"id": "base", "size_bytes": 30_000_000},
+                    {"id": "cuda", "size_bytes": 2_000_000_000},
+                    {"id": "app2", "size_bytes": 400_000_000},
+                ],
+            },
+            {
+                "name": "other:1",
+                "class": "gpu",
+                "source": "t",
+                "confidence": "derived",
+                "layers": [{"id": "other", "size_bytes": 1_000_000_000}],
+            },
+        ],
+    }
+)
 APP1 = "docker.io/library/app:1"
 
 
-def world(gpus: dict[str, int], pods: dict[str, list[Any]] | None = None, disk: int = 200_000_000_000,
-          status: dict[str, str] | None = None, **kw: Any) -> tuple[PrePullPlanner, KubeletModel, VirtualClock]:
+def world(
+    gpus: dict[str, int],
+    pods: dict[str, list[Any]] | None = None,
+    disk: int = 200_000_000_000,
+    status: dict[str, str] | None = None,
+    **kw: Any,
+) -> tuple[PrePullPlanner, KubeletModel, VirtualClock]:
     """Nodes with ``gpus[name]`` GPUs (8 CPUs); ``status[name]``: an image the node has and lists."""
     clock = VirtualClock(0.0)
     model = KubeletModel(clock, CAT, KubeletImageConfig(image_disk_bytes=disk))
@@ -44,9 +75,10 @@ def world(gpus: dict[str, int], pods: dict[str, list[Any]] | None = None, disk: 
         node = make_node(name, cpu="8", allocatable={"nvidia.com/gpu": str(n)}, images=images)
         infos.append(node_info(node, (pods or {}).get(name, [])))
     sched = SimpleNamespace(node_infos=lambda: iter(infos))
-    ctx = SimpleNamespace(model=model, cluster=None, scheduler=sched, clock=clock,
-                          catalogue=CAT, origin=0.0)
-    planner = PrePullPlanner(**{"max_warm_nodes": 2, "window_seconds": 3600.0, "lookahead_seconds": 1800.0, **kw})
+    ctx = SimpleNamespace(model=model, cluster=None, scheduler=sched, clock=clock, catalogue=CAT, origin=0.0)
+    planner = PrePullPlanner(
+        **{"max_warm_nodes": 2, "window_seconds": 3600.0, "lookahead_seconds": 1800.0, **kw}
+    )
     planner.attach(ctx)  # type: ignore[arg-type]
     return planner, model, clock
 
@@ -126,7 +158,9 @@ def test_warm_room_on_holders_covers_demand() -> None:
 
 def test_full_holders_do_not_use_up_the_warm_node_budget() -> None:
     busy_pod = make_pod("gpu-user", requests=GPU, node_name="a")
-    planner, _, _ = world({"a": 1, "b": 1, "c": 1}, pods={"a": [busy_pod]}, status={"a": "app:1"}, max_warm_nodes=1)
+    planner, _, _ = world(
+        {"a": 1, "b": 1, "c": 1}, pods={"a": [busy_pod]}, status={"a": "app:1"}, max_warm_nodes=1
+    )
     for i in range(4):
         arrive(planner, f"p{i}", float(i))
     # a holds app:1 but has no room: one warm node with room is still wanted -> b (by name)
@@ -160,7 +194,7 @@ def test_prepull_takes_no_kubelet_pull_slot() -> None:
     clock = VirtualClock(0.0)
     model = KubeletModel(clock, CAT, KubeletImageConfig())
     model.add_node("n")
-    assert model.prepull("n", "other:1") is True   # 1 GB, 23 s with the default pull model
+    assert model.prepull("n", "other:1") is True  # 1 GB, 23 s with the default pull model
     clock.advance_to(1.0)
     record = model.pod_bound("n", "default/p", ["app:1"])
     # serialized pulls, but the pod's pull starts at once: 1 s + 3 layers x 0.037 s + 2.13e9 / 45e6 s

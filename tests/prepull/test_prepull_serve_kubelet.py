@@ -57,30 +57,56 @@ from kubesched.testing import node_manifest  # noqa: E402
 SPEED = 20
 IMAGE = "example.com/team/big:1"
 IMAGE_BYTES = 1_000_000_000
-CATALOGUE = {"images": [{"name": IMAGE, "class": "cpu", "source": "test", "confidence": "derived",
-                         "layers": [{"id": "big-layer", "size_bytes": IMAGE_BYTES}]}]}
-KUBELET = {"decompressBytesPerSecond": 50_000_000, "layerLatencySeconds": 0.0, "pullFixedSeconds": 0.0,
-           "containerStartSeconds": 1.0}
+CATALOGUE = {
+    "images": [
+        {
+            "name": IMAGE,
+            "class": "cpu",
+            "source": "test",
+            "confidence": "derived",
+            "layers": [{"id": "big-layer", "size_bytes": IMAGE_BYTES}],
+        }
+    ]
+}
+KUBELET = {
+    "decompressBytesPerSecond": 50_000_000,
+    "layerLatencySeconds": 0.0,
+    "pullFixedSeconds": 0.0,
+    "containerStartSeconds": 1.0,
+}
 WAVES, PER_WAVE, WAVE_WALL_SECONDS = 4, 2, 5.0
 POOLS = {"with-prepull": ("pre", 12), "without-prepull": ("plain", 8)}
 PRESENT = f'Container image "{IMAGE}" already present on machine'
 
 
 def _config(tmp: Path, scheduler: str) -> Path:
-    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-           "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 2, "leaderElection": {"leaderElect": False},
-           "profiles": [{"schedulerName": scheduler}]}
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "podInitialBackoffSeconds": 1,
+        "podMaxBackoffSeconds": 2,
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": scheduler}],
+    }
     path = tmp / f"{scheduler}.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
 
 
 def _pod(scheduler: str, wave: int, i: int) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{scheduler}-w{wave}-{i}", "namespace": "default"},
-            "spec": {"schedulerName": scheduler, "nodeSelector": {"pool": POOLS[scheduler][0]},
-                     "terminationGracePeriodSeconds": 0,
-                     "containers": [{"name": "main", "image": IMAGE,
-                                     "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{scheduler}-w{wave}-{i}", "namespace": "default"},
+        "spec": {
+            "schedulerName": scheduler,
+            "nodeSelector": {"pool": POOLS[scheduler][0]},
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                {"name": "main", "image": IMAGE, "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}
+            ],
+        },
+    }
 
 
 def _event_t(event: dict[str, Any]) -> float:
@@ -98,15 +124,23 @@ def _timeline(pod: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, An
         found = [e for e in mine if e.get("reason") == reason and e.get("reportingController") in controllers]
         assert len(found) <= 1, found
         return found[0] if found else None
+
     scheduled = next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
     pulling, pulled = one("Pulling", ("kubelet",)), one("Pulled", ("kubelet",))
-    event = one("Scheduled", (pod["spec"]["schedulerName"],))   # reportingController: the profile
-    assert pulled is not None and event is not None, [(e.get("reason"), e.get("reportingController")) for e in mine]
+    event = one("Scheduled", (pod["spec"]["schedulerName"],))  # reportingController: the profile
+    assert pulled is not None and event is not None, [
+        (e.get("reason"), e.get("reportingController")) for e in mine
+    ]
     [cs] = pod["status"]["containerStatuses"]
-    return {"created": parse_rfc3339(pod["metadata"]["creationTimestamp"]),
-            "scheduled": parse_rfc3339(scheduled["lastTransitionTime"]), "scheduledEvent": _event_t(event),
-            "pulling": None if pulling is None else _event_t(pulling), "pulled": _event_t(pulled),
-            "started": parse_rfc3339(cs["state"]["running"]["startedAt"]), "message": pulled.get("note")}
+    return {
+        "created": parse_rfc3339(pod["metadata"]["creationTimestamp"]),
+        "scheduled": parse_rfc3339(scheduled["lastTransitionTime"]),
+        "scheduledEvent": _event_t(event),
+        "pulling": None if pulling is None else _event_t(pulling),
+        "pulled": _event_t(pulled),
+        "started": parse_rfc3339(cs["state"]["running"]["startedAt"]),
+        "message": pulled.get("note"),
+    }
 
 
 def test_run_prepull_starts_pods_faster_on_serve_kubelet(tmp_path: Path) -> None:
@@ -115,15 +149,29 @@ def test_run_prepull_starts_pods_faster_on_serve_kubelet(tmp_path: Path) -> None
 
     from kubesched.cli.main import main
 
-    nodes = [node_manifest(f"{pool}-{i}", cpu="4", memory="16Gi", labels={"pool": pool})
-             for pool, count in POOLS.values() for i in range(count)]
+    nodes = [
+        node_manifest(f"{pool}-{i}", cpu="4", memory="16Gi", labels={"pool": pool})
+        for pool, count in POOLS.values()
+        for i in range(count)
+    ]
     (tmp_path / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
     (tmp_path / "images.yaml").write_text(yaml.safe_dump(CATALOGUE))
     (tmp_path / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
     kc = tmp_path / "kubeconfig"
-    serve = ServeProcess(tmp_path, "-f", str(tmp_path / "nodes.yaml"), "--write-kubeconfig", str(kc), "--kubelet",
-                         "--kubelet-config", str(tmp_path / "kubelet.yaml"), "--images", str(tmp_path / "images.yaml"),
-                         "--speed", str(SPEED))
+    serve = ServeProcess(
+        tmp_path,
+        "-f",
+        str(tmp_path / "nodes.yaml"),
+        "--write-kubeconfig",
+        str(kc),
+        "--kubelet",
+        "--kubelet-config",
+        str(tmp_path / "kubelet.yaml"),
+        "--images",
+        str(tmp_path / "images.yaml"),
+        "--speed",
+        str(SPEED),
+    )
     replicas: list[Replica] = []
     try:
         serve.wait_ready()
@@ -132,9 +180,20 @@ def test_run_prepull_starts_pods_faster_on_serve_kubelet(tmp_path: Path) -> None
         core = client.CoreV1Api(api_client)
         core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prepull"}})
         shim = SimpleNamespace(tmp=tmp_path, kubeconfig=str(kc), reader_token=None)
-        replicas.append(Replica(shim, _config(tmp_path, "with-prepull"), "--prepull",  # type: ignore[arg-type]
-                                "--prepull-namespace", "prepull", "--prepull-interval", "0.5",
-                                "--prepull-catalogue", str(tmp_path / "images.yaml"), name="with-prepull"))
+        replicas.append(
+            Replica(
+                shim,
+                _config(tmp_path, "with-prepull"),
+                "--prepull",  # type: ignore[arg-type]
+                "--prepull-namespace",
+                "prepull",
+                "--prepull-interval",
+                "0.5",
+                "--prepull-catalogue",
+                str(tmp_path / "images.yaml"),
+                name="with-prepull",
+            )
+        )
         replicas.append(Replica(shim, _config(tmp_path, "without-prepull"), name="without-prepull"))  # type: ignore[arg-type]
         for r in replicas:
             r.wait_ready(60)
@@ -150,16 +209,32 @@ def test_run_prepull_starts_pods_faster_on_serve_kubelet(tmp_path: Path) -> None
         def all_running() -> list[Any] | None:
             resp = core.list_namespaced_pod("default", _preload_content=False)
             pods = json.loads(resp.data)["items"]
-            done = len(pods) == 2 * WAVES * PER_WAVE and all(p["status"].get("phase") == "Running" for p in pods)
+            done = len(pods) == 2 * WAVES * PER_WAVE and all(
+                p["status"].get("phase") == "Running" for p in pods
+            )
             return pods if done else None
+
         try:
             pods = wait_for(all_running, 60, "every pod Running")
         except AssertionError:
             raise AssertionError("\n".join(r.log()[-3000:] for r in replicas)) from None
 
         out = tmp_path / "report"
-        res = CliRunner().invoke(main, ["startup", "--kubeconfig", str(kc), "-n", "default", "--since", "all",
-                                        "--out", str(out), "--no-html"])
+        res = CliRunner().invoke(
+            main,
+            [
+                "startup",
+                "--kubeconfig",
+                str(kc),
+                "-n",
+                "default",
+                "--since",
+                "all",
+                "--out",
+                str(out),
+                "--no-html",
+            ],
+        )
         assert res.exit_code == 0, res.output
         resp = client.EventsV1Api(api_client).list_namespaced_event("default", _preload_content=False)
         events = json.loads(resp.data)["items"]
@@ -195,30 +270,43 @@ def test_run_prepull_starts_pods_faster_on_serve_kubelet(tmp_path: Path) -> None
 
     # start-up (cluster seconds): a pull is 20 s + 1 s of container start; an image present, 1 s
     def startups(scheduler: str, waves: range) -> list[float]:
-        return [float(rows[f"{scheduler}-w{w}-{i}"]["startupLatencySeconds"]) for w in waves for i in range(PER_WAVE)]
+        return [
+            float(rows[f"{scheduler}-w{w}-{i}"]["startupLatencySeconds"])
+            for w in waves
+            for i in range(PER_WAVE)
+        ]
+
     assert without["startupLatencySeconds"]["p50"] >= 21.0
-    assert with_["startupLatencySeconds"]["p50"] < 5.0        # most pods find the image
+    assert with_["startupLatencySeconds"]["p50"] < 5.0  # most pods find the image
     later = range(1, WAVES)
-    p95_with, p95_without = percentiles(startups("with-prepull", later)), percentiles(startups("without-prepull", later))
+    p95_with, p95_without = (
+        percentiles(startups("with-prepull", later)),
+        percentiles(startups("without-prepull", later)),
+    )
     assert p95_with is not None and p95_without is not None
     assert p95_with["p95"] < p95_without["p95"] and p95_without["p95"] >= 21.0
     assert max(startups("with-prepull", range(2, WAVES))) < 5.0
     assert min(startups("without-prepull", range(WAVES))) >= 21.0
 
     # the pre-pulls: on the with-prepull pool only, announced and completed
-    prepull = [(e["reason"], e["regarding"]["name"]) for e in events
-               if e.get("reportingController") == "kubesched-prepull" and e["regarding"].get("kind") == "Node"]
+    prepull = [
+        (e["reason"], e["regarding"]["name"])
+        for e in events
+        if e.get("reportingController") == "kubesched-prepull" and e["regarding"].get("kind") == "Node"
+    ]
     assert prepull and all(node.startswith("pre-") for _, node in prepull), prepull
     assert sum(reason == "PrePulled" for reason, _ in prepull) >= 1 + 2 + 2
 
     # one clock under --speed 20: every pod's timeline is monotonic
     for name, tl in timelines.items():
-        steps = [tl["created"], tl["scheduled"]] + ([tl["pulling"]] if tl["pulling"] is not None else []) + \
-            [tl["pulled"], tl["started"]]
+        steps = (
+            [tl["created"], tl["scheduled"]]
+            + ([tl["pulling"]] if tl["pulling"] is not None else [])
+            + [tl["pulled"], tl["started"]]
+        )
         assert steps == sorted(steps), (name, tl)
         assert (tl["pulling"] is None) == (tl["message"] == PRESENT), (name, tl)
         # the scheduler's Event (another process, with its wall clock: stamped as it was, it would lie
         # before the pod's creation, by 19 cluster seconds per wall second since serve started) is on
         # the cluster's clock too, written within half a wall second of the binding
         assert tl["created"] <= tl["scheduledEvent"] <= tl["scheduled"] + 10.0, (name, tl)
-

@@ -14,8 +14,14 @@ def _less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
 
-def _qpi(name: str, ts: float, unsched: int = 0, errors: int = 0, priority: int = 0,
-         plugins: set[str] | None = None) -> QueuedPodInfo:
+def _qpi(
+    name: str,
+    ts: float,
+    unsched: int = 0,
+    errors: int = 0,
+    priority: int = 0,
+    plugins: set[str] | None = None,
+) -> QueuedPodInfo:
     p = QueuedPodInfo(PodInfo(make_pod(name, priority=priority)), timestamp=ts)
     p.unschedulable_count = unsched
     p.consecutive_errors_count = errors
@@ -61,10 +67,10 @@ def test_floor_to_second() -> None:
 def test_heaps_split_by_rejectors_and_ordering() -> None:
     clock = VirtualClock(0.0)
     bq = BackoffQueue(clock, 1.0, 10.0, _less)
-    a = _qpi("a", 0.2, unsched=1, plugins={"X"})            # exp 1
+    a = _qpi("a", 0.2, unsched=1, plugins={"X"})  # exp 1
     b = _qpi("b", 0.5, unsched=1, priority=10, plugins={"X"})  # exp 1, higher priority
-    c = _qpi("c", 0.1, errors=1)                           # error heap, exp 1
-    d = _qpi("d", 0.0, unsched=3, plugins={"X"})            # exp 4
+    c = _qpi("c", 0.1, errors=1)  # error heap, exp 1
+    d = _qpi("d", 0.0, unsched=3, plugins={"X"})  # exp 4
     for p in (a, b, c, d):
         bq.add(p)
     assert len(bq.regular) == 3 and len(bq.errors) == 1

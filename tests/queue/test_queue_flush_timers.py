@@ -38,14 +38,14 @@ def test_backoff_flush_at_the_first_whole_second_after_expiry_and_keeps_a_run_al
     q.run()
     clock.advance_to(100.5)
     q.add(make_pod("a"))
-    fail(q, _pop(q))                                 # error: the error heap, expiry floor(101.5) = 101
+    fail(q, _pop(q))  # error: the error heap, expiry floor(101.5) = 101
     assert q.next_backoff_expiry() == 101.0
     assert (clock.next_timer_time(), clock.pending(), clock.has_pending_work()) == (102.0, 1, True)
     clock.advance_to(101.999)
     assert where(q, "default/a") == "backoff"
     clock.advance_to(102.0)
     assert where(q, "default/a") == "active"
-    assert (clock.next_timer_time(), clock.has_pending_work()) == (None, False)   # nothing left: disarmed
+    assert (clock.next_timer_time(), clock.has_pending_work()) == (None, False)  # nothing left: disarmed
 
 
 def test_backoff_timer_moves_to_an_earlier_expiry_and_goes_when_the_queue_empties() -> None:
@@ -53,12 +53,12 @@ def test_backoff_timer_moves_to_an_earlier_expiry_and_goes_when_the_queue_emptie
     q.run()
     q.add(make_pod("long"))
     p = _pop(q)
-    p.consecutive_errors_count = 3                   # the next error backs off 8 s
+    p.consecutive_errors_count = 3  # the next error backs off 8 s
     fail(q, p)
-    assert clock.next_timer_time() == 9.0            # expiry floor(0 + 8) = 8
+    assert clock.next_timer_time() == 9.0  # expiry floor(0 + 8) = 8
     clock.advance_to(3.0)
     q.add(make_pod("short"))
-    fail(q, _pop(q))                                 # 1 s: expiry 4
+    fail(q, _pop(q))  # 1 s: expiry 4
     assert (clock.next_timer_time(), clock.pending()) == (5.0, 1)
     q.delete(make_pod("short"))
     assert (clock.next_timer_time(), clock.pending()) == (9.0, 1)
@@ -75,11 +75,11 @@ def test_unschedulable_flush_is_a_daemon_on_a_30s_grid_from_run() -> None:
     assert where(q, "default/a") == "unschedulable"
     # the next grid point (1000 + 30 k) at or after now; a daemon: no pending work
     assert (clock.next_timer_time(), clock.has_pending_work()) == (1030.0, False)
-    clock.advance_to(1300.0)                         # flushes at 1030 ... 1300 found it younger than 300 s
+    clock.advance_to(1300.0)  # flushes at 1030 ... 1300 found it younger than 300 s
     assert where(q, "default/a") == "unschedulable" and clock.next_timer_time() == 1330.0
-    clock.advance_to(1330.0)                         # 317.5 s > 300 s: UnschedulableTimeout
+    clock.advance_to(1330.0)  # 317.5 s > 300 s: UnschedulableTimeout
     assert where(q, "default/a") == "active"
-    assert clock.next_timer_time() is None           # no unschedulable pod left: disarmed
+    assert clock.next_timer_time() is None  # no unschedulable pod left: disarmed
 
 
 def test_unschedulable_flush_disarmed_when_the_pods_leave_and_rearmed_past_the_last_flush() -> None:
@@ -87,11 +87,11 @@ def test_unschedulable_flush_disarmed_when_the_pods_leave_and_rearmed_past_the_l
     q.run()
     q.add(make_pod("a"))
     fail(q, _pop(q), plugins=("NodeResourcesFit",))
-    assert clock.next_timer_time() == 0.0            # the grid point of now has not been flushed yet
+    assert clock.next_timer_time() == 0.0  # the grid point of now has not been flushed yet
     clock.advance_to(0.0)
     assert clock.next_timer_time() == 30.0
-    q.move_all_to_active_or_backoff(NODE_ADD, None, {})   # leaves for the backoffQ (1 s)
-    assert where(q, "default/a") == "backoff" and clock.next_timer_time() == 2.0   # only the backoff flush
+    q.move_all_to_active_or_backoff(NODE_ADD, None, {})  # leaves for the backoffQ (1 s)
+    assert where(q, "default/a") == "backoff" and clock.next_timer_time() == 2.0  # only the backoff flush
     clock.advance_to(2.0)
     fail(q, _pop(q), plugins=("NodeResourcesFit",))
     assert clock.next_timer_time() == 30.0
@@ -99,9 +99,14 @@ def test_unschedulable_flush_disarmed_when_the_pods_leave_and_rearmed_past_the_l
 
 # --- the lazy timers release exactly what the 1 s and 30 s loops release -------------------------
 
-_STEPS = st.lists(st.tuples(st.sampled_from(["add", "pop", "fail", "fail_err", "done", "event", "delete", "tick"]),
-                            st.integers(0, 4), st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0, 7.0, 30.0, 301.0])),
-                  max_size=50)
+_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "pop", "fail", "fail_err", "done", "event", "delete", "tick"]),
+        st.integers(0, 4),
+        st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0, 7.0, 30.0, 301.0]),
+    ),
+    max_size=50,
+)
 
 
 def _eager_advance(q: PriorityQueue, clock: VirtualClock, target: float) -> None:
@@ -128,7 +133,7 @@ def test_lazy_flush_timers_match_the_periodic_loops(steps: list[tuple[str, int, 
     lazy, clock = make_queue()
     lazy.run()
     eager, eager_clock = make_queue()
-    eager.flush_unschedulable_pods_leftover()      # the 30 s loop's first flush, at run()
+    eager.flush_unschedulable_pods_leftover()  # the 30 s loop's first flush, at run()
     popped: dict[str, tuple[QueuedPodInfo, QueuedPodInfo]] = {}
     for op, i, dt in steps:
         name = f"p{i}"
@@ -170,5 +175,5 @@ def test_lazy_flush_timers_match_the_periodic_loops(steps: list[tuple[str, int, 
         daemons = clock.pending() - (lazy.len_backoff() > 0)
         if lazy.len_unschedulable() > 0:
             assert daemons == 1
-        else:   # at most the flush due at this very instant (it finds nothing)
+        else:  # at most the flush due at this very instant (it finds nothing)
             assert daemons == 0 or (daemons == 1 and clock.next_timer_time() == clock.now())

@@ -39,7 +39,9 @@ def test_update_delete_get() -> None:
     assert [h.pop(), h.pop()] == [("a", 1), ("c", 3)]
 
 
-@given(st.lists(st.tuples(st.sampled_from(["add", "del"]), st.integers(0, 15), st.integers(-5, 5)), max_size=80))
+@given(
+    st.lists(st.tuples(st.sampled_from(["add", "del"]), st.integers(0, 15), st.integers(-5, 5)), max_size=80)
+)
 def test_heap_matches_sorted_model(ops: list[tuple[str, int, int]]) -> None:
     h = _tuple_heap()
     model: dict[str, int] = {}

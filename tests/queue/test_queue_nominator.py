@@ -22,13 +22,13 @@ def test_add_noop_uses_status_and_override_replaces() -> None:
     a = make_pod("a", status={"nominatedNodeName": "n1"})
     b = make_pod("b")
     n.add_nominated_pod(PodInfo(a), None)
-    n.add_nominated_pod(PodInfo(b), NominatingInfo("", NominatingMode.Noop))   # nothing to nominate
+    n.add_nominated_pod(PodInfo(b), NominatingInfo("", NominatingMode.Noop))  # nothing to nominate
     assert names(n, "n1") == ["a"] and len(n) == 1
     n.add_nominated_pod(PodInfo(b), NominatingInfo("n1", OVERRIDE))
     assert names(n, "n1") == ["a", "b"]
-    n.add_nominated_pod(PodInfo(a), NominatingInfo("n2", OVERRIDE))           # override moves it
+    n.add_nominated_pod(PodInfo(a), NominatingInfo("n2", OVERRIDE))  # override moves it
     assert names(n, "n1") == ["b"] and names(n, "n2") == ["a"]
-    n.add_nominated_pod(PodInfo(a), NominatingInfo("", OVERRIDE))             # cleared
+    n.add_nominated_pod(PodInfo(a), NominatingInfo("", OVERRIDE))  # cleared
     assert names(n, "n2") == [] and n.nominated_node(a.uid) is None
 
 
@@ -78,23 +78,35 @@ def _ev(action: ActionType, assigned: bool = False) -> ClusterEvent:
 
 def test_pod_update_events() -> None:
     base = make_pod("a", cpu="2", memory="1Gi", spec={"schedulingGates": [{"name": "g"}]})
-    changed = make_pod("a", cpu="1", memory="1Gi", labels={"x": "y"},
-                       spec={"tolerations": [{"key": "k", "operator": "Exists"}]})
+    changed = make_pod(
+        "a",
+        cpu="1",
+        memory="1Gi",
+        labels={"x": "y"},
+        spec={"tolerations": [{"key": "k", "operator": "Exists"}]},
+    )
     assert pod_scheduling_properties_change(changed, base) == [
-        _ev(ActionType.UpdatePodLabel), _ev(ActionType.UpdatePodScaleDown),
-        _ev(ActionType.UpdatePodSchedulingGatesEliminated), _ev(ActionType.UpdatePodToleration)]
+        _ev(ActionType.UpdatePodLabel),
+        _ev(ActionType.UpdatePodScaleDown),
+        _ev(ActionType.UpdatePodSchedulingGatesEliminated),
+        _ev(ActionType.UpdatePodToleration),
+    ]
     same = make_pod("a", cpu="2", memory="1Gi", spec={"schedulingGates": [{"name": "g"}]})
     assert pod_scheduling_properties_change(same, base) == [_ev(ActionType.Update)]
     assert [e.label for e in pod_scheduling_properties_change(same, base)] == ["UnscheduledPodUpdate"]
     # scaling up or removing a request
-    assert pod_scheduling_properties_change(make_pod("a", cpu="3", memory="1Gi"),
-                                            make_pod("a", cpu="2", memory="1Gi")) == [_ev(ActionType.Update)]
+    assert pod_scheduling_properties_change(
+        make_pod("a", cpu="3", memory="1Gi"), make_pod("a", cpu="2", memory="1Gi")
+    ) == [_ev(ActionType.Update)]
     assert pod_scheduling_properties_change(make_pod("a", cpu="2"), make_pod("a", cpu="2", memory="1Gi")) == [
-        _ev(ActionType.UpdatePodScaleDown)]
+        _ev(ActionType.UpdatePodScaleDown)
+    ]
     bound = make_pod("a", node_name="n1", labels={"x": "z"})
     assert pod_scheduling_properties_change(bound, make_pod("a", node_name="n1")) == [
-        _ev(ActionType.UpdatePodLabel, assigned=True)]
+        _ev(ActionType.UpdatePodLabel, assigned=True)
+    ]
     claims_old = make_pod("a", status={"resourceClaimStatuses": []})
     claims_new = make_pod("a", status={"resourceClaimStatuses": [{"name": "c", "resourceClaimName": "a-c"}]})
     assert pod_scheduling_properties_change(claims_new, claims_old) == [
-        _ev(ActionType.UpdatePodGeneratedResourceClaim)]
+        _ev(ActionType.UpdatePodGeneratedResourceClaim)
+    ]

@@ -68,7 +68,10 @@ class SchedulingGates(PreEnqueuePlugin):
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
         if pod.scheduling_gates:
-            return Status(Code.UnschedulableAndUnresolvable, f"waiting for scheduling gates: {list(pod.scheduling_gates)}")
+            return Status(
+                Code.UnschedulableAndUnresolvable,
+                f"waiting for scheduling gates: {list(pod.scheduling_gates)}",
+            )
         return None
 
 
@@ -81,17 +84,23 @@ def failing_hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
 
 
 def default_hints() -> dict[str, list[tuple[ClusterEvent, list[tuple[str, Any]]]]]:
-    return {PROFILE: [
-        (NODE_ADD, [("NodeResourcesFit", None), ("Pender", None)]),
-        (NODE_LABEL, [("NodeAffinity", zone_hint), ("Broken", failing_hint)]),
-        (NODE_DELETE, [("Other", None)]),
-        (GATES_ELIMINATED, [("SchedulingGates", None)]),
-        (ClusterEvent(EventResource.Pod, ActionType.Add), [("PodTopologySpread", None), ("InterPodAffinity", None)]),
-    ]}
+    return {
+        PROFILE: [
+            (NODE_ADD, [("NodeResourcesFit", None), ("Pender", None)]),
+            (NODE_LABEL, [("NodeAffinity", zone_hint), ("Broken", failing_hint)]),
+            (NODE_DELETE, [("Other", None)]),
+            (GATES_ELIMINATED, [("SchedulingGates", None)]),
+            (
+                ClusterEvent(EventResource.Pod, ActionType.Add),
+                [("PodTopologySpread", None), ("InterPodAffinity", None)],
+            ),
+        ]
+    }
 
 
-def make_queue(clock: VirtualClock | None = None, *, fast: bool = False, metrics: Recorder | None = None,
-               **kw: Any) -> tuple[PriorityQueue, VirtualClock]:
+def make_queue(
+    clock: VirtualClock | None = None, *, fast: bool = False, metrics: Recorder | None = None, **kw: Any
+) -> tuple[PriorityQueue, VirtualClock]:
     clock = clock or VirtualClock(0.0)
     kw.setdefault("queueing_hints", default_hints())
     kw.setdefault("pre_enqueue_plugins", {PROFILE: [SchedulingGates()]})
@@ -99,7 +108,9 @@ def make_queue(clock: VirtualClock | None = None, *, fast: bool = False, metrics
     return q, clock
 
 
-def fail(q: PriorityQueue, p: QueuedPodInfo, plugins: tuple[str, ...] = (), pending: tuple[str, ...] = ()) -> None:
+def fail(
+    q: PriorityQueue, p: QueuedPodInfo, plugins: tuple[str, ...] = (), pending: tuple[str, ...] = ()
+) -> None:
     p.unschedulable_plugins = set(plugins)
     p.pending_plugins = set(pending)
     q.add_unschedulable_if_not_present(p, q.scheduling_cycle())
@@ -121,8 +132,13 @@ def where(q: PriorityQueue, key: str) -> str:
 @pytest.mark.parametrize("fast", [False, True])
 def test_active_order_priority_then_timestamp(fast: bool) -> None:
     q, clock = make_queue(fast=fast)
-    for t, name, prio in [(0.0, "low-old", 0), (1.0, "high-new", 10), (2.0, "low-new", 0), (3.0, "high-newer", 10),
-                          (4.0, "mid", 5)]:
+    for t, name, prio in [
+        (0.0, "low-old", 0),
+        (1.0, "high-new", 10),
+        (2.0, "low-new", 0),
+        (3.0, "high-newer", 10),
+        (4.0, "mid", 5),
+    ]:
         clock.advance_to(t)
         q.add(make_pod(name, priority=prio))
     names = []
@@ -155,7 +171,7 @@ def test_backoff_1_2_4_8_10_with_whole_second_windows(fast: bool) -> None:
     for _ in range(6):
         p = q.pop()
         assert p is not None
-        fail(q, p, plugins=("NodeResourcesFit",))   # no in-flight event -> unschedulablePods
+        fail(q, p, plugins=("NodeResourcesFit",))  # no in-flight event -> unschedulablePods
         assert where(q, "default/a") == "unschedulable"
         # force it to backoffQ through an event: NodeAdd interests NodeResourcesFit
         q.move_all_to_active_or_backoff(NODE_ADD, None, {"name": "n"})
@@ -180,8 +196,8 @@ def test_error_backoff_and_fractional_timestamps() -> None:
     assert p.consecutive_errors_count == 1 and p.unschedulable_count == 0
     assert where(q, "default/a") == "backoff"
     assert q._backoff.errors.get("default/a") is p
-    assert q.backoff_expiration(p) == 1.0          # floor(0.5 + 1)
-    assert q.pop() is None                         # error heap is not popped early
+    assert q.backoff_expiration(p) == 1.0  # floor(0.5 + 1)
+    assert q.pop() is None  # error heap is not popped early
     clock.advance_to(1.999)
     assert q.len_active() == 0
     clock.advance_to(2.0)
@@ -214,10 +230,10 @@ def test_registered_event_moves_unrelated_does_not() -> None:
     assert p is not None
     fail(q, p, plugins=("NodeResourcesFit",))
     assert where(q, "default/a") == "unschedulable"
-    q.move_all_to_active_or_backoff(NODE_DELETE, {}, None)          # registered, but by another plugin
+    q.move_all_to_active_or_backoff(NODE_DELETE, {}, None)  # registered, but by another plugin
     q.move_all_to_active_or_backoff(ClusterEvent(EventResource.PersistentVolume, ActionType.Add), None, {})
     assert where(q, "default/a") == "unschedulable"
-    clock.advance_to(5.0)                                            # backoff (1 s) is over
+    clock.advance_to(5.0)  # backoff (1 s) is over
     q.move_all_to_active_or_backoff(NODE_ADD, None, {})
     assert where(q, "default/a") == "active"
 
@@ -231,7 +247,7 @@ def test_hint_queue_skip_keeps_pod_and_queue_moves_it() -> None:
     q.move_all_to_active_or_backoff(NODE_LABEL, {}, {"zone": "b"})
     assert where(q, "default/a") == "unschedulable"
     q.move_all_to_active_or_backoff(NODE_LABEL, {}, {"zone": "a"})
-    assert where(q, "default/a") == "backoff"                        # t=0: still backing off
+    assert where(q, "default/a") == "backoff"  # t=0: still backing off
 
 
 def test_hint_error_counts_as_queue() -> None:
@@ -265,10 +281,10 @@ def test_event_while_in_flight_requeues_on_failure() -> None:
     assert a is not None and b is not None
     q.move_all_to_active_or_backoff(NODE_ADD, None, {"name": "n1"})
     assert q._in_flight.event_count == 1
-    fail(q, a, plugins=("NodeResourcesFit",))    # NodeAdd seen while in flight -> worth retrying
+    fail(q, a, plugins=("NodeResourcesFit",))  # NodeAdd seen while in flight -> worth retrying
     assert where(q, "default/a") == "backoff"
-    assert q._in_flight.event_count == 1          # b still needs it
-    fail(q, b, plugins=("NodeAffinity",))         # NodeAdd does not interest NodeAffinity
+    assert q._in_flight.event_count == 1  # b still needs it
+    fail(q, b, plugins=("NodeAffinity",))  # NodeAdd does not interest NodeAffinity
     assert where(q, "default/b") == "unschedulable"
     assert q._in_flight.event_count == 0 and q.in_flight_count() == 0
 
@@ -374,7 +390,7 @@ def test_unschedulable_timeout_after_five_minutes() -> None:
     p = q.pop()
     assert p is not None
     fail(q, p, plugins=("NodeResourcesFit",))
-    clock.advance_to(329.0)   # the 300 s flush sees exactly 300 s: not more than the limit
+    clock.advance_to(329.0)  # the 300 s flush sees exactly 300 s: not more than the limit
     assert where(q, "default/a") == "unschedulable"
     clock.advance_to(330.0)
     assert where(q, "default/a") == "active"
@@ -392,9 +408,11 @@ def test_activate_from_unschedulable_backoff_and_in_flight() -> None:
     u, b, f, other = q.pop(), q.pop(), q.pop(), q.pop()
     assert u and b and f and other
     fail(q, u, plugins=("NodeResourcesFit",))
-    fail(q, b)                                           # error -> backoffQ
+    fail(q, b)  # error -> backoffQ
     assert (where(q, "default/u"), where(q, "default/b")) == ("unschedulable", "backoff")
-    q.activate({"default/u": u.pod, "default/b": b.pod, "default/f": f.pod, "default/missing": make_pod("missing")})
+    q.activate(
+        {"default/u": u.pod, "default/b": b.pod, "default/f": f.pod, "default/missing": make_pod("missing")}
+    )
     assert (where(q, "default/u"), where(q, "default/b")) == ("active", "active")
     assert m.get("scheduler_queue_incoming_pods_total", queue="active", event="ForceActivate") == 2
     # the in-flight pod saw a targeted ForceActivate: retried after backoff; the other is skipped
@@ -408,8 +426,15 @@ def test_activate_from_unschedulable_backoff_and_in_flight() -> None:
 
 def test_assigned_pod_added_only_moves_cross_topology_pods() -> None:
     q, clock = make_queue()
-    aff = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}]}}}
+    aff = {
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
+                ]
+            }
+        }
+    }
     q.add(make_pod("spread", "ns1"))
     q.add(make_pod("spread-other-ns", "ns2"))
     q.add(make_pod("affine", "ns1", spec=aff))
@@ -417,12 +442,23 @@ def test_assigned_pod_added_only_moves_cross_topology_pods() -> None:
     for _ in range(4):
         p = q.pop()
         assert p is not None
-        fail(q, p, plugins=("NodeResourcesFit",) if p.pod.name == "fit" else
-             ("InterPodAffinity",) if p.pod.name == "affine" else ("PodTopologySpread",))
+        fail(
+            q,
+            p,
+            plugins=("NodeResourcesFit",)
+            if p.pod.name == "fit"
+            else ("InterPodAffinity",)
+            if p.pod.name == "affine"
+            else ("PodTopologySpread",),
+        )
     clock.advance_to(5.0)
     q.assigned_pod_added(make_pod("web", "ns1", node_name="n1", labels={"app": "web"}))
     assert [where(q, k) for k in ("ns1/spread", "ns2/spread-other-ns", "ns1/affine", "ns1/fit")] == [
-        "active", "unschedulable", "unschedulable", "unschedulable"]
+        "active",
+        "unschedulable",
+        "unschedulable",
+        "unschedulable",
+    ]
     q.assigned_pod_added(make_pod("db", "ns1", node_name="n1", labels={"app": "db"}))
     assert where(q, "ns1/affine") == "active"
     assert where(q, "ns2/spread-other-ns") == "unschedulable"
@@ -430,7 +466,9 @@ def test_assigned_pod_added_only_moves_cross_topology_pods() -> None:
 
 def test_assigned_pod_scale_down_considers_all() -> None:
     hints = default_hints()
-    hints[PROFILE].append((ClusterEvent(EventResource.Pod, ActionType.UpdatePodScaleDown), [("NodeResourcesFit", None)]))
+    hints[PROFILE].append(
+        (ClusterEvent(EventResource.Pod, ActionType.UpdatePodScaleDown), [("NodeResourcesFit", None)])
+    )
     q, clock = make_queue(queueing_hints=hints)
     q.add(make_pod("fit"))
     p = q.pop()
@@ -483,7 +521,7 @@ def test_update_unschedulable_pod_with_hinted_event() -> None:
     assert p is not None
     fail(q, p, plugins=("NodeAffinity",))
     clock.advance_to(5.0)
-    q.update(old, make_pod("a", cpu="1"))             # generic Update: NodeAffinity registered only labels
+    q.update(old, make_pod("a", cpu="1"))  # generic Update: NodeAffinity registered only labels
     assert where(q, "default/a") == "unschedulable"
     q.update(old, make_pod("a", labels={"k": "v"}))
     assert where(q, "default/a") == "active"
@@ -513,7 +551,7 @@ def test_add_unschedulable_rejects_already_queued() -> None:
     q.add(a)
     p = q.pop()
     assert p is not None
-    q.add(a)   # informer re-add while in flight
+    q.add(a)  # informer re-add while in flight
     with pytest.raises(QueueError, match="already present in the active queue"):
         fail(q, p, plugins=("X",))
     assert q.in_flight_count() == 0
@@ -594,20 +632,39 @@ def test_pop_blocking_wakes_on_add_from_other_thread() -> None:
 def test_close_stops_loops() -> None:
     q, clock = make_queue()
     q.run()
-    assert clock.next_timer_time() is None          # nothing to flush: no timer
+    assert clock.next_timer_time() is None  # nothing to flush: no timer
     q.add(make_pod("a"))
     q.add(make_pod("b"))
     fail(q, q.pop(), plugins=("NodeResourcesFit",))  # type: ignore[arg-type]
-    fail(q, q.pop())                                 # type: ignore[arg-type]
-    assert (clock.next_timer_time(), clock.pending()) == (0.0, 2)   # unschedulable flush now, backoff at 2 s
+    fail(q, q.pop())  # type: ignore[arg-type]
+    assert (clock.next_timer_time(), clock.pending()) == (0.0, 2)  # unschedulable flush now, backoff at 2 s
     q.close()
     assert clock.next_timer_time() is None
 
 
 # --- invariants under random operations ---------------------------------------------------------
 
-_OPS = st.lists(st.tuples(st.sampled_from(["add", "gated", "pop", "fail", "fail_err", "done", "event", "activate",
-                                          "delete", "tick", "ungate"]), st.integers(0, 5)), max_size=60)
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "add",
+                "gated",
+                "pop",
+                "fail",
+                "fail_err",
+                "done",
+                "event",
+                "activate",
+                "delete",
+                "tick",
+                "ungate",
+            ]
+        ),
+        st.integers(0, 5),
+    ),
+    max_size=60,
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -30,6 +30,7 @@ class _Recorder:
     def __getattr__(self, name: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> None:
             self.calls.append((name, *(_describe(a) for a in args)))
+
         return call
 
 
@@ -62,16 +63,23 @@ class _Profile:
         return uid in self.waiting
 
 
-def _handlers(profile: _Profile | None = None) -> tuple[EventHandlers, _Recorder, _Recorder, list[tuple[str, str]]]:
+def _handlers(
+    profile: _Profile | None = None,
+) -> tuple[EventHandlers, _Recorder, _Recorder, list[tuple[str, str]]]:
     cache, queue = _Recorder(), _Recorder()
     patched: list[tuple[str, str]] = []
-    h = EventHandlers(cache, queue, {"default-scheduler": profile or _Profile()},  # type: ignore[dict-item]
-                      patch_failed_status=lambda pod, reason, msg, nom: patched.append((pod.key, reason)))
+    h = EventHandlers(
+        cache,
+        queue,
+        {"default-scheduler": profile or _Profile()},  # type: ignore[dict-item]
+        patch_failed_status=lambda pod, reason, msg, nom: patched.append((pod.key, reason)),
+    )
     return h, cache, queue, patched
 
 
-def _pod(name: str, *, node: str | None = None, scheduler: str | None = None, rv: str = "1",
-         uid: str | None = None) -> dict[str, Any]:
+def _pod(
+    name: str, *, node: str | None = None, scheduler: str | None = None, rv: str = "1", uid: str | None = None
+) -> dict[str, Any]:
     m = pod_manifest(name, cpu="100m")
     m["metadata"]["resourceVersion"] = rv
     m["metadata"]["uid"] = uid or f"uid-{name}"
@@ -97,16 +105,31 @@ def test_handlers_binding_update_moves_the_pod_from_queue_to_cache() -> None:
     bound = _pod("web", node="n1", rv="2")
     h.on_pod_add(pending)
     h.on_pod_update(pending, bound)
-    assert queue.calls == [("add", "default/web"), ("delete", "default/web"), ("assigned_pod_added", "default/web")]
+    assert queue.calls == [
+        ("add", "default/web"),
+        ("delete", "default/web"),
+        ("assigned_pod_added", "default/web"),
+    ]
     assert cache.calls == [("add_pod", "default/web")]
     relabelled = _pod("web", node="n1", rv="3")
     relabelled["metadata"]["labels"] = {"app": "web"}
     h.on_pod_update(bound, relabelled)
     assert cache.calls[-1] == ("update_pod", "default/web", "default/web")
-    assert queue.calls[-1] == ("assigned_pod_updated", "default/web", "default/web", "AssignedPodUpdatePodLabel")
+    assert queue.calls[-1] == (
+        "assigned_pod_updated",
+        "default/web",
+        "default/web",
+        "AssignedPodUpdatePodLabel",
+    )
     h.on_pod_delete(relabelled)
     assert cache.calls[-1] == ("remove_pod", "default/web")
-    assert queue.calls[-1] == ("move_all_to_active_or_backoff", ASSIGNED_POD_DELETE.label, "default/web", None, None)
+    assert queue.calls[-1] == (
+        "move_all_to_active_or_backoff",
+        ASSIGNED_POD_DELETE.label,
+        "default/web",
+        None,
+        None,
+    )
 
 
 def test_handlers_pending_pod_update_and_delete() -> None:
@@ -116,10 +139,13 @@ def test_handlers_pending_pod_update_and_delete() -> None:
     new["metadata"]["labels"] = {"x": "y"}
     h.on_pod_update(old, new)
     assert queue.calls == [("update", "default/a", "default/a")]
-    h.on_pod_delete(_pod("permit", uid="uid-permit"))  # a pod waiting in Permit: its rejection frees resources
-    assert queue.calls[1:] == [("delete", "default/permit"),
-                               ("move_all_to_active_or_backoff", ASSIGNED_POD_DELETE.label, "default/permit", None,
-                                None)]
+    h.on_pod_delete(
+        _pod("permit", uid="uid-permit")
+    )  # a pod waiting in Permit: its rejection frees resources
+    assert queue.calls[1:] == [
+        ("delete", "default/permit"),
+        ("move_all_to_active_or_backoff", ASSIGNED_POD_DELETE.label, "default/permit", None, None),
+    ]
 
 
 def test_handlers_nodes_go_to_the_cache_with_their_events() -> None:
@@ -132,9 +158,11 @@ def test_handlers_nodes_go_to_the_cache_with_their_events() -> None:
     h.on_node_update(n1, labelled)
     h.on_node_delete(labelled)
     assert cache.calls == [("add_node", "n1"), ("update_node", "n1", "n1"), ("remove_node", "n1")]
-    assert queue.calls == [("move_all_to_active_or_backoff", NODE_ADD.label, None, "n1", None),
-                           ("move_all_to_active_or_backoff", "NodeUpdateNodeLabel", "n1", "n1", None),
-                           ("move_all_to_active_or_backoff", NODE_DELETE.label, "n1", None, None)]
+    assert queue.calls == [
+        ("move_all_to_active_or_backoff", NODE_ADD.label, None, "n1", None),
+        ("move_all_to_active_or_backoff", "NodeUpdateNodeLabel", "n1", "n1", None),
+        ("move_all_to_active_or_backoff", NODE_DELETE.label, "n1", None, None),
+    ]
 
 
 def test_handlers_report_a_malformed_pending_pod_once() -> None:
@@ -145,8 +173,10 @@ def test_handlers_report_a_malformed_pending_pod_once() -> None:
     h.on_pod_add(bad)
     h.on_pod_add(bad)
     assert queue.calls == [] and cache.calls == []
-    assert list(h.invalid_pods) == ["default/bad"] and "spec.containers[0].resources.requests.cpu" in \
-        h.invalid_pods["default/bad"]
+    assert (
+        list(h.invalid_pods) == ["default/bad"]
+        and "spec.containers[0].resources.requests.cpu" in h.invalid_pods["default/bad"]
+    )
     assert profile.event_recorder.events == [("default/bad", "Warning", "FailedScheduling")]
     assert patched == [("default/bad", "SchedulerError")]
     h.on_pod_delete(bad)
@@ -210,8 +240,9 @@ def test_node_delete_leaves_the_cache(env: tuple[MemoryCluster, Any]) -> None:
     assert sched.cache.node_count() == 1
 
 
-def test_pods_are_parsed_once_per_resource_version(env: tuple[MemoryCluster, Any],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pods_are_parsed_once_per_resource_version(
+    env: tuple[MemoryCluster, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     cluster, sched = env
     calls: list[str] = []
     original = Pod.from_manifest.__func__  # type: ignore[attr-defined]
@@ -219,6 +250,7 @@ def test_pods_are_parsed_once_per_resource_version(env: tuple[MemoryCluster, Any
     def counting(cls: type[Pod], obj: Any) -> Pod:
         calls.append(obj["metadata"]["resourceVersion"])
         return original(cls, obj)
+
     monkeypatch.setattr(Pod, "from_manifest", classmethod(counting))
     cluster.create(pod_manifest("web", cpu="100m"))
     obj = cluster.get("Pod", "default", "web")
@@ -238,11 +270,16 @@ def _node(**changes: Any) -> Node:
 def test_node_update_events() -> None:
     base = _node()
     assert node_update_events(base, _node()) == []
-    assert [e.action_type for e in node_update_events(base, _node(labels={"zone": "a"}))] == [ActionType.UpdateNodeLabel]
+    assert [e.action_type for e in node_update_events(base, _node(labels={"zone": "a"}))] == [
+        ActionType.UpdateNodeLabel
+    ]
     assert [e.action_type for e in node_update_events(base, _node(allocatable={"cpu": "8"}))] == [
-        ActionType.UpdateNodeAllocatable]
+        ActionType.UpdateNodeAllocatable
+    ]
     tainted = _node(spec={"taints": [{"key": "k", "effect": "NoSchedule"}]})
     assert [e.action_type for e in node_update_events(base, tainted)] == [ActionType.UpdateNodeTaint]
     cordoned = _node(spec={"unschedulable": True})
-    assert node_update_events(base, cordoned) == []                 # cordoning cannot help a pending pod
-    assert [e.action_type for e in node_update_events(cordoned, base)] == [ActionType.UpdateNodeTaint]  # uncordon can
+    assert node_update_events(base, cordoned) == []  # cordoning cannot help a pending pod
+    assert [e.action_type for e in node_update_events(cordoned, base)] == [
+        ActionType.UpdateNodeTaint
+    ]  # uncordon can

@@ -18,20 +18,32 @@ from kubesched.scheduler.placement import Placement, num_feasible_nodes_to_find
 from kubesched.testing import node_manifest, pod_manifest
 
 
-@pytest.mark.parametrize(("percentage", "nodes", "expected"), [
-    (None, 0, 0), (None, 50, 50), (None, 99, 99),          # below minFeasibleNodesToFind (100): all
-    (None, 100, 100), (None, 500, 230),                    # adaptive: 50 - 500/125 = 46 %
-    (None, 1523, 578),                                     # 50 - 12 = 38 % of 1,523
-    (None, 5000, 500), (None, 6000, 300),                  # 50 - 40 = 10 %; 50 - 48 = 2 %, raised to the 5 % floor
-    (0, 5000, 500), (None, 20000, 1000),                   # floor of 5 %: 1,000 of 20,000
-    (10, 200, 100), (10, 5000, 500), (100, 5000, 5000),    # explicit percentages, at least 100
-    (1, 1000, 100),
-])
+@pytest.mark.parametrize(
+    ("percentage", "nodes", "expected"),
+    [
+        (None, 0, 0),
+        (None, 50, 50),
+        (None, 99, 99),  # below minFeasibleNodesToFind (100): all
+        (None, 100, 100),
+        (None, 500, 230),  # adaptive: 50 - 500/125 = 46 %
+        (None, 1523, 578),  # 50 - 12 = 38 % of 1,523
+        (None, 5000, 500),
+        (None, 6000, 300),  # 50 - 40 = 10 %; 50 - 48 = 2 %, raised to the 5 % floor
+        (0, 5000, 500),
+        (None, 20000, 1000),  # floor of 5 %: 1,000 of 20,000
+        (10, 200, 100),
+        (10, 5000, 500),
+        (100, 5000, 5000),  # explicit percentages, at least 100
+        (1, 1000, 100),
+    ],
+)
 def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, expected: int) -> None:
     assert num_feasible_nodes_to_find(percentage, nodes) == expected
 
 
-@given(st.integers(min_value=0, max_value=200_000), st.one_of(st.none(), st.integers(min_value=0, max_value=100)))
+@given(
+    st.integers(min_value=0, max_value=200_000), st.one_of(st.none(), st.integers(min_value=0, max_value=100))
+)
 def test_num_feasible_nodes_is_bounded(nodes: int, percentage: int | None) -> None:
     n = num_feasible_nodes_to_find(percentage, nodes)
     assert n == nodes if nodes < 100 else 100 <= n <= max(100, nodes)
@@ -68,6 +80,6 @@ def test_rotating_start_index_spreads_the_search() -> None:
     placed = {p.name: p.node for p in res.pods}
     a_rec, b_rec = (next(p for p in res.pods if p.name == n).results[0].to_dict() for n in ("a", "b"))
     assert len(a_rec["score"]) == 100 and len(b_rec["score"]) == 100
-    assert set(a_rec["score"]).isdisjoint(b_rec["score"])      # two disjoint windows of the node list
+    assert set(a_rec["score"]).isdisjoint(b_rec["score"])  # two disjoint windows of the node list
     assert placed["a"] in a_rec["score"] and placed["b"] in b_rec["score"]
     assert res.scheduler.placement.next_start_node_index == 0  # 100 + 100 processed, modulo 200

@@ -28,9 +28,11 @@ def _holder(node: ast.expr) -> str | None:
 
 def _reaches(source: str, name: str) -> list[str]:
     tree = ast.parse(source, filename=name)
-    hits = sorted((n.lineno, n.col_offset, f"{name}:{n.lineno}: .{_holder(n.value)}.{n.attr}")
-                  for n in ast.walk(tree)
-                  if isinstance(n, ast.Attribute) and n.attr in INTERNALS and _holder(n.value) in SCHEDULER_NAMES)
+    hits = sorted(
+        (n.lineno, n.col_offset, f"{name}:{n.lineno}: .{_holder(n.value)}.{n.attr}")
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and n.attr in INTERNALS and _holder(n.value) in SCHEDULER_NAMES
+    )
     return [h for _, _, h in hits]
 
 
@@ -42,8 +44,11 @@ def _checked_files() -> list[Path]:
     """Every module of :data:`SURFACE_USERS` and every module whose path names a controller
     (``*controller*``) outside the scheduler itself: a new controller is covered wherever it lands."""
     files = {f for pkg in SURFACE_USERS for f in (ROOT / pkg).rglob("*.py")}
-    files |= {f for f in ROOT.rglob("*.py")
-              if "controller" in str(f.relative_to(ROOT)) and f.relative_to(ROOT).parts[0] != "scheduler"}
+    files |= {
+        f
+        for f in ROOT.rglob("*.py")
+        if "controller" in str(f.relative_to(ROOT)) and f.relative_to(ROOT).parts[0] != "scheduler"
+    }
     return sorted(files)
 
 
@@ -54,8 +59,13 @@ def test_no_run_mode_or_controller_reaches_into_the_scheduler() -> None:
 
 def test_the_checked_files_include_every_controller() -> None:
     names = {str(f.relative_to(ROOT)) for f in _checked_files()}
-    assert {"prepull/controller.py", "prepull/planner.py", "embedded/controllers/pv_controller.py", "modes/run/scheduler.py",
-            "ui/server.py"} <= names
+    assert {
+        "prepull/controller.py",
+        "prepull/planner.py",
+        "embedded/controllers/pv_controller.py",
+        "modes/run/scheduler.py",
+        "ui/server.py",
+    } <= names
     assert {str(f.relative_to(ROOT)) for f in (ROOT / "embedded" / "controllers").rglob("*.py")} <= names
 
 

@@ -30,10 +30,10 @@ def _bound(cluster: MemoryCluster) -> list[str]:
 
 def test_runs_until_quiet() -> None:
     clock, cluster, sched = _env(3)
-    assert sched.run_until_quiet() == 3          # two fit (800m of 1 cpu), the third is unschedulable
+    assert sched.run_until_quiet() == 3  # two fit (800m of 1 cpu), the third is unschedulable
     assert _bound(cluster) == ["p0", "p1"]
-    assert clock.now() == T0                     # nothing on the clock: no time passed
-    assert sched.run_until_quiet() == 0          # quiet stays quiet
+    assert clock.now() == T0  # nothing on the clock: no time passed
+    assert sched.run_until_quiet() == 0  # quiet stays quiet
 
 
 def test_timers_fire_at_their_time_and_bounds_stop() -> None:
@@ -72,7 +72,7 @@ def test_only_daemon_timers_left_is_quiet() -> None:
         clock.call_later(10.0, tick, daemon=True)
 
     clock.call_later(10.0, tick, daemon=True)
-    assert sched.run_until_quiet() == 0 and clock.now() == T0 and ticks == []   # housekeeping alone: quiet
+    assert sched.run_until_quiet() == 0 and clock.now() == T0 and ticks == []  # housekeeping alone: quiet
     clock.call_later(25.0, lambda: cluster.create(pod_manifest("late", cpu="100m")))
     seen: list[float] = []
     assert sched.run_until_quiet(after_attempt=lambda q: seen.append(clock.now())) == 1
@@ -88,11 +88,14 @@ def test_ready_and_before_advance_hooks() -> None:
 
     def before(q: object) -> None:
         busy_until[0] = clock.now() + 2.0
-        clock.call_at(busy_until[0], lambda: None)   # the scheduler is free again then
+        clock.call_at(busy_until[0], lambda: None)  # the scheduler is free again then
 
-    n = sched.run_until_quiet(before_attempt=before, after_attempt=lambda q: seen.append(clock.now() - T0),
-                              ready=lambda: clock.now() >= busy_until[0],
-                              before_advance=lambda now, to: moves.append((now - T0, to - T0)))
+    n = sched.run_until_quiet(
+        before_attempt=before,
+        after_attempt=lambda q: seen.append(clock.now() - T0),
+        ready=lambda: clock.now() >= busy_until[0],
+        before_advance=lambda now, to: moves.append((now - T0, to - T0)),
+    )
     assert n == 3 and seen == [0.0, 2.0, 4.0]
     assert moves == [(0.0, 2.0), (2.0, 4.0), (4.0, 6.0)]
     assert _bound(cluster) == ["p0", "p1"]
@@ -109,8 +112,8 @@ def test_queue_flushes_run_on_the_clock_when_started_with_them() -> None:
     assert sched.run_until_quiet(after_attempt=lambda q: attempts.append(clock.now() - T0)) == 1
     # unschedulable: only the (daemon) unschedulable flush is armed, so the run is quiet
     assert clock.next_timer_time() == T0 + 0.0 and not clock.has_pending_work()
-    clock.call_at(T0 + 330.0, lambda: None)      # some work later: the flushes on the way retry the pod
+    clock.call_at(T0 + 330.0, lambda: None)  # some work later: the flushes on the way retry the pod
     sched.run_until_quiet(after_attempt=lambda q: attempts.append(clock.now() - T0))
-    assert attempts == [0.0, 330.0]              # UnschedulableTimeout: unschedulable for more than 300 s
+    assert attempts == [0.0, 330.0]  # UnschedulableTimeout: unschedulable for more than 300 s
     sched.stop()
     assert clock.next_timer_time() is None

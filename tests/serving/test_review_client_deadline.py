@@ -18,11 +18,18 @@ REVIEW = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "stat
 
 def kubeconfig(tmp_path: Path, url: str) -> str:
     p = tmp_path / "kubeconfig"
-    p.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": url}}],
-        "users": [{"name": "u", "user": {"token": "t0k"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    p.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "c", "cluster": {"server": url}}],
+                "users": [{"name": "u", "user": {"token": "t0k"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            }
+        )
+    )
     return str(p)
 
 
@@ -49,4 +56,6 @@ def test_review_answer_read_and_oversized_answer_refused(tmp_path: Path) -> None
         with pytest.raises(ReviewError) as e:
             client("/apis/authentication.k8s.io/v1/tokenreviews", {"kind": "TokenReview"})
         client.close()
-    assert str(e.value) == "POST /apis/authentication.k8s.io/v1/tokenreviews: answer larger than 4194304 bytes"
+    assert (
+        str(e.value) == "POST /apis/authentication.k8s.io/v1/tokenreviews: answer larger than 4194304 bytes"
+    )

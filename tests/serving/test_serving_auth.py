@@ -56,15 +56,28 @@ class Poster:
         return self.reviews.subject_access_review(body)
 
 
-REVIEWS = Reviews({"t1": StaticToken("alice", "u1", ("devs",)), "root": StaticToken("admin", "u0", ("system:masters",))},
-                  [AbacPolicy(user="alice", non_resource_path="/metrics", readonly=True),
-                   AbacPolicy(group="devs", non_resource_path="/debug/pprof/*")])
+REVIEWS = Reviews(
+    {"t1": StaticToken("alice", "u1", ("devs",)), "root": StaticToken("admin", "u0", ("system:masters",))},
+    [
+        AbacPolicy(user="alice", non_resource_path="/metrics", readonly=True),
+        AbacPolicy(group="devs", non_resource_path="/debug/pprof/*"),
+    ],
+)
 
 
-@pytest.mark.parametrize(("header", "token"), [
-    (None, None), ("", None), ("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER  abc", None),
-    ("Basic abc", None), ("Bearer", None), ("Bearer abc def", "abc"),
-])
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [
+        (None, None),
+        ("", None),
+        ("Bearer abc", "abc"),
+        ("bearer abc", "abc"),
+        ("BEARER  abc", None),
+        ("Basic abc", None),
+        ("Bearer", None),
+        ("Bearer abc def", "abc"),
+    ],
+)
 def test_bearer_token(header: str | None, token: str | None) -> None:
     assert bearer_token(header) == token
 
@@ -117,7 +130,8 @@ def test_authorizer_order_cache_and_messages() -> None:
     assert authz.authorize(ANONYMOUS, "GET", "/metrics") == Decision(False, "No policy matched.")
     assert poster.calls == ["SubjectAccessReview"] * 4
     assert forbidden_message(ANONYMOUS, "GET", "/metrics", "No policy matched.") == (
-        'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.')
+        'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.'
+    )
     assert forbidden_message(alice, "HEAD", "/x", "") == 'forbidden: User "alice" cannot get path "/x"'
     with pytest.raises(AuthorizationError):
         Authorizer(Poster(REVIEWS, fail=True)).authorize(alice, "GET", "/metrics")
@@ -126,50 +140,85 @@ def test_authorizer_order_cache_and_messages() -> None:
 
 def test_path_matcher() -> None:
     m = PathMatcher(["/healthz", "readyz", "/debug/*", " "])
-    assert [m.matches(p) for p in ("/healthz", "/readyz", "/debug/pprof/profile", "/healthz/x", "/metrics")] == [
-        True, True, True, False, False]
-    with pytest.raises(ConfigError, match='--authorization-always-allow-paths: only trailing "\\*" allowed in "/a\\*b"'):
+    assert [
+        m.matches(p) for p in ("/healthz", "/readyz", "/debug/pprof/profile", "/healthz/x", "/metrics")
+    ] == [True, True, True, False, False]
+    with pytest.raises(
+        ConfigError, match='--authorization-always-allow-paths: only trailing "\\*" allowed in "/a\\*b"'
+    ):
         PathMatcher(["/a*b"])
 
 
 def test_serve_review_answers() -> None:
     tr = REVIEWS.token_review({"kind": "TokenReview", "spec": {"token": "t1"}})
-    assert tr["status"] == {"authenticated": True, "user": {"username": "alice", "uid": "u1",
-                                                           "groups": ["devs", "system:authenticated"]}}
+    assert tr["status"] == {
+        "authenticated": True,
+        "user": {"username": "alice", "uid": "u1", "groups": ["devs", "system:authenticated"]},
+    }
     assert "token" not in tr["spec"]
     assert REVIEWS.token_review({"kind": "TokenReview", "spec": {"token": "x"}})["status"] == {
-        "authenticated": False, "user": {}}
-    sar = REVIEWS.subject_access_review({"kind": "SubjectAccessReview", "spec": {
-        "user": "bob", "groups": ["devs"], "resourceAttributes": {"verb": "get", "resource": "pods"}}})
+        "authenticated": False,
+        "user": {},
+    }
+    sar = REVIEWS.subject_access_review(
+        {
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": "bob",
+                "groups": ["devs"],
+                "resourceAttributes": {"verb": "get", "resource": "pods"},
+            },
+        }
+    )
     assert sar["status"] == {"allowed": False, "reason": "No policy matched."}
     with pytest.raises(ValueError, match="exactly one of nonResourceAttributes or resourceAttributes"):
         REVIEWS.subject_access_review({"kind": "SubjectAccessReview", "spec": {"user": "bob"}})
-    res = Reviews(policies=[AbacPolicy(user="*", namespace="*", resource="pods", api_group="*", readonly=True)])
-    allowed = res.subject_access_review({"kind": "SubjectAccessReview", "spec": {
-        "user": "bob", "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "a"}}})
+    res = Reviews(
+        policies=[AbacPolicy(user="*", namespace="*", resource="pods", api_group="*", readonly=True)]
+    )
+    allowed = res.subject_access_review(
+        {
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": "bob",
+                "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "a"},
+            },
+        }
+    )
     assert allowed["status"] == {"allowed": True}
 
 
 def test_token_and_policy_files(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.csv"
     tokens.write_text('abc,alice,u1,"devs,ops"\n\nxyz,bob,u2\n')
-    assert load_token_file(str(tokens)) == {"abc": StaticToken("alice", "u1", ("devs", "ops")),
-                                            "xyz": StaticToken("bob", "u2")}
+    assert load_token_file(str(tokens)) == {
+        "abc": StaticToken("alice", "u1", ("devs", "ops")),
+        "xyz": StaticToken("bob", "u2"),
+    }
     tokens.write_text("abc,alice\n")
     with pytest.raises(ConfigError) as e:
         load_token_file(str(tokens))
-    assert str(e.value) == (f"--token-auth-file: {tokens} line 1: at least 3 columns (token, user name, user uid), "
-                            "found 2")
+    assert str(e.value) == (
+        f"--token-auth-file: {tokens} line 1: at least 3 columns (token, user name, user uid), found 2"
+    )
     policy = tmp_path / "policy.jsonl"
-    policy.write_text('# scrapers\n{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", '
-                      '"spec": {"user": "alice", "nonResourcePath": "/metrics", "readonly": true}}\n')
-    assert load_policy_file(str(policy)) == [AbacPolicy(user="alice", non_resource_path="/metrics", readonly=True)]
-    policy.write_text('{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", '
-                      '"spec": {"users": "alice"}}\n')
+    policy.write_text(
+        '# scrapers\n{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", '
+        '"spec": {"user": "alice", "nonResourcePath": "/metrics", "readonly": true}}\n'
+    )
+    assert load_policy_file(str(policy)) == [
+        AbacPolicy(user="alice", non_resource_path="/metrics", readonly=True)
+    ]
+    policy.write_text(
+        '{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", '
+        '"spec": {"users": "alice"}}\n'
+    )
     with pytest.raises(ConfigError) as e:
         load_policy_file(str(policy))
-    assert str(e.value) == (f"--authorization-policy-file: {policy} line 1: spec.users: unknown field (known: user, "
-                            "group, readonly, apiGroup, resource, namespace, nonResourcePath)")
+    assert str(e.value) == (
+        f"--authorization-policy-file: {policy} line 1: spec.users: unknown field (known: user, "
+        "group, readonly, apiGroup, resource, namespace, nonResourcePath)"
+    )
 
 
 def test_profile_of_an_idle_process_loads(tmp_path: Path) -> None:

@@ -26,9 +26,13 @@ from kubesched.serving.authz import Authorizer
 from kubesched.serving.http import RequestAuth, StatusServer
 from kubesched.serving.tls import accept_client_certificates, server_context
 
-REVIEWS = Reviews({"t1": StaticToken("alice", "u1", ("devs",))},
-                  [AbacPolicy(user="alice", non_resource_path="/metrics", readonly=True),
-                   AbacPolicy(user="bob", non_resource_path="/metrics", readonly=True)])
+REVIEWS = Reviews(
+    {"t1": StaticToken("alice", "u1", ("devs",))},
+    [
+        AbacPolicy(user="alice", non_resource_path="/metrics", readonly=True),
+        AbacPolicy(user="bob", non_resource_path="/metrics", readonly=True),
+    ],
+)
 
 
 class Poster:
@@ -44,8 +48,11 @@ class Poster:
         return REVIEWS.subject_access_review(body)
 
     def sar_users(self) -> list[tuple[str, list[str], dict[str, list[str]]]]:
-        return [(b["spec"]["user"], b["spec"]["groups"], b["spec"].get("extra", {}))
-                for b in self.bodies if b["kind"] == "SubjectAccessReview"]
+        return [
+            (b["spec"]["user"], b["spec"]["groups"], b["spec"].get("extra", {}))
+            for b in self.bodies
+            if b["kind"] == "SubjectAccessReview"
+        ]
 
     def kinds(self) -> list[str]:
         return [b["kind"] for b in self.bodies]
@@ -71,43 +78,63 @@ def pki(tmp_path: Path) -> PKI:
 def served(pki: PKI) -> Iterator[tuple[StatusServer, Poster]]:
     poster = Poster()
     client_ca = CABundle.from_pem(pki.client_ca.pem, "client-ca.crt", "--client-ca-file")
-    proxy = RequestHeaderConfig(CABundle.from_pem(pki.proxy_ca.pem, "proxy-ca.crt", "--requestheader-client-ca-file"),
-                                allowed_names=("front-proxy-client",), uid_headers=("X-Remote-Uid",))
-    chain = Authenticator([RequestHeaderAuthenticator(lambda: proxy), ClientCertAuthenticator(lambda: client_ca),
-                           TokenReviewAuthenticator(poster)])
+    proxy = RequestHeaderConfig(
+        CABundle.from_pem(pki.proxy_ca.pem, "proxy-ca.crt", "--requestheader-client-ca-file"),
+        allowed_names=("front-proxy-client",),
+        uid_headers=("X-Remote-Uid",),
+    )
+    chain = Authenticator(
+        [
+            RequestHeaderAuthenticator(lambda: proxy),
+            ClientCertAuthenticator(lambda: client_ca),
+            TokenReviewAuthenticator(poster),
+        ]
+    )
     tls = server_context("127.0.0.1")
     accept_client_certificates(tls, pki.proxy_ca.pem + pki.client_ca.pem)
-    server = StatusServer("127.0.0.1", 0, synced=lambda: True, tls=tls,
-                          auth=RequestAuth(chain, Authorizer(poster))).start()
+    server = StatusServer(
+        "127.0.0.1", 0, synced=lambda: True, tls=tls, auth=RequestAuth(chain, Authorizer(poster))
+    ).start()
     try:
         yield server, poster
     finally:
         server.stop()
 
 
-def _get(server: StatusServer, path: str, cert: tuple[Path, Path] | None = None,
-         headers: dict[str, str] | None = None) -> tuple[int, str]:
+def _get(
+    server: StatusServer,
+    path: str,
+    cert: tuple[Path, Path] | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, str]:
     r = httpx.get(f"{server.url}{path}", verify=client_context(cert), headers=headers or {}, timeout=10)
     if r.status_code in (401, 403):
         return r.status_code, json.loads(r.text)["message"]
     return r.status_code, r.text
 
 
-def test_client_certificate_user_is_cn_and_groups_are_o(served: tuple[StatusServer, Poster], pki: PKI) -> None:
+def test_client_certificate_user_is_cn_and_groups_are_o(
+    served: tuple[StatusServer, Poster], pki: PKI
+) -> None:
     server, poster = served
     alice = pki.issue(pki.client_ca, "alice", "alice", ("devs", "ops"))
     code, body = _get(server, "/metrics", alice)
     assert code == 200 and "# HELP" in body
     mallory = pki.issue(pki.client_ca, "mallory", "mallory")
     assert _get(server, "/metrics", mallory) == (
-        403, 'forbidden: User "mallory" cannot get path "/metrics": No policy matched.')
-    assert poster.sar_users() == [("alice", ["devs", "ops", "system:authenticated"], {}),
-                                  ("mallory", ["system:authenticated"], {})]
+        403,
+        'forbidden: User "mallory" cannot get path "/metrics": No policy matched.',
+    )
+    assert poster.sar_users() == [
+        ("alice", ["devs", "ops", "system:authenticated"], {}),
+        ("mallory", ["system:authenticated"], {}),
+    ]
     assert poster.kinds() == ["SubjectAccessReview"] * 2  # no TokenReview for a certificate
 
 
 def test_certificate_comes_before_the_bearer_token_and_headers_need_the_proxy_ca(
-        served: tuple[StatusServer, Poster], pki: PKI) -> None:
+    served: tuple[StatusServer, Poster], pki: PKI
+) -> None:
     server, poster = served
     alice = pki.issue(pki.client_ca, "alice", "alice")
     # a bad token next to a valid certificate: the certificate wins, the token is never reviewed
@@ -120,26 +147,39 @@ def test_certificate_comes_before_the_bearer_token_and_headers_need_the_proxy_ca
     assert _get(server, "/metrics", None, {"Authorization": "Bearer t1"})[0] == 200
     assert _get(server, "/metrics", None, {"Authorization": "Bearer made-up"}) == (401, "Unauthorized")
     assert _get(server, "/metrics", None, {"X-Remote-User": "bob"}) == (
-        403, 'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.')
+        403,
+        'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.',
+    )
     # a certificate without a CN has no opinion, but the front-proxy verifier rejected it (not the
     # proxy's CA): with no authenticator left to vouch for the request, upstream's union fails it
     nameless = pki.issue(pki.client_ca, "nameless", None, ("devs",))
     assert _get(server, "/metrics", nameless) == (401, "Unauthorized")
-    assert poster.sar_users()[1:] == [("alice", ["devs", "system:authenticated"], {}),
-                                      ("system:anonymous", ["system:unauthenticated"], {})]
+    assert poster.sar_users()[1:] == [
+        ("alice", ["devs", "system:authenticated"], {}),
+        ("system:anonymous", ["system:unauthenticated"], {}),
+    ]
 
 
 def test_front_proxy_headers(served: tuple[StatusServer, Poster], pki: PKI) -> None:
     server, poster = served
     proxy = pki.issue(pki.proxy_ca, "proxy", "front-proxy-client")
-    headers = {"X-Remote-User": "bob", "X-Remote-Uid": "b-1", "X-Remote-Group": "devs",
-               "X-Remote-Extra-Scopes": "read", "X-Remote-Extra-Acme.com%2fProject": "p1"}
+    headers = {
+        "X-Remote-User": "bob",
+        "X-Remote-Uid": "b-1",
+        "X-Remote-Group": "devs",
+        "X-Remote-Extra-Scopes": "read",
+        "X-Remote-Extra-Acme.com%2fProject": "p1",
+    }
     code, _ = _get(server, "/metrics", proxy, headers)
     assert code == 200
     sar = [b for b in poster.bodies if b["kind"] == "SubjectAccessReview"][0]["spec"]
-    assert sar == {"user": "bob", "uid": "b-1", "groups": ["devs", "system:authenticated"],
-                   "extra": {"scopes": ["read"], "acme.com/project": ["p1"]},
-                   "nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
+    assert sar == {
+        "user": "bob",
+        "uid": "b-1",
+        "groups": ["devs", "system:authenticated"],
+        "extra": {"scopes": ["read"], "acme.com/project": ["p1"]},
+        "nonResourceAttributes": {"path": "/metrics", "verb": "get"},
+    }
     # a proxy whose CN is not allowed: 401, the headers are never believed
     stranger = pki.issue(pki.proxy_ca, "stranger", "other-proxy")
     assert _get(server, "/metrics", stranger, headers) == (401, "Unauthorized")
@@ -149,7 +189,9 @@ def test_front_proxy_headers(served: tuple[StatusServer, Poster], pki: PKI) -> N
     assert len(poster.sar_users()) == 1
 
 
-def test_certificate_of_an_unknown_ca_never_gets_an_answer(served: tuple[StatusServer, Poster], pki: PKI) -> None:
+def test_certificate_of_an_unknown_ca_never_gets_an_answer(
+    served: tuple[StatusServer, Poster], pki: PKI
+) -> None:
     server, poster = served
     eve = pki.issue(pki.other_ca, "eve", "alice")
     with pytest.raises(httpx.TransportError):
@@ -183,12 +225,25 @@ def test_x509_verification_rules(pki: PKI) -> None:
 
 def test_request_header_rules(pki: PKI) -> None:
     proxy = make_client_cert(pki.proxy_ca, "any-proxy")
-    cfg = RequestHeaderConfig(CABundle.from_pem(pki.proxy_ca.pem, "p", "f"),
-                              username_headers=("X-User", "X-Remote-User"), group_headers=("X-Remote-Group", "X-G"))
+    cfg = RequestHeaderConfig(
+        CABundle.from_pem(pki.proxy_ca.pem, "p", "f"),
+        username_headers=("X-User", "X-Remote-User"),
+        group_headers=("X-Remote-Group", "X-G"),
+    )
     authn = RequestHeaderAuthenticator(lambda: cfg)
-    req = AuthRequest.of([("x-remote-user", "zed"), ("X-User", ""), ("X-G", "g3"), ("X-Remote-Group", "g1"),
-                          ("x-remote-group", "g2"), ("X-Remote-Group", ""), ("X-Remote-Extra-Bad%zzKey", "v"),
-                          ("X-Remote-Extra-bad%zzkey", "w")], proxy.der)
+    req = AuthRequest.of(
+        [
+            ("x-remote-user", "zed"),
+            ("X-User", ""),
+            ("X-G", "g3"),
+            ("X-Remote-Group", "g1"),
+            ("x-remote-group", "g2"),
+            ("X-Remote-Group", ""),
+            ("X-Remote-Extra-Bad%zzKey", "v"),
+            ("X-Remote-Extra-bad%zzkey", "w"),
+        ],
+        proxy.der,
+    )
     # empty allowed names: any proxy certificate; the first non-empty user header; groups in header order
     assert authn.authenticate(req) == UserInfo("zed", "", ("g1", "g2", "g3"), {"bad%zzkey": ("v", "w")})
 
@@ -201,19 +256,26 @@ def test_ca_files_are_checked(tmp_path: Path) -> None:
     assert str(e.value) == f"--client-ca-file: {bad}: no PEM certificate found"
     with pytest.raises(ConfigError) as e:
         CABundle.from_file(str(tmp_path / "missing.pem"), "--requestheader-client-ca-file")
-    assert str(e.value) == (f"--requestheader-client-ca-file: cannot read {tmp_path / 'missing.pem'}: "
-                            "No such file or directory")
+    assert str(e.value) == (
+        f"--requestheader-client-ca-file: cannot read {tmp_path / 'missing.pem'}: No such file or directory"
+    )
 
 
 def test_plain_http_never_trusts_proxy_headers(pki: PKI) -> None:
     poster = Poster()
-    proxy = RequestHeaderConfig(CABundle.from_pem(pki.proxy_ca.pem, "proxy-ca.crt", "--requestheader-client-ca-file"))
+    proxy = RequestHeaderConfig(
+        CABundle.from_pem(pki.proxy_ca.pem, "proxy-ca.crt", "--requestheader-client-ca-file")
+    )
     chain = Authenticator([RequestHeaderAuthenticator(lambda: proxy), TokenReviewAuthenticator(poster)])
-    server = StatusServer("127.0.0.1", 0, synced=lambda: True, auth=RequestAuth(chain, Authorizer(poster))).start()
+    server = StatusServer(
+        "127.0.0.1", 0, synced=lambda: True, auth=RequestAuth(chain, Authorizer(poster))
+    ).start()
     try:
         r = httpx.get(f"{server.url}/metrics", headers={"X-Remote-User": "bob"}, timeout=10)
         assert (r.status_code, json.loads(r.text)["message"]) == (
-            403, 'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.')
+            403,
+            'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.',
+        )
     finally:
         server.stop()
 
@@ -224,8 +286,9 @@ def test_a_ca_added_while_serving_applies_to_new_connections(pki: PKI) -> None:
     chain = Authenticator([ClientCertAuthenticator(lambda: bundle[0]), TokenReviewAuthenticator(poster)])
     tls = server_context("127.0.0.1")
     accept_client_certificates(tls, b"")  # nothing yet: no certificate is asked for
-    server = StatusServer("127.0.0.1", 0, synced=lambda: True, tls=tls,
-                          auth=RequestAuth(chain, Authorizer(poster))).start()
+    server = StatusServer(
+        "127.0.0.1", 0, synced=lambda: True, tls=tls, auth=RequestAuth(chain, Authorizer(poster))
+    ).start()
     try:
         alice = pki.issue(pki.client_ca, "alice", "alice")
         assert _get(server, "/metrics", alice)[0] == 403  # the certificate is not even requested: anonymous

@@ -29,7 +29,9 @@ from kubesched.serving.delegation import DelegationOptions, build_request_auth
 from kubesched.serving.review_client import ReviewError
 from kubesched.serving.ttl_cache import TTLCache
 
-REVIEWS = Reviews({"t1": StaticToken("alice", "u1")}, [AbacPolicy(user="alice", non_resource_path="/metrics")])
+REVIEWS = Reviews(
+    {"t1": StaticToken("alice", "u1")}, [AbacPolicy(user="alice", non_resource_path="/metrics")]
+)
 
 
 class Clock:
@@ -97,39 +99,75 @@ def test_flag_defaults_are_upstreams(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, opts = _run_options(monkeypatch)
     assert code == 0, out
     assert opts is not None and opts.delegation == DelegationOptions(
-        always_allow_paths=("/healthz", "/readyz", "/livez"), token_cache_ttl=10.0, allow_ttl=10.0, deny_ttl=10.0,
-        requestheader_username_headers=("x-remote-user",), requestheader_group_headers=("x-remote-group",),
-        requestheader_extra_headers_prefix=("x-remote-extra-",), skip_lookup=False, tolerate_lookup_failure=True)
+        always_allow_paths=("/healthz", "/readyz", "/livez"),
+        token_cache_ttl=10.0,
+        allow_ttl=10.0,
+        deny_ttl=10.0,
+        requestheader_username_headers=("x-remote-user",),
+        requestheader_group_headers=("x-remote-group",),
+        requestheader_extra_headers_prefix=("x-remote-extra-",),
+        skip_lookup=False,
+        tolerate_lookup_failure=True,
+    )
 
 
 def test_flags_parse_as_pflag(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, opts = _run_options(
-        monkeypatch, "--authentication-token-webhook-cache-ttl=1m30s",
-        "--authorization-webhook-cache-authorized-ttl", "2m", "--authorization-webhook-cache-unauthorized-ttl=0s",
-        "--client-ca-file=/etc/ca.crt", "--requestheader-client-ca-file", "/etc/proxy.crt",
-        "--requestheader-allowed-names=front-proxy,aggregator", "--requestheader-allowed-names=other",
-        "--requestheader-username-headers=X-User", "--requestheader-uid-headers=X-Remote-Uid",
-        "--requestheader-group-headers=X-Group,X-Team", "--requestheader-extra-headers-prefix=X-Extra-",
-        "--authentication-skip-lookup", "--authentication-tolerate-lookup-failure=false")
+        monkeypatch,
+        "--authentication-token-webhook-cache-ttl=1m30s",
+        "--authorization-webhook-cache-authorized-ttl",
+        "2m",
+        "--authorization-webhook-cache-unauthorized-ttl=0s",
+        "--client-ca-file=/etc/ca.crt",
+        "--requestheader-client-ca-file",
+        "/etc/proxy.crt",
+        "--requestheader-allowed-names=front-proxy,aggregator",
+        "--requestheader-allowed-names=other",
+        "--requestheader-username-headers=X-User",
+        "--requestheader-uid-headers=X-Remote-Uid",
+        "--requestheader-group-headers=X-Group,X-Team",
+        "--requestheader-extra-headers-prefix=X-Extra-",
+        "--authentication-skip-lookup",
+        "--authentication-tolerate-lookup-failure=false",
+    )
     assert code == 0, out
     assert opts is not None and opts.delegation == DelegationOptions(
-        token_cache_ttl=90.0, allow_ttl=120.0, deny_ttl=0.0, client_ca_file="/etc/ca.crt",
-        requestheader_client_ca_file="/etc/proxy.crt", requestheader_allowed_names=("front-proxy", "aggregator", "other"),
-        requestheader_username_headers=("X-User",), requestheader_uid_headers=("X-Remote-Uid",),
-        requestheader_group_headers=("X-Group", "X-Team"), requestheader_extra_headers_prefix=("X-Extra-",),
-        skip_lookup=True, tolerate_lookup_failure=False)
+        token_cache_ttl=90.0,
+        allow_ttl=120.0,
+        deny_ttl=0.0,
+        client_ca_file="/etc/ca.crt",
+        requestheader_client_ca_file="/etc/proxy.crt",
+        requestheader_allowed_names=("front-proxy", "aggregator", "other"),
+        requestheader_username_headers=("X-User",),
+        requestheader_uid_headers=("X-Remote-Uid",),
+        requestheader_group_headers=("X-Group", "X-Team"),
+        requestheader_extra_headers_prefix=("X-Extra-",),
+        skip_lookup=True,
+        tolerate_lookup_failure=False,
+    )
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("--authentication-token-webhook-cache-ttl=10",),
-     "Invalid value for '--authentication-token-webhook-cache-ttl': time: missing unit in duration \"10\""),
-    (("--authorization-webhook-cache-authorized-ttl=1d",),
-     "Invalid value for '--authorization-webhook-cache-authorized-ttl': time: unknown unit \"d\" in duration \"1d\""),
-    (("--authorization-webhook-cache-unauthorized-ttl=-1s",),
-     "Invalid value for '--authorization-webhook-cache-unauthorized-ttl': must not be negative"),
-    (("--requestheader-group-headers=X-G, ",), 'error: --requestheader-group-headers: empty value in '
-                                              '"requestheader-group-headers"'),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--authentication-token-webhook-cache-ttl=10",),
+            "Invalid value for '--authentication-token-webhook-cache-ttl': time: missing unit in duration \"10\"",
+        ),
+        (
+            ("--authorization-webhook-cache-authorized-ttl=1d",),
+            'Invalid value for \'--authorization-webhook-cache-authorized-ttl\': time: unknown unit "d" in duration "1d"',
+        ),
+        (
+            ("--authorization-webhook-cache-unauthorized-ttl=-1s",),
+            "Invalid value for '--authorization-webhook-cache-unauthorized-ttl': must not be negative",
+        ),
+        (
+            ("--requestheader-group-headers=X-G, ",),
+            'error: --requestheader-group-headers: empty value in "requestheader-group-headers"',
+        ),
+    ],
+)
 def test_bad_flags_are_refused(monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], message: str) -> None:
     code, out, opts = _run_options(monkeypatch, *args)
     assert code == 2 and opts is None
@@ -146,11 +184,21 @@ def _dead_kubeconfig(tmp_path: Path) -> str:
 def test_build_request_auth_wires_ttls_and_the_chain(tmp_path: Path) -> None:
     ca = tmp_path / "ca.crt"
     ca.write_bytes(make_ca("c").pem)
-    opts = DelegationOptions(token_cache_ttl=90.0, allow_ttl=120.0, deny_ttl=1.5, client_ca_file=str(ca),
-                             requestheader_client_ca_file=str(ca), requestheader_allowed_names=("p",))
+    opts = DelegationOptions(
+        token_cache_ttl=90.0,
+        allow_ttl=120.0,
+        deny_ttl=1.5,
+        client_ca_file=str(ca),
+        requestheader_client_ca_file=str(ca),
+        requestheader_allowed_names=("p",),
+    )
     delegated = build_request_auth(opts, _dead_kubeconfig(tmp_path))  # both files given: no lookup
     chain = delegated.authenticator.authenticators
-    assert [type(a) for a in chain] == [RequestHeaderAuthenticator, ClientCertAuthenticator, TokenReviewAuthenticator]
+    assert [type(a) for a in chain] == [
+        RequestHeaderAuthenticator,
+        ClientCertAuthenticator,
+        TokenReviewAuthenticator,
+    ]
     rh = delegated.sources.request_header()
     assert rh is not None and rh.allowed_names == ("p",) and rh.username_headers == ("x-remote-user",)
     token = chain[2]
@@ -159,16 +207,26 @@ def test_build_request_auth_wires_ttls_and_the_chain(tmp_path: Path) -> None:
     assert delegated.client_ca_pem.count(b"BEGIN CERTIFICATE") == 2
 
 
-def test_failed_lookup_is_tolerated_by_default_else_fatal(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_failed_lookup_is_tolerated_by_default_else_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     kc = _dead_kubeconfig(tmp_path)
     with caplog.at_level(logging.WARNING, "kubesched.serving.delegation"):
         delegated = build_request_auth(DelegationOptions(), kc)
     assert (delegated.sources.client_ca(), delegated.sources.request_header(), delegated.client_ca_pem) == (
-        None, None, b"")
-    assert "Error looking up in-cluster authentication configuration: GET /api/v1/namespaces/kube-system/" \
-           "configmaps/extension-apiserver-authentication" in caplog.text
-    with pytest.raises(ConfigError, match="^--authentication-tolerate-lookup-failure: unable to load configmap based "
-                                          "request-header-client-ca-file: GET /api/v1/namespaces/kube-system/"):
+        None,
+        None,
+        b"",
+    )
+    assert (
+        "Error looking up in-cluster authentication configuration: GET /api/v1/namespaces/kube-system/"
+        "configmaps/extension-apiserver-authentication" in caplog.text
+    )
+    with pytest.raises(
+        ConfigError,
+        match="^--authentication-tolerate-lookup-failure: unable to load configmap based "
+        "request-header-client-ca-file: GET /api/v1/namespaces/kube-system/",
+    ):
         build_request_auth(DelegationOptions(tolerate_lookup_failure=False), kc)
     # skipped: no request at all, even when failures are fatal
     build_request_auth(DelegationOptions(skip_lookup=True, tolerate_lookup_failure=False), kc)
@@ -211,8 +269,11 @@ def test_configmap_changes_are_followed() -> None:
     sources = CertificateSources(DelegationOptions(), get)
     sources.load()
     assert sources.request_header() is None
-    answers[0] = {"requestheader-client-ca-file": proxy_ca.pem.decode(),
-                  "requestheader-username-headers": '["X-Remote-User"]', "requestheader-allowed-names": "[]"}
+    answers[0] = {
+        "requestheader-client-ca-file": proxy_ca.pem.decode(),
+        "requestheader-username-headers": '["X-Remote-User"]',
+        "requestheader-allowed-names": "[]",
+    }
     assert sources.refresh()
     authn = Authenticator([RequestHeaderAuthenticator(sources.request_header)])
     req = AuthRequest.of({"X-Remote-User": "carol"}, make_client_cert(proxy_ca, "front-proxy").der)

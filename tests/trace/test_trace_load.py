@@ -41,33 +41,49 @@ def test_csv_directory(assigner: ImageAssigner) -> None:
     assert (train.key, train.arrival, train.duration) == ("ml/train", 5.0, None)
     c = train.manifest["spec"]["containers"][0]
     assert c["resources"]["requests"] == {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}
-    assert c["image"] == "example.com/app-a:1"   # assigned: the catalogue's only gpu image
+    assert c["image"] == "example.com/app-a:1"  # assigned: the catalogue's only gpu image
     assert wl.horizon == 60.0
 
 
 def test_shorthand_count_and_default_horizon(tmp_path: Path, assigner: ImageAssigner) -> None:
     f = tmp_path / "t.yaml"
-    f.write_text("nodes: [{name: n, cpu: 2, memory: 4Gi, count: 2}]\n"
-                 "pods: [{name: w, arrival: 3, duration: 7, count: 2, cpu: 100m, image: example.com/base:1}]\n")
+    f.write_text(
+        "nodes: [{name: n, cpu: 2, memory: 4Gi, count: 2}]\n"
+        "pods: [{name: w, arrival: 3, duration: 7, count: 2, cpu: 100m, image: example.com/base:1}]\n"
+    )
     wl = load_workload(f, assigner)
     assert [n["metadata"]["name"] for n in wl.nodes] == ["n-0", "n-1"]
     assert [p.name for p in wl.pods] == ["w-0", "w-1"]
     assert wl.horizon == 10.0
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, duration: 1}]\n", "t.yaml: pods[0].arrival: required"),
-    ("nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, arrival: -1}]\n",
-     "t.yaml: pods[0].arrival: must be a number >= 0, got -1"),
-    ("nodes: [{name: n, cpu: 1}]\npods: [{name: a, arrival: 0}]\n", "t.yaml: nodes[0].memory: required"),
-    ("nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, arrival: 0, cpu: 1.5.0}]\n",
-     't.yaml: pods[0].spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"'),
-    ("nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, arrival: 0, colour: red}]\n",
-     "t.yaml: pods[0].colour: unknown field (allowed: arrival, count, cpu, duration, gpu, image, memory, name, "
-     "namespace, template)"),
-    ("nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, arrival: 0}, {name: a, arrival: 1}]\n",
-     "t.yaml: pods: duplicate pod default/a in the workload"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, duration: 1}]\n",
+            "t.yaml: pods[0].arrival: required",
+        ),
+        (
+            "nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, arrival: -1}]\n",
+            "t.yaml: pods[0].arrival: must be a number >= 0, got -1",
+        ),
+        ("nodes: [{name: n, cpu: 1}]\npods: [{name: a, arrival: 0}]\n", "t.yaml: nodes[0].memory: required"),
+        (
+            "nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, arrival: 0, cpu: 1.5.0}]\n",
+            't.yaml: pods[0].spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"',
+        ),
+        (
+            "nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, arrival: 0, colour: red}]\n",
+            "t.yaml: pods[0].colour: unknown field (allowed: arrival, count, cpu, duration, gpu, image, memory, name, "
+            "namespace, template)",
+        ),
+        (
+            "nodes: [{name: n, cpu: 1, memory: 1Gi}]\npods: [{name: a, arrival: 0}, {name: a, arrival: 1}]\n",
+            "t.yaml: pods: duplicate pod default/a in the workload",
+        ),
+    ],
+)
 def test_yaml_errors_name_the_field(tmp_path: Path, assigner: ImageAssigner, text: str, message: str) -> None:
     f = tmp_path / "t.yaml"
     f.write_text(text)
@@ -107,8 +123,8 @@ def test_openb_last_30_days() -> None:
     assert all(0 <= p.arrival < wl.horizon for p in wl.pods)
     assert [p.arrival for p in wl.pods] == sorted(p.arrival for p in wl.pods)
     pending = [p for p in wl.pods if p.source == "Pending"]
-    assert pending and all(p.duration is not None for p in pending)   # Pending pods replayed too
-    assert sum(1 for p in wl.pods if p.duration is None) > 0          # still running at the end of the trace
+    assert pending and all(p.duration is not None for p in pending)  # Pending pods replayed too
+    assert sum(1 for p in wl.pods if p.duration is None) > 0  # still running at the end of the trace
     images = {p.manifest["spec"]["containers"][0]["image"] for p in wl.pods}
     assert len(images) > 1
 
@@ -139,26 +155,36 @@ def test_arrival_scale(assigner: ImageAssigner) -> None:
 
 
 def _openb(tmp_path: Path, rows: list[str]) -> Path:
-    (tmp_path / "openb_node_list_all_node.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n"
-                                                          "n0,32000,262144,0,\nn1,32000,262144,0,\n")
+    (tmp_path / "openb_node_list_all_node.csv").write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,262144,0,\nn1,32000,262144,0,\n"
+    )
     (tmp_path / "openb_pod_list_default.csv").write_text(
         "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
-        "scheduled_time\n" + "".join(r + "\n" for r in rows))
+        "scheduled_time\n" + "".join(r + "\n" for r in rows)
+    )
     return tmp_path
 
 
 def test_a_window_starts_from_the_pods_running_when_it_opens(tmp_path: Path) -> None:
-    trace = _openb(tmp_path, [
-        "old-done,1000,1024,0,0,,LS,Succeeded,0,3000,0",          # ended before the window: left out
-        "old-running,1000,1024,0,0,,LS,Running,1000,90000,1000",  # running at 43200: arrives at 0
-        "old-ending,1000,1024,0,0,,LS,Running,2000,86400,2000",   # ends inside the window
-        "old-pending,1000,1024,0,0,,LS,Pending,3000,,",           # never scheduled: not running
-        "new,1000,1024,0,0,,LS,Running,50000,60000,50000",
-    ])
+    trace = _openb(
+        tmp_path,
+        [
+            "old-done,1000,1024,0,0,,LS,Succeeded,0,3000,0",  # ended before the window: left out
+            "old-running,1000,1024,0,0,,LS,Running,1000,90000,1000",  # running at 43200: arrives at 0
+            "old-ending,1000,1024,0,0,,LS,Running,2000,86400,2000",  # ends inside the window
+            "old-pending,1000,1024,0,0,,LS,Pending,3000,,",  # never scheduled: not running
+            "new,1000,1024,0,0,,LS,Running,50000,60000,50000",
+        ],
+    )
     wl = load_workload(trace, ImageAssigner(default_catalogue(), seed=0), window="12h")
     assert wl.origin == 90000 - 43200
     got = [(p.name, p.arrival, p.duration, p.source) for p in wl.pods]
-    assert got == [("old-ending", 0.0, 86400 - 46800, "RunningAtStart"), ("old-running", 0.0, None, "RunningAtStart"),
-                   ("new", 50000 - 46800, 10000, "Running")]
+    assert got == [
+        ("old-ending", 0.0, 86400 - 46800, "RunningAtStart"),
+        ("old-running", 0.0, None, "RunningAtStart"),
+        ("new", 50000 - 46800, 10000, "Running"),
+    ]
     assert wl.description == f"{trace / 'openb_pod_list_default.csv'} window the last 12h (day 0.5 to 1.0)"
-    assert wl.notes[-1] == "2 pods running when the window opens start it (arrival 0, for the rest of their run)"
+    assert (
+        wl.notes[-1] == "2 pods running when the window opens start it (arrival 0, for the rest of their run)"
+    )

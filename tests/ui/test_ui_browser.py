@@ -59,14 +59,19 @@ def test_main_flow(ui: UiServer, tmp_path: Path) -> None:
         assert first.locator("td").nth(1).inner_text() == "Unschedulable"
         assert first.locator("td.msg").inner_text() == BATCH_BIG_MESSAGE
         assert page.locator("#nodes-table tbody tr").count() == 5
-        assert "nvidia.com/gpu=present:NoSchedule" in page.locator("#nodes-table tr[data-node='gpu-b2']").inner_text()
+        assert (
+            "nvidia.com/gpu=present:NoSchedule"
+            in page.locator("#nodes-table tr[data-node='gpu-b2']").inner_text()
+        )
         screenshot(page, "cluster", full_page=True)
 
         # label selector filter
         page.fill("#pod-filters input[name=selector]", "app=web")
         expect(page.locator("#pods-table tbody tr")).to_have_count(2)
         assert page.locator("#pods-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.pod)") == [
-            "shop/web-1", "shop/web-2"]
+            "shop/web-1",
+            "shop/web-2",
+        ]
         page.fill("#pod-filters input[name=selector]", "")
         expect(page.locator("#pods-table tbody tr")).to_have_count(8)
 
@@ -75,8 +80,10 @@ def test_main_flow(ui: UiServer, tmp_path: Path) -> None:
         page.wait_for_selector("#why-table tbody tr")
         assert page.locator("#why-pod .msg").inner_text() == BATCH_BIG_MESSAGE
         reasons = page.locator("#why-summary li").all_inner_texts()
-        assert reasons == ["3 node(s) NodeResourcesFit: Insufficient cpu",
-                           "2 node(s) TaintToleration: node(s) had untolerated taint(s)"]
+        assert reasons == [
+            "3 node(s) NodeResourcesFit: Insufficient cpu",
+            "2 node(s) TaintToleration: node(s) had untolerated taint(s)",
+        ]
         assert page.locator("#why-table tbody tr").count() == 5
         page.locator("#why-summary li button").first.click()
         expect(page.locator("#why-table tbody tr")).to_have_count(3)
@@ -93,19 +100,24 @@ def test_main_flow(ui: UiServer, tmp_path: Path) -> None:
         row = page.locator("#why-table tbody tr.selected td").all_inner_texts()
         assert row[1] == "486" and "91 / 91 / 91" in row
         assert page.locator("#why-table tr[data-node='gpu-b2'] td").nth(5).get_attribute("title") == (
-            "UnschedulableAndUnresolvable: node(s) had untolerated taint(s)")
+            "UnschedulableAndUnresolvable: node(s) had untolerated taint(s)"
+        )
         page.locator("#why-table").evaluate("t => { t.parentElement.scrollLeft = 0; }")
         screenshot(page, "why", full_page=True)
 
         # what if: a config error is shown with the CLI's message
         page.click("#tabs button[data-tab=whatif]")
         expect(page.locator("#config-text")).to_have_value(re.compile("kind: KubeSchedulerConfiguration"))
-        page.fill("#config-text", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-                                  "podMaxBackoffSeconds: 0\n")
+        page.fill(
+            "#config-text",
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            "podMaxBackoffSeconds: 0\n",
+        )
         page.click("#validate-btn")
         page.wait_for_selector("#whatif-error:not([hidden])")
         assert page.inner_text("#whatif-error") == (
-            "config.yaml: podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds")
+            "config.yaml: podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds"
+        )
         # add a pod, re-run; then raise NodeResourcesFit's weight, re-run: the pod moves
         page.fill("#config-text", "")
         page.fill("#added-text", ADDED_POD)
@@ -116,7 +128,9 @@ def test_main_flow(ui: UiServer, tmp_path: Path) -> None:
         expect(weight).to_have_value("1")
         weight.fill("10")
         page.click("#weights-btn")
-        expect(page.locator("#config-text")).to_have_value(re.compile(r"- name: NodeResourcesFit\n\s+weight: 10\n"))
+        expect(page.locator("#config-text")).to_have_value(
+            re.compile(r"- name: NodeResourcesFit\n\s+weight: 10\n")
+        )
         page.click("#rerun-btn")
         page.wait_for_selector("#diff-table tr[data-pod='shop/api-1'].change-moved")
         cells = page.locator("#diff-table tr[data-pod='shop/api-1'] td").all_inner_texts()
@@ -136,7 +150,9 @@ def test_main_flow(ui: UiServer, tmp_path: Path) -> None:
         expect(page.locator("#report-plots .plot")).to_have_count(4, timeout=30000)
         expect(page.locator("#report-plots .plot .main-svg").first).to_be_visible(timeout=30000)
         assert [t.split("\t")[0] for t in page.locator("#report-table tbody tr").all_inner_texts()] == [
-            "upstream-default", "image-aware"]
+            "upstream-default",
+            "image-aware",
+        ]
         screenshot(page, "reports", full_page=True)
         assert page.errors == []  # type: ignore[attr-defined]
 
@@ -161,8 +177,12 @@ def test_live_page_follows_the_watch(tmp_path: Path) -> None:
     cluster = MemoryCluster(RealClock())
     cluster.load(load_manifests([EXAMPLE]).objects)
     api = start_server(cluster, bookmark_interval=0.5)
-    live = LiveSession(KubeClusterClient.from_kubeconfig(
-        str(write_kubeconfig(tmp_path / "kubeconfig", api.url)), qps=0, burst=0), None)
+    live = LiveSession(
+        KubeClusterClient.from_kubeconfig(
+            str(write_kubeconfig(tmp_path / "kubeconfig", api.url)), qps=0, burst=0
+        ),
+        None,
+    )
     live.start()
     srv = UiServer(live=live, port=0).start()
     try:
@@ -170,17 +190,39 @@ def test_live_page_follows_the_watch(tmp_path: Path) -> None:
             page.goto(srv.url)
             page.wait_for_selector("body[data-ready='1']")
             expect(page.locator("#live-dot")).to_be_visible()
-            expect(page.locator("#pods-table tr[data-pod='shop/batch-big'] td").nth(1)).to_have_text("Pending")
-            cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late", "namespace": "shop"},
-                            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+            expect(page.locator("#pods-table tr[data-pod='shop/batch-big'] td").nth(1)).to_have_text(
+                "Pending"
+            )
+            cluster.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": "late", "namespace": "shop"},
+                    "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+                }
+            )
             expect(page.locator("#pods-table tr[data-pod='shop/late']")).to_have_count(1, timeout=10000)
-            cluster.patch_status("Pod", "shop", "batch-big", {"conditions": [
-                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": BATCH_BIG_MESSAGE}]})
+            cluster.patch_status(
+                "Pod",
+                "shop",
+                "batch-big",
+                {
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "message": BATCH_BIG_MESSAGE,
+                        }
+                    ]
+                },
+            )
             row = page.locator("#pods-table tr[data-pod='shop/batch-big']")
             expect(row.locator("td.msg")).to_have_text(BATCH_BIG_MESSAGE, timeout=10000)
             row.get_by_role("button", name="why?").click()
             expect(page.locator("#why-summary li").first).to_have_text(
-                "3 node(s) NodeResourcesFit: Insufficient cpu", timeout=10000)
+                "3 node(s) NodeResourcesFit: Insufficient cpu", timeout=10000
+            )
             assert page.errors == []  # type: ignore[attr-defined]
     finally:
         srv.stop()

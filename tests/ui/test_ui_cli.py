@@ -16,9 +16,22 @@ from kubesched.cli.main import main
 
 
 def test_serves_the_snapshot_and_prints_its_url() -> None:
-    proc = subprocess.Popen([sys.executable, "-c", "from kubesched.cli.main import main; main()", "ui", "-f",
-                             str(EXAMPLE), "--port", "0"], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from kubesched.cli.main import main; main()",
+            "ui",
+            "-f",
+            str(EXAMPLE),
+            "--port",
+            "0",
+        ],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
@@ -46,10 +59,17 @@ def test_flag_errors() -> None:
 
 def test_bad_config_is_reported_like_simulate(tmp_path) -> None:  # type: ignore[no-untyped-def]
     cfg = tmp_path / "sched.yaml"
-    cfg.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-                   "podMaxBackoffSeconds: 0\n")
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "podMaxBackoffSeconds: 0\n"
+    )
     ui = CliRunner().invoke(main, ["ui", "-f", str(EXAMPLE), "--config", str(cfg)])
     sim = CliRunner().invoke(main, ["simulate", "-f", str(EXAMPLE), "--config", str(cfg)])
     assert ui.exit_code == sim.exit_code == 2
-    assert ui.output == sim.output == (
-        f"error: {cfg}: podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds\n")
+    assert (
+        ui.output
+        == sim.output
+        == (
+            f"error: {cfg}: podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds\n"
+        )
+    )

@@ -23,8 +23,10 @@ def test_every_attempt_is_reproduced_and_equals_the_recording(path: Path) -> Non
     manifests = load_manifests([path]).manifests
     s = Session(manifests, None, seed=3)
     run = s.run(None)
-    recorded = {f"{p.namespace}/{p.name}": [r.to_dict() for r in p.results]
-                for p in run_simulation(manifests, None, seed=3, record=True).pods}
+    recorded = {
+        f"{p.namespace}/{p.name}": [r.to_dict() for r in p.results]
+        for p in run_simulation(manifests, None, seed=3, record=True).pods
+    }
     assert run.log.attempts, "the snapshot has pods to schedule"
     for pod, attempts in run.log.by_pod.items():
         for a in attempts:
@@ -43,13 +45,25 @@ EXPLANATIONS = _explanations()
 
 
 @settings(max_examples=150, deadline=None)
-@given(which=st.integers(0, len(EXPLANATIONS) - 1), sort_index=st.integers(0, 40), desc=st.booleans(),
-       limit=st.integers(1, 7), feasible=st.sampled_from([None, True, False]))
-def test_pages_partition_the_sorted_rows(which: int, sort_index: int, desc: bool, limit: int,
-                                         feasible: bool | None) -> None:
+@given(
+    which=st.integers(0, len(EXPLANATIONS) - 1),
+    sort_index=st.integers(0, 40),
+    desc=st.booleans(),
+    limit=st.integers(1, 7),
+    feasible=st.sampled_from([None, True, False]),
+)
+def test_pages_partition_the_sorted_rows(
+    which: int, sort_index: int, desc: bool, limit: int, feasible: bool | None
+) -> None:
     ex = EXPLANATIONS[which]
-    keys = ["default", "node", "total", "verdict", *(f"filter:{p}" for p in ex.filter_plugins),
-            *(f"{k}:{p}" for p in ex.score_plugins for k in ("raw", "normalized", "score"))]
+    keys = [
+        "default",
+        "node",
+        "total",
+        "verdict",
+        *(f"filter:{p}" for p in ex.filter_plugins),
+        *(f"{k}:{p}" for p in ex.score_plugins for k in ("raw", "normalized", "score")),
+    ]
     sort = keys[sort_index % len(keys)]
     rows, offset = [], 0
     while True:
@@ -67,6 +81,6 @@ def test_pages_partition_the_sorted_rows(which: int, sort_index: int, desc: bool
     if sort == "total":  # rows without a total (not scored) come last either way
         totals = [r["total"] for r in rows if r["total"] is not None]
         assert totals == sorted(totals, reverse=desc)
-        assert all(r["total"] is None for r in rows[len(totals):])
+        assert all(r["total"] is None for r in rows[len(totals) :])
     if sort == "default" and any(r["selected"] for r in wanted):
         assert rows[0]["selected"]

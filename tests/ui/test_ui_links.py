@@ -41,8 +41,15 @@ def report() -> dict[str, Any]:
 
 def _startup_report(report: dict[str, Any]) -> dict[str, Any]:
     """A ``kubesched startup`` report.json: the replay's keys with ``scheduler`` in place of ``config``."""
-    runs = [{"scheduler": r["config"].replace("upstream-default", "default-scheduler").replace("image-aware", "kubesched"),
-             **{k: v for k, v in r.items() if k != "config"}} for r in report["runs"]]
+    runs = [
+        {
+            "scheduler": r["config"]
+            .replace("upstream-default", "default-scheduler")
+            .replace("image-aware", "kubesched"),
+            **{k: v for k, v in r.items() if k != "config"},
+        }
+        for r in report["runs"]
+    ]
     return {"runs": runs, "source": {"kubeconfig": "kubeconfig", "since": "1h"}}
 
 
@@ -77,7 +84,9 @@ def test_every_view_has_a_url(ui: UiServer, tmp_path: Path, report: dict[str, An
         expect(page.locator("#tab-why")).to_be_visible()
         expect(page.locator("#why-summary li")).to_have_count(2)
         assert page.locator("#why-summary li").all_inner_texts() == [
-            "3 node(s) NodeResourcesFit: Insufficient cpu", "2 node(s) TaintToleration: node(s) had untolerated taint(s)"]
+            "3 node(s) NodeResourcesFit: Insufficient cpu",
+            "2 node(s) TaintToleration: node(s) had untolerated taint(s)",
+        ]
         page.reload()
         page.wait_for_selector("body[data-ready='1']")
         expect(page.locator("#why-summary li")).to_have_count(2)
@@ -88,7 +97,9 @@ def test_every_view_has_a_url(ui: UiServer, tmp_path: Path, report: dict[str, An
         assert page.locator("#nodes-table tbody tr").get_attribute("data-node") == "node-a1"
         expect(page.locator("#pods-table tbody tr")).to_have_count(2)
         assert page.locator("#pods-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.pod)") == [
-            "shop/web-1", "shop/web-2"]
+            "shop/web-1",
+            "shop/web-2",
+        ]
         screenshot(page, "node", full_page=True)
         page.click("#tabs button[data-tab=cluster]")
         assert page.url.endswith("#/cluster")
@@ -119,8 +130,9 @@ def test_every_view_has_a_url(ui: UiServer, tmp_path: Path, report: dict[str, An
         assert page.errors == []  # type: ignore[attr-defined]
 
 
-def test_startup_report_and_no_plotly(ui: UiServer, tmp_path: Path, report: dict[str, Any],
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_startup_report_and_no_plotly(
+    ui: UiServer, tmp_path: Path, report: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from playwright.sync_api import expect
 
     def no_plotly(runs: Any) -> Any:
@@ -135,16 +147,21 @@ def test_startup_report_and_no_plotly(ui: UiServer, tmp_path: Path, report: dict
         page.set_input_files("#report-files", str(path))
         expect(page.locator("#report-table tbody tr")).to_have_count(2)
         assert [t.split("\t")[0] for t in page.locator("#report-table tbody tr").all_inner_texts()] == [
-            "default-scheduler", "kubesched"]
+            "default-scheduler",
+            "kubesched",
+        ]
         expect(page.locator("#report-note")).to_have_text(
-            "no plots: report.html and the replay plots need plotly: pip install 'kubesched[report]'")
+            "no plots: report.html and the replay plots need plotly: pip install 'kubesched[report]'"
+        )
         assert page.locator("#report-plots .plot").count() == 0
         assert page.locator("#report-error").is_hidden()
         screenshot(page, "report-table", full_page=True)
         assert page.errors == []  # type: ignore[attr-defined]
 
 
-def test_report_view_without_plotly_keeps_the_table(report: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_report_view_without_plotly_keeps_the_table(
+    report: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_plotly(runs: Any) -> Any:
         raise ImportError("report.html and the replay plots need plotly: pip install 'kubesched[report]'")
 
@@ -152,5 +169,7 @@ def test_report_view_without_plotly_keeps_the_table(report: dict[str, Any], monk
     view = report_view([{"name": "startup.json", "report": _startup_report(report)}])
     assert [r["config"] for r in view["rows"]] == ["default-scheduler", "kubesched"]
     assert view["figures"] == [] and view["note"].startswith("report.html and the replay plots need plotly")
-    with pytest.raises(ValueError, match=r"x.json: runs\[0\]: not a replay or startup run \(no config or scheduler\)"):
+    with pytest.raises(
+        ValueError, match=r"x.json: runs\[0\]: not a replay or startup run \(no config or scheduler\)"
+    ):
         report_view([{"name": "x.json", "report": {"runs": [{"pods": 1}]}}])

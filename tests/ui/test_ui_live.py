@@ -65,11 +65,30 @@ def test_live_views_follow_the_watch(http: httpx.Client, apiserver: ServerHandle
     assert pods["shop/db-0"] == ("Running", "")
     assert pods["shop/batch-big"] == ("Pending", "")
     assert pods["shop/gated-1"] == ("Gated", "waiting for scheduling gates: [example.com/quota]")
-    apiserver.cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late", "namespace": "shop"},
-                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    apiserver.cluster.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "late", "namespace": "shop"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        }
+    )
     assert _until(lambda: "shop/late" in _pods(http))
-    apiserver.cluster.patch_status("Pod", "shop", "batch-big", {"conditions": [
-        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": BATCH_BIG_MESSAGE}]})
+    apiserver.cluster.patch_status(
+        "Pod",
+        "shop",
+        "batch-big",
+        {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": BATCH_BIG_MESSAGE,
+                }
+            ]
+        },
+    )
     assert _until(lambda: _pods(http)["shop/batch-big"] == ("Unschedulable", BATCH_BIG_MESSAGE))
     apiserver.cluster.bind("shop", "late", "", "node-a2")
     assert _until(lambda: http.get("/api/v1/pods/shop/late").json()["node"] == "node-a2")
@@ -82,7 +101,8 @@ def test_live_why_and_whatif_never_write(http: httpx.Client, apiserver: ServerHa
     assert (ex["result"], ex["message"], ex["reproduced"]) == ("FailedScheduling", BATCH_BIG_MESSAGE, None)
     assert ex["summary"]["reasons"] == [
         {"plugin": "NodeResourcesFit", "reason": "Insufficient cpu", "nodes": 3},
-        {"plugin": "TaintToleration", "reason": "node(s) had untolerated taint(s)", "nodes": 2}]
+        {"plugin": "TaintToleration", "reason": "node(s) had untolerated taint(s)", "nodes": 2},
+    ]
     assert http.get("/api/v1/pods/shop/db-0/explain").status_code == 409
     before = apiserver.cluster.resource_version
     r = http.post("/api/v1/runs", json={"config": FIT_WEIGHT_10})
@@ -100,8 +120,14 @@ def test_live_why_and_whatif_never_write(http: httpx.Client, apiserver: ServerHa
 
 def test_live_whatif_fresh_snapshot(http: httpx.Client, apiserver: ServerHandle) -> None:
     assert http.post("/api/v1/runs", json={}).json()["id"] == 2
-    apiserver.cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late", "namespace": "shop"},
-                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    apiserver.cluster.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "late", "namespace": "shop"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        }
+    )
     assert _until(lambda: "shop/late" in _pods(http))
     stale = http.post("/api/v1/runs", json={}).json()
     assert (stale["id"], stale["pods"]) == (3, 6)  # the snapshot taken before the pod existed

@@ -34,8 +34,10 @@ def openb() -> Iterator[UiServer]:
     s = Session(manifests, None, sources=["openb.yaml"])
     t0 = time.perf_counter()
     run = s.run(None)
-    print(f"\nopenb: simulated {len(run.result.pods)} pods on 1523 nodes in {time.perf_counter() - t0:.1f} s "
-          f"({run.summary()['counts']})")
+    print(
+        f"\nopenb: simulated {len(run.result.pods)} pods on 1523 nodes in {time.perf_counter() - t0:.1f} s "
+        f"({run.summary()['counts']})"
+    )
     srv = UiServer(session=s, port=0).start()
     try:
         yield srv
@@ -53,7 +55,9 @@ def test_openb_first_paint_and_why_table(openb: UiServer, tmp_path: Path) -> Non
             page.goto(openb.url + f"?n={i}")
             page.wait_for_selector("body[data-ready='1']", timeout=60000)
             readies.append(time.perf_counter() - t0)
-            fcp = page.evaluate("() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null")
+            fcp = page.evaluate(
+                "() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null"
+            )
             if fcp is not None:
                 paints.append(fcp / 1000)
             expect(page.locator("#pods-table tbody tr")).to_have_count(100)
@@ -76,6 +80,8 @@ def test_openb_first_paint_and_why_table(openb: UiServer, tmp_path: Path) -> Non
             scheduled_whys.append(time.perf_counter() - t0)
             page.click("#tabs button[data-tab=cluster]")
     med = statistics.median
-    print(f"openb page: first contentful paint median {med(paints):.2f} s, data shown (pods + nodes tables) "
-          f"median {med(readies):.2f} s; why table of a pending pod (1523 nodes) median {med(whys):.2f} s, "
-          f"of a scheduled pod median {med(scheduled_whys):.2f} s  ({REPEATS} runs each)")
+    print(
+        f"openb page: first contentful paint median {med(paints):.2f} s, data shown (pods + nodes tables) "
+        f"median {med(readies):.2f} s; why table of a pending pod (1523 nodes) median {med(whys):.2f} s, "
+        f"of a scheduled pod median {med(scheduled_whys):.2f} s  ({REPEATS} runs each)"
+    )

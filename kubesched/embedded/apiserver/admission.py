@@ -21,15 +21,29 @@ from kubesched.embedded.apiserver.status import ApiError
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
 
-__all__ = ["IMMORTAL_NAMESPACES", "admit_namespace_deletion", "admit_new_namespace", "admit_new_pod",
-           "admit_namespaced_create"]
+__all__ = [
+    "IMMORTAL_NAMESPACES",
+    "admit_namespace_deletion",
+    "admit_new_namespace",
+    "admit_new_pod",
+    "admit_namespaced_create",
+]
 
 Obj = dict[str, Any]
 
 _DEFAULT_TOLERATIONS = (
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": 300},
+    {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
 )
 
 
@@ -77,16 +91,18 @@ def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
         try:
             pc = cluster.get("PriorityClass", None, class_name)
         except NotFoundError:
-            name = (pod.get("metadata") or {}).get("name") or (pod.get("metadata") or {}).get("generateName", "")
+            name = (pod.get("metadata") or {}).get("name") or (pod.get("metadata") or {}).get(
+                "generateName", ""
+            )
             raise ApiError(
-                403, f'pods "{name}" is forbidden: no PriorityClass with name {class_name} was found', "Forbidden"
+                403,
+                f'pods "{name}" is forbidden: no PriorityClass with name {class_name} was found',
+                "Forbidden",
             ) from None
         spec["priority"] = int(pc.get("value", 0))
         spec.setdefault("preemptionPolicy", pc.get("preemptionPolicy") or "PreemptLowerPriority")
     elif "priority" not in spec:
-        default = next(
-            (pc for pc in cluster.list("PriorityClass").items if pc.get("globalDefault")), None
-        )
+        default = next((pc for pc in cluster.list("PriorityClass").items if pc.get("globalDefault")), None)
         if default is not None:
             spec["priorityClassName"] = default["metadata"]["name"]
             spec["priority"] = int(default.get("value", 0))
@@ -131,17 +147,32 @@ def admit_namespaced_create(resource: str, obj: Obj, cluster: MemoryCluster) -> 
         return
     if (ns.get("metadata") or {}).get("deletionTimestamp"):
         name = meta.get("name") or meta.get("generateName") or ""
-        raise ApiError(403, f'{resource} "{name}" is forbidden: unable to create new content in namespace '
-                       f"{namespace} because it is being terminated", "Forbidden",
-                       {"name": name, "kind": resource,
-                        "causes": [{"reason": "NamespaceTerminating",
-                                    "message": f"namespace {namespace} is being terminated",
-                                    "field": "metadata.namespace"}]})
+        raise ApiError(
+            403,
+            f'{resource} "{name}" is forbidden: unable to create new content in namespace '
+            f"{namespace} because it is being terminated",
+            "Forbidden",
+            {
+                "name": name,
+                "kind": resource,
+                "causes": [
+                    {
+                        "reason": "NamespaceTerminating",
+                        "message": f"namespace {namespace} is being terminated",
+                        "field": "metadata.namespace",
+                    }
+                ],
+            },
+        )
 
 
 def admit_namespace_deletion(name: str) -> None:
     """Refuse deleting ``default``, ``kube-system`` or ``kube-public``: ApiError 403
     ``namespaces "default" is forbidden: this namespace may not be deleted``."""
     if name in IMMORTAL_NAMESPACES:
-        raise ApiError(403, f'namespaces "{name}" is forbidden: this namespace may not be deleted', "Forbidden",
-                       {"name": name, "kind": "namespaces"})
+        raise ApiError(
+            403,
+            f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+            "Forbidden",
+            {"name": name, "kind": "namespaces"},
+        )

@@ -124,8 +124,11 @@ async def _hooks_and_errors(
         if rule is not None:
             headers = {"Retry-After": str(rule.retry_after)} if rule.status == 429 else None
             details = {"retryAfterSeconds": rule.retry_after} if rule.status == 429 else None
-            return _json(failure(rule.status, f"injected fault (HTTP {rule.status})", None, details),
-                         rule.status, headers)
+            return _json(
+                failure(rule.status, f"injected fault (HTTP {rule.status})", None, details),
+                rule.status,
+                headers,
+            )
     try:
         return await handler(request)
     except ApiError as e:
@@ -210,8 +213,10 @@ async def _grouped(request: web.Request) -> web.StreamResponse:
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 #: Answer to a request body kubesched serve cannot decode (CBOR, ...).
-UNSUPPORTED_BODY = ("the body of the request was in an unknown format - accepted media types include: "
-                    "application/json, application/yaml, application/vnd.kubernetes.protobuf")
+UNSUPPORTED_BODY = (
+    "the body of the request was in an unknown format - accepted media types include: "
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+)
 
 
 async def _read_body(request: web.Request) -> Any:
@@ -262,12 +267,14 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
             elif method == "DELETE":
                 code, body = h.delete_collection(target, query)
             else:
-                raise ApiError(405, "the server does not allow this method on the requested resource",
-                               "MethodNotAllowed")
+                raise ApiError(
+                    405, "the server does not allow this method on the requested resource", "MethodNotAllowed"
+                )
         elif target.subresource == "binding":
             if method != "POST":
-                raise ApiError(405, "the server does not allow this method on the requested resource",
-                               "MethodNotAllowed")
+                raise ApiError(
+                    405, "the server does not allow this method on the requested resource", "MethodNotAllowed"
+                )
             code, body = h.bind(target, await _read_body(request))
         elif method == "GET":
             if _is_watch(request) or target.legacy_watch:
@@ -281,8 +288,9 @@ async def _resource(request: web.Request, group: str, version: str, tail: str) -
         elif method == "DELETE" and target.subresource is None:
             code, body = h.delete(target, await _read_body(request), query)
         else:
-            raise ApiError(405, "the server does not allow this method on the requested resource",
-                           "MethodNotAllowed")
+            raise ApiError(
+                405, "the server does not allow this method on the requested resource", "MethodNotAllowed"
+            )
     except NotFoundError as e:
         raise ApiError(404, str(e), "NotFound", _details(target)) from None
     except AlreadyExistsError as e:
@@ -309,8 +317,14 @@ def _as_table(request: web.Request, state: ServerState, target: Target, body: Ob
     meta = body.get("metadata") or {}
     list_meta = {k: meta[k] for k in ("resourceVersion", "continue", "remainingItemCount") if k in meta}
     try:
-        return to_table(target.resource.kind, items, list_meta, state.clock.now(), version=version,
-                        include_object=request.query.get("includeObject") or "Metadata")
+        return to_table(
+            target.resource.kind,
+            items,
+            list_meta,
+            state.clock.now(),
+            version=version,
+            include_object=request.query.get("includeObject") or "Metadata",
+        )
     except ValueError as e:
         raise ApiError(400, str(e), "BadRequest") from None
 
@@ -356,6 +370,7 @@ async def _watch(request: web.Request, state: ServerState, target: Target) -> we
 
         def matches(o: Obj) -> bool:
             return (o.get("metadata") or {}).get("name") == wanted and selected(o)
+
     timeout_raw = query.get("timeoutSeconds")
     timeout = state.watch_timeout
     if timeout_raw:
@@ -383,8 +398,9 @@ async def _watch(request: web.Request, state: ServerState, target: Target) -> we
         bookmarks=query.get("allowWatchBookmarks", "").lower() in ("1", "true"),
         bookmark_interval=state.bookmark_interval,
         send_initial_events=query.get("sendInitialEvents", "").lower() in ("1", "true"),
-        index=index_key(res.kind_in_store, target.namespace if res.namespaced else None,
-                        query.get("fieldSelector")),
+        index=index_key(
+            res.kind_in_store, target.namespace if res.namespaced else None, query.get("fieldSelector")
+        ),
         limits=state.watch_limits,
     )
     return await serve_watch(request, state.cluster, state.hub, params)
@@ -450,8 +466,9 @@ async def _requests_delete(request: web.Request) -> web.Response:
 
 def build_app(state: ServerState) -> web.Application:
     """The aiohttp application for ``state`` (see the module docstring for the routes)."""
-    app = web.Application(middlewares=[state.guard.middleware(), _hooks_and_errors],
-                          client_max_size=state.guard.max_body_bytes)
+    app = web.Application(
+        middlewares=[state.guard.middleware(), _hooks_and_errors], client_max_size=state.guard.max_body_bytes
+    )
     app[_STATE_KEY] = state
     r = app.router
     r.add_get("/version", _version)

@@ -60,7 +60,13 @@ def restamp_conditions(patch: Mapping[str, Any], current: Any, now: float) -> di
     for cond in items:
         if isinstance(cond, Mapping) and cond.get("$patch") != "delete":
             before = stored.get(cond.get("type")) or {}
-            cond = {**cond, **{key: rfc3339(now) for key in _CONDITION_TIMES
-                               if cond.get(key) and cond.get(key) != before.get(key)}}
+            cond = {
+                **cond,
+                **{
+                    key: rfc3339(now)
+                    for key in _CONDITION_TIMES
+                    if cond.get(key) and cond.get(key) != before.get(key)
+                },
+            }
         out.append(cond)
     return {**patch, "conditions": out}

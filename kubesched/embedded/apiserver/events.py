@@ -16,8 +16,7 @@ __all__ = ["to_core", "to_events_v1"]
 Obj = dict[str, Any]
 
 # (events.k8s.io/v1 field, core/v1 field) copied as they are.
-_SAME = ("metadata", "eventTime", "series", "action", "reason", "related", "type",
-         "reportingInstance")
+_SAME = ("metadata", "eventTime", "series", "action", "reason", "related", "type", "reportingInstance")
 _RENAMED = (
     ("regarding", "involvedObject"),
     ("note", "message"),

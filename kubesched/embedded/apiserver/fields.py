@@ -131,14 +131,12 @@ def compile_field_selector(selector: str, group: str, resource: str) -> Callable
         term = raw.strip()
         if not term:
             continue
-        found = next(
-            ((op, idx) for op in ("!=", "==", "=") if (idx := _find_op(term, op)) >= 0), None
-        )
+        found = next(((op, idx) for op in ("!=", "==", "=") if (idx := _find_op(term, op)) >= 0), None)
         if found is None:
             raise ApiError(400, f"invalid selector: '{selector}'; can't understand '{term}'")
         op, idx = found
         equal = op != "!="
-        label, value = term[:idx].strip(), _unescape(term[idx + len(op):].strip())
+        label, value = term[:idx].strip(), _unescape(term[idx + len(op) :].strip())
         if label not in allowed:
             raise ApiError(400, f"field label not supported: {label}")
         terms.append((label, equal, value))

@@ -81,8 +81,15 @@ class DeletionFinalizer:
         except ValueError:
             return
         with self._cond:
-            heapq.heappush(self._due, (due, str(meta.get("namespace") or ""), str(meta.get("name") or ""),
-                                       str(meta.get("uid") or "")))
+            heapq.heappush(
+                self._due,
+                (
+                    due,
+                    str(meta.get("namespace") or ""),
+                    str(meta.get("name") or ""),
+                    str(meta.get("uid") or ""),
+                ),
+            )
             self._cond.notify_all()
 
     def _loop(self) -> None:

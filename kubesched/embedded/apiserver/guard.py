@@ -39,17 +39,19 @@ __all__ = ["BODY_MEDIA_TYPES", "DEFAULT_MAX_BODY_BYTES", "RequestGuard"]
 DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024
 
 #: Media types of request bodies the API accepts (anything else is 415).
-BODY_MEDIA_TYPES = frozenset({
-    "application/json",
-    "application/yaml",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-    "application/json-patch+json",
-    "application/apply-patch+yaml",
-    # client-go's typed clients (kubectl's ``create namespace|deployment|job|...``)
-    "application/vnd.kubernetes.protobuf",
-    "application/cbor",
-})
+BODY_MEDIA_TYPES = frozenset(
+    {
+        "application/json",
+        "application/yaml",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+        "application/json-patch+json",
+        "application/apply-patch+yaml",
+        # client-go's typed clients (kubectl's ``create namespace|deployment|job|...``)
+        "application/vnd.kubernetes.protobuf",
+        "application/cbor",
+    }
+)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -81,8 +83,9 @@ class RequestGuard:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
     @classmethod
-    def for_address(cls, address: str, extra_hosts: Iterable[str] = (),
-                    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> RequestGuard:
+    def for_address(
+        cls, address: str, extra_hosts: Iterable[str] = (), max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    ) -> RequestGuard:
         """A guard allowing the listen ``address`` (when a host name) and ``extra_hosts``."""
         names = {_host_name(h) for h in extra_hosts if h}
         if address and not _is_ip(address):
@@ -93,15 +96,24 @@ class RequestGuard:
         """Whether a ``Host`` header value may be served: an IP literal, localhost, an allowed
         name, or none at all (HTTP/1.0 tools; a browser always sends one)."""
         name = _host_name(host)
-        return not name or _is_ip(name) or name == "localhost" or name.endswith(".localhost") \
+        return (
+            not name
+            or _is_ip(name)
+            or name == "localhost"
+            or name.endswith(".localhost")
             or name in self.allowed_hosts
+        )
 
     def check(self, request: web.Request) -> None:
         """Raise :class:`ApiError` (403, 413, 415) for a request the module docstring refuses."""
         host = request.headers.get("Host", "")
         if not self.host_allowed(host):
-            raise ApiError(403, f"host {host!r} is not served (kubesched serve answers IP addresses, "
-                           "localhost and its --address/--allowed-host names)", "Forbidden")
+            raise ApiError(
+                403,
+                f"host {host!r} is not served (kubesched serve answers IP addresses, "
+                "localhost and its --address/--allowed-host names)",
+                "Forbidden",
+            )
         origin = request.headers.get("Origin")
         if origin is not None:
             parts = urlsplit(origin)
@@ -114,13 +126,18 @@ class RequestGuard:
         if not has_body:
             return
         if length is not None and length > self.max_body_bytes:
-            raise ApiError(413, f"Request entity too large: limit is {self.max_body_bytes}", "RequestEntityTooLarge")
+            raise ApiError(
+                413, f"Request entity too large: limit is {self.max_body_bytes}", "RequestEntityTooLarge"
+            )
         ctype = request.headers.get("Content-Type")
         media = request.content_type if ctype else ""
         if media not in BODY_MEDIA_TYPES:
-            raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
-                           f"include: {', '.join(sorted(BODY_MEDIA_TYPES))} (got {ctype or 'no Content-Type'})",
-                           "UnsupportedMediaType")
+            raise ApiError(
+                415,
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {', '.join(sorted(BODY_MEDIA_TYPES))} (got {ctype or 'no Content-Type'})",
+                "UnsupportedMediaType",
+            )
 
     def middleware(self) -> Middleware:
         """aiohttp middleware (the outermost) running :meth:`check` and answering its errors, and
@@ -132,8 +149,13 @@ class RequestGuard:
                 self.check(request)
                 return await handler(request)
             except web.HTTPRequestEntityTooLarge:
-                return _status(ApiError(413, f"Request entity too large: limit is {self.max_body_bytes}",
-                                        "RequestEntityTooLarge"))
+                return _status(
+                    ApiError(
+                        413,
+                        f"Request entity too large: limit is {self.max_body_bytes}",
+                        "RequestEntityTooLarge",
+                    )
+                )
             except ApiError as e:
                 return _status(e)
 
@@ -141,5 +163,9 @@ class RequestGuard:
 
 
 def _status(err: ApiError) -> web.Response:
-    return web.Response(body=json.dumps(err.status, separators=(",", ":")).encode(), status=err.code,
-                        content_type="application/json", headers=err.headers)
+    return web.Response(
+        body=json.dumps(err.status, separators=(",", ":")).encode(),
+        status=err.code,
+        content_type="application/json",
+        headers=err.headers,
+    )

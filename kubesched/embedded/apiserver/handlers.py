@@ -121,8 +121,9 @@ def _first(query: Mapping[str, str], key: str) -> str | None:
 class ResourceHandlers:
     """The verbs, bound to one store and one pager."""
 
-    def __init__(self, cluster: MemoryCluster, pager: Pager,
-                 client_time_clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, cluster: MemoryCluster, pager: Pager, client_time_clock: Callable[[], float] | None = None
+    ) -> None:
         self.cluster = cluster
         self.pager = pager
         #: when set, the times clients write (Events, status conditions) are replaced by this
@@ -174,8 +175,9 @@ class ResourceHandlers:
             raise ApiError(
                 400,
                 f"the API version in the data ({api_version}) does not match the expected API version "
-                f"({res.group_version})" if kind == res.kind else
-                f"the kind in the data ({kind}) does not match the expected kind ({res.kind})",
+                f"({res.group_version})"
+                if kind == res.kind
+                else f"the kind in the data ({kind}) does not match the expected kind ({res.kind})",
             )
         obj["kind"], obj["apiVersion"] = kind, api_version
         _check_decodable(obj, kind, api_version)
@@ -184,14 +186,16 @@ class ResourceHandlers:
             if target.namespace is not None:
                 if meta.get("namespace") and meta["namespace"] != target.namespace:
                     raise ApiError(
-                        400, "the namespace of the provided object does not match the namespace sent on the request"
+                        400,
+                        "the namespace of the provided object does not match the namespace sent on the request",
                     )
                 meta["namespace"] = target.namespace
         else:
             meta.pop("namespace", None)
         if for_update and target.name is not None and meta.get("name") != target.name:
             raise ApiError(
-                400, f"the name of the object ({meta.get('name')}) does not match the name on the URL ({target.name})"
+                400,
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({target.name})",
             )
         if not meta.get("name") and not meta.get("generateName"):
             raise ApiError(
@@ -203,7 +207,9 @@ class ResourceHandlers:
         _check_valid(obj, kind, str(meta.get("name") or meta.get("generateName") or ""))
         return obj
 
-    def _check_fields(self, res: Kind, obj: Obj, query: Mapping[str, str], warnings: builtins.list[str] | None) -> Obj:
+    def _check_fields(
+        self, res: Kind, obj: Obj, query: Mapping[str, str], warnings: builtins.list[str] | None
+    ) -> Obj:
         """``obj`` with its workload defaults (:mod:`kubesched.embedded.apiserver.workload_defaults`) and
         without unknown fields, by the request's ``fieldValidation`` (``Strict``: ApiError
         400 ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field
@@ -215,15 +221,23 @@ class ResourceHandlers:
         obj = default_workload(obj)
         directive = _first(query, "fieldValidation") or "Warn"
         if directive not in FIELD_VALIDATION_DIRECTIVES:
-            raise ApiError(400, f'fieldValidation: Unsupported value: "{directive}": supported values: '
-                           '"Ignore", "Strict", "Warn"', "BadRequest")
+            raise ApiError(
+                400,
+                f'fieldValidation: Unsupported value: "{directive}": supported values: '
+                '"Ignore", "Strict", "Warn"',
+                "BadRequest",
+            )
         pruned, unknown = unknown_fields(obj, res.group, res.version, res.kind)
         if not unknown:
             return obj
         messages = [f'unknown field "{path}"' for path in unknown]
         if directive == "Strict":
-            raise ApiError(400, f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
-                           f"strict decoding error: {', '.join(messages)}", "BadRequest")
+            raise ApiError(
+                400,
+                f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                f"strict decoding error: {', '.join(messages)}",
+                "BadRequest",
+            )
         if directive == "Warn" and warnings is not None:
             warnings.extend(messages)
         return pruned
@@ -238,7 +252,9 @@ class ResourceHandlers:
             return 200, to_scale(self._get(res, target.namespace, target.name))
         return 200, view_for(res)(self._get(res, target.namespace, target.name))
 
-    def _write_scale(self, target: Target, scale: Any, current: Obj, query: Mapping[str, str]) -> tuple[int, Obj]:
+    def _write_scale(
+        self, target: Target, scale: Any, current: Obj, query: Mapping[str, str]
+    ) -> tuple[int, Obj]:
         """Write the ``spec.replicas`` of a ``Scale`` body to the object (its resourceVersion, when
         the body names one, as precondition)."""
         assert target.name is not None
@@ -266,11 +282,21 @@ class ResourceHandlers:
             current = self.cluster.resource_version
             if rv is not None and rv != "0":
                 if not rv.isdigit():
-                    raise ApiError(400, f'resourceVersion: Invalid value: "{rv}": must be an integer', "BadRequest")
+                    raise ApiError(
+                        400, f'resourceVersion: Invalid value: "{rv}": must be an integer', "BadRequest"
+                    )
                 if int(rv) > int(current):
-                    raise ApiError(504, f"Too large resource version: {rv}, current: {current}", "Timeout",
-                                   {"causes": [{"reason": "ResourceVersionTooLarge",
-                                                "message": "Too large resource version"}], "retryAfterSeconds": 1})
+                    raise ApiError(
+                        504,
+                        f"Too large resource version: {rv}, current: {current}",
+                        "Timeout",
+                        {
+                            "causes": [
+                                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+                            ],
+                            "retryAfterSeconds": 1,
+                        },
+                    )
                 if _first(query, "resourceVersionMatch") == "Exact" and rv != current:
                     raise ApiError(410, f"too old resource version: {rv} ({current})", "Expired")
             matches = self.matcher(target, query)
@@ -284,11 +310,16 @@ class ResourceHandlers:
             meta["continue"] = page.token
             if not _first(query, "labelSelector") and not _first(query, "fieldSelector"):
                 meta["remainingItemCount"] = page.remaining
-        return 200, {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta,
-                     "items": page.items}
+        return 200, {
+            "kind": f"{res.kind}List",
+            "apiVersion": res.group_version,
+            "metadata": meta,
+            "items": page.items,
+        }
 
-    def create(self, target: Target, body: Any, query: Mapping[str, str],
-               warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
+    def create(
+        self, target: Target, body: Any, query: Mapping[str, str], warnings: builtins.list[str] | None = None
+    ) -> tuple[int, Obj]:
         """POST to a collection (``warnings`` collects field-validation warnings)."""
         res = target.resource
         assert res is not None
@@ -305,8 +336,9 @@ class ResourceHandlers:
             return 201, obj
         return 201, view_for(res)(self.cluster.create(obj))
 
-    def update(self, target: Target, body: Any, query: Mapping[str, str],
-               warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
+    def update(
+        self, target: Target, body: Any, query: Mapping[str, str], warnings: builtins.list[str] | None = None
+    ) -> tuple[int, Obj]:
         """PUT of an object (status kept for kinds with a status subresource) or of ``status``
         (``warnings`` collects field-validation warnings)."""
         res = target.resource
@@ -329,16 +361,26 @@ class ResourceHandlers:
             return 200, obj
         return 200, view_for(res)(self.cluster.update(obj))
 
-    def patch(self, target: Target, body: Any, content_type: str, query: Mapping[str, str],
-              warnings: builtins.list[str] | None = None) -> tuple[int, Obj]:
+    def patch(
+        self,
+        target: Target,
+        body: Any,
+        content_type: str,
+        query: Mapping[str, str],
+        warnings: builtins.list[str] | None = None,
+    ) -> tuple[int, Obj]:
         """PATCH of an object or of its ``status`` (merge, strategic merge or JSON patch;
         ``warnings`` collects field-validation warnings about the patched object)."""
         res = target.resource
         assert res is not None and target.name is not None
         apply = PATCH_TYPES.get(content_type)
         if apply is None:
-            raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
-                           f"include: {', '.join(PATCH_TYPES)}", "UnsupportedMediaType")
+            raise ApiError(
+                415,
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {', '.join(PATCH_TYPES)}",
+                "UnsupportedMediaType",
+            )
         if res.kind == "Event":
             return self._patch_event(res, target, body, content_type, query)
         if target.subresource == "scale":
@@ -355,20 +397,27 @@ class ResourceHandlers:
             except PatchError as e:
                 raise ApiError(422, f'{res.kind} "{target.name}" is invalid: {e}', "Invalid") from None
             if not isinstance(result, dict):
-                raise ApiError(422, f'{res.kind} "{target.name}" is invalid: patch result is not an object', "Invalid")
+                raise ApiError(
+                    422, f'{res.kind} "{target.name}" is invalid: patch result is not an object', "Invalid"
+                )
             _check_patch_result(result, current, res.kind, res.group_version)
             result = self._check_fields(res, result, query, warnings)
             meta = dict(result.get("metadata") or {})
             if meta.get("name") != target.name:
-                raise ApiError(400, f"the name of the object ({meta.get('name')}) does not match the name on "
-                               f"the URL ({target.name})")
+                raise ApiError(
+                    400,
+                    f"the name of the object ({meta.get('name')}) does not match the name on "
+                    f"the URL ({target.name})",
+                )
             explicit_rv = meta.get("resourceVersion") != current["metadata"]["resourceVersion"]
             if target.subresource in ("status", "finalize"):
                 if explicit_rv:
                     raise ConflictError(_modified(res, target.name))
                 if _first(query, "dryRun"):
                     return 200, result
-                patch = self._client_times(status_merge_patch(current.get("status"), result.get("status")), current)
+                patch = self._client_times(
+                    status_merge_patch(current.get("status"), result.get("status")), current
+                )
                 return 200, self.cluster.patch_status(res.kind_in_store, target.namespace, target.name, patch)
             result["metadata"] = meta
             if _first(query, "dryRun"):
@@ -380,20 +429,28 @@ class ResourceHandlers:
                     raise
         raise ConflictError(_modified(res, target.name))
 
-    def _patch_event(self, res: Any, target: Target, body: Any, content_type: str,
-                     query: Mapping[str, str]) -> tuple[int, Obj]:
+    def _patch_event(
+        self, res: Any, target: Target, body: Any, content_type: str, query: Mapping[str, str]
+    ) -> tuple[int, Obj]:
         """PATCH of an ``events.k8s.io/v1`` Event with a merge or strategic merge patch (an Event
         has no merge-keyed lists, so both merge the same way): what client-go's event
         broadcaster sends to update a ``series``. Other event patches answer 405."""
         if res.group == "" or content_type == "application/json-patch+json" or target.subresource:
-            raise ApiError(405, "the embedded cluster patches events.k8s.io/v1 Events with merge or strategic "
-                           "merge patches only", "MethodNotAllowed")
+            raise ApiError(
+                405,
+                "the embedded cluster patches events.k8s.io/v1 Events with merge or strategic "
+                "merge patches only",
+                "MethodNotAllowed",
+            )
         if not isinstance(body, dict):
             raise ApiError(422, f'Event "{target.name}" is invalid: the patch is not an object', "Invalid")
         meta = body.get("metadata")
         if isinstance(meta, dict) and meta.get("name") not in (None, target.name):
-            raise ApiError(400, f"the name of the object ({meta.get('name')}) does not match the name on "
-                           f"the URL ({target.name})")
+            raise ApiError(
+                400,
+                f"the name of the object ({meta.get('name')}) does not match the name on "
+                f"the URL ({target.name})",
+            )
         assert target.name is not None
         current = self._get(res, target.namespace, target.name)
         if _first(query, "dryRun"):
@@ -416,23 +473,37 @@ class ResourceHandlers:
         pre = options.get("preconditions") or {}
         meta = current["metadata"]
         if pre.get("uid") and pre["uid"] != meta.get("uid"):
-            raise ConflictError(f'Operation cannot be fulfilled on {_gr(res)} "{target.name}": Precondition '
-                                f"failed: UID in precondition: {pre['uid']}, UID in object meta: {meta.get('uid')}")
+            raise ConflictError(
+                f'Operation cannot be fulfilled on {_gr(res)} "{target.name}": Precondition '
+                f"failed: UID in precondition: {pre['uid']}, UID in object meta: {meta.get('uid')}"
+            )
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
-            raise ConflictError(f'Operation cannot be fulfilled on {_gr(res)} "{target.name}": Precondition '
-                                f"failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                                f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
+            raise ConflictError(
+                f'Operation cannot be fulfilled on {_gr(res)} "{target.name}": Precondition '
+                f"failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+                f"ResourceVersion in object meta: {meta.get('resourceVersion')}"
+            )
         grace = options.get("gracePeriodSeconds")
         if "gracePeriodSeconds" in query:
             grace = _int_param(query, "gracePeriodSeconds", 0)
         if _first(query, "dryRun") or options.get("dryRun"):
             return 200, view_for(res)(current)
         finalizer = _propagation_finalizer(res, options, query)
-        if finalizer is not None and not meta.get("deletionTimestamp") and finalizer not in (meta.get("finalizers") or []):
-            current = self.cluster.update({**current, "metadata": {**meta, "finalizers": [
-                *(meta.get("finalizers") or []), finalizer]}})
-        self.cluster.delete(res.kind_in_store, target.namespace, target.name, grace=grace is None or grace > 0,
-                            grace_period_seconds=None if grace is None else max(0, int(grace)))
+        if (
+            finalizer is not None
+            and not meta.get("deletionTimestamp")
+            and finalizer not in (meta.get("finalizers") or [])
+        ):
+            current = self.cluster.update(
+                {**current, "metadata": {**meta, "finalizers": [*(meta.get("finalizers") or []), finalizer]}}
+            )
+        self.cluster.delete(
+            res.kind_in_store,
+            target.namespace,
+            target.name,
+            grace=grace is None or grace > 0,
+            grace_period_seconds=None if grace is None else max(0, int(grace)),
+        )
         try:
             remaining = self._get(res, target.namespace, target.name)
         except NotFoundError:
@@ -460,11 +531,17 @@ class ResourceHandlers:
         meta = body.get("metadata") or {}
         name = target.name or meta.get("name")
         if not name:
-            raise ApiError(422, 'Binding "" is invalid: metadata.name: Required value: name is required', "Invalid")
+            raise ApiError(
+                422, 'Binding "" is invalid: metadata.name: Required value: name is required', "Invalid"
+            )
         if target.name is not None and meta.get("name") and meta["name"] != target.name:
-            raise ApiError(400, f"name in URL does not match name in Binding object: {target.name} != {meta['name']}")
+            raise ApiError(
+                400, f"name in URL does not match name in Binding object: {target.name} != {meta['name']}"
+            )
         if meta.get("namespace") and target.namespace and meta["namespace"] != target.namespace:
-            raise ApiError(400, "the namespace of the provided object does not match the namespace sent on the request")
+            raise ApiError(
+                400, "the namespace of the provided object does not match the namespace sent on the request"
+            )
         node = (body.get("target") or {}).get("name")
         if not node:
             raise ApiError(422, f'Binding "{name}" is invalid: target.name: Required value', "Invalid")
@@ -497,8 +574,12 @@ def _propagation_finalizer(res: Kind, options: Mapping[str, Any], query: Mapping
         return "orphan"
     if policy == "Foreground":
         return "foregroundDeletion"
-    raise ApiError(400, f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", '
-                   '"Background", "Orphan"', "BadRequest")
+    raise ApiError(
+        400,
+        f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", '
+        '"Background", "Orphan"',
+        "BadRequest",
+    )
 
 
 def _gr(res: Kind) -> str:
@@ -506,8 +587,10 @@ def _gr(res: Kind) -> str:
 
 
 def _modified(res: Kind, name: str) -> str:
-    return (f'Operation cannot be fulfilled on {_gr(res)} "{name}": the object has been modified; please apply '
-            "your changes to the latest version and try again")
+    return (
+        f'Operation cannot be fulfilled on {_gr(res)} "{name}": the object has been modified; please apply '
+        "your changes to the latest version and try again"
+    )
 
 
 def _int_param(query: Mapping[str, str], key: str, default: int) -> int:
@@ -529,8 +612,9 @@ def _check_decodable(obj: Obj, kind: str, api_version: str) -> None:
         check_shape(obj, kind)
     except ManifestError as e:
         version = api_version.rpartition("/")[2]
-        raise ApiError(400, f'{kind} in version "{version}" cannot be handled as a {kind}: {e}',
-                       "BadRequest") from None
+        raise ApiError(
+            400, f'{kind} in version "{version}" cannot be handled as a {kind}: {e}', "BadRequest"
+        ) from None
 
 
 #: Kinds whose objects are stored as sent even when their values do not parse: the scheduler's own

@@ -28,7 +28,9 @@ def kubeconfig_dict(server_url: str, namespace: str = "default") -> dict[str, An
         "preferences": {},
         "clusters": [{"name": CONTEXT, "cluster": {"server": server_url}}],
         "users": [{"name": CONTEXT, "user": {}}],
-        "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT, "namespace": namespace}}],
+        "contexts": [
+            {"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT, "namespace": namespace}}
+        ],
         "current-context": CONTEXT,
     }
 

@@ -45,9 +45,12 @@ def container_defaults(item: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
 def apply_limit_ranges(pod: Obj, cluster: MemoryCluster) -> Obj:
     """``pod`` with the LimitRange defaults of its namespace (unchanged when there is none)."""
     namespace = (pod.get("metadata") or {}).get("namespace") or "default"
-    items = [item for lr in cluster.list("LimitRange", namespace).items
-             for item in ((lr.get("spec") or {}).get("limits") or []) if isinstance(item, Mapping)
-             and item.get("type") == "Container"]
+    items = [
+        item
+        for lr in cluster.list("LimitRange", namespace).items
+        for item in ((lr.get("spec") or {}).get("limits") or [])
+        if isinstance(item, Mapping) and item.get("type") == "Container"
+    ]
     if not items:
         return pod
     spec = dict(pod.get("spec") or {})
@@ -86,6 +89,8 @@ def apply_limit_ranges(pod: Obj, cluster: MemoryCluster) -> Obj:
     if not notes:
         return pod
     meta = dict(pod.get("metadata") or {})
-    meta["annotations"] = {**(meta.get("annotations") or {}),
-                           LIMIT_RANGER_ANNOTATION: "LimitRanger plugin set: " + "; ".join(notes)}
+    meta["annotations"] = {
+        **(meta.get("annotations") or {}),
+        LIMIT_RANGER_ANNOTATION: "LimitRanger plugin set: " + "; ".join(notes),
+    }
     return {**pod, "metadata": meta, "spec": spec}

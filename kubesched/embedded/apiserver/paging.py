@@ -70,7 +70,9 @@ class Pager:
             self._snapshots[ident] = (self._now(), resource_version, items)
             while len(self._snapshots) > self._max:
                 self._snapshots.popitem(last=False)
-        return Page(items[:limit], resource_version, _token(resource_version, ident, limit), len(items) - limit)
+        return Page(
+            items[:limit], resource_version, _token(resource_version, ident, limit), len(items) - limit
+        )
 
     def next(self, token: str, limit: int) -> Page:
         """The page a continue ``token`` points at. Raises ApiError 400 for a malformed token and

@@ -109,10 +109,10 @@ def _smp_map(target: Mapping[str, Any], patch: Mapping[str, Any]) -> Obj:
         if key.startswith(_SET_ORDER):
             if not isinstance(value, list):
                 raise PatchError(f"{key} must be a list")
-            orders[key[len(_SET_ORDER):]] = value
+            orders[key[len(_SET_ORDER) :]] = value
             continue
         if key.startswith(_DELETE_PRIMITIVE):
-            field = key[len(_DELETE_PRIMITIVE):]
+            field = key[len(_DELETE_PRIMITIVE) :]
             drop = value if isinstance(value, list) else [value]
             current = result.get(field)
             if isinstance(current, list):
@@ -143,7 +143,9 @@ def _smp_map(target: Mapping[str, Any], patch: Mapping[str, Any]) -> Obj:
 def _smp_list(field: str, target: Any, patch: list[Any]) -> list[Any]:
     current = list(target) if isinstance(target, list) else []
     if any(isinstance(p, Mapping) and p.get("$patch") == "replace" for p in patch):
-        return [copy.deepcopy(p) for p in patch if not (isinstance(p, Mapping) and p.get("$patch") == "replace")]
+        return [
+            copy.deepcopy(p) for p in patch if not (isinstance(p, Mapping) and p.get("$patch") == "replace")
+        ]
     if field in MERGE_PRIMITIVE_LISTS and all(not isinstance(p, Mapping | list) for p in patch):
         return current + [p for p in patch if p not in current]
     key = _merge_key_for(field, patch) or _merge_key_for(field, current)

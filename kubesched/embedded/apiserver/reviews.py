@@ -81,7 +81,9 @@ class AbacPolicy:
             matched = True
         return matched
 
-    def matches(self, user: str, groups: Sequence[str], attrs: Mapping[str, Any], resource_request: bool) -> bool:
+    def matches(
+        self, user: str, groups: Sequence[str], attrs: Mapping[str, Any], resource_request: bool
+    ) -> bool:
         """``abac.matches``: subject, verb (``readonly``), then resource or non-resource attributes."""
         if not self._subject(user, groups):
             return False
@@ -89,9 +91,11 @@ class AbacPolicy:
         if self.readonly and verb not in READ_ONLY_VERBS:
             return False
         if resource_request:
-            return (self.namespace in ("*", str(attrs.get("namespace") or ""))
-                    and self.resource in ("*", str(attrs.get("resource") or ""))
-                    and self.api_group in ("*", str(attrs.get("group") or "")))
+            return (
+                self.namespace in ("*", str(attrs.get("namespace") or ""))
+                and self.resource in ("*", str(attrs.get("resource") or ""))
+                and self.api_group in ("*", str(attrs.get("group") or ""))
+            )
         path = str(attrs.get("path") or "")
         p = self.non_resource_path
         return p == "*" or p == path or (p.endswith("*") and path.startswith(p.rstrip("*")))
@@ -110,8 +114,10 @@ def load_token_file(path: str) -> dict[str, StaticToken]:
         if not row or not any(c.strip() for c in row):
             continue
         if len(row) < 3:
-            raise ConfigError("--token-auth-file", f"{path} line {i}: at least 3 columns (token, user name, "
-                                                    f"user uid), found {len(row)}")
+            raise ConfigError(
+                "--token-auth-file",
+                f"{path} line {i}: at least 3 columns (token, user name, user uid), found {len(row)}",
+            )
         token, user, uid = row[0].strip(), row[1].strip(), row[2].strip()
         if not token or not user:
             raise ConfigError("--token-auth-file", f"{path} line {i}: empty token or user name")
@@ -128,8 +134,15 @@ def load_policy_file(path: str) -> list[AbacPolicy]:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError("--authorization-policy-file", f"cannot read {path}: {e}") from None
-    known = {"user": "user", "group": "group", "readonly": "readonly", "apiGroup": "api_group",
-             "resource": "resource", "namespace": "namespace", "nonResourcePath": "non_resource_path"}
+    known = {
+        "user": "user",
+        "group": "group",
+        "readonly": "readonly",
+        "apiGroup": "api_group",
+        "resource": "resource",
+        "namespace": "namespace",
+        "nonResourcePath": "non_resource_path",
+    }
     out: list[AbacPolicy] = []
     for i, line in enumerate(lines, 1):
         text = line.strip()
@@ -138,11 +151,16 @@ def load_policy_file(path: str) -> list[AbacPolicy]:
 
         def bad(msg: str, line_no: int = i) -> ConfigError:
             return ConfigError("--authorization-policy-file", f"{path} line {line_no}: {msg}")
+
         try:
             doc = json.loads(text)
         except ValueError as e:
             raise bad(f"invalid JSON: {e}") from None
-        if not isinstance(doc, dict) or doc.get("apiVersion") != ABAC_API_VERSION or doc.get("kind") != "Policy":
+        if (
+            not isinstance(doc, dict)
+            or doc.get("apiVersion") != ABAC_API_VERSION
+            or doc.get("kind") != "Policy"
+        ):
             raise bad(f'expected {{"apiVersion": "{ABAC_API_VERSION}", "kind": "Policy", "spec": {{...}}}}')
         spec = doc.get("spec")
         if not isinstance(spec, dict):
@@ -150,7 +168,7 @@ def load_policy_file(path: str) -> list[AbacPolicy]:
         args: dict[str, Any] = {}
         for k, v in spec.items():
             if k not in known:
-                raise bad(f'spec.{k}: unknown field (known: {", ".join(known)})')
+                raise bad(f"spec.{k}: unknown field (known: {', '.join(known)})")
             if k == "readonly":
                 if not isinstance(v, bool):
                     raise bad("spec.readonly: must be true or false")
@@ -182,13 +200,23 @@ class Reviews:
         if found is None:
             status = {"authenticated": False, "user": {}}
         else:
-            groups = list(found.groups) + ([AUTHENTICATED_GROUP] if AUTHENTICATED_GROUP not in found.groups else [])
-            status = {"authenticated": True, "user": {"username": found.user, "uid": found.uid, "groups": groups}}
+            groups = list(found.groups) + (
+                [AUTHENTICATED_GROUP] if AUTHENTICATED_GROUP not in found.groups else []
+            )
+            status = {
+                "authenticated": True,
+                "user": {"username": found.user, "uid": found.uid, "groups": groups},
+            }
         audiences = spec.get("audiences") if isinstance(spec, dict) else None
         if isinstance(audiences, list) and audiences and found is not None:
             status["audiences"] = list(audiences)
-        return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "metadata": {"creationTimestamp": None},
-                "spec": {}, "status": status}
+        return {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "metadata": {"creationTimestamp": None},
+            "spec": {},
+            "status": status,
+        }
 
     def subject_access_review(self, body: Any) -> Obj:
         """The answered SubjectAccessReview for a request ``body``. Raises ValueError for a body
@@ -204,18 +232,26 @@ class Reviews:
         if not isinstance(user, str) or not isinstance(groups, list):
             raise ValueError("spec.user must be a string and spec.groups a list")
         if not user and not groups:
-            raise ValueError("spec.user: Invalid value: \"\": at least one of user or group must be specified")
+            raise ValueError('spec.user: Invalid value: "": at least one of user or group must be specified')
         res, non = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
         if (res is None) == (non is None):
-            raise ValueError("spec: exactly one of nonResourceAttributes or resourceAttributes must be specified")
+            raise ValueError(
+                "spec: exactly one of nonResourceAttributes or resourceAttributes must be specified"
+            )
         attrs = res if res is not None else non
         if not isinstance(attrs, dict):
             raise ValueError("spec: resourceAttributes/nonResourceAttributes must be an object")
         group_names = [str(g) for g in groups]
         allowed = PRIVILEGED_GROUP in group_names or any(
-            p.matches(user, group_names, attrs, res is not None) for p in self.policies)
+            p.matches(user, group_names, attrs, res is not None) for p in self.policies
+        )
         status: Obj = {"allowed": allowed}
         if not allowed:
             status["reason"] = NO_POLICY_MATCHED
-        return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                "metadata": {"creationTimestamp": None}, "spec": spec, "status": status}
+        return {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "metadata": {"creationTimestamp": None},
+            "spec": spec,
+            "status": status,
+        }

@@ -30,8 +30,12 @@ def format_label_selector(selector: Any) -> str:
             continue
         key, op = str(expr.get("key")), expr.get("operator")
         values = ",".join(sorted(str(v) for v in expr.get("values") or []))
-        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
-                "DoesNotExist": f"!{key}"}.get(str(op), f"{key} {op}")
+        text = {
+            "In": f"{key} in ({values})",
+            "NotIn": f"{key} notin ({values})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(str(op), f"{key} {op}")
         reqs.append((key, text))
     return ",".join(text for _, text in sorted(reqs, key=lambda r: r[0]))
 
@@ -45,10 +49,16 @@ def to_scale(obj: Mapping[str, Any]) -> Obj:
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
-        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                     if k in meta},
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
         "spec": {"replicas": 1 if replicas is None else replicas},
-        "status": {"replicas": status.get("replicas") or 0, "selector": format_label_selector(spec.get("selector"))},
+        "status": {
+            "replicas": status.get("replicas") or 0,
+            "selector": format_label_selector(spec.get("selector")),
+        },
     }
 
 
@@ -59,6 +69,8 @@ def replicas_from_scale(scale: Any, name: str) -> int:
     spec = scale.get("spec") if isinstance(scale, Mapping) else None
     replicas = spec.get("replicas", 0) if isinstance(spec, Mapping) else 0
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
-        raise ValueError(f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: {replicas!r}: '
-                         "must be greater than or equal to 0")
+        raise ValueError(
+            f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: {replicas!r}: '
+            "must be greater than or equal to 0"
+        )
     return replicas

@@ -72,7 +72,9 @@ def ensure_namespaces(cluster: MemoryCluster, names: Iterable[str] = SYSTEM_NAME
     existing = {ns["metadata"]["name"] for ns in cluster.list("Namespace").items}
     for name in names:
         if name not in existing:
-            cluster.create(admit_new_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+            cluster.create(
+                admit_new_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            )
 
 
 class ServerHandle:
@@ -83,8 +85,16 @@ class ServerHandle:
     and joins the thread (idempotent).
     """
 
-    def __init__(self, state: ServerState, address: str, port: int, bookmark_interval: float, *,
-                 controllers: ControllerManager | None = None, finalizer: DeletionFinalizer | None = None) -> None:
+    def __init__(
+        self,
+        state: ServerState,
+        address: str,
+        port: int,
+        bookmark_interval: float,
+        *,
+        controllers: ControllerManager | None = None,
+        finalizer: DeletionFinalizer | None = None,
+    ) -> None:
         self.state = state
         self.address = address
         self.port = port
@@ -130,8 +140,12 @@ class ServerHandle:
 
     async def _start(self) -> None:
         self._runner = web.AppRunner(
-            build_app(self.state), handler_cancellation=True, access_log=None, shutdown_timeout=1.0,
-            keepalive_timeout=IDLE_TIMEOUT, **handler_args(),
+            build_app(self.state),
+            handler_cancellation=True,
+            access_log=None,
+            shutdown_timeout=1.0,
+            keepalive_timeout=IDLE_TIMEOUT,
+            **handler_args(),
         )
         await self._runner.setup()
         site = LimitedSite(self._runner, self.address, self._requested_port, limits=SERVE_LIMITS)
@@ -231,17 +245,29 @@ def setup_server(
     if system_namespaces:
         ensure_namespaces(cluster)
     guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)
-    state = ServerState(cluster, clock, bookmark_interval=bookmark_interval, watch_timeout=watch_timeout,
-                        enable_test_hooks=enable_test_hooks, guard=guard,
-                        watch_limits=watch_limits or WatchLimits(), reviews=reviews or Reviews(),
-                        client_time_clock=clock.now if server_client_times else None)
+    state = ServerState(
+        cluster,
+        clock,
+        bookmark_interval=bookmark_interval,
+        watch_timeout=watch_timeout,
+        enable_test_hooks=enable_test_hooks,
+        guard=guard,
+        watch_limits=watch_limits or WatchLimits(),
+        reviews=reviews or Reviews(),
+        client_time_clock=clock.now if server_client_times else None,
+    )
     NamespaceController(cluster).start()  # acts only on namespace deletions
     if workload_controllers:
         store = cluster
         start_workload_controllers(cluster, clock, lambda pod: admit_new_pod(pod, store))
-    return ServerHandle(state, address, port, bookmark_interval,
-                        controllers=ControllerManager(cluster, clock_now=clock.now) if controllers else None,
-                        finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None)
+    return ServerHandle(
+        state,
+        address,
+        port,
+        bookmark_interval,
+        controllers=ControllerManager(cluster, clock_now=clock.now) if controllers else None,
+        finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None,
+    )
 
 
 def start_server(cluster: MemoryCluster | None = None, **options: Any) -> ServerHandle:

@@ -25,10 +25,14 @@ __all__ = ["human_duration", "table_version", "to_table"]
 Obj = dict[str, Any]
 Cells = list[Any]
 
-_NAME_DOC = ("Name must be unique within a namespace. Is required when creating resources, although some resources "
-             "may allow a client to request the generation of an appropriate name automatically.")
-_AGE_DOC = ("CreationTimestamp is a timestamp representing the server time when this object was created. "
-            "It is represented in RFC3339 form and is in UTC.")
+_NAME_DOC = (
+    "Name must be unique within a namespace. Is required when creating resources, although some resources "
+    "may allow a client to request the generation of an appropriate name automatically."
+)
+_AGE_DOC = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created. "
+    "It is represented in RFC3339 form and is in UTC."
+)
 
 
 def _col(name: str, description: str, priority: int = 0, type_: str = "string", fmt: str = "") -> Obj:
@@ -50,7 +54,11 @@ def table_version(accept: str) -> str | None:
         for p in parts[1:]:
             key, _, value = p.partition("=")
             params[key.strip().lower()] = value.strip()
-        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+        if (
+            params.get("as") == "Table"
+            and params.get("g") == "meta.k8s.io"
+            and params.get("v") in ("v1", "v1beta1")
+        ):
             return params["v"]
     return None
 
@@ -107,16 +115,31 @@ _POD_COLUMNS = [
     _NAME,
     _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
     _col("Status", "The aggregate status of the containers in this pod."),
-    _col("Restarts", "The number of times the containers in this pod have been restarted and when the last "
-                     "container in this pod has restarted."),
+    _col(
+        "Restarts",
+        "The number of times the containers in this pod have been restarted and when the last "
+        "container in this pod has restarted.",
+    ),
     _AGE,
-    _col("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet "
-               "allocated.", 1),
-    _col("Node", "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for "
-                 "scheduling by the scheduler defined in schedulerName.", 1),
-    _col("Nominated Node", "nominatedNodeName is set when this pod preempts other pods on the node, but it cannot "
-                           "be scheduled right away as preemption victims receive their graceful termination "
-                           "periods.", 1),
+    _col(
+        "IP",
+        "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet "
+        "allocated.",
+        1,
+    ),
+    _col(
+        "Node",
+        "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for "
+        "scheduling by the scheduler defined in schedulerName.",
+        1,
+    ),
+    _col(
+        "Nominated Node",
+        "nominatedNodeName is set when this pod preempts other pods on the node, but it cannot "
+        "be scheduled right away as preemption victims receive their graceful termination "
+        "periods.",
+        1,
+    ),
     _col("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness.", 1),
 ]
 
@@ -165,7 +188,9 @@ def _pod_cells(pod: Obj, now: float) -> Cells:
         if term is not None:
             if not term.get("reason"):
                 signal = int(term.get("signal") or 0)
-                reason = f"Init:Signal:{signal}" if signal else f"Init:ExitCode:{int(term.get('exitCode') or 0)}"
+                reason = (
+                    f"Init:Signal:{signal}" if signal else f"Init:ExitCode:{int(term.get('exitCode') or 0)}"
+                )
             else:
                 reason = "Init:" + str(term["reason"])
         elif waiting is not None and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
@@ -216,9 +241,17 @@ def _pod_cells(pod: Obj, now: float) -> Cells:
                     true += cond.get("status") == "True"
                     break
         gates_text = f"{true}/{len(gates)}"
-    return [meta.get("name"), f"{ready}/{total}", reason, restarts_text, _since(meta.get("creationTimestamp"), now),
-            ip or "<none>", spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>",
-            gates_text]
+    return [
+        meta.get("name"),
+        f"{ready}/{total}",
+        reason,
+        restarts_text,
+        _since(meta.get("creationTimestamp"), now),
+        ip or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        gates_text,
+    ]
 
 
 # ----------------------------------------------------------------------------- nodes
@@ -229,12 +262,31 @@ _NODE_COLUMNS = [
     _col("Roles", "The roles of the node"),
     _AGE,
     _col("Version", "Kubelet Version reported by the node."),
-    _col("Internal-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
-    _col("External-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
-    _col("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1),
-    _col("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
-    _col("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API "
-                              "(e.g. containerd://1.4.2).", 1),
+    _col(
+        "Internal-IP",
+        "List of addresses reachable to the node. Queried from cloud provider, if available.",
+        1,
+    ),
+    _col(
+        "External-IP",
+        "List of addresses reachable to the node. Queried from cloud provider, if available.",
+        1,
+    ),
+    _col(
+        "OS-Image",
+        "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+        1,
+    ),
+    _col(
+        "Kernel-Version",
+        "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+        1,
+    ),
+    _col(
+        "Container-Runtime",
+        "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+        1,
+    ),
 ]
 
 
@@ -254,7 +306,7 @@ def _node_cells(node: Obj, now: float) -> Cells:
     roles: set[str] = set()
     for key, value in (meta.get("labels") or {}).items():
         if key.startswith("node-role.kubernetes.io/"):
-            role = key[len("node-role.kubernetes.io/"):]
+            role = key[len("node-role.kubernetes.io/") :]
             if role:
                 roles.add(role)
         elif key == "kubernetes.io/role" and value:
@@ -267,10 +319,18 @@ def _node_cells(node: Obj, now: float) -> Cells:
                 return str(a.get("address") or "")
         return "<none>"
 
-    return [meta.get("name"), ",".join(states), ",".join(sorted(roles)) or "<none>",
-            _since(meta.get("creationTimestamp"), now), str(info.get("kubeletVersion") or ""),
-            address("InternalIP"), address("ExternalIP"), info.get("osImage") or "<unknown>",
-            info.get("kernelVersion") or "<unknown>", info.get("containerRuntimeVersion") or "<unknown>"]
+    return [
+        meta.get("name"),
+        ",".join(states),
+        ",".join(sorted(roles)) or "<none>",
+        _since(meta.get("creationTimestamp"), now),
+        str(info.get("kubeletVersion") or ""),
+        address("InternalIP"),
+        address("ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
 
 
 # ----------------------------------------------------------------------------- events
@@ -278,16 +338,25 @@ def _node_cells(node: Obj, now: float) -> Cells:
 _EVENT_COLUMNS = [
     _col("Last Seen", "The time at which the most recent occurrence of this event was recorded."),
     _col("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
-    _col("Reason", "This should be a short, machine understandable string that gives the reason for the "
-                   "transition into the object's current status."),
+    _col(
+        "Reason",
+        "This should be a short, machine understandable string that gives the reason for the "
+        "transition into the object's current status.",
+    ),
     _col("Object", "The object that this event is about."),
-    _col("Subobject", "If referring to a piece of an object instead of an entire object, this string should "
-                      "contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2].",
-         1),
+    _col(
+        "Subobject",
+        "If referring to a piece of an object instead of an entire object, this string should "
+        "contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2].",
+        1,
+    ),
     _col("Source", "The component reporting this event. Should be a short machine understandable string.", 1),
     _col("Message", "A human-readable description of the status of this operation."),
-    _col("First Seen", "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
-         1),
+    _col(
+        "First Seen",
+        "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+        1,
+    ),
     _col("Count", "The number of times this event has occurred.", 1),
     _col("Name", _NAME_DOC, 1, fmt="name"),
 ]
@@ -297,7 +366,11 @@ def _event_cells(event: Obj, now: float) -> Cells:
     """``printEvent`` (events.k8s.io/v1 Events are printed from their core/v1 form, as upstream
     prints both from the internal type)."""
     ev = to_core(event) if "regarding" in event or "note" in event else event
-    first = _since(ev.get("firstTimestamp"), now) if ev.get("firstTimestamp") else _since(ev.get("eventTime"), now)
+    first = (
+        _since(ev.get("firstTimestamp"), now)
+        if ev.get("firstTimestamp")
+        else _since(ev.get("eventTime"), now)
+    )
     last = _since(ev.get("lastTimestamp"), now) if ev.get("lastTimestamp") else first
     count = int(ev.get("count") or 0)
     series = ev.get("series")
@@ -312,9 +385,18 @@ def _event_cells(event: Obj, now: float) -> Cells:
     source = ev.get("source") or {}
     component = source.get("component") or ev.get("reportingComponent") or ""
     instance = source.get("host") or ev.get("reportingInstance") or ""
-    return [last, ev.get("type") or "", ev.get("reason") or "", target, involved.get("fieldPath") or "",
-            f"{component}, {instance}" if instance else component, str(ev.get("message") or "").strip(), first,
-            count, _meta(ev).get("name")]
+    return [
+        last,
+        ev.get("type") or "",
+        ev.get("reason") or "",
+        target,
+        involved.get("fieldPath") or "",
+        f"{component}, {instance}" if instance else component,
+        str(ev.get("message") or "").strip(),
+        first,
+        count,
+        _meta(ev).get("name"),
+    ]
 
 
 # ----------------------------------------------------------------------------- others
@@ -324,8 +406,11 @@ _LEASE_COLUMNS = [_NAME, _col("Holder", "The holder of the lease"), _AGE]
 _PRIORITY_CLASS_COLUMNS = [
     _NAME,
     _col("Value", "Value is the integer value of this priority class.", type_="integer"),
-    _col("Global-Default", "globalDefault specifies whether this PriorityClass should be considered as the default "
-                           "priority.", type_="boolean"),
+    _col(
+        "Global-Default",
+        "globalDefault specifies whether this PriorityClass should be considered as the default priority.",
+        type_="boolean",
+    ),
     _AGE,
     _col("PreemptionPolicy", "PreemptionPolicy is the Policy for preempting pods with lower priority."),
 ]
@@ -334,19 +419,31 @@ _DEFAULT_COLUMNS = [_NAME, _AGE]
 
 def _namespace_cells(ns: Obj, now: float) -> Cells:
     meta = _meta(ns)
-    return [meta.get("name"), (ns.get("status") or {}).get("phase") or "", _since(meta.get("creationTimestamp"), now)]
+    return [
+        meta.get("name"),
+        (ns.get("status") or {}).get("phase") or "",
+        _since(meta.get("creationTimestamp"), now),
+    ]
 
 
 def _lease_cells(lease: Obj, now: float) -> Cells:
     meta = _meta(lease)
-    return [meta.get("name"), (lease.get("spec") or {}).get("holderIdentity") or "",
-            _since(meta.get("creationTimestamp"), now)]
+    return [
+        meta.get("name"),
+        (lease.get("spec") or {}).get("holderIdentity") or "",
+        _since(meta.get("creationTimestamp"), now),
+    ]
 
 
 def _priority_class_cells(pc: Obj, now: float) -> Cells:
     meta = _meta(pc)
-    return [meta.get("name"), int(pc.get("value") or 0), bool(pc.get("globalDefault")),
-            _since(meta.get("creationTimestamp"), now), pc.get("preemptionPolicy") or "PreemptLowerPriority"]
+    return [
+        meta.get("name"),
+        int(pc.get("value") or 0),
+        bool(pc.get("globalDefault")),
+        _since(meta.get("creationTimestamp"), now),
+        pc.get("preemptionPolicy") or "PreemptLowerPriority",
+    ]
 
 
 def _default_cells(obj: Obj, now: float) -> Cells:
@@ -370,18 +467,31 @@ def _row_object(obj: Obj, include: str, version: str) -> Obj | None:
         return None
     if include == "Object":
         return obj
-    return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}", "metadata": obj.get("metadata")}
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": f"meta.k8s.io/{version}",
+        "metadata": obj.get("metadata"),
+    }
 
 
-def to_table(kind: str, items: Iterable[Obj], list_meta: Mapping[str, Any], now: float, *, version: str = "v1",
-             include_object: str = "Metadata") -> Obj:
+def to_table(
+    kind: str,
+    items: Iterable[Obj],
+    list_meta: Mapping[str, Any],
+    now: float,
+    *,
+    version: str = "v1",
+    include_object: str = "Metadata",
+) -> Obj:
     """The ``Table`` of ``items`` (served objects of ``kind``) at epoch seconds ``now``.
     ``list_meta``: the ListMeta to carry (``resourceVersion``, ``continue``, ...);
     ``include_object``: ``Metadata``, ``Object`` or ``None``. Raises ValueError for another
     ``include_object``."""
     if include_object not in ("Metadata", "Object", "None"):
-        raise ValueError(f'includeObject: Unsupported value: "{include_object}": supported values: '
-                         '"None", "Metadata", "Object"')
+        raise ValueError(
+            f'includeObject: Unsupported value: "{include_object}": supported values: '
+            '"None", "Metadata", "Object"'
+        )
     columns, cells = _PRINTERS.get(kind, (_DEFAULT_COLUMNS, _default_cells))
     rows = []
     for obj in items:
@@ -397,5 +507,10 @@ def to_table(kind: str, items: Iterable[Obj], list_meta: Mapping[str, Any], now:
         if ro is not None:
             row["object"] = ro
         rows.append(row)
-    return {"kind": "Table", "apiVersion": f"meta.k8s.io/{version}", "metadata": dict(list_meta),
-            "columnDefinitions": columns, "rows": rows}
+    return {
+        "kind": "Table",
+        "apiVersion": f"meta.k8s.io/{version}",
+        "metadata": dict(list_meta),
+        "columnDefinitions": columns,
+        "rows": rows,
+    }

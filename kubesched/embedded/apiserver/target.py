@@ -47,8 +47,10 @@ def parse_target(group: str, version: str, tail: str, full_path: str) -> Target:
         legacy_watch = True
         parts = parts[1:]
     namespace: str | None = None
-    if len(parts) >= 3 and parts[0] == "namespaces" and not (
-        len(parts) == 3 and parts[2] in ("status", "finalize")
+    if (
+        len(parts) >= 3
+        and parts[0] == "namespaces"
+        and not (len(parts) == 3 and parts[2] in ("status", "finalize"))
     ):
         namespace = parts[1]
         parts = parts[2:]

@@ -76,8 +76,13 @@ class FaultRule:
 
     def to_json(self) -> Obj:
         """The rule as ``GET /kubesched/faults`` shows it (``count`` = failures still to come)."""
-        return {"status": self.status, "count": self.count, "paths": self.paths,
-                "methods": sorted(self.methods), "retryAfterSeconds": self.retry_after}
+        return {
+            "status": self.status,
+            "count": self.count,
+            "paths": self.paths,
+            "methods": sorted(self.methods),
+            "retryAfterSeconds": self.retry_after,
+        }
 
 
 class Faults:

@@ -48,7 +48,15 @@ from kubesched.embedded.apiserver.status import failure
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import GoneError
 
-__all__ = ["WatchHub", "WatchLimits", "WatchParams", "WatchStream", "encode_object", "index_key", "serve_watch"]
+__all__ = [
+    "WatchHub",
+    "WatchLimits",
+    "WatchParams",
+    "WatchStream",
+    "encode_object",
+    "index_key",
+    "serve_watch",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -78,7 +86,9 @@ class _Encoded:
 
     __slots__ = ("event", "rv", "direct", "_views", "_old_views", "_json", "_lines", "_framed")
 
-    def __init__(self, event: WatchEvent, rv: int, direct: dict[WatchStream, list[bytes]] | None = None) -> None:
+    def __init__(
+        self, event: WatchEvent, rv: int, direct: dict[WatchStream, list[bytes]] | None = None
+    ) -> None:
         self.event = event
         self.rv = rv
         #: the chunks of this event's batch for idle connections, by watcher (None: write at once)
@@ -233,8 +243,13 @@ class WatchStream:
         if type_ is None:
             return
         transport = self.transport
-        if (transport is not None and not self.pending and self.writing_since is None
-                and not transport.get_write_buffer_size() and not transport.is_closing()):
+        if (
+            transport is not None
+            and not self.pending
+            and self.writing_since is None
+            and not transport.get_write_buffer_size()
+            and not transport.is_closing()
+        ):
             direct = enc.direct
             if direct is None:
                 transport.write(enc.framed(type_, self.params.view))  # one chunk of the chunked response
@@ -461,8 +476,11 @@ class WatchHub:
         for stream, request in list(self._requests.items()):
             since = stream.writing_since
             if since is not None and now - since > stream.params.limits.write_timeout:
-                _log.warning("closing a watch of %s: a write to the client took more than %.0f s",
-                             stream.params.kind, stream.params.limits.write_timeout)
+                _log.warning(
+                    "closing a watch of %s: a write to the client took more than %.0f s",
+                    stream.params.kind,
+                    stream.params.limits.write_timeout,
+                )
                 self.slow_writes += 1
                 stream.close()
                 stream.writing_since = None
@@ -515,7 +533,9 @@ def _bookmark_line(bm: _Bookmark, params: WatchParams) -> bytes:
     meta: Obj = {"resourceVersion": bm.resource_version}
     if bm.initial_events_end:
         meta["annotations"] = {INITIAL_EVENTS_END: "true"}
-    return _line("BOOKMARK", encode_object({"kind": params.kind, "apiVersion": params.api_version, "metadata": meta}))
+    return _line(
+        "BOOKMARK", encode_object({"kind": params.kind, "apiVersion": params.api_version, "metadata": meta})
+    )
 
 
 async def _start(resp: web.StreamResponse, request: web.Request) -> None:
@@ -564,8 +584,10 @@ async def serve_watch(
     except ValueError as e:
         hub.release(params.store_kind)
         await _start(resp, request)
-        details = {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                   "retryAfterSeconds": 1}
+        details = {
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        }
         code, reason = (504, "Timeout") if "Too large" in str(e) else (400, "BadRequest")
         body = failure(code, str(e), reason, details if code == 504 else None)
         await resp.write(_line("ERROR", encode_object(body)))
@@ -593,8 +615,12 @@ async def serve_watch(
         stream.transport = request.transport  # type: ignore[assignment]
         await _pump(resp, stream, feed, params)
         if stream.overflowed:
-            _log.warning("closing a watch of %s: client too slow (more than %d events or %d bytes waiting)",
-                         params.kind, params.limits.buffer_events, params.limits.buffer_bytes)
+            _log.warning(
+                "closing a watch of %s: client too slow (more than %d events or %d bytes waiting)",
+                params.kind,
+                params.limits.buffer_events,
+                params.limits.buffer_bytes,
+            )
             _abort(request)
         else:
             stream.writing_since = asyncio.get_running_loop().time()
@@ -613,8 +639,9 @@ def _abort(request: web.Request) -> None:
         transport.abort()
 
 
-async def _flush_and_bookmark(resp: web.StreamResponse, stream: WatchStream, feed: _KindFeed,
-                              params: WatchParams, initial: bool = False) -> None:
+async def _flush_and_bookmark(
+    resp: web.StreamResponse, stream: WatchStream, feed: _KindFeed, params: WatchParams, initial: bool = False
+) -> None:
     rv = feed.bookmark_version()
     while stream.pending and not stream.closed:
         await _write(resp, stream, stream.take_chunk())

@@ -78,7 +78,9 @@ def default_workload(obj: Obj) -> Obj:
             strategy["rollingUpdate"] = rolling
         spec["updateStrategy"] = strategy
         spec.setdefault("revisionHistoryLimit", 10)
-        spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+        spec.setdefault(
+            "persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"}
+        )
         _template(spec, "Always")
     elif kind == "ReplicaSet":
         spec.setdefault("replicas", 1)

@@ -23,10 +23,14 @@ def _col(name: str, description: str, priority: int = 0, type_: str = "string", 
 
 
 _NAME = _col("Name", "Name must be unique within a namespace.", fmt="name")
-_AGE = _col("Age", "CreationTimestamp is a timestamp representing the server time when this object was created.")
-_WIDE = [_col("Containers", "Names of each container in the template.", 1),
-         _col("Images", "Images referenced by each container in the template.", 1),
-         _col("Selector", "Label selector for pods.", 1)]
+_AGE = _col(
+    "Age", "CreationTimestamp is a timestamp representing the server time when this object was created."
+)
+_WIDE = [
+    _col("Containers", "Names of each container in the template.", 1),
+    _col("Images", "Images referenced by each container in the template.", 1),
+    _col("Selector", "Label selector for pods.", 1),
+]
 
 
 def _int(obj: Mapping[str, Any], section: str, key: str, default: int = 0) -> int:
@@ -37,8 +41,11 @@ def _int(obj: Mapping[str, Any], section: str, key: str, default: int = 0) -> in
 def _wide(obj: Mapping[str, Any]) -> Cells:
     spec = obj.get("spec") or {}
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
-    return [",".join(str(c.get("name")) for c in containers), ",".join(str(c.get("image")) for c in containers),
-            format_label_selector(spec.get("selector")) or "<none>"]
+    return [
+        ",".join(str(c.get("name")) for c in containers),
+        ",".join(str(c.get("image")) for c in containers),
+        format_label_selector(spec.get("selector")) or "<none>",
+    ]
 
 
 def _job_status(job: Mapping[str, Any]) -> str:
@@ -70,24 +77,48 @@ def workload_printers(since: Since) -> dict[str, tuple[list[Obj], Callable[[Obj,
         return (obj.get("metadata") or {}).get("name")
 
     def deployment(d: Obj, now: float) -> Cells:
-        return [name(d), f"{_int(d, 'status', 'readyReplicas')}/{_int(d, 'spec', 'replicas', 1)}",
-                _int(d, "status", "updatedReplicas"), _int(d, "status", "availableReplicas"), age(d, now), *_wide(d)]
+        return [
+            name(d),
+            f"{_int(d, 'status', 'readyReplicas')}/{_int(d, 'spec', 'replicas', 1)}",
+            _int(d, "status", "updatedReplicas"),
+            _int(d, "status", "availableReplicas"),
+            age(d, now),
+            *_wide(d),
+        ]
 
     def replica_set(rs: Obj, now: float) -> Cells:
-        return [name(rs), _int(rs, "spec", "replicas", 1), _int(rs, "status", "replicas"),
-                _int(rs, "status", "readyReplicas"), age(rs, now), *_wide(rs)]
+        return [
+            name(rs),
+            _int(rs, "spec", "replicas", 1),
+            _int(rs, "status", "replicas"),
+            _int(rs, "status", "readyReplicas"),
+            age(rs, now),
+            *_wide(rs),
+        ]
 
     def stateful_set(ss: Obj, now: float) -> Cells:
-        return [name(ss), f"{_int(ss, 'status', 'readyReplicas')}/{_int(ss, 'spec', 'replicas', 1)}", age(ss, now),
-                *_wide(ss)[:2]]
+        return [
+            name(ss),
+            f"{_int(ss, 'status', 'readyReplicas')}/{_int(ss, 'spec', 'replicas', 1)}",
+            age(ss, now),
+            *_wide(ss)[:2],
+        ]
 
     def daemon_set(ds: Obj, now: float) -> Cells:
-        node_selector = ((((ds.get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeSelector")
-                         or {})
-        return [name(ds), _int(ds, "status", "desiredNumberScheduled"), _int(ds, "status", "currentNumberScheduled"),
-                _int(ds, "status", "numberReady"), _int(ds, "status", "updatedNumberScheduled"),
-                _int(ds, "status", "numberAvailable"),
-                ",".join(f"{k}={v}" for k, v in sorted(node_selector.items())) or "<none>", age(ds, now), *_wide(ds)]
+        node_selector = (((ds.get("spec") or {}).get("template") or {}).get("spec") or {}).get(
+            "nodeSelector"
+        ) or {}
+        return [
+            name(ds),
+            _int(ds, "status", "desiredNumberScheduled"),
+            _int(ds, "status", "currentNumberScheduled"),
+            _int(ds, "status", "numberReady"),
+            _int(ds, "status", "updatedNumberScheduled"),
+            _int(ds, "status", "numberAvailable"),
+            ",".join(f"{k}={v}" for k, v in sorted(node_selector.items())) or "<none>",
+            age(ds, now),
+            *_wide(ds),
+        ]
 
     def job(j: Obj, now: float) -> Cells:
         spec = j.get("spec") or {}
@@ -102,30 +133,85 @@ def workload_printers(since: Since) -> dict[str, tuple[list[Obj], Callable[[Obj,
 
     count = "integer"
     return {
-        "Deployment": ([_NAME, _col("Ready", "Number of the pod with ready state"),
-                        _col("Up-to-date", "Total number of non-terminated pods targeted by this deployment that "
-                             "have the desired template spec.", type_=count),
-                        _col("Available", "Total number of available pods (ready for at least minReadySeconds) "
-                             "targeted by this deployment.", type_=count), _AGE, *_WIDE], deployment),
-        "ReplicaSet": ([_NAME, _col("Desired", "Number of desired pods.", type_=count),
-                        _col("Current", "Number of actual replicas.", type_=count),
-                        _col("Ready", "The number of ready replicas for this replica set.", type_=count), _AGE,
-                        *_WIDE], replica_set),
-        "StatefulSet": ([_NAME, _col("Ready", "Number of the pod with ready state"), _AGE, *_WIDE[:2]],
-                        stateful_set),
-        "DaemonSet": ([_NAME, _col("Desired", "The total number of nodes that should be running the daemon pod.",
-                                   type_=count),
-                       _col("Current", "The number of nodes that are running at least 1 daemon pod.", type_=count),
-                       _col("Ready", "The number of nodes that should be running the daemon pod and have one or "
-                            "more of the daemon pod running and ready.", type_=count),
-                       _col("Up-to-date", "The total number of nodes that are running updated daemon pod",
-                            type_=count),
-                       _col("Available", "The number of nodes that should be running the daemon pod and have one "
-                            "or more of the daemon pod running and available.", type_=count),
-                       _col("Node Selector", "NodeSelector is a selector which must be true for the pod to fit on "
-                            "a node."), _AGE, *_WIDE], daemon_set),
-        "Job": ([_NAME, _col("Status", "Status of the job."),
-                 _col("Completions", "The desired number of successfully finished pods the job should be run with."),
-                 _col("Duration", "Time required to complete the job."), _AGE, *_WIDE], job),
+        "Deployment": (
+            [
+                _NAME,
+                _col("Ready", "Number of the pod with ready state"),
+                _col(
+                    "Up-to-date",
+                    "Total number of non-terminated pods targeted by this deployment that "
+                    "have the desired template spec.",
+                    type_=count,
+                ),
+                _col(
+                    "Available",
+                    "Total number of available pods (ready for at least minReadySeconds) "
+                    "targeted by this deployment.",
+                    type_=count,
+                ),
+                _AGE,
+                *_WIDE,
+            ],
+            deployment,
+        ),
+        "ReplicaSet": (
+            [
+                _NAME,
+                _col("Desired", "Number of desired pods.", type_=count),
+                _col("Current", "Number of actual replicas.", type_=count),
+                _col("Ready", "The number of ready replicas for this replica set.", type_=count),
+                _AGE,
+                *_WIDE,
+            ],
+            replica_set,
+        ),
+        "StatefulSet": (
+            [_NAME, _col("Ready", "Number of the pod with ready state"), _AGE, *_WIDE[:2]],
+            stateful_set,
+        ),
+        "DaemonSet": (
+            [
+                _NAME,
+                _col(
+                    "Desired", "The total number of nodes that should be running the daemon pod.", type_=count
+                ),
+                _col("Current", "The number of nodes that are running at least 1 daemon pod.", type_=count),
+                _col(
+                    "Ready",
+                    "The number of nodes that should be running the daemon pod and have one or "
+                    "more of the daemon pod running and ready.",
+                    type_=count,
+                ),
+                _col(
+                    "Up-to-date", "The total number of nodes that are running updated daemon pod", type_=count
+                ),
+                _col(
+                    "Available",
+                    "The number of nodes that should be running the daemon pod and have one "
+                    "or more of the daemon pod running and available.",
+                    type_=count,
+                ),
+                _col(
+                    "Node Selector",
+                    "NodeSelector is a selector which must be true for the pod to fit on a node.",
+                ),
+                _AGE,
+                *_WIDE,
+            ],
+            daemon_set,
+        ),
+        "Job": (
+            [
+                _NAME,
+                _col("Status", "Status of the job."),
+                _col(
+                    "Completions",
+                    "The desired number of successfully finished pods the job should be run with.",
+                ),
+                _col("Duration", "Time required to complete the job."),
+                _AGE,
+                *_WIDE,
+            ],
+            job,
+        ),
     }
-

@@ -76,18 +76,31 @@ def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def new_controller_ref(owner: Mapping[str, Any]) -> Obj:
     """``metav1.NewControllerRef``: a controller reference to ``owner`` that blocks its deletion."""
     meta = _meta(owner)
-    return {"apiVersion": owner.get("apiVersion"), "kind": owner.get("kind"), "name": meta.get("name"),
-            "uid": meta.get("uid"), "controller": True, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": owner.get("apiVersion"),
+        "kind": owner.get("kind"),
+        "name": meta.get("name"),
+        "uid": meta.get("uid"),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
-def pod_from_template(template: Mapping[str, Any], owner: Mapping[str, Any], *, name: str | None = None,
-                      generate_name: str | None = None) -> Obj:
+def pod_from_template(
+    template: Mapping[str, Any],
+    owner: Mapping[str, Any],
+    *,
+    name: str | None = None,
+    generate_name: str | None = None,
+) -> Obj:
     """``GetPodFromTemplate``: a pod with the template's labels, annotations, finalizers and spec,
     controlled by ``owner``, in its namespace; named ``name`` or ``generate_name`` + random
     suffix (``<owner>-`` by default, ``getPodsPrefix``)."""
     tmeta = mapping_field(template, "metadata")
-    meta: Obj = {"namespace": _meta(owner).get("namespace") or "default",
-                 "ownerReferences": [new_controller_ref(owner)]}
+    meta: Obj = {
+        "namespace": _meta(owner).get("namespace") or "default",
+        "ownerReferences": [new_controller_ref(owner)],
+    }
     if name is not None:
         meta["name"] = name
     else:
@@ -199,6 +212,7 @@ class PodIndex:
             self.on_event(ev)
             if handler is not None and live:
                 handler(ev)
+
         self._sub = self.cluster.watch("Pod", None, on_event)
         live = True
         return self

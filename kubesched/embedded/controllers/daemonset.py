@@ -78,8 +78,11 @@ def _daemon_tolerations(pod_spec: Mapping[str, Any]) -> list[Obj]:
     """``AddOrUpdateDaemonPodTolerations``: the spec's tolerations plus the daemon ones (an
     existing toleration of the same key and effect is replaced)."""
     wanted = list(DAEMON_TOLERATIONS) + ([_NETWORK_UNAVAILABLE] if pod_spec.get("hostNetwork") else [])
-    out = [dict(t) for t in pod_spec.get("tolerations") or [] if isinstance(t, Mapping)
-           and (t.get("key"), t.get("effect")) not in wanted]
+    out = [
+        dict(t)
+        for t in pod_spec.get("tolerations") or []
+        if isinstance(t, Mapping) and (t.get("key"), t.get("effect")) not in wanted
+    ]
     out += [{"key": key, "operator": "Exists", "effect": effect} for key, effect in wanted]
     return out
 
@@ -101,8 +104,11 @@ def new_daemon_pod(ds: Mapping[str, Any], node_name: str) -> Obj:
     affinity["nodeAffinity"] = node_affinity
     pspec["affinity"] = affinity
     meta = pod["metadata"]
-    meta["labels"] = {**meta.get("labels", {}), REVISION_HASH: template_hash(spec.get("template")),
-                      TEMPLATE_GENERATION: str((ds.get("metadata") or {}).get("generation", 1))}
+    meta["labels"] = {
+        **meta.get("labels", {}),
+        REVISION_HASH: template_hash(spec.get("template")),
+        TEMPLATE_GENERATION: str((ds.get("metadata") or {}).get("generation", 1)),
+    }
     return pod
 
 
@@ -115,9 +121,11 @@ def node_should_run(ds: Mapping[str, Any], node: Mapping[str, Any]) -> tuple[boo
         return False, False
     try:
         required = ((pspec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution")
-        affinity = RequiredNodeAffinity(pspec.get("nodeSelector") or None,
-                                        parse_node_selector(required, "spec.template.spec.affinity"))
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        affinity = RequiredNodeAffinity(
+            pspec.get("nodeSelector") or None, parse_node_selector(required, "spec.template.spec.affinity")
+        )
         if not affinity.matches_labels(nmeta.get("labels") or {}, name):
             return False, False
         taints = parse_taints((node.get("spec") or {}).get("taints"), "spec.taints")
@@ -144,8 +152,12 @@ def _pod_node(pod: Mapping[str, Any]) -> str | None:
     spec = pod.get("spec") or {}
     if spec.get("nodeName"):
         return str(spec["nodeName"])
-    terms = ((((spec.get("affinity") or {}).get("nodeAffinity") or {})
-              .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or [])
+    terms = (
+        ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        or {}
+    ).get("nodeSelectorTerms") or []
     for term in terms:
         for field in term.get("matchFields") or []:
             if field.get("key") == "metadata.name" and field.get("values"):
@@ -167,7 +179,10 @@ class DaemonSetController:
 
     def start(self) -> DaemonSetController:
         self.pods.start(self._on_pod)
-        self._subs = [self.cluster.watch("DaemonSet", None, self._on_ds), self.cluster.watch("Node", self.cluster.resource_version, self._on_node)]
+        self._subs = [
+            self.cluster.watch("DaemonSet", None, self._on_ds),
+            self.cluster.watch("Node", self.cluster.resource_version, self._on_node),
+        ]
         return self
 
     def stop(self) -> None:
@@ -185,8 +200,9 @@ class DaemonSetController:
     def _on_node(self, ev: WatchEvent) -> None:
         if ev.type == "MODIFIED" and ev.old_object is not None:
             old, new = ev.old_object, ev.object
-            if ((old.get("metadata") or {}).get("labels") == (new.get("metadata") or {}).get("labels")
-                    and (old.get("spec") or {}).get("taints") == (new.get("spec") or {}).get("taints")):
+            if (old.get("metadata") or {}).get("labels") == (new.get("metadata") or {}).get("labels") and (
+                old.get("spec") or {}
+            ).get("taints") == (new.get("spec") or {}).get("taints"):
                 return  # status-only changes do not move daemon pods
         for ds in self.cluster.list("DaemonSet").items:
             self.queue.add(f"{ds['metadata'].get('namespace')}/{ds['metadata']['name']}")
@@ -194,7 +210,9 @@ class DaemonSetController:
     def _on_pod(self, ev: WatchEvent) -> None:
         ref = controller_ref(ev.object)
         if ref is not None and ref.get("kind") == "DaemonSet":
-            self.queue.add(f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}")
+            self.queue.add(
+                f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}"
+            )
 
     def sync(self, key: str) -> None:
         """``syncDaemonSet`` of ``namespace/name``."""
@@ -256,9 +274,9 @@ class DaemonSetController:
         if strategy.get("type") == "OnDelete":
             return
         rolling = mapping_field(strategy, "rollingUpdate")
-        _, max_unavailable = resolve_fenceposts({"rollingUpdate": {"maxSurge": 0,
-                                                                   "maxUnavailable": rolling.get("maxUnavailable", 1)}},
-                                                eligible)
+        _, max_unavailable = resolve_fenceposts(
+            {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": rolling.get("maxUnavailable", 1)}}, eligible
+        )
         # old pods that are not available go first, then available ones within the budget
         outdated.sort(key=lambda p: is_pod_available(p, 0, self.clock.now()))
         for pod in outdated:
@@ -296,14 +314,21 @@ class DaemonSetController:
                         updated += 1
             elif pods:
                 mis += 1
-        status = {"currentNumberScheduled": current, "numberMisscheduled": mis, "desiredNumberScheduled": desired,
-                  "numberReady": ready, "observedGeneration": ds["metadata"].get("generation", 1),
-                  "updatedNumberScheduled": updated, "numberAvailable": available,
-                  "numberUnavailable": desired - available}
+        status = {
+            "currentNumberScheduled": current,
+            "numberMisscheduled": mis,
+            "desiredNumberScheduled": desired,
+            "numberReady": ready,
+            "observedGeneration": ds["metadata"].get("generation", 1),
+            "updatedNumberScheduled": updated,
+            "numberAvailable": available,
+            "numberUnavailable": desired - available,
+        }
         for key in ("updatedNumberScheduled", "numberAvailable", "numberUnavailable"):
             if not status[key]:
                 del status[key]
         before = ds.get("status") or {}
         if status != before:
-            self.cluster.patch_status("DaemonSet", namespace, name,
-                                      {k: status.get(k) for k in {*status, *before}})
+            self.cluster.patch_status(
+                "DaemonSet", namespace, name, {k: status.get(k) for k in {*status, *before}}
+            )

@@ -144,9 +144,11 @@ class DeploymentController:
         self._subs: list[Subscription] = []
 
     def start(self) -> DeploymentController:
-        self._subs = [self.cluster.watch("Deployment", None, self._on_deployment),
-                      self.cluster.watch("ReplicaSet", None, self._on_replica_set),
-                      self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod)]
+        self._subs = [
+            self.cluster.watch("Deployment", None, self._on_deployment),
+            self.cluster.watch("ReplicaSet", None, self._on_replica_set),
+            self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod),
+        ]
         return self
 
     def stop(self) -> None:
@@ -206,7 +208,9 @@ class DeploymentController:
             labels = (rs.get("metadata") or {}).get("labels") or {}
             if matches(labels) and not meta.get("deletionTimestamp"):
                 refs = [*owner_refs(rs), new_controller_ref(d)]
-                out.append(self.cluster.update({**rs, "metadata": {**rs["metadata"], "ownerReferences": refs}}))
+                out.append(
+                    self.cluster.update({**rs, "metadata": {**rs["metadata"], "ownerReferences": refs}})
+                )
         return out
 
     def sync(self, key: str) -> None:
@@ -221,8 +225,14 @@ class DeploymentController:
         all_rs = self._claim(d)
         template = (d.get("spec") or {}).get("template")
         wanted = _without_hash(template)
-        new_rs = next((rs for rs in sorted(all_rs, key=_created)
-                       if _without_hash((rs.get("spec") or {}).get("template")) == wanted), None)
+        new_rs = next(
+            (
+                rs
+                for rs in sorted(all_rs, key=_created)
+                if _without_hash((rs.get("spec") or {}).get("template")) == wanted
+            ),
+            None,
+        )
         old = [rs for rs in all_rs if rs is not new_rs]
         spec = d.get("spec") or {}
         if not spec.get("paused"):
@@ -237,12 +247,20 @@ class DeploymentController:
     def _scale(self, rs: Obj, replicas: int, d: Obj) -> Obj:
         """``scaleReplicaSet``: ``spec.replicas`` and the desired/max annotations."""
         surge, _ = resolve_fenceposts((d.get("spec") or {}).get("strategy") or {}, _replicas(d))
-        annotations = {**(rs["metadata"].get("annotations") or {}), DESIRED_REPLICAS: str(_replicas(d)),
-                       MAX_REPLICAS: str(_replicas(d) + surge)}
+        annotations = {
+            **(rs["metadata"].get("annotations") or {}),
+            DESIRED_REPLICAS: str(_replicas(d)),
+            MAX_REPLICAS: str(_replicas(d) + surge),
+        }
         if _replicas(rs) == replicas and annotations == rs["metadata"].get("annotations"):
             return rs
-        return self.cluster.update({**rs, "metadata": {**rs["metadata"], "annotations": annotations},
-                                    "spec": {**(rs.get("spec") or {}), "replicas": replicas}})
+        return self.cluster.update(
+            {
+                **rs,
+                "metadata": {**rs["metadata"], "annotations": annotations},
+                "spec": {**(rs.get("spec") or {}), "replicas": replicas},
+            }
+        )
 
     def _new_replica_set(self, d: Obj, old: list[Obj], replicas: int) -> Obj:
         """``getNewReplicaSet`` with ``createIfNotExisted``."""
@@ -257,14 +275,26 @@ class DeploymentController:
         revision = max((_revision(rs) for rs in old), default=0) + 1
         surge, _ = resolve_fenceposts(spec.get("strategy") or {}, _replicas(d))
         rs: Obj = {
-            "apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": f"{meta['name']}-{h}", "namespace": meta.get("namespace") or "default",
-                         "labels": dict(tmeta["labels"]), "ownerReferences": [new_controller_ref(d)],
-                         "annotations": {**(meta.get("annotations") or {}), REVISION: str(revision),
-                                         DESIRED_REPLICAS: str(_replicas(d)),
-                                         MAX_REPLICAS: str(_replicas(d) + surge)}},
-            "spec": {"replicas": replicas, "minReadySeconds": int(spec.get("minReadySeconds") or 0),
-                     "selector": selector, "template": template},
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{meta['name']}-{h}",
+                "namespace": meta.get("namespace") or "default",
+                "labels": dict(tmeta["labels"]),
+                "ownerReferences": [new_controller_ref(d)],
+                "annotations": {
+                    **(meta.get("annotations") or {}),
+                    REVISION: str(revision),
+                    DESIRED_REPLICAS: str(_replicas(d)),
+                    MAX_REPLICAS: str(_replicas(d) + surge),
+                },
+            },
+            "spec": {
+                "replicas": replicas,
+                "minReadySeconds": int(spec.get("minReadySeconds") or 0),
+                "selector": selector,
+                "template": template,
+            },
         }
         rs["metadata"]["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration", None)
         created = self.cluster.create(rs)
@@ -331,8 +361,11 @@ class DeploymentController:
         old_uids = {rs["metadata"].get("uid") for rs in old}
         for pod in self.cluster.list("Pod", d["metadata"].get("namespace") or "default").items:
             ref = controller_ref(pod)
-            if ref is not None and ref.get("uid") in old_uids and \
-                    (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            if (
+                ref is not None
+                and ref.get("uid") in old_uids
+                and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            ):
                 return new_rs  # oldPodsRunning: terminating pods count until they are gone
         if new_rs is None:
             return self._new_replica_set(d, old, _replicas(d))
@@ -342,9 +375,17 @@ class DeploymentController:
         """``cleanupDeployment``: delete the oldest empty ReplicaSets beyond ``revisionHistoryLimit``."""
         limit = (d.get("spec") or {}).get("revisionHistoryLimit")
         limit = 10 if limit is None else int(limit)
-        empty = sorted((rs for rs in old if _replicas(rs) == 0 and _status(rs, "replicas") == 0
-                        and not rs["metadata"].get("deletionTimestamp")), key=_revision)
-        for rs in empty[:max(0, len(empty) - limit)]:
+        empty = sorted(
+            (
+                rs
+                for rs in old
+                if _replicas(rs) == 0
+                and _status(rs, "replicas") == 0
+                and not rs["metadata"].get("deletionTimestamp")
+            ),
+            key=_revision,
+        )
+        for rs in empty[: max(0, len(empty) - limit)]:
             try:
                 self.cluster.delete("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"])
             except NotFoundError:
@@ -368,14 +409,21 @@ class DeploymentController:
         updated = _status(new_now, "replicas") if new_now is not None else 0
         status_before = d.get("status") or {}
         now = rfc3339(self.clock.now())
-        conditions = {c.get("type"): c for c in status_before.get("conditions") or [] if isinstance(c, Mapping)}
+        conditions = {
+            c.get("type"): c for c in status_before.get("conditions") or [] if isinstance(c, Mapping)
+        }
         if available >= replicas - max_unavailable:
             avail = ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
         else:
             avail = ("False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
         new_name = new_now["metadata"]["name"] if new_now is not None else ""
-        complete = (new_now is not None and updated == replicas and _replicas(new_now) == replicas
-                    and _status(new_now, "availableReplicas") == replicas and total == replicas)
+        complete = (
+            new_now is not None
+            and updated == replicas
+            and _replicas(new_now) == replicas
+            and _status(new_now, "availableReplicas") == replicas
+            and total == replicas
+        )
         if complete:
             prog = ("True", "NewReplicaSetAvailable", f'ReplicaSet "{new_name}" has successfully progressed.')
         elif new_now is not None:
@@ -385,12 +433,24 @@ class DeploymentController:
         out_conds = []
         for ctype, (value, reason, message) in (("Available", avail), ("Progressing", prog)):
             before = conditions.get(ctype) or {}
-            if (before.get("status"), before.get("reason"), before.get("message")) == (value, reason, message):
+            if (before.get("status"), before.get("reason"), before.get("message")) == (
+                value,
+                reason,
+                message,
+            ):
                 out_conds.append(before)
                 continue
             transition = before.get("lastTransitionTime") if before.get("status") == value else None
-            out_conds.append({"type": ctype, "status": value, "lastUpdateTime": now,
-                              "lastTransitionTime": transition or now, "reason": reason, "message": message})
+            out_conds.append(
+                {
+                    "type": ctype,
+                    "status": value,
+                    "lastUpdateTime": now,
+                    "lastTransitionTime": transition or now,
+                    "reason": reason,
+                    "message": message,
+                }
+            )
         new_status = {
             "observedGeneration": d["metadata"].get("generation", 1),
             "replicas": total,
@@ -402,7 +462,13 @@ class DeploymentController:
         }
         if "collisionCount" in status_before:
             new_status["collisionCount"] = status_before["collisionCount"]
-        for key in ("readyReplicas", "availableReplicas", "unavailableReplicas", "updatedReplicas", "replicas"):
+        for key in (
+            "readyReplicas",
+            "availableReplicas",
+            "unavailableReplicas",
+            "updatedReplicas",
+            "replicas",
+        ):
             if new_status[key] == 0:
                 del new_status[key]
         if new_status != status_before:

@@ -42,8 +42,13 @@ class GarbageCollector:
     gone (module docstring). :meth:`start` watches the owner and dependent kinds; :meth:`stop`
     ends it."""
 
-    def __init__(self, cluster: ClusterClient, *, owner_kinds: Iterable[str] = ("Pod",),
-                 dependent_kinds: Iterable[str] = ("ResourceClaim",)) -> None:
+    def __init__(
+        self,
+        cluster: ClusterClient,
+        *,
+        owner_kinds: Iterable[str] = ("Pod",),
+        dependent_kinds: Iterable[str] = ("ResourceClaim",),
+    ) -> None:
         self.cluster = cluster
         self.owner_kinds = tuple(owner_kinds)
         self.dependent_kinds = tuple(dependent_kinds)
@@ -99,7 +104,9 @@ class GarbageCollector:
         if kind not in self.owner_kinds:
             return True  # not watched here: never treated as gone
         try:
-            owner = self.cluster.get(kind, None if is_cluster_scoped(kind) else namespace, str(ref.get("name")))
+            owner = self.cluster.get(
+                kind, None if is_cluster_scoped(kind) else namespace, str(ref.get("name"))
+            )
         except NotFoundError:
             return False
         return _meta(owner).get("uid") == ref.get("uid")

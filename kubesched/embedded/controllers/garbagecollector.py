@@ -129,8 +129,10 @@ class GarbageCollector:
                 if any(r.get("uid") == uid and r.get("blockOwnerDeletion") for r in _refs(dep)):
                     blocking = True
                 if not meta.get("deletionTimestamp"):
-                    self._delete(dep, foreground=bool(self._dependents(meta.get("namespace") or "",
-                                                                       str(meta.get("uid")))))
+                    self._delete(
+                        dep,
+                        foreground=bool(self._dependents(meta.get("namespace") or "", str(meta.get("uid")))),
+                    )
             if not blocking:
                 self._remove_finalizer(owner, FOREGROUND)
 

@@ -79,8 +79,13 @@ def default_job(job: Obj) -> Obj:
         spec["selector"] = {"matchLabels": {CONTROLLER_UID: uid}}
         template = dict(spec.get("template") or {})
         tmeta = dict(template.get("metadata") or {})
-        tmeta["labels"] = {**(tmeta.get("labels") or {}), CONTROLLER_UID: uid, "controller-uid": uid,
-                           JOB_NAME: name, "job-name": name}
+        tmeta["labels"] = {
+            **(tmeta.get("labels") or {}),
+            CONTROLLER_UID: uid,
+            "controller-uid": uid,
+            JOB_NAME: name,
+            "job-name": name,
+        }
         template["metadata"] = tmeta
         spec["template"] = template
     return {**job, "spec": spec}
@@ -113,8 +118,10 @@ def _phase(pod: Mapping[str, Any]) -> str | None:
 
 
 def _finished(job: Mapping[str, Any]) -> bool:
-    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-               for c in (job.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+        for c in (job.get("status") or {}).get("conditions") or []
+    )
 
 
 class JobController:
@@ -149,7 +156,9 @@ class JobController:
     def _on_pod(self, ev: WatchEvent) -> None:
         ref = controller_ref(ev.object)
         if ref is not None and ref.get("kind") == "Job":
-            self.queue.add(f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}")
+            self.queue.add(
+                f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}"
+            )
 
     def _pods(self, job: Obj) -> list[Obj]:
         meta = job["metadata"]
@@ -160,7 +169,9 @@ class JobController:
         for pod in [] if _finished(job) else self.pods.orphans(namespace):
             if matches((pod.get("metadata") or {}).get("labels") or {}):
                 refs = [*owner_refs(pod), new_controller_ref(job)]
-                out.append(self.cluster.update({**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}}))
+                out.append(
+                    self.cluster.update({**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}})
+                )
         return out
 
     def sync(self, key: str) -> None:
@@ -186,8 +197,11 @@ class JobController:
         completions = spec.get("completions")
         completed_indexes: set[int] = set()
         if indexed:
-            completed_indexes = {i for i in map(_index, succeeded_pods)
-                                 if i is not None and (completions is None or i < int(completions))}
+            completed_indexes = {
+                i
+                for i in map(_index, succeeded_pods)
+                if i is not None and (completions is None or i < int(completions))
+            }
             succeeded = len(completed_indexes)
         else:
             succeeded = len(succeeded_pods)
@@ -198,15 +212,24 @@ class JobController:
 
         def add(ctype: str, reason: str, message: str) -> None:
             if not any(c.get("type") == ctype for c in conditions):
-                conditions.append({"type": ctype, "status": "True", "lastProbeTime": stamp,
-                                   "lastTransitionTime": stamp, "reason": reason, "message": message})
+                conditions.append(
+                    {
+                        "type": ctype,
+                        "status": "True",
+                        "lastProbeTime": stamp,
+                        "lastTransitionTime": stamp,
+                        "reason": reason,
+                        "message": message,
+                    }
+                )
 
         finished = _finished(job)
         if not finished:
             deadline = spec.get("activeDeadlineSeconds")
             started = parse_rfc3339(str(status["startTime"]))
-            complete = (succeeded >= int(completions) if completions is not None
-                        else succeeded > 0 and not active)
+            complete = (
+                succeeded >= int(completions) if completions is not None else succeeded > 0 and not active
+            )
             if complete:
                 add("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods")
                 add("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
@@ -228,8 +251,16 @@ class JobController:
                 active = []
             else:
                 active = self._manage(job, active, succeeded_pods, succeeded, completed_indexes)
-        status.update({"active": len(active), "ready": sum(1 for p in active if is_pod_ready(p)),
-                       "succeeded": succeeded, "failed": failed, "terminating": 0, "conditions": conditions})
+        status.update(
+            {
+                "active": len(active),
+                "ready": sum(1 for p in active if is_pod_ready(p)),
+                "succeeded": succeeded,
+                "failed": failed,
+                "terminating": 0,
+                "conditions": conditions,
+            }
+        )
         if indexed:
             status["completedIndexes"] = format_indexes(completed_indexes)
         for k in ("active", "succeeded", "failed", "terminating"):
@@ -247,8 +278,9 @@ class JobController:
         except NotFoundError:
             pass
 
-    def _manage(self, job: Obj, active: list[Obj], succeeded_pods: list[Obj], succeeded: int,
-                completed: set[int]) -> list[Obj]:
+    def _manage(
+        self, job: Obj, active: list[Obj], succeeded_pods: list[Obj], succeeded: int, completed: set[int]
+    ) -> list[Obj]:
         """``manageJob``: create or delete pods to run ``parallelism`` of the remaining work."""
         spec = job["spec"]
         parallelism = int(spec.get("parallelism", 1))
@@ -258,8 +290,9 @@ class JobController:
         else:
             want = min(parallelism, max(0, int(completions) - succeeded))
         if len(active) > want:
-            for pod in sorted(active, key=lambda p: (bool((p.get("spec") or {}).get("nodeName")),
-                                                     p["metadata"]["name"]))[:len(active) - want]:
+            for pod in sorted(
+                active, key=lambda p: (bool((p.get("spec") or {}).get("nodeName")), p["metadata"]["name"])
+            )[: len(active) - want]:
                 self._delete(pod)
             return active[:want]
         template = mapping_field(spec, "template")
@@ -267,10 +300,16 @@ class JobController:
         if spec.get("completionMode") == "Indexed":
             busy = {i for i in map(_index, active) if i is not None} | completed
             free = [i for i in range(int(completions or 0)) if i not in busy]
-            for index in free[:want - len(active)]:
+            for index in free[: want - len(active)]:
                 pod = pod_from_template(template, job, generate_name=f"{name}-{index}-")
-                pod["metadata"]["annotations"] = {**pod["metadata"].get("annotations", {}), COMPLETION_INDEX: str(index)}
-                pod["metadata"]["labels"] = {**pod["metadata"].get("labels", {}), COMPLETION_INDEX: str(index)}
+                pod["metadata"]["annotations"] = {
+                    **pod["metadata"].get("annotations", {}),
+                    COMPLETION_INDEX: str(index),
+                }
+                pod["metadata"]["labels"] = {
+                    **pod["metadata"].get("labels", {}),
+                    COMPLETION_INDEX: str(index),
+                }
                 pod["spec"].setdefault("hostname", f"{name}-{index}")
                 active.append(self.cluster.create(self.admit(pod)))
             return active

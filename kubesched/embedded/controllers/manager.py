@@ -22,8 +22,14 @@ from kubesched.embedded.controllers.resourceclaim import ResourceClaimController
 from kubesched.embedded.controllers.statefulset import StatefulSetController
 from kubesched.embedded.store import MemoryCluster
 
-__all__ = ["CONTROLLERS", "Controller", "ControllerManager", "WORKLOAD_KINDS", "expand_workloads",
-           "start_workload_controllers"]
+__all__ = [
+    "CONTROLLERS",
+    "Controller",
+    "ControllerManager",
+    "WORKLOAD_KINDS",
+    "expand_workloads",
+    "start_workload_controllers",
+]
 
 
 class Controller(Protocol):
@@ -55,7 +61,9 @@ class ControllerManager:
     ``clock_now`` (epoch seconds) stamps the Events they record."""
 
     def __init__(self, cluster: ClusterClient, *, clock_now: ClockNow = None) -> None:
-        self.controllers: dict[str, Controller] = {name: new(cluster, clock_now) for name, new in CONTROLLERS.items()}
+        self.controllers: dict[str, Controller] = {
+            name: new(cluster, clock_now) for name, new in CONTROLLERS.items()
+        }
 
     def start(self) -> ControllerManager:
         """Start every controller, in order."""
@@ -73,7 +81,9 @@ class ControllerManager:
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 
 
-def start_workload_controllers(cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> list[Any]:
+def start_workload_controllers(
+    cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None
+) -> list[Any]:
     """Start the ReplicaSet, Deployment, Job, DaemonSet and StatefulSet controllers and the garbage
     collector on ``cluster`` (pods they create go
     through ``admit``); returns them (call ``stop()`` on each to end them)."""
@@ -87,7 +97,9 @@ def start_workload_controllers(cluster: MemoryCluster, clock: Clock, admit: PodA
     ]
 
 
-def expand_workloads(cluster: MemoryCluster, clock: VirtualClock, admit: PodAdmission | None = None) -> list[str]:
+def expand_workloads(
+    cluster: MemoryCluster, clock: VirtualClock, admit: PodAdmission | None = None
+) -> list[str]:
     """Run the workload controllers once over what ``cluster`` holds (``simulate``): Deployments
     get their ReplicaSet, ReplicaSets, StatefulSets, DaemonSets and Jobs their missing pods, named
     and owned as the controllers name and own them; workloads whose pods exist are left as they

@@ -37,8 +37,14 @@ from kubesched.embedded.controllers.controller_utils import mapping_field
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError, NotFoundError
 
-__all__ = ["NODE_MONITOR_GRACE_PERIOD", "NODE_MONITOR_PERIOD", "NODE_STARTUP_GRACE_PERIOD",
-           "NodeLifecycleController", "TAINT_NOT_READY", "TAINT_UNREACHABLE"]
+__all__ = [
+    "NODE_MONITOR_GRACE_PERIOD",
+    "NODE_MONITOR_PERIOD",
+    "NODE_STARTUP_GRACE_PERIOD",
+    "NodeLifecycleController",
+    "TAINT_NOT_READY",
+    "TAINT_UNREACHABLE",
+]
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +64,9 @@ _CONDITIONS = ("MemoryPressure", "DiskPressure", "PIDPressure", "Ready")
 
 @dataclass
 class _Health:
-    probe: float                     # clock time of the last observed heartbeat
-    heartbeat: str | None            # Ready.lastHeartbeatTime last seen
-    renew: str | None                # Lease renewTime last seen
+    probe: float  # clock time of the last observed heartbeat
+    heartbeat: str | None  # Ready.lastHeartbeatTime last seen
+    renew: str | None  # Lease renewTime last seen
 
 
 def _conditions(node: Mapping[str, Any]) -> dict[str, Obj]:
@@ -73,10 +79,15 @@ class NodeLifecycleController:
     """Monitors every node of ``cluster`` on ``clock`` (module docstring). :meth:`start` starts
     the periodic pass; :meth:`stop` ends it; :meth:`monitor` runs one pass."""
 
-    def __init__(self, cluster: MemoryCluster, clock: Clock, *,
-                 grace_period: float = NODE_MONITOR_GRACE_PERIOD,
-                 startup_grace_period: float = NODE_STARTUP_GRACE_PERIOD,
-                 period: float = NODE_MONITOR_PERIOD) -> None:
+    def __init__(
+        self,
+        cluster: MemoryCluster,
+        clock: Clock,
+        *,
+        grace_period: float = NODE_MONITOR_GRACE_PERIOD,
+        startup_grace_period: float = NODE_STARTUP_GRACE_PERIOD,
+        period: float = NODE_MONITOR_PERIOD,
+    ) -> None:
         self.cluster = cluster
         self.clock = clock
         self.grace_period = grace_period
@@ -107,7 +118,9 @@ class NodeLifecycleController:
     def monitor(self) -> None:
         """One ``monitorNodeHealth`` pass over every node."""
         now = self.clock.now()
-        leases = {lease["metadata"]["name"]: lease for lease in self.cluster.list("Lease", _LEASE_NAMESPACE).items}
+        leases = {
+            lease["metadata"]["name"]: lease for lease in self.cluster.list("Lease", _LEASE_NAMESPACE).items
+        }
         nodes = self.cluster.list("Node").items
         names = set()
         for node in nodes:
@@ -143,25 +156,44 @@ class NodeLifecycleController:
         stamp = rfc3339(now)
         patch: list[Obj] = []
         if "Ready" not in conds:
-            patch.append({"type": "Ready", "status": "Unknown", "reason": "NodeStatusNeverUpdated",
-                          "message": "Kubelet never posted node status.", "lastHeartbeatTime": None,
-                          "lastTransitionTime": stamp})
+            patch.append(
+                {
+                    "type": "Ready",
+                    "status": "Unknown",
+                    "reason": "NodeStatusNeverUpdated",
+                    "message": "Kubelet never posted node status.",
+                    "lastHeartbeatTime": None,
+                    "lastTransitionTime": stamp,
+                }
+            )
         for ctype in _CONDITIONS:
             cond = conds.get(ctype)
             if cond is None or cond.get("status") == "Unknown":
                 continue
-            patch.append({**cond, "status": "Unknown", "reason": "NodeStatusUnknown",
-                          "message": "Kubelet stopped posting node status.", "lastTransitionTime": stamp})
+            patch.append(
+                {
+                    **cond,
+                    "status": "Unknown",
+                    "reason": "NodeStatusUnknown",
+                    "message": "Kubelet stopped posting node status.",
+                    "lastTransitionTime": stamp,
+                }
+            )
         if not patch:
             return node
-        log.info("node %s: kubelet stopped posting node status; conditions set to Unknown", node["metadata"]["name"])
+        log.info(
+            "node %s: kubelet stopped posting node status; conditions set to Unknown",
+            node["metadata"]["name"],
+        )
         return self.cluster.patch_status("Node", None, node["metadata"]["name"], {"conditions": patch})
 
     def _taint(self, node: Obj, now: float) -> None:
         """``doNoScheduleTaintingPass`` + ``doNoExecuteTaintingPass`` for one node."""
         ready = _conditions(node).get("Ready")
         status = (ready or {}).get("status")
-        want_key = TAINT_UNREACHABLE if status == "Unknown" else TAINT_NOT_READY if status == "False" else None
+        want_key = (
+            TAINT_UNREACHABLE if status == "Unknown" else TAINT_NOT_READY if status == "False" else None
+        )
         spec = mapping_field(node, "spec")
         taints = [t for t in spec.get("taints") or [] if isinstance(t, Mapping)]
         ours = (TAINT_UNREACHABLE, TAINT_NOT_READY)

@@ -82,8 +82,10 @@ class PVController:
         self._subs: list[Subscription] = []
 
     def start(self) -> PVController:
-        self._subs = [self.cluster.watch("PersistentVolume", None, self._on_event),
-                      self.cluster.watch("PersistentVolumeClaim", None, self._on_event)]
+        self._subs = [
+            self.cluster.watch("PersistentVolume", None, self._on_event),
+            self.cluster.watch("PersistentVolumeClaim", None, self._on_event),
+        ]
         return self
 
     def stop(self) -> None:
@@ -107,7 +109,9 @@ class PVController:
                 self.sync_claim(ev.object)
         except (KubeschedError, ValueError) as e:
             meta = _meta(ev.object)
-            log.warning("PV controller: %s %s/%s: %s", ev.kind, meta.get("namespace") or "", meta.get("name"), e)
+            log.warning(
+                "PV controller: %s %s/%s: %s", ev.kind, meta.get("namespace") or "", meta.get("name"), e
+            )
 
     # ------------------------------------------------------------------ volumes
 
@@ -186,7 +190,9 @@ class PVController:
             pass
         self.cluster.create(self._provisioned_volume(name, claim, sc, node))
 
-    def _provisioned_volume(self, name: str, claim: PersistentVolumeClaim, sc: StorageClass, node: str) -> Obj:
+    def _provisioned_volume(
+        self, name: str, claim: PersistentVolumeClaim, sc: StorageClass, node: str
+    ) -> Obj:
         hostname = node
         try:
             labels = _meta(self.cluster.get("Node", "", node)).get("labels")
@@ -207,15 +213,33 @@ class PVController:
             "persistentVolumeReclaimPolicy": reclaim,
             "claimRef": _claim_ref(claim),
             "csi": {"driver": sc.provisioner, "volumeHandle": name},
-            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}]}]}},
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}
+                            ]
+                        }
+                    ]
+                }
+            },
         }
-        return {"apiVersion": "v1", "kind": "PersistentVolume",
-                "metadata": {"name": name, "annotations": {ANN_PROVISIONED_BY: sc.provisioner}}, "spec": spec}
+        return {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": name, "annotations": {ANN_PROVISIONED_BY: sc.provisioner}},
+            "spec": spec,
+        }
 
 
 def _claim_ref(claim: PersistentVolumeClaim) -> Obj:
-    ref: Obj = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": claim.namespace, "name": claim.name}
+    ref: Obj = {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": claim.namespace,
+        "name": claim.name,
+    }
     if claim.uid:
         ref["uid"] = claim.uid
     if claim.resource_version:

@@ -80,8 +80,14 @@ def _deletion_rank(pod: Mapping[str, Any]) -> tuple[Any, ...]:
         age = -parse_rfc3339(str(created)) if created else float("-inf")
     except ValueError:
         age = float("-inf")
-    return (bool((pod.get("spec") or {}).get("nodeName")), _PHASE_RANK.get(str(status.get("phase")), 1),
-            is_pod_ready(pod), cost, age, meta.get("name"))
+    return (
+        bool((pod.get("spec") or {}).get("nodeName")),
+        _PHASE_RANK.get(str(status.get("phase")), 1),
+        is_pod_ready(pod),
+        cost,
+        age,
+        meta.get("name"),
+    )
 
 
 class ReplicaSetController:
@@ -151,8 +157,15 @@ class ReplicaSetController:
                 owned.append(pod)
             elif not pmeta.get("deletionTimestamp"):
                 release.append(pod)
-        adopt = [] if deleting else [p for p in self.pods.orphans(namespace)
-                                     if matches((p.get("metadata") or {}).get("labels") or {})]
+        adopt = (
+            []
+            if deleting
+            else [
+                p
+                for p in self.pods.orphans(namespace)
+                if matches((p.get("metadata") or {}).get("labels") or {})
+            ]
+        )
         for pod in release:
             refs = [r for r in owner_refs(pod) if r.get("uid") != uid]
             self._set_owner_refs(pod, refs)
@@ -194,7 +207,9 @@ class ReplicaSetController:
             gone = {v["metadata"]["uid"] for v in victims}
             for pod in victims:
                 try:
-                    self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace=True)
+                    self.cluster.delete(
+                        "Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace=True
+                    )
                 except NotFoundError:
                     pass
             active = [p for p in active if p["metadata"]["uid"] not in gone]
@@ -217,12 +232,22 @@ class ReplicaSetController:
         available = [p for p in ready if is_pod_available(p, min_ready, now)]
         if min_ready > 0 and len(available) < len(ready):
             self.queue.add_after(f"{rs['metadata'].get('namespace')}/{rs['metadata']['name']}", min_ready)
-        labeled = [p for p in active
-                   if all(((p.get("metadata") or {}).get("labels") or {}).get(k) == v
-                          for k, v in template_labels.items())]
+        labeled = [
+            p
+            for p in active
+            if all(
+                ((p.get("metadata") or {}).get("labels") or {}).get(k) == v
+                for k, v in template_labels.items()
+            )
+        ]
         status = dict(rs.get("status") or {})
-        new = {**status, "replicas": len(active), "fullyLabeledReplicas": len(labeled),
-               "readyReplicas": len(ready), "availableReplicas": len(available),
-               "observedGeneration": (rs.get("metadata") or {}).get("generation", 1)}
+        new = {
+            **status,
+            "replicas": len(active),
+            "fullyLabeledReplicas": len(labeled),
+            "readyReplicas": len(ready),
+            "availableReplicas": len(available),
+            "observedGeneration": (rs.get("metadata") or {}).get("generation", 1),
+        }
         if new != status:
             self.cluster.patch_status(self.kind, rs["metadata"].get("namespace"), rs["metadata"]["name"], new)

@@ -134,8 +134,11 @@ def pod_claim_name(pod: Mapping[str, Any], pod_claim: Mapping[str, Any]) -> tupl
                 claim = status.get("resourceClaimName")
                 return (str(claim) if claim else None), True
         raise ClaimNameError(f'pod "{ns}/{name}": ResourceClaim not created yet', not_created=True)
-    raise ClaimNameError(f'pod "{ns}/{name}", spec.resourceClaim "{pod_claim.get("name")}": '
-                         "none of the supported fields are set", not_created=False)
+    raise ClaimNameError(
+        f'pod "{ns}/{name}", spec.resourceClaim "{pod_claim.get("name")}": '
+        "none of the supported fields are set",
+        not_created=False,
+    )
 
 
 def _controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -181,8 +184,9 @@ def _phase_terminal(pod: Mapping[str, Any]) -> bool:
 def is_pod_done(pod: Mapping[str, Any]) -> bool:
     """True when none of the pod's containers runs or ever will (``isPodDone``): phase
     ``Succeeded``/``Failed``, or deleted before it was scheduled."""
-    return _phase_terminal(pod) or (bool(_meta(pod).get("deletionTimestamp"))
-                                    and not _map(pod.get("spec")).get("nodeName"))
+    return _phase_terminal(pod) or (
+        bool(_meta(pod).get("deletionTimestamp")) and not _map(pod.get("spec")).get("nodeName")
+    )
 
 
 def _pod_needs_claims(pod: Mapping[str, Any], deleted: bool) -> bool:
@@ -197,7 +201,11 @@ def generate_claim_name_base(pod_name: str, pod_claim_name: str) -> str:
     base = f"{pod_name}-{pod_claim_name}-"
     if len(base) > MAX_BASE_LEN:
         n = len(base)
-        base = pod_name[: len(pod_name) * MAX_BASE_LEN // n] + "-" + pod_claim_name[: len(pod_claim_name) * MAX_BASE_LEN // n]
+        base = (
+            pod_name[: len(pod_name) * MAX_BASE_LEN // n]
+            + "-"
+            + pod_claim_name[: len(pod_claim_name) * MAX_BASE_LEN // n]
+        )
     return base
 
 
@@ -219,8 +227,9 @@ class ResourceClaimController:
     they carry no timestamps. :meth:`start` subscribes to Pods, ResourceClaims and
     ResourceClaimTemplates (existing objects are reconciled at once); :meth:`stop` ends it."""
 
-    def __init__(self, cluster: ClusterClient, *, admin_access_enabled: bool = True,
-                 clock_now: Any = None) -> None:
+    def __init__(
+        self, cluster: ClusterClient, *, admin_access_enabled: bool = True, clock_now: Any = None
+    ) -> None:
         self.cluster = cluster
         self.admin_access_enabled = admin_access_enabled
         self._now = clock_now
@@ -239,9 +248,11 @@ class ResourceClaimController:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> ResourceClaimController:
-        self._subs = [self.cluster.watch("ResourceClaim", None, self._on_claim),
-                      self.cluster.watch("Pod", None, self._on_pod),
-                      self.cluster.watch("ResourceClaimTemplate", None, self._on_template)]
+        self._subs = [
+            self.cluster.watch("ResourceClaim", None, self._on_claim),
+            self.cluster.watch("Pod", None, self._on_pod),
+            self.cluster.watch("ResourceClaimTemplate", None, self._on_template),
+        ]
         return self
 
     def stop(self) -> None:
@@ -392,12 +403,19 @@ class ResourceClaimController:
                 self._handle_claim(pod, pc, new_claims)
             except KubeschedError as e:
                 self._warn(pod, "FailedResourceClaimCreation", f"PodResourceClaim {pc.get('name')}: {e}")
-                log.warning("resource claim controller: pod %s/%s, PodResourceClaim %s: %s",
-                            namespace, name, pc.get("name"), e)
+                log.warning(
+                    "resource claim controller: pod %s/%s, PodResourceClaim %s: %s",
+                    namespace,
+                    name,
+                    pc.get("name"),
+                    e,
+                )
                 return  # as upstream: retried (here: when a template appears), status untouched
         if new_claims:
             statuses = [dict(s) for s in _claim_statuses(pod) if s.get("name") not in new_claims]
-            statuses += [{"name": pc_name, "resourceClaimName": claim} for pc_name, claim in new_claims.items()]
+            statuses += [
+                {"name": pc_name, "resourceClaimName": claim} for pc_name, claim in new_claims.items()
+            ]
             pod = self.cluster.patch_status("Pod", namespace, name, {"resourceClaimStatuses": statuses})
             self._index_pod(pod, False)
         if not _map(pod.get("spec")).get("nodeName"):
@@ -415,10 +433,16 @@ class ResourceClaimController:
                     raise KubeschedError(err)
             if _allocated(claim) and not _is_reserved_for_pod(pod, claim) and _can_be_reserved(claim):
                 entry = {"resource": "pods", "name": name, "uid": _meta(pod).get("uid")}
-                self.cluster.patch_status("ResourceClaim", namespace, claim_name,
-                                          {"reservedFor": [*map(dict, _reserved_for(claim)), entry]})
+                self.cluster.patch_status(
+                    "ResourceClaim",
+                    namespace,
+                    claim_name,
+                    {"reservedFor": [*map(dict, _reserved_for(claim)), entry]},
+                )
 
-    def _handle_claim(self, pod: Mapping[str, Any], pc: Mapping[str, Any], new_claims: dict[str, str]) -> None:
+    def _handle_claim(
+        self, pod: Mapping[str, Any], pc: Mapping[str, Any], new_claims: dict[str, str]
+    ) -> None:
         """``handleClaim``: create the claim of one pod claim from its template when it is missing."""
         ns, pod_name = _ns_name(pod)
         try:
@@ -442,8 +466,10 @@ class ResourceClaimController:
                 template = self.cluster.get("ResourceClaimTemplate", ns, str(template_name))
             except NotFoundError:
                 self._waiting.setdefault(ns, set()).add(f"{ns}/{pod_name}")
-                raise KubeschedError(f'resource claim template "{template_name}": '
-                                     f'resourceclaimtemplate.resource.k8s.io "{template_name}" not found') from None
+                raise KubeschedError(
+                    f'resource claim template "{template_name}": '
+                    f'resourceclaimtemplate.resource.k8s.io "{template_name}" not found'
+                ) from None
             if not self.admin_access_enabled and _needs_admin_access(template):
                 raise KubeschedError("admin access is requested, but the feature is disabled")
             claim = self.cluster.create(self._claim_from_template(pod, pc_name, template))
@@ -458,15 +484,27 @@ class ResourceClaimController:
         meta: Obj = {
             "generateName": generate_claim_name_base(pod_name, pc_name),
             "namespace": ns,
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod_name,
-                                 "uid": _meta(pod).get("uid"), "controller": True, "blockOwnerDeletion": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": pod_name,
+                    "uid": _meta(pod).get("uid"),
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
             "annotations": annotations,
         }
         if _map(tmeta.get("labels")):
             meta["labels"] = dict(_map(tmeta.get("labels")))
         spec = _map(template.get("spec")).get("spec")
-        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
-                "spec": spec if isinstance(spec, Mapping) else {}}
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": meta,
+            "spec": spec if isinstance(spec, Mapping) else {},
+        }
 
     def _find_pod_claim(self, pod: Mapping[str, Any], pc_name: str) -> Mapping[str, Any] | None:
         """``findPodResourceClaim``: a claim the pod controls that was generated for ``pc_name``."""
@@ -493,8 +531,12 @@ class ResourceClaimController:
         valid: list[Mapping[str, Any]] = []
         for entry in reserved:
             if entry.get("apiGroup") or entry.get("resource") != "pods":
-                log.warning("resource claim controller: claim %s/%s: unsupported ReservedFor entry: %s",
-                            namespace, name, dict(entry))
+                log.warning(
+                    "resource claim controller: claim %s/%s: unsupported ReservedFor entry: %s",
+                    namespace,
+                    name,
+                    dict(entry),
+                )
                 return
             if self._keep_reservation(namespace, entry):
                 valid.append(entry)
@@ -552,13 +594,25 @@ class ResourceClaimController:
         ns, name = _ns_name(pod)
         stamp = rfc3339(self._now()) if self._now is not None else None
         event: Obj = {
-            "apiVersion": "v1", "kind": "Event",
+            "apiVersion": "v1",
+            "kind": "Event",
             "metadata": {"namespace": ns},
-            "involvedObject": {"kind": "Pod", "apiVersion": "v1", "namespace": ns, "name": name,
-                               "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")},
-            "reason": reason, "message": message, "type": "Warning",
-            "source": {"component": EVENT_COMPONENT}, "reportingComponent": EVENT_COMPONENT,
-            "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+            "involvedObject": {
+                "kind": "Pod",
+                "apiVersion": "v1",
+                "namespace": ns,
+                "name": name,
+                "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion"),
+            },
+            "reason": reason,
+            "message": message,
+            "type": "Warning",
+            "source": {"component": EVENT_COMPONENT},
+            "reportingComponent": EVENT_COMPONENT,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
         }
         try:
             self.cluster.create_event(event)

@@ -57,7 +57,9 @@ REVISION_HASH = "controller-revision-hash"
 
 
 def _revision(sts: Mapping[str, Any]) -> str:
-    return f"{(sts.get('metadata') or {}).get('name')}-{template_hash((sts.get('spec') or {}).get('template'))}"
+    return (
+        f"{(sts.get('metadata') or {}).get('name')}-{template_hash((sts.get('spec') or {}).get('template'))}"
+    )
 
 
 def stateful_claims(sts: Mapping[str, Any], pod_name: str) -> list[Obj]:
@@ -68,12 +70,21 @@ def stateful_claims(sts: Mapping[str, Any], pod_name: str) -> list[Obj]:
     out = []
     for template in spec.get("volumeClaimTemplates") or []:
         tmeta = template.get("metadata") or {}
-        claim_meta: Obj = {"name": f"{tmeta.get('name')}-{pod_name}", "namespace": meta.get("namespace") or "default",
-                           "labels": {**(tmeta.get("labels") or {}), **match_labels}}
+        claim_meta: Obj = {
+            "name": f"{tmeta.get('name')}-{pod_name}",
+            "namespace": meta.get("namespace") or "default",
+            "labels": {**(tmeta.get("labels") or {}), **match_labels},
+        }
         if tmeta.get("annotations"):
             claim_meta["annotations"] = dict(tmeta["annotations"])
-        out.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": claim_meta,
-                    "spec": copy.deepcopy(template.get("spec") or {})})
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": claim_meta,
+                "spec": copy.deepcopy(template.get("spec") or {}),
+            }
+        )
     return out
 
 
@@ -83,17 +94,25 @@ def new_stateful_pod(sts: Mapping[str, Any], ordinal: int) -> Obj:
     spec = sts.get("spec") or {}
     name = f"{meta.get('name')}-{ordinal}"
     pod = pod_from_template(copy.deepcopy(spec.get("template") or {}), sts, name=name)
-    pod["metadata"]["labels"] = {**pod["metadata"].get("labels", {}), POD_NAME_LABEL: name,
-                                 POD_INDEX_LABEL: str(ordinal), REVISION_HASH: _revision(sts)}
+    pod["metadata"]["labels"] = {
+        **pod["metadata"].get("labels", {}),
+        POD_NAME_LABEL: name,
+        POD_INDEX_LABEL: str(ordinal),
+        REVISION_HASH: _revision(sts),
+    }
     pspec = pod["spec"]
     pspec["hostname"] = name
     if spec.get("serviceName"):
         pspec["subdomain"] = spec["serviceName"]
-    claims = {t.get("metadata", {}).get("name"): c["metadata"]["name"]
-              for t, c in zip(spec.get("volumeClaimTemplates") or [], stateful_claims(sts, name), strict=True)}
+    claims = {
+        t.get("metadata", {}).get("name"): c["metadata"]["name"]
+        for t, c in zip(spec.get("volumeClaimTemplates") or [], stateful_claims(sts, name), strict=True)
+    }
     if claims:
         volumes = [v for v in pspec.get("volumes") or [] if v.get("name") not in claims]
-        volumes += [{"name": vol, "persistentVolumeClaim": {"claimName": claim}} for vol, claim in claims.items()]
+        volumes += [
+            {"name": vol, "persistentVolumeClaim": {"claimName": claim}} for vol, claim in claims.items()
+        ]
         pspec["volumes"] = volumes
     return pod
 
@@ -142,7 +161,9 @@ class StatefulSetController:
     def _on_pod(self, ev: WatchEvent) -> None:
         ref = controller_ref(ev.object)
         if ref is not None and ref.get("kind") == "StatefulSet":
-            self.queue.add(f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}")
+            self.queue.add(
+                f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}"
+            )
 
     def _delete(self, pod: Obj) -> None:
         try:
@@ -176,7 +197,9 @@ class StatefulSetController:
         revision = _revision(sts)
         for ordinal in sorted(pods):
             pod = pods[ordinal]
-            if (pod.get("status") or {}).get("phase") == "Failed" and not pod["metadata"].get("deletionTimestamp"):
+            if (pod.get("status") or {}).get("phase") == "Failed" and not pod["metadata"].get(
+                "deletionTimestamp"
+            ):
                 self._delete(pod)
                 del pods[ordinal]
         for ordinal in wanted:
@@ -191,7 +214,9 @@ class StatefulSetController:
                 pods[ordinal] = self.cluster.create(self.admit(fresh))
                 if not parallel:
                     return
-            elif not parallel and (current["metadata"].get("deletionTimestamp") or not _running_ready(current)):
+            elif not parallel and (
+                current["metadata"].get("deletionTimestamp") or not _running_ready(current)
+            ):
                 return  # OrderedReady: wait for this ordinal before the next
         surplus = sorted((o for o in pods if o not in wanted), reverse=True)
         if surplus:
@@ -199,19 +224,26 @@ class StatefulSetController:
                 for ordinal in surplus:
                     if not pods[ordinal]["metadata"].get("deletionTimestamp"):
                         self._delete(pods[ordinal])
-            elif all(_running_ready(p) for o, p in pods.items() if o in wanted) and \
-                    not any(pods[o]["metadata"].get("deletionTimestamp") for o in surplus):
+            elif all(_running_ready(p) for o, p in pods.items() if o in wanted) and not any(
+                pods[o]["metadata"].get("deletionTimestamp") for o in surplus
+            ):
                 self._delete(pods[surplus[0]])
             return
         strategy = mapping_field(spec, "updateStrategy")
         if strategy.get("type") == "OnDelete":
             return
-        if not all(_running_ready(pods[o]) and not pods[o]["metadata"].get("deletionTimestamp")
-                   for o in wanted if o in pods):
+        if not all(
+            _running_ready(pods[o]) and not pods[o]["metadata"].get("deletionTimestamp")
+            for o in wanted
+            if o in pods
+        ):
             return
         for ordinal in sorted(wanted, reverse=True):
             outdated = pods.get(ordinal)
-            if outdated is not None and (outdated["metadata"].get("labels") or {}).get(REVISION_HASH) != revision:
+            if (
+                outdated is not None
+                and (outdated["metadata"].get("labels") or {}).get(REVISION_HASH) != revision
+            ):
                 self._delete(outdated)
                 return
 
@@ -224,16 +256,28 @@ class StatefulSetController:
         updated = sum(1 for p in pods if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == revision)
         before = sts.get("status") or {}
         current_revision = before.get("currentRevision") or revision
-        if updated == len(pods) and len(pods) == (1 if (sts.get("spec") or {}).get("replicas") is None
-                                                     else int(sts["spec"]["replicas"])):
+        if updated == len(pods) and len(pods) == (
+            1 if (sts.get("spec") or {}).get("replicas") is None else int(sts["spec"]["replicas"])
+        ):
             current_revision = revision
-        current = sum(1 for p in pods if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == current_revision)
-        status = {"observedGeneration": sts["metadata"].get("generation", 1), "replicas": len(pods),
-                  "readyReplicas": ready, "currentReplicas": current, "updatedReplicas": updated,
-                  "currentRevision": current_revision, "updateRevision": revision, "collisionCount": 0,
-                  "availableReplicas": ready}
+        current = sum(
+            1 for p in pods if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == current_revision
+        )
+        status = {
+            "observedGeneration": sts["metadata"].get("generation", 1),
+            "replicas": len(pods),
+            "readyReplicas": ready,
+            "currentReplicas": current,
+            "updatedReplicas": updated,
+            "currentRevision": current_revision,
+            "updateRevision": revision,
+            "collisionCount": 0,
+            "availableReplicas": ready,
+        }
         for key in ("readyReplicas", "currentReplicas", "updatedReplicas"):
             if not status[key]:
                 del status[key]
         if status != before:
-            self.cluster.patch_status("StatefulSet", namespace, name, {k: status.get(k) for k in {*status, *before}})
+            self.cluster.patch_status(
+                "StatefulSet", namespace, name, {k: status.get(k) for k in {*status, *before}}
+            )

@@ -70,8 +70,10 @@ class TaintEvictionController:
         self.evicted = 0
 
     def start(self) -> TaintEvictionController:
-        self._subs = [self.cluster.watch("Node", None, self._on_event),
-                      self.cluster.watch("Pod", None, self._on_event)]
+        self._subs = [
+            self.cluster.watch("Node", None, self._on_event),
+            self.cluster.watch("Pod", None, self._on_event),
+        ]
         return self
 
     def stop(self) -> None:
@@ -85,8 +87,9 @@ class TaintEvictionController:
     def _on_event(self, ev: WatchEvent) -> None:
         try:
             if ev.kind == "Node":
-                if ev.type != "DELETED" and (ev.old_object is None
-                                             or self._no_execute(ev.old_object) != self._no_execute(ev.object)):
+                if ev.type != "DELETED" and (
+                    ev.old_object is None or self._no_execute(ev.old_object) != self._no_execute(ev.object)
+                ):
                     self._node_changed(ev.object)
             elif ev.type == "DELETED":
                 self._cancel(str((ev.object.get("metadata") or {}).get("uid")))
@@ -168,12 +171,26 @@ class TaintEvictionController:
             pod = self.cluster.get("Pod", namespace, name)
         except NotFoundError:
             return
-        if (pod.get("metadata") or {}).get("uid") != uid or (pod.get("metadata") or {}).get("deletionTimestamp"):
+        if (pod.get("metadata") or {}).get("uid") != uid or (pod.get("metadata") or {}).get(
+            "deletionTimestamp"
+        ):
             return
         log.info("taint eviction controller: deleting pod %s/%s (NoExecute taint)", namespace, name)
-        self.cluster.patch_status("Pod", namespace, name, {"conditions": [{
-            "type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
-            "message": "Taint manager: deleting due to NoExecute taint",
-            "lastTransitionTime": rfc3339(self.clock.now())}]})
+        self.cluster.patch_status(
+            "Pod",
+            namespace,
+            name,
+            {
+                "conditions": [
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "reason": "DeletionByTaintManager",
+                        "message": "Taint manager: deleting due to NoExecute taint",
+                        "lastTransitionTime": rfc3339(self.clock.now()),
+                    }
+                ]
+            },
+        )
         self.cluster.delete("Pod", namespace, name, grace=True)
         self.evicted += 1

@@ -83,8 +83,11 @@ class Calibration:
         }
 
 
-def pull_points(events: Iterable[PulledEvent], catalogue: ImageCatalogue | None,
-                lookup: Callable[[str], CatalogueImage | None] | None = None) -> tuple[list[PullPoint], int]:
+def pull_points(
+    events: Iterable[PulledEvent],
+    catalogue: ImageCatalogue | None,
+    lookup: Callable[[str], CatalogueImage | None] | None = None,
+) -> tuple[list[PullPoint], int]:
     """Usable pulls of ``events`` and the number skipped. A pull's size is the event's (else the
     image's); its layer count the image's (else None). The image is the catalogue's, else what
     ``lookup(ref)`` returns (a registry lookup, asked once per reference). Pulls with no known size
@@ -98,7 +101,9 @@ def pull_points(events: Iterable[PulledEvent], catalogue: ImageCatalogue | None,
             if ev.image not in looked:
                 looked[ev.image] = lookup(ev.image)
             image = looked[ev.image]
-        size = ev.size_bytes if ev.size_bytes is not None else (image.size_bytes if image is not None else None)
+        size = (
+            ev.size_bytes if ev.size_bytes is not None else (image.size_bytes if image is not None else None)
+        )
         if not size:
             skipped += 1
             continue
@@ -107,8 +112,9 @@ def pull_points(events: Iterable[PulledEvent], catalogue: ImageCatalogue | None,
     return points, skipped
 
 
-def _wls(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], w: npt.NDArray[np.float64],
-         intercept: bool) -> tuple[float, float]:
+def _wls(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], w: npt.NDArray[np.float64], intercept: bool
+) -> tuple[float, float]:
     if intercept:
         sw = w.sum()
         mx, my = (w * x).sum() / sw, (w * y).sum() / sw
@@ -119,8 +125,9 @@ def _wls(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], w: npt.NDArray[
     return 0.0, float((w * x * y).sum() / sxx) if sxx > 0 else 0.0
 
 
-def _robust_line(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
-                 intercept: bool) -> tuple[float, float, float, npt.NDArray[np.float64]]:
+def _robust_line(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], intercept: bool
+) -> tuple[float, float, float, npt.NDArray[np.float64]]:
     """Huber IRLS of ``y = a + b x``: ``(a, b, scale, residuals)``."""
     w = np.ones_like(x)
     a, b = _wls(x, y, w, intercept)
@@ -139,27 +146,41 @@ def _robust_line(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
     return a, b, scale, r
 
 
-def calibrate(points: list[PullPoint], layer_seconds: float = DEFAULT_LAYER_SECONDS,
-              skipped: int = 0) -> Calibration:
+def calibrate(
+    points: list[PullPoint], layer_seconds: float = DEFAULT_LAYER_SECONDS, skipped: int = 0
+) -> Calibration:
     """Fit ``fixed_seconds`` and ``bytes_per_second`` to ``points`` (see the module docstring).
     Raises CalibrationError when the points do not determine a line with a positive slope."""
     if len({p.size_bytes for p in points}) < 2:
         raise CalibrationError(
             f"need pulls of at least two different image sizes, got {len(points)} usable pull(s)"
-            + (f" ({skipped} without a known size)" if skipped else ""))
+            + (f" ({skipped} without a known size)" if skipped else "")
+        )
     x = np.array([p.size_bytes for p in points], dtype=np.float64)
-    y = np.array([p.seconds - layer_seconds * (p.layers if p.layers is not None else 1) for p in points],
-                 dtype=np.float64)
+    y = np.array(
+        [p.seconds - layer_seconds * (p.layers if p.layers is not None else 1) for p in points],
+        dtype=np.float64,
+    )
     a, b, scale, r = _robust_line(x, y, intercept=True)
     if a < 0:
         a, b, scale, r = _robust_line(x, y, intercept=False)
     if not b > 0:
-        raise CalibrationError(f"the pull time does not grow with the image size in these {len(points)} pulls "
-                               "(a fitted throughput must be positive)")
+        raise CalibrationError(
+            f"the pull time does not grow with the image size in these {len(points)} pulls "
+            "(a fitted throughput must be positive)"
+        )
     outliers = int((np.abs(r) > _OUTLIER_SCALES * max(scale, 1e-9)).sum())
     observed = np.array([p.seconds for p in points], dtype=np.float64)
     positive = observed > 0
     relative = float(np.median(np.abs(r[positive]) / observed[positive])) if positive.any() else 0.0
-    return Calibration(fixed_seconds=float(a), bytes_per_second=1.0 / b, layer_seconds=layer_seconds,
-                       pulls=len(points), skipped=skipped, outliers=outliers, scale_seconds=scale,
-                       layers_known=sum(p.layers is not None for p in points), median_relative_error=relative)
+    return Calibration(
+        fixed_seconds=float(a),
+        bytes_per_second=1.0 / b,
+        layer_seconds=layer_seconds,
+        pulls=len(points),
+        skipped=skipped,
+        outliers=outliers,
+        scale_seconds=scale,
+        layers_known=sum(p.layers is not None for p in points),
+        median_relative_error=relative,
+    )

@@ -70,7 +70,9 @@ _CAMEL = {
 }
 _SNAKE_TO_CAMEL = {v: k for k, v in _CAMEL.items()}
 #: Fields in bytes or bytes per second: a string there is a quantity (``100MB/s``, ``200Gi``).
-_BYTE_FIELDS = frozenset({"node_bandwidth_bps", "decompress_bps", "registry_bandwidth_bps", "image_disk_bytes"})
+_BYTE_FIELDS = frozenset(
+    {"node_bandwidth_bps", "decompress_bps", "registry_bandwidth_bps", "image_disk_bytes"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +111,11 @@ class KubeletImageConfig:
     def pull_model(self) -> PullModel:
         """The idle-node pull time of this configuration: fixed and per-layer cost, and a throughput
         of ``min(decompress_bps, node_bandwidth_bps, registry_bandwidth_bps)``."""
-        rate = min(self.decompress_bps, self.node_bandwidth_bps,
-                   self.registry_bandwidth_bps if self.registry_bandwidth_bps is not None else float("inf"))
+        rate = min(
+            self.decompress_bps,
+            self.node_bandwidth_bps,
+            self.registry_bandwidth_bps if self.registry_bandwidth_bps is not None else float("inf"),
+        )
         return PullModel(self.pull_fixed_seconds, self.layer_latency_seconds, rate)
 
     def validate(self) -> None:
@@ -134,8 +139,13 @@ class KubeletImageConfig:
         for name in ("node_bandwidth_bps", "decompress_bps", "uncompressed_ratio", "image_disk_bytes"):
             positive(name)
         positive("registry_bandwidth_bps", allow_none=True)
-        for name in ("layer_latency_seconds", "pull_fixed_seconds", "container_start_seconds", "image_minimum_gc_age_seconds",
-                     "image_gc_period_seconds"):
+        for name in (
+            "layer_latency_seconds",
+            "pull_fixed_seconds",
+            "container_start_seconds",
+            "image_minimum_gc_age_seconds",
+            "image_gc_period_seconds",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise err(name, f"must be >= 0, got {value!r}")
@@ -144,17 +154,21 @@ class KubeletImageConfig:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise err(name, f"must be an integer >= 1 or null, got {value!r}")
         if self.serialize_image_pulls and self.max_parallel_image_pulls not in (None, 1):
-            raise err("max_parallel_image_pulls",
-                      f"maxParallelImagePulls ({self.max_parallel_image_pulls}) must be 1 or nil "
-                      "when serializeImagePulls is true")
+            raise err(
+                "max_parallel_image_pulls",
+                f"maxParallelImagePulls ({self.max_parallel_image_pulls}) must be 1 or nil "
+                "when serializeImagePulls is true",
+            )
         for name in ("image_gc_high_threshold_percent", "image_gc_low_threshold_percent"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
                 raise err(name, f"must be an integer between 0 and 100, got {value!r}")
         if self.image_gc_low_threshold_percent >= self.image_gc_high_threshold_percent:
-            raise err("image_gc_low_threshold_percent",
-                      f"imageGCLowThresholdPercent ({self.image_gc_low_threshold_percent}) must be less than "
-                      f"imageGCHighThresholdPercent ({self.image_gc_high_threshold_percent})")
+            raise err(
+                "image_gc_low_threshold_percent",
+                f"imageGCLowThresholdPercent ({self.image_gc_low_threshold_percent}) must be less than "
+                f"imageGCHighThresholdPercent ({self.image_gc_high_threshold_percent})",
+            )
         value = self.node_status_max_images
         if isinstance(value, bool) or not isinstance(value, int) or value < -1:
             raise err("node_status_max_images", f"must be an integer >= -1, got {value!r}")
@@ -169,7 +183,9 @@ class KubeletImageConfig:
         for key, value in data.items():
             name = _CAMEL.get(key)
             if name is None:
-                raise ConfigError(f"kubelet.{key}", f"unknown field (allowed: {', '.join(sorted(_CAMEL))})", where)
+                raise ConfigError(
+                    f"kubelet.{key}", f"unknown field (allowed: {', '.join(sorted(_CAMEL))})", where
+                )
             if isinstance(value, str) and name in _BYTE_FIELDS:
                 try:
                     value = parse_bytes(value)  # "100MB/s", "200Gi": quantities, as people write them
@@ -188,4 +204,3 @@ class KubeletImageConfig:
     def to_mapping(self) -> dict[str, Any]:
         """camelCase dict of every field (the inverse of :meth:`from_mapping`)."""
         return {_SNAKE_TO_CAMEL[f.name]: getattr(self, f.name) for f in fields(self)}
-

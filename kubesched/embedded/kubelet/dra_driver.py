@@ -78,8 +78,12 @@ def _map(v: Any) -> Mapping[str, Any]:
 
 def device_class() -> Obj:
     """The DeviceClass ``gpu.kubesched.io``: every device of the driver."""
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": DRIVER},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
 
 
 def node_gpus(node: Mapping[str, Any]) -> tuple[int, str | None, str | None]:
@@ -112,8 +116,10 @@ def node_gpus(node: Mapping[str, Any]) -> tuple[int, str | None, str | None]:
         try:
             parse_quantity(memory)
         except (QuantityError, ValueError, TypeError):
-            raise bad(f'metadata.annotations["{MEMORY_ANNOTATION}"]',
-                      f"must be a quantity such as 16Gi, got {memory!r}") from None
+            raise bad(
+                f'metadata.annotations["{MEMORY_ANNOTATION}"]',
+                f"must be a quantity such as 16Gi, got {memory!r}",
+            ) from None
     elif model is not None:
         memory = MODEL_MEMORY.get(str(model))
     return count, (str(model) if model is not None else None), (str(memory) if memory is not None else None)
@@ -204,17 +210,35 @@ class FakeGPUDriver:
             pool = _map(spec.get("pool"))
             raw_generation = pool.get("generation")
             generation = raw_generation if isinstance(raw_generation, int) else 0
-            new_spec = {**spec, "devices": devices,
-                        "pool": {"name": name, "generation": generation + 1, "resourceSliceCount": 1}}
+            new_spec = {
+                **spec,
+                "devices": devices,
+                "pool": {"name": name, "generation": generation + 1, "resourceSliceCount": 1},
+            }
             self.cluster.update({**existing, "spec": new_spec})
             return
-        created = self.cluster.create({
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"generateName": f"{name}-{DRIVER}-",
-                         "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
-                                              "uid": meta.get("uid"), "controller": True}]},
-            "spec": {"driver": DRIVER, "nodeName": name,
-                     "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                     "devices": devices},
-        })
+        created = self.cluster.create(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {
+                    "generateName": f"{name}-{DRIVER}-",
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Node",
+                            "name": name,
+                            "uid": meta.get("uid"),
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": name,
+                    "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                    "devices": devices,
+                },
+            }
+        )
         self._slices[name] = str(_map(created.get("metadata")).get("name"))

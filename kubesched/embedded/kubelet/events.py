@@ -51,31 +51,55 @@ def pulling_message(image: str) -> str:
 
 
 def pulled_message(image: str, pull_seconds: float, total_seconds: float, size_bytes: int) -> str:
-    return (f'Successfully pulled image "{image}" in {go_duration(pull_seconds)} '
-            f"({go_duration(total_seconds)} including waiting). Image size: {size_bytes} bytes.")
+    return (
+        f'Successfully pulled image "{image}" in {go_duration(pull_seconds)} '
+        f"({go_duration(total_seconds)} including waiting). Image size: {size_bytes} bytes."
+    )
 
 
 def present_message(image: str) -> str:
     return f'Container image "{image}" already present on machine'
 
 
-def kubelet_event(pod: dict[str, Any], node: str, reason: str, message: str, t: float, *,
-                  container: str | None = None, event_type: str = "Normal") -> dict[str, Any]:
+def kubelet_event(
+    pod: dict[str, Any],
+    node: str,
+    reason: str,
+    message: str,
+    t: float,
+    *,
+    container: str | None = None,
+    event_type: str = "Normal",
+) -> dict[str, Any]:
     """A core ``v1`` Event about ``pod`` (a Pod manifest) from the kubelet on ``node`` at clock
     time ``t`` (``fieldPath: spec.containers{NAME}`` when ``container`` is given)."""
     meta = pod.get("metadata") or {}
     name = str(meta.get("name"))
     namespace = str(meta.get("namespace") or "default")
-    involved: dict[str, Any] = {"kind": "Pod", "apiVersion": "v1", "namespace": namespace, "name": name,
-                                "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}
+    involved: dict[str, Any] = {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "namespace": namespace,
+        "name": name,
+        "uid": meta.get("uid"),
+        "resourceVersion": meta.get("resourceVersion"),
+    }
     if container is not None:
         involved["fieldPath"] = container
     stamp = rfc3339(t)
     return {
-        "apiVersion": "v1", "kind": "Event",
+        "apiVersion": "v1",
+        "kind": "Event",
         "metadata": {"name": f"{name}.{int(t * 1e9):x}.{next(_counter)}", "namespace": namespace},
-        "involvedObject": involved, "reason": reason, "message": message, "type": event_type,
-        "source": {"component": "kubelet", "host": node}, "reportingComponent": "kubelet",
-        "reportingInstance": node, "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+        "involvedObject": involved,
+        "reason": reason,
+        "message": message,
+        "type": event_type,
+        "source": {"component": "kubelet", "host": node},
+        "reportingComponent": "kubelet",
+        "reportingInstance": node,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
         "eventTime": None,
     }

@@ -34,8 +34,15 @@ from kubesched.clock import Clock, Timer
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import AlreadyExistsError, KubeschedError, NotFoundError
 
-__all__ = ["LEASE_DURATION_SECONDS", "NODE_LEASE_NAMESPACE", "NodeHeartbeats", "RENEW_SECONDS",
-           "STATUS_REPORT_SECONDS", "STOPPED_ANNOTATION", "ready_conditions"]
+__all__ = [
+    "LEASE_DURATION_SECONDS",
+    "NODE_LEASE_NAMESPACE",
+    "NodeHeartbeats",
+    "RENEW_SECONDS",
+    "STATUS_REPORT_SECONDS",
+    "STOPPED_ANNOTATION",
+    "ready_conditions",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,15 +69,26 @@ def ready_conditions(node: Mapping[str, Any], now: float) -> list[dict[str, Any]
     """The conditions a healthy kubelet posts at ``now`` (epoch seconds): each keeps its
     ``lastTransitionTime`` when its status is unchanged."""
     status = node.get("status")
-    current = {c.get("type"): c for c in (status.get("conditions") or [] if isinstance(status, Mapping) else [])
-               if isinstance(c, Mapping)}
+    current = {
+        c.get("type"): c
+        for c in (status.get("conditions") or [] if isinstance(status, Mapping) else [])
+        if isinstance(c, Mapping)
+    }
     stamp = rfc3339(now)
     out = []
     for ctype, value, reason, message in _CONDITIONS:
         before = current.get(ctype) or {}
         transition = before.get("lastTransitionTime") if before.get("status") == value else None
-        out.append({"type": ctype, "status": value, "lastHeartbeatTime": stamp,
-                    "lastTransitionTime": transition or stamp, "reason": reason, "message": message})
+        out.append(
+            {
+                "type": ctype,
+                "status": value,
+                "lastHeartbeatTime": stamp,
+                "lastTransitionTime": transition or stamp,
+                "reason": reason,
+                "message": message,
+            }
+        )
     return out
 
 
@@ -81,7 +99,7 @@ class NodeHeartbeats:
     def __init__(self, cluster: MemoryCluster, clock: Clock) -> None:
         self.cluster = cluster
         self.clock = clock
-        self._running: dict[str, float] = {}   # node -> clock time of its last status post
+        self._running: dict[str, float] = {}  # node -> clock time of its last status post
         self._stopped: set[str] = set()
         self._timer: Timer | None = None
         self._subs: list[Any] = []
@@ -150,17 +168,41 @@ class NodeHeartbeats:
         except NotFoundError:
             node = self.cluster.get("Node", None, name)
             try:
-                self.cluster.create({
-                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": name, "namespace": NODE_LEASE_NAMESPACE, "ownerReferences": [{
-                        "apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"].get("uid")}]},
-                    "spec": {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS,
-                             "renewTime": rfc3339_micro(now)}})
+                self.cluster.create(
+                    {
+                        "apiVersion": "coordination.k8s.io/v1",
+                        "kind": "Lease",
+                        "metadata": {
+                            "name": name,
+                            "namespace": NODE_LEASE_NAMESPACE,
+                            "ownerReferences": [
+                                {
+                                    "apiVersion": "v1",
+                                    "kind": "Node",
+                                    "name": name,
+                                    "uid": node["metadata"].get("uid"),
+                                }
+                            ],
+                        },
+                        "spec": {
+                            "holderIdentity": name,
+                            "leaseDurationSeconds": LEASE_DURATION_SECONDS,
+                            "renewTime": rfc3339_micro(now),
+                        },
+                    }
+                )
             except AlreadyExistsError:
                 pass
             return
         spec: dict[str, Any] = lease["spec"] if isinstance(lease.get("spec"), dict) else {}
-        self.cluster.update({**lease, "spec": {**spec, "holderIdentity": name,
-                                               "leaseDurationSeconds": LEASE_DURATION_SECONDS,
-                                               "renewTime": rfc3339_micro(now)}})
-
+        self.cluster.update(
+            {
+                **lease,
+                "spec": {
+                    **spec,
+                    "holderIdentity": name,
+                    "leaseDurationSeconds": LEASE_DURATION_SECONDS,
+                    "renewTime": rfc3339_micro(now),
+                },
+            }
+        )

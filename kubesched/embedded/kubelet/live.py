@@ -75,14 +75,14 @@ STATUS_UPDATE_SECONDS = 10.0
 
 @dataclass
 class _Container:
-    field: str            # "containers" / "initContainers"
+    field: str  # "containers" / "initContainers"
     name: str
-    image: str            # as written in the spec
+    image: str  # as written in the spec
 
 
 @dataclass
 class _LivePod:
-    key: str              # "ns/name"
+    key: str  # "ns/name"
     uid: str
     node: str
     manifest: dict[str, Any]
@@ -102,9 +102,16 @@ class LiveKubelets:
     :meth:`start` subscribes to the store; :meth:`stop` unsubscribes (running timers finish).
     """
 
-    def __init__(self, cluster: MemoryCluster, clock: Clock, catalogue: ImageCatalogue,
-                 config: KubeletImageConfig | None = None, *, status_update_seconds: float = STATUS_UPDATE_SECONDS,
-                 unknown_image_bytes: int = UNKNOWN_IMAGE_BYTES) -> None:
+    def __init__(
+        self,
+        cluster: MemoryCluster,
+        clock: Clock,
+        catalogue: ImageCatalogue,
+        config: KubeletImageConfig | None = None,
+        *,
+        status_update_seconds: float = STATUS_UPDATE_SECONDS,
+        unknown_image_bytes: int = UNKNOWN_IMAGE_BYTES,
+    ) -> None:
         if not status_update_seconds > 0:
             raise ValueError(f"status_update_seconds must be > 0, got {status_update_seconds!r}")
         if unknown_image_bytes <= 0:
@@ -112,12 +119,18 @@ class LiveKubelets:
         self.cluster = cluster
         self.clock = clock
         self.catalogue = catalogue
-        self.model = KubeletModel(clock, catalogue, config, on_container_started=self._container_started,
-                                  on_images_changed=self._images_changed, listener=self)
+        self.model = KubeletModel(
+            clock,
+            catalogue,
+            config,
+            on_container_started=self._container_started,
+            on_images_changed=self._images_changed,
+            listener=self,
+        )
         self.status_period = status_update_seconds
         self.unknown_image_bytes = unknown_image_bytes
-        self._pods: dict[str, _LivePod] = {}          # by uid
-        self._invalid: set[str] = set()                # uids of pods with an unparseable image (reported once)
+        self._pods: dict[str, _LivePod] = {}  # by uid
+        self._invalid: set[str] = set()  # uids of pods with an unparseable image (reported once)
         self._opaque: dict[str, CatalogueImage] = {}
         self._host_ips: dict[str, str] = {}
         self._status_timer: Timer | None = None
@@ -166,8 +179,13 @@ class LiveKubelets:
             if bandwidth is not None and not bandwidth > 0:
                 bandwidth = None
             if bandwidth is None:
-                _log.warning("Node %s: metadata.annotations[%s]: invalid value %r (bytes/s > 0); using the "
-                             "model's default", name, BANDWIDTH_ANNOTATION, raw)
+                _log.warning(
+                    "Node %s: metadata.annotations[%s]: invalid value %r (bytes/s > 0); using the "
+                    "model's default",
+                    name,
+                    BANDWIDTH_ANNOTATION,
+                    raw,
+                )
         self.model.add_node(name, bandwidth_bps=bandwidth)
         status = obj.get("status") or {}
         for addr in status.get("addresses") or []:
@@ -228,8 +246,15 @@ class LiveKubelets:
         image = self._opaque.get(parsed.canonical)
         if image is None:
             layer = Layer(f"opaque:{parsed.canonical}", self.unknown_image_bytes, "not in the catalogue")
-            image = CatalogueImage(name=parsed.canonical, ref=parsed, image_class="cpu", layers=(layer,),
-                                   source="serve --kubelet", confidence="derived", unique_layers=(layer,))
+            image = CatalogueImage(
+                name=parsed.canonical,
+                ref=parsed,
+                image_class="cpu",
+                layers=(layer,),
+                source="serve --kubelet",
+                confidence="derived",
+                unique_layers=(layer,),
+            )
             self._opaque[parsed.canonical] = image
         return image
 
@@ -247,8 +272,16 @@ class LiveKubelets:
                 message = f'Failed to apply default image tag "{c.image}": couldn\'t parse image name "{c.image}": {e}'
                 self._invalid.add(uid)
                 self._event(obj, node, "InspectFailed", message, now, c, event_type="Warning")
-                self._patch_pod(obj, pending_status(obj, now, host_ip=self._host_ips.get(node),
-                                                    waiting_reason="InvalidImageName", waiting_message=message))
+                self._patch_pod(
+                    obj,
+                    pending_status(
+                        obj,
+                        now,
+                        host_ip=self._host_ips.get(node),
+                        waiting_reason="InvalidImageName",
+                        waiting_message=message,
+                    ),
+                )
                 return
         lp = _LivePod(key, uid, node, obj, containers)
         for c, image in zip(containers, images, strict=True):
@@ -292,8 +325,14 @@ class LiveKubelets:
             return
         t = self.clock.now()
         self._stop_pod(lp)
-        self._event(lp.manifest, lp.node, "DeadlineExceeded",
-                    "Pod was active on the node longer than the specified deadline", t, event_type="Normal")
+        self._event(
+            lp.manifest,
+            lp.node,
+            "DeadlineExceeded",
+            "Pod was active on the node longer than the specified deadline",
+            t,
+            event_type="Normal",
+        )
         self._patch_pod(lp.manifest, deadline_exceeded_status(lp.manifest, lp.started, t, lp.image_ids))
 
     def _stop_pod(self, lp: _LivePod) -> None:
@@ -327,15 +366,22 @@ class LiveKubelets:
         if cur is not None:
             self._event(cur[0].manifest, node, "Pulling", pulling_message(cur[1].image), t, cur[1])
 
-    def image_pulled(self, pod_key: str, node: str, image: CatalogueImage, requested: float, started: float,
-                     t: float) -> None:
+    def image_pulled(
+        self, pod_key: str, node: str, image: CatalogueImage, requested: float, started: float, t: float
+    ) -> None:
         cur = self._current(pod_key)
         if cur is None:
             return
         lp, c = cur
         lp.next_container += 1
-        self._event(lp.manifest, node, "Pulled", pulled_message(c.image, t - started, t - requested, image.size_bytes),
-                    t, c)
+        self._event(
+            lp.manifest,
+            node,
+            "Pulled",
+            pulled_message(c.image, t - started, t - requested, image.size_bytes),
+            t,
+            c,
+        )
 
     def pulls_done(self, pod_key: str, node: str, t: float) -> None:
         lp = self._pods.get(pod_key)
@@ -366,10 +412,15 @@ class LiveKubelets:
         except (TypeError, ValueError):
             value = math.nan
         if not (value >= 0 and math.isfinite(value)):
-            self._event(lp.manifest, lp.node, "InvalidAnnotation",
-                        f"metadata.annotations[{RUN_SECONDS_ANNOTATION}]: invalid value {raw!r}: must be a "
-                        "non-negative number of seconds; the pod runs until deleted", self.clock.now(),
-                        event_type="Warning")
+            self._event(
+                lp.manifest,
+                lp.node,
+                "InvalidAnnotation",
+                f"metadata.annotations[{RUN_SECONDS_ANNOTATION}]: invalid value {raw!r}: must be a "
+                "non-negative number of seconds; the pod runs until deleted",
+                self.clock.now(),
+                event_type="Warning",
+            )
             return None
         return value
 
@@ -396,14 +447,27 @@ class LiveKubelets:
 
     # ------------------------------------------------------------------ writes
 
-    def _event(self, pod: dict[str, Any], node: str, reason: str, message: str, t: float,
-               container: _Container | None = None, *, event_type: str = "Normal") -> None:
+    def _event(
+        self,
+        pod: dict[str, Any],
+        node: str,
+        reason: str,
+        message: str,
+        t: float,
+        container: _Container | None = None,
+        *,
+        event_type: str = "Normal",
+    ) -> None:
         path = None if container is None else f"spec.{container.field}{{{container.name}}}"
-        self.cluster.create_event(kubelet_event(pod, node, reason, message, t, container=path, event_type=event_type))
+        self.cluster.create_event(
+            kubelet_event(pod, node, reason, message, t, container=path, event_type=event_type)
+        )
 
     def _patch_pod(self, pod: Mapping[str, Any], status: dict[str, Any]) -> None:
         meta = pod.get("metadata") or {}
         try:
-            self.cluster.patch_status("Pod", str(meta.get("namespace") or "default"), str(meta.get("name")), status)
+            self.cluster.patch_status(
+                "Pod", str(meta.get("namespace") or "default"), str(meta.get("name")), status
+            )
         except KubeschedError as e:
             _log.info("kubelet: pod %s/%s status not written: %s", meta.get("namespace"), meta.get("name"), e)

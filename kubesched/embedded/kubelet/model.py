@@ -54,7 +54,14 @@ from kubesched.embedded.kubelet.pull_records import PodPullRecord, PullMetrics
 from kubesched.embedded.kubelet.pulls import PullJob, allocate_registry_bandwidth
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
 
-__all__ = ["KubeletModel", "PodPullRecord", "PullMetrics", "refresh_node_status", "StatusPatcher", "PullListener"]
+__all__ = [
+    "KubeletModel",
+    "PodPullRecord",
+    "PullMetrics",
+    "refresh_node_status",
+    "StatusPatcher",
+    "PullListener",
+]
 
 ContainerStarted = Callable[[str, str, float], object]
 ImagesChanged = Callable[[str, float], object]
@@ -70,8 +77,9 @@ class PullListener(Protocol):
     def image_pulling(self, pod_key: str, node: str, image: CatalogueImage, t: float) -> None:
         """The pod asks for ``image`` at ``t``: a new pull, or one it joins, queued or running."""
 
-    def image_pulled(self, pod_key: str, node: str, image: CatalogueImage, requested: float, started: float,
-                     t: float) -> None:
+    def image_pulled(
+        self, pod_key: str, node: str, image: CatalogueImage, requested: float, started: float, t: float
+    ) -> None:
         """``image`` is ready for the pod at ``t``; ``requested`` is when it asked, ``started`` when
         the pull it waited for began transferring for it (``max(requested, pull start)``)."""
 
@@ -99,8 +107,17 @@ class _Pod:
 
 
 class _Node:
-    __slots__ = ("name", "store", "bandwidth", "queue", "running", "jobs", "inflight", "transferring",
-                 "gc_timer")
+    __slots__ = (
+        "name",
+        "store",
+        "bandwidth",
+        "queue",
+        "running",
+        "jobs",
+        "inflight",
+        "transferring",
+        "gc_timer",
+    )
 
     def __init__(self, name: str, store: NodeImageStore, bandwidth: float) -> None:
         self.name = name
@@ -108,8 +125,8 @@ class _Node:
         self.bandwidth = bandwidth
         self.queue: deque[PullJob] = deque()
         self.running = 0
-        self.jobs: dict[str, PullJob] = {}          # image name -> pull not done (queued or running)
-        self.inflight: dict[str, PullJob] = {}      # layer id -> running job fetching it
+        self.jobs: dict[str, PullJob] = {}  # image name -> pull not done (queued or running)
+        self.inflight: dict[str, PullJob] = {}  # layer id -> running job fetching it
         self.transferring: list[PullJob] = []
         self.gc_timer: Timer | None = None
 
@@ -130,9 +147,15 @@ class KubeletModel:
     Unknown images raise KeyError; unknown pods in :meth:`pod_finished` are ignored.
     """
 
-    def __init__(self, clock: Clock, catalogue: ImageCatalogue, config: KubeletImageConfig | None = None,
-                 on_container_started: ContainerStarted | None = None,
-                 on_images_changed: ImagesChanged | None = None, listener: PullListener | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        catalogue: ImageCatalogue,
+        config: KubeletImageConfig | None = None,
+        on_container_started: ContainerStarted | None = None,
+        on_images_changed: ImagesChanged | None = None,
+        listener: PullListener | None = None,
+    ) -> None:
         self.clock = clock
         self.listener = listener
         self.catalogue = catalogue
@@ -152,7 +175,9 @@ class KubeletModel:
 
     # ----------------------------------------------------------------- nodes
 
-    def add_node(self, name: str, *, bandwidth_bps: float | None = None, image_disk_bytes: int | None = None) -> None:
+    def add_node(
+        self, name: str, *, bandwidth_bps: float | None = None, image_disk_bytes: int | None = None
+    ) -> None:
         """Register node ``name`` with its download bandwidth (bytes/s) and image disk (bytes);
         None keeps the config's default. Raises ValueError if it exists or a value is not > 0."""
         if name in self._nodes:
@@ -161,7 +186,9 @@ class KubeletModel:
         disk = self.config.image_disk_bytes if image_disk_bytes is None else image_disk_bytes
         if not bandwidth > 0 or not disk > 0:
             raise ValueError(f"node {name!r}: bandwidth and image disk must be > 0")
-        self._nodes[name] = _Node(name, NodeImageStore(int(disk), self.config.uncompressed_ratio), float(bandwidth))
+        self._nodes[name] = _Node(
+            name, NodeImageStore(int(disk), self.config.uncompressed_ratio), float(bandwidth)
+        )
 
     def _node(self, name: str) -> _Node:
         node = self._nodes.get(name)
@@ -193,8 +220,9 @@ class KubeletModel:
 
     # ----------------------------------------------------------------- pods
 
-    def pod_bound(self, node: str, pod_key: str, images: Sequence[str | CatalogueImage],
-                  now: float | None = None) -> PodPullRecord:
+    def pod_bound(
+        self, node: str, pod_key: str, images: Sequence[str | CatalogueImage], now: float | None = None
+    ) -> PodPullRecord:
         """Pod ``pod_key`` was bound to ``node`` at ``now``: its images are needed in order (see the
         module docstring). Returns its :class:`PodPullRecord` (filled in as time passes).
         Raises ValueError if the pod is already active, KeyError for an image not in the catalogue."""
@@ -266,8 +294,9 @@ class KubeletModel:
         record.pulls_done_at = t
         if self.listener is not None:
             self.listener.pulls_done(record.pod_key, n.name, t)
-        pod.start_timer = self.clock.call_at(t + self.config.container_start_seconds,
-                                             lambda: self._container_started(pod))
+        pod.start_timer = self.clock.call_at(
+            t + self.config.container_start_seconds, lambda: self._container_started(pod)
+        )
 
     def _container_started(self, pod: _Pod) -> None:
         if not pod.active:
@@ -287,8 +316,9 @@ class KubeletModel:
         record.pull_wait_seconds += max(0.0, job.started - pod.requested_at)
         record.pull_seconds += t - max(pod.requested_at, job.started)
         if self.listener is not None:
-            self.listener.image_pulled(pod_key, record.node, job.image, pod.requested_at,
-                                       max(pod.requested_at, job.started), t)
+            self.listener.image_pulled(
+                pod_key, record.node, job.image, pod.requested_at, max(pod.requested_at, job.started), t
+            )
         size = _unique_bytes(job.image)
         record.bytes_cache_hit += job.present_bytes
         self.metrics.bytes_cache_hit += job.present_bytes
@@ -378,7 +408,9 @@ class KubeletModel:
         job.own_bytes = sum(layer.size_bytes for layer in own)
         latency = self.config.pull_fixed_seconds + len(own) * self.config.layer_latency_seconds
         if latency > 0:
-            job.timer = self.clock.call_at(t + latency, lambda: self._begin_transfer(n, job, self.clock.now()))
+            job.timer = self.clock.call_at(
+                t + latency, lambda: self._begin_transfer(n, job, self.clock.now())
+            )
         else:
             self._begin_transfer(n, job, t)
 
@@ -419,8 +451,9 @@ class KubeletModel:
         job.rate = rate
         if job.timer is not None:
             job.timer.cancel()
-        job.timer = self.clock.call_at(job.progress_at + job.remaining / rate,
-                                       lambda: self._transfer_finished(n, job, self.clock.now()))
+        job.timer = self.clock.call_at(
+            job.progress_at + job.remaining / rate, lambda: self._transfer_finished(n, job, self.clock.now())
+        )
 
     def _transfer_finished(self, n: _Node, job: PullJob, t: float) -> None:
         job.timer = None
@@ -482,8 +515,12 @@ class KubeletModel:
 
     def _gc(self, n: _Node, t: float) -> GCResult:
         cfg = self.config
-        result = n.store.gc(t, cfg.image_gc_high_threshold_percent, cfg.image_gc_low_threshold_percent,
-                            cfg.image_minimum_gc_age_seconds)
+        result = n.store.gc(
+            t,
+            cfg.image_gc_high_threshold_percent,
+            cfg.image_gc_low_threshold_percent,
+            cfg.image_minimum_gc_age_seconds,
+        )
         if result.triggered:
             self.metrics.gc_runs += 1
             self.metrics.images_removed += len(result.removed)
@@ -558,5 +595,8 @@ class KubeletModel:
 def refresh_node_status(cluster: StatusPatcher, model: KubeletModel, node: str) -> None:
     """Write ``model.status_images(node)`` into the Node's ``status.images`` (``PATCH nodes/status``,
     as the kubelet's node status update does). The embedded store skips a patch that changes nothing."""
-    images = [{"names": list(entry["names"]), "sizeBytes": entry["sizeBytes"]} for entry in model.status_images(node)]
+    images = [
+        {"names": list(entry["names"]), "sizeBytes": entry["sizeBytes"]}
+        for entry in model.status_images(node)
+    ]
     cluster.patch_status("Node", "", node, {"images": images})

@@ -171,7 +171,9 @@ class NodeImageStore:
         amount = capacity * (100 - low_percent) // 100 - available
         in_use = self.in_use
         candidates = [r for n, r in self.images.items() if not in_use.get(n)]
-        candidates.sort(key=lambda r: (r.last_used is not None, r.last_used or 0.0, r.first_detected, r.image.name))
+        candidates.sort(
+            key=lambda r: (r.last_used is not None, r.last_used or 0.0, r.first_detected, r.image.name)
+        )
         removed: list[str] = []
         freed = 0
         for record in candidates:

@@ -15,7 +15,13 @@ from typing import Any
 
 from kubesched.api.timestamps import rfc3339
 
-__all__ = ["container_names", "deadline_exceeded_status", "pending_status", "running_status", "succeeded_status"]
+__all__ = [
+    "container_names",
+    "deadline_exceeded_status",
+    "pending_status",
+    "running_status",
+    "succeeded_status",
+]
 
 
 def container_names(pod: Mapping[str, Any], field: str = "containers") -> list[str]:
@@ -23,12 +29,20 @@ def container_names(pod: Mapping[str, Any], field: str = "containers") -> list[s
     return [str(c.get("name")) for c in spec.get(field) or [] if isinstance(c, Mapping)]
 
 
-def _cond(kind: str, status: bool, t: float, reason: str | None = None, message: str | None = None) -> dict[str, Any]:
+def _cond(
+    kind: str, status: bool, t: float, reason: str | None = None, message: str | None = None
+) -> dict[str, Any]:
     """A condition for a status patch; ``reason``/``message`` None are written as null, which the
     merge by ``type`` removes from the stored condition (a Ready condition that turns True loses
     the ``ContainersNotReady`` reason it had while Pending, as the kubelet's full status write does)."""
-    return {"type": kind, "status": "True" if status else "False", "lastProbeTime": None,
-            "lastTransitionTime": rfc3339(t), "reason": reason or None, "message": message or None}
+    return {
+        "type": kind,
+        "status": "True" if status else "False",
+        "lastProbeTime": None,
+        "lastTransitionTime": rfc3339(t),
+        "reason": reason or None,
+        "message": message or None,
+    }
 
 
 def _container_id(pod: Mapping[str, Any], name: str) -> str:
@@ -36,8 +50,16 @@ def _container_id(pod: Mapping[str, Any], name: str) -> str:
     return "containerd://" + hashlib.sha256(f"{uid}/{name}".encode()).hexdigest()
 
 
-def _statuses(pod: Mapping[str, Any], field: str, state: dict[str, Any], *, ready: bool, started: bool,
-              image_ids: Mapping[str, str], with_id: bool) -> list[dict[str, Any]]:
+def _statuses(
+    pod: Mapping[str, Any],
+    field: str,
+    state: dict[str, Any],
+    *,
+    ready: bool,
+    started: bool,
+    image_ids: Mapping[str, str],
+    with_id: bool,
+) -> list[dict[str, Any]]:
     spec = pod.get("spec") or {}
     out = []
     for c in spec.get(field) or []:
@@ -45,16 +67,29 @@ def _statuses(pod: Mapping[str, Any], field: str, state: dict[str, Any], *, read
             continue
         name = str(c.get("name"))
         image = str(c.get("image"))
-        entry: dict[str, Any] = {"name": name, "image": image, "imageID": image_ids.get(image, "") if with_id else "",
-                                 "ready": ready, "restartCount": 0, "started": started, "state": state}
+        entry: dict[str, Any] = {
+            "name": name,
+            "image": image,
+            "imageID": image_ids.get(image, "") if with_id else "",
+            "ready": ready,
+            "restartCount": 0,
+            "started": started,
+            "state": state,
+        }
         if with_id:
             entry["containerID"] = _container_id(pod, name)
         out.append(entry)
     return out
 
 
-def pending_status(pod: Mapping[str, Any], t: float, *, host_ip: str | None = None,
-                   waiting_reason: str = "ContainerCreating", waiting_message: str | None = None) -> dict[str, Any]:
+def pending_status(
+    pod: Mapping[str, Any],
+    t: float,
+    *,
+    host_ip: str | None = None,
+    waiting_reason: str = "ContainerCreating",
+    waiting_message: str | None = None,
+) -> dict[str, Any]:
     """The pod was admitted on its node at ``t``: ``Pending``, sandbox ready, containers waiting
     (``ContainerCreating``, or ``waiting_reason`` such as ``InvalidImageName``)."""
     names = container_names(pod)
@@ -62,9 +97,19 @@ def pending_status(pod: Mapping[str, Any], t: float, *, host_ip: str | None = No
     has_init = bool(container_names(pod, "initContainers"))
     conditions = [
         _cond("PodReadyToStartContainers", True, t),
-        _cond("Initialized", not has_init, t, *(("ContainersNotInitialized",
-              f"containers with incomplete status: [{' '.join(container_names(pod, 'initContainers'))}]")
-              if has_init else (None, None))),
+        _cond(
+            "Initialized",
+            not has_init,
+            t,
+            *(
+                (
+                    "ContainersNotInitialized",
+                    f"containers with incomplete status: [{' '.join(container_names(pod, 'initContainers'))}]",
+                )
+                if has_init
+                else (None, None)
+            ),
+        ),
         _cond("Ready", False, t, "ContainersNotReady", unready),
         _cond("ContainersReady", False, t, "ContainersNotReady", unready),
     ]
@@ -72,13 +117,23 @@ def pending_status(pod: Mapping[str, Any], t: float, *, host_ip: str | None = No
     if waiting_message:
         waiting["message"] = waiting_message
     status: dict[str, Any] = {
-        "phase": "Pending", "startTime": rfc3339(t), "conditions": conditions,
-        "containerStatuses": _statuses(pod, "containers", {"waiting": waiting}, ready=False, started=False,
-                                       image_ids={}, with_id=False),
+        "phase": "Pending",
+        "startTime": rfc3339(t),
+        "conditions": conditions,
+        "containerStatuses": _statuses(
+            pod, "containers", {"waiting": waiting}, ready=False, started=False, image_ids={}, with_id=False
+        ),
     }
     if has_init:
-        status["initContainerStatuses"] = _statuses(pod, "initContainers", {"waiting": {"reason": "PodInitializing"}},
-                                                    ready=False, started=False, image_ids={}, with_id=False)
+        status["initContainerStatuses"] = _statuses(
+            pod,
+            "initContainers",
+            {"waiting": {"reason": "PodInitializing"}},
+            ready=False,
+            started=False,
+            image_ids={},
+            with_id=False,
+        )
     if host_ip:
         status["hostIP"] = host_ip
         status["hostIPs"] = [{"ip": host_ip}]
@@ -94,35 +149,58 @@ def running_status(pod: Mapping[str, Any], started: float, image_ids: Mapping[st
     status: dict[str, Any] = {
         "phase": "Running",
         "conditions": [*initialized, _cond("ContainersReady", True, started), _cond("Ready", True, started)],
-        "containerStatuses": _statuses(pod, "containers", {"running": {"startedAt": stamp}}, ready=True,
-                                       started=True, image_ids=image_ids, with_id=True),
+        "containerStatuses": _statuses(
+            pod,
+            "containers",
+            {"running": {"startedAt": stamp}},
+            ready=True,
+            started=True,
+            image_ids=image_ids,
+            with_id=True,
+        ),
     }
     if container_names(pod, "initContainers"):
         status["initContainerStatuses"] = _statuses(
-            pod, "initContainers", {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": stamp,
-                                                   "finishedAt": stamp}},
-            ready=True, started=False, image_ids=image_ids, with_id=True)
+            pod,
+            "initContainers",
+            {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": stamp, "finishedAt": stamp}},
+            ready=True,
+            started=False,
+            image_ids=image_ids,
+            with_id=True,
+        )
     return status
 
 
-def succeeded_status(pod: Mapping[str, Any], started: float, finished: float,
-                     image_ids: Mapping[str, str]) -> dict[str, Any]:
+def succeeded_status(
+    pod: Mapping[str, Any], started: float, finished: float, image_ids: Mapping[str, str]
+) -> dict[str, Any]:
     """Every container exited 0 at ``finished``: ``Succeeded``, Ready/ContainersReady False
     (``PodCompleted``), ``PodReadyToStartContainers`` False (the sandbox is gone)."""
-    state = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": rfc3339(started),
-                            "finishedAt": rfc3339(finished)}}
+    state = {
+        "terminated": {
+            "exitCode": 0,
+            "reason": "Completed",
+            "startedAt": rfc3339(started),
+            "finishedAt": rfc3339(finished),
+        }
+    }
     return {
         "phase": "Succeeded",
-        "conditions": [_cond("PodReadyToStartContainers", False, finished),
-                       _cond("ContainersReady", False, finished, "PodCompleted"),
-                       _cond("Ready", False, finished, "PodCompleted")],
-        "containerStatuses": _statuses(pod, "containers", state, ready=False, started=False, image_ids=image_ids,
-                                       with_id=True),
+        "conditions": [
+            _cond("PodReadyToStartContainers", False, finished),
+            _cond("ContainersReady", False, finished, "PodCompleted"),
+            _cond("Ready", False, finished, "PodCompleted"),
+        ],
+        "containerStatuses": _statuses(
+            pod, "containers", state, ready=False, started=False, image_ids=image_ids, with_id=True
+        ),
     }
 
 
-def deadline_exceeded_status(pod: Mapping[str, Any], started: float | None, finished: float,
-                             image_ids: Mapping[str, str]) -> dict[str, Any]:
+def deadline_exceeded_status(
+    pod: Mapping[str, Any], started: float | None, finished: float, image_ids: Mapping[str, str]
+) -> dict[str, Any]:
     """The pod ran longer than ``spec.activeDeadlineSeconds``: ``Failed`` with reason
     ``DeadlineExceeded`` (``pkg/kubelet/active_deadline.go``), its containers killed (exit code
     137, ``Error``) at ``finished``."""
@@ -134,9 +212,18 @@ def deadline_exceeded_status(pod: Mapping[str, Any], started: float | None, fini
         "phase": "Failed",
         "reason": "DeadlineExceeded",
         "message": "Pod was active on the node longer than the specified deadline",
-        "conditions": [_cond("PodReadyToStartContainers", False, finished),
-                       _cond("ContainersReady", False, finished, "PodFailed"),
-                       _cond("Ready", False, finished, "PodFailed")],
-        "containerStatuses": _statuses(pod, "containers", {"terminated": terminated}, ready=False, started=False,
-                                       image_ids=image_ids, with_id=started is not None),
+        "conditions": [
+            _cond("PodReadyToStartContainers", False, finished),
+            _cond("ContainersReady", False, finished, "PodFailed"),
+            _cond("Ready", False, finished, "PodFailed"),
+        ],
+        "containerStatuses": _statuses(
+            pod,
+            "containers",
+            {"terminated": terminated},
+            ready=False,
+            started=False,
+            image_ids=image_ids,
+            with_id=started is not None,
+        ),
     }

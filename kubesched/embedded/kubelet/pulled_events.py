@@ -20,12 +20,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PulledEvent", "parse_go_duration", "parse_pulled_message", "pulled_events", "pulled_events_in_text"]
+__all__ = [
+    "PulledEvent",
+    "parse_go_duration",
+    "parse_pulled_message",
+    "pulled_events",
+    "pulled_events_in_text",
+]
 
 _MESSAGE = re.compile(
     r'Successfully pulled image "(?P<image>[^"]+)" in (?P<pull>[0-9.a-zµ]+)'
-    r'(?: \((?P<waiting>[0-9.a-zµ]+) including waiting\))?'
-    r'(?:\. Image size: (?P<size>\d+) bytes)?')
+    r"(?: \((?P<waiting>[0-9.a-zµ]+) including waiting\))?"
+    r"(?:\. Image size: (?P<size>\d+) bytes)?"
+)
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 

@@ -38,22 +38,22 @@ class PullJob:
     node: str
     image: CatalogueImage
     requested: float
-    owner: str | None                      # pod key that caused the pull; None for a pre-pull
-    holds_slot: bool = True                # takes one of the node's kubelet pull slots
-    waiters: list[str] = field(default_factory=list)   # pod keys that joined this pull
+    owner: str | None  # pod key that caused the pull; None for a pre-pull
+    holds_slot: bool = True  # takes one of the node's kubelet pull slots
+    waiters: list[str] = field(default_factory=list)  # pod keys that joined this pull
     started: float | None = None
     own_layers: tuple[Layer, ...] = ()
     own_bytes: int = 0
-    present_bytes: int = 0                 # compressed bytes already on the node at start
-    joined_bytes: int = 0                  # compressed bytes fetched by other active jobs
+    present_bytes: int = 0  # compressed bytes already on the node at start
+    joined_bytes: int = 0  # compressed bytes fetched by other active jobs
     deps: list[PullJob] = field(default_factory=list)
     dependents: list[PullJob] = field(default_factory=list)
     transferring: bool = False
     transfer_done: bool = False
     done: bool = False
     finished: float | None = None
-    remaining: float = 0.0                 # bytes left in the transfer phase as of ``progress_at``
-    rate: float = 0.0                      # bytes/s now
+    remaining: float = 0.0  # bytes left in the transfer phase as of ``progress_at``
+    rate: float = 0.0  # bytes/s now
     progress_at: float = 0.0
     timer: Timer | None = None
 

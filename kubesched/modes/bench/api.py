@@ -54,10 +54,17 @@ from kubesched.modes.bench.dra_ops import allocate_claims, any_objects, driver_s
 from kubesched.modes.bench.metrics import percentile
 from kubesched.modes.bench.workloads import BenchWorkload
 
-__all__ = ["OP_LABEL", "ApiResult", "WorkloadPlan", "histogram_quantile", "run_api_workload", "workload_objects",
-           "workload_plan"]
+__all__ = [
+    "OP_LABEL",
+    "ApiResult",
+    "WorkloadPlan",
+    "histogram_quantile",
+    "run_api_workload",
+    "workload_objects",
+    "workload_plan",
+]
 
-_CLI = "from kubesched.cli.main import main; main(prog_name=\"kubesched\")"
+_CLI = 'from kubesched.cli.main import main; main(prog_name="kubesched")'
 
 
 @dataclass
@@ -109,19 +116,35 @@ class ApiResult:
     def to_json(self) -> dict[str, Any]:
         """JSON shape of a result row (times in seconds, sizes in bytes)."""
         return {
-            "name": self.name, "mode": "api", "nodes": self.nodes, "measuredPods": self.measured_pods,
-            "qps": self.qps, "burst": self.burst, "status": self.status, "error": self.error,
-            "scheduledPods": self.scheduled_pods, "durationSeconds": self.duration_seconds,
-            "podsPerSecond": self.pods_per_second, "throughput": self.throughput,
+            "name": self.name,
+            "mode": "api",
+            "nodes": self.nodes,
+            "measuredPods": self.measured_pods,
+            "qps": self.qps,
+            "burst": self.burst,
+            "status": self.status,
+            "error": self.error,
+            "scheduledPods": self.scheduled_pods,
+            "durationSeconds": self.duration_seconds,
+            "podsPerSecond": self.pods_per_second,
+            "throughput": self.throughput,
             "attemptLatencySeconds": self.latency,
-            "run": {"cpuSeconds": self.run.cpu_seconds, "peakRssBytes": self.run.peak_rss,
-                    "contextSwitches": self.run.context_switches},
-            "serve": {"cpuSeconds": self.serve.cpu_seconds, "peakRssBytes": self.serve.peak_rss,
-                      "contextSwitches": self.serve.context_switches},
+            "run": {
+                "cpuSeconds": self.run.cpu_seconds,
+                "peakRssBytes": self.run.peak_rss,
+                "contextSwitches": self.run.context_switches,
+            },
+            "serve": {
+                "cpuSeconds": self.serve.cpu_seconds,
+                "peakRssBytes": self.serve.peak_rss,
+                "contextSwitches": self.serve.context_switches,
+            },
             "podsPerCpuSecond": self.pods_per_cpu_second(),
             "filterEvaluationsPerAttempt": self.filter_evaluations_per_attempt,
             "startupSeconds": self.startup_seconds,
-            "churn": self.churn, "liveOps": self.live_ops, "runFlags": self.run_flags,
+            "churn": self.churn,
+            "liveOps": self.live_ops,
+            "runFlags": self.run_flags,
         }
 
 
@@ -166,8 +189,11 @@ def workload_plan(w: BenchWorkload, measure_pods: int | None = None) -> Workload
                 namespaces[op.namespace] = None
             objs.extend(any_objects(op, op.namespace))
         elif op.opcode == "allocResourceClaims":
-            claims = {o["metadata"]["name"]: o for o in objs
-                      if o["kind"] == "ResourceClaim" and o["metadata"].get("namespace") == op.namespace}
+            claims = {
+                o["metadata"]["name"]: o
+                for o in objs
+                if o["kind"] == "ResourceClaim" and o["metadata"].get("namespace") == op.namespace
+            }
             slices = [o for o in objs if o["kind"] == "ResourceSlice"]
             for name, allocation in allocate_claims(claims.values(), slices):
                 claims[name]["status"] = {**(claims[name].get("status") or {}), "allocation": allocation}
@@ -178,12 +204,17 @@ def workload_plan(w: BenchWorkload, measure_pods: int | None = None) -> Workload
             namespaces[ns] = None
             expected[str(i)] = len(op_pods)
             pods.extend(op_pods)
-    ns_objs = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-               for ns in namespaces if ns != "default"]
+    ns_objs = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        for ns in namespaces
+        if ns != "default"
+    ]
     return WorkloadPlan(ns_objs + objs + pods, measured, n_measured, start, expected, builder)
 
 
-def workload_objects(w: BenchWorkload, measure_pods: int | None = None) -> tuple[list[dict[str, Any]], set[str], int]:
+def workload_objects(
+    w: BenchWorkload, measure_pods: int | None = None
+) -> tuple[list[dict[str, Any]], set[str], int]:
     """The objects ``serve`` loads for ``w``, the op tags of the measured pods and their number
     (see :func:`workload_plan`)."""
     plan = workload_plan(w, measure_pods)
@@ -287,8 +318,9 @@ def _sigterm_unwinds() -> Iterator[None]:
 @contextlib.contextmanager
 def _process(args: list[str], log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     with open(log_path, "wb") as log:
-        p = subprocess.Popen([sys.executable, "-c", _CLI, *args], stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+        p = subprocess.Popen(
+            [sys.executable, "-c", _CLI, *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
             yield p
         finally:
@@ -349,7 +381,9 @@ class _BindWatch:
 
 
 def _scrape(port: int, token: str) -> dict[str, list[tuple[dict[str, str], float]]]:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"})
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"}
+    )
     with urllib.request.urlopen(req, timeout=10) as r:  # noqa: S310 - loopback
         text = r.read().decode()
     from prometheus_client.parser import text_string_to_metric_families
@@ -361,9 +395,16 @@ def _scrape(port: int, token: str) -> dict[str, list[tuple[dict[str, str], float
     return out
 
 
-def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000, measure_pods: int | None = None,
-                     timeout: float = 600.0, run_args: tuple[str, ...] = (),
-                     progress: Callable[[int, int], None] | None = None) -> ApiResult:
+def run_api_workload(
+    w: BenchWorkload,
+    *,
+    qps: float = 5000.0,
+    burst: int = 5000,
+    measure_pods: int | None = None,
+    timeout: float = 600.0,
+    run_args: tuple[str, ...] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> ApiResult:
     """Run ``w`` through ``serve`` + ``run`` subprocesses (module docstring). Failures become a
     ``failed`` result with the reason (and the tail of the processes' logs), never a crash."""
     plan = workload_plan(w, measure_pods)
@@ -371,8 +412,10 @@ def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000
     result = ApiResult(w.name, w.nodes, plan.n_measured, qps, burst, run_flags=list(run_args))
     if any(op.steady_state for op in w.ops):
         result.status = "failed"
-        result.error = "steady-state createPods (steadyState: true) runs in-process only: use kubesched bench " \
-                       "without --api"
+        result.error = (
+            "steady-state createPods (steadyState: true) runs in-process only: use kubesched bench "
+            "without --api"
+        )
         return result
     with tempfile.TemporaryDirectory(prefix="kubesched-bench-api-") as tmp:
         tmpdir = Path(tmp)
@@ -383,8 +426,20 @@ def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000
         kubeconfig = tmpdir / "kubeconfig"
         metrics_port = _free_port()
         try:
-            _run_processes(w, result, tmpdir, manifest, kubeconfig, metrics_port, plan, qps, burst,
-                           timeout, run_args, progress)
+            _run_processes(
+                w,
+                result,
+                tmpdir,
+                manifest,
+                kubeconfig,
+                metrics_port,
+                plan,
+                qps,
+                burst,
+                timeout,
+                run_args,
+                progress,
+            )
         except Exception as e:  # noqa: BLE001 - a failing workload is a result row
             result.status = "failed"
             tails = []
@@ -397,9 +452,20 @@ def run_api_workload(w: BenchWorkload, *, qps: float = 5000.0, burst: int = 5000
     return result
 
 
-def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: Path, kubeconfig: Path, metrics_port: int,
-                   plan: WorkloadPlan, qps: float, burst: int, timeout: float,
-                   run_args: tuple[str, ...], progress: Callable[[int, int], None] | None) -> None:
+def _run_processes(
+    w: BenchWorkload,
+    result: ApiResult,
+    tmpdir: Path,
+    manifest: Path,
+    kubeconfig: Path,
+    metrics_port: int,
+    plan: WorkloadPlan,
+    qps: float,
+    burst: int,
+    timeout: float,
+    run_args: tuple[str, ...],
+    progress: Callable[[int, int], None] | None,
+) -> None:
     from kubesched.client.kube import KubeClusterClient
 
     measured, n_measured = plan.measured, plan.n_measured
@@ -409,12 +475,29 @@ def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: 
     # Prometheus scraper's is through the API server (TokenReview + SubjectAccessReview)
     token = secrets.token_hex(16)
     (tmpdir / "tokens.csv").write_text(f"{token},kubesched-bench,uid-bench\n")
-    (tmpdir / "policy.jsonl").write_text(json.dumps(
-        {"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy",
-         "spec": {"user": "kubesched-bench", "nonResourcePath": "/metrics", "readonly": True}}) + "\n")
-    serve_args = ["serve", "-f", str(manifest), "--port", "0", "--write-kubeconfig", str(kubeconfig),
-                  "--token-auth-file", str(tmpdir / "tokens.csv"),
-                  "--authorization-policy-file", str(tmpdir / "policy.jsonl")]
+    (tmpdir / "policy.jsonl").write_text(
+        json.dumps(
+            {
+                "apiVersion": "abac.authorization.kubernetes.io/v1beta1",
+                "kind": "Policy",
+                "spec": {"user": "kubesched-bench", "nonResourcePath": "/metrics", "readonly": True},
+            }
+        )
+        + "\n"
+    )
+    serve_args = [
+        "serve",
+        "-f",
+        str(manifest),
+        "--port",
+        "0",
+        "--write-kubeconfig",
+        str(kubeconfig),
+        "--token-auth-file",
+        str(tmpdir / "tokens.csv"),
+        "--authorization-policy-file",
+        str(tmpdir / "policy.jsonl"),
+    ]
     with _sigterm_unwinds(), _process(serve_args, tmpdir / "serve.log") as serve:
         _wait(kubeconfig.exists, 300, "kubesched serve to listen", [serve])
         client = KubeClusterClient.from_kubeconfig(str(kubeconfig), qps=-1, burst=1)
@@ -425,23 +508,45 @@ def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: 
             watch = _BindWatch(measured, n_measured, lambda: list(pids))
             sub = client.watch("Pod", rv, watch)
             try:
-                run_cmd = ["run", "--kubeconfig", str(kubeconfig), "--leader-elect=false",
-                           "--kube-api-qps", str(qps), "--kube-api-burst", str(burst), "--secure-port", "0",
-                           "--port", str(metrics_port), *run_args]
+                run_cmd = [
+                    "run",
+                    "--kubeconfig",
+                    str(kubeconfig),
+                    "--leader-elect=false",
+                    "--kube-api-qps",
+                    str(qps),
+                    "--kube-api-burst",
+                    str(burst),
+                    "--secure-port",
+                    "0",
+                    "--port",
+                    str(metrics_port),
+                    *run_args,
+                ]
                 with _process(run_cmd, tmpdir / "run.log") as run:
                     pids.insert(0, run.pid)
                     live = None
                     if plan.live_start < len(w.ops):
-                        live = LiveOps(client, w, plan.live_start, plan.builder, lambda t: watch.per_op.get(t, 0),
-                                       plan.expected, timeout, origin=t0).begin()
+                        live = LiveOps(
+                            client,
+                            w,
+                            plan.live_start,
+                            plan.builder,
+                            lambda t: watch.per_op.get(t, 0),
+                            plan.expected,
+                            timeout,
+                            origin=t0,
+                        ).begin()
                     try:
                         _measure(result, watch, live, serve, run, n_measured, timeout, progress, t0)
                     finally:
                         if live is not None:
                             live.stop()
-                            result.churn = {"created": sum(c.created for c in live.churns),
-                                            "deleted": sum(c.deleted for c in live.churns),
-                                            "failed": sum(c.failures for c in live.churns)}
+                            result.churn = {
+                                "created": sum(c.created for c in live.churns),
+                                "deleted": sum(c.deleted for c in live.churns),
+                                "failed": sum(c.failures for c in live.churns),
+                            }
                             result.live_ops = list(live.timings)
                     _collect(result, watch, run.pid, serve.pid, metrics_port, token)
             finally:
@@ -450,9 +555,17 @@ def _run_processes(w: BenchWorkload, result: ApiResult, tmpdir: Path, manifest: 
             client.close()
 
 
-def _measure(result: ApiResult, watch: _BindWatch, live: LiveOps | None, serve: subprocess.Popen[bytes],
-             run: subprocess.Popen[bytes], n_measured: int, timeout: float,
-             progress: Callable[[int, int], None] | None, started: float) -> None:
+def _measure(
+    result: ApiResult,
+    watch: _BindWatch,
+    live: LiveOps | None,
+    serve: subprocess.Popen[bytes],
+    run: subprocess.Popen[bytes],
+    n_measured: int,
+    timeout: float,
+    progress: Callable[[int, int], None] | None,
+    started: float,
+) -> None:
     """Wait for the first bind (``startup_seconds`` counts from ``started``), then for every
     measured pod's; raises when a process exits, a live op fails or ``timeout`` passes."""
 
@@ -475,8 +588,9 @@ def _measure(result: ApiResult, watch: _BindWatch, live: LiveOps | None, serve: 
             progress(len(watch.bound), n_measured)
         check()
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{n_measured - len(watch.bound)} of {n_measured} measured pods "
-                               f"unbound after {timeout:.0f}s")
+            raise RuntimeError(
+                f"{n_measured - len(watch.bound)} of {n_measured} measured pods unbound after {timeout:.0f}s"
+            )
     if progress is not None:
         progress(len(watch.bound), n_measured)
 
@@ -489,8 +603,9 @@ def _ready(client: Any) -> bool:
         return False
 
 
-def _collect(result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int, metrics_port: int,
-             token: str) -> None:
+def _collect(
+    result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int, metrics_port: int, token: str
+) -> None:
     times = watch.times
     result.scheduled_pods = len(times)
     result.duration_seconds = times[-1] - times[0] if len(times) > 1 else 0.0
@@ -500,17 +615,28 @@ def _collect(result: ApiResult, watch: _BindWatch, run_pid: int, serve_pid: int,
         per_second[sec] = per_second.get(sec, 0) + 1
     samples = sorted(float(v) for k, v in per_second.items() if k < max(per_second))  # last second is partial
     if samples:
-        result.throughput = {"average": sum(samples) / len(samples), "perc50": percentile(samples, 50),
-                             "perc90": percentile(samples, 90), "perc99": percentile(samples, 99)}
-    (run_cpu, run_cs), (serve_cpu, serve_cs) = ((b[0] - a[0], b[1] - a[1])
-                                                for a, b in zip(watch.first, watch.last, strict=True))
+        result.throughput = {
+            "average": sum(samples) / len(samples),
+            "perc50": percentile(samples, 50),
+            "perc90": percentile(samples, 90),
+            "perc99": percentile(samples, 99),
+        }
+    (run_cpu, run_cs), (serve_cpu, serve_cs) = (
+        (b[0] - a[0], b[1] - a[1]) for a, b in zip(watch.first, watch.last, strict=True)
+    )
     result.run = ProcessStats(run_cpu, _peak_rss(run_pid), run_cs)
     result.serve = ProcessStats(serve_cpu, _peak_rss(serve_pid), serve_cs)
     m = _scrape(metrics_port, token)
-    buckets = sorted((float(lab["le"]), v) for lab, v in m.get("scheduler_scheduling_attempt_duration_seconds_bucket", [])
-                     if lab.get("result") == "scheduled")
+    buckets = sorted(
+        (float(lab["le"]), v)
+        for lab, v in m.get("scheduler_scheduling_attempt_duration_seconds_bucket", [])
+        if lab.get("result") == "scheduled"
+    )
     result.latency = {f"perc{q}": histogram_quantile(q / 100, buckets) for q in (50, 90, 99)}
-    evals = sum(v for lab, v in m.get("scheduler_plugin_evaluation_total", [])
-                if lab.get("extension_point") == "Filter" and lab.get("plugin") == "NodeResourcesFit")
+    evals = sum(
+        v
+        for lab, v in m.get("scheduler_plugin_evaluation_total", [])
+        if lab.get("extension_point") == "Filter" and lab.get("plugin") == "NodeResourcesFit"
+    )
     attempts = sum(v for _lab, v in m.get("scheduler_schedule_attempts_total", []))
     result.filter_evaluations_per_attempt = evals / attempts if attempts else 0.0

@@ -60,8 +60,11 @@ class ObjectBuilder:
         meta = op.template.get("metadata") or {}
         out = []
         for k in range(op.count):
-            name = meta.get("name") if op.count == 1 and meta.get("name") else \
-                f"{meta.get('generateName', 'node-')}{self.node_seq}"
+            name = (
+                meta.get("name")
+                if op.count == 1 and meta.get("name")
+                else f"{meta.get('generateName', 'node-')}{self.node_seq}"
+            )
             self.node_seq += 1
             labels = dict(meta.get("labels") or {})
             if op.label_key:
@@ -86,9 +89,15 @@ class ObjectBuilder:
         prefix = f"{meta.get('generateName', 'pod-')}{index}-"
         labels = {**(meta.get("labels") or {}), OP_LABEL: str(index)}
         spec = op.template.get("spec") or {}
-        return ns, [{"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": f"{prefix}{k:06d}", "namespace": ns, "labels": labels}, "spec": spec}
-                    for k in range(self.pod_count(op))]
+        return ns, [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"{prefix}{k:06d}", "namespace": ns, "labels": labels},
+                "spec": spec,
+            }
+            for k in range(self.pod_count(op))
+        ]
 
 
 class LiveOps:
@@ -99,9 +108,17 @@ class LiveOps:
     for bindings may last; ``origin``: the monotonic time :attr:`timings` count from.
     :attr:`error` holds the failure that ended the thread, if any."""
 
-    def __init__(self, client: Any, w: BenchWorkload, start: int, builder: ObjectBuilder,
-                 bound: Callable[[str], int], expected: dict[str, int], timeout: float,
-                 origin: float | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        w: BenchWorkload,
+        start: int,
+        builder: ObjectBuilder,
+        bound: Callable[[str], int],
+        expected: dict[str, int],
+        timeout: float,
+        origin: float | None = None,
+    ) -> None:
         self.client = client
         self.w = w
         self.start = start
@@ -139,8 +156,14 @@ class LiveOps:
                 op = self.w.ops[i]
                 began = time.monotonic()
                 getattr(self, f"_op_{op.opcode}")(i, op)
-                self.timings.append({"op": i, "opcode": op.opcode, "startSeconds": began - self.origin,
-                                     "seconds": time.monotonic() - began})
+                self.timings.append(
+                    {
+                        "op": i,
+                        "opcode": op.opcode,
+                        "startSeconds": began - self.origin,
+                        "seconds": time.monotonic() - began,
+                    }
+                )
         except BaseException as e:  # noqa: BLE001 - reported by the benchmark loop
             log.warning("live op failed: %s", e)
             self.error = e
@@ -167,8 +190,10 @@ class LiveOps:
             if missing == 0:
                 return
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{missing} of {sum(self.expected[t] for t in tags)} pods of {what} unbound "
-                                   f"after {self.timeout:.0f}s")
+                raise RuntimeError(
+                    f"{missing} of {sum(self.expected[t] for t in tags)} pods of {what} unbound "
+                    f"after {self.timeout:.0f}s"
+                )
             self._stop.wait(0.05)
 
     def _op_createNodes(self, i: int, op: Op) -> None:

@@ -46,7 +46,8 @@ class Churn:
         self.deleted = 0
         self.failures = 0
         self.slots: list[list[tuple[str, str | None, str] | None]] = [
-            [None] * max(op.count, 1) for _ in op.templates]
+            [None] * max(op.count, 1) for _ in op.templates
+        ]
 
     @property
     def interval_seconds(self) -> float:

@@ -47,26 +47,61 @@ class _Objects:
 
 def build(nodes: int, devices: int, allocated: float) -> tuple[_Objects, list[Any]]:
     objs = _Objects()
-    objs.add({"kind": "DeviceClass", "metadata": {"name": DRIVER},
-              "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}})
+    objs.add(
+        {
+            "kind": "DeviceClass",
+            "metadata": {"name": DRIVER},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        }
+    )
     infos = []
     taken = int(devices * allocated)
     for n in range(nodes):
         name = f"node-{n:05d}"
         infos.append(node_info(make_node(name, labels={"kubernetes.io/hostname": name})))
-        objs.add({"kind": "ResourceSlice", "metadata": {"name": f"{name}-{DRIVER}"},
-                  "spec": {"driver": DRIVER, "nodeName": name, "pool": {"name": name, "resourceSliceCount": 1},
-                           "devices": [{"name": f"gpu-{i}", "attributes": {"model": {"string": "A100"},
-                                                                           "index": {"int": i}},
-                                        "capacity": {"memory": {"value": "80Gi"}}} for i in range(devices)]}})
+        objs.add(
+            {
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{name}-{DRIVER}"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": name,
+                    "pool": {"name": name, "resourceSliceCount": 1},
+                    "devices": [
+                        {
+                            "name": f"gpu-{i}",
+                            "attributes": {"model": {"string": "A100"}, "index": {"int": i}},
+                            "capacity": {"memory": {"value": "80Gi"}},
+                        }
+                        for i in range(devices)
+                    ],
+                },
+            }
+        )
         if taken:
-            objs.add({"kind": "ResourceClaim", "metadata": {"name": f"used-{name}", "namespace": "default",
-                                                            "uid": f"used-{name}"},
-                      "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER,
-                                                                                     "count": taken}}]}},
-                      "status": {"allocation": {"devices": {"results": [
-                          {"request": "gpu", "driver": DRIVER, "pool": name, "device": f"gpu-{i}"}
-                          for i in range(taken)]}}}})
+            objs.add(
+                {
+                    "kind": "ResourceClaim",
+                    "metadata": {"name": f"used-{name}", "namespace": "default", "uid": f"used-{name}"},
+                    "spec": {
+                        "devices": {
+                            "requests": [
+                                {"name": "gpu", "exactly": {"deviceClassName": DRIVER, "count": taken}}
+                            ]
+                        }
+                    },
+                    "status": {
+                        "allocation": {
+                            "devices": {
+                                "results": [
+                                    {"request": "gpu", "driver": DRIVER, "pool": name, "device": f"gpu-{i}"}
+                                    for i in range(taken)
+                                ]
+                            }
+                        }
+                    },
+                }
+            )
     return objs, infos
 
 
@@ -85,11 +120,34 @@ def main(argv: list[str] | None = None) -> None:
     state_bytes: list[int] = []
     for p in range(a.pods):
         name = f"pod-{p}"
-        objs.add({"kind": "ResourceClaim", "metadata": {"name": name, "namespace": "default", "uid": f"c-{p}"},
-                  "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-                      "deviceClassName": DRIVER, "selectors": [{"cel": {"expression":
-                          f'device.capacity["{DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0'}}]}}]}}})
-        pod = make_pod(name, uid=f"u-{p}", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": name}]})
+        objs.add(
+            {
+                "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": "default", "uid": f"c-{p}"},
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {
+                                    "deviceClassName": DRIVER,
+                                    "selectors": [
+                                        {
+                                            "cel": {
+                                                "expression": f'device.capacity["{DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0'
+                                            }
+                                        }
+                                    ],
+                                },
+                            }
+                        ]
+                    }
+                },
+            }
+        )
+        pod = make_pod(
+            name, uid=f"u-{p}", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": name}]}
+        )
         state = CycleState()
         traced = p == a.pods - 1  # the last cycle measures memory (tracemalloc slows it down)
         if traced:
@@ -114,10 +172,16 @@ def main(argv: list[str] | None = None) -> None:
         filter_s.append((t2 - t1) / len(infos))
     warm = filter_s[1:] or filter_s
     print(f"nodes={a.nodes} devices/node={a.devices} allocated={a.allocated:.0%} pods={a.pods}")
-    print(f"PreFilter: first {prefilter_s[0] * 1e3:.1f} ms, median {statistics.median(prefilter_s[1:] or prefilter_s) * 1e3:.1f} ms")
-    print(f"Filter per node: first pod {filter_s[0] * 1e6:.1f} us (cold CEL), median {statistics.median(warm) * 1e6:.1f} us")
+    print(
+        f"PreFilter: first {prefilter_s[0] * 1e3:.1f} ms, median {statistics.median(prefilter_s[1:] or prefilter_s) * 1e3:.1f} ms"
+    )
+    print(
+        f"Filter per node: first pod {filter_s[0] * 1e6:.1f} us (cold CEL), median {statistics.median(warm) * 1e6:.1f} us"
+    )
     print(f"Filter all nodes: median {statistics.median(warm) * a.nodes * 1e3:.0f} ms per pod")
-    print(f"per-cycle state (peak allocated during one warm PreFilter+Filter+Reserve): {state_bytes[0] / 2**20:.1f} MiB")
+    print(
+        f"per-cycle state (peak allocated during one warm PreFilter+Filter+Reserve): {state_bytes[0] / 2**20:.1f} MiB"
+    )
 
 
 if __name__ == "__main__":

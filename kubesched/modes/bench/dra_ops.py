@@ -40,15 +40,32 @@ def driver_slices(op: Op, node_names: Iterable[str]) -> list[Obj]:
     """The ResourceSlices of a ``createResourceDriver`` op for the nodes it matches."""
     out = []
     for node in matching_nodes(op, node_names):
-        devices = [{"name": f"instance-{i}",
-                    "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
-                                   "driverVersion": {"version": "1.2.3"}, "dra.example.com/numa": {"int": i}},
-                    "capacity": {"memory": {"value": "1Gi"}}}
-                   for i in range(op.count)]
-        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": node},
-                    "spec": {"driver": op.driver_name, "nodeName": node,
-                             "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
-                             "devices": devices}})
+        devices = [
+            {
+                "name": f"instance-{i}",
+                "attributes": {
+                    "model": {"string": "A100"},
+                    "family": {"string": "GPU"},
+                    "driverVersion": {"version": "1.2.3"},
+                    "dra.example.com/numa": {"int": i},
+                },
+                "capacity": {"memory": {"value": "1Gi"}},
+            }
+            for i in range(op.count)
+        ]
+        out.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": node},
+                "spec": {
+                    "driver": op.driver_name,
+                    "nodeName": node,
+                    "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+                    "devices": devices,
+                },
+            }
+        )
     return out
 
 
@@ -76,27 +93,45 @@ def _requested(claim: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def allocate_claims(claims: Iterable[Mapping[str, Any]], slices: Iterable[Mapping[str, Any]]) -> list[tuple[str, Obj]]:
+def allocate_claims(
+    claims: Iterable[Mapping[str, Any]], slices: Iterable[Mapping[str, Any]]
+) -> list[tuple[str, Obj]]:
     """``(claim name, status.allocation)`` for each claim that fits (module docstring), in claim
     name order; devices already allocated by earlier claims of the call are not given again."""
     free: dict[str, list[tuple[str, str]]] = {}
     for s in sorted(slices, key=lambda s: str((s.get("spec") or {}).get("nodeName"))):
         spec = s.get("spec") or {}
         node = str(spec.get("nodeName"))
-        free.setdefault(node, []).extend((str(spec.get("driver")), str(d.get("name")))
-                                         for d in spec.get("devices") or [])
+        free.setdefault(node, []).extend(
+            (str(spec.get("driver")), str(d.get("name"))) for d in spec.get("devices") or []
+        )
     out = []
     for claim in sorted(claims, key=lambda c: str((c.get("metadata") or {}).get("name"))):
         wanted = _requested(claim)
         for node, devices in free.items():
             if len(devices) < len(wanted):
                 continue
-            taken, free[node] = devices[:len(wanted)], devices[len(wanted):]
-            results = [{"request": req, "driver": driver, "pool": node, "device": dev}
-                       for req, (driver, dev) in zip(wanted, taken, strict=True)]
-            out.append((str(claim["metadata"]["name"]), {
-                "devices": {"results": results},
-                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}))
+            taken, free[node] = devices[: len(wanted)], devices[len(wanted) :]
+            results = [
+                {"request": req, "driver": driver, "pool": node, "device": dev}
+                for req, (driver, dev) in zip(wanted, taken, strict=True)
+            ]
+            out.append(
+                (
+                    str(claim["metadata"]["name"]),
+                    {
+                        "devices": {"results": results},
+                        "nodeSelector": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchFields": [
+                                        {"key": "metadata.name", "operator": "In", "values": [node]}
+                                    ]
+                                }
+                            ]
+                        },
+                    },
+                )
+            )
             break
     return out

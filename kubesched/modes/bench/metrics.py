@@ -69,4 +69,9 @@ class ThroughputCollector:
         """``average`` (mean of the samples, as upstream) and ``perc50/90/99`` in pods/s."""
         s = sorted(self.samples)
         avg = sum(s) / len(s) if s else 0.0
-        return {"average": avg, "perc50": percentile(s, 50), "perc90": percentile(s, 90), "perc99": percentile(s, 99)}
+        return {
+            "average": avg,
+            "perc50": percentile(s, 50),
+            "perc90": percentile(s, 90),
+            "perc99": percentile(s, 99),
+        }

@@ -28,9 +28,21 @@ def results_table(results: Sequence[WorkloadResult]) -> Table:
     """One row per workload: throughput (avg/p50/p90/p99 pods/s), pods per CPU second (less
     sensitive to a loaded machine than wall-clock throughput), attempt latency, RSS, threshold."""
     t = Table(title="kubesched bench (SchedulingThroughput, pods/s)")
-    for col, just in (("workload", "left"), ("nodes", "right"), ("pods", "right"), ("avg", "right"),
-                      ("p50", "right"), ("p90", "right"), ("p99", "right"), ("pods/CPU s", "right"), ("lat p50 ms", "right"),
-                      ("lat p99 ms", "right"), ("peak RSS MiB", "right"), ("threshold", "right"), ("status", "left")):
+    for col, just in (
+        ("workload", "left"),
+        ("nodes", "right"),
+        ("pods", "right"),
+        ("avg", "right"),
+        ("p50", "right"),
+        ("p90", "right"),
+        ("p99", "right"),
+        ("pods/CPU s", "right"),
+        ("lat p50 ms", "right"),
+        ("lat p99 ms", "right"),
+        ("peak RSS MiB", "right"),
+        ("threshold", "right"),
+        ("status", "left"),
+    ):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for r in results:
         tp, lat = r.throughput, r.latency
@@ -38,15 +50,28 @@ def results_table(results: Sequence[WorkloadResult]) -> Table:
         if r.status != "ok":
             status = f"[red]{r.status}[/red]: {r.error.splitlines()[0] if r.error else ''}"
         elif r.threshold is not None:
-            status = "[green]pass[/green]" if tp.get("average", 0) >= r.threshold else "[red]below threshold[/red]"
+            status = (
+                "[green]pass[/green]" if tp.get("average", 0) >= r.threshold else "[red]below threshold[/red]"
+            )
         else:
             status = "ok"
         if r.skipped_plugins:
             status += f" (without {', '.join(r.skipped_plugins)})"
-        t.add_row(r.name, str(r.nodes), str(r.measured_pods), f"{tp.get('average', 0):.0f}", f"{tp.get('perc50', 0):.0f}",
-                  f"{tp.get('perc90', 0):.0f}", f"{tp.get('perc99', 0):.0f}",
-                  f"{r.scheduled_pods / r.cpu_seconds:.0f}" if r.cpu_seconds > 0 else "-", f"{lat.get('perc50', 0) * 1e3:.2f}",
-                  f"{lat.get('perc99', 0) * 1e3:.2f}", f"{r.peak_rss / 2**20:.0f}", thr, status)
+        t.add_row(
+            r.name,
+            str(r.nodes),
+            str(r.measured_pods),
+            f"{tp.get('average', 0):.0f}",
+            f"{tp.get('perc50', 0):.0f}",
+            f"{tp.get('perc90', 0):.0f}",
+            f"{tp.get('perc99', 0):.0f}",
+            f"{r.scheduled_pods / r.cpu_seconds:.0f}" if r.cpu_seconds > 0 else "-",
+            f"{lat.get('perc50', 0) * 1e3:.2f}",
+            f"{lat.get('perc99', 0) * 1e3:.2f}",
+            f"{r.peak_rss / 2**20:.0f}",
+            thr,
+            status,
+        )
     return t
 
 
@@ -54,16 +79,43 @@ def api_results_table(results: Sequence[ApiResult]) -> Table:
     """One row per API-mode workload: pods/s first to last bind (and per-second p50), pods per
     CPU second of ``run`` + ``serve``, attempt latency, CPU and peak RSS of both processes."""
     t = Table(title="kubesched bench --api (serve + run over HTTP, pods/s first to last bind)")
-    for col in ("workload", "nodes", "pods", "qps/burst", "pods/s", "p50", "pods/CPU s", "lat p50 ms", "lat p99 ms",
-                "run CPU s", "run RSS MiB", "serve CPU s", "serve RSS MiB", "Filter evals/attempt", "status"):
+    for col in (
+        "workload",
+        "nodes",
+        "pods",
+        "qps/burst",
+        "pods/s",
+        "p50",
+        "pods/CPU s",
+        "lat p50 ms",
+        "lat p99 ms",
+        "run CPU s",
+        "run RSS MiB",
+        "serve CPU s",
+        "serve RSS MiB",
+        "Filter evals/attempt",
+        "status",
+    ):
         t.add_column(col, justify="left" if col in ("workload", "status") else "right")
     for r in results:
         status = "ok" if r.status == "ok" else f"[red]{r.status}[/red] (below)"  # the error follows the table
-        t.add_row(r.name, str(r.nodes), str(r.measured_pods), f"{r.qps:g}/{r.burst}", f"{r.pods_per_second:.0f}",
-                  f"{r.throughput.get('perc50', 0):.0f}", f"{r.pods_per_cpu_second():.0f}",
-                  f"{r.latency.get('perc50', 0) * 1e3:.2f}", f"{r.latency.get('perc99', 0) * 1e3:.2f}",
-                  f"{r.run.cpu_seconds:.1f}", f"{r.run.peak_rss / 2**20:.0f}", f"{r.serve.cpu_seconds:.1f}",
-                  f"{r.serve.peak_rss / 2**20:.0f}", f"{r.filter_evaluations_per_attempt:.0f}", status)
+        t.add_row(
+            r.name,
+            str(r.nodes),
+            str(r.measured_pods),
+            f"{r.qps:g}/{r.burst}",
+            f"{r.pods_per_second:.0f}",
+            f"{r.throughput.get('perc50', 0):.0f}",
+            f"{r.pods_per_cpu_second():.0f}",
+            f"{r.latency.get('perc50', 0) * 1e3:.2f}",
+            f"{r.latency.get('perc99', 0) * 1e3:.2f}",
+            f"{r.run.cpu_seconds:.1f}",
+            f"{r.run.peak_rss / 2**20:.0f}",
+            f"{r.serve.cpu_seconds:.1f}",
+            f"{r.serve.peak_rss / 2**20:.0f}",
+            f"{r.filter_evaluations_per_attempt:.0f}",
+            status,
+        )
     return t
 
 
@@ -77,14 +129,35 @@ def simulate_table(runs: Sequence[SimulateRun]) -> Table:
     schedule and output phases, peak RSS and output size."""
     t = Table(title="kubesched bench --simulate (one process per row, wall seconds)")
     trees = any(r.tree for r in runs)
-    for col in ("file", *(("tree",) if trees else ()), "mode", "seconds", "CPU s", "load s", "schedule s", "output s",
-                "peak RSS MiB", "output MiB", "status"):
+    for col in (
+        "file",
+        *(("tree",) if trees else ()),
+        "mode",
+        "seconds",
+        "CPU s",
+        "load s",
+        "schedule s",
+        "output s",
+        "peak RSS MiB",
+        "output MiB",
+        "status",
+    ):
         t.add_column(col, justify="left" if col in ("file", "mode", "status") else "right")
     for r in runs:
         status = "ok" if r.status == "ok" else f"[red]{r.status}[/red]: {r.error}"
-        t.add_row(r.file, *((r.tree or "(this)",) if trees else ()), "ui (ready)" if r.mode == "ui" else r.mode, f"{r.seconds:.2f}", f"{r.cpu_seconds:.2f}", f"{r.load_seconds:.2f}",
-                  f"{r.schedule_seconds:.2f}", f"{r.output_seconds:.2f}", f"{r.peak_rss / 2**20:.0f}",
-                  f"{r.output_bytes / 2**20:.1f}", status)
+        t.add_row(
+            r.file,
+            *((r.tree or "(this)",) if trees else ()),
+            "ui (ready)" if r.mode == "ui" else r.mode,
+            f"{r.seconds:.2f}",
+            f"{r.cpu_seconds:.2f}",
+            f"{r.load_seconds:.2f}",
+            f"{r.schedule_seconds:.2f}",
+            f"{r.output_seconds:.2f}",
+            f"{r.peak_rss / 2**20:.0f}",
+            f"{r.output_bytes / 2**20:.1f}",
+            status,
+        )
     if trees:
         for (file, mode), shas in _shas(runs).items():
             if len(shas) > 1:

@@ -64,15 +64,22 @@ class WorkloadResult:
         """One ``--json`` result entry (name, nodes, measured pods, throughput, latency percentiles,
         RSS, threshold) plus ``status``/``error``/bookkeeping fields."""
         return {
-            "name": self.name, "nodes": self.nodes, "measuredPods": self.measured_pods,
+            "name": self.name,
+            "nodes": self.nodes,
+            "measuredPods": self.measured_pods,
             "throughput": self.throughput,
             "attemptLatencySeconds": self.latency,
-            "peakRssBytes": self.peak_rss, "upstreamThreshold": self.threshold,
-            "status": self.status, "error": self.error, "scheduledPods": self.scheduled_pods,
-            "durationSeconds": self.duration_seconds, "createSeconds": self.create_seconds,
+            "peakRssBytes": self.peak_rss,
+            "upstreamThreshold": self.threshold,
+            "status": self.status,
+            "error": self.error,
+            "scheduledPods": self.scheduled_pods,
+            "durationSeconds": self.duration_seconds,
+            "createSeconds": self.create_seconds,
             "cpuSeconds": self.cpu_seconds,
             "podsPerCpuSecond": self.scheduled_pods / self.cpu_seconds if self.cpu_seconds > 0 else 0.0,
-            "attempts": self.attempts, "skippedPlugins": self.skipped_plugins,
+            "attempts": self.attempts,
+            "skippedPlugins": self.skipped_plugins,
         }
 
 
@@ -89,8 +96,13 @@ class _Run:
         self.clock = VirtualClock(0.0)
         self.cluster = MemoryCluster(self.clock)
         skipped: list[str] = []
-        self.sched = new_scheduler(self.cluster, None, clock=self.clock, seed=seed,
-                                   on_skipped_plugins=lambda _p, names: skipped.extend(names))
+        self.sched = new_scheduler(
+            self.cluster,
+            None,
+            clock=self.clock,
+            seed=seed,
+            on_skipped_plugins=lambda _p, names: skipped.extend(names),
+        )
         self.result.skipped_plugins = skipped
         self.sched.start(queue_flushes=True)
         if w.uses_dra:
@@ -112,7 +124,9 @@ class _Run:
     def _on_pod(self, ev: Any) -> None:
         if ev.type != "MODIFIED" or ev.old_object is None:
             return
-        if (ev.object.get("spec") or {}).get("nodeName") and not (ev.old_object.get("spec") or {}).get("nodeName"):
+        if (ev.object.get("spec") or {}).get("nodeName") and not (ev.old_object.get("spec") or {}).get(
+            "nodeName"
+        ):
             meta = ev.object["metadata"]
             tag = (meta.get("labels") or {}).get(_OP_LABEL)
             if tag is not None:
@@ -178,8 +192,14 @@ class _Run:
         t0 = time.perf_counter()
         create = self.cluster.create
         for k in range(op.count):
-            create({"apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": f"{prefix}{k}", "namespace": ns, "labels": labels}, "spec": spec})
+            create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"{prefix}{k}", "namespace": ns, "labels": labels},
+                    "spec": spec,
+                }
+            )
         if op.collect_metrics:
             self.result.create_seconds = time.perf_counter() - t0
         if not op.steady_state:
@@ -198,10 +218,17 @@ class _Run:
             for pns, pname in bound:
                 self.cluster.delete("Pod", pns, pname)
                 if not done:
-                    create({"apiVersion": "v1", "kind": "Pod", "metadata": {
-                        "name": f"{prefix}{next_index}", "namespace": ns, "labels": labels}, "spec": spec})
+                    create(
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Pod",
+                            "metadata": {"name": f"{prefix}{next_index}", "namespace": ns, "labels": labels},
+                            "spec": spec,
+                        }
+                    )
                     next_index += 1
             return done
+
         self._schedule_until(tag, None, op.collect_metrics, replace)
 
     def _op_barrier(self, i: int, op: Op) -> None:
@@ -231,8 +258,9 @@ class _Run:
             self.churns[j] = (churn, now)
             churn.tick(self.cluster.create, self.cluster.delete)
 
-    def _schedule_until(self, tag: str, count: int | None, measure: bool,
-                        steady: Callable[[], bool] | None = None) -> None:
+    def _schedule_until(
+        self, tag: str, count: int | None, measure: bool, steady: Callable[[], bool] | None = None
+    ) -> None:
         """Schedule until ``count`` pods of op ``tag`` are bound, or, with ``steady`` (count None),
         until ``steady()`` (called when pods got bound and when nothing is poppable) says the
         steady state is over."""
@@ -284,8 +312,10 @@ class _Run:
                 done = self.bound.get(tag, 0)
                 self.result.status = "incomplete"
                 missing = f"{count - done} of {count} pods" if count is not None else "the steady-state pods"
-                self.result.error = f"{missing} still unscheduled after " \
-                                    f"{STALL_VIRTUAL_SECONDS:.0f} virtual seconds without progress"
+                self.result.error = (
+                    f"{missing} still unscheduled after "
+                    f"{STALL_VIRTUAL_SECONDS:.0f} virtual seconds without progress"
+                )
                 return None
             whole = float(math.floor(clock.now() + 1e-6) + 1)
             return whole if next_timer is None else min(next_timer, whole)
@@ -300,8 +330,11 @@ class _Run:
             r.duration_seconds = collector.elapsed
             r.attempts = attempts
             r.throughput = collector.summary()
-            r.latency = {"perc50": percentile(latencies, 50), "perc90": percentile(latencies, 90),
-                         "perc99": percentile(latencies, 99)}
+            r.latency = {
+                "perc50": percentile(latencies, 50),
+                "perc90": percentile(latencies, 90),
+                "perc99": percentile(latencies, 99),
+            }
             if progress is not None:
                 progress(r.scheduled_pods, count if count is not None else r.scheduled_pods)
 
@@ -310,7 +343,9 @@ class _Run:
 _OP_LABEL = "kubesched.bench/op"
 
 
-def run_workload(w: BenchWorkload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
+def run_workload(
+    w: BenchWorkload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True
+) -> WorkloadResult:
     """Run ``w`` in this process. ``progress(done, total)`` is called while measured pods get bound.
     ``freeze_gc``: ``gc.freeze()`` the loaded objects before the measured op (fewer GC passes)."""
     result = WorkloadResult(w.name, w.nodes, w.measured_pods, w.threshold)
@@ -336,7 +371,9 @@ def _child(conn: Any, w: BenchWorkload, seed: int, freeze_gc: bool) -> None:
     conn.close()
 
 
-def run_isolated(w: BenchWorkload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True) -> WorkloadResult:
+def run_isolated(
+    w: BenchWorkload, *, seed: int = 0, progress: Progress | None = None, freeze_gc: bool = True
+) -> WorkloadResult:
     """Run ``w`` in a forked child process, so that its peak RSS and heap are its own. An
     interrupt of this process (KeyboardInterrupt, or SIGTERM as the CLI raises it) terminates the
     child at once and is re-raised."""
@@ -367,6 +404,12 @@ def run_isolated(w: BenchWorkload, *, seed: int = 0, progress: Progress | None =
         if proc.pid is not None:
             proc.join()
     if result is None:
-        result = WorkloadResult(w.name, w.nodes, w.measured_pods, w.threshold, status="failed",
-                                error=f"benchmark process exited with code {proc.exitcode}")
+        result = WorkloadResult(
+            w.name,
+            w.nodes,
+            w.measured_pods,
+            w.threshold,
+            status="failed",
+            error=f"benchmark process exited with code {proc.exitcode}",
+        )
     return result

@@ -63,10 +63,21 @@ class SimulateRun:
 
     def to_json(self) -> dict[str, Any]:
         """The ``--output`` entry of this run."""
-        return {"mode": self.mode, "file": self.file, "tree": self.tree, "status": self.status, "error": self.error,
-                "seconds": self.seconds, "loadSeconds": self.load_seconds,
-                "scheduleSeconds": self.schedule_seconds, "outputSeconds": self.output_seconds,
-                "peakRssBytes": self.peak_rss, "cpuSeconds": self.cpu_seconds, "outputBytes": self.output_bytes, "outputSha256": self.output_sha256}
+        return {
+            "mode": self.mode,
+            "file": self.file,
+            "tree": self.tree,
+            "status": self.status,
+            "error": self.error,
+            "seconds": self.seconds,
+            "loadSeconds": self.load_seconds,
+            "scheduleSeconds": self.schedule_seconds,
+            "outputSeconds": self.output_seconds,
+            "peakRssBytes": self.peak_rss,
+            "cpuSeconds": self.cpu_seconds,
+            "outputBytes": self.output_bytes,
+            "outputSha256": self.output_sha256,
+        }
 
 
 def resolve_file(file: str, workdir: str) -> str:
@@ -92,8 +103,9 @@ def _env(tree: str | None) -> dict[str, str] | None:
     return env
 
 
-def run_simulate(file: str, output: str, python: str = sys.executable, tree: str | None = None,
-                 seed: int = 0) -> SimulateRun:
+def run_simulate(
+    file: str, output: str, python: str = sys.executable, tree: str | None = None, seed: int = 0
+) -> SimulateRun:
     """One ``simulate -f file -o output --seed seed -v=1`` process (see the module docstring),
     started in the file's directory; ``tree``: run that source tree instead (a tree whose
     ``simulate`` has no ``-v`` runs without it, no phases)."""
@@ -102,8 +114,13 @@ def run_simulate(file: str, output: str, python: str = sys.executable, tree: str
     for extra in (["-v=1"], []):
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.perf_counter()
-            proc = subprocess.Popen([*_command(python), "simulate", "-f", file, "-o", output, "--seed", str(seed),
-                                     *extra], stdout=out, stderr=err, env=_env(tree), cwd=os.path.dirname(file))
+            proc = subprocess.Popen(
+                [*_command(python), "simulate", "-f", file, "-o", output, "--seed", str(seed), *extra],
+                stdout=out,
+                stderr=err,
+                env=_env(tree),
+                cwd=os.path.dirname(file),
+            )
             _, status, usage = os.wait4(proc.pid, 0)
             run.seconds = time.perf_counter() - t0
             proc.returncode = os.waitstatus_to_exitcode(status)
@@ -124,7 +141,10 @@ def run_simulate(file: str, output: str, python: str = sys.executable, tree: str
     run.schedule_seconds = phases.get("scheduleSeconds", 0.0)
     run.output_seconds = phases.get("outputSeconds", 0.0)
     if proc.returncode not in (0, 1):  # 1: some pod ended in Error, the run itself completed
-        run.status, run.error = "failed", f"exit {proc.returncode}: {log.strip().splitlines()[-1] if log.strip() else ''}"
+        run.status, run.error = (
+            "failed",
+            f"exit {proc.returncode}: {log.strip().splitlines()[-1] if log.strip() else ''}",
+        )
     return run
 
 
@@ -147,15 +167,21 @@ def _vm_hwm(pid: int) -> int:
     return 0
 
 
-def run_ui(file: str, python: str = sys.executable, tree: str | None = None, seed: int = 0,
-           timeout: float = 1800.0) -> SimulateRun:
+def run_ui(
+    file: str, python: str = sys.executable, tree: str | None = None, seed: int = 0, timeout: float = 1800.0
+) -> SimulateRun:
     """One ``ui -f file --port 0 --seed seed`` process, timed until its page answers, then stopped."""
     run = SimulateRun("ui", file, tree=tree or "")
     file = os.path.abspath(file)
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*_command(python), "ui", "-f", file, "--port", "0", "--seed", str(seed)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(tree), text=True,
-                            cwd=os.path.dirname(file))
+    proc = subprocess.Popen(
+        [*_command(python), "ui", "-f", file, "--port", "0", "--seed", str(seed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_env(tree),
+        text=True,
+        cwd=os.path.dirname(file),
+    )
     try:
         assert proc.stderr is not None
         url = None
@@ -199,9 +225,14 @@ def run_ui(file: str, python: str = sys.executable, tree: str | None = None, see
             proc.wait()
 
 
-def bench_simulate(files: Sequence[str], modes: Sequence[str] = MODES, repeat: int = 1,
-                   progress: Callable[[str], None] | None = None, baseline_tree: str | None = None,
-                   seed: int = 0) -> list[SimulateRun]:
+def bench_simulate(
+    files: Sequence[str],
+    modes: Sequence[str] = MODES,
+    repeat: int = 1,
+    progress: Callable[[str], None] | None = None,
+    baseline_tree: str | None = None,
+    seed: int = 0,
+) -> list[SimulateRun]:
     """Every mode on every file, ``repeat`` times in turn (modes alternate, so load on the machine
     falls on all of them alike); with ``baseline_tree`` each run of this tree is preceded by the
     same run of that tree (alternating before/after pairs). Every run uses ``seed``. Fixture names
@@ -216,8 +247,11 @@ def bench_simulate(files: Sequence[str], modes: Sequence[str] = MODES, repeat: i
                     for tree in trees:
                         if progress is not None:
                             progress(f"{mode} {name}" + (f" ({tree})" if tree else ""))
-                        run = (run_ui(path, tree=tree, seed=seed) if mode == "ui"
-                               else run_simulate(path, mode, tree=tree, seed=seed))
+                        run = (
+                            run_ui(path, tree=tree, seed=seed)
+                            if mode == "ui"
+                            else run_simulate(path, mode, tree=tree, seed=seed)
+                        )
                         run.file = name
                         out.append(run)
     return out

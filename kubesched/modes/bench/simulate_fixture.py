@@ -36,38 +36,63 @@ class SimulateFixture:
     spread_every: int = 10
 
 
-SIMULATE_FIXTURES: dict[str, SimulateFixture] = {f.name: f for f in (
-    SimulateFixture("SimulateSpreading/2000Nodes_20000Pods", 2000, 20000),
-    SimulateFixture("SimulateSpreading/10000Nodes_100000Pods", 10000, 100000),
-    SimulateFixture("SimulateSpreading/200Nodes_2000Pods", 200, 2000),
-)}
+SIMULATE_FIXTURES: dict[str, SimulateFixture] = {
+    f.name: f
+    for f in (
+        SimulateFixture("SimulateSpreading/2000Nodes_20000Pods", 2000, 20000),
+        SimulateFixture("SimulateSpreading/10000Nodes_100000Pods", 10000, 100000),
+        SimulateFixture("SimulateSpreading/200Nodes_2000Pods", 200, 2000),
+    )
+}
 
 
 def _node(i: int) -> dict[str, Any]:
     name = f"node-{i:05d}"
     return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-                                              "topology.kubernetes.io/zone": ZONES[i % len(ZONES)]}},
-        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-                   "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": ZONES[i % len(ZONES)]},
+        },
+        "status": {
+            "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+        },
     }
 
 
 def _pod(i: int, apps: int, spread_every: int) -> dict[str, Any]:
     app = f"app-{i % apps:02d}"
-    spec: dict[str, Any] = {"containers": [{"name": "main", "image": f"registry.example/{app}:1.0",
-                                            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "main",
+                "image": f"registry.example/{app}:1.0",
+                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+            }
+        ]
+    }
     if i % spread_every == spread_every - 1:
-        spec["topologySpreadConstraints"] = [{
-            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
-            "labelSelector": {"matchLabels": {"app": app}}}]
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"{app}-{i:06d}", "namespace": "default", "labels": {"app": app}},
-            "spec": spec}
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": app}},
+            }
+        ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{app}-{i:06d}", "namespace": "default", "labels": {"app": app}},
+        "spec": spec,
+    }
 
 
-def spreading_cluster(nodes: int, pods: int, apps: int = 50, spread_every: int = 10) -> Iterator[dict[str, Any]]:
+def spreading_cluster(
+    nodes: int, pods: int, apps: int = 50, spread_every: int = 10
+) -> Iterator[dict[str, Any]]:
     """The objects of a SimulateSpreading file: nodes first, then pods (see the module docstring).
     Raises ValueError for a non-positive count."""
     if nodes < 1 or pods < 0 or apps < 1 or spread_every < 1:
@@ -83,6 +108,11 @@ def write_fixture(path: str | Path, fixture: SimulateFixture) -> Path:
     dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     out = Path(path)
     with out.open("w", encoding="utf-8") as f:
-        yaml.dump_all(spreading_cluster(fixture.nodes, fixture.pods, fixture.apps, fixture.spread_every), f,
-                      Dumper=dumper, sort_keys=False, default_flow_style=None)
+        yaml.dump_all(
+            spreading_cluster(fixture.nodes, fixture.pods, fixture.apps, fixture.spread_every),
+            f,
+            Dumper=dumper,
+            sort_keys=False,
+            default_flow_style=None,
+        )
     return out

@@ -87,11 +87,13 @@ class IdleResult:
     def lines(self) -> list[str]:
         """A short report."""
         kind = "stalled TLS handshakes" if self.tls_hello else "bare TCP connections"
-        return [f"idle connections: {self.opened} {kind} opened ({self.failed} failed) to run's secure port",
-                f"run RSS: before {self.rss_before:.0f} MiB, peak {self.rss_peak:.0f} MiB, "
-                f"after {self.rss_after:.0f} MiB",
-                f"/healthz during the flood: {self.healthz_status} in {self.healthz_seconds * 1000:.0f} ms",
-                f"pods bound during the flood: {self.bound} of {self.pods}"]
+        return [
+            f"idle connections: {self.opened} {kind} opened ({self.failed} failed) to run's secure port",
+            f"run RSS: before {self.rss_before:.0f} MiB, peak {self.rss_peak:.0f} MiB, "
+            f"after {self.rss_after:.0f} MiB",
+            f"/healthz during the flood: {self.healthz_status} in {self.healthz_seconds * 1000:.0f} ms",
+            f"pods bound during the flood: {self.bound} of {self.pods}",
+        ]
 
 
 @dataclass
@@ -107,8 +109,10 @@ class ChurnResult:
 
     def lines(self) -> list[str]:
         """A short report: the RSS curve."""
-        out = [f"churn: {self.rate:g} pods/s for {self.duration:g} s",
-               f"{'seconds':>8} {'RSS MiB':>8} {'created':>8} {'bound':>8} {'deleted':>8}"]
+        out = [
+            f"churn: {self.rate:g} pods/s for {self.duration:g} s",
+            f"{'seconds':>8} {'RSS MiB':>8} {'created':>8} {'bound':>8} {'deleted':>8}",
+        ]
         out += [f"{t:8.0f} {r:8.0f} {c:8d} {b:8d} {d:8d}" for t, r, c, b, d in self.samples]
         out.append(f"lost {self.lost}, nodes over capacity {self.over_capacity}")
         return out
@@ -123,16 +127,31 @@ def _cluster(nodes: int, tmpdir: Path, run_args: tuple[str, ...] = ()) -> Iterat
 
     kubeconfig = tmpdir / "kubeconfig"
     secure_port = _free_port()
-    with _sigterm_unwinds(), _process(["serve", "--port", "0", "--write-kubeconfig", str(kubeconfig)],
-                                      tmpdir / "serve.log") as serve:
+    with (
+        _sigterm_unwinds(),
+        _process(
+            ["serve", "--port", "0", "--write-kubeconfig", str(kubeconfig)], tmpdir / "serve.log"
+        ) as serve,
+    ):
         _wait(kubeconfig.exists, 120, "kubesched serve to listen", [serve])
         client = KubeClusterClient.from_kubeconfig(str(kubeconfig), qps=-1, burst=1)
         try:
             _wait(lambda: _answers(client), 60, "kubesched serve to answer", [serve])
             for i in range(nodes):
                 client.create(node_manifest(f"node-{i:03d}", cpu="64", memory="256Gi", pods=1000))
-            run_cmd = ["run", "--kubeconfig", str(kubeconfig), "--leader-elect=false", "--kube-api-qps", "5000",
-                       "--kube-api-burst", "5000", "--secure-port", str(secure_port), *run_args]
+            run_cmd = [
+                "run",
+                "--kubeconfig",
+                str(kubeconfig),
+                "--leader-elect=false",
+                "--kube-api-qps",
+                "5000",
+                "--kube-api-burst",
+                "5000",
+                "--secure-port",
+                str(secure_port),
+                *run_args,
+            ]
             with _process(run_cmd, tmpdir / "run.log") as run:
                 _wait(lambda: _healthz(secure_port)[0] == 200, 120, "kubesched run's /healthz", [serve, run])
                 yield client, run, secure_port
@@ -169,20 +188,36 @@ def _pod(name: str) -> dict[str, Any]:
 
 
 def _bound(client: Any) -> dict[str, str]:
-    return {p["metadata"]["name"]: p["spec"]["nodeName"] for p in client.list("Pod", "default").items
-            if p["spec"].get("nodeName")}
+    return {
+        p["metadata"]["name"]: p["spec"]["nodeName"]
+        for p in client.list("Pod", "default").items
+        if p["spec"].get("nodeName")
+    }
 
 
-def soak_idle_connections(connections: int = 10_000, *, tls_hello: bool = False, hold: float = 15.0,
-                          settle: float = 10.0, nodes: int = 10, pods: int = 50) -> IdleResult:
+def soak_idle_connections(
+    connections: int = 10_000,
+    *,
+    tls_hello: bool = False,
+    hold: float = 15.0,
+    settle: float = 10.0,
+    nodes: int = 10,
+    pods: int = 50,
+) -> IdleResult:
     """Run the ``idle-connections`` experiment (module docstring). Raises RuntimeError when a
     process fails to start or exits."""
     res = IdleResult(connections, tls_hello, pods=pods)
-    with tempfile.TemporaryDirectory(prefix="kubesched-soak-") as tmp, _cluster(nodes, Path(tmp)) as (client, run, port):
+    with (
+        tempfile.TemporaryDirectory(prefix="kubesched-soak-") as tmp,
+        _cluster(nodes, Path(tmp)) as (client, run, port),
+    ):
         time.sleep(2.0)
         res.rss_before = rss_mib(run.pid)
-        flood = subprocess.Popen([sys.executable, "-c", _FLOOD, str(port), str(connections), str(hold),
-                                  "1" if tls_hello else "0"], stdout=subprocess.PIPE, text=True)
+        flood = subprocess.Popen(
+            [sys.executable, "-c", _FLOOD, str(port), str(connections), str(hold), "1" if tls_hello else "0"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert flood.stdout is not None
             first = flood.stdout.readline().split()
@@ -207,14 +242,23 @@ def soak_idle_connections(connections: int = 10_000, *, tls_hello: bool = False,
     return res
 
 
-def soak_churn(rate: float = 100.0, duration: float = 60.0, *, lifetime: float = 5.0, sample_every: float = 10.0,
-               nodes: int = 50) -> ChurnResult:
+def soak_churn(
+    rate: float = 100.0,
+    duration: float = 60.0,
+    *,
+    lifetime: float = 5.0,
+    sample_every: float = 10.0,
+    nodes: int = 50,
+) -> ChurnResult:
     """Run the ``churn`` experiment (module docstring). Raises RuntimeError when a process fails
     to start or exits."""
     from kubesched.errors import NotFoundError
 
     res = ChurnResult(rate, duration)
-    with tempfile.TemporaryDirectory(prefix="kubesched-soak-") as tmp, _cluster(nodes, Path(tmp)) as (client, run, _):
+    with (
+        tempfile.TemporaryDirectory(prefix="kubesched-soak-") as tmp,
+        _cluster(nodes, Path(tmp)) as (client, run, _),
+    ):
         start = time.monotonic()
         created = deleted = bound_total = 0
         first_bound: dict[str, float] = {}  # bound, not deleted yet: when it was first seen bound

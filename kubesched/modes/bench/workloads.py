@@ -35,8 +35,17 @@ from typing import Any
 from kubesched.api.document_file import read_document
 from kubesched.errors import ConfigError
 
-OPCODES = ("createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep", "createResourceDriver",
-           "createAny", "allocResourceClaims")
+OPCODES = (
+    "createNodes",
+    "createNamespaces",
+    "createPods",
+    "churn",
+    "barrier",
+    "sleep",
+    "createResourceDriver",
+    "createAny",
+    "allocResourceClaims",
+)
 #: ops that need the embedded ResourceClaim controller (claims made from templates, released)
 DRA_OPCODES = ("createResourceDriver", "createAny", "allocResourceClaims")
 
@@ -118,7 +127,9 @@ def _param(raw: dict[str, Any], key: str, params: dict[str, Any], where: str, de
     return raw.get(key, default)
 
 
-def _count(raw: dict[str, Any], params: dict[str, Any], where: str, key: str = "count", default: int = 0) -> int:
+def _count(
+    raw: dict[str, Any], params: dict[str, Any], where: str, key: str = "count", default: int = 0
+) -> int:
     v = _param(raw, key, params, where, default)
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise ConfigError(f"{where}.{key}", "must be a non-negative integer")
@@ -146,7 +157,9 @@ def _op(raw: Any, params: dict[str, Any], default_pod: str | None, where: str, b
     if code in ("createNodes", "createPods", "createNamespaces"):
         op.count = _count(raw, params, where)
     if code == "createNodes":
-        op.template = _load_template(raw.get("nodeTemplatePath", "node-default.yaml"), f"{where}.nodeTemplatePath", base)
+        op.template = _load_template(
+            raw.get("nodeTemplatePath", "node-default.yaml"), f"{where}.nodeTemplatePath", base
+        )
         lab = raw.get("labelNodePrepareStrategy")
         if lab is not None:
             if not isinstance(lab, dict) or not lab.get("labelKey") or not lab.get("labelValues"):
@@ -224,10 +237,22 @@ def load_workloads(path: str | Path | None = None) -> list[BenchWorkload]:
             if not isinstance(w, dict) or not w.get("name"):
                 raise ConfigError(f"{wwhere}.name", "required")
             params = dict(w.get("params") or {})
-            ops = [_op(copy.deepcopy(o), params, tc.get("defaultPodTemplatePath"), f"{where}.workloadTemplate[{k}]", base)
-                   for k, o in enumerate(ops_raw)]
+            ops = [
+                _op(
+                    copy.deepcopy(o),
+                    params,
+                    tc.get("defaultPodTemplatePath"),
+                    f"{where}.workloadTemplate[{k}]",
+                    base,
+                )
+                for k, o in enumerate(ops_raw)
+            ]
             thr = w.get("threshold")
-            out.append(BenchWorkload(f"{tc['name']}/{w['name']}", ops, params, float(thr) if thr is not None else None))
+            out.append(
+                BenchWorkload(
+                    f"{tc['name']}/{w['name']}", ops, params, float(thr) if thr is not None else None
+                )
+            )
     return out
 
 

@@ -64,15 +64,17 @@ class _Tracked:
     namespace: str
     uid: str = ""
     last: dict[str, Any] | None = None
-    seen_started: float | None = None     # wall time the driver saw its containers start
+    seen_started: float | None = None  # wall time the driver saw its containers start
     delete_at: float | None = None
     gone: bool = False
 
 
 def _started(pod: Mapping[str, Any]) -> bool:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    return bool(statuses) and all(((cs.get("state") or {}).get("running") or (cs.get("state") or {}).get("terminated"))
-                                  for cs in statuses)
+    return bool(statuses) and all(
+        ((cs.get("state") or {}).get("running") or (cs.get("state") or {}).get("terminated"))
+        for cs in statuses
+    )
 
 
 class LoadDriver:
@@ -80,22 +82,30 @@ class LoadDriver:
     are the wall clock (seconds) and a sleep; ``on_progress(created, total, gone)`` is called after
     each step."""
 
-    def __init__(self, client: ClusterClient, workload: Workload, options: LoadOptions,
-                 clock: Callable[[], float] = time.monotonic,
-                 on_progress: Callable[[int, int, int], None] | None = None) -> None:
+    def __init__(
+        self,
+        client: ClusterClient,
+        workload: Workload,
+        options: LoadOptions,
+        clock: Callable[[], float] = time.monotonic,
+        on_progress: Callable[[int, int, int], None] | None = None,
+    ) -> None:
         self.client = client
         self.workload = workload
         self.options = options
         self.clock = clock
         self.on_progress = on_progress
-        self.pods: dict[str, _Tracked] = {}            # "namespace/name" (live) -> state
+        self.pods: dict[str, _Tracked] = {}  # "namespace/name" (live) -> state
         self.created_namespaces: list[str] = []
         self.problems: list[str] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._informer = Informer(client, "Pod")
-        self._informer.add_handlers(ResourceEventHandlerFuncs(
-            on_add=self._seen, on_update=lambda old, new: self._seen(new), on_delete=self._deleted))
+        self._informer.add_handlers(
+            ResourceEventHandlerFuncs(
+                on_add=self._seen, on_update=lambda old, new: self._seen(new), on_delete=self._deleted
+            )
+        )
 
     # ------------------------------------------------------------------ watch
 
@@ -115,7 +125,10 @@ class LoadDriver:
                 tr.seen_started = self.clock()
                 if tr.wp.duration is not None:
                     tr.delete_at = tr.seen_started + tr.wp.duration / self.options.speed
-            if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed") and tr.wp.duration is not None:
+            if (obj.get("status") or {}).get("phase") in (
+                "Succeeded",
+                "Failed",
+            ) and tr.wp.duration is not None:
                 tr.delete_at = min(tr.delete_at or self.clock(), self.clock())
 
     def _deleted(self, obj: dict[str, Any]) -> None:
@@ -132,8 +145,13 @@ class LoadDriver:
         if live in self.created_namespaces:
             return live
         try:
-            self.client.create({"apiVersion": "v1", "kind": "Namespace",
-                                "metadata": {"name": live, "labels": {LOAD_LABEL: self.options.run_id}}})
+            self.client.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": live, "labels": {LOAD_LABEL: self.options.run_id}},
+                }
+            )
             self.created_namespaces.append(live)
         except AlreadyExistsError:
             pass
@@ -144,11 +162,14 @@ class LoadDriver:
         meta = obj.setdefault("metadata", {})
         meta["name"], meta["namespace"] = wp.name, namespace
         meta["labels"] = {**(meta.get("labels") or {}), LOAD_LABEL: self.options.run_id}
-        meta.pop("ownerReferences", None)          # the owners are not created
+        meta.pop("ownerReferences", None)  # the owners are not created
         for key in ("uid", "resourceVersion", "creationTimestamp"):
             meta.pop(key, None)
         if wp.duration is not None:
-            meta["annotations"] = {**(meta.get("annotations") or {}), RUN_SECONDS_ANNOTATION: f"{wp.duration:g}"}
+            meta["annotations"] = {
+                **(meta.get("annotations") or {}),
+                RUN_SECONDS_ANNOTATION: f"{wp.duration:g}",
+            }
         spec = obj.setdefault("spec", {})
         if self.options.scheduler_name is not None:
             spec["schedulerName"] = self.options.scheduler_name
@@ -182,11 +203,18 @@ class LoadDriver:
 
     def _due_deletions(self, now: float) -> list[_Tracked]:
         with self._lock:
-            return [tr for tr in self.pods.values() if not tr.gone and tr.delete_at is not None and tr.delete_at <= now]
+            return [
+                tr
+                for tr in self.pods.values()
+                if not tr.gone and tr.delete_at is not None and tr.delete_at <= now
+            ]
 
     def _done(self) -> bool:
         with self._lock:
-            return all(tr.gone or (tr.wp.duration is None and tr.seen_started is not None) for tr in self.pods.values())
+            return all(
+                tr.gone or (tr.wp.duration is None and tr.seen_started is not None)
+                for tr in self.pods.values()
+            )
 
     def stop(self) -> None:
         """Stop early (Ctrl-C): no more pods are created; :meth:`run` cleans up and returns."""
@@ -217,7 +245,9 @@ class LoadDriver:
                 break
             wake = [pods[i].arrival / self.options.speed + t0] if i < len(pods) else []
             with self._lock:
-                wake += [tr.delete_at for tr in self.pods.values() if not tr.gone and tr.delete_at is not None]
+                wake += [
+                    tr.delete_at for tr in self.pods.values() if not tr.gone and tr.delete_at is not None
+                ]
             delay = min([*wake, self.clock() + 0.2]) - self.clock()
             self._stop.wait(max(0.0, min(delay, 0.2)))
 
@@ -243,6 +273,9 @@ class LoadDriver:
         with self._lock:
             pods = [tr.last for tr in self.pods.values() if tr.last is not None]
         namespaces = {tr.namespace for tr in self.pods.values()}
-        mine = [e for e in events if ((e.get("regarding") or e.get("involvedObject") or {}).get("namespace")
-                                      in namespaces)]
+        mine = [
+            e
+            for e in events
+            if ((e.get("regarding") or e.get("involvedObject") or {}).get("namespace") in namespaces)
+        ]
         return StartupData(pods, nodes, mine, source=f"kubesched load {self.options.run_id}")

@@ -29,8 +29,14 @@ TIMESTAMP_FLOOR_SECONDS = 0.5
 
 def recorded_startups(recording: Recording) -> dict[str, float]:
     """``namespace/name`` -> recorded start-up (s) of the pods created and started while recording."""
-    runs = analyse(StartupData(recording.pod_objects(), list(recording.nodes.values()), recording.image_events(),
-                               source=str(recording.path)))
+    runs = analyse(
+        StartupData(
+            recording.pod_objects(),
+            list(recording.nodes.values()),
+            recording.image_events(),
+            source=str(recording.path),
+        )
+    )
     out: dict[str, float] = {}
     for run in runs:
         for tl in run.result.timelines:
@@ -43,8 +49,11 @@ def startup_agreement(recorded: Mapping[str, float], result: ReplayResult) -> di
     """``{"pods", "medianRatio", "within2x", "recorded": {"p50", "p95"}, "replayed": {"p50", "p95"}}``
     over the pods started in both (see the module docstring); ``pods`` 0 and None figures when
     none is."""
-    pairs = [(recorded[tl.key], tl.startup) for tl in result.timelines
-             if tl.startup is not None and tl.key in recorded]
+    pairs = [
+        (recorded[tl.key], tl.startup)
+        for tl in result.timelines
+        if tl.startup is not None and tl.key in recorded
+    ]
     if not pairs:
         return {"pods": 0, "medianRatio": None, "within2x": None, "recorded": None, "replayed": None}
     rec = np.array([max(r, TIMESTAMP_FLOOR_SECONDS) for r, _ in pairs])
@@ -52,7 +61,10 @@ def startup_agreement(recorded: Mapping[str, float], result: ReplayResult) -> di
     ratio = rep / rec
     prec = percentiles([r for r, _ in pairs]) or {}
     prep = percentiles([p for _, p in pairs]) or {}
-    return {"pods": len(pairs), "medianRatio": round(float(np.median(ratio)), 4),
-            "within2x": round(float(np.mean((ratio >= 0.5) & (ratio <= 2.0))), 4),
-            "recorded": {"p50": round(prec["p50"], 3), "p95": round(prec["p95"], 3)},
-            "replayed": {"p50": round(prep["p50"], 3), "p95": round(prep["p95"], 3)}}
+    return {
+        "pods": len(pairs),
+        "medianRatio": round(float(np.median(ratio)), 4),
+        "within2x": round(float(np.mean((ratio >= 0.5) & (ratio <= 2.0))), 4),
+        "recorded": {"p50": round(prec["p50"], 3), "p95": round(prec["p95"], 3)},
+        "replayed": {"p50": round(prep["p50"], 3), "p95": round(prep["p95"], 3)},
+    }

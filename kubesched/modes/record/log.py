@@ -65,8 +65,13 @@ class RecordWriter:
     recorder calls it every ``flush_seconds``); ``close()`` flushes and closes. ``clock`` gives epoch
     seconds (segment age)."""
 
-    def __init__(self, directory: str | Path, *, segment_seconds: float = 3600.0,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        segment_seconds: float = 3600.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.directory = Path(directory)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -165,7 +170,9 @@ def read_records(directory: str | Path, problems: list[str] | None = None) -> It
             raise RecordingError(f"recording {path}: {e.strerror or e}") from None
         for i, (text, complete) in enumerate(_members(data)):
             if not complete:
-                msg = f"{path.name}: member {i + 1} is cut short (a write interrupted); its records are skipped"
+                msg = (
+                    f"{path.name}: member {i + 1} is cut short (a write interrupted); its records are skipped"
+                )
                 log.warning("%s", msg)
                 if problems is not None:
                     problems.append(msg)

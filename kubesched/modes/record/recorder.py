@@ -88,10 +88,15 @@ def _strip_pod_spec(spec: Obj) -> dict[str, Any]:
 
 def _node_fingerprint(node: Obj) -> Any:
     """The node without what changes at every heartbeat (for skipping heartbeat-only updates)."""
-    meta = {k: v for k, v in (node.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
+    meta = {
+        k: v for k, v in (node.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")
+    }
     status = dict(node.get("status") or {})
-    status["conditions"] = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"}
-                            for c in status.get("conditions") or [] if isinstance(c, Mapping)]
+    status["conditions"] = [
+        {k: v for k, v in c.items() if k != "lastHeartbeatTime"}
+        for c in status.get("conditions") or []
+        if isinstance(c, Mapping)
+    ]
     return meta, node.get("spec"), status
 
 
@@ -108,8 +113,15 @@ class Recorder:
     ``namespace`` (None: all) keeps namespaced objects of that namespace only. ``clock`` gives
     epoch seconds (the records' ``t``)."""
 
-    def __init__(self, client: ClusterClient, writer: RecordWriter, *, namespace: str | None = None,
-                 clock: Callable[[], float] = time.time, source: str = "") -> None:
+    def __init__(
+        self,
+        client: ClusterClient,
+        writer: RecordWriter,
+        *,
+        namespace: str | None = None,
+        clock: Callable[[], float] = time.time,
+        source: str = "",
+    ) -> None:
         self.client = client
         self.writer = writer
         self.namespace = namespace
@@ -132,11 +144,16 @@ class Recorder:
 
         def on_delete(obj: dict[str, Any]) -> None:
             self._record("delete", kind, obj)
+
         return ResourceEventHandlerFuncs(on_add=on_add, on_update=on_update, on_delete=on_delete)
 
     def _keep(self, op: str, kind: str, obj: Obj) -> bool:
         meta = obj.get("metadata") or {}
-        if not kinds.is_cluster_scoped(kind) and self.namespace is not None and meta.get("namespace") != self.namespace:
+        if (
+            not kinds.is_cluster_scoped(kind)
+            and self.namespace is not None
+            and meta.get("namespace") != self.namespace
+        ):
             return False
         if kind == "Event":
             return _is_image_event(obj)
@@ -155,14 +172,24 @@ class Recorder:
     def _record(self, op: str, kind: str, obj: Obj) -> None:
         if not self._keep(op, kind, obj):
             return
-        self.writer.append({"op": op, "t": round(self.clock(), 6), "kind": kind, "object": sanitize(kind, obj)})
+        self.writer.append(
+            {"op": op, "t": round(self.clock(), 6), "kind": kind, "object": sanitize(kind, obj)}
+        )
         with self._lock:
             self.counts[kind] += 1
 
     def start(self) -> None:
         """Write the session record, list every kind and start watching (returns once listed)."""
-        self.writer.append({"op": "session", "t": round(self.clock(), 6), "version": FORMAT_VERSION,
-                            "kinds": self.kinds, "namespace": self.namespace, "source": self.source})
+        self.writer.append(
+            {
+                "op": "session",
+                "t": round(self.clock(), 6),
+                "version": FORMAT_VERSION,
+                "kinds": self.kinds,
+                "namespace": self.namespace,
+                "source": self.source,
+            }
+        )
         self.informers.start(order=self.kinds)
         self.writer.append({"op": "synced", "t": round(self.clock(), 6), "kinds": self.kinds})
         self.writer.flush()

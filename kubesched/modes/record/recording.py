@@ -55,9 +55,20 @@ from kubesched.modes.replay.run import STATUS_UPDATE_SECONDS
 from kubesched.modes.startup.analysis import joined_pulls
 from kubesched.trace.workload import Workload, WorkloadPod
 
-__all__ = ["Recording", "PodHistory", "read_recording", "recording_workload", "recording_catalogue",
-           "is_recording", "REGISTRY_CACHE", "RegistryCache", "recorded_pulls", "pod_images", "reported_sizes",
-           "status_phase"]
+__all__ = [
+    "Recording",
+    "PodHistory",
+    "read_recording",
+    "recording_workload",
+    "recording_catalogue",
+    "is_recording",
+    "REGISTRY_CACHE",
+    "RegistryCache",
+    "recorded_pulls",
+    "pod_images",
+    "reported_sizes",
+    "status_phase",
+]
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +151,12 @@ def _clock_map(pairs: list[tuple[float, float]]) -> Callable[[float], float]:
 
 
 def _event_time(ev: Mapping[str, Any]) -> float | None:
-    return (_time(ev.get("eventTime")) or _time(ev.get("deprecatedFirstTimestamp"))
-            or _time(ev.get("firstTimestamp")) or _time((ev.get("metadata") or {}).get("creationTimestamp")))
+    return (
+        _time(ev.get("eventTime"))
+        or _time(ev.get("deprecatedFirstTimestamp"))
+        or _time(ev.get("firstTimestamp"))
+        or _time((ev.get("metadata") or {}).get("creationTimestamp"))
+    )
 
 
 def read_recording(path: str | Path) -> Recording:
@@ -212,8 +227,19 @@ def read_recording(path: str | Path) -> Recording:
         raise RecordingError(f"recording {path}: no session recorded")
     clock = _clock_map(pairs)
     updates = {n: [clock(t) for t in ts] for n, ts in image_updates.items()}
-    return Recording(Path(path), clock(first_t), clock(last_t), clock, nodes_at_start, nodes, pods, events, sessions,
-                     problems, updates)
+    return Recording(
+        Path(path),
+        clock(first_t),
+        clock(last_t),
+        clock,
+        nodes_at_start,
+        nodes,
+        pods,
+        events,
+        sessions,
+        problems,
+        updates,
+    )
 
 
 def status_phase(times: list[float], origin: float, period: float) -> float | None:
@@ -234,7 +260,9 @@ def _started(pod: Mapping[str, Any]) -> float | None:
     last = None
     for cs in statuses:
         state = cs.get("state") or {}
-        t = _time((state.get("running") or {}).get("startedAt")) or _time((state.get("terminated") or {}).get("startedAt"))
+        t = _time((state.get("running") or {}).get("startedAt")) or _time(
+            (state.get("terminated") or {}).get("startedAt")
+        )
         if t is None:
             return None
         last = t if last is None else max(last, t)
@@ -242,8 +270,10 @@ def _started(pod: Mapping[str, Any]) -> float | None:
 
 
 def _finished(pod: Mapping[str, Any]) -> float | None:
-    ends = [_time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
-            for cs in (pod.get("status") or {}).get("containerStatuses") or []]
+    ends = [
+        _time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+        for cs in (pod.get("status") or {}).get("containerStatuses") or []
+    ]
     known = [t for t in ends if t is not None]
     return max(known) if known and len(known) == len(ends) else None
 
@@ -254,7 +284,9 @@ def _stop(recording: Recording, h: PodHistory) -> float | None:
     finish = _finished(h.last)
     deleted = None
     if h.deleted_t is not None:
-        deleted = _time((h.last.get("metadata") or {}).get("deletionTimestamp")) or recording.clock(h.deleted_t)
+        deleted = _time((h.last.get("metadata") or {}).get("deletionTimestamp")) or recording.clock(
+            h.deleted_t
+        )
     known = [x for x in (finish, deleted) if x is not None]
     return min(known) if known else None
 
@@ -263,15 +295,23 @@ def _manifest(pod: Mapping[str, Any], name: str) -> dict[str, Any]:
     meta = pod.get("metadata") or {}
     keep = {k: meta[k] for k in ("labels", "annotations", "ownerReferences") if meta.get(k)}
     spec = {k: v for k, v in (pod.get("spec") or {}).items() if k not in ("nodeName", "schedulerName")}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": str(meta.get("namespace") or "default"), **keep}, "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": str(meta.get("namespace") or "default"), **keep},
+        "spec": spec,
+    }
 
 
 def pod_images(pod: Mapping[str, Any]) -> list[str]:
     """Images of a pod's init and app containers, in order."""
     spec = pod.get("spec") or {}
-    return [str(c.get("image")) for key in ("initContainers", "containers") for c in spec.get(key) or []
-            if isinstance(c, Mapping) and c.get("image")]
+    return [
+        str(c.get("image"))
+        for key in ("initContainers", "containers")
+        for c in spec.get(key) or []
+        if isinstance(c, Mapping) and c.get("image")
+    ]
 
 
 def _canonical(ref: str) -> str | None:
@@ -311,7 +351,9 @@ class RegistryCache:
     the file, else from ``fetch(ref)`` (a registry lookup returning ``(digest, layers)`` or None),
     whose answers are written back by :meth:`save`."""
 
-    def __init__(self, path: Path, fetch: Callable[[str], tuple[str, list[tuple[str, int]]] | None] | None) -> None:
+    def __init__(
+        self, path: Path, fetch: Callable[[str], tuple[str, list[tuple[str, int]]] | None] | None
+    ) -> None:
         self.path = path
         self.fetch = fetch
         self.entries: dict[str, Any] = {}
@@ -336,9 +378,16 @@ class RegistryCache:
         ref = parse_image_ref(canonical)
         layers = tuple(Layer(str(d), int(s)) for d, s in entry["layers"])
         unique = tuple({layer.id: layer for layer in layers}.values())
-        return CatalogueImage(name=ref.canonical, ref=ref, image_class="cpu", layers=layers,
-                              source=f"registry (cached in {self.path.name})", confidence="verified",
-                              manifest_digest=entry.get("digest"), unique_layers=unique)
+        return CatalogueImage(
+            name=ref.canonical,
+            ref=ref,
+            image_class="cpu",
+            layers=layers,
+            source=f"registry (cached in {self.path.name})",
+            confidence="verified",
+            manifest_digest=entry.get("digest"),
+            unique_layers=unique,
+        )
 
     def save(self) -> None:
         if self.dirty:
@@ -346,8 +395,9 @@ class RegistryCache:
             self.dirty = False
 
 
-def recording_catalogue(recording: Recording, base: ImageCatalogue, images: Iterable[str],
-                        cache: RegistryCache | None = None) -> tuple[ImageCatalogue, list[str]]:
+def recording_catalogue(
+    recording: Recording, base: ImageCatalogue, images: Iterable[str], cache: RegistryCache | None = None
+) -> tuple[ImageCatalogue, list[str]]:
     """``base`` plus every image of ``images`` it lacks: from ``cache`` (registry layers) or as one
     opaque layer of the reported size (:func:`reported_sizes`). Returns the catalogue and notes
     (images left out: unknown size, or an invalid reference)."""
@@ -367,12 +417,21 @@ def recording_catalogue(recording: Recording, base: ImageCatalogue, images: Iter
         if image is None and canon in sizes:
             parsed = parse_image_ref(canon)
             layer = Layer(f"image:{canon}", sizes[canon])
-            image = CatalogueImage(name=canon, ref=parsed, image_class="cpu", layers=(layer,),
-                                   source="recording (status.images / Pulled size)", confidence="derived",
-                                   layers_derived=True, unique_layers=(layer,))
+            image = CatalogueImage(
+                name=canon,
+                ref=parsed,
+                image_class="cpu",
+                layers=(layer,),
+                source="recording (status.images / Pulled size)",
+                confidence="derived",
+                layers_derived=True,
+                unique_layers=(layer,),
+            )
         if image is None:
-            notes.append(f"image {ref}: size unknown (not in the catalogue, the registry cache, status.images or "
-                         "a Pulled event)")
+            notes.append(
+                f"image {ref}: size unknown (not in the catalogue, the registry cache, status.images or "
+                "a Pulled event)"
+            )
             continue
         extra[canon] = image
     if cache is not None:
@@ -389,8 +448,10 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
     running: list[WorkloadPod] = []
     names: set[str] = set()
     before = unstarted = missing = pending_at_start = 0
-    for h in sorted(recording.pods.values(), key=lambda h: (_time(h.first["metadata"].get("creationTimestamp")) or 0.0,
-                                                             h.first_t)):
+    for h in sorted(
+        recording.pods.values(),
+        key=lambda h: (_time(h.first["metadata"].get("creationTimestamp")) or 0.0, h.first_t),
+    ):
         meta = h.first.get("metadata") or {}
         created = _time(meta.get("creationTimestamp"))
         phase = (h.first.get("status") or {}).get("phase")
@@ -405,14 +466,29 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
             if node:
                 manifest = _manifest(h.first, name)
                 manifest["spec"]["nodeName"] = node
-                running.append(WorkloadPod(name, ns, 0.0, None if stop is None else max(0.0, stop - start), manifest,
-                                           source="running at start"))
+                running.append(
+                    WorkloadPod(
+                        name,
+                        ns,
+                        0.0,
+                        None if stop is None else max(0.0, stop - start),
+                        manifest,
+                        source="running at start",
+                    )
+                )
             else:
                 pending_at_start += 1
                 started = _started(h.last)
-                pods.append(WorkloadPod(name, ns, 0.0, None if started is None or stop is None
-                                        else max(0.0, stop - started), _manifest(h.first, name),
-                                        source="pending at start"))
+                pods.append(
+                    WorkloadPod(
+                        name,
+                        ns,
+                        0.0,
+                        None if started is None or stop is None else max(0.0, stop - started),
+                        _manifest(h.first, name),
+                        source="pending at start",
+                    )
+                )
             continue
         started = _started(h.last)
         stop = _stop(recording, h)
@@ -429,15 +505,20 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
             n += 1
             unique = f"{name}-{n}"
         names.add(f"{ns}/{unique}")
-        pods.append(WorkloadPod(unique, ns, max(0.0, created - start), duration, _manifest(h.first, unique),
-                                source="recorded"))
+        pods.append(
+            WorkloadPod(
+                unique, ns, max(0.0, created - start), duration, _manifest(h.first, unique), source="recorded"
+            )
+        )
     if running:
         notes.append(f"{len(running)} pods running at the start hold their nodes and images (not measured)")
     if pending_at_start:
         notes.append(f"{pending_at_start} pods pending at the start arrive at second 0")
     if before:
-        notes.append(f"{before} pods created before the recording started are left out (finished, or images of "
-                     "unknown size)")
+        notes.append(
+            f"{before} pods created before the recording started are left out (finished, or images of "
+            "unknown size)"
+        )
     if unstarted:
         notes.append(f"{unstarted} pods deleted before they started are left out")
     if missing:
@@ -448,9 +529,15 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
         meta = node.get("metadata") or {}
         name = str(meta.get("name"))
         status = {k: v for k, v in (node.get("status") or {}).items() if k != "images"}
-        nodes.append({"apiVersion": "v1", "kind": "Node",
-                      "metadata": {k: v for k, v in meta.items() if k in ("name", "labels", "annotations")},
-                      "spec": node.get("spec") or {}, "status": status})
+        nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {k: v for k, v in meta.items() if k in ("name", "labels", "annotations")},
+                "spec": node.get("spec") or {},
+                "status": status,
+            }
+        )
         present = []
         for entry in (node.get("status") or {}).get("images") or []:
             for ref in entry.get("names") or []:
@@ -465,9 +552,17 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
         phase = status_phase(recording.image_updates.get(name, []), start, STATUS_UPDATE_SECONDS)
         if phase is not None:
             phases[name] = phase
-    return Workload(nodes, pods, horizon=max(0.0, end - start), origin=start,
-                    description=f"recording {recording.path}", notes=tuple(notes), images=images,
-                    status_phases=phases, running=running)
+    return Workload(
+        nodes,
+        pods,
+        horizon=max(0.0, end - start),
+        origin=start,
+        description=f"recording {recording.path}",
+        notes=tuple(notes),
+        images=images,
+        status_phases=phases,
+        running=running,
+    )
 
 
 def recorded_pulls(recording: Recording) -> tuple[list[PulledEvent], int]:

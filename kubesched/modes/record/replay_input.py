@@ -53,14 +53,20 @@ class RecordingInput:
 
 
 def _container_start(recording: Recording) -> float | None:
-    runs = analyse(StartupData(recording.pod_objects(), list(recording.nodes.values()), recording.image_events()))
+    runs = analyse(
+        StartupData(recording.pod_objects(), list(recording.nodes.values()), recording.image_events())
+    )
     starts = [tl.container_start for r in runs for tl in r.result.timelines if tl.container_start is not None]
     return round(float(np.median(starts)), 3) if starts else None
 
 
-def load_recording_input(path: str | Path, base_catalogue: ImageCatalogue, *,
-                         kubelet_settings: Mapping[str, Any] | None = None,
-                         fetch: Any = None) -> RecordingInput:
+def load_recording_input(
+    path: str | Path,
+    base_catalogue: ImageCatalogue,
+    *,
+    kubelet_settings: Mapping[str, Any] | None = None,
+    fetch: Any = None,
+) -> RecordingInput:
     """Read the recording at ``path`` and build the replay's input. ``kubelet_settings`` (a
     kubelet-model file's settings) replace the calibration; ``fetch(canonical)`` is a registry
     lookup returning ``(digest, [(layer digest, bytes)])`` or None, for images missing from the
@@ -97,7 +103,13 @@ def calibration_summary(inp: RecordingInput) -> dict[str, Any] | None:
     c = inp.calibration
     if c is None:
         return None
-    return {"pulls": c.pulls, "bytesPerSecond": round(c.bytes_per_second), "pullFixedSeconds": round(c.fixed_seconds, 3),
-            "layerLatencySeconds": c.layer_seconds, "outliers": c.outliers, "medianRelativeError":
-            round(c.median_relative_error, 4), "residualScaleSeconds": round(c.scale_seconds, 3),
-            "containerStartSeconds": inp.container_start_seconds}
+    return {
+        "pulls": c.pulls,
+        "bytesPerSecond": round(c.bytes_per_second),
+        "pullFixedSeconds": round(c.fixed_seconds, 3),
+        "layerLatencySeconds": c.layer_seconds,
+        "outliers": c.outliers,
+        "medianRelativeError": round(c.median_relative_error, 4),
+        "residualScaleSeconds": round(c.scale_seconds, 3),
+        "containerStartSeconds": inp.container_start_seconds,
+    }

@@ -81,8 +81,10 @@ class Replay:
         """Write report.json, pods.csv (and report.html) to ``out_dir`` as ``kubesched replay --out``."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        written = [write_report_json(out / "report.json", self.runs, self.workload, self.kubelet),
-                   write_pods_csv(out / "pods.csv", self.runs)]
+        written = [
+            write_report_json(out / "report.json", self.runs, self.workload, self.kubelet),
+            write_pods_csv(out / "pods.csv", self.runs),
+        ]
         if html:
             from kubesched.modes.report.report_html import write_report_html
 
@@ -90,11 +92,23 @@ class Replay:
         return written
 
 
-def replay(trace: str | Path, configs: Sequence[ReplayConfig] = (None,), *, images: str | Path | None = None,
-           seed: int = 0, window: str | None = None, max_pods: int | None = None, max_nodes: int | None = None,
-           image_mode: str = "per-app", zipf_s: float = 1.1, apps: int = 200,
-           kubelet: Mapping[str, Any] | None = None, prepull: bool = False, arrival_scale: float = 1.0,
-           attempt_seconds: float = 0.0) -> Replay:
+def replay(
+    trace: str | Path,
+    configs: Sequence[ReplayConfig] = (None,),
+    *,
+    images: str | Path | None = None,
+    seed: int = 0,
+    window: str | None = None,
+    max_pods: int | None = None,
+    max_nodes: int | None = None,
+    image_mode: str = "per-app",
+    zipf_s: float = 1.1,
+    apps: int = 200,
+    kubelet: Mapping[str, Any] | None = None,
+    prepull: bool = False,
+    arrival_scale: float = 1.0,
+    attempt_seconds: float = 0.0,
+) -> Replay:
     """Replay ``trace`` once per config (None: the upstream default profile; a path or a parsed
     ``KubeSchedulerConfiguration``), with the arguments of ``kubesched replay`` (``window`` is
     ``--trace-window``; ``kubelet`` a mapping of kubelet image-model settings in camelCase).
@@ -117,6 +131,13 @@ def replay(trace: str | Path, configs: Sequence[ReplayConfig] = (None,), *, imag
     settings = {**workload.kubelet, **dict(kubelet or {})}
     kubelet_config = KubeletImageConfig.from_mapping(settings, workload.description)
     planners = [load_planner_factory(DEFAULT_PLANNER)] if prepull else []
-    runs = run_replays(workload, specs, catalogue=catalogue, kubelet_config=kubelet_config, seed=seed,
-                       planners=planners, attempt_seconds=attempt_seconds)
+    runs = run_replays(
+        workload,
+        specs,
+        catalogue=catalogue,
+        kubelet_config=kubelet_config,
+        seed=seed,
+        planners=planners,
+        attempt_seconds=attempt_seconds,
+    )
     return Replay(runs, workload, kubelet_config.to_mapping())

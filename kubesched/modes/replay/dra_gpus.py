@@ -68,7 +68,9 @@ def pod_gpu_devices(manifest: Mapping[str, Any], where: str = "") -> int:
         if GPU in req:
             whole += int(_quantity(req[GPU], f"spec.containers[{i}].resources.requests[{GPU}]", where))
         if GPU_MILLI in req:
-            milli += int(_quantity(req[GPU_MILLI], f"spec.containers[{i}].resources.requests[{GPU_MILLI}]", where))
+            milli += int(
+                _quantity(req[GPU_MILLI], f"spec.containers[{i}].resources.requests[{GPU_MILLI}]", where)
+            )
     return whole if whole else math.ceil(milli / 1000)
 
 
@@ -77,8 +79,11 @@ def _models_from_affinity(spec: Obj) -> tuple[str, ...]:
     (edited in place) and return their values (the first such expression's, sorted)."""
     affinity = spec.get("affinity")
     node_aff = (affinity or {}).get("nodeAffinity") if isinstance(affinity, dict) else None
-    required = (node_aff or {}).get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_aff, dict) \
+    required = (
+        (node_aff or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(node_aff, dict)
         else None
+    )
     if not isinstance(required, dict):
         return ()
     models: tuple[str, ...] = ()
@@ -90,8 +95,11 @@ def _models_from_affinity(spec: Obj) -> tuple[str, ...]:
                 models = models or tuple(sorted(str(v) for v in e.get("values") or []))
             else:
                 exprs.append(e)
-        term = {**term, "matchExpressions": exprs} if exprs else {k: v for k, v in term.items()
-                                                                  if k != "matchExpressions"}
+        term = (
+            {**term, "matchExpressions": exprs}
+            if exprs
+            else {k: v for k, v in term.items() if k != "matchExpressions"}
+        )
         if term:
             terms.append(term)
     assert isinstance(affinity, dict) and isinstance(node_aff, dict)
@@ -119,9 +127,12 @@ def claim_template(namespace: str, count: int, models: tuple[str, ...]) -> Obj:
     if models:
         values = ", ".join(f'"{m}"' for m in models)
         exactly["selectors"] = [{"cel": {"expression": f'device.attributes["{DRIVER}"].model in [{values}]'}}]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": template_name(count, models), "namespace": namespace},
-            "spec": {"spec": {"devices": {"requests": [{"name": CLAIM_NAME, "exactly": exactly}]}}}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": template_name(count, models), "namespace": namespace},
+        "spec": {"spec": {"devices": {"requests": [{"name": CLAIM_NAME, "exactly": exactly}]}}},
+    }
 
 
 def _dra_node(node: Mapping[str, Any]) -> Obj:
@@ -171,11 +182,20 @@ def with_dra_gpus(workload: Workload) -> Workload:
     pods = [_dra_pod(wp, templates) for wp in workload.pods]
     nodes = [_dra_node(n) for n in workload.nodes]
     objects = [*workload.objects, *(templates[k] for k in sorted(templates))]
-    return Workload(nodes, pods, horizon=workload.horizon, origin=workload.origin,
-                    description=workload.description,
-                    notes=(*workload.notes, f"GPUs through DRA: {len(templates)} claim template(s)"),
-                    kubelet=workload.kubelet, objects=objects, gpu="dra", images=workload.images,
-                    status_phases=workload.status_phases, running=workload.running)
+    return Workload(
+        nodes,
+        pods,
+        horizon=workload.horizon,
+        origin=workload.origin,
+        description=workload.description,
+        notes=(*workload.notes, f"GPUs through DRA: {len(templates)} claim template(s)"),
+        kubelet=workload.kubelet,
+        objects=objects,
+        gpu="dra",
+        images=workload.images,
+        status_phases=workload.status_phases,
+        running=workload.running,
+    )
 
 
 def allocated_devices(cluster: ClusterClient, pod: Mapping[str, Any]) -> int:

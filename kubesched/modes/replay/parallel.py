@@ -42,9 +42,16 @@ class ReplayJob:
     status_update_seconds: float = STATUS_UPDATE_SECONDS
 
     def __call__(self) -> ReplayResult:
-        return run_replay(self.workload, self.spec, catalogue=self.catalogue, kubelet_config=self.kubelet_config,
-                          seed=self.seed, planners=[make() for make in self.planners],
-                          attempt_seconds=self.attempt_seconds, status_update_seconds=self.status_update_seconds)
+        return run_replay(
+            self.workload,
+            self.spec,
+            catalogue=self.catalogue,
+            kubelet_config=self.kubelet_config,
+            seed=self.seed,
+            planners=[make() for make in self.planners],
+            attempt_seconds=self.attempt_seconds,
+            status_update_seconds=self.status_update_seconds,
+        )
 
 
 def _run(job: ReplayJob) -> ReplayResult:
@@ -65,16 +72,26 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def jobs_for(workload: Workload, specs: Sequence[ConfigSpec], *, catalogue: ImageCatalogue,
-             kubelet_config: KubeletImageConfig | None = None, seed: int | None = 0,
-             planners: Sequence[PlannerFactory] = (), attempt_seconds: float = 0.0) -> list[ReplayJob]:
+def jobs_for(
+    workload: Workload,
+    specs: Sequence[ConfigSpec],
+    *,
+    catalogue: ImageCatalogue,
+    kubelet_config: KubeletImageConfig | None = None,
+    seed: int | None = 0,
+    planners: Sequence[PlannerFactory] = (),
+    attempt_seconds: float = 0.0,
+) -> list[ReplayJob]:
     """One :class:`ReplayJob` per spec (arguments as :func:`~kubesched.modes.replay.run.run_replays`)."""
-    return [ReplayJob(workload, spec, catalogue, kubelet_config, seed, tuple(planners), attempt_seconds)
-            for spec in specs]
+    return [
+        ReplayJob(workload, spec, catalogue, kubelet_config, seed, tuple(planners), attempt_seconds)
+        for spec in specs
+    ]
 
 
-def run_parallel(jobs: Sequence[ReplayJob], workers: int,
-                 done: Callable[[ReplayResult], object] | None = None) -> list[ReplayResult]:
+def run_parallel(
+    jobs: Sequence[ReplayJob], workers: int, done: Callable[[ReplayResult], object] | None = None
+) -> list[ReplayResult]:
     """Run ``jobs`` on ``workers`` local processes (>= 1); ``done(result)`` is called as each run
     ends. Results in job order. A run's exception is raised here; on KeyboardInterrupt (SIGINT,
     or SIGTERM as the CLI raises it) the workers are terminated at once and it is re-raised."""
@@ -96,8 +113,13 @@ def run_parallel(jobs: Sequence[ReplayJob], workers: int,
     return results
 
 
-def run_on_dask(jobs: Sequence[ReplayJob], address: Any, done: Callable[[ReplayResult], object] | None = None,
-                *, connect_timeout: float = 30.0) -> list[ReplayResult]:
+def run_on_dask(
+    jobs: Sequence[ReplayJob],
+    address: Any,
+    done: Callable[[ReplayResult], object] | None = None,
+    *,
+    connect_timeout: float = 30.0,
+) -> list[ReplayResult]:
     """Run ``jobs`` on the Dask cluster whose scheduler is at ``address`` (``tcp://host:8786``, or
     a ``distributed`` cluster object such as ``LocalCluster``), waiting at most ``connect_timeout``
     seconds to connect. Raises ConfigError (path
@@ -106,7 +128,9 @@ def run_on_dask(jobs: Sequence[ReplayJob], address: Any, done: Callable[[ReplayR
     try:
         from distributed import Client, as_completed
     except ImportError:
-        raise ConfigError("--dask-scheduler", "needs dask.distributed (pip install 'kubesched[dask]')") from None
+        raise ConfigError(
+            "--dask-scheduler", "needs dask.distributed (pip install 'kubesched[dask]')"
+        ) from None
     try:
         client = Client(address, timeout=connect_timeout)
     except OSError as e:

@@ -77,8 +77,7 @@ from kubesched.prepull.hook import DEFAULT_TICK_SECONDS, PlannerContext, Planner
 from kubesched.scheduler import Scheduler, new_scheduler
 from kubesched.trace.workload import Workload
 
-__all__ = ["run_replay", "run_replays", "ReplayProgress", "ConfigSpec", "CLOCK_ORIGIN",
-           "check_images"]
+__all__ = ["run_replay", "run_replays", "ReplayProgress", "ConfigSpec", "CLOCK_ORIGIN", "check_images"]
 
 #: virtual clock time of replay second 0 (2025-01-01T00:00:00Z; a multiple of every period used)
 CLOCK_ORIGIN = 1735689600.0
@@ -109,18 +108,29 @@ def check_images(workload: Workload, catalogue: ImageCatalogue) -> None:
             for i, c in enumerate(spec.get(field_name) or []):
                 image = c.get("image") if isinstance(c, Mapping) else None
                 if not isinstance(image, str) or catalogue.get(image) is None:
-                    raise ManifestError(f"spec.{field_name}[{i}].image",
-                                        f"image {image!r} is not in the image catalogue {catalogue.where}",
-                                        f"Pod {wp.key}")
+                    raise ManifestError(
+                        f"spec.{field_name}[{i}].image",
+                        f"image {image!r} is not in the image catalogue {catalogue.where}",
+                        f"Pod {wp.key}",
+                    )
 
 
 class _Run:
     """State of one replay run (see the module docstring for the loop)."""
 
-    def __init__(self, workload: Workload, spec: ConfigSpec, catalogue: ImageCatalogue,
-                 kubelet_config: KubeletImageConfig, seed: int | None, planners: Sequence[PrePullPlannerHook],
-                 attempt_seconds: float, status_update_seconds: float, sample_points: int,
-                 progress: ReplayProgress | None) -> None:
+    def __init__(
+        self,
+        workload: Workload,
+        spec: ConfigSpec,
+        catalogue: ImageCatalogue,
+        kubelet_config: KubeletImageConfig,
+        seed: int | None,
+        planners: Sequence[PrePullPlannerHook],
+        attempt_seconds: float,
+        status_update_seconds: float,
+        sample_points: int,
+        progress: ReplayProgress | None,
+    ) -> None:
         self.workload = workload
         self.spec = spec
         self.seed = seed
@@ -129,20 +139,26 @@ class _Run:
         self.cluster = MemoryCluster(self.clock, history_limit=1000, event_limit=1000)
         self.controllers = ControllerManager(self.cluster, clock_now=self.clock.now).start()
         self.catalogue = catalogue
-        self.model = KubeletModel(self.clock, catalogue, kubelet_config,
-                                  on_container_started=self._container_started,
-                                  on_images_changed=self._images_changed)
+        self.model = KubeletModel(
+            self.clock,
+            catalogue,
+            kubelet_config,
+            on_container_started=self._container_started,
+            on_images_changed=self._images_changed,
+        )
         self.planners = list(planners)
         self.attempt_seconds = attempt_seconds
         self.status_period = status_update_seconds
         self.progress = progress
-        self.timelines: dict[str, PodTimeline] = {wp.key: PodTimeline(wp.key, wp.arrival) for wp in workload.pods}
+        self.timelines: dict[str, PodTimeline] = {
+            wp.key: PodTimeline(wp.key, wp.arrival) for wp in workload.pods
+        }
         self.durations = {wp.key: wp.duration for wp in workload.pods}
         self.requests: dict[str, Mapping[str, int]] = {}
         self.finish_timers: dict[str, Any] = {}
         self.status_timer: Any = None
-        self.status_due: dict[str, float] = {}       # per-node phases: node -> its next status write
-        self.status_ticks: dict[float, Any] = {}     # per-node phases: tick time -> timer
+        self.status_due: dict[str, float] = {}  # per-node phases: node -> its next status write
+        self.status_ticks: dict[float, Any] = {}  # per-node phases: tick time -> timer
         self.current: str | None = None
         self.attempts = 0
         self.busy_until = -math.inf
@@ -177,8 +193,17 @@ class _Run:
 
     def _sample(self, t: float) -> None:
         m = self.model.metrics
-        self.series.append(SeriesPoint(t, m.bytes_pulled, m.bytes_requested, m.bytes_cache_hit, self.pending,
-                                       self.running, self.tracker.fractions()))
+        self.series.append(
+            SeriesPoint(
+                t,
+                m.bytes_pulled,
+                m.bytes_requested,
+                m.bytes_cache_hit,
+                self.pending,
+                self.running,
+                self.tracker.fractions(),
+            )
+        )
 
     def _samples_before(self, limit: float) -> None:
         """Take the samples due strictly before clock time ``limit``: sample k of
@@ -233,7 +258,7 @@ class _Run:
     def _container_started(self, key: str, node: str, when: float) -> None:
         tl = self.timelines.get(key)
         if tl is None:
-            return      # a pod already running at second 0 (Workload.running)
+            return  # a pod already running at second 0 (Workload.running)
         t = when - self.origin
         tl.started = t
         record = self.model.records[key]
@@ -384,11 +409,14 @@ class _Run:
             for timer in self.status_ticks.values():
                 timer.cancel()
             self.status_ticks.clear()
-        self.scheduler: Scheduler = new_scheduler(self.cluster, self.spec.config, clock=self.clock, seed=self.seed,
-                                                  record=False)
+        self.scheduler: Scheduler = new_scheduler(
+            self.cluster, self.spec.config, clock=self.clock, seed=self.seed, record=False
+        )
         self.scheduler.start(queue_flushes=True)
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod_event)
-        ctx = PlannerContext(self.model, self.cluster, self.scheduler, self.clock, self.catalogue, self.origin)
+        ctx = PlannerContext(
+            self.model, self.cluster, self.scheduler, self.clock, self.catalogue, self.origin
+        )
         origin = self.origin
         # absolute clock times (floats compared exactly with the clock's own values); turned into
         # seconds since the origin only for recording
@@ -401,8 +429,13 @@ class _Run:
         self._arrive()
         if self.planners:
             self._tick_planners()
-        self.scheduler.run_until_quiet(before_attempt=self._before_attempt, after_attempt=self._after_attempt,
-                                       ready=self._ready, idle=self._idle, before_advance=self._before_advance)
+        self.scheduler.run_until_quiet(
+            before_attempt=self._before_attempt,
+            after_attempt=self._after_attempt,
+            ready=self._ready,
+            idle=self._idle,
+            before_advance=self._before_advance,
+        )
         end = self.t()
         self._samples_before(math.inf)
         self.scheduler.stop()
@@ -410,10 +443,20 @@ class _Run:
             self.progress(end, self.created, len(wl.pods))
         mean = self.tracker.mean_fractions()
         return ReplayResult(
-            config=self.spec.name, profiles=list(self.scheduler.profiles), workload=wl.description, seed=self.seed,
-            horizon=wl.horizon, timelines=[self.timelines[wp.key] for wp in wl.pods], pull_metrics=self.model.metrics,
-            mean_allocated_fraction=mean, series=self.series, attempts=self.attempts, end_time=end,
-            wall_seconds=time.perf_counter() - wall0, planners=[type(p).__name__ for p in self.planners])
+            config=self.spec.name,
+            profiles=list(self.scheduler.profiles),
+            workload=wl.description,
+            seed=self.seed,
+            horizon=wl.horizon,
+            timelines=[self.timelines[wp.key] for wp in wl.pods],
+            pull_metrics=self.model.metrics,
+            mean_allocated_fraction=mean,
+            series=self.series,
+            attempts=self.attempts,
+            end_time=end,
+            wall_seconds=time.perf_counter() - wall0,
+            planners=[type(p).__name__ for p in self.planners],
+        )
 
     def _start_running(self, wp: Any) -> None:
         """A pod already running at second 0 on ``spec.nodeName``: stored bound (the scheduler lists
@@ -426,10 +469,12 @@ class _Run:
         self.model.pod_bound(node, wp.key, pod.images, self.origin)
         self.tracker.add(pod.requests, 0.0)
         if wp.duration is not None:
+
             def finish() -> None:
                 self.model.pod_finished(node, wp.key)
                 self.tracker.remove(pod.requests, self.t())
                 self.cluster.delete("Pod", wp.namespace, wp.name)
+
             self.clock.call_at(self.origin + wp.duration, finish)
 
     def _create(self, wp: Any) -> None:
@@ -444,11 +489,19 @@ class _Run:
                 planner.on_pod_pending(pod, now)
 
 
-def run_replay(workload: Workload, spec: ConfigSpec | KubeSchedulerConfiguration | None = None, *,
-               catalogue: ImageCatalogue, kubelet_config: KubeletImageConfig | None = None,
-               seed: int | None = 0, planners: Sequence[PrePullPlannerHook] = (), attempt_seconds: float = 0.0,
-               status_update_seconds: float = STATUS_UPDATE_SECONDS, sample_points: int = SAMPLE_POINTS,
-               progress: ReplayProgress | None = None) -> ReplayResult:
+def run_replay(
+    workload: Workload,
+    spec: ConfigSpec | KubeSchedulerConfiguration | None = None,
+    *,
+    catalogue: ImageCatalogue,
+    kubelet_config: KubeletImageConfig | None = None,
+    seed: int | None = 0,
+    planners: Sequence[PrePullPlannerHook] = (),
+    attempt_seconds: float = 0.0,
+    status_update_seconds: float = STATUS_UPDATE_SECONDS,
+    sample_points: int = SAMPLE_POINTS,
+    progress: ReplayProgress | None = None,
+) -> ReplayResult:
     """Replay ``workload`` once with scheduler config ``spec`` (a :class:`ConfigSpec`, a parsed
     config, or None for the upstream default profile).
 
@@ -473,25 +526,56 @@ def run_replay(workload: Workload, spec: ConfigSpec | KubeSchedulerConfiguration
         spec = ConfigSpec("upstream-default" if spec is None else "config", spec)
     check_images(workload, catalogue)
     if kubelet_config is None:
-        kubelet_config = KubeletImageConfig.from_mapping(workload.kubelet, workload.description) \
-            if workload.kubelet else KubeletImageConfig()
-    run = _Run(workload, spec, catalogue, kubelet_config, seed, planners, attempt_seconds, status_update_seconds,
-               sample_points, progress)
+        kubelet_config = (
+            KubeletImageConfig.from_mapping(workload.kubelet, workload.description)
+            if workload.kubelet
+            else KubeletImageConfig()
+        )
+    run = _Run(
+        workload,
+        spec,
+        catalogue,
+        kubelet_config,
+        seed,
+        planners,
+        attempt_seconds,
+        status_update_seconds,
+        sample_points,
+        progress,
+    )
     return run.run()
 
 
-def run_replays(workload: Workload, specs: Sequence[ConfigSpec], *, catalogue: ImageCatalogue,
-                kubelet_config: KubeletImageConfig | None = None, seed: int | None = 0,
-                planners: Sequence[PlannerFactory] = (), attempt_seconds: float = 0.0,
-                status_update_seconds: float = STATUS_UPDATE_SECONDS, sample_points: int = SAMPLE_POINTS,
-                progress: Callable[[ConfigSpec], ReplayProgress | None] | None = None) -> list[ReplayResult]:
+def run_replays(
+    workload: Workload,
+    specs: Sequence[ConfigSpec],
+    *,
+    catalogue: ImageCatalogue,
+    kubelet_config: KubeletImageConfig | None = None,
+    seed: int | None = 0,
+    planners: Sequence[PlannerFactory] = (),
+    attempt_seconds: float = 0.0,
+    status_update_seconds: float = STATUS_UPDATE_SECONDS,
+    sample_points: int = SAMPLE_POINTS,
+    progress: Callable[[ConfigSpec], ReplayProgress | None] | None = None,
+) -> list[ReplayResult]:
     """:func:`run_replay` for each spec in order, same workload and seed; ``planners`` are
     factories called once per run (a fresh planner per config); ``progress(spec)`` returns the
     progress callback of that run."""
     results = []
     for spec in specs:
-        results.append(run_replay(workload, spec, catalogue=catalogue, kubelet_config=kubelet_config, seed=seed,
-                                  planners=[make() for make in planners], attempt_seconds=attempt_seconds,
-                                  status_update_seconds=status_update_seconds, sample_points=sample_points,
-                                  progress=progress(spec) if progress is not None else None))
+        results.append(
+            run_replay(
+                workload,
+                spec,
+                catalogue=catalogue,
+                kubelet_config=kubelet_config,
+                seed=seed,
+                planners=[make() for make in planners],
+                attempt_seconds=attempt_seconds,
+                status_update_seconds=status_update_seconds,
+                sample_points=sample_points,
+                progress=progress(spec) if progress is not None else None,
+            )
+        )
     return results

@@ -32,8 +32,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PodTimeline", "percentiles", "AllocationTracker", "SeriesPoint", "PERCENTILES", "PHASES",
-           "PACKING_RESOURCES"]
+__all__ = [
+    "PodTimeline",
+    "percentiles",
+    "AllocationTracker",
+    "SeriesPoint",
+    "PERCENTILES",
+    "PHASES",
+    "PACKING_RESOURCES",
+]
 
 #: the percentiles reported, by JSON key
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0))
@@ -108,13 +115,24 @@ class PodTimeline:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict (camelCase phase keys, times since origin)."""
-        return {"pod": self.key, "node": self.node, "arrival": self.arrival, "firstAttempt": self.first_attempt,
-                "attempts": self.attempts, "assumed": self.assumed, "bound": self.bound,
-                "pullsDone": self.pulls_done, "started": self.started, "finished": self.finished,
-                "preempted": self.preempted, "images": list(self.images),
-                "bytesRequested": self.bytes_requested, "bytesCacheHit": self.bytes_cache_hit,
-                "bytesPulled": self.bytes_pulled,
-                **{key: getattr(self, prop) for key, prop in PHASES}}
+        return {
+            "pod": self.key,
+            "node": self.node,
+            "arrival": self.arrival,
+            "firstAttempt": self.first_attempt,
+            "attempts": self.attempts,
+            "assumed": self.assumed,
+            "bound": self.bound,
+            "pullsDone": self.pulls_done,
+            "started": self.started,
+            "finished": self.finished,
+            "preempted": self.preempted,
+            "images": list(self.images),
+            "bytesRequested": self.bytes_requested,
+            "bytesCacheHit": self.bytes_cache_hit,
+            "bytesPulled": self.bytes_pulled,
+            **{key: getattr(self, prop) for key, prop in PHASES},
+        }
 
 
 def percentiles(values: Sequence[float] | Iterable[float]) -> dict[str, float] | None:
@@ -163,8 +181,11 @@ class AllocationTracker:
 
     def __post_init__(self) -> None:
         if not self.resources:
-            extra = sorted(r for r in self.allocatable if r not in PACKING_RESOURCES and r != "pods"
-                           and r != "ephemeral-storage")
+            extra = sorted(
+                r
+                for r in self.allocatable
+                if r not in PACKING_RESOURCES and r != "pods" and r != "ephemeral-storage"
+            )
             self.resources = (*PACKING_RESOURCES, *extra)
         self.allocated = dict.fromkeys(self.resources, 0)
         self._area = dict.fromkeys(self.resources, 0.0)
@@ -191,13 +212,17 @@ class AllocationTracker:
 
     def fractions(self) -> dict[str, float]:
         """Allocated / allocatable now, per resource (0.0 for a resource no node has)."""
-        return {r: (self.allocated[r] / self.allocatable[r] if self.allocatable.get(r) else 0.0)
-                for r in self.resources}
+        return {
+            r: (self.allocated[r] / self.allocatable[r] if self.allocatable.get(r) else 0.0)
+            for r in self.resources
+        }
 
     def mean_fractions(self) -> dict[str, float]:
         """Time-weighted mean of :meth:`fractions` over ``[0, horizon]`` (0.0 when horizon is 0)."""
         self._advance(self.horizon)
         if self.horizon <= 0:
             return dict.fromkeys(self.resources, 0.0)
-        return {r: (self._area[r] / self.horizon / self.allocatable[r] if self.allocatable.get(r) else 0.0)
-                for r in self.resources}
+        return {
+            r: (self._area[r] / self.horizon / self.allocatable[r] if self.allocatable.get(r) else 0.0)
+            for r in self.resources
+        }

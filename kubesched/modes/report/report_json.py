@@ -32,20 +32,45 @@ from kubesched.trace.workload import Workload
 
 __all__ = ["report_dict", "write_report_json", "write_pods_csv", "POD_COLUMNS"]
 
-POD_COLUMNS = ("config", "pod", "node", "arrival", "firstAttempt", "attempts", "assumed", "bound", "pullsDone",
-               "started", "finished", "preempted", "images", "bytesRequested", "bytesCacheHit", "bytesPulled",
-               *(key for key, _ in PHASES))
+POD_COLUMNS = (
+    "config",
+    "pod",
+    "node",
+    "arrival",
+    "firstAttempt",
+    "attempts",
+    "assumed",
+    "bound",
+    "pullsDone",
+    "started",
+    "finished",
+    "preempted",
+    "images",
+    "bytesRequested",
+    "bytesCacheHit",
+    "bytesPulled",
+    *(key for key, _ in PHASES),
+)
 
 
-def report_dict(results: Sequence[ReplayResult], workload: Workload | None = None,
-                kubelet: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def report_dict(
+    results: Sequence[ReplayResult],
+    workload: Workload | None = None,
+    kubelet: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The report as a JSON-ready dict (``runs`` in the order the configs were given); ``extra``:
     more top-level keys (``recording`` for a replayed recording)."""
     out: dict[str, Any] = {"runs": [{**r.summary(), "plots": plot_data(r)} for r in results]}
     if workload is not None:
-        out["workload"] = {"trace": workload.description, "pods": len(workload.pods), "nodes": len(workload.nodes),
-                           "horizonSeconds": workload.horizon, "originSeconds": workload.origin,
-                           "notes": list(workload.notes)}
+        out["workload"] = {
+            "trace": workload.description,
+            "pods": len(workload.pods),
+            "nodes": len(workload.nodes),
+            "horizonSeconds": workload.horizon,
+            "originSeconds": workload.origin,
+            "notes": list(workload.notes),
+        }
     if kubelet is not None:
         out["kubelet"] = dict(kubelet)
     if results:
@@ -55,11 +80,18 @@ def report_dict(results: Sequence[ReplayResult], workload: Workload | None = Non
     return out
 
 
-def write_report_json(path: str | Path, results: Sequence[ReplayResult], workload: Workload | None = None,
-                      kubelet: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> Path:
+def write_report_json(
+    path: str | Path,
+    results: Sequence[ReplayResult],
+    workload: Workload | None = None,
+    kubelet: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
     """Write :func:`report_dict` as indented JSON to ``path`` (atomically: complete or absent);
     returns the path."""
-    return atomic_write_text(path, json.dumps(report_dict(results, workload, kubelet, extra), indent=2) + "\n")
+    return atomic_write_text(
+        path, json.dumps(report_dict(results, workload, kubelet, extra), indent=2) + "\n"
+    )
 
 
 def _cell(value: Any) -> Any:

@@ -32,8 +32,12 @@ __all__ = ["plot_data", "report_figures", "CDF_MAX_POINTS", "FIGURE_TITLES"]
 #: at most this many points per CDF line (evenly spaced order statistics, ends included)
 CDF_MAX_POINTS = 2000
 _HOUR = 3600.0
-FIGURE_TITLES = ("Start-up latency CDF (creation to container running)", "Bytes pulled (cumulative)",
-                 "Cache hit ratio (cumulative, bytes)", "Utilisation: allocated / allocatable")
+FIGURE_TITLES = (
+    "Start-up latency CDF (creation to container running)",
+    "Bytes pulled (cumulative)",
+    "Cache hit ratio (cumulative, bytes)",
+    "Utilisation: allocated / allocatable",
+)
 _COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
@@ -59,7 +63,9 @@ def plot_data(r: ReplayResult) -> dict[str, Any]:
             "hours": [p.t / _HOUR for p in r.series],
             "bytesPulled": [p.bytes_pulled for p in r.series],
             "cacheHitRatio": [p.cache_hit_ratio for p in r.series],
-            "allocatedFraction": {res: [p.allocated_fraction.get(res, 0.0) for p in r.series] for res in resources},
+            "allocatedFraction": {
+                res: [p.allocated_fraction.get(res, 0.0) for p in r.series] for res in resources
+            },
         },
     }
 
@@ -72,22 +78,33 @@ def _latency_cdf(runs: Sequence[Mapping[str, Any]]) -> go.Figure:
     for run in runs:
         cdf = run["plots"]["startupCdf"]
         all_positive = all_positive and all(v > 0 for v in cdf["seconds"])
-        fig.add_trace(go.Scatter(x=cdf["seconds"], y=cdf["fraction"], mode="lines", name=run["config"],
-                                 line={"shape": "hv"}))
-    fig.update_layout(title=FIGURE_TITLES[0], xaxis_title="seconds", yaxis_title="fraction of started pods",
-                      yaxis_range=[0, 1.01])
+        fig.add_trace(
+            go.Scatter(
+                x=cdf["seconds"], y=cdf["fraction"], mode="lines", name=run["config"], line={"shape": "hv"}
+            )
+        )
+    fig.update_layout(
+        title=FIGURE_TITLES[0],
+        xaxis_title="seconds",
+        yaxis_title="fraction of started pods",
+        yaxis_range=[0, 1.01],
+    )
     if all_positive:
         fig.update_xaxes(type="log")
     return fig
 
 
-def _over_time(runs: Sequence[Mapping[str, Any]], title: str, ytitle: str, key: str, scale: float) -> go.Figure:
+def _over_time(
+    runs: Sequence[Mapping[str, Any]], title: str, ytitle: str, key: str, scale: float
+) -> go.Figure:
     import plotly.graph_objects as go
 
     fig = go.Figure()
     for run in runs:
         s = run["plots"]["series"]
-        fig.add_trace(go.Scatter(x=s["hours"], y=[v / scale for v in s[key]], mode="lines", name=run["config"]))
+        fig.add_trace(
+            go.Scatter(x=s["hours"], y=[v / scale for v in s[key]], mode="lines", name=run["config"])
+        )
     fig.update_layout(title=title, xaxis_title="hours since the replay origin", yaxis_title=ytitle)
     return fig
 
@@ -101,15 +118,29 @@ def _utilisation(runs: Sequence[Mapping[str, Any]]) -> go.Figure:
         for res in run["plots"]["series"]["allocatedFraction"]:
             if res not in resources:
                 resources.append(res)
-    fig = make_subplots(rows=max(1, len(resources)), cols=1, shared_xaxes=True, subplot_titles=resources,
-                        vertical_spacing=0.08)
+    fig = make_subplots(
+        rows=max(1, len(resources)),
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=resources,
+        vertical_spacing=0.08,
+    )
     for k, run in enumerate(runs):
         s = run["plots"]["series"]
         for row, res in enumerate(resources, start=1):
-            fig.add_trace(go.Scatter(x=s["hours"], y=s["allocatedFraction"].get(res, [0.0] * len(s["hours"])),
-                                     mode="lines", name=run["config"], legendgroup=run["config"],
-                                     showlegend=row == 1, line={"color": _COLOURS[k % len(_COLOURS)]}),
-                          row=row, col=1)
+            fig.add_trace(
+                go.Scatter(
+                    x=s["hours"],
+                    y=s["allocatedFraction"].get(res, [0.0] * len(s["hours"])),
+                    mode="lines",
+                    name=run["config"],
+                    legendgroup=run["config"],
+                    showlegend=row == 1,
+                    line={"color": _COLOURS[k % len(_COLOURS)]},
+                ),
+                row=row,
+                col=1,
+            )
     fig.update_layout(title=FIGURE_TITLES[3], height=260 * max(1, len(resources)))
     fig.update_xaxes(title_text="hours since the replay origin", row=max(1, len(resources)), col=1)
     return fig
@@ -120,7 +151,9 @@ def require_plotly() -> None:
     try:
         import plotly  # noqa: F401
     except ImportError:
-        raise ImportError("report.html and the replay plots need plotly: pip install 'kubesched[report]'") from None
+        raise ImportError(
+            "report.html and the replay plots need plotly: pip install 'kubesched[report]'"
+        ) from None
 
 
 def report_figures(runs: Sequence[Mapping[str, Any]]) -> list[go.Figure]:

@@ -76,26 +76,28 @@ class ReplayResult:
         for key, prop in PHASES:
             if key not in out:
                 out[key] = percentiles(self.phase_values(prop))
-        out.update({
-            "started": sum(1 for t in self.timelines if t.started is not None),
-            "preempted": sum(1 for t in self.timelines if t.preempted),
-            "bytesRequested": m.bytes_requested,
-            "bytesCacheHit": m.bytes_cache_hit,
-            "bytesJoined": m.bytes_joined,
-            "bytesPrepulled": m.bytes_prepulled,
-            "pullsStarted": m.pulls_started,
-            "pullsJoined": m.pulls_joined,
-            "prepulls": m.prepulls,
-            "prepullsUsed": m.prepulls_used,
-            "prepullPrecision": m.prepull_precision,
-            "imageGCRuns": m.gc_runs,
-            "imagesRemoved": m.images_removed,
-            "schedulingAttempts": self.attempts,
-            "profiles": list(self.profiles),
-            "planners": list(self.planners),
-            "seed": self.seed,
-            "horizonSeconds": self.horizon,
-            "endSeconds": self.end_time,
-            "wallSeconds": round(self.wall_seconds, 3),
-        })
+        out.update(
+            {
+                "started": sum(1 for t in self.timelines if t.started is not None),
+                "preempted": sum(1 for t in self.timelines if t.preempted),
+                "bytesRequested": m.bytes_requested,
+                "bytesCacheHit": m.bytes_cache_hit,
+                "bytesJoined": m.bytes_joined,
+                "bytesPrepulled": m.bytes_prepulled,
+                "pullsStarted": m.pulls_started,
+                "pullsJoined": m.pulls_joined,
+                "prepulls": m.prepulls,
+                "prepullsUsed": m.prepulls_used,
+                "prepullPrecision": m.prepull_precision,
+                "imageGCRuns": m.gc_runs,
+                "imagesRemoved": m.images_removed,
+                "schedulingAttempts": self.attempts,
+                "profiles": list(self.profiles),
+                "planners": list(self.planners),
+                "seed": self.seed,
+                "horizonSeconds": self.horizon,
+                "endSeconds": self.end_time,
+                "wallSeconds": round(self.wall_seconds, 3),
+            }
+        )
         return out

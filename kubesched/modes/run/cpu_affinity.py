@@ -70,7 +70,9 @@ def check_cpu(mode: str | int, allowed: list[int]) -> None:
     """Raise ConfigError naming ``--cpu-affinity`` when ``mode`` is a CPU number outside ``allowed``
     (a non-empty list; an empty one is not checked)."""
     if isinstance(mode, int) and allowed and mode not in allowed:
-        raise ConfigError("--cpu-affinity", f"CPU {mode} is not one this process may run on ({_cpu_list(allowed)})")
+        raise ConfigError(
+            "--cpu-affinity", f"CPU {mode} is not one this process may run on ({_cpu_list(allowed)})"
+        )
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def _stat_fields(path: str) -> list[str]:
     index N - 3. Raises OSError."""
     with open(path, encoding="ascii") as f:
         stat = f.read()
-    return stat[stat.rindex(")") + 2:].split()
+    return stat[stat.rindex(")") + 2 :].split()
 
 
 def current_cpu() -> int | None:
@@ -129,12 +131,20 @@ class CpuAffinity:
     readings: ``allowed()`` the CPUs the process may use, ``set_affinity(tid, cpus)``,
     ``thread_ids()``, ``read_times()`` a :class:`CpuTimes`, ``here()`` the current CPU."""
 
-    def __init__(self, mode: str | int, *, interval: float = 5.0, crowded: float = 0.5, margin: float = 0.2,
-                 allowed: Callable[[], Iterable[int]] | None = None,
-                 set_affinity: Callable[[int, set[int]], None] | None = None,
-                 thread_ids: Callable[[], list[int]] = _thread_ids,
-                 read_times: Callable[[], CpuTimes] = read_cpu_times,
-                 here: Callable[[], int | None] = current_cpu, ticks_per_second: float | None = None) -> None:
+    def __init__(
+        self,
+        mode: str | int,
+        *,
+        interval: float = 5.0,
+        crowded: float = 0.5,
+        margin: float = 0.2,
+        allowed: Callable[[], Iterable[int]] | None = None,
+        set_affinity: Callable[[int, set[int]], None] | None = None,
+        thread_ids: Callable[[], list[int]] = _thread_ids,
+        read_times: Callable[[], CpuTimes] = read_cpu_times,
+        here: Callable[[], int | None] = current_cpu,
+        ticks_per_second: float | None = None,
+    ) -> None:
         self.mode = mode
         self.interval = interval
         self.crowded = crowded
@@ -158,8 +168,13 @@ class CpuAffinity:
         allowed = sorted(self._allowed())
         self._original = allowed
         if self.mode == "none" or self._set is None or (self.mode == "auto" and len(allowed) < 2):
-            v_info(log, 2, "Scheduler threads placed by the kernel", allowed=_cpu_list(allowed),
-                   cpuAffinity=str(self.mode))
+            v_info(
+                log,
+                2,
+                "Scheduler threads placed by the kernel",
+                allowed=_cpu_list(allowed),
+                cpuAffinity=str(self.mode),
+            )
             return None
         check_cpu(self.mode, allowed)
         if isinstance(self.mode, int):
@@ -168,8 +183,14 @@ class CpuAffinity:
             here = self._here()
             cpu = here if here is not None and here in allowed else allowed[-1]
         self._pin(cpu)
-        v_info(log, 2, "Scheduler threads kept on one CPU", cpu=cpu, allowed=_cpu_list(allowed),
-               cpuAffinity=str(self.mode))
+        v_info(
+            log,
+            2,
+            "Scheduler threads kept on one CPU",
+            cpu=cpu,
+            allowed=_cpu_list(allowed),
+            cpuAffinity=str(self.mode),
+        )
         try:
             self._last = self._read_times()
         except OSError:
@@ -208,8 +229,17 @@ class CpuAffinity:
         best = max(sorted(idle), key=lambda c: idle[c])
         if idle[best] <= (1.0 - others) + self.margin:  # no more room there than is left here
             return None
-        log.info("Moving the scheduler threads to an idler CPU", extra={"kv": {
-            "from": self.cpu, "othersShare": round(others, 2), "to": best, "idleShare": round(idle[best], 2)}})
+        log.info(
+            "Moving the scheduler threads to an idler CPU",
+            extra={
+                "kv": {
+                    "from": self.cpu,
+                    "othersShare": round(others, 2),
+                    "to": best,
+                    "idleShare": round(idle[best], 2),
+                }
+            },
+        )
         self._pin(best)
         self.moves += 1
         return best

@@ -17,15 +17,31 @@ def effective_config_document(opts: RunOptions) -> dict[str, Any]:
     (``cmd/kube-scheduler/app/options/options.go: ApplyTo``)."""
     from kubesched.config.load import dump_config
 
-    le = opts.effective.leader_election.model_copy(update={
-        "leader_elect": opts.leader_elect, "lease_duration": opts.lease_duration,
-        "renew_deadline": opts.renew_deadline, "retry_period": opts.retry_period,
-        "resource_name": opts.lease_name, "resource_namespace": opts.lease_namespace})
+    le = opts.effective.leader_election.model_copy(
+        update={
+            "leader_elect": opts.leader_elect,
+            "lease_duration": opts.lease_duration,
+            "renew_deadline": opts.renew_deadline,
+            "retry_period": opts.retry_period,
+            "resource_name": opts.lease_name,
+            "resource_namespace": opts.lease_namespace,
+        }
+    )
     # what is in effect: kubesched talks JSON and has no contention profile (config/run_fields.py)
-    cc = opts.effective.client_connection.model_copy(update={"qps": opts.qps, "burst": opts.burst,
-                                                             "kubeconfig": opts.kubeconfig or "",
-                                                             "content_type": JSON})
-    cfg = opts.effective.model_copy(update={"leader_election": le, "client_connection": cc,
-                                            "enable_profiling": opts.profiling,
-                                            "enable_contention_profiling": False})
+    cc = opts.effective.client_connection.model_copy(
+        update={
+            "qps": opts.qps,
+            "burst": opts.burst,
+            "kubeconfig": opts.kubeconfig or "",
+            "content_type": JSON,
+        }
+    )
+    cfg = opts.effective.model_copy(
+        update={
+            "leader_election": le,
+            "client_connection": cc,
+            "enable_profiling": opts.profiling,
+            "enable_contention_profiling": False,
+        }
+    )
     return dump_config(cfg)

@@ -151,8 +151,9 @@ def setup(opts: RunOptions) -> RunGraph:
     place of its own); nothing is left placed or open when it raises."""
     clock = RealClock()
     component_metrics = ComponentMetrics.for_registry()  # the default registry, served at /metrics
-    base = KubeClusterClient.from_kubeconfig(opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock,
-                                             component_metrics=component_metrics)
+    base = KubeClusterClient.from_kubeconfig(
+        opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock, component_metrics=component_metrics
+    )
     # before the scheduler's threads start (they inherit the placement); undone by run_scheduler
     affinity = CpuAffinity(opts.cpu_affinity)
     affinity.start()
@@ -164,72 +165,133 @@ def setup(opts: RunOptions) -> RunGraph:
         raise
 
 
-def _build(opts: RunOptions, clock: RealClock, component_metrics: ComponentMetrics, base: KubeClusterClient,
-           affinity: CpuAffinity) -> RunGraph:
+def _build(
+    opts: RunOptions,
+    clock: RealClock,
+    component_metrics: ComponentMetrics,
+    base: KubeClusterClient,
+    affinity: CpuAffinity,
+) -> RunGraph:
     registry = in_tree_registry()
     load_plugin_modules(registry, opts.plugin_modules)
     signals = LeaseSignals()
     lease = _lease(opts, base, clock, signals) if opts.leader_elect else None
     # no write on a stale lease (the lease's own requests pass: kubesched.client.fencing)
-    client = base if lease is None else base.with_limiter(
-        base.limiter, write_guard=LeaseFence(lease.elector.valid_until, signals.stopped_leading))
+    client = (
+        base
+        if lease is None
+        else base.with_limiter(
+            base.limiter, write_guard=LeaseFence(lease.elector.valid_until, signals.stopped_leading)
+        )
+    )
     pool = BindingPool(max_workers=opts.parallel_bindings, max_in_flight=opts.parallel_bindings * 16)
     writes = _api_writes(client, opts, clock)
     try:
         try:
-            sched = new_scheduler(client, opts.config, clock=clock, registry=registry, binding_executor=pool,
-                                  write_client=writes.client, event_sink=writes.events.record,
-                                  reporting_instance=opts.identity,
-                                  permit_wait_timeout=opts.permit_wait_timeout or None,
-                                  metrics=SchedulerMetrics())  # default registry: served at /metrics
+            sched = new_scheduler(
+                client,
+                opts.config,
+                clock=clock,
+                registry=registry,
+                binding_executor=pool,
+                write_client=writes.client,
+                event_sink=writes.events.record,
+                reporting_instance=opts.identity,
+                permit_wait_timeout=opts.permit_wait_timeout or None,
+                metrics=SchedulerMetrics(),
+            )  # default registry: served at /metrics
         except ConfigError as e:
             if opts.config_file and not e.where:
                 raise e.located(opts.config_file) from None
             raise
         prepuller = _prepuller(opts, sched, client, clock) if opts.prepull is not None else None
         # the serving certificate first, as upstream's SecureServing.ApplyTo before Authentication.ApplyTo
-        tls = server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file) \
-            if opts.secure_port else None  # ConfigError naming --tls-cert-file / --tls-private-key-file
+        tls = (
+            server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file)
+            if opts.secure_port
+            else None
+        )  # ConfigError naming --tls-cert-file / --tls-private-key-file
         delegated = build_request_auth(opts.delegation, opts.kubeconfig, client_certificates=tls is not None)
     except BaseException:
         writes.writer.stop()
         raise
     if tls is not None:
         accept_client_certificates(tls, delegated.client_ca_pem)
-    endpoints = _endpoints(opts, clock, sched, lease, tls, RequestAuth(delegated.authenticator, delegated.authorizer))
-    return RunGraph(options=opts, clock=clock, affinity=affinity, component_metrics=component_metrics,
-                    client=client, writes=writes, pool=pool, scheduler=sched, prepuller=prepuller, lease=lease,
-                    signals=signals, tls=tls, delegated=delegated, endpoints=endpoints)
+    endpoints = _endpoints(
+        opts, clock, sched, lease, tls, RequestAuth(delegated.authenticator, delegated.authorizer)
+    )
+    return RunGraph(
+        options=opts,
+        clock=clock,
+        affinity=affinity,
+        component_metrics=component_metrics,
+        client=client,
+        writes=writes,
+        pool=pool,
+        scheduler=sched,
+        prepuller=prepuller,
+        lease=lease,
+        signals=signals,
+        tls=tls,
+        delegated=delegated,
+        endpoints=endpoints,
+    )
 
 
 def _lease(opts: RunOptions, base: KubeClusterClient, clock: RealClock, signals: LeaseSignals) -> Lease:
     """The elector of ``--leader-elect`` (ConfigError ``leaderElection`` for bad durations)."""
     try:
-        cfg = LeaderElectionConfig(name=opts.lease_name, namespace=opts.lease_namespace, identity=opts.identity,
-                                   lease_duration=opts.lease_duration, renew_deadline=opts.renew_deadline,
-                                   retry_period=opts.retry_period)
+        cfg = LeaderElectionConfig(
+            name=opts.lease_name,
+            namespace=opts.lease_namespace,
+            identity=opts.identity,
+            lease_duration=opts.lease_duration,
+            renew_deadline=opts.renew_deadline,
+            retry_period=opts.retry_period,
+        )
         cfg.validate()
     except ValueError as e:
         raise ConfigError("leaderElection", str(e)) from None
     lease_client = base.with_limiter(TokenBucket(opts.qps, opts.burst, base.clock) if opts.qps != 0 else None)
-    elector = LeaderElector(lease_client, cfg, clock, on_started_leading=signals.started_leading,
-                            on_stopped_leading=signals.stopped_leading,
-                            on_new_leader=lambda who: log.info("new leader elected: %s", who))
+    elector = LeaderElector(
+        lease_client,
+        cfg,
+        clock,
+        on_started_leading=signals.started_leading,
+        on_stopped_leading=signals.stopped_leading,
+        on_new_leader=lambda who: log.info("new leader elected: %s", who),
+    )
     return Lease(cfg, elector, lease_client)
 
 
-def _prepuller(opts: RunOptions, sched: Scheduler, client: KubeClusterClient, clock: RealClock) -> PrePullController:
+def _prepuller(
+    opts: RunOptions, sched: Scheduler, client: KubeClusterClient, clock: RealClock
+) -> PrePullController:
     p = opts.prepull
     assert p is not None
     return PrePullController.for_scheduler(
-        sched, client, clock, p.catalogue, mechanism=p.mechanism,
+        sched,
+        client,
+        clock,
+        p.catalogue,
+        mechanism=p.mechanism,
         registry_settings=p.registry_settings or registry_settings_of(opts.effective),
-        namespace=p.namespace, interval=p.interval,
-        max_new_per_tick=p.max_per_tick, timeout_seconds=p.timeout, priority_class_name=p.priority_class or None)
+        namespace=p.namespace,
+        interval=p.interval,
+        max_new_per_tick=p.max_per_tick,
+        timeout_seconds=p.timeout,
+        priority_class_name=p.priority_class or None,
+    )
 
 
-def _endpoints(opts: RunOptions, clock: RealClock, sched: Scheduler, lease: Lease | None,
-               tls: ssl.SSLContext | None, auth: RequestAuth) -> tuple[Endpoint, ...]:
+def _endpoints(
+    opts: RunOptions,
+    clock: RealClock,
+    sched: Scheduler,
+    lease: Lease | None,
+    tls: ssl.SSLContext | None,
+    auth: RequestAuth,
+) -> tuple[Endpoint, ...]:
     """``--secure-port`` (TLS) and ``--port`` (plain), each when non-zero, not listening yet."""
     componentconfig = effective_config_document(opts)
 
@@ -244,17 +306,33 @@ def _endpoints(opts: RunOptions, clock: RealClock, sched: Scheduler, lease: Leas
     resources = CollectorRegistry()  # /metrics/resources: the pods' requests and limits, read at each scrape
     resources.register(PodResourcesCollector(lambda: sched.objects("Pod")))
     return tuple(
-        Endpoint(StatusServer(opts.bind_address, port, synced=sched.has_synced,
-                              unhealthy_informers=sched.unhealthy_informers, leader_health=leader_health,
-                              now=clock.now, profiling=opts.profiling, tls=ctx, auth=auth, configz=configz,
-                              resources_registry=resources), flag)
-        for port, flag, ctx in ((opts.secure_port, "--secure-port", tls), (opts.port, "--port", None)) if port)
+        Endpoint(
+            StatusServer(
+                opts.bind_address,
+                port,
+                synced=sched.has_synced,
+                unhealthy_informers=sched.unhealthy_informers,
+                leader_health=leader_health,
+                now=clock.now,
+                profiling=opts.profiling,
+                tls=ctx,
+                auth=auth,
+                configz=configz,
+                resources_registry=resources,
+            ),
+            flag,
+        )
+        for port, flag, ctx in ((opts.secure_port, "--secure-port", tls), (opts.port, "--port", None))
+        if port
+    )
 
 
 def _api_writes(client: KubeClusterClient, opts: RunOptions, clock: RealClock) -> ApiWrites:
     writer = AsyncWriter(workers=4)
     events_client = client.with_limiter(TokenBucket(opts.qps, opts.burst, clock) if opts.qps != 0 else None)
-    return ApiWrites(WriteBehindClient(client, writer), writer, EventBroadcaster(events_client, clock), events_client)
+    return ApiWrites(
+        WriteBehindClient(client, writer), writer, EventBroadcaster(events_client, clock), events_client
+    )
 
 
 def run(graph: RunGraph, stop: threading.Event) -> int:
@@ -274,7 +352,11 @@ def run(graph: RunGraph, stop: threading.Event) -> int:
             raise ListenError(opts.bind_address, ep.server.port, f"--bind-address, {ep.flag}", e) from None
     graph.delegated.follow(graph.tls, stop)  # CA files and the authentication ConfigMap, re-read every minute
     for s in servers:
-        log.info("serving /healthz /readyz /metrics%s on %s", " /debug/pprof/profile" if opts.profiling else "", s.url)
+        log.info(
+            "serving /healthz /readyz /metrics%s on %s",
+            " /debug/pprof/profile" if opts.profiling else "",
+            s.url,
+        )
     if graph.affinity.mode == "auto" and graph.affinity.cpu is not None:
         threading.Thread(target=graph.affinity.run, args=(stop,), name="cpu-affinity", daemon=True).start()
     sched_stop = threading.Event()  # scheduling loop
@@ -316,8 +398,12 @@ def run(graph: RunGraph, stop: threading.Event) -> int:
         _start_scheduling(graph, sched_thread, sched_stop, stop)
     else:
         graph.component_metrics.leading(opts.lease_name, False)
-        log.info("attempting to acquire lease %s/%s as %s", lease.config.namespace, lease.config.name,
-                 lease.config.identity)
+        log.info(
+            "attempting to acquire lease %s/%s as %s",
+            lease.config.namespace,
+            lease.config.name,
+            lease.config.identity,
+        )
         threading.Thread(target=lease.elector.run, args=(stop,), name="leader-election", daemon=True).start()
     while not stop.is_set():
         if not signals.changed.wait(0.2):
@@ -337,8 +423,9 @@ def run(graph: RunGraph, stop: threading.Event) -> int:
     return graceful()
 
 
-def _start_scheduling(graph: RunGraph, sched_thread: threading.Thread, sched_stop: threading.Event,
-                      stop: threading.Event) -> None:
+def _start_scheduling(
+    graph: RunGraph, sched_thread: threading.Thread, sched_stop: threading.Event, stop: threading.Event
+) -> None:
     """The scheduling loop and the pre-pull controller, once (upstream ``OnStartedLeading``)."""
     if sched_thread.ident is not None or stop.is_set():
         return
@@ -364,8 +451,9 @@ def _stop_writes(graph: RunGraph) -> None:
         graph.lease.client.close()
 
 
-def _graceful(graph: RunGraph, sched_stop: threading.Event, sched_thread: threading.Thread,
-              servers: list[StatusServer]) -> int:
+def _graceful(
+    graph: RunGraph, sched_stop: threading.Event, sched_thread: threading.Thread, servers: list[StatusServer]
+) -> int:
     """Stop taking pods (:meth:`Scheduler.stop` closes the queue, which wakes the loop's wait at
     once, and ends the watches), finish the scheduling cycle and the in-flight bindings and the
     queued writes, release the lease, close the clients and servers."""

@@ -107,8 +107,13 @@ class Simulation:
     plus pods preempted during the run: ``namespace``, ``name``, ``status``, ``node``, ``message``,
     ``profile``), ``profile``, ``seed``, and the cluster after the run (:meth:`snapshot`)."""
 
-    def __init__(self, manifests: list[Manifest], config: KubeSchedulerConfiguration | None, seed: int | None,
-                 result: SimulationResult) -> None:
+    def __init__(
+        self,
+        manifests: list[Manifest],
+        config: KubeSchedulerConfiguration | None,
+        seed: int | None,
+        result: SimulationResult,
+    ) -> None:
         self._manifests = manifests
         self._config = config
         self.seed = seed
@@ -142,8 +147,14 @@ class Simulation:
         key = f"{outcome.namespace}/{outcome.name}"
         res = self._recorded(lambda p: bool(p.key == key))
         recorded = find_pod(res, key)
-        return PodExplanation(outcome.namespace, outcome.name, outcome.status, outcome.node, outcome.message,
-                              [r.to_dict() for r in recorded.results])
+        return PodExplanation(
+            outcome.namespace,
+            outcome.name,
+            outcome.status,
+            outcome.node,
+            outcome.message,
+            [r.to_dict() for r in recorded.results],
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The ``SimulationResult`` document of ``kubesched simulate -o json`` (every attempt)."""
@@ -151,8 +162,19 @@ class Simulation:
 
     def to_frame(self) -> pandas.DataFrame:
         """One row per pod: namespace, name, status, node, message, profile. Needs pandas."""
-        return _frame([{"namespace": p.namespace, "name": p.name, "status": p.status, "node": p.node,
-                        "message": p.message, "profile": p.profile} for p in self.pods])
+        return _frame(
+            [
+                {
+                    "namespace": p.namespace,
+                    "name": p.name,
+                    "status": p.status,
+                    "node": p.node,
+                    "message": p.message,
+                    "profile": p.profile,
+                }
+                for p in self.pods
+            ]
+        )
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Every object of the embedded cluster after the run (what ``--write-snapshot`` writes)."""

@@ -55,8 +55,9 @@ def _count_rejection(rejections: dict[str, dict[str, int]], plugin: str, st: dic
     return False
 
 
-def _compact(full: dict[str, Any], verdicts: Iterable[Any], filtered: int, passed: int,
-             selected_scores: dict[str, Any]) -> dict[str, Any]:
+def _compact(
+    full: dict[str, Any], verdicts: Iterable[Any], filtered: int, passed: int, selected_scores: dict[str, Any]
+) -> dict[str, Any]:
     """The compact entry: ``verdicts`` in visiting order (per-node verdict dicts or
     :class:`_FirstReject`), ``filtered`` nodes in all, of which ``passed`` are not in ``verdicts``
     and passed every plugin."""
@@ -64,8 +65,9 @@ def _compact(full: dict[str, Any], verdicts: Iterable[Any], filtered: int, passe
     feasible = passed
     for per_plugin in verdicts:
         if isinstance(per_plugin, _FirstReject):
-            feasible += per_plugin.plugin is None or _count_rejection(rejections, per_plugin.plugin,
-                                                                      status_dict(per_plugin.status))
+            feasible += per_plugin.plugin is None or _count_rejection(
+                rejections, per_plugin.plugin, status_dict(per_plugin.status)
+            )
             continue
         ok = True
         for plugin, st in per_plugin.items():
@@ -86,8 +88,11 @@ def compact_attempt(full: dict[str, Any]) -> dict[str, Any]:
     scores = {}
     if selected is not None:
         for plugin, raw in full["score"].get(selected, {}).items():
-            scores[plugin] = {"score": raw, "normalizedScore": full["normalizedScore"].get(selected, {}).get(plugin),
-                              "finalScore": full["finalScore"].get(selected, {}).get(plugin)}
+            scores[plugin] = {
+                "score": raw,
+                "normalizedScore": full["normalizedScore"].get(selected, {}).get(plugin),
+                "finalScore": full["finalScore"].get(selected, {}).get(plugin),
+            }
     return _compact(full, full["filter"].values(), len(full["filter"]), 0, scores)
 
 
@@ -116,9 +121,16 @@ class SummaryRecorder(CycleRecorder):
         self.filter_visited = 0
         self.filter_passed = 0
 
-    def record_filter_chunk(self, infos: Sequence[Any], rows: Sequence[int], first: Sequence[int],
-                            rejected: Mapping[int, Status | None], known: Mapping[int, dict[str, Any]],
-                            plugins: Sequence[Any], skip: Collection[str]) -> None:
+    def record_filter_chunk(
+        self,
+        infos: Sequence[Any],
+        rows: Sequence[int],
+        first: Sequence[int],
+        rejected: Mapping[int, Status | None],
+        known: Mapping[int, dict[str, Any]],
+        plugins: Sequence[Any],
+        skip: Collection[str],
+    ) -> None:
         entries = self.filter_entries
         listed = sorted(rejected.keys() | known.keys())
         for i in listed:
@@ -130,10 +142,13 @@ class SummaryRecorder(CycleRecorder):
     def record_scores(self, plugin: str, nodes: Sequence[Any], raw: Sequence[int]) -> None:
         self.score_lists[plugin] = [nodes, raw, None, 1]
 
-    def record_normalized_scores(self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int],
-                                 weight: int) -> None:
+    def record_normalized_scores(
+        self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int], weight: int
+    ) -> None:
         entry = self.score_lists.get(plugin)
-        if entry is None or entry[0] is not nodes:  # not scored through record_scores: keep it as the base does
+        if (
+            entry is None or entry[0] is not nodes
+        ):  # not scored through record_scores: keep it as the base does
             super().record_normalized_scores(plugin, nodes, normalized, weight)
             return
         entry[2] = normalized
@@ -147,8 +162,11 @@ class SummaryRecorder(CycleRecorder):
         full = {"score": self.score, "normalizedScore": self.normalized_score, "finalScore": self.final_score}
         out = {}
         for plugin, raw in full["score"].get(selected, {}).items():
-            out[plugin] = {"score": raw, "normalizedScore": full["normalizedScore"].get(selected, {}).get(plugin),
-                           "finalScore": full["finalScore"].get(selected, {}).get(plugin)}
+            out[plugin] = {
+                "score": raw,
+                "normalizedScore": full["normalizedScore"].get(selected, {}).get(plugin),
+                "finalScore": full["finalScore"].get(selected, {}).get(plugin),
+            }
         index: dict[int, int] = {}
         for plugin, (nodes, raw, norm, weight) in self.score_lists.items():
             i = index.get(id(nodes))
@@ -161,9 +179,13 @@ class SummaryRecorder(CycleRecorder):
             if i < 0:
                 continue
             n = norm[i] if norm is not None else self.normalized_score.get(selected, {}).get(plugin)
-            out[plugin] = {"score": raw[i], "normalizedScore": n,
-                           "finalScore": n * weight if norm is not None else
-                           self.final_score.get(selected, {}).get(plugin)}
+            out[plugin] = {
+                "score": raw[i],
+                "normalizedScore": n,
+                "finalScore": n * weight
+                if norm is not None
+                else self.final_score.get(selected, {}).get(plugin),
+            }
         return out
 
 
@@ -171,8 +193,13 @@ def compact_record(rec: Any) -> dict[str, Any]:
     """The compact entry of one recorded attempt (a :class:`SummaryRecorder` or a full recorder)."""
     if isinstance(rec, SummaryRecorder):
         if rec.filter_visited:  # the batch path (a cycle takes one path)
-            return _compact(rec.to_dict(), rec.filter_entries, rec.filter_visited, rec.filter_passed,
-                            rec.selected_scores())
+            return _compact(
+                rec.to_dict(),
+                rec.filter_entries,
+                rec.filter_visited,
+                rec.filter_passed,
+                rec.selected_scores(),
+            )
         return _compact(rec.to_dict(), rec.filter.values(), len(rec.filter), 0, rec.selected_scores())
     return compact_attempt(rec.to_dict())
 

@@ -24,17 +24,37 @@ KIND = "SimulationResult"
 def _pod_dicts(res: SimulationResult) -> Iterator[dict[str, Any]]:
     if res.detail == "compact":
         for p in res.pods:
-            yield {"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status, "node": p.node,
-                   "message": p.message, "attempts": p.attempts or 0,
-                   "lastAttempt": _compact(p.results[-1]) if p.results else None}
+            yield {
+                "namespace": p.namespace,
+                "name": p.name,
+                "profile": p.profile,
+                "status": p.status,
+                "node": p.node,
+                "message": p.message,
+                "attempts": p.attempts or 0,
+                "lastAttempt": _compact(p.results[-1]) if p.results else None,
+            }
     else:
         for p in res.pods:
-            yield {"namespace": p.namespace, "name": p.name, "profile": p.profile, "status": p.status,
-                   "node": p.node, "message": p.message, "results": [r.to_dict() for r in p.results]}
+            yield {
+                "namespace": p.namespace,
+                "name": p.name,
+                "profile": p.profile,
+                "status": p.status,
+                "node": p.node,
+                "message": p.message,
+                "results": [r.to_dict() for r in p.results],
+            }
 
 
 def _head(res: SimulationResult) -> dict[str, Any]:
-    return {"apiVersion": API_VERSION, "kind": KIND, "profile": res.profile, "seed": res.seed, "detail": res.detail}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "profile": res.profile,
+        "seed": res.seed,
+        "detail": res.detail,
+    }
 
 
 def result_dict(res: SimulationResult) -> dict[str, Any]:
@@ -91,7 +111,9 @@ def pods_grid(res: SimulationResult, *, wide: bool = False) -> Grid:
     """One row per pod: pod, node (or ``<pending>``), status and the upstream message; ``wide``
     adds the profile, ``spec.priority`` (0 when unset, as ``corev1helpers.PodPriority``) and ``status.nominatedNodeName`` of the pod at the end of
     the run (as ``kubectl -o wide`` adds columns); the message stays the last column."""
-    headers = ["POD", "NODE", "STATUS"] + (["PROFILE", "PRIORITY", "NOMINATED NODE"] if wide else []) + ["MESSAGE"]
+    headers = (
+        ["POD", "NODE", "STATUS"] + (["PROFILE", "PRIORITY", "NOMINATED NODE"] if wide else []) + ["MESSAGE"]
+    )
     rows = []
     for p in res.pods:
         row = [f"{p.namespace}/{p.name}", p.node or "<pending>", p.status]
@@ -154,8 +176,11 @@ def find_pod(res: SimulationResult, ref: str) -> PodOutcome:
     """Find ``ns/name`` or a unique ``name``; raises ``KeyError`` with a clear message."""
     matches = [p for p in res.pods if f"{p.namespace}/{p.name}" == ref or ("/" not in ref and p.name == ref)]
     if len(matches) != 1:
-        raise KeyError(f"pod {ref!r} not found among the simulated pods" if not matches
-                       else f"pod name {ref!r} is ambiguous; use namespace/name")
+        raise KeyError(
+            f"pod {ref!r} not found among the simulated pods"
+            if not matches
+            else f"pod name {ref!r} is ambiguous; use namespace/name"
+        )
     return matches[0]
 
 
@@ -170,14 +195,26 @@ def explain_grids(p: PodOutcome) -> list[Grid | str]:
         d = rec.to_dict()
         title = f"{p.namespace}/{p.name} — attempt {i}: selected {d['selectedNode'] or '<none>'}"
         if d["preFilter"]:
-            out.append(Grid(f"{title} — PreFilter", ["PLUGIN", "RESULT"],
-                            [[plugin, _status_text(st)] for plugin, st in d["preFilter"].items()]))
+            out.append(
+                Grid(
+                    f"{title} — PreFilter",
+                    ["PLUGIN", "RESULT"],
+                    [[plugin, _status_text(st)] for plugin, st in d["preFilter"].items()],
+                )
+            )
         filt: dict[str, dict[str, Any]] = d["filter"]
         if filt:
             plugins = _plugins(filt)
-            out.append(Grid(f"{title} — Filter", ["NODE", *plugins],
-                            [[node, *[_status_text(per_node[pl]) if pl in per_node else "" for pl in plugins]]
-                             for node, per_node in filt.items()]))
+            out.append(
+                Grid(
+                    f"{title} — Filter",
+                    ["NODE", *plugins],
+                    [
+                        [node, *[_status_text(per_node[pl]) if pl in per_node else "" for pl in plugins]]
+                        for node, per_node in filt.items()
+                    ],
+                )
+            )
         if d["score"]:
             plugins = _plugins(d["score"])
             rows = []
@@ -193,11 +230,25 @@ def explain_grids(p: PodOutcome) -> list[Grid | str]:
                     total += fin
                     cells.append(f"{per_node[pl]} / {norm} / {fin}")
                 rows.append([node, *cells, str(total)])
-            out.append(Grid(f"{title} — Score (raw / normalized / weighted)", ["NODE", *plugins, "TOTAL"], rows))
+            out.append(
+                Grid(f"{title} — Score (raw / normalized / weighted)", ["NODE", *plugins, "TOTAL"], rows)
+            )
         if d["postFilter"]:
-            out.append(Grid(f"{title} — PostFilter", ["PLUGIN", "RESULT", "NOMINATED", "VICTIMS"],
-                            [[plugin, _status_text(st), st.get("nominatedNode") or "",
-                              ", ".join(st.get("victims") or [])] for plugin, st in d["postFilter"].items()]))
+            out.append(
+                Grid(
+                    f"{title} — PostFilter",
+                    ["PLUGIN", "RESULT", "NOMINATED", "VICTIMS"],
+                    [
+                        [
+                            plugin,
+                            _status_text(st),
+                            st.get("nominatedNode") or "",
+                            ", ".join(st.get("victims") or []),
+                        ]
+                        for plugin, st in d["postFilter"].items()
+                    ],
+                )
+            )
     return out
 
 
@@ -218,7 +269,9 @@ def _status_text(st: dict[str, Any]) -> str:
     return f"{code}: {reasons}" if reasons else code
 
 
-def print_grids(items: list[Grid | str], console: Console | None, out: TextIO, *, headers: bool = True) -> None:
+def print_grids(
+    items: list[Grid | str], console: Console | None, out: TextIO, *, headers: bool = True
+) -> None:
     """Print grids: as rich tables on ``console`` (a terminal), else as plain columns on ``out``
     with each grid's title on its own line before it (the summary and free text as they are)."""
     for item in items:

@@ -140,11 +140,19 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
     return objs, errors
 
 
-def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration | None, *, seed: int | None = None,
-                   record: bool | Callable[[Pod], bool] = True, registry: Registry | None = None,
-                   compact: bool = False, progress: Callable[[int, int, float], None] | None = None,
-                   observer: SimulationObserver | None = None,
-                   full_detail: Callable[[Pod], bool] | None = None, controllers: bool = True) -> SimulationResult:
+def run_simulation(
+    manifests: list[Manifest],
+    config: KubeSchedulerConfiguration | None,
+    *,
+    seed: int | None = None,
+    record: bool | Callable[[Pod], bool] = True,
+    registry: Registry | None = None,
+    compact: bool = False,
+    progress: Callable[[int, int, float], None] | None = None,
+    observer: SimulationObserver | None = None,
+    full_detail: Callable[[Pod], bool] | None = None,
+    controllers: bool = True,
+) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
     for a bad config; malformed Pods become ``Error`` outcomes.
@@ -164,7 +172,9 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    ControllerManager(cluster, clock_now=clock.now).start()  # binds and creates claims as kube-controller-manager would
+    ControllerManager(
+        cluster, clock_now=clock.now
+    ).start()  # binds and creates claims as kube-controller-manager would
     expanded: list[str] = []
     if controllers:
         classes = {m.name: m.obj for m in manifests if m.kind == "PriorityClass"}
@@ -174,11 +184,18 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
     if records is not None:
         sched.records = records
         sched.new_recorder = records.new_recorder
-    pending_keys = [f"{m.namespace or 'default'}/{m.name}" for m in manifests
-                    if m.kind == "Pod" and not _field(m.obj, "spec").get("nodeName")
-                    and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")] + expanded
-    bound_at_start = {f"{m.namespace or 'default'}/{m.name}" for m in manifests
-                      if m.kind == "Pod" and _field(m.obj, "spec").get("nodeName")}
+    pending_keys = [
+        f"{m.namespace or 'default'}/{m.name}"
+        for m in manifests
+        if m.kind == "Pod"
+        and not _field(m.obj, "spec").get("nodeName")
+        and _field(m.obj, "status").get("phase") not in ("Succeeded", "Failed")
+    ] + expanded
+    bound_at_start = {
+        f"{m.namespace or 'default'}/{m.name}"
+        for m in manifests
+        if m.kind == "Pod" and _field(m.obj, "spec").get("nodeName")
+    }
     if observer is not None:
         observer.loaded(cluster, sched)
     sched.start()
@@ -192,6 +209,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
             q = sched.pending_pods()
             unsettled = q.active + q.backoff + q.in_flight
             progress(max(0, len(pending_keys) - unsettled), len(pending_keys), clock.now() - start)
+
     def before(qpi: QueuedPodInfo) -> None:
         if observer is not None:
             observer.before_attempt(qpi)
@@ -203,6 +221,7 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
         attempts += 1
         if attempts % PROGRESS_EVERY == 0:
             report()
+
     sched.run_until_quiet(max_attempts=limit, before_attempt=before, after_attempt=after)
     report()
     t2 = time.perf_counter()
@@ -214,16 +233,30 @@ def run_simulation(manifests: list[Manifest], config: KubeSchedulerConfiguration
         for o in outcomes:
             o.attempts = records.attempts(f"{o.namespace}/{o.name}")
     timings = {"load": t1 - t0, "schedule": t2 - t1, "collect": time.perf_counter() - t2}
-    return SimulationResult(profile, seed, outcomes, cluster, sched, attempts, "compact" if compact else "full",
-                            timings, records.full_records if records is not None else {})
+    return SimulationResult(
+        profile,
+        seed,
+        outcomes,
+        cluster,
+        sched,
+        attempts,
+        "compact" if compact else "full",
+        timings,
+        records.full_records if records is not None else {},
+    )
 
 
 #: ``Preempted by pod <uid> on node <node>`` (``default_preemption.go: prepareCandidate``'s Event).
 _PREEMPTED_BY = re.compile(r"^Preempted by pod (\S+)( on node .*)$")
 
 
-def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: list[str], bound_at_start: set[str],
-                     pod_errors: Mapping[str, str]) -> list[PodOutcome]:
+def collect_outcomes(
+    sched: Scheduler,
+    cluster: MemoryCluster,
+    pending_keys: list[str],
+    bound_at_start: set[str],
+    pod_errors: Mapping[str, str],
+) -> list[PodOutcome]:
     """Classify every pod that was pending at the start, plus pods preempted during the run and
     bound pods that did not parse (``Error`` rows naming their node: they still count there for
     what can be read of them, see :func:`kubesched.api.pod_partial.readable_pod`)."""
@@ -252,8 +285,11 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
             continue
         obj = current.get(key)
         if obj is None:
-            out.append(PodOutcome(ns, name, "Preempted", None, preempted.get(key, "pod was deleted during the run"),
-                                  records))
+            out.append(
+                PodOutcome(
+                    ns, name, "Preempted", None, preempted.get(key, "pod was deleted during the run"), records
+                )
+            )
             continue
         if _field(obj, "metadata").get("deletionTimestamp") and not _field(obj, "spec").get("nodeName"):
             out.append(PodOutcome(ns, name, "Ignored", None, f"skip schedule deleting pod: {key}", records))
@@ -264,7 +300,9 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
             out.append(PodOutcome(ns, name, "Scheduled", spec["nodeName"], "", records))
             continue
         if sched_name not in sched.profiles:
-            out.append(PodOutcome(ns, name, "Ignored", None, f'no profile for schedulerName "{sched_name}"', records))
+            out.append(
+                PodOutcome(ns, name, "Ignored", None, f'no profile for schedulerName "{sched_name}"', records)
+            )
             continue
         if key in gated:
             qpi = gated[key]
@@ -272,8 +310,11 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
             out.append(PodOutcome(ns, name, "Gated", None, s.message() if s is not None else "", records))
             continue
         conds = _field(obj, "status").get("conditions")
-        cond = next((c for c in conds if isinstance(c, Mapping) and c.get("type") == "PodScheduled"), None) \
-            if isinstance(conds, list) else None
+        cond = (
+            next((c for c in conds if isinstance(c, Mapping) and c.get("type") == "PodScheduled"), None)
+            if isinstance(conds, list)
+            else None
+        )
         msg = str(cond.get("message") or "") if cond else ""
         status = "Error" if cond is not None and cond.get("reason") == "SchedulerError" else "Unschedulable"
         out.append(PodOutcome(ns, name, status, None, msg, records))
@@ -285,10 +326,20 @@ def collect_outcomes(sched: Scheduler, cluster: MemoryCluster, pending_keys: lis
         if key in pod_errors and key in current:
             ns, name = key.split("/", 1)
             node = _field(current[key], "spec").get("nodeName")
-            out.append(PodOutcome(ns, name, "Error", node if isinstance(node, str) else None,
-                                  f"{pod_errors[key]} (bound pod, counted on its node for what can be read)", []))
+            out.append(
+                PodOutcome(
+                    ns,
+                    name,
+                    "Error",
+                    node if isinstance(node, str) else None,
+                    f"{pod_errors[key]} (bound pod, counted on its node for what can be read)",
+                    [],
+                )
+            )
             continue
         if key not in current:
             ns, name = key.split("/", 1)
-            out.append(PodOutcome(ns, name, "Preempted", None, preempted.get(key, "deleted during the run"), []))
+            out.append(
+                PodOutcome(ns, name, "Preempted", None, preempted.get(key, "deleted during the run"), [])
+            )
     return out

@@ -49,13 +49,24 @@ from kubesched.errors import ManifestError
 from kubesched.modes.report.metrics import AllocationTracker, PodTimeline, SeriesPoint
 from kubesched.modes.report.result import ReplayResult
 
-__all__ = ["parse_go_duration", "parse_pulled", "StartupData", "StartupRun", "ImagePullStats", "analyse",
-           "PulledEvent", "joined_pulls", "JOIN_SLACK_SECONDS"]
+__all__ = [
+    "parse_go_duration",
+    "parse_pulled",
+    "StartupData",
+    "StartupRun",
+    "ImagePullStats",
+    "analyse",
+    "PulledEvent",
+    "joined_pulls",
+    "JOIN_SLACK_SECONDS",
+]
 
 Obj = Mapping[str, Any]
 
-_PULLED = re.compile(r'Successfully pulled image "(?P<image>[^"]+)" in (?P<pull>\S+) '
-                     r"\((?P<total>\S+) including waiting\)(?:\. Image size: (?P<size>\d+) bytes)?")
+_PULLED = re.compile(
+    r'Successfully pulled image "(?P<image>[^"]+)" in (?P<pull>\S+) '
+    r"\((?P<total>\S+) including waiting\)(?:\. Image size: (?P<size>\d+) bytes)?"
+)
 _PRESENT = re.compile(r'Container image "(?P<image>[^"]+)" already present on machine')
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -111,9 +122,15 @@ class ImagePullStats:
     bytes_pulled: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"image": self.image, "pulls": self.pulls, "cacheHits": self.hits, "joins": self.joins,
-                "pullSeconds": round(self.pull_seconds, 3), "pullSecondsIncludingWaiting": round(self.total_seconds, 3),
-                "bytesPulled": self.bytes_pulled}
+        return {
+            "image": self.image,
+            "pulls": self.pulls,
+            "cacheHits": self.hits,
+            "joins": self.joins,
+            "pullSeconds": round(self.pull_seconds, 3),
+            "pullSecondsIncludingWaiting": round(self.total_seconds, 3),
+            "bytesPulled": self.bytes_pulled,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +168,15 @@ def _event_fields(ev: Obj) -> tuple[Obj, str, str, str, float | None]:
     regarding = ev.get("regarding") or ev.get("involvedObject") or {}
     message = str(ev.get("note") or ev.get("message") or "")
     source = ev.get("deprecatedSource") or ev.get("source") or {}
-    component = str(ev.get("reportingController") or ev.get("reportingComponent") or source.get("component") or "")
-    t = (_time(ev.get("eventTime")) or _time(ev.get("deprecatedFirstTimestamp"))
-         or _time(ev.get("firstTimestamp")) or _time((ev.get("metadata") or {}).get("creationTimestamp")))
+    component = str(
+        ev.get("reportingController") or ev.get("reportingComponent") or source.get("component") or ""
+    )
+    t = (
+        _time(ev.get("eventTime"))
+        or _time(ev.get("deprecatedFirstTimestamp"))
+        or _time(ev.get("firstTimestamp"))
+        or _time((ev.get("metadata") or {}).get("creationTimestamp"))
+    )
     return regarding, str(ev.get("reason") or ""), message, component, t
 
 
@@ -183,7 +206,9 @@ def _pod_started(pod: Obj) -> float | None:
     last = None
     for cs in statuses:
         state = cs.get("state") or {}
-        t = _time((state.get("running") or {}).get("startedAt")) or _time((state.get("terminated") or {}).get("startedAt"))
+        t = _time((state.get("running") or {}).get("startedAt")) or _time(
+            (state.get("terminated") or {}).get("startedAt")
+        )
         if t is None:
             return None
         last = t if last is None else max(last, t)
@@ -194,8 +219,10 @@ def _pod_finished(pod: Obj) -> float | None:
     status = pod.get("status") or {}
     if status.get("phase") not in ("Succeeded", "Failed"):
         return None
-    ends = [_time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
-            for cs in status.get("containerStatuses") or []]
+    ends = [
+        _time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+        for cs in status.get("containerStatuses") or []
+    ]
     known = [t for t in ends if t is not None]
     return max(known) if known else None
 
@@ -252,9 +279,13 @@ def analyse(data: StartupData, *, since: float | None = None, now: float | None 
             continue
         scheduler = str((pod.get("spec") or {}).get("schedulerName") or "default-scheduler")
         groups.setdefault(scheduler, []).append(pod)
-    all_times = [t for pods in groups.values() for p in pods
-                 for t in (_time(p["metadata"].get("creationTimestamp")), _pod_started(p), _pod_finished(p))
-                 if t is not None]
+    all_times = [
+        t
+        for pods in groups.values()
+        for p in pods
+        for t in (_time(p["metadata"].get("creationTimestamp")), _pod_started(p), _pod_finished(p))
+        if t is not None
+    ]
     end = now if now is not None else (max(all_times) if all_times else 0.0)
     results = []
     for scheduler in sorted(groups):
@@ -272,7 +303,7 @@ def joined_pulls(pulls: Sequence[tuple[str, str, float, float]]) -> set[int]:
         groups.setdefault((node, image), []).append((start, end, i))
     joined: set[int] = set()
     for group in groups.values():
-        group.sort(key=lambda g: (g[0], -g[1], g[2]))     # at one start, the longest pull fetched
+        group.sort(key=lambda g: (g[0], -g[1], g[2]))  # at one start, the longest pull fetched
         until = None
         for start, end, i in group:
             if until is not None and start <= until + JOIN_SLACK_SECONDS:
@@ -290,8 +321,9 @@ def _mark_joined(steps: dict[str, list[tuple[float, PulledEvent]]], pods: Sequen
     for pod in pods:
         meta, node = pod.get("metadata") or {}, (pod.get("spec") or {}).get("nodeName")
         if node:
-            node_of[str(meta.get("uid"))] = node_of[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = \
-                str(node)
+            node_of[str(meta.get("uid"))] = node_of[
+                f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+            ] = str(node)
     pulls: list[tuple[str, str, float, float]] = []
     where: list[tuple[str, int]] = []
     for key, pod_steps in steps.items():
@@ -308,11 +340,24 @@ def _mark_joined(steps: dict[str, list[tuple[float, PulledEvent]]], pods: Sequen
         steps[key][i] = (t, replace(step, joined=True))
 
 
-def _run(scheduler: str, pods: list[Obj], steps: Mapping[str, list[tuple[float, PulledEvent]]],
-         sizes: Mapping[str, int], attempts: Mapping[str, int], allocatable: Mapping[str, int], end: float,
-         data: StartupData) -> StartupRun:
-    pods = sorted(pods, key=lambda p: (_time(p["metadata"].get("creationTimestamp")) or 0.0,
-                                       str(p["metadata"].get("namespace")), str(p["metadata"].get("name"))))
+def _run(
+    scheduler: str,
+    pods: list[Obj],
+    steps: Mapping[str, list[tuple[float, PulledEvent]]],
+    sizes: Mapping[str, int],
+    attempts: Mapping[str, int],
+    allocatable: Mapping[str, int],
+    end: float,
+    data: StartupData,
+) -> StartupRun:
+    pods = sorted(
+        pods,
+        key=lambda p: (
+            _time(p["metadata"].get("creationTimestamp")) or 0.0,
+            str(p["metadata"].get("namespace")),
+            str(p["metadata"].get("name")),
+        ),
+    )
     origin = _time(pods[0]["metadata"].get("creationTimestamp")) or 0.0
     metrics = PullMetrics()
     per_image: dict[str, ImagePullStats] = {}
@@ -331,7 +376,9 @@ def _run(scheduler: str, pods: list[Obj], steps: Mapping[str, list[tuple[float, 
         if scheduled is not None:
             tl.first_attempt = created
             tl.assumed = tl.bound = scheduled - origin
-        tl.attempts = attempts.get(str(meta.get("uid")), 0) + attempts.get(key, 0) + (1 if scheduled is not None else 0)
+        tl.attempts = (
+            attempts.get(str(meta.get("uid")), 0) + attempts.get(key, 0) + (1 if scheduled is not None else 0)
+        )
         total_attempts += tl.attempts
         pod_steps = sorted(steps.get(str(meta.get("uid")), []) or steps.get(key, []), key=lambda s: s[0])
         pull = wait = 0.0
@@ -371,7 +418,9 @@ def _run(scheduler: str, pods: list[Obj], steps: Mapping[str, list[tuple[float, 
             tl.pull_seconds, tl.pull_wait_seconds = pull, wait
             base = tl.bound if tl.bound is not None else created
             tl.pulls_done = min(tl.started, base + pull + wait)
-            points.append((tl.started, metrics.bytes_pulled, metrics.bytes_requested, metrics.bytes_cache_hit))
+            points.append(
+                (tl.started, metrics.bytes_pulled, metrics.bytes_requested, metrics.bytes_cache_hit)
+            )
         if finished is not None:
             tl.finished = finished - origin
         if tl.bound is not None:
@@ -384,13 +433,28 @@ def _run(scheduler: str, pods: list[Obj], steps: Mapping[str, list[tuple[float, 
         timelines.append(tl)
     horizon = max(0.0, end - origin)
     tracker = AllocationTracker(dict(allocatable), horizon)
-    changes = sorted([(b, 0, r) for b, _, r in spans] + [(f, 1, r) for _, f, r in spans if f is not None],
-                     key=lambda c: (c[0], c[1]))
+    changes = sorted(
+        [(b, 0, r) for b, _, r in spans] + [(f, 1, r) for _, f, r in spans if f is not None],
+        key=lambda c: (c[0], c[1]),
+    )
     for t, kind, req in changes:
         (tracker.add if kind == 0 else tracker.remove)(req, t)
-    series = [SeriesPoint(t, pulled, req, hit, 0, 0, {}) for t, pulled, req, hit in
-              sorted(points)[:: max(1, len(points) // SAMPLE_POINTS)]]
-    result = ReplayResult(config=scheduler, profiles=[scheduler], workload=data.source, seed=None, horizon=horizon,
-                          timelines=timelines, pull_metrics=metrics, mean_allocated_fraction=tracker.mean_fractions(),
-                          series=series, attempts=total_attempts, end_time=horizon, wall_seconds=0.0)
+    series = [
+        SeriesPoint(t, pulled, req, hit, 0, 0, {})
+        for t, pulled, req, hit in sorted(points)[:: max(1, len(points) // SAMPLE_POINTS)]
+    ]
+    result = ReplayResult(
+        config=scheduler,
+        profiles=[scheduler],
+        workload=data.source,
+        seed=None,
+        horizon=horizon,
+        timelines=timelines,
+        pull_metrics=metrics,
+        mean_allocated_fraction=tracker.mean_fractions(),
+        series=series,
+        attempts=total_attempts,
+        end_time=horizon,
+        wall_seconds=0.0,
+    )
     return StartupRun(result, sorted(per_image.values(), key=lambda s: (-s.total_seconds, s.image)))

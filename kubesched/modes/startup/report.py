@@ -43,8 +43,14 @@ def startup_report(runs: Sequence[StartupRun], source: Mapping[str, Any], top: i
     return out
 
 
-def write_startup_report(out_dir: str | Path, runs: Sequence[StartupRun], source: Mapping[str, Any], *,
-                         top: int = 10, html: bool = True) -> list[Path]:
+def write_startup_report(
+    out_dir: str | Path,
+    runs: Sequence[StartupRun],
+    source: Mapping[str, Any],
+    *,
+    top: int = 10,
+    html: bool = True,
+) -> list[Path]:
     """Write report.json, pods.csv and (with ``html``) report.html into ``out_dir`` (created)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -58,5 +64,7 @@ def write_startup_report(out_dir: str | Path, runs: Sequence[StartupRun], source
         except ImportError as e:
             log.warning("report.html skipped: %s", e)
         else:
-            paths.append(write_report_html(out / "report.html", results, title=TITLE, label=LABEL, wall=False))
+            paths.append(
+                write_report_html(out / "report.html", results, title=TITLE, label=LABEL, wall=False)
+            )
     return paths

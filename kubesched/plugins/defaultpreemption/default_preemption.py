@@ -159,13 +159,18 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         fh = self._fh()
         return fh.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
 
-    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
         """``PodEligibleToPreemptOthers``: ``(ok, message)``."""
         if pod.preemption_policy == "Never":
             return False, NEVER_MSG
         nom = pod.nominated_node_name
         if nom:
-            if nominated_node_status is not None and nominated_node_status.code == Code.UnschedulableAndUnresolvable:
+            if (
+                nominated_node_status is not None
+                and nominated_node_status.code == Code.UnschedulableAndUnresolvable
+            ):
                 return True, ""
             ni = self._fh().snapshot().get(nom)
             if ni is not None:
@@ -178,13 +183,17 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """AssignedPod Delete with an always-QueueSkip hint (the plugin's ``EventsToRegister``)."""
-        return [ClusterEventWithHint(ClusterEvent(EventResource.AssignedPod, ActionType.Delete),
-                                     is_schedulable_after_pod_deletion)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.AssignedPod, ActionType.Delete), is_schedulable_after_pod_deletion
+            )
+        ]
 
     # ---- PostFilter -------------------------------------------------------------------------
 
-    def post_filter(self, state: CycleState, pod: Pod,
-                    filtered_node_status_map: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
         """Upstream ``preemption.Evaluator.Preempt``. Success returns
         ``PostFilterResult(NominatingInfo(node, Override))`` after the
         victims were evicted; every non-empty message is prefixed ``preemption: ``."""
@@ -228,8 +237,9 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         except ManifestError as e:
             return None, Status(Code.Error, err=e)
 
-    def _preempt(self, state: CycleState, pod: Pod, m: NodeToStatus,
-                 victims_out: list[Pod]) -> tuple[PostFilterResult | None, Status | None]:
+    def _preempt(
+        self, state: CycleState, pod: Pod, m: NodeToStatus, victims_out: list[Pod]
+    ) -> tuple[PostFilterResult | None, Status | None]:
         """``Evaluator.Preempt`` (messages without the ``preemption: `` prefix)."""
         fh = self._fh()
         latest, err = self._latest_pod(pod)
@@ -250,7 +260,9 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         if not candidates:
             statuses.absent_nodes_status = Status(Code.UnschedulableAndUnresolvable, NOT_HELPFUL_MSG)
             fit_error = FitError(pod.key, len(all_nodes), Diagnosis(node_to_status=statuses))
-            return PostFilterResult(NominatingInfo("", NominatingMode.Override)), Status(Code.Unschedulable, str(fit_error))
+            return PostFilterResult(NominatingInfo("", NominatingMode.Override)), Status(
+                Code.Unschedulable, str(fit_error)
+            )
         extenders = fh.extenders
         if extenders:
             from kubesched.extenders.preemption import call_extenders
@@ -258,7 +270,11 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             candidates, es = call_extenders(extenders, pod, candidates, fh.snapshot().get)
             if es is not None:
                 return None, es
-        best = (candidates[0] if len(candidates) == 1 else self._select_candidate(candidates, now)) if candidates else None
+        best = (
+            (candidates[0] if len(candidates) == 1 else self._select_candidate(candidates, now))
+            if candidates
+            else None
+        )
         if best is None or not best.name:
             return None, Status(Code.Unschedulable, "no candidate node for preemption")
         s = self._prepare_candidate(best, pod)
@@ -278,8 +294,9 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         snap = self._fh().snapshot()
         return [ni for n in found if (ni := snap.get(n)) is not None]
 
-    def _find_candidates(self, state: CycleState, pod: Pod, all_nodes: Sequence[NodeInfo], m: NodeToStatus,
-                         now: float) -> tuple[list[Candidate], NodeToStatus, list[BaseException]]:
+    def _find_candidates(
+        self, state: CycleState, pod: Pod, all_nodes: Sequence[NodeInfo], m: NodeToStatus, now: float
+    ) -> tuple[list[Candidate], NodeToStatus, list[BaseException]]:
         """``findCandidates`` + ``DryRunPreemption``: candidates (non-violating first), the statuses
         of nodes that gave none, and the errors met."""
         potential = self._potential_nodes(all_nodes, m)
@@ -287,13 +304,22 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             self._clear_nominated_node_names([pod])
             return [], NodeToStatus(), []
         objects = self._fh().objects
-        pdbs: list[CompiledPDB] = compile_pdbs(objects.list("PodDisruptionBudget")) if objects is not None else []
+        pdbs: list[CompiledPDB] = (
+            compile_pdbs(objects.list("PodDisruptionBudget")) if objects is not None else []
+        )
         offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates, now)
 
-    def dry_run_preemption(self, state: CycleState, pod: Pod, potential: Sequence[NodeInfo],
-                           pdbs: Sequence[CompiledPDB], offset: int, num_candidates: int,
-                           now: float) -> tuple[list[Candidate], NodeToStatus, list[BaseException]]:
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential: Sequence[NodeInfo],
+        pdbs: Sequence[CompiledPDB],
+        offset: int,
+        num_candidates: int,
+        now: float,
+    ) -> tuple[list[Candidate], NodeToStatus, list[BaseException]]:
         """``DryRunPreemption``: visit ``potential[(offset + i) % n]`` on NodeInfo copies and cloned
         CycleStates until there is a non-violating candidate and ``num_candidates`` in total."""
         fh = self._fh()
@@ -305,7 +331,8 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         for i in range(n):
             ni = potential[(offset + i) % n].snapshot()
             victims, num_violations, s = select_victims_on_node(
-                fh, state.clone(), pod, ni, pdbs, self.is_preemption_allowed, now)
+                fh, state.clone(), pod, ni, pdbs, self.is_preemption_allowed, now
+            )
             if (s is None or s.is_success()) and victims:
                 c = Candidate(ni.name, victims, num_violations)
                 (non_violating if num_violations == 0 else violating).append(c)
@@ -313,7 +340,9 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
                     break
                 continue
             if s is None or s.is_success():
-                s = Status(Code.Error, err=FrameworkError(f'expected at least one victim pod on node "{ni.name}"'))
+                s = Status(
+                    Code.Error, err=FrameworkError(f'expected at least one victim pod on node "{ni.name}"')
+                )
             if s.code == Code.Error:
                 errs.append(s.as_error() or FrameworkError(s.message()))
             statuses.set(ni.name, s)
@@ -345,7 +374,9 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         fh = self._fh()
         nominator = fh.nominator
         if nominator is not None:
-            lower = [pi.pod for pi in nominator.nominated_pods_for_node(c.name) if pi.pod.priority < pod.priority]
+            lower = [
+                pi.pod for pi in nominator.nominated_pods_for_node(c.name) if pi.pod.priority < pod.priority
+            ]
             self._clear_nominated_node_names(lower)
         return None
 
@@ -371,27 +402,40 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
                 return
         recorder = fh.event_recorder
         if recorder is not None:
-            recorder.eventf(victim, preemptor, "Normal", "Preempted", "Preempting",
-                            f"Preempted by pod {preemptor.uid} on node {node_name}")
+            recorder.eventf(
+                victim,
+                preemptor,
+                "Normal",
+                "Preempted",
+                "Preempting",
+                f"Preempted by pod {preemptor.uid} on node {node_name}",
+            )
 
     def _disruption_condition(self, preemptor: Pod, victim: Pod) -> dict[str, Any] | None:
         """The ``DisruptionTarget`` condition to write, or None when the victim already has it
         unchanged (``UpdatePodCondition`` returned false)."""
         gen = (victim.raw.get("metadata") or {}).get("generation")
         cond: dict[str, Any] = {
-            "type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_BY_SCHEDULER,
+            "type": DISRUPTION_TARGET,
+            "status": "True",
+            "reason": PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
-            "lastProbeTime": None, "lastTransitionTime": rfc3339(self._now()),
+            "lastProbeTime": None,
+            "lastTransitionTime": rfc3339(self._now()),
         }
         if isinstance(gen, int) and gen:
             cond["observedGeneration"] = gen
-        old: Mapping[str, Any] | None = next((x for x in victim.conditions if x.get("type") == DISRUPTION_TARGET), None)
+        old: Mapping[str, Any] | None = next(
+            (x for x in victim.conditions if x.get("type") == DISRUPTION_TARGET), None
+        )
         if old is None:
             return cond
         if old.get("status") == cond["status"]:
             cond["lastTransitionTime"] = old.get("lastTransitionTime")
-        same = all(old.get(k) == cond.get(k) for k in ("status", "reason", "message", "lastProbeTime",
-                                                        "lastTransitionTime"))
+        same = all(
+            old.get(k) == cond.get(k)
+            for k in ("status", "reason", "message", "lastProbeTime", "lastTransitionTime")
+        )
         if same and (old.get("observedGeneration") or 0) == (cond.get("observedGeneration") or 0):
             return None
         return cond

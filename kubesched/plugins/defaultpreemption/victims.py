@@ -39,14 +39,17 @@ EligibleFn = Callable[[NodeInfo, PodInfo, Pod], bool]
 class FilterRunner(Protocol):
     """The part of the framework handle victim selection uses."""
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
-                                               node_info: NodeInfo) -> Status | None: ...
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
 
-    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
-                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None: ...
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
 
-    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
-                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None: ...
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
 
 
 @dataclass(slots=True)
@@ -80,9 +83,14 @@ def compile_pdbs(objs: Iterable[Mapping[str, Any]]) -> list[CompiledPDB]:
             sel = None
         allowed = status.get("disruptionsAllowed") or 0
         disrupted = status.get("disruptedPods") or {}
-        out.append(CompiledPDB(str(meta.get("namespace") or "default"), sel,
-                               int(allowed) if isinstance(allowed, int) else 0,
-                               frozenset(str(k) for k in disrupted) if isinstance(disrupted, Mapping) else frozenset()))
+        out.append(
+            CompiledPDB(
+                str(meta.get("namespace") or "default"),
+                sel,
+                int(allowed) if isinstance(allowed, int) else 0,
+                frozenset(str(k) for k in disrupted) if isinstance(disrupted, Mapping) else frozenset(),
+            )
+        )
     return out
 
 
@@ -94,8 +102,10 @@ def pod_start_time(pod: Pod, now: float) -> float:
 def importance_key(now: float) -> Callable[[Pod], tuple[int, float]]:
     """Sort key putting the more important pod first (``MoreImportantPod``): higher priority,
     then earlier start time."""
+
     def key(p: Pod) -> tuple[int, float]:
         return (-p.priority, pod_start_time(p, now))
+
     return key
 
 
@@ -106,8 +116,9 @@ def more_important_pod(a: Pod, b: Pod, now: float) -> bool:
     return pod_start_time(a, now) < pod_start_time(b, now)
 
 
-def filter_pods_with_pdb_violation(pod_infos: Sequence[PodInfo],
-                                   pdbs: Sequence[CompiledPDB]) -> tuple[list[PodInfo], list[PodInfo]]:
+def filter_pods_with_pdb_violation(
+    pod_infos: Sequence[PodInfo], pdbs: Sequence[CompiledPDB]
+) -> tuple[list[PodInfo], list[PodInfo]]:
     """Split ``pod_infos`` (order kept) into ``(violating, non_violating)``: every matching PDB
     (same namespace, non-empty selector matching the pod's labels, pod not already in
     ``disruptedPods``) has its budget decremented; a pod that drives any budget below 0 violates."""
@@ -139,9 +150,15 @@ def _as_error(s: Status | None, default: str) -> Status | None:
     return Status(Code.Error, s.message() or default)
 
 
-def select_victims_on_node(fh: FilterRunner, state: CycleState, pod: Pod, node_info: NodeInfo,
-                           pdbs: Sequence[CompiledPDB], is_eligible: EligibleFn,
-                           now: float) -> tuple[list[Pod], int, Status | None]:
+def select_victims_on_node(
+    fh: FilterRunner,
+    state: CycleState,
+    pod: Pod,
+    node_info: NodeInfo,
+    pdbs: Sequence[CompiledPDB],
+    is_eligible: EligibleFn,
+    now: float,
+) -> tuple[list[Pod], int, Status | None]:
     """``SelectVictimsOnNode``: the fewest lower-priority pods of ``node_info`` (mutated: pass a
     copy, with a cloned ``state``) whose removal lets ``pod`` pass the filters.
 
@@ -150,6 +167,7 @@ def select_victims_on_node(fh: FilterRunner, state: CycleState, pod: Pod, node_i
     pod")`` when the node has no eligible pod, the filter rejection when removing them all does
     not help, or an Error.
     """
+
     def remove(pi: PodInfo) -> Status | None:
         try:
             node_info.remove_pod(pi.pod)
@@ -166,7 +184,9 @@ def select_victims_on_node(fh: FilterRunner, state: CycleState, pod: Pod, node_i
             return Status(Code.Error, err=e)
         return _as_error(s, "AddPod failed")
 
-    potential = [pi for pi in node_info.pods if pi.pod.priority < pod.priority and is_eligible(node_info, pi, pod)]
+    potential = [
+        pi for pi in node_info.pods if pi.pod.priority < pod.priority and is_eligible(node_info, pi, pod)
+    ]
     for pi in potential:
         err = remove(pi)
         if err is not None:

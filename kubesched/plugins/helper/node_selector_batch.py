@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 OBJECT_NAME_FIELD = "metadata.name"
 
 
-def requirement_mask_batch(r: NodeSelectorRequirement, table: NodeTable, rows: IntArray,
-                           field: bool) -> BoolArray | None:
+def requirement_mask_batch(
+    r: NodeSelectorRequirement, table: NodeTable, rows: IntArray, field: bool
+) -> BoolArray | None:
     """Rows satisfying one requirement (``field``: a ``matchFields`` one, on ``metadata.name``);
     ``None`` when only the per-node path can tell."""
     if field:
@@ -50,7 +51,9 @@ def requirement_mask_batch(r: NodeSelectorRequirement, table: NodeTable, rows: I
         ids = [c for v in r.values if (c := lc.vocab.get(v)) is not None]
         hit = np.isin(codes, ids) if ids else np.zeros(len(rows), dtype=np.bool_)
         return hit if op == "In" else ~hit
-    lut = np.fromiter((r.matches_value(v) for v in [None, *lc.values]), dtype=np.bool_, count=len(lc.values) + 1)
+    lut = np.fromiter(
+        (r.matches_value(v) for v in [None, *lc.values]), dtype=np.bool_, count=len(lc.values) + 1
+    )
     out: BoolArray = lut[codes]
     return out
 

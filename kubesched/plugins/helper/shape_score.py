@@ -54,5 +54,7 @@ def validate_shape(shape: Sequence[UtilizationShapePoint]) -> None:
         raise ValueError("at least one point must be specified")
     for i in range(1, len(shape)):
         if shape[i - 1].utilization >= shape[i].utilization:
-            raise ValueError(f"utilization values must be sorted in increasing order "
-                             f"(shape[{i}].utilization = {shape[i].utilization})")
+            raise ValueError(
+                f"utilization values must be sorted in increasing order "
+                f"(shape[{i}].utilization = {shape[i].utilization})"
+            )

@@ -157,8 +157,9 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         super().__init__(args or ImageCacheWaitArgs(), handle)
         a: ImageCacheWaitArgs = self.args
         source = shared_registry_source(a.registry_settings_path) if a.registry_settings_path else None
-        self.index = ImageLayerIndex(a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second,
-                                     source=source)
+        self.index = ImageLayerIndex(
+            a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second, source=source
+        )
         self._held: dict[str, float] = {}
         self._hints: dict[str, tuple[int, bool]] = {}
 
@@ -183,8 +184,11 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         a: ImageCacheWaitArgs = self.args
         m_bytes, m_layers, m_images = self.index.missing_pulls(pod, ni)
         f_bytes, f_layers, f_images = self.index.in_flight_pulls(ni, exclude=pod)
-        return ((m_bytes + f_bytes) / self.index.bandwidth(ni.node)
-                + a.layer_latency_seconds * (m_layers + f_layers) + a.pull_fixed_seconds * (m_images + f_images))
+        return (
+            (m_bytes + f_bytes) / self.index.bandwidth(ni.node)
+            + a.layer_latency_seconds * (m_layers + f_layers)
+            + a.pull_fixed_seconds * (m_images + f_images)
+        )
 
     def _passes(self, state: CycleState, pod: Pod, ni: NodeInfo) -> bool:
         if self.handle is None:
@@ -251,7 +255,9 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
             gain = pull_chosen - (free + a.requeue_grace_seconds + pull_c)
             if gain < a.min_gain_seconds or gain <= best.gain:
                 continue
-            hold = min(free + a.requeue_grace_seconds, a.max_wait_seconds, pull_chosen - pull_c, MAX_PERMIT_WAIT)
+            hold = min(
+                free + a.requeue_grace_seconds, a.max_wait_seconds, pull_chosen - pull_c, MAX_PERMIT_WAIT
+            )
             if hold < free:
                 continue  # the node would not be free before the hold ends
             best = HoldDecision(ni.name, hold, pull_chosen, pull_c, free, gain)
@@ -268,13 +274,17 @@ class ImageCacheWait(PermitPlugin, EnqueueExtensions):
         if len(self._held) >= _PRUNE_AT:
             self._held = {uid: t for uid, t in self._held.items() if t > now - MAX_PERMIT_WAIT}
         self._held[pod.uid] = now
-        msg = (f"waiting up to {d.hold:g}s for node {d.node} (image cached, room expected in {d.free_in:g}s) "
-               f"instead of a {d.pull_chosen:g}s pull on {node_name}")
+        msg = (
+            f"waiting up to {d.hold:g}s for node {d.node} (image cached, room expected in {d.free_in:g}s) "
+            f"instead of a {d.pull_chosen:g}s pull on {node_name}"
+        )
         return Status(Code.Wait, msg), d.hold
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Assigned pod deletions (what frees the awaited node) and node additions/updates."""
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.Delete)),
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeAllocatable)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeAllocatable)
+            ),
         ]

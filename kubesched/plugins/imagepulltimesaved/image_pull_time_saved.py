@@ -270,8 +270,9 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         super().__init__(args or ImagePullTimeSavedArgs(), handle)
         a: ImagePullTimeSavedArgs = self.args
         source = shared_registry_source(a.registry_settings_path) if a.registry_settings_path else None
-        self.index = ImageLayerIndex(a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second,
-                                     source=source)
+        self.index = ImageLayerIndex(
+            a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second, source=source
+        )
         #: image set -> node -> reservation times (the piling guard's memory)
         self._recent: dict[tuple[str, ...], dict[str, deque[float]]] = {}
         self._reserved: dict[str, tuple[str, tuple[str, ...], float]] = {}
@@ -311,7 +312,7 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Skip when the pod's images have no known bytes; else store the per-cycle state."""
-        if self.index.sync():   # a registry lookup finished: the cached columns are stale
+        if self.index.sync():  # a registry lookup finished: the cached columns are stale
             self._saved_columns.clear()
             self._flight_column = None
         if self.index.pod_bytes(pod) == 0:
@@ -339,8 +340,9 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             # node's pulls nor piles up behind anyone (a hit is never damped)
             return int(1000 * (present / bandwidth + self._own_seconds(listed, n_present))), None
         f_layers, f_images = self.index.in_flight_counts(node_info) if flight else (0, 0)
-        seconds = (self._saved_bytes(present, ours, flight) / bandwidth
-                   + self._count_seconds(listed, n_present, n_ours, f_layers, f_images))
+        seconds = self._saved_bytes(present, ours, flight) / bandwidth + self._count_seconds(
+            listed, n_present, n_ours, f_layers, f_images
+        )
         if seconds > 0 and self.args.recent_burst > 0 and self._recent:
             seconds *= damping(self.recent_count(node_info.name, s.key, s.now), self.args.recent_burst)
         return int(1000 * seconds), None
@@ -366,8 +368,11 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         p = a.in_flight_progress
         own = self._own_seconds(listed, n_present)
         if a.serialized_pulls:
-            return own + a.layer_latency_seconds * n_ours - (1 - p) * (
-                a.layer_latency_seconds * f_layers + a.pull_fixed_seconds * f_images)
+            return (
+                own
+                + a.layer_latency_seconds * n_ours
+                - (1 - p) * (a.layer_latency_seconds * f_layers + a.pull_fixed_seconds * f_images)
+            )
         return own + p * a.layer_latency_seconds * n_ours
 
     def _saved_bytes(self, present: Any, ours: Any, flight: Any) -> Any:
@@ -380,8 +385,14 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
 
     # ---------------------------------------------------------------- batch path (kubesched.framework.batch)
 
-    def _refresh_column(self, entry: _Column | None, table: NodeTable, dtype: type,
-                        value: Callable[[NodeInfo], Any], width: int = 0) -> _Column:
+    def _refresh_column(
+        self,
+        entry: _Column | None,
+        table: NodeTable,
+        dtype: type,
+        value: Callable[[NodeInfo], Any],
+        width: int = 0,
+    ) -> _Column:
         """``entry`` brought up to date with ``table``: rows changed since its version are
         recomputed with ``value(NodeInfo)`` (0 for free rows); a new column for a new table.
         ``width > 0`` makes it a ``(capacity, width)`` array (``value`` returns a tuple)."""
@@ -417,18 +428,26 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             self._saved_columns.move_to_end(key)
         if entry is None or entry.table is not table or entry.version != table.version:
             # (present, ours, listed, nP, nO) per row, refreshed together per changed row
-            entry = self._refresh_column(entry, table, np.int64,
-                                         lambda ni: index.saved_parts(pod, ni)[:2] + index.pull_counts(pod, ni),
-                                         width=5)
+            entry = self._refresh_column(
+                entry,
+                table,
+                np.int64,
+                lambda ni: index.saved_parts(pod, ni)[:2] + index.pull_counts(pod, ni),
+                width=5,
+            )
             self._saved_columns[key] = entry
             if len(self._saved_columns) > COLUMN_CACHE_SIZE:
                 self._saved_columns.popitem(last=False)
         pair: IntArray = entry.values
         flight = self._flight_column
         if flight is None or flight.table is not table or flight.version != table.version:
-            flight = self._refresh_column(flight, table, np.int64,
-                                          lambda ni: (index.in_flight_layers(ni)[1], *index.in_flight_counts(ni)),
-                                          width=3)
+            flight = self._refresh_column(
+                flight,
+                table,
+                np.int64,
+                lambda ni: (index.in_flight_layers(ni)[1], *index.in_flight_counts(ni)),
+                width=3,
+            )
             self._flight_column = flight
         f: IntArray = flight.values
         return pair[:, 0], pair[:, 1], f[:, 0], pair[:, 2], pair[:, 3], pair[:, 4], f[:, 1], f[:, 2]
@@ -446,18 +465,25 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score` (identical values: the same float64 operations per node)."""
         s = self._state(state, pod)
-        s.share_rows = (pod_share_rows(Resource.from_list(pod.requests), table, rows)
-                        if self.args.node_share_exponent > 0 else None)
+        s.share_rows = (
+            pod_share_rows(Resource.from_list(pod.requests), table, rows)
+            if self.args.node_share_exponent > 0
+            else None
+        )
         present, ours, flight, listed, n_present, n_ours, f_layers, f_images = (
-            c[rows] for c in self.parts_columns(pod, table))
+            c[rows] for c in self.parts_columns(pod, table)
+        )
         bandwidth = self.bandwidth_column(table)[rows]
         total = self.index.pod_bytes(pod)
         hit = (present >= total) & (total > 0)
         f_layers = np.where(flight > 0, f_layers, 0)
         f_images = np.where(flight > 0, f_images, 0)
-        seconds = np.where(hit, present / bandwidth + self._own_seconds(listed, n_present),
-                           self._saved_bytes(present, ours, flight) / bandwidth
-                           + self._count_seconds(listed, n_present, n_ours, f_layers, f_images))
+        seconds = np.where(
+            hit,
+            present / bandwidth + self._own_seconds(listed, n_present),
+            self._saved_bytes(present, ours, flight) / bandwidth
+            + self._count_seconds(listed, n_present, n_ours, f_layers, f_images),
+        )
         seconds = np.where((present == 0) & (flight == 0), 0.0, seconds)
         by_node = self._recent.get(s.key) if self.args.recent_burst > 0 else None
         if by_node:
@@ -506,8 +532,10 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         if self.args.node_share_exponent > 0:
             shares = self._read_state(state).shares
             if shares and all(ns.name in shares for ns in scores):
-                factors = share_factors(np.array([shares[ns.name] for ns in scores], dtype=np.float64),
-                                        self.args.node_share_exponent)
+                factors = share_factors(
+                    np.array([shares[ns.name] for ns in scores], dtype=np.float64),
+                    self.args.node_share_exponent,
+                )
                 for ns, f in zip(scores, factors.tolist(), strict=True):
                     ns.score = int(ns.score * f)
         return None

@@ -34,12 +34,20 @@ Contrib = Callable[[NodeInfo], dict[Any, int]]
 
 def _pod_key(pod: Pod, ns_labels: Mapping[str, str] | None) -> tuple[Any, ...]:
     """What term matching reads of the incoming pod."""
-    return (pod.namespace, frozenset(pod.labels.items()),
-            frozenset(ns_labels.items()) if ns_labels is not None else None)
+    return (
+        pod.namespace,
+        frozenset(pod.labels.items()),
+        frozenset(ns_labels.items()) if ns_labels is not None else None,
+    )
 
 
-def existing_anti_affinity_counts(table: NodeTable, pod: Pod, ns_labels: Mapping[str, str],
-                                  nodes_with_anti: Sequence[NodeInfo], contrib: Contrib) -> dict[TopologyPair, int]:
+def existing_anti_affinity_counts(
+    table: NodeTable,
+    pod: Pod,
+    ns_labels: Mapping[str, str],
+    nodes_with_anti: Sequence[NodeInfo],
+    contrib: Contrib,
+) -> dict[TopologyPair, int]:
     """PreFilter's ``existing_anti_affinity_counts`` (a fresh dict); ``contrib(ni)`` is the walk's
     contribution of one node, ``nodes_with_anti`` the only nodes that can contribute."""
     if len(nodes_with_anti) <= WALK_MAX_NODES:
@@ -48,12 +56,18 @@ def existing_anti_affinity_counts(table: NodeTable, pod: Pod, ns_labels: Mapping
             for k, v in contrib(ni).items():
                 out[k] = out.get(k, 0) + v
         return out
-    return dict(table.aggregate(("InterPodAffinity.existingAnti", *_pod_key(pod, ns_labels)), contrib,
-                                lambda: _rows_of(table, nodes_with_anti)))
+    return dict(
+        table.aggregate(
+            ("InterPodAffinity.existingAnti", *_pod_key(pod, ns_labels)),
+            contrib,
+            lambda: _rows_of(table, nodes_with_anti),
+        )
+    )
 
 
-def incoming_term_counts(table: NodeTable, kind: str, terms: tuple[AffinityTerm, ...],
-                         contrib: Contrib) -> dict[TopologyPair, int]:
+def incoming_term_counts(
+    table: NodeTable, kind: str, terms: tuple[AffinityTerm, ...], contrib: Contrib
+) -> dict[TopologyPair, int]:
     """PreFilter's ``affinity_counts`` (``kind="affinity"``) or ``anti_affinity_counts``
     (``kind="anti"``) for the incoming pod's merged ``terms`` (a fresh dict)."""
     if not terms:
@@ -61,12 +75,16 @@ def incoming_term_counts(table: NodeTable, kind: str, terms: tuple[AffinityTerm,
     return dict(table.aggregate(("InterPodAffinity." + kind, terms), contrib))
 
 
-def topology_score(table: NodeTable, key: tuple[Any, ...], contrib: Contrib,
-                   initial: Sequence[NodeInfo] | None) -> dict[str, dict[str, int]]:
+def topology_score(
+    table: NodeTable, key: tuple[Any, ...], contrib: Contrib, initial: Sequence[NodeInfo] | None
+) -> dict[str, dict[str, int]]:
     """PreScore's ``topology_score`` from per-node ``{(topologyKey, value): score}`` contributions
     (``initial``: the only nodes that can contribute, or None for all)."""
-    flat = table.aggregate(("InterPodAffinity.score", *key), contrib,
-                           None if initial is None else lambda: _rows_of(table, initial))
+    flat = table.aggregate(
+        ("InterPodAffinity.score", *key),
+        contrib,
+        None if initial is None else lambda: _rows_of(table, initial),
+    )
     out: dict[str, dict[str, int]] = {}
     for (k, v), n in flat.items():
         out.setdefault(k, {})[v] = n
@@ -94,10 +112,13 @@ def filter_lookups(s: Any, table: NodeTable) -> Lookups:
     pods' anti-affinity keys of PreFilter state ``s`` (built once per state and table version)."""
     aff = _by_key(s.affinity_counts)
     anti = _by_key(s.anti_affinity_counts) if s.anti_affinity_counts else {}
-    return ([label_lookup(table, t.topology_key, aff.get(t.topology_key, {})) for t in s.affinity_terms],
-            [label_lookup(table, t.topology_key, anti.get(t.topology_key, {})) for t in s.anti_affinity_terms]
-            if s.anti_affinity_counts else [],
-            [label_lookup(table, k, v) for k, v in _by_key(s.existing_anti_affinity_counts).items()])
+    return (
+        [label_lookup(table, t.topology_key, aff.get(t.topology_key, {})) for t in s.affinity_terms],
+        [label_lookup(table, t.topology_key, anti.get(t.topology_key, {})) for t in s.anti_affinity_terms]
+        if s.anti_affinity_counts
+        else [],
+        [label_lookup(table, k, v) for k, v in _by_key(s.existing_anti_affinity_counts).items()],
+    )
 
 
 def filter_mask(s: Any, lookups: Lookups, rows: IntArray, self_affine: bool) -> BoolArray:
@@ -123,7 +144,9 @@ def filter_mask(s: Any, lookups: Lookups, rows: IntArray, self_affine: bool) -> 
     return mask
 
 
-def score_array(topology_score: Mapping[str, Mapping[str, int]], table: NodeTable, rows: IntArray) -> IntArray:
+def score_array(
+    topology_score: Mapping[str, Mapping[str, int]], table: NodeTable, rows: IntArray
+) -> IntArray:
     """``score_node`` over ``rows``."""
     total = np.zeros(len(rows), dtype=np.int64)
     for key, values in topology_score.items():

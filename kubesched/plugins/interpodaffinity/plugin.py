@@ -59,7 +59,9 @@ from kubesched.plugins.interpodaffinity.scoring import (
 NAME: Final = "InterPodAffinity"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
-ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Final = (
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+)
 ERR_REASON_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't match pod anti-affinity rules"
 
@@ -113,15 +115,22 @@ def _add(m: dict[TopologyPair, int], node: Node, key: str, value: int) -> None:
         m[pair] = n
 
 
-def _update_with_affinity_terms(m: dict[TopologyPair, int], terms: Sequence[AffinityTerm], pod: Pod,
-                                node: Node, value: int) -> None:
+def _update_with_affinity_terms(
+    m: dict[TopologyPair, int], terms: Sequence[AffinityTerm], pod: Pod, node: Node, value: int
+) -> None:
     if pod_matches_all_affinity_terms(terms, pod):
         for t in terms:
             _add(m, node, t.topology_key, value)
 
 
-def _update_with_anti_affinity_terms(m: dict[TopologyPair, int], terms: Iterable[AffinityTerm], pod: Pod,
-                                     ns_labels: Mapping[str, str] | None, node: Node, value: int) -> None:
+def _update_with_anti_affinity_terms(
+    m: dict[TopologyPair, int],
+    terms: Iterable[AffinityTerm],
+    pod: Pod,
+    ns_labels: Mapping[str, str] | None,
+    node: Node,
+    value: int,
+) -> None:
     for t in terms:
         if t.matches(pod, ns_labels):
             _add(m, node, t.topology_key, value)
@@ -134,11 +143,24 @@ class PreFilterState(StateData):
     """``preFilterState``: the three count maps, the incoming pod's required terms (namespace
     selectors resolved) and its namespace labels. ``clone`` copies the maps."""
 
-    __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts", "pod",
-                 "affinity_terms", "anti_affinity_terms", "namespace_labels", "batch_lookups")
+    __slots__ = (
+        "existing_anti_affinity_counts",
+        "affinity_counts",
+        "anti_affinity_counts",
+        "pod",
+        "affinity_terms",
+        "anti_affinity_terms",
+        "namespace_labels",
+        "batch_lookups",
+    )
 
-    def __init__(self, pod: Pod, affinity: tuple[AffinityTerm, ...], anti_affinity: tuple[AffinityTerm, ...],
-                 namespace_labels: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        pod: Pod,
+        affinity: tuple[AffinityTerm, ...],
+        anti_affinity: tuple[AffinityTerm, ...],
+        namespace_labels: Mapping[str, str],
+    ) -> None:
         self.pod = pod
         self.affinity_terms = affinity
         self.anti_affinity_terms = anti_affinity
@@ -161,18 +183,32 @@ class PreFilterState(StateData):
         self.batch_lookups = None
         if node is None:
             return
-        _update_with_anti_affinity_terms(self.existing_anti_affinity_counts, pi.required_anti_affinity_terms,
-                                         self.pod, self.namespace_labels, node, multiplier)
+        _update_with_anti_affinity_terms(
+            self.existing_anti_affinity_counts,
+            pi.required_anti_affinity_terms,
+            self.pod,
+            self.namespace_labels,
+            node,
+            multiplier,
+        )
         _update_with_affinity_terms(self.affinity_counts, self.affinity_terms, pi.pod, node, multiplier)
-        _update_with_anti_affinity_terms(self.anti_affinity_counts, self.anti_affinity_terms, pi.pod, None, node,
-                                         multiplier)
+        _update_with_anti_affinity_terms(
+            self.anti_affinity_counts, self.anti_affinity_terms, pi.pod, None, node, multiplier
+        )
 
 
 # --- plugin ----------------------------------------------------------------------------------
 
 
-class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin,
-                       ScoreExtensions, EnqueueExtensions):
+class InterPodAffinity(
+    PreFilterPlugin,
+    PreFilterExtensions,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreExtensions,
+    EnqueueExtensions,
+):
     """Filter reasons: ``node(s) didn't match pod affinity rules`` (UnschedulableAndUnresolvable),
     ``node(s) didn't match pod anti-affinity rules`` and ``node(s) didn't satisfy existing pods
     anti-affinity rules`` (Unschedulable). Args: :class:`InterPodAffinityArgs`."""
@@ -217,17 +253,21 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
 
     # PreFilter
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Compute the three count maps; Skip when the pod has no required terms and no existing
         pod's anti-affinity matches it. A pod whose (anti-)affinity selectors cannot be converted
         is UnschedulableAndUnresolvable with ``parsing pod: ...`` (``framework.NewPodInfo`` error)."""
         if pod.affinity_parse_error is not None:
             return None, Status(Code.UnschedulableAndUnresolvable, f"parsing pod: {pod.affinity_parse_error}")
         pi = PodInfo(pod)
-        s = PreFilterState(pod, tuple(self.merge_namespaces(t) for t in pi.required_affinity_terms),
-                           tuple(self.merge_namespaces(t) for t in pi.required_anti_affinity_terms),
-                           self._namespace_labels(pod.namespace))
+        s = PreFilterState(
+            pod,
+            tuple(self.merge_namespaces(t) for t in pi.required_affinity_terms),
+            tuple(self.merge_namespaces(t) for t in pi.required_anti_affinity_terms),
+            self._namespace_labels(pod.namespace),
+        )
         table = table_for(self.handle, nodes)
         if table is not None:
             self._pre_filter_from_table(s, pod, table, nodes)
@@ -238,7 +278,9 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
-    def _pre_filter_from_table(self, s: PreFilterState, pod: Pod, table: Any, nodes: Sequence[NodeInfo]) -> None:
+    def _pre_filter_from_table(
+        self, s: PreFilterState, pod: Pod, table: Any, nodes: Sequence[NodeInfo]
+    ) -> None:
         """The three maps as cached per-node aggregates (same contents as :meth:`_pre_filter_walk`)."""
         ns_labels = s.namespace_labels
 
@@ -247,7 +289,9 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             node = ni.node
             if node is not None:
                 for existing in ni.pods_with_required_anti_affinity:
-                    _update_with_anti_affinity_terms(m, existing.required_anti_affinity_terms, pod, ns_labels, node, 1)
+                    _update_with_anti_affinity_terms(
+                        m, existing.required_anti_affinity_terms, pod, ns_labels, node, 1
+                    )
             return m  # type: ignore[return-value]
 
         aff_terms, anti_terms = s.affinity_terms, s.anti_affinity_terms
@@ -269,7 +313,12 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             return m  # type: ignore[return-value]
 
         s.existing_anti_affinity_counts = batch.existing_anti_affinity_counts(
-            table, pod, ns_labels, self._snapshot(nodes).have_pods_with_required_anti_affinity_list, existing_anti)
+            table,
+            pod,
+            ns_labels,
+            self._snapshot(nodes).have_pods_with_required_anti_affinity_list,
+            existing_anti,
+        )
         s.affinity_counts = batch.incoming_term_counts(table, "affinity", aff_terms, affinity)
         s.anti_affinity_counts = batch.incoming_term_counts(table, "anti", anti_terms, anti)
 
@@ -280,8 +329,14 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             if node is None:
                 continue
             for existing in ni.pods_with_required_anti_affinity:
-                _update_with_anti_affinity_terms(s.existing_anti_affinity_counts, existing.required_anti_affinity_terms,
-                                                 pod, s.namespace_labels, node, 1)
+                _update_with_anti_affinity_terms(
+                    s.existing_anti_affinity_counts,
+                    existing.required_anti_affinity_terms,
+                    pod,
+                    s.namespace_labels,
+                    node,
+                    1,
+                )
         if s.affinity_terms or s.anti_affinity_terms:
             for ni in nodes:
                 node = ni.node
@@ -289,15 +344,17 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
                     continue
                 for existing in ni.pods:
                     _update_with_affinity_terms(s.affinity_counts, s.affinity_terms, existing.pod, node, 1)
-                    _update_with_anti_affinity_terms(s.anti_affinity_counts, s.anti_affinity_terms, existing.pod,
-                                                     None, node, 1)
+                    _update_with_anti_affinity_terms(
+                        s.anti_affinity_counts, s.anti_affinity_terms, existing.pod, None, node, 1
+                    )
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         """AddPod/RemovePod update the counts."""
         return self
 
-    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
-                node_info: NodeInfo) -> Status | None:
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """Account ``pod_info_to_add`` on ``node_info``."""
         s, err = _read_pre_filter_state(state)
         if s is None:
@@ -305,8 +362,9 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         s.update_with_pod(pod_info_to_add, node_info.node, 1)
         return None
 
-    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
-                   node_info: NodeInfo) -> Status | None:
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """Forget ``pod_info_to_remove`` on ``node_info``."""
         s, err = _read_pre_filter_state(state)
         if s is None:
@@ -344,8 +402,12 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
             return None
         cached = s.batch_lookups
         if cached is None or cached[0] is not table or cached[1] != table.version:
-            cached = s.batch_lookups = (table, table.version, batch.filter_lookups(s, table),
-                                        pod_matches_all_affinity_terms(s.affinity_terms, s.pod))
+            cached = s.batch_lookups = (
+                table,
+                table.version,
+                batch.filter_lookups(s, table),
+                pod_matches_all_affinity_terms(s.affinity_terms, s.pod),
+            )
         return batch.filter_mask(s, cached[2], rows, cached[3])
 
     # Score
@@ -365,24 +427,35 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         snap = self._snapshot(nodes)
         all_nodes = snap.list() if has_constraints else snap.have_pods_with_affinity_list
         pi = PodInfo(pod)
-        s = PreScoreState(self._merge_weighted(pi.preferred_affinity_terms),
-                          self._merge_weighted(pi.preferred_anti_affinity_terms),
-                          self._namespace_labels(pod.namespace))
+        s = PreScoreState(
+            self._merge_weighted(pi.preferred_affinity_terms),
+            self._merge_weighted(pi.preferred_anti_affinity_terms),
+            self._namespace_labels(pod.namespace),
+        )
         table = table_for(self.handle, snap.list())
         hard = self.args.hard_pod_affinity_weight
         if table is not None:
+
             def contrib(ni: NodeInfo) -> dict[Any, int]:
                 node = ni.node
                 m: ScoreMap = {}
                 if node is not None:
-                    for existing in (ni.pods if has_constraints else ni.pods_with_affinity):
+                    for existing in ni.pods if has_constraints else ni.pods_with_affinity:
                         process_existing_pod(s, existing, node, pod, hard, m)
                 return {(k, v): n for k, vals in m.items() for v, n in vals.items()}
 
-            key = (has_constraints, pod.namespace, frozenset(pod.labels.items()),
-                   frozenset(s.namespace_labels.items()), s.preferred_affinity_terms,
-                   s.preferred_anti_affinity_terms, hard)
-            s.topology_score = batch.topology_score(table, key, contrib, None if has_constraints else all_nodes)
+            key = (
+                has_constraints,
+                pod.namespace,
+                frozenset(pod.labels.items()),
+                frozenset(s.namespace_labels.items()),
+                s.preferred_affinity_terms,
+                s.preferred_anti_affinity_terms,
+                hard,
+            )
+            s.topology_score = batch.topology_score(
+                table, key, contrib, None if has_constraints else all_nodes
+            )
         else:
             accumulate(s, all_nodes, pod, has_constraints, hard)
         if not s.topology_score:
@@ -430,10 +503,16 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``Pod/Add|UpdatePodLabel|Delete`` and ``Node/Add|UpdateNodeLabel``, with hints."""
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.Add | ActionType.UpdatePodLabel
-                                              | ActionType.Delete), self.is_schedulable_after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel),
-                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.Pod, ActionType.Add | ActionType.UpdatePodLabel | ActionType.Delete
+                ),
+                self.is_schedulable_after_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel),
+                self.is_schedulable_after_node_change,
+            ),
         ]
 
     def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
@@ -442,19 +521,28 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         Delete: queue when it matched an anti-affinity term of ``pod``, or when its own required
         anti-affinity matched ``pod`` (kubesched addition, see module notes)."""
         original, modified = as_objects(Pod, old_obj, new_obj)
-        if (modified is not None and not modified.node_name) or (original is not None and not original.node_name):
+        if (modified is not None and not modified.node_name) or (
+            original is not None and not original.node_name
+        ):
             return QueueingHint.QueueSkip
         terms = affinity_terms(pod, pod.pod_affinity_required)
         anti_terms = affinity_terms(pod, pod.pod_anti_affinity_required)
         if original is not None and modified is not None:
-            if not pod_matches_all_affinity_terms(terms, original) and pod_matches_all_affinity_terms(terms, modified):
+            if not pod_matches_all_affinity_terms(terms, original) and pod_matches_all_affinity_terms(
+                terms, modified
+            ):
                 return QueueingHint.Queue
             if pod_matches_any_affinity_term(anti_terms, original) and not pod_matches_any_affinity_term(
-                    anti_terms, modified):
+                anti_terms, modified
+            ):
                 return QueueingHint.Queue
             return QueueingHint.QueueSkip
         if modified is not None:
-            return QueueingHint.Queue if pod_matches_all_affinity_terms(terms, modified) else QueueingHint.QueueSkip
+            return (
+                QueueingHint.Queue
+                if pod_matches_all_affinity_terms(terms, modified)
+                else QueueingHint.QueueSkip
+            )
         assert original is not None
         if pod_matches_any_affinity_term(anti_terms, original):
             return QueueingHint.Queue
@@ -470,7 +558,9 @@ class InterPodAffinity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreSc
         if modified is None:
             return QueueingHint.QueueSkip
         for t in affinity_terms(pod, pod.pod_affinity_required):
-            if t.topology_key in modified.labels and (original is None or t.topology_key not in original.labels):
+            if t.topology_key in modified.labels and (
+                original is None or t.topology_key not in original.labels
+            ):
                 return QueueingHint.Queue
         for t in affinity_terms(pod, pod.pod_anti_affinity_required):
             if original is None or original.labels.get(t.topology_key) != modified.labels.get(t.topology_key):
@@ -489,8 +579,11 @@ def _has_preferred_terms(pod: Pod) -> bool:
     affinity = spec.get("affinity") if isinstance(spec, Mapping) else None
     if not isinstance(affinity, Mapping):
         return False
-    return any(isinstance(a := affinity.get(k), Mapping) and bool(a.get("preferredDuringSchedulingIgnoredDuringExecution"))
-               for k in ("podAffinity", "podAntiAffinity"))
+    return any(
+        isinstance(a := affinity.get(k), Mapping)
+        and bool(a.get("preferredDuringSchedulingIgnoredDuringExecution"))
+        for k in ("podAffinity", "podAntiAffinity")
+    )
 
 
 def _satisfy_pod_affinity(s: PreFilterState, node: Node) -> bool:

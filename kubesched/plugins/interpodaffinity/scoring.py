@@ -40,8 +40,15 @@ class PreScoreState(StateData):
         return self
 
 
-def process_term(m: ScoreMap, term: AffinityTerm, weight: int, pod: Pod, ns_labels: Mapping[str, str] | None,
-                 node: Node, multiplier: int) -> None:
+def process_term(
+    m: ScoreMap,
+    term: AffinityTerm,
+    weight: int,
+    pod: Pod,
+    ns_labels: Mapping[str, str] | None,
+    node: Node,
+    multiplier: int,
+) -> None:
     """``scoreMap.processTerm``: add ``weight * multiplier`` at ``(term.key, node value)`` when
     ``pod`` matches ``term`` and the node has the key."""
     if term.matches(pod, ns_labels):
@@ -51,15 +58,22 @@ def process_term(m: ScoreMap, term: AffinityTerm, weight: int, pod: Pod, ns_labe
             scores[tp_value] = scores.get(tp_value, 0) + weight * multiplier
 
 
-def process_terms(m: ScoreMap, terms: Iterable[WeightedAffinityTerm], pod: Pod, ns_labels: Mapping[str, str] | None,
-                  node: Node, multiplier: int) -> None:
+def process_terms(
+    m: ScoreMap,
+    terms: Iterable[WeightedAffinityTerm],
+    pod: Pod,
+    ns_labels: Mapping[str, str] | None,
+    node: Node,
+    multiplier: int,
+) -> None:
     """``scoreMap.processTerms``."""
     for t in terms:
         process_term(m, t.term, t.weight, pod, ns_labels, node, multiplier)
 
 
-def process_existing_pod(s: PreScoreState, existing: PodInfo, node: Node, incoming: Pod,
-                         hard_pod_affinity_weight: int, m: ScoreMap) -> None:
+def process_existing_pod(
+    s: PreScoreState, existing: PodInfo, node: Node, incoming: Pod, hard_pod_affinity_weight: int, m: ScoreMap
+) -> None:
     """``processExistingPod``: the five contributions of the module docstring (nothing for a
     node without labels)."""
     if not node.labels:
@@ -73,15 +87,16 @@ def process_existing_pod(s: PreScoreState, existing: PodInfo, node: Node, incomi
     process_terms(m, existing.preferred_anti_affinity_terms, incoming, s.namespace_labels, node, -1)
 
 
-def accumulate(s: PreScoreState, nodes: Iterable[NodeInfo], incoming: Pod, all_pods: bool,
-               hard_pod_affinity_weight: int) -> None:
+def accumulate(
+    s: PreScoreState, nodes: Iterable[NodeInfo], incoming: Pod, all_pods: bool, hard_pod_affinity_weight: int
+) -> None:
     """Fill ``s.topology_score`` from ``nodes``: every pod when ``all_pods`` (the incoming pod has
     preferred terms), else only the pods with affinity."""
     for ni in nodes:
         node = ni.node
         if node is None:
             continue
-        for existing in (ni.pods if all_pods else ni.pods_with_affinity):
+        for existing in ni.pods if all_pods else ni.pods_with_affinity:
             process_existing_pod(s, existing, node, incoming, hard_pod_affinity_weight, s.topology_score)
 
 

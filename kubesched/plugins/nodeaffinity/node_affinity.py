@@ -106,16 +106,24 @@ class NodeSelectorRequirementArgs:
     def _check_values(cls, v: list[str], info: ValidationInfo) -> list[str]:
         op = info.data.get("operator")
         if op in ("In", "NotIn") and not v:
-            raise ValueError(f"Invalid value: {_go_str_slice(v)}: for 'in', 'notin' operators, values set can't be empty")
+            raise ValueError(
+                f"Invalid value: {_go_str_slice(v)}: for 'in', 'notin' operators, values set can't be empty"
+            )
         if op in ("Exists", "DoesNotExist") and v:
-            raise ValueError(f"Invalid value: {_go_str_slice(v)}: values set must be empty for exists and does not exist")
+            raise ValueError(
+                f"Invalid value: {_go_str_slice(v)}: values set must be empty for exists and does not exist"
+            )
         if op in ("Gt", "Lt"):
             if len(v) != 1:
-                raise ValueError(f"Invalid value: {_go_str_slice(v)}: for 'Gt', 'Lt' operators, exactly one value is required")
+                raise ValueError(
+                    f"Invalid value: {_go_str_slice(v)}: for 'Gt', 'Lt' operators, exactly one value is required"
+                )
             try:
                 int(v[0])
             except ValueError:
-                raise ValueError(f'Invalid value: "{v[0]}": for \'Gt\', \'Lt\' operators, the value must be an integer') from None
+                raise ValueError(
+                    f"Invalid value: \"{v[0]}\": for 'Gt', 'Lt' operators, the value must be an integer"
+                ) from None
         return v
 
     def compile(self) -> NodeSelectorRequirement:
@@ -166,8 +174,9 @@ class NodeSelectorTermArgs:
 
     def compile(self) -> NodeSelectorTerm:
         """The matcher form."""
-        return NodeSelectorTerm(tuple(r.compile() for r in self.match_expressions),
-                                tuple(r.compile() for r in self.match_fields))
+        return NodeSelectorTerm(
+            tuple(r.compile() for r in self.match_expressions), tuple(r.compile() for r in self.match_fields)
+        )
 
 
 @dataclass(config=ARGS_CONFIG)
@@ -199,7 +208,8 @@ class NodeAffinitySpec:
 
     required_during_scheduling_ignored_during_execution: NodeSelectorArgs | None = None
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTermArgs] = field(
-        default_factory=list)
+        default_factory=list
+    )
 
 
 @dataclass(config=ARGS_CONFIG)
@@ -261,7 +271,9 @@ def pre_filter_node_names(selector: NodeSelector) -> set[str] | None:
     return node_names
 
 
-def preferred_score_batch(terms: Sequence[PreferredSchedulingTerm], table: NodeTable, rows: IntArray) -> IntArray | None:
+def preferred_score_batch(
+    terms: Sequence[PreferredSchedulingTerm], table: NodeTable, rows: IntArray
+) -> IntArray | None:
     """Column form of :func:`score_preferred_terms`."""
     total = np.zeros(len(rows), dtype=np.int64)
     for t in terms:
@@ -274,8 +286,9 @@ def preferred_score_batch(terms: Sequence[PreferredSchedulingTerm], table: NodeT
     return total
 
 
-class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
-                   EnqueueExtensions):
+class NodeAffinity(
+    PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions
+):
     """See the module docstring. Reasons: ``node(s) didn't match scheduler-enforced node affinity``
     (addedAffinity), ``node(s) didn't match Pod's node affinity/selector``, PreFilter
     ``pod affinity terms conflict`` (all UnschedulableAndUnresolvable)."""
@@ -293,12 +306,14 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
                 self.added_node_selector = added.required_during_scheduling_ignored_during_execution.compile()
             if added.preferred_during_scheduling_ignored_during_execution:
                 self.added_pref_sched_terms = tuple(
-                    t.compile() for t in added.preferred_during_scheduling_ignored_during_execution)
+                    t.compile() for t in added.preferred_during_scheduling_ignored_during_execution
+                )
 
     # PreFilter / Filter
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Skip when there is nothing to check; otherwise store the required matcher and narrow the
         nodes when every required term pins ``metadata.name``."""
         required = pod.required_node_affinity
@@ -319,11 +334,16 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         node = node_info.node
         if node is None:
             return Status(Code.Error, "node not found")
-        if self.added_node_selector is not None and not self.added_node_selector.matches(node.labels, node.name):
+        if self.added_node_selector is not None and not self.added_node_selector.matches(
+            node.labels, node.name
+        ):
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_ENFORCED)
         s = state.get(PRE_FILTER_STATE_KEY)
-        required = s.required_node_selector_and_affinity if isinstance(s, _PreFilterState) \
+        required = (
+            s.required_node_selector_and_affinity
+            if isinstance(s, _PreFilterState)
             else get_required_node_affinity(pod)
+        )
         if not required.matches(node):
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_POD)
         return None
@@ -337,8 +357,11 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
                 return None
             mask &= m
         s = state.get(PRE_FILTER_STATE_KEY)
-        required = s.required_node_selector_and_affinity if isinstance(s, _PreFilterState) \
+        required = (
+            s.required_node_selector_and_affinity
+            if isinstance(s, _PreFilterState)
             else get_required_node_affinity(pod)
+        )
         m = required_mask_batch(required, table, rows)
         if m is None:
             return None
@@ -349,8 +372,11 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Skip when neither the pod nor addedAffinity has preferred terms. A preferred term upstream
         cannot convert is an Error (``nodeaffinity.NewPreferredSchedulingTerms``)."""
-        bad = [f"[{i}].{t.preference.parse_error}" for i, t in enumerate(pod.preferred_node_affinity)
-               if t.weight != 0 and t.preference.parse_error is not None]
+        bad = [
+            f"[{i}].{t.preference.parse_error}"
+            for i, t in enumerate(pod.preferred_node_affinity)
+            if t.weight != 0 and t.preference.parse_error is not None
+        ]
         if bad:
             return Status(Code.Error, bad[0] if len(bad) == 1 else "[" + ", ".join(bad) + "]")
         preferred = pod_preferred_node_affinity(pod)
@@ -368,7 +394,11 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         if self.added_pref_sched_terms is not None:
             count += score_preferred_terms(self.added_pref_sched_terms, node)
         s = state.get(PRE_SCORE_STATE_KEY)
-        preferred = s.preferred_node_affinity if isinstance(s, _PreferredTermsState) else pod_preferred_node_affinity(pod)
+        preferred = (
+            s.preferred_node_affinity
+            if isinstance(s, _PreferredTermsState)
+            else pod_preferred_node_affinity(pod)
+        )
         if preferred is not None:
             count += score_preferred_terms(preferred, node)
         return count, None
@@ -377,7 +407,11 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         """Vectorised :meth:`score`."""
         total = np.zeros(len(rows), dtype=np.int64)
         s = state.get(PRE_SCORE_STATE_KEY)
-        preferred = s.preferred_node_affinity if isinstance(s, _PreferredTermsState) else pod_preferred_node_affinity(pod)
+        preferred = (
+            s.preferred_node_affinity
+            if isinstance(s, _PreferredTermsState)
+            else pod_preferred_node_affinity(pod)
+        )
         for terms in (self.added_pref_sched_terms, preferred):
             if terms is not None:
                 m = preferred_score_batch(terms, table, rows)
@@ -402,8 +436,12 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``Node/Add|UpdateNodeLabel`` with :meth:`is_schedulable_after_node_change`."""
-        return [ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel),
-                                     self.is_schedulable_after_node_change)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel),
+                self.is_schedulable_after_node_change,
+            )
+        ]
 
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Queue when the new node matches addedAffinity and the pod's required affinity and is
@@ -411,7 +449,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         original, modified = as_objects(Node, old_obj, new_obj)
         if modified is None:
             return QueueingHint.QueueSkip
-        if self.added_node_selector is not None and not self.added_node_selector.matches(modified.labels, modified.name):
+        if self.added_node_selector is not None and not self.added_node_selector.matches(
+            modified.labels, modified.name
+        ):
             return QueueingHint.QueueSkip
         required = get_required_node_affinity(pod)
         if not required.matches(modified):

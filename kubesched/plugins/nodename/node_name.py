@@ -62,7 +62,11 @@ class NodeName(FilterPlugin, EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``Node/Add`` with :meth:`is_schedulable_after_node_add`."""
-        return [ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add), self.is_schedulable_after_node_add)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add), self.is_schedulable_after_node_add
+            )
+        ]
 
     def is_schedulable_after_node_add(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Queue only if the added node is the one the pod asks for (or it asks for none)."""

@@ -63,8 +63,9 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Record the pod's host ports; Skip when it has none."""
         if not pod.host_ports:
             return None, Status(Code.Skip)
@@ -76,8 +77,11 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         try:
             s = state.read(PRE_FILTER_STATE_KEY)
         except StateNotFoundError as e:
-            return Status.as_status(RuntimeError(
-                f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e.args[0] if e.args else e}'))
+            return Status.as_status(
+                RuntimeError(
+                    f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e.args[0] if e.args else e}'
+                )
+            )
         if not isinstance(s, _PreFilterState):
             return Status.as_status(RuntimeError(f"{s!r}  convert to nodeports.preFilterState error"))
         if not fits_ports(s.ports, node_info.used_ports):

@@ -56,7 +56,8 @@ class NodeResourcesBalancedAllocationArgs:
     and names unique; violations raise pydantic ``ValidationError``."""
 
     resources: list[Annotated[ResourceSpec, AfterValidator(_check_weight_is_one)]] = field(
-        default_factory=default_resources)
+        default_factory=default_resources
+    )
 
     @field_validator("resources")
     @classmethod
@@ -137,8 +138,9 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = NAME
     Args = NodeResourcesBalancedAllocationArgs
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None,
-                 handle: Handle | None = None) -> None:
+    def __init__(
+        self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Handle | None = None
+    ) -> None:
         super().__init__(args or NodeResourcesBalancedAllocationArgs(), handle)
         self.resources: list[ResourceSpec] = list(self.args.resources)
 

@@ -123,7 +123,8 @@ class ScoringStrategy:
 
     type: str = Field("", validate_default=True)
     resources: list[Annotated[ResourceSpec, AfterValidator(_check_fit_weight)]] = field(
-        default_factory=default_resources)
+        default_factory=default_resources
+    )
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
 
     @field_validator("type")
@@ -156,7 +157,8 @@ class NodeResourcesFitArgs:
 
     ignored_resources: list[Annotated[str, AfterValidator(_check_label_name)]] = field(default_factory=list)
     ignored_resource_groups: list[Annotated[str, AfterValidator(_check_resource_group)]] = field(
-        default_factory=list)
+        default_factory=list
+    )
     scoring_strategy: ScoringStrategy = field(default_factory=_default_strategy)
 
 
@@ -180,8 +182,9 @@ class InsufficientResource:
 
     __slots__ = ("resource_name", "reason", "requested", "used", "capacity", "unresolvable")
 
-    def __init__(self, resource_name: str, reason: str, requested: int, used: int, capacity: int,
-                 unresolvable: bool) -> None:
+    def __init__(
+        self, resource_name: str, reason: str, requested: int, used: int, capacity: int, unresolvable: bool
+    ) -> None:
         self.resource_name = resource_name
         self.reason = reason
         self.requested = requested
@@ -193,8 +196,12 @@ class InsufficientResource:
         return f"InsufficientResource({self.reason!r}, unresolvable={self.unresolvable})"
 
 
-def fits_request(req: Resource, node_info: NodeInfo, ignored: frozenset[str] = frozenset(),
-                 ignored_groups: frozenset[str] = frozenset()) -> list[InsufficientResource]:
+def fits_request(
+    req: Resource,
+    node_info: NodeInfo,
+    ignored: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
     """``fitsRequest``: every resource the node lacks for the pod request ``req``, in upstream
     order (pods, cpu, memory, ephemeral-storage, then scalar resources — sorted by name here,
     where upstream iterates a Go map). Ignored names/groups apply to extended resources only."""
@@ -205,10 +212,11 @@ def fits_request(req: Resource, node_info: NodeInfo, ignored: frozenset[str] = f
         out.append(InsufficientResource("pods", "Too many pods", 1, n_pods, alloc.allowed_pod_number, False))
     if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
         return out
-    for name, r, a, u in (("cpu", req.milli_cpu, alloc.milli_cpu, used.milli_cpu),
-                          ("memory", req.memory, alloc.memory, used.memory),
-                          ("ephemeral-storage", req.ephemeral_storage, alloc.ephemeral_storage,
-                           used.ephemeral_storage)):
+    for name, r, a, u in (
+        ("cpu", req.milli_cpu, alloc.milli_cpu, used.milli_cpu),
+        ("memory", req.memory, alloc.memory, used.memory),
+        ("ephemeral-storage", req.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage),
+    ):
         if r > 0 and r > a - u:
             out.append(InsufficientResource(name, f"Insufficient {name}", r, u, a, r > a))
     for name in sorted(req.scalar):
@@ -264,9 +272,11 @@ def _allocatable_increased(pod: Pod, old: Node, new: Node) -> bool:
         return True
     if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
         return False
-    if ((req.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
-            or (req.memory > 0 and after.memory > before.memory)
-            or (req.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)):
+    if (
+        (req.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
+        or (req.memory > 0 and after.memory > before.memory)
+        or (req.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)
+    ):
         return True
     return any(q != 0 and after.scalar.get(n, 0) > before.scalar.get(n, 0) for n, q in req.scalar.items())
 
@@ -320,8 +330,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.strategy_type = a.scoring_strategy.type
 
     # PreFilter
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Store the pod's effective requests (a :class:`Resource`) under ``PreFilterNodeResourcesFit``."""
         state.write(PRE_FILTER_STATE_KEY, pod_request_resource(pod))
         return None, None
@@ -333,12 +344,18 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         try:
             req: Resource = state.read(PRE_FILTER_STATE_KEY)
         except StateNotFoundError as e:
-            return Status(Code.Error, err=RuntimeError(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e.args[0]}'))
+            return Status(
+                Code.Error,
+                err=RuntimeError(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: {e.args[0]}'),
+            )
         insufficient = fits_request(req, node_info, self.ignored_resources, self.ignored_resource_groups)
         if not insufficient:
             return None
-        code = (Code.UnschedulableAndUnresolvable if any(r.unresolvable for r in insufficient)
-                else Code.Unschedulable)
+        code = (
+            Code.UnschedulableAndUnresolvable
+            if any(r.unresolvable for r in insufficient)
+            else Code.Unschedulable
+        )
         return Status(code, *(r.reason for r in insufficient))
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
@@ -349,8 +366,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         ok: BoolArray = table.num_pods[rows] + 1 <= table.alloc_pods[rows]
         if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
             return ok
-        for r, a, u in ((req.milli_cpu, table.alloc_cpu, table.req_cpu), (req.memory, table.alloc_mem, table.req_mem),
-                        (req.ephemeral_storage, table.alloc_eph, table.req_eph)):
+        for r, a, u in (
+            (req.milli_cpu, table.alloc_cpu, table.req_cpu),
+            (req.memory, table.alloc_mem, table.req_mem),
+            (req.ephemeral_storage, table.alloc_eph, table.req_eph),
+        ):
             if r > 0:
                 if r >= _BATCH_SAFE:
                     return None
@@ -358,8 +378,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         for name, q in req.scalar.items():
             if q == 0:
                 continue
-            if is_extended_resource(name) and (name in self.ignored_resources
-                                               or name.split("/")[0] in self.ignored_resource_groups):
+            if is_extended_resource(name) and (
+                name in self.ignored_resources or name.split("/")[0] in self.ignored_resource_groups
+            ):
                 continue
             if abs(q) >= _BATCH_SAFE:
                 return None
@@ -367,8 +388,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             ok &= ac[rows] - rc[rows] >= q
         return ok
 
-    def filter_batch_status_keys(self, state: CycleState, pod: Pod, table: NodeTable,
-                                 rows: IntArray) -> IntArray | None:
+    def filter_batch_status_keys(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
         """Per row an ``int64`` key such that rows with equal keys get equal :meth:`filter`
         statuses: bits for each failing resource (in :func:`fits_request` order) and for each
         request exceeding the allocatable (the status's code and reasons depend on nothing else).
@@ -380,12 +402,17 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
             return key
         bit = 2
-        cols = [(req.milli_cpu, table.alloc_cpu, table.req_cpu), (req.memory, table.alloc_mem, table.req_mem),
-                (req.ephemeral_storage, table.alloc_eph, table.req_eph)]
+        cols = [
+            (req.milli_cpu, table.alloc_cpu, table.req_cpu),
+            (req.memory, table.alloc_mem, table.req_mem),
+            (req.ephemeral_storage, table.alloc_eph, table.req_eph),
+        ]
         for name in sorted(req.scalar):
             q = req.scalar[name]
-            if q == 0 or (is_extended_resource(name) and (name in self.ignored_resources
-                                                          or name.split("/")[0] in self.ignored_resource_groups)):
+            if q == 0 or (
+                is_extended_resource(name)
+                and (name in self.ignored_resources or name.split("/")[0] in self.ignored_resource_groups)
+            ):
                 continue
             cols.append((q, *table.scalar(name)))
         for r, a, u in cols:
@@ -408,8 +435,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """The strategy's score (0..100) of ``node_info`` for ``pod``."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        pod_requests = s.pod_requests if isinstance(s, PodRequestsState) else pod_request_list(
-            pod, self.resources, False)
+        pod_requests = (
+            s.pod_requests
+            if isinstance(s, PodRequestsState)
+            else pod_request_list(pod, self.resources, False)
+        )
         if not self.resources:
             return 0, Status(Code.Error, "resources not found")
         requested, allocatable = requested_and_allocatable(node_info, self.resources, pod_requests, False)
@@ -417,11 +447,18 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score` for LeastAllocated/MostAllocated (None for RequestedToCapacityRatio)."""
-        if self.strategy_type not in (LEAST_ALLOCATED, MOST_ALLOCATED) or not self.resources or not table.exact:
+        if (
+            self.strategy_type not in (LEAST_ALLOCATED, MOST_ALLOCATED)
+            or not self.resources
+            or not table.exact
+        ):
             return None
         s = state.get(PRE_SCORE_STATE_KEY)
-        pod_requests = s.pod_requests if isinstance(s, PodRequestsState) else pod_request_list(
-            pod, self.resources, False)
+        pod_requests = (
+            s.pod_requests
+            if isinstance(s, PodRequestsState)
+            else pod_request_list(pod, self.resources, False)
+        )
         cols = requested_and_allocatable_batch(table, rows, self.resources, pod_requests, False)
         if cols is None:
             return None
@@ -447,7 +484,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         info = self.handle.cached_node_info(old.node_name)
         if info is None or info.node is None:
             return hint
-        if fits_request(pod_request_resource(pod), info, self.ignored_resources, self.ignored_resource_groups):
+        if fits_request(
+            pod_request_resource(pod), info, self.ignored_resources, self.ignored_resource_groups
+        ):
             return QueueingHint.QueueSkip
         return QueueingHint.Queue
 
@@ -455,8 +494,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         """Pod Delete|UpdatePodScaleDown (hint :meth:`is_schedulable_after_pod_event`) and Node
         Add|UpdateNodeAllocatable (hint :func:`is_schedulable_after_node_change`)."""
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.Delete | ActionType.UpdatePodScaleDown),
-                                 self.is_schedulable_after_pod_event),
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeAllocatable),
-                                 is_schedulable_after_node_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Pod, ActionType.Delete | ActionType.UpdatePodScaleDown),
+                self.is_schedulable_after_pod_event,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeAllocatable),
+                is_schedulable_after_node_change,
+            ),
         ]

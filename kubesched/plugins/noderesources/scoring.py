@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from kubesched.framework.node_table import NodeTable
 
 
-
 @dataclass(config=ARGS_CONFIG)
 class ResourceSpec:
     """``ResourceSpec{name, weight}`` of the scoring args; a weight of 0 (unset) defaults to 1
@@ -86,8 +85,9 @@ def pod_request_list(pod: Pod, resources: Sequence[ResourceSpec], use_requested:
     return [reqs.get(r.name, 0) for r in resources]
 
 
-def allocatable_and_requested(node_info: NodeInfo, resource: str, pod_request: int,
-                              use_requested: bool) -> tuple[int, int]:
+def allocatable_and_requested(
+    node_info: NodeInfo, resource: str, pod_request: int, use_requested: bool
+) -> tuple[int, int]:
     """``calculateResourceAllocatableRequest``: ``(allocatable, node_requested + pod_request)``.
 
     cpu/memory use the node's non-zero requested amounts unless ``use_requested``; other resources
@@ -109,8 +109,9 @@ def allocatable_and_requested(node_info: NodeInfo, resource: str, pod_request: i
     return 0, 0
 
 
-def requested_and_allocatable(node_info: NodeInfo, resources: Sequence[ResourceSpec], pod_requests: Sequence[int],
-                              use_requested: bool) -> tuple[list[int], list[int]]:
+def requested_and_allocatable(
+    node_info: NodeInfo, resources: Sequence[ResourceSpec], pod_requests: Sequence[int], use_requested: bool
+) -> tuple[list[int], list[int]]:
     """The ``(requested, allocatable)`` vectors of ``resourceAllocationScorer.score``; entries
     whose allocatable is 0 are left as ``(0, 0)``."""
     requested = [0] * len(resources)
@@ -146,7 +147,9 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return go_div(i64(requested * MAX_NODE_SCORE), capacity)
 
 
-def _weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[int, int], int]) -> Scorer:
+def _weighted_mean_scorer(
+    resources: Sequence[ResourceSpec], per_resource: Callable[[int, int], int]
+) -> Scorer:
     weights = [r.weight for r in resources]
 
     def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
@@ -213,8 +216,9 @@ def broken_linear(shape: Sequence[FunctionShapePoint]) -> Callable[[int], int]:
     return f
 
 
-def requested_to_capacity_ratio_scorer(resources: Sequence[ResourceSpec],
-                                       shape: Sequence[tuple[int, int]]) -> Scorer:
+def requested_to_capacity_ratio_scorer(
+    resources: Sequence[ResourceSpec], shape: Sequence[tuple[int, int]]
+) -> Scorer:
     """``requestedToCapacityRatioScorer``: ``shape`` is ``[(utilization 0..100, score 0..10)]``;
     scores are scaled by ``100 // 10``. Per resource ``f(100)`` when ``capacity == 0`` or over
     capacity, else ``f(requested * 100 / capacity)``; only resources with ``f > 0`` enter the
@@ -252,9 +256,13 @@ def requested_to_capacity_ratio_scorer(resources: Sequence[ResourceSpec],
 _SAFE: Final = 1 << 56
 
 
-def requested_and_allocatable_batch(table: NodeTable, rows: IntArray, resources: Sequence[ResourceSpec],
-                                    pod_requests: Sequence[int], use_requested: bool,
-                                    ) -> tuple[list[IntArray], list[IntArray]] | None:
+def requested_and_allocatable_batch(
+    table: NodeTable,
+    rows: IntArray,
+    resources: Sequence[ResourceSpec],
+    pod_requests: Sequence[int],
+    use_requested: bool,
+) -> tuple[list[IntArray], list[IntArray]] | None:
     """Column form of :func:`requested_and_allocatable` over ``rows`` of a NodeTable: per resource,
     ``(requested, allocatable)`` arrays with both 0 where the allocatable is 0. ``None`` when a
     value could overflow ``int64`` (the caller falls back to the per-node path)."""
@@ -299,8 +307,12 @@ def _go_div_nonneg_safe(a: IntArray, b: IntArray) -> IntArray:
     return np.where(b == 0, 0, go_div_array(a, safe))
 
 
-def weighted_mean_batch(resources: Sequence[ResourceSpec], requested: Sequence[IntArray],
-                        allocatable: Sequence[IntArray], most: bool) -> IntArray:
+def weighted_mean_batch(
+    resources: Sequence[ResourceSpec],
+    requested: Sequence[IntArray],
+    allocatable: Sequence[IntArray],
+    most: bool,
+) -> IntArray:
     """Vectorised ``leastResourceScorer`` (``most=False``) / ``mostResourceScorer`` (``most=True``)."""
     n = len(allocatable[0]) if allocatable else 0
     node_score = np.zeros(n, dtype=np.int64)

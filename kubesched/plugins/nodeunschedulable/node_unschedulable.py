@@ -74,10 +74,14 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         """``Node/Add|UpdateNodeTaint`` (node became schedulable) and ``Pod/UpdatePodToleration``
         (the pod itself now tolerates the unschedulable taint)."""
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeTaint),
-                                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.UpdatePodToleration),
-                                 self.is_schedulable_after_pod_toleration_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeTaint),
+                self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Pod, ActionType.UpdatePodToleration),
+                self.is_schedulable_after_pod_toleration_change,
+            ),
         ]
 
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
@@ -86,11 +90,14 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         if modified is None:
             return QueueingHint.QueueSkip
         if (original is not None and original.unschedulable and not modified.unschedulable) or (
-                original is None and not modified.unschedulable):
+            original is None and not modified.unschedulable
+        ):
             return QueueingHint.Queue
         return QueueingHint.QueueSkip
 
-    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    def is_schedulable_after_pod_toleration_change(
+        self, pod: Pod, old_obj: Any, new_obj: Any
+    ) -> QueueingHint:
         """Queue when ``pod`` itself (same UID) now tolerates the unschedulable taint."""
         _, modified = as_objects(Pod, old_obj, new_obj)
         if modified is not None and modified.uid == pod.uid and tolerates_unschedulable(modified):

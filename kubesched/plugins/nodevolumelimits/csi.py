@@ -60,8 +60,9 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = NAME
     Args = None
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Skip unless the pod has a PVC or a generic ephemeral volume."""
         if pod_claims(pod.name, pod.volumes):
             return None, None
@@ -92,8 +93,10 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             obj = self.required_handle().objects.get("PersistentVolumeClaim", pod.namespace, claim_name)
             if obj is None:
                 if new_pod:
-                    raise _PVCNotFoundError(f"looking up PVC {pod.namespace}/{claim_name}: "
-                                            + not_found("persistentvolumeclaim", claim_name))
+                    raise _PVCNotFoundError(
+                        f"looking up PVC {pod.namespace}/{claim_name}: "
+                        + not_found("persistentvolumeclaim", claim_name)
+                    )
                 continue
             pvc = PersistentVolumeClaim.from_obj(obj)
             if ephemeral:

@@ -25,8 +25,12 @@ LIST_DEFAULTING: Final = "List"
 def _with_defaults(data: Any, defaults: dict[str, Any]) -> Any:
     """Add the unset camelCase keys of a decoded mapping so their validators run."""
     if isinstance(data, dict):
-        snake = {"maxSkew": "max_skew", "topologyKey": "topology_key", "whenUnsatisfiable": "when_unsatisfiable",
-                 "defaultingType": "defaulting_type"}
+        snake = {
+            "maxSkew": "max_skew",
+            "topologyKey": "topology_key",
+            "whenUnsatisfiable": "when_unsatisfiable",
+            "defaultingType": "defaulting_type",
+        }
         for k, v in defaults.items():
             if k not in data and snake[k] not in data:
                 data = {**data, k: v}
@@ -77,7 +81,9 @@ class DefaultSpreadConstraint:
         if not v:
             raise ValueError("Required value: can not be empty")
         if v not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-            raise ValueError(f'Unsupported value: "{v}": supported values: "{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"')
+            raise ValueError(
+                f'Unsupported value: "{v}": supported values: "{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"'
+            )
         return v
 
     @field_validator("label_selector")
@@ -89,9 +95,16 @@ class DefaultSpreadConstraint:
 
     def to_api(self) -> TopologySpreadConstraint:
         """The constraint as the API view the plugin works on."""
-        return TopologySpreadConstraint(self.max_skew, self.topology_key, self.when_unsatisfiable, None,
-                                        self.min_domains, self.node_affinity_policy, self.node_taints_policy,
-                                        tuple(self.match_label_keys))
+        return TopologySpreadConstraint(
+            self.max_skew,
+            self.topology_key,
+            self.when_unsatisfiable,
+            None,
+            self.min_domains,
+            self.node_affinity_policy,
+            self.node_taints_policy,
+            tuple(self.match_label_keys),
+        )
 
 
 @dataclass(config=ARGS_CONFIG)
@@ -119,14 +132,18 @@ class PodTopologySpreadArgs:
         for i, c in enumerate(v):
             for other in v[:i]:
                 if c.topology_key == other.topology_key and c.when_unsatisfiable == other.when_unsatisfiable:
-                    raise ValueError(f'[{i}]: Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"')
+                    raise ValueError(
+                        f'[{i}]: Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"'
+                    )
         return v
 
     @field_validator("defaulting_type")
     @classmethod
     def _defaulting_type(cls, v: str, info: ValidationInfo) -> str:
         if v not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-            raise ValueError(f'Unsupported value: "{v}": supported values: "{SYSTEM_DEFAULTING}", "{LIST_DEFAULTING}"')
+            raise ValueError(
+                f'Unsupported value: "{v}": supported values: "{SYSTEM_DEFAULTING}", "{LIST_DEFAULTING}"'
+            )
         if v == SYSTEM_DEFAULTING and info.data.get("default_constraints"):
             raise ValueError(f'Invalid value: "{v}": when .defaultConstraints are not empty')
         return v

@@ -45,18 +45,26 @@ def match_count_column(table: NodeTable, selector: LabelSelector | None, namespa
     return table.match_counts(namespace, selector)
 
 
-def inclusion_mask(c: SpreadConstraint, pod: Pod, required: RequiredNodeAffinity, table: NodeTable,
-                   rows: IntArray) -> BoolArray | None:
+def inclusion_mask(
+    c: SpreadConstraint, pod: Pod, required: RequiredNodeAffinity, table: NodeTable, rows: IntArray
+) -> BoolArray | None:
     """``c.match_node_inclusion_policies`` over ``rows``; ``None`` if a node-affinity form has no batch form."""
     mask = np.ones(len(rows), dtype=np.bool_)
-    if c.node_affinity_policy == HONOR and (required.label_selector is not None or required.node_selector is not None):
+    if c.node_affinity_policy == HONOR and (
+        required.label_selector is not None or required.node_selector is not None
+    ):
         m = required_mask_batch(required, table, rows)
         if m is None:
             return None
         mask &= m
     if c.node_taints_policy == HONOR:
-        ok = np.array([find_untolerated(ts, pod.tolerations, _DO_NOT_SCHEDULE_TAINTS) is None
-                       for ts in table.taint_sets], dtype=np.bool_)
+        ok = np.array(
+            [
+                find_untolerated(ts, pod.tolerations, _DO_NOT_SCHEDULE_TAINTS) is None
+                for ts in table.taint_sets
+            ],
+            dtype=np.bool_,
+        )
         mask &= ok[table.taint_sig[rows]]
     return mask
 
@@ -67,7 +75,9 @@ def _sums(codes: IntArray, counts: IntArray | None, size: int) -> IntArray:
     return np.bincount(codes, weights=counts, minlength=size).astype(np.int64)
 
 
-def pre_filter_counts(table: NodeTable, pod: Pod, constraints: list[SpreadConstraint]) -> list[dict[str, int]] | None:
+def pre_filter_counts(
+    table: NodeTable, pod: Pod, constraints: list[SpreadConstraint]
+) -> list[dict[str, int]] | None:
     """``tp_value_to_match_num`` of PreFilter over every node of the table (snapshot order), or
     ``None`` when some part has no batch form."""
     rows = table.order
@@ -104,8 +114,12 @@ def filter_mask(s: Any, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray
     return mask
 
 
-def init_pre_score_state(constraints: list[SpreadConstraint], filtered_nodes: Sequence[NodeInfo],
-                         require_all: bool, table: NodeTable) -> PreScoreState | None:
+def init_pre_score_state(
+    constraints: list[SpreadConstraint],
+    filtered_nodes: Sequence[NodeInfo],
+    require_all: bool,
+    table: NodeTable,
+) -> PreScoreState | None:
     """``scoring.init_pre_score_state`` over the table's label columns (same ignored nodes, the
     same domains in the same insertion order, the same weights); ``None`` when a filtered node is
     not in the table."""
@@ -131,8 +145,9 @@ def init_pre_score_state(constraints: list[SpreadConstraint], filtered_nodes: Se
             codes = lc.codes[rows]
             uniq, first = np.unique(codes, return_index=True)
             values = lc.values
-            s.topology_value_to_pod_counts[i] = {values[k - 1] if k else "": 0
-                                                 for k in uniq[np.argsort(first, kind="stable")].tolist()}
+            s.topology_value_to_pod_counts[i] = {
+                values[k - 1] if k else "": 0 for k in uniq[np.argsort(first, kind="stable")].tolist()
+            }
             size = len(uniq)
         s.topology_normalizing_weight.append(topology_normalizing_weight(size))
     return s
@@ -159,8 +174,11 @@ def add_all_node_counts(s: Any, pod: Pod, table: NodeTable, require_all: bool) -
         sel_rows = rows[inc]
         lc = table.label(c.topology_key)
         col = match_count_column(table, c.selector, pod.namespace)
-        sums = _sums(lc.codes[sel_rows].astype(np.int64), col[sel_rows] if col is not None else None,
-                     len(lc.values) + 1)
+        sums = _sums(
+            lc.codes[sel_rows].astype(np.int64),
+            col[sel_rows] if col is not None else None,
+            len(lc.values) + 1,
+        )
         vocab = lc.vocab
         add: list[tuple[str, int]] = []
         for value in counts:

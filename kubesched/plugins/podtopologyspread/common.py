@@ -53,8 +53,10 @@ class SpreadConstraint:
         affinity must match the node; Honor taints -> no untolerated NoSchedule/NoExecute taint."""
         if self.node_affinity_policy == HONOR and not required.matches(node):
             return False
-        if self.node_taints_policy == HONOR and find_untolerated(
-                node.taints, pod.tolerations, _DO_NOT_SCHEDULE_TAINTS) is not None:
+        if (
+            self.node_taints_policy == HONOR
+            and find_untolerated(node.taints, pod.tolerations, _DO_NOT_SCHEDULE_TAINTS) is not None
+        ):
             return False
         return True
 
@@ -63,7 +65,9 @@ class SpreadConstraint:
         return self.selector is not None and self.selector.matches(labels)
 
 
-def merge_label_set_with_selector(match_labels: Mapping[str, str], selector: LabelSelector | None) -> LabelSelector | None:
+def merge_label_set_with_selector(
+    match_labels: Mapping[str, str], selector: LabelSelector | None
+) -> LabelSelector | None:
     """``mergeLabelSetWithSelector``: ``key In [value]`` for each pair ANDed with ``selector``;
     the nothing selector stays nothing (it has no requirements to merge)."""
     if selector is None:
@@ -72,8 +76,9 @@ def merge_label_set_with_selector(match_labels: Mapping[str, str], selector: Lab
     return LabelSelector(extra + selector.requirements)
 
 
-def filter_constraints(constraints: Iterable[TopologySpreadConstraint], pod_labels: Mapping[str, str],
-                       action: str) -> list[SpreadConstraint]:
+def filter_constraints(
+    constraints: Iterable[TopologySpreadConstraint], pod_labels: Mapping[str, str], action: str
+) -> list[SpreadConstraint]:
     """``filterTopologySpreadConstraints``: the constraints whose ``whenUnsatisfiable`` is
     ``action``, with defaults applied and ``matchLabelKeys`` values of ``pod_labels`` merged in."""
     out: list[SpreadConstraint] = []
@@ -85,22 +90,29 @@ def filter_constraints(constraints: Iterable[TopologySpreadConstraint], pod_labe
             ml = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
             if ml:
                 selector = merge_label_set_with_selector(ml, selector)
-        out.append(SpreadConstraint(
-            c.max_skew, c.topology_key, selector,
-            c.min_domains if c.min_domains is not None else 1,
-            c.node_affinity_policy or HONOR,
-            c.node_taints_policy or IGNORE,
-        ))
+        out.append(
+            SpreadConstraint(
+                c.max_skew,
+                c.topology_key,
+                selector,
+                c.min_domains if c.min_domains is not None else 1,
+                c.node_affinity_policy or HONOR,
+                c.node_taints_policy or IGNORE,
+            )
+        )
     return out
 
 
-def node_labels_match_spread_constraints(node_labels: Mapping[str, str],
-                                         constraints: Sequence[SpreadConstraint]) -> bool:
+def node_labels_match_spread_constraints(
+    node_labels: Mapping[str, str], constraints: Sequence[SpreadConstraint]
+) -> bool:
     """``nodeLabelsMatchSpreadConstraints``: the node has every constraint's topology key."""
     return all(c.topology_key in node_labels for c in constraints)
 
 
-def count_pods_match_selector(pod_infos: Iterable[PodInfo], selector: LabelSelector | None, namespace: str) -> int:
+def count_pods_match_selector(
+    pod_infos: Iterable[PodInfo], selector: LabelSelector | None, namespace: str
+) -> int:
     """``countPodsMatchSelector``: pods in ``namespace``, not terminating, whose labels match.
     An empty selector (``{}``) counts 0, as upstream's ``selector.Empty()`` shortcut; nothing counts 0."""
     if selector is None or selector.empty:
@@ -138,7 +150,9 @@ def _well_typed(obj: Mapping[str, Any], kind: str) -> bool:
 def _spec_selector_requirements(obj: Mapping[str, Any]) -> tuple[Requirement, ...]:
     spec = obj.get("spec") or {}
     try:
-        sel = parse_label_selector(spec.get("selector"), "spec.selector") if isinstance(spec, Mapping) else None
+        sel = (
+            parse_label_selector(spec.get("selector"), "spec.selector") if isinstance(spec, Mapping) else None
+        )
     except ManifestError:
         return ()
     return sel.requirements if sel is not None else ()
@@ -182,8 +196,9 @@ def default_selector(pod: Pod, objects: Any) -> LabelSelector:
     return selector
 
 
-def build_default_constraints(default_constraints: Sequence[TopologySpreadConstraint], pod: Pod, action: str,
-                              objects: Any) -> list[SpreadConstraint]:
+def build_default_constraints(
+    default_constraints: Sequence[TopologySpreadConstraint], pod: Pod, action: str, objects: Any
+) -> list[SpreadConstraint]:
     """``buildDefaultConstraints``: the default constraints for ``action`` with the selector
     replaced by :func:`default_selector`; none when that selector is empty."""
     cs = filter_constraints(default_constraints, pod.labels, action)
@@ -192,5 +207,9 @@ def build_default_constraints(default_constraints: Sequence[TopologySpreadConstr
     sel = default_selector(pod, objects)
     if sel.empty:
         return []
-    return [SpreadConstraint(c.max_skew, c.topology_key, sel, c.min_domains, c.node_affinity_policy,
-                             c.node_taints_policy) for c in cs]
+    return [
+        SpreadConstraint(
+            c.max_skew, c.topology_key, sel, c.min_domains, c.node_affinity_policy, c.node_taints_policy
+        )
+        for c in cs
+    ]

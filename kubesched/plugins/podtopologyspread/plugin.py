@@ -124,8 +124,15 @@ def update_critical_paths(p: list[list[Any]], tp_val: str, num: int) -> None:
 # --- plugin ----------------------------------------------------------------------------------
 
 
-class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin,
-                        ScoreExtensions, EnqueueExtensions):
+class PodTopologySpread(
+    PreFilterPlugin,
+    PreFilterExtensions,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreExtensions,
+    EnqueueExtensions,
+):
     """Filter reasons: ``node(s) didn't match pod topology spread constraints (missing required
     label)`` (UnschedulableAndUnresolvable) and ``node(s) didn't match pod topology spread
     constraints`` (Unschedulable, skew > maxSkew). PreFilter Skips without hard constraints,
@@ -154,8 +161,9 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
 
     # PreFilter
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Count matching pods per domain over ``nodes`` (all nodes); Skip without hard constraints."""
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
@@ -191,18 +199,21 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         """AddPod/RemovePod adjust the counts."""
         return self
 
-    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
-                node_info: NodeInfo) -> Status | None:
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """Count ``pod_info_to_add`` as placed on ``node_info``."""
         return self._update_with_pod(state, pod_info_to_add.pod, pod_to_schedule, node_info.node, 1)
 
-    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
-                   node_info: NodeInfo) -> Status | None:
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """Stop counting ``pod_info_to_remove`` on ``node_info``."""
         return self._update_with_pod(state, pod_info_to_remove.pod, pod_to_schedule, node_info.node, -1)
 
-    def _update_with_pod(self, state: CycleState, updated: Pod, preemptor: Pod, node: Node | None,
-                         delta: int) -> Status | None:
+    def _update_with_pod(
+        self, state: CycleState, updated: Pod, preemptor: Pod, node: Node | None, delta: int
+    ) -> Status | None:
         s, err = _read_pre_filter_state(state)
         if s is None:
             return err
@@ -314,11 +325,19 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``Pod/Add|UpdatePodLabel|UpdatePodToleration|Delete`` (UpdatePodToleration as upstream with
         queueing hints on) and ``Node/Add|Delete|UpdateNodeLabel|UpdateNodeTaint``, with hints."""
-        pod_actions = ActionType.Add | ActionType.UpdatePodLabel | ActionType.UpdatePodToleration | ActionType.Delete
-        node_actions = ActionType.Add | ActionType.Delete | ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint
+        pod_actions = (
+            ActionType.Add | ActionType.UpdatePodLabel | ActionType.UpdatePodToleration | ActionType.Delete
+        )
+        node_actions = (
+            ActionType.Add | ActionType.Delete | ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint
+        )
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.Pod, pod_actions), self.is_schedulable_after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, node_actions), self.is_schedulable_after_node_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Pod, pod_actions), self.is_schedulable_after_pod_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, node_actions), self.is_schedulable_after_node_change
+            ),
         ]
 
     def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
@@ -328,7 +347,8 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         constraint honours taints."""
         original, modified = as_objects(Pod, old_obj, new_obj)
         if (modified is not None and not _involved(modified, pod)) or (
-                original is not None and not _involved(original, pod)):
+            original is not None and not _involved(original, pod)
+        ):
             return QueueingHint.QueueSkip
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
         if original is not None and modified is not None:
@@ -357,13 +377,22 @@ class PodTopologySpread(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreS
         changes a key's value or its taints."""
         original, modified = as_objects(Node, old_obj, new_obj)
         constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
-        orig_match = original is not None and node_labels_match_spread_constraints(original.labels, constraints)
-        mod_match = modified is not None and node_labels_match_spread_constraints(modified.labels, constraints)
+        orig_match = original is not None and node_labels_match_spread_constraints(
+            original.labels, constraints
+        )
+        mod_match = modified is not None and node_labels_match_spread_constraints(
+            modified.labels, constraints
+        )
         if original is not None and modified is not None:
             if orig_match != mod_match:
                 return QueueingHint.Queue
-            if mod_match and (any(original.labels.get(c.topology_key) != modified.labels.get(c.topology_key)
-                                  for c in constraints) or original.taints != modified.taints):
+            if mod_match and (
+                any(
+                    original.labels.get(c.topology_key) != modified.labels.get(c.topology_key)
+                    for c in constraints
+                )
+                or original.taints != modified.taints
+            ):
                 return QueueingHint.Queue
             return QueueingHint.QueueSkip
         if modified is not None:
@@ -386,5 +415,11 @@ def _read_pre_filter_state(state: CycleState) -> tuple[PreFilterState | None, St
     return s, None
 
 
-__all__ = ["ERR_REASON_CONSTRAINTS_NOT_MATCH", "ERR_REASON_NODE_LABEL_NOT_MATCH", "DefaultSpreadConstraint",
-           "PodTopologySpread", "PodTopologySpreadArgs", "PreFilterState"]
+__all__ = [
+    "ERR_REASON_CONSTRAINTS_NOT_MATCH",
+    "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "DefaultSpreadConstraint",
+    "PodTopologySpread",
+    "PodTopologySpreadArgs",
+    "PreFilterState",
+]

@@ -61,8 +61,9 @@ class PreScoreState(StateData):
         return self
 
 
-def init_pre_score_state(constraints: list[SpreadConstraint], filtered_nodes: Sequence[NodeInfo],
-                         require_all_topologies: bool) -> PreScoreState:
+def init_pre_score_state(
+    constraints: list[SpreadConstraint], filtered_nodes: Sequence[NodeInfo], require_all_topologies: bool
+) -> PreScoreState:
     """``initPreScoreState`` once the soft constraints are known: ignored nodes, the domains
     present among the filtered nodes and the normalizing weights."""
     s = PreScoreState(constraints)
@@ -90,7 +91,9 @@ def init_pre_score_state(constraints: list[SpreadConstraint], filtered_nodes: Se
     return s
 
 
-def count_all_nodes(s: PreScoreState, pod: Pod, all_nodes: Sequence[NodeInfo], require_all_topologies: bool) -> None:
+def count_all_nodes(
+    s: PreScoreState, pod: Pod, all_nodes: Sequence[NodeInfo], require_all_topologies: bool
+) -> None:
     """The ``processAllNode`` pass of PreScore: add every node's matching pods to the counts of
     its domain, for nodes passing the constraint's inclusion policies (and having every key when
     ``require_all_topologies``) whose domain is one of the candidate domains."""

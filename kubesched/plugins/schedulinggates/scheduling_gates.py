@@ -42,14 +42,19 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
         """Gate ``pod`` while ``spec.schedulingGates`` is non-empty."""
         if not pod.scheduling_gates:
             return None
-        return Status(Code.UnschedulableAndUnresolvable,
-                      f"waiting for scheduling gates: {_go_string_slice(pod.scheduling_gates)}")
+        return Status(
+            Code.UnschedulableAndUnresolvable,
+            f"waiting for scheduling gates: {_go_string_slice(pod.scheduling_gates)}",
+        )
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``Pod/UpdatePodSchedulingGatesEliminated`` with :meth:`is_schedulable_after_gates_eliminated`."""
-        return [ClusterEventWithHint(
-            ClusterEvent(EventResource.Pod, ActionType.UpdatePodSchedulingGatesEliminated),
-            self.is_schedulable_after_gates_eliminated)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Pod, ActionType.UpdatePodSchedulingGatesEliminated),
+                self.is_schedulable_after_gates_eliminated,
+            )
+        ]
 
     def is_schedulable_after_gates_eliminated(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         """Queue only when the updated pod is ``pod`` itself (same UID) and it has no gates left."""

@@ -110,8 +110,11 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         if len(sets) == 1:
             return np.ones(len(rows), dtype=np.bool_)
         tol = pod.tolerations
-        ok = np.fromiter((find_untolerated(t, tol, _DO_NOT_SCHEDULE) is None for t in sets), dtype=np.bool_,
-                         count=len(sets))
+        ok = np.fromiter(
+            (find_untolerated(t, tol, _DO_NOT_SCHEDULE) is None for t in sets),
+            dtype=np.bool_,
+            count=len(sets),
+        )
         return ok[table.taint_sig[rows]]
 
     # Score
@@ -126,8 +129,11 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         try:
             s = state.read(PRE_SCORE_STATE_KEY)
         except StateNotFoundError as e:
-            return 0, Status.as_status(RuntimeError(
-                f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: {e.args[0] if e.args else e}'))
+            return 0, Status.as_status(
+                RuntimeError(
+                    f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: {e.args[0] if e.args else e}'
+                )
+            )
         if not isinstance(s, _TolerationsState):
             return 0, Status.as_status(RuntimeError(f"invalid PreScore state, got type {type(s).__name__}"))
         node = node_info.node
@@ -144,8 +150,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         if len(sets) == 1:
             return np.zeros(len(rows), dtype=np.int64)
         tol = s.tolerations_prefer_no_schedule
-        counts = np.fromiter((count_intolerable_prefer_no_schedule(t, tol) for t in sets), dtype=np.int64,
-                             count=len(sets))
+        counts = np.fromiter(
+            (count_intolerable_prefer_no_schedule(t, tol) for t in sets), dtype=np.int64, count=len(sets)
+        )
         out: IntArray = counts[table.taint_sig[rows]]
         return out
 
@@ -166,10 +173,14 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``Node/Add|UpdateNodeTaint`` and ``Pod/UpdatePodToleration`` with hints."""
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeTaint),
-                                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.UpdatePodToleration),
-                                 self.is_schedulable_after_pod_toleration_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeTaint),
+                self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Pod, ActionType.UpdatePodToleration),
+                self.is_schedulable_after_pod_toleration_change,
+            ),
         ]
 
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
@@ -186,7 +197,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
             return QueueingHint.Queue
         return QueueingHint.QueueSkip
 
-    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    def is_schedulable_after_pod_toleration_change(
+        self, pod: Pod, old_obj: Any, new_obj: Any
+    ) -> QueueingHint:
         """Queue when the updated pod is ``pod`` itself (same UID)."""
         _, modified = as_objects(Pod, old_obj, new_obj)
         if modified is not None and modified.uid == pod.uid:

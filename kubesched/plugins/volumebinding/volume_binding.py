@@ -135,8 +135,11 @@ class PodVolumes:
 
     __slots__ = ("static_bindings", "dynamic_provisions")
 
-    def __init__(self, static_bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
-                 dynamic_provisions: list[PersistentVolumeClaim]) -> None:
+    def __init__(
+        self,
+        static_bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
+        dynamic_provisions: list[PersistentVolumeClaim],
+    ) -> None:
         self.static_bindings = static_bindings
         self.dynamic_provisions = dynamic_provisions
         # after Reserve, dynamic_provisions' ``raw`` carry the selected-node annotation
@@ -168,8 +171,12 @@ def _get(obj: Mapping[str, Any], *path: str) -> Any:
     return cur
 
 
-def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume],
-                         node_labels: Mapping[str, str] | None, excluded: set[str]) -> PersistentVolume | None:
+def find_matching_volume(
+    claim: PersistentVolumeClaim,
+    volumes: Sequence[PersistentVolume],
+    node_labels: Mapping[str, str] | None,
+    excluded: set[str],
+) -> PersistentVolume | None:
     """``FindMatchingVolume`` on the scheduler path (delay binding, VolumeAttributesClass on).
 
     A PV pre-bound to the claim wins (``None`` if its node affinity fails); otherwise the smallest
@@ -221,8 +228,12 @@ def bind_volume_to_claim(pv: Mapping[str, Any], claim: PersistentVolumeClaim) ->
     dirty = False
     ref = parsed.claim_ref
     if ref is None or ref.name != claim.name or ref.namespace != claim.namespace or ref.uid != claim.uid:
-        claim_ref: dict[str, Any] = {"kind": "PersistentVolumeClaim", "namespace": claim.namespace,
-                                     "name": claim.name, "apiVersion": "v1"}
+        claim_ref: dict[str, Any] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": claim.namespace,
+            "name": claim.name,
+            "apiVersion": "v1",
+        }
         if claim.uid:
             claim_ref["uid"] = claim.uid
         if claim.resource_version:
@@ -261,8 +272,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         return None if obj is None else StorageClass.from_obj(obj)
 
     # ---------------------------------------------------------------- PreFilter
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Classify the pod's claims; see the module docstring for the rejections."""
         s = _State()
         claims = pod_claims(pod.name, pod.volumes)
@@ -275,16 +287,23 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             for name, ephemeral in claims:
                 pvc = self._claim(pod.namespace, name)
                 if pvc is None:
-                    msg = (f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
-                           if ephemeral else not_found("persistentvolumeclaim", name))
+                    msg = (
+                        f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
+                        if ephemeral
+                        else not_found("persistentvolumeclaim", name)
+                    )
                     return None, Status(Code.UnschedulableAndUnresolvable, msg)
                 if pvc.phase == CLAIM_LOST:
-                    return None, Status(Code.UnschedulableAndUnresolvable,
-                                        f'persistentvolumeclaim "{pvc.name}" bound to non-existent '
-                                        f'persistentvolume "{pvc.volume_name}"')
+                    return None, Status(
+                        Code.UnschedulableAndUnresolvable,
+                        f'persistentvolumeclaim "{pvc.name}" bound to non-existent '
+                        f'persistentvolume "{pvc.volume_name}"',
+                    )
                 if pvc.deleting:
-                    return None, Status(Code.UnschedulableAndUnresolvable,
-                                        f'persistentvolumeclaim "{pvc.name}" is being deleted')
+                    return None, Status(
+                        Code.UnschedulableAndUnresolvable,
+                        f'persistentvolumeclaim "{pvc.name}" is being deleted',
+                    )
                 if ephemeral:
                     err = ephemeral_owner_error(pod.namespace, pod.name, pod.uid, pvc)
                     if err is not None:
@@ -315,7 +334,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         state.write(STATE_KEY, s)
         return (PreFilterResult(eligible) if eligible is not None else None), None
 
-    def _eligible_nodes(self, bound: list[PersistentVolumeClaim], nodes: Sequence[NodeInfo]) -> set[str] | None:
+    def _eligible_nodes(
+        self, bound: list[PersistentVolumeClaim], nodes: Sequence[NodeInfo]
+    ) -> set[str] | None:
         """``GetEligibleNodes``: intersection of the local PVs' ``kubernetes.io/hostname`` sets
         (``None`` = all nodes), mapped to the names of the nodes carrying those hostname labels
         (a node's name and its hostname label may differ; the PV's affinity is about the label)."""
@@ -329,8 +350,11 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 hostnames = set(names) if hostnames is None else hostnames & names
         if hostnames is None:
             return None
-        return {ni.node.name for ni in nodes
-                if ni.node is not None and ni.node.labels.get(HOSTNAME_LABEL) in hostnames}
+        return {
+            ni.node.name
+            for ni in nodes
+            if ni.node is not None and ni.node.labels.get(HOSTNAME_LABEL) in hostnames
+        }
 
     # ---------------------------------------------------------------- Filter
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -351,8 +375,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         s.by_node[node.name] = pod_volumes
         return None
 
-    def _find_pod_volumes(self, s: _State, node_name: str,
-                          labels: Mapping[str, str]) -> tuple[PodVolumes, list[str]]:
+    def _find_pod_volumes(
+        self, s: _State, node_name: str, labels: Mapping[str, str]
+    ) -> tuple[PodVolumes, list[str]]:
         bound_ok, bound_found, unbound_ok, enough_storage = True, True, True, True
         static: list[tuple[Mapping[str, Any], PersistentVolumeClaim]] = []
         provisions: list[PersistentVolumeClaim] = []
@@ -377,8 +402,11 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             reasons.append(ERR_REASON_PV_NOT_EXIST)
         return PodVolumes(static, provisions), reasons
 
-    def _unbound(self, s: _State, node_name: str, labels: Mapping[str, str]) -> tuple[
-            bool, bool, list[tuple[Mapping[str, Any], PersistentVolumeClaim]], list[PersistentVolumeClaim]]:
+    def _unbound(
+        self, s: _State, node_name: str, labels: Mapping[str, str]
+    ) -> tuple[
+        bool, bool, list[tuple[Mapping[str, Any], PersistentVolumeClaim]], list[PersistentVolumeClaim]
+    ]:
         to_match: list[PersistentVolumeClaim] = []
         to_provision: list[PersistentVolumeClaim] = []
         for pvc in s.unbound_delay:
@@ -407,8 +435,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             satisfied, enough, provisions = self._check_provisions(to_provision, labels)
         return satisfied, enough, static, provisions
 
-    def _check_provisions(self, claims: list[PersistentVolumeClaim],
-                          labels: Mapping[str, str]) -> tuple[bool, bool, list[PersistentVolumeClaim]]:
+    def _check_provisions(
+        self, claims: list[PersistentVolumeClaim], labels: Mapping[str, str]
+    ) -> tuple[bool, bool, list[PersistentVolumeClaim]]:
         """``checkVolumeProvisions``: (provisioning possible, enough storage, claims to provision).
 
         Raises ValueError ``no class for claim "<ns>/<name>"`` / ``failed to find storage class "<c>"``."""
@@ -428,8 +457,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             out.append(claim)
         return True, True, out
 
-    def _has_enough_capacity(self, sc: StorageClass, claim: PersistentVolumeClaim,
-                             labels: Mapping[str, str]) -> bool:
+    def _has_enough_capacity(
+        self, sc: StorageClass, claim: PersistentVolumeClaim, labels: Mapping[str, str]
+    ) -> bool:
         """``hasEnoughCapacity``: only for CSI drivers with ``spec.storageCapacity: true``."""
         if claim.request is None:
             return True
@@ -570,8 +600,12 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         claims = [pvc for _, pvc in pod_volumes.static_bindings]
         return self._wait_for_bindings(node_name, list(zip(written_pvs, claims, strict=True)), written_pvcs)
 
-    def _wait_for_bindings(self, node_name: str, bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
-                           provisions: list[Mapping[str, Any]]) -> Status | None:
+    def _wait_for_bindings(
+        self,
+        node_name: str,
+        bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
+        provisions: list[Mapping[str, Any]],
+    ) -> Status | None:
         clock = self.required_handle().clock or RealClock()
         deadline = clock.now() + self.args.bind_timeout_seconds
         while True:
@@ -584,8 +618,12 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 return Status.as_status(RuntimeError("binding volumes: context deadline exceeded"))
             clock.sleep(min(BIND_POLL_INTERVAL, max(0.0, deadline - clock.now())))
 
-    def _check_bindings(self, node_name: str, bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
-                        provisions: list[Mapping[str, Any]]) -> bool:
+    def _check_bindings(
+        self,
+        node_name: str,
+        bindings: list[tuple[Mapping[str, Any], PersistentVolumeClaim]],
+        provisions: list[Mapping[str, Any]],
+    ) -> bool:
         """``checkBindings`` on the informer's objects: True when every claim is fully bound;
         False to keep waiting (also while the informer is older than what PreBind wrote); raises
         ValueError when a binding was undone."""
@@ -598,8 +636,10 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 raise ValueError(f'failed to check binding: persistentvolume "{name}" not found')
             if pvc is None:
                 raise ValueError(f'failed to check binding: persistentvolumeclaim "{claim.key}" not found')
-            if newer_version(str(_get(written, "metadata", "resourceVersion") or ""),
-                             str(_get(pv, "metadata", "resourceVersion") or "")):
+            if newer_version(
+                str(_get(written, "metadata", "resourceVersion") or ""),
+                str(_get(pv, "metadata", "resourceVersion") or ""),
+            ):
                 return False
             if _get(pv, "spec", "claimRef") is None:
                 raise ValueError(f'ClaimRef got reset for pv "{name}"')
@@ -614,9 +654,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             name = str(_get(written, "metadata", "name"))
             obj = objects.get("PersistentVolumeClaim", ns, name)
             if obj is None:
-                raise ValueError(f'failed to check provisioning pvc: persistentvolumeclaim "{ns}/{name}" not found')
-            if newer_version(str(_get(written, "metadata", "resourceVersion") or ""),
-                             str(_get(obj, "metadata", "resourceVersion") or "")):
+                raise ValueError(
+                    f'failed to check provisioning pvc: persistentvolumeclaim "{ns}/{name}" not found'
+                )
+            if newer_version(
+                str(_get(written, "metadata", "resourceVersion") or ""),
+                str(_get(obj, "metadata", "resourceVersion") or ""),
+            ):
                 return False
             claim = PersistentVolumeClaim.from_obj(obj)
             selected = claim.annotations.get(ANN_SELECTED_NODE)
@@ -629,7 +673,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
                 if pv_obj is None:
                     return False  # not seen yet
                 if not PersistentVolume.from_obj(pv_obj).node_affinity_matches(labels):
-                    raise ValueError(f'pv "{claim.volume_name}" node affinity doesn\'t match node "{node_name}"')
+                    raise ValueError(
+                        f'pv "{claim.volume_name}" node affinity doesn\'t match node "{node_name}"'
+                    )
             if not claim.fully_bound:
                 return False
         return True
@@ -640,9 +686,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         add_update = ActionType.Add | ActionType.Update
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.StorageClass, add_update), self._after_sc_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.PersistentVolumeClaim, add_update), self._after_pvc_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PersistentVolumeClaim, add_update), self._after_pvc_change
+            ),
             ClusterEventWithHint(ClusterEvent(EventResource.PersistentVolume, add_update)),
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel)
+            ),
             ClusterEventWithHint(ClusterEvent(EventResource.CSINode, add_update)),
             ClusterEventWithHint(ClusterEvent(EventResource.CSIDriver, ActionType.Update)),
             ClusterEventWithHint(ClusterEvent(EventResource.CSIStorageCapacity, add_update)),

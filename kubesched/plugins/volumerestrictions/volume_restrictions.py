@@ -44,8 +44,9 @@ from kubesched.framework.status import Code, Status
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
-ERR_REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the same name and "
-                            "ReadWriteOncePod access mode")
+ERR_REASON_RWOP_CONFLICT = (
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
 
 _RESTRICTED = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
@@ -95,10 +96,12 @@ def is_volume_conflict(volume: Mapping[str, Any], existing_pod: Pod) -> bool:
         r, er = volume.get("rbd"), ev.get("rbd")
         if isinstance(r, Mapping) and isinstance(er, Mapping):
             # API defaulting: pool "rbd"
-            if (_have_overlap(r.get("monitors") or [], er.get("monitors") or [])
-                    and (r.get("pool") or "rbd") == (er.get("pool") or "rbd")
-                    and r.get("image") == er.get("image")
-                    and not (r.get("readOnly") and er.get("readOnly"))):
+            if (
+                _have_overlap(r.get("monitors") or [], er.get("monitors") or [])
+                and (r.get("pool") or "rbd") == (er.get("pool") or "rbd")
+                and r.get("image") == er.get("image")
+                and not (r.get("readOnly") and er.get("readOnly"))
+            ):
                 return True
     return False
 
@@ -128,16 +131,18 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFi
     NAME = NAME
     Args = None
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Compute the RWOP state; UnschedulableAndUnresolvable for a missing PVC; Skip if nothing to check."""
         needs_check = any(needs_restrictions_check(v) for v in pod.volumes)
         rwop: set[str] = set()
         for claim_name in pod.pvc_names:
             obj = self.required_handle().objects.get("PersistentVolumeClaim", pod.namespace, claim_name)
             if obj is None:
-                return None, Status(Code.UnschedulableAndUnresolvable,
-                                    not_found("persistentvolumeclaim", claim_name))
+                return None, Status(
+                    Code.UnschedulableAndUnresolvable, not_found("persistentvolumeclaim", claim_name)
+                )
             try:
                 pvc = PersistentVolumeClaim.from_obj(obj)
             except ManifestError as e:
@@ -155,8 +160,9 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFi
         """AddPod/RemovePod adjust the RWOP conflict count."""
         return self
 
-    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
-                node_info: NodeInfo) -> Status | None:
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """Count the added pod's uses of the RWOP claims."""
         try:
             s: _PreFilterState = state.read(PRE_FILTER_STATE_KEY)
@@ -165,8 +171,9 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFi
         s.update_with_pod(pod_info_to_add.pod, 1)
         return None
 
-    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
-                   node_info: NodeInfo) -> Status | None:
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """Uncount the removed pod's uses of the RWOP claims."""
         try:
             s: _PreFilterState = state.read(PRE_FILTER_STATE_KEY)
@@ -192,8 +199,9 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFi
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.Delete), self._after_pod_deleted),
             ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add)),
-            ClusterEventWithHint(ClusterEvent(EventResource.PersistentVolumeClaim, ActionType.Add),
-                                 self._after_pvc_added),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PersistentVolumeClaim, ActionType.Add), self._after_pvc_added
+            ),
         ]
 
     @staticmethod

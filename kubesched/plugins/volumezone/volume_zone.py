@@ -116,31 +116,40 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 return [], Status(Code.UnschedulableAndUnresolvable, "PersistentVolumeClaim had no name")
             obj = objects.get("PersistentVolumeClaim", pod.namespace, claim_name)
             if obj is None:
-                return [], Status(Code.UnschedulableAndUnresolvable, not_found("persistentvolumeclaim", claim_name))
+                return [], Status(
+                    Code.UnschedulableAndUnresolvable, not_found("persistentvolumeclaim", claim_name)
+                )
             try:
                 pvc = PersistentVolumeClaim.from_obj(obj)
             except ManifestError as e:
                 return [], Status.as_status(e)
             if not pvc.volume_name:
                 if not pvc.storage_class:
-                    return [], Status(Code.UnschedulableAndUnresolvable,
-                                      "PersistentVolumeClaim had no pv name and storageClass name")
+                    return [], Status(
+                        Code.UnschedulableAndUnresolvable,
+                        "PersistentVolumeClaim had no pv name and storageClass name",
+                    )
                 sc_obj = objects.get("StorageClass", "", pvc.storage_class)
                 if sc_obj is None:
-                    return [], Status(Code.UnschedulableAndUnresolvable,
-                                      not_found("storageclass.storage.k8s.io", pvc.storage_class))
+                    return [], Status(
+                        Code.UnschedulableAndUnresolvable,
+                        not_found("storageclass.storage.k8s.io", pvc.storage_class),
+                    )
                 if StorageClass.from_obj(sc_obj).binding_mode == BINDING_WAIT_FOR_FIRST_CONSUMER:
                     continue
                 return [], Status(Code.UnschedulableAndUnresolvable, "PersistentVolume had no name")
             pv_obj = objects.get("PersistentVolume", "", pvc.volume_name)
             if pv_obj is None:
-                return [], Status(Code.UnschedulableAndUnresolvable, not_found("persistentvolume", pvc.volume_name))
+                return [], Status(
+                    Code.UnschedulableAndUnresolvable, not_found("persistentvolume", pvc.volume_name)
+                )
             labels = {str(k): str(v) for k, v in (_meta(pv_obj).get("labels") or {}).items()}
             out.extend(pv_topologies(pvc.volume_name, labels))
         return out, None
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Collect the bound PVs' topologies; Skip when there are none."""
         tops, status = self._pv_topologies_for_pod(pod)
         if status is not None:
@@ -178,12 +187,20 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """StorageClass Add, Node Add/UpdateNodeLabel, PVC Add/Update, PV Add/Update (with hints)."""
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.StorageClass, ActionType.Add), self._after_sc_added),
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel)),
-            ClusterEventWithHint(ClusterEvent(EventResource.PersistentVolumeClaim, ActionType.Add | ActionType.Update),
-                                 self._after_pvc_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.PersistentVolume, ActionType.Add | ActionType.Update),
-                                 self._after_pv_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.StorageClass, ActionType.Add), self._after_sc_added
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PersistentVolumeClaim, ActionType.Add | ActionType.Update),
+                self._after_pvc_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PersistentVolume, ActionType.Add | ActionType.Update),
+                self._after_pv_change,
+            ),
         ]
 
     @staticmethod
@@ -210,6 +227,8 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return QueueingHint.Queue
         old_meta = _meta(old_obj)
         name = str(new_meta.get("name") or "")
-        if pv_topologies(name, old_meta.get("labels") or {}) != pv_topologies(name, new_meta.get("labels") or {}):
+        if pv_topologies(name, old_meta.get("labels") or {}) != pv_topologies(
+            name, new_meta.get("labels") or {}
+        ):
             return QueueingHint.Queue
         return QueueingHint.QueueSkip

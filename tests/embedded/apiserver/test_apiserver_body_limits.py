@@ -15,10 +15,16 @@ import pytest
 from kubesched.embedded.apiserver import ServerHandle, start_server
 from kubesched.errors import NotFoundError
 
-BOMB = ("apiVersion: v1\nkind: Pod\nmetadata: {name: bomb, namespace: default}\n"
-        "spec:\n  containers: [{name: c, image: x}]\n  a: &a [" + ",".join(['"lol"'] * 9) + "]\n"
-        + "".join(f"  {c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]\n"
-                  for p, c in zip("abcdefgh", "bcdefghi", strict=True)))
+BOMB = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: bomb, namespace: default}\n"
+    "spec:\n  containers: [{name: c, image: x}]\n  a: &a ["
+    + ",".join(['"lol"'] * 9)
+    + "]\n"
+    + "".join(
+        f"  {c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]\n"
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+)
 
 
 @pytest.fixture
@@ -31,8 +37,9 @@ def server() -> Iterator[ServerHandle]:
 
 
 def _post(h: ServerHandle, body: bytes, ctype: str) -> tuple[int, dict]:
-    req = urllib.request.Request(h.url + "/api/v1/namespaces/default/pods", data=body, method="POST",
-                                 headers={"Content-Type": ctype})
+    req = urllib.request.Request(
+        h.url + "/api/v1/namespaces/default/pods", data=body, method="POST", headers={"Content-Type": ctype}
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, json.loads(r.read())
@@ -45,7 +52,9 @@ def test_alias_bomb_body_is_refused_quickly(server: ServerHandle) -> None:
     code, body = _post(server, BOMB.encode(), "application/yaml")
     assert time.monotonic() - start < 5
     assert code == 400
-    assert body["message"].startswith("the body of the request could not be decoded: document contains excessive aliasing")
+    assert body["message"].startswith(
+        "the body of the request could not be decoded: document contains excessive aliasing"
+    )
     with pytest.raises(NotFoundError):
         server.cluster.get("Pod", "default", "bomb")
 

@@ -30,9 +30,20 @@ def test_serve_command(tmp_path: Path) -> None:
     snap.write_text(SNAPSHOT)
     kc = tmp_path / "kubeconfig"
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from kubesched.cli.serve import serve; serve()",
-         "-f", str(snap), "--port", "0", "--write-kubeconfig", str(kc)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "from kubesched.cli.serve import serve; serve()",
+            "-f",
+            str(snap),
+            "--port",
+            "0",
+            "--write-kubeconfig",
+            str(kc),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         for _ in range(300):  # at most ~30 s for the interpreter to start and listen

@@ -39,8 +39,9 @@ def _api_client(server: ServerHandle) -> k8s.ApiClient:
     return k8s.ApiClient(cfg)
 
 
-def _raw(server: ServerHandle, method: str, path: str, body: Any = None,
-         ctype: str = "application/json") -> tuple[int, Any, dict[str, str]]:
+def _raw(
+    server: ServerHandle, method: str, path: str, body: Any = None, ctype: str = "application/json"
+) -> tuple[int, Any, dict[str, str]]:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(server.url + path, data=data, method=method, headers={"Content-Type": ctype})
     try:
@@ -63,13 +64,19 @@ def _watch_lines(server: ServerHandle, path: str) -> list[dict[str, Any]]:
 
 
 def _pod(name: str, **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": {"app": name}},
-            "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}], **spec}}
+    return {
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}], **spec},
+    }
 
 
 def test_discovery(server: ServerHandle) -> None:
     code, version, _ = _raw(server, "GET", "/version")
-    assert code == 200 and (version["major"], version["minor"], version["gitVersion"]) == ("1", "35", "v1.35.0")
+    assert code == 200 and (version["major"], version["minor"], version["gitVersion"]) == (
+        "1",
+        "35",
+        "v1.35.0",
+    )
     _, api, _ = _raw(server, "GET", "/api")
     assert api["versions"] == ["v1"]
     _, core_list, _ = _raw(server, "GET", "/api/v1")
@@ -80,11 +87,22 @@ def test_discovery(server: ServerHandle) -> None:
     assert by_name["pods/status"]["verbs"] == ["get", "patch", "update"]
     _, groups, _ = _raw(server, "GET", "/apis")
     assert [g["name"] for g in groups["groups"]] == [
-        "scheduling.k8s.io", "storage.k8s.io", "resource.k8s.io", "apps", "batch", "policy", "events.k8s.io",
-        "coordination.k8s.io"]
+        "scheduling.k8s.io",
+        "storage.k8s.io",
+        "resource.k8s.io",
+        "apps",
+        "batch",
+        "policy",
+        "events.k8s.io",
+        "coordination.k8s.io",
+    ]
     _, storage, _ = _raw(server, "GET", "/apis/storage.k8s.io/v1")
     assert {r["name"] for r in storage["resources"]} == {
-        "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}
+        "storageclasses",
+        "csinodes",
+        "csidrivers",
+        "csistoragecapacities",
+    }
     code, body, _ = _raw(server, "GET", "/openapi/v2")
     assert code == 200 and (body["swagger"], body["info"]["version"]) == ("2.0", "v1.35.0")
     code, body, _ = _raw(server, "GET", "/openapi/v3/apis/widgets.example.com/v1")
@@ -106,7 +124,9 @@ def test_pod_crud_and_errors(core: k8s.CoreV1Api) -> None:
     assert created.spec.scheduler_name == "default-scheduler"
     assert created.spec.priority == 0
     assert [(t.key, t.toleration_seconds) for t in created.spec.tolerations] == [
-        ("node.kubernetes.io/not-ready", 300), ("node.kubernetes.io/unreachable", 300)]
+        ("node.kubernetes.io/not-ready", 300),
+        ("node.kubernetes.io/unreachable", 300),
+    ]
     with pytest.raises(k8s.ApiException) as exc:
         core.create_namespaced_pod("default", _pod("web"))
     assert exc.value.status == 409
@@ -127,8 +147,10 @@ def test_pod_crud_and_errors(core: k8s.CoreV1Api) -> None:
         core.replace_namespaced_pod("web", "default", stale)
     body = json.loads(exc.value.body)
     assert (exc.value.status, body["reason"]) == (409, "Conflict")
-    assert body["message"] == ('Operation cannot be fulfilled on pods "web": the object has been modified; '
-                               "please apply your changes to the latest version and try again")
+    assert body["message"] == (
+        'Operation cannot be fulfilled on pods "web": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
 
     fresh = core.read_namespaced_pod("web", "default")
     fresh.metadata.labels = {"x": "y"}
@@ -155,13 +177,21 @@ def test_graceful_delete_of_bound_pod(core: k8s.CoreV1Api) -> None:
 def test_binding(core: k8s.CoreV1Api) -> None:
     core.create_node({"metadata": {"name": "n1"}})
     pod = core.create_namespaced_pod("default", _pod("web"))
-    binding = {"apiVersion": "v1", "kind": "Binding",
-               "metadata": {"name": "web", "namespace": "default", "uid": pod.metadata.uid},
-               "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}}
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "web", "namespace": "default", "uid": pod.metadata.uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"},
+    }
     resp = core.create_namespaced_pod_binding("web", "default", binding, _preload_content=False)
     assert resp.status == 201
-    assert json.loads(resp.data) == {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                     "status": "Success", "code": 201}
+    assert json.loads(resp.data) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "code": 201,
+    }
     bound = core.read_namespaced_pod("web", "default")
     assert bound.spec.node_name == "n1"
     assert [(c.type, c.status) for c in bound.status.conditions] == [("PodScheduled", "True")]
@@ -169,21 +199,34 @@ def test_binding(core: k8s.CoreV1Api) -> None:
         core.create_namespaced_pod_binding("web", "default", binding, _preload_content=False)
     body = json.loads(exc.value.body)
     assert (exc.value.status, body["reason"]) == (409, "Conflict")
-    assert body["message"] == 'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "n1"'
+    assert (
+        body["message"]
+        == 'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "n1"'
+    )
     with pytest.raises(k8s.ApiException) as exc:
-        core.create_namespaced_pod_binding("gone", "default", {**binding, "metadata": {"name": "gone"}},
-                                           _preload_content=False)
+        core.create_namespaced_pod_binding(
+            "gone", "default", {**binding, "metadata": {"name": "gone"}}, _preload_content=False
+        )
     assert exc.value.status == 404
 
 
 def test_pod_status_subresource(core: k8s.CoreV1Api) -> None:
     core.create_namespaced_pod("default", _pod("web"))
-    cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/0 nodes are available"}
+    cond = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/0 nodes are available",
+    }
     core.patch_namespaced_pod_status("web", "default", {"status": {"conditions": [cond]}})
     other = {"type": "Ready", "status": "False"}
     out = core.patch_namespaced_pod_status(
-        "web", "default", {"status": {"conditions": [other], "nominatedNodeName": "n2"}})
-    assert [(c.type, c.status) for c in out.status.conditions] == [("PodScheduled", "False"), ("Ready", "False")]
+        "web", "default", {"status": {"conditions": [other], "nominatedNodeName": "n2"}}
+    )
+    assert [(c.type, c.status) for c in out.status.conditions] == [
+        ("PodScheduled", "False"),
+        ("Ready", "False"),
+    ]
     assert out.status.nominated_node_name == "n2"
     # PUT of the status replaces it; spec changes in the body are ignored
     current = core.read_namespaced_pod_status("web", "default")
@@ -200,15 +243,21 @@ def test_pod_status_subresource(core: k8s.CoreV1Api) -> None:
 
 def test_node_status(core: k8s.CoreV1Api) -> None:
     core.create_node({"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4"}}})
-    patched = core.patch_node_status("n1", {"status": {"allocatable": {"cpu": "3"},
-                                                        "conditions": [{"type": "Ready", "status": "True"}]}})
+    patched = core.patch_node_status(
+        "n1", {"status": {"allocatable": {"cpu": "3"}, "conditions": [{"type": "Ready", "status": "True"}]}}
+    )
     assert patched.status.allocatable == {"cpu": "3"} and patched.status.capacity == {"cpu": "4"}
     assert core.read_node_status("n1").status.conditions[0].type == "Ready"
 
 
 def test_field_and_label_selectors(core: k8s.CoreV1Api) -> None:
     core.create_node({"metadata": {"name": "n1"}})
-    for name, node, phase in (("a", "n1", "Running"), ("b", None, None), ("c", "n1", "Succeeded"), ("d", None, None)):
+    for name, node, phase in (
+        ("a", "n1", "Running"),
+        ("b", None, None),
+        ("c", "n1", "Succeeded"),
+        ("d", None, None),
+    ):
         spec = {"nodeName": node} if node else {}
         core.create_namespaced_pod("default", _pod(name, **spec))
         if phase:
@@ -261,8 +310,14 @@ def test_list_resource_version_match(core: k8s.CoreV1Api) -> None:
     with pytest.raises(k8s.ApiException) as exc:
         core.list_namespaced_pod("default", resource_version=rv, resource_version_match="Exact")
     assert exc.value.status == 410 and json.loads(exc.value.body)["reason"] == "Expired"
-    assert len(core.list_namespaced_pod("default", resource_version=rv,
-                                        resource_version_match="NotOlderThan").items) == 1
+    assert (
+        len(
+            core.list_namespaced_pod(
+                "default", resource_version=rv, resource_version_match="NotOlderThan"
+            ).items
+        )
+        == 1
+    )
 
 
 def test_watch_added_modified_deleted(core: k8s.CoreV1Api) -> None:
@@ -291,17 +346,30 @@ def test_watch_gone_after_compaction(server: ServerHandle, core: k8s.CoreV1Api) 
     core.create_namespaced_pod("default", _pod("web"))
     _, compacted, _ = _raw(server, "POST", "/kubesched/compact")
     with pytest.raises(k8s.ApiException) as exc:
-        for _ in k8s_watch.Watch().stream(core.list_namespaced_pod, "default", resource_version=rv,
-                                          timeout_seconds=5):
+        for _ in k8s_watch.Watch().stream(
+            core.list_namespaced_pod, "default", resource_version=rv, timeout_seconds=5
+        ):
             pass
     assert exc.value.status == 410
     lines = _watch_lines(server, f"/api/v1/namespaces/default/pods?watch=1&resourceVersion={rv}")
-    assert lines == [{"type": "ERROR", "object": {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": f"too old resource version: {rv} ({compacted['resourceVersion']})",
-        "reason": "Expired", "code": 410}}]
+    assert lines == [
+        {
+            "type": "ERROR",
+            "object": {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": f"too old resource version: {rv} ({compacted['resourceVersion']})",
+                "reason": "Expired",
+                "code": 410,
+            },
+        }
+    ]
     # watching from the compaction point works
-    lines = _watch_lines(server, f"/api/v1/pods?watch=1&timeoutSeconds=1&resourceVersion={compacted['resourceVersion']}")
+    lines = _watch_lines(
+        server, f"/api/v1/pods?watch=1&timeoutSeconds=1&resourceVersion={compacted['resourceVersion']}"
+    )
     assert lines == []
 
 
@@ -309,22 +377,39 @@ def test_watch_selector_transitions(server: ServerHandle, core: k8s.CoreV1Api) -
     core.create_node({"metadata": {"name": "n1"}})
     rv = core.list_pod_for_all_namespaces().metadata.resource_version
     core.create_namespaced_pod("default", _pod("web"))
-    core.create_namespaced_pod_binding("web", "default", {"metadata": {"name": "web"}, "target": {"name": "n1"}},
-                                       _preload_content=False)
-    lines = _watch_lines(server, f"/api/v1/pods?watch=true&timeoutSeconds=1&resourceVersion={rv}"
-                                 "&fieldSelector=spec.nodeName%3D")
-    assert [(ln["type"], ln["object"]["spec"].get("nodeName")) for ln in lines] == [("ADDED", None), ("DELETED", "n1")]
+    core.create_namespaced_pod_binding(
+        "web", "default", {"metadata": {"name": "web"}, "target": {"name": "n1"}}, _preload_content=False
+    )
+    lines = _watch_lines(
+        server,
+        f"/api/v1/pods?watch=true&timeoutSeconds=1&resourceVersion={rv}&fieldSelector=spec.nodeName%3D",
+    )
+    assert [(ln["type"], ln["object"]["spec"].get("nodeName")) for ln in lines] == [
+        ("ADDED", None),
+        ("DELETED", "n1"),
+    ]
 
 
 def test_watch_bookmarks(server: ServerHandle, core: k8s.CoreV1Api) -> None:
     core.create_namespaced_pod("default", _pod("web"))
-    lines = _watch_lines(server, "/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=1")
+    lines = _watch_lines(
+        server, "/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=1"
+    )
     assert lines[0]["type"] == "ADDED"
-    assert lines[1] == {"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1", "metadata": {
-        "resourceVersion": server.cluster.resource_version}}}
+    assert lines[1] == {
+        "type": "BOOKMARK",
+        "object": {
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "metadata": {"resourceVersion": server.cluster.resource_version},
+        },
+    }
     assert all(ln["type"] == "BOOKMARK" for ln in lines[1:])
-    lines = _watch_lines(server, "/api/v1/pods?watch=1&allowWatchBookmarks=true&sendInitialEvents=true"
-                                 "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+    lines = _watch_lines(
+        server,
+        "/api/v1/pods?watch=1&allowWatchBookmarks=true&sendInitialEvents=true"
+        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+    )
     assert lines[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
@@ -344,10 +429,16 @@ def test_drop_watches(server: ServerHandle, core: k8s.CoreV1Api) -> None:
 
 
 def test_fault_injection_and_request_counts(server: ServerHandle, core: k8s.CoreV1Api) -> None:
-    code, rule, _ = _raw(server, "POST", "/kubesched/faults", {"status": 500, "count": 2, "paths": "^/api/v1/nodes"})
+    code, rule, _ = _raw(
+        server, "POST", "/kubesched/faults", {"status": 500, "count": 2, "paths": "^/api/v1/nodes"}
+    )
     assert code == 201 and rule["count"] == 2
-    _raw(server, "POST", "/kubesched/faults", {"status": 429, "count": 1, "paths": "/pods$", "methods": ["POST"],
-                                               "retryAfterSeconds": 2})
+    _raw(
+        server,
+        "POST",
+        "/kubesched/faults",
+        {"status": 429, "count": 1, "paths": "/pods$", "methods": ["POST"], "retryAfterSeconds": 2},
+    )
     _raw(server, "DELETE", "/kubesched/requests")
     for _ in range(2):
         with pytest.raises(k8s.ApiException) as exc:
@@ -364,8 +455,11 @@ def test_fault_injection_and_request_counts(server: ServerHandle, core: k8s.Core
     for entry in counts["requests"]:
         key = (entry["method"], entry["path"])
         per_path[key] = per_path.get(key, 0) + entry["count"]
-    assert per_path == {("GET", "/api/v1/nodes"): 3, ("GET", "/api/v1/namespaces/default/pods"): 1,
-                        ("POST", "/api/v1/namespaces/default/pods"): 2}
+    assert per_path == {
+        ("GET", "/api/v1/nodes"): 3,
+        ("GET", "/api/v1/namespaces/default/pods"): 1,
+        ("POST", "/api/v1/namespaces/default/pods"): 2,
+    }
     assert _raw(server, "GET", "/kubesched/faults")[1] == {"faults": []}
     assert _raw(server, "POST", "/kubesched/faults", {"status": 200})[0] == 400
 
@@ -373,23 +467,40 @@ def test_fault_injection_and_request_counts(server: ServerHandle, core: k8s.Core
 def test_events_in_both_versions(server: ServerHandle) -> None:
     api = _api_client(server)
     events = k8s.EventsV1Api(api)
-    events.create_namespaced_event("default", {
-        "metadata": {"name": "web.1"}, "eventTime": "2024-05-01T12:00:00.000000Z",
-        "reportingController": "kubesched", "reportingInstance": "kubesched-1", "action": "Binding",
-        "reason": "Scheduled", "type": "Normal", "note": "Successfully assigned default/web to n1",
-        "regarding": {"kind": "Pod", "namespace": "default", "name": "web"}})
-    core_events = k8s.CoreV1Api(api).list_namespaced_event("default", field_selector="involvedObject.name=web")
+    events.create_namespaced_event(
+        "default",
+        {
+            "metadata": {"name": "web.1"},
+            "eventTime": "2024-05-01T12:00:00.000000Z",
+            "reportingController": "kubesched",
+            "reportingInstance": "kubesched-1",
+            "action": "Binding",
+            "reason": "Scheduled",
+            "type": "Normal",
+            "note": "Successfully assigned default/web to n1",
+            "regarding": {"kind": "Pod", "namespace": "default", "name": "web"},
+        },
+    )
+    core_events = k8s.CoreV1Api(api).list_namespaced_event(
+        "default", field_selector="involvedObject.name=web"
+    )
     (ev,) = core_events.items
     assert (ev.message, ev.reason, ev.source.component, ev.involved_object.kind) == (
-        "Successfully assigned default/web to n1", "Scheduled", "kubesched", "Pod")
+        "Successfully assigned default/web to n1",
+        "Scheduled",
+        "kubesched",
+        "Pod",
+    )
     (ev1,) = events.list_namespaced_event("default", field_selector="reason=Scheduled").items
     assert ev1.note == "Successfully assigned default/web to n1"
 
 
 def test_leases(server: ServerHandle) -> None:
     leases = k8s.CoordinationV1Api(_api_client(server))
-    lease = leases.create_namespaced_lease("kube-system", {"metadata": {"name": "kubesched"},
-                                                           "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}})
+    lease = leases.create_namespaced_lease(
+        "kube-system",
+        {"metadata": {"name": "kubesched"}, "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}},
+    )
     lease.spec.holder_identity = "b"
     updated = leases.replace_namespaced_lease("kubesched", "kube-system", lease)
     assert updated.spec.holder_identity == "b"
@@ -398,26 +509,39 @@ def test_leases(server: ServerHandle) -> None:
         leases.replace_namespaced_lease("kubesched", "kube-system", lease)
     assert exc.value.status == 409
     assert json.loads(exc.value.body)["message"].startswith(
-        'Operation cannot be fulfilled on leases.coordination.k8s.io "kubesched": the object has been modified')
+        'Operation cannot be fulfilled on leases.coordination.k8s.io "kubesched": the object has been modified'
+    )
 
 
 def test_apps_policy_storage(server: ServerHandle) -> None:
     api = _api_client(server)
     apps = k8s.AppsV1Api(api)
-    rs = apps.create_namespaced_replica_set("default", {
-        "metadata": {"name": "rs"}, "spec": {"selector": {"matchLabels": {"a": "b"}},
-                                             "template": {"metadata": {"labels": {"a": "b"}}}}})
+    rs = apps.create_namespaced_replica_set(
+        "default",
+        {
+            "metadata": {"name": "rs"},
+            "spec": {
+                "selector": {"matchLabels": {"a": "b"}},
+                "template": {"metadata": {"labels": {"a": "b"}}},
+            },
+        },
+    )
     assert rs.kind == "ReplicaSet" and rs.api_version == "apps/v1"
     policy = k8s.PolicyV1Api(api)
-    policy.create_namespaced_pod_disruption_budget("default", {"metadata": {"name": "pdb"},
-                                                               "spec": {"minAvailable": 1}})
+    policy.create_namespaced_pod_disruption_budget(
+        "default", {"metadata": {"name": "pdb"}, "spec": {"minAvailable": 1}}
+    )
     assert [p.metadata.name for p in policy.list_pod_disruption_budget_for_all_namespaces().items] == ["pdb"]
     storage = k8s.StorageV1Api(api)
     storage.create_storage_class({"metadata": {"name": "fast"}, "provisioner": "x"})
     assert storage.read_storage_class("fast").provisioner == "x"
     with pytest.raises(k8s.ApiException) as exc:
         storage.read_csi_node("nope")
-    assert json.loads(exc.value.body)["details"] == {"kind": "csinodes", "name": "nope", "group": "storage.k8s.io"}
+    assert json.loads(exc.value.body)["details"] == {
+        "kind": "csinodes",
+        "name": "nope",
+        "group": "storage.k8s.io",
+    }
 
 
 def test_kubeconfig(server: ServerHandle, tmp_path: Any) -> None:
@@ -429,24 +553,35 @@ def test_kubeconfig(server: ServerHandle, tmp_path: Any) -> None:
     assert oct(path.stat().st_mode & 0o777) == "0o600"
 
 
-def test_wrongly_typed_fields_are_refused_as_the_decoder_refuses_them(server: ServerHandle,
-                                                                      core: k8s.CoreV1Api) -> None:
+def test_wrongly_typed_fields_are_refused_as_the_decoder_refuses_them(
+    server: ServerHandle, core: k8s.CoreV1Api
+) -> None:
     """A Pod with ``spec.containers: 5`` (``kubectl create --validate=false``) gets kube-apiserver's
     400 instead of being stored (where it would break every Table list of its namespace); a patch
     that would make one is refused the same way, and the pod is unchanged."""
     api = _api_client(server)
     bad = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p5"}, "spec": {"containers": 5}}
     with pytest.raises(k8s.ApiException) as exc:
-        api.call_api("/api/v1/namespaces/default/pods", "POST", body=bad, response_type="object",
-                     _return_http_data_only=True)
+        api.call_api(
+            "/api/v1/namespaces/default/pods",
+            "POST",
+            body=bad,
+            response_type="object",
+            _return_http_data_only=True,
+        )
     body = json.loads(exc.value.body)
     assert (exc.value.status, body["reason"], body["message"]) == (
-        400, "BadRequest", 'Pod in version "v1" cannot be handled as a Pod: spec.containers: must be a list, got number')
+        400,
+        "BadRequest",
+        'Pod in version "v1" cannot be handled as a Pod: spec.containers: must be a list, got number',
+    )
     core.create_namespaced_pod("default", _pod("web"))
     with pytest.raises(k8s.ApiException) as exc:
         core.patch_namespaced_pod("web", "default", {"metadata": {"labels": "app"}})
     assert (exc.value.status, json.loads(exc.value.body)["message"]) == (
-        400, 'Pod in version "v1" cannot be handled as a Pod: metadata.labels: must be an object, got string')
+        400,
+        'Pod in version "v1" cannot be handled as a Pod: metadata.labels: must be an object, got string',
+    )
     assert core.read_namespaced_pod("web", "default").metadata.labels == {"app": "web"}
     assert [p.metadata.name for p in core.list_namespaced_pod("default").items] == ["web"]
 
@@ -455,24 +590,45 @@ def test_objects_the_load_checks_refuse_are_invalid(server: ServerHandle) -> Non
     """A PodDisruptionBudget with ``minAvailable: lots`` or a PV with ``capacity.storage: big`` gets
     kube-apiserver's 422, as ``serve -f`` refuses them when loading."""
     api = _api_client(server)
-    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "keep"},
-           "spec": {"minAvailable": "lots", "selector": {"matchLabels": {"app": "web"}}}}
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "keep"},
+        "spec": {"minAvailable": "lots", "selector": {"matchLabels": {"app": "web"}}},
+    }
     with pytest.raises(k8s.ApiException) as exc:
-        api.call_api("/apis/policy/v1/namespaces/default/poddisruptionbudgets", "POST", body=pdb,
-                     response_type="object", _return_http_data_only=True)
+        api.call_api(
+            "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+            "POST",
+            body=pdb,
+            response_type="object",
+            _return_http_data_only=True,
+        )
     body = json.loads(exc.value.body)
     assert (exc.value.status, body["reason"]) == (422, "Invalid")
     assert body["message"] == (
         'PodDisruptionBudget "keep" is invalid: spec.minAvailable: Invalid value: "lots": a valid percent string '
         "must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is "
-        "'[0-9]+%')")
-    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
-          "spec": {"capacity": {"storage": "big"}}}
+        "'[0-9]+%')"
+    )
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "pv1"},
+        "spec": {"capacity": {"storage": "big"}},
+    }
     with pytest.raises(k8s.ApiException) as exc:
-        api.call_api("/api/v1/persistentvolumes", "POST", body=pv, response_type="object",
-                     _return_http_data_only=True)
+        api.call_api(
+            "/api/v1/persistentvolumes", "POST", body=pv, response_type="object", _return_http_data_only=True
+        )
     assert json.loads(exc.value.body)["message"] == (
-        'PersistentVolume "pv1" is invalid: spec.capacity.storage: invalid quantity "big"')
+        'PersistentVolume "pv1" is invalid: spec.capacity.storage: invalid quantity "big"'
+    )
     pdb["spec"]["minAvailable"] = "50%"
-    api.call_api("/apis/policy/v1/namespaces/default/poddisruptionbudgets", "POST", body=pdb,
-                 response_type="object", _return_http_data_only=True)
+    api.call_api(
+        "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+        "POST",
+        body=pdb,
+        response_type="object",
+        _return_http_data_only=True,
+    )

@@ -25,7 +25,9 @@ def _closed(s: socket.socket) -> bool:
         return True
 
 
-def test_idle_and_trickling_connections_are_closed_after_the_idle_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_idle_and_trickling_connections_are_closed_after_the_idle_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert server_mod.IDLE_TIMEOUT == 90.0
     monkeypatch.setattr(server_mod, "IDLE_TIMEOUT", 1.5)
     handle = start_server()

@@ -93,12 +93,25 @@ def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 def test_kubectl_delete_of_a_bound_pod_returns(served: tuple[ServerHandle, Path]) -> None:
     server, kc = served
-    server.cluster.create({"kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
-                           "spec": {"nodeName": "n1", "terminationGracePeriodSeconds": 1,
-                                    "containers": [{"name": "c", "image": "nginx"}]}})
+    server.cluster.create(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "nodeName": "n1",
+                "terminationGracePeriodSeconds": 1,
+                "containers": [{"name": "c", "image": "nginx"}],
+            },
+        }
+    )
     assert KUBECTL is not None
-    out = subprocess.run([KUBECTL, "--kubeconfig", str(kc), "delete", "pod", "web", "--timeout=60s"],
-                         capture_output=True, text=True, timeout=90, check=False)
+    out = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kc), "delete", "pod", "web", "--timeout=60s"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == 'pod "web" deleted'
     assert server.cluster.list("Pod", "default").items == []
@@ -122,9 +135,16 @@ def test_preemption_under_serve_and_run_completes(cluster: Cluster) -> None:
     cluster.handle.finalizer = DeletionFinalizer(cluster.handle.cluster, cluster.handle.state.clock).start()
     cluster.add_nodes(1, cpu="1")
     cluster.core.api_client.call_api(
-        "/apis/scheduling.k8s.io/v1/priorityclasses", "POST",
-        body={"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-              "value": 1000}, _return_http_data_only=True)
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+        "POST",
+        body={
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 1000,
+        },
+        _return_http_data_only=True,
+    )
     victim = cluster.pod_manifest("victim", cpu="800m")
     victim["spec"]["terminationGracePeriodSeconds"] = 1
     cluster.core.create_namespaced_pod(cluster.namespace, victim)

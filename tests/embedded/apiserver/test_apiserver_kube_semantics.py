@@ -51,15 +51,24 @@ def get(server: ServerHandle, path: str, timeout: float = 15) -> tuple[int, dict
 
 
 def too_large(rv: int, current: str) -> dict[str, Any]:
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": f"Too large resource version: {rv}, current: {current}", "reason": "Timeout",
-            "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                        "retryAfterSeconds": 1},
-            "code": 504}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Too large resource version: {rv}, current: {current}",
+        "reason": "Timeout",
+        "details": {
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+        "code": 504,
+    }
 
 
-def test_list_and_watch_at_a_future_version_wait_3s_then_answer_504(server: ServerHandle,
-                                                                    core: k8s.CoreV1Api) -> None:
+def test_list_and_watch_at_a_future_version_wait_3s_then_answer_504(
+    server: ServerHandle, core: k8s.CoreV1Api
+) -> None:
     current = core.list_namespaced_pod("default").metadata.resource_version
     future = int(current) + 1000
     code, headers, body, took = get(server, f"/api/v1/namespaces/default/pods?resourceVersion={future}")
@@ -67,7 +76,9 @@ def test_list_and_watch_at_a_future_version_wait_3s_then_answer_504(server: Serv
     assert 2.9 <= took < 5
     code, _, body, took = get(server, f"/api/v1/namespaces/default/pods?watch=1&resourceVersion={future}")
     assert code == 200
-    assert [json.loads(line) for line in body.splitlines()] == [{"type": "ERROR", "object": too_large(future, current)}]
+    assert [json.loads(line) for line in body.splitlines()] == [
+        {"type": "ERROR", "object": too_large(future, current)}
+    ]
     assert 2.9 <= took < 5
 
 
@@ -83,8 +94,9 @@ def test_a_version_reached_while_waiting_is_served(server: ServerHandle, core: k
     assert 0.4 <= took < 2.5
 
 
-def test_negative_timeout_ends_the_watch_at_once_and_zero_is_the_default(server: ServerHandle,
-                                                                        core: k8s.CoreV1Api) -> None:
+def test_negative_timeout_ends_the_watch_at_once_and_zero_is_the_default(
+    server: ServerHandle, core: k8s.CoreV1Api
+) -> None:
     core.create_namespaced_pod("default", POD)
     code, _, body, took = get(server, "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=-1")
     assert (code, body) == (200, b"") and took < 1
@@ -115,5 +127,7 @@ def test_negative_or_zero_limit_lists_everything(server: ServerHandle, core: k8s
 def test_urls_longer_than_8_kib_are_served(server: ServerHandle, core: k8s.CoreV1Api) -> None:
     core.create_namespaced_pod("default", {**POD, "metadata": {"name": "web", "labels": {"app": "web"}}})
     selector = "app in (web," + ",".join(f"v{i:05d}" for i in range(2000)) + ")"  # ~14 KB
-    code, _, body, _ = get(server, "/api/v1/namespaces/default/pods?labelSelector=" + urllib.parse.quote(selector))
+    code, _, body, _ = get(
+        server, "/api/v1/namespaces/default/pods?labelSelector=" + urllib.parse.quote(selector)
+    )
     assert code == 200 and [p["metadata"]["name"] for p in json.loads(body)["items"]] == ["web"]

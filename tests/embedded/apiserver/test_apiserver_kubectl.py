@@ -50,8 +50,13 @@ def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
 
 def _kubectl(kubeconfig: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     assert KUBECTL is not None
-    return subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), *args], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def test_kubectl_apply_get_and_reapply(served: tuple[ServerHandle, Path], tmp_path: Path) -> None:
@@ -64,9 +69,13 @@ def test_kubectl_apply_get_and_reapply(served: tuple[ServerHandle, Path], tmp_pa
     got = _kubectl(kc, "get", "pods", "-o", "json")
     assert got.returncode == 0, got.stderr
     items = json.loads(got.stdout)["items"]
-    assert [(p["metadata"]["name"], p["spec"]["containers"][0]["image"]) for p in items] == [("web", "nginx:1.25")]
+    assert [(p["metadata"]["name"], p["spec"]["containers"][0]["image"]) for p in items] == [
+        ("web", "nginx:1.25")
+    ]
     # re-apply with a change: kubectl computes a strategic merge patch
-    manifest.write_text(PODS.replace("nginx:1.25", "nginx:1.26").replace("{app: web}", "{app: web, tier: fe}"))
+    manifest.write_text(
+        PODS.replace("nginx:1.25", "nginx:1.26").replace("{app: web}", "{app: web, tier: fe}")
+    )
     out = _kubectl(kc, "apply", "--validate=false", "-f", str(manifest))
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["node/n1 unchanged", "pod/web configured"]
@@ -91,12 +100,19 @@ def test_kubectl_delete(served: tuple[ServerHandle, Path], tmp_path: Path) -> No
 
 def test_kubectl_get_watch(served: tuple[ServerHandle, Path]) -> None:
     server, kc = served
-    server.cluster.create({"kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
-                           "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    server.cluster.create(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        }
+    )
     assert KUBECTL is not None
     proc = subprocess.Popen(
         [KUBECTL, "--kubeconfig", str(kc), "get", "pods", "--watch", "-o", "name", "--request-timeout=5s"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
 

@@ -176,8 +176,11 @@ spec:
     out = _kubectl(kc, "create", "-f", str(manifest))
     assert out.returncode == 0, out.stderr
     pod = server.cluster.get("Pod", "default", "web")
-    assert pod["spec"]["containers"][0]["resources"] == {"requests": {"memory": "64Mi", "cpu": "100m"},
-                                                         "limits": {"cpu": "500m", "memory": "256Mi"}}
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "requests": {"memory": "64Mi", "cpu": "100m"},
+        "limits": {"cpu": "500m", "memory": "256Mi"},
+    }
     assert pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
         "LimitRanger plugin set: cpu request for container c; cpu limit for container c; "
-        "memory limit for container c")
+        "memory limit for container c"
+    )

@@ -109,12 +109,24 @@ def _at(obj: dict[str, Any], place: str) -> dict[str, Any]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_PLACES), st.from_regex(r"zz[a-z]{1,6}", fullmatch=True)),
-                min_size=1, max_size=5, unique_by=lambda t: t))
-def test_inserted_unknown_fields_are_exactly_what_is_reported_and_pruned(extra: list[tuple[str, str]]) -> None:
-    clean = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"zzlabel": "ok"}},
-             "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]},
-             "status": {"phase": "Pending"}}
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_PLACES), st.from_regex(r"zz[a-z]{1,6}", fullmatch=True)),
+        min_size=1,
+        max_size=5,
+        unique_by=lambda t: t,
+    )
+)
+def test_inserted_unknown_fields_are_exactly_what_is_reported_and_pruned(
+    extra: list[tuple[str, str]],
+) -> None:
+    clean = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "a", "labels": {"zzlabel": "ok"}},
+        "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]},
+        "status": {"phase": "Pending"},
+    }
     dirty = copy.deepcopy(clean)
     for place, key in extra:
         _at(dirty, place)[key] = 1

@@ -21,12 +21,19 @@ POD = {
     "metadata": {"name": "web", "labels": {"a": "1", "b": "2"}, "finalizers": ["x"]},
     "spec": {
         "containers": [
-            {"name": "c1", "image": "i1", "env": [{"name": "A", "value": "1"}], "ports": [{"containerPort": 80}]},
+            {
+                "name": "c1",
+                "image": "i1",
+                "env": [{"name": "A", "value": "1"}],
+                "ports": [{"containerPort": 80}],
+            },
             {"name": "c2", "image": "i2"},
         ],
         "tolerations": [{"key": "k", "operator": "Exists"}],
     },
-    "status": {"conditions": [{"type": "Ready", "status": "False"}, {"type": "PodScheduled", "status": "True"}]},
+    "status": {
+        "conditions": [{"type": "Ready", "status": "False"}, {"type": "PodScheduled", "status": "True"}]
+    },
 }
 
 
@@ -42,28 +49,42 @@ def test_strategic_merge_lists_by_key() -> None:
         "metadata": {"finalizers": ["y"]},
         "spec": {
             "$setElementOrder/containers": [{"name": "c2"}, {"name": "c1"}],
-            "containers": [{"name": "c1", "image": "new", "env": [{"name": "B", "value": "2"}]},
-                           {"name": "c3", "image": "i3"}],
+            "containers": [
+                {"name": "c1", "image": "new", "env": [{"name": "B", "value": "2"}]},
+                {"name": "c3", "image": "i3"},
+            ],
             "tolerations": [{"key": "other", "operator": "Exists"}],
         },
         "status": {"conditions": [{"type": "Ready", "status": "True"}]},
     }
     out = apply_strategic_merge_patch(POD, patch)
-    assert [(c["name"], c["image"]) for c in out["spec"]["containers"]] == [("c2", "i2"), ("c1", "new"), ("c3", "i3")]
+    assert [(c["name"], c["image"]) for c in out["spec"]["containers"]] == [
+        ("c2", "i2"),
+        ("c1", "new"),
+        ("c3", "i3"),
+    ]
     assert out["spec"]["containers"][1]["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
     assert out["spec"]["containers"][1]["ports"] == [{"containerPort": 80}]
     assert out["spec"]["tolerations"] == [{"key": "other", "operator": "Exists"}]  # no merge key: replaced
     assert out["metadata"]["finalizers"] == ["x", "y"]
-    assert out["status"]["conditions"] == [{"type": "Ready", "status": "True"},
-                                           {"type": "PodScheduled", "status": "True"}]
+    assert out["status"]["conditions"] == [
+        {"type": "Ready", "status": "True"},
+        {"type": "PodScheduled", "status": "True"},
+    ]
 
 
 def test_strategic_merge_directives() -> None:
-    out = apply_strategic_merge_patch(POD, {
-        "spec": {"containers": [{"name": "c2", "$patch": "delete"}]},
-        "metadata": {"labels": {"$patch": "replace", "z": "9"}, "$deleteFromPrimitiveList/finalizers": ["x"]},
-        "status": {"$retainKeys": ["phase"], "phase": "Running"},
-    })
+    out = apply_strategic_merge_patch(
+        POD,
+        {
+            "spec": {"containers": [{"name": "c2", "$patch": "delete"}]},
+            "metadata": {
+                "labels": {"$patch": "replace", "z": "9"},
+                "$deleteFromPrimitiveList/finalizers": ["x"],
+            },
+            "status": {"$retainKeys": ["phase"], "phase": "Running"},
+        },
+    )
     assert [c["name"] for c in out["spec"]["containers"]] == ["c1"]
     assert out["metadata"]["labels"] == {"z": "9"} and out["metadata"]["finalizers"] == []
     assert out["status"] == {"phase": "Running"}
@@ -74,15 +95,18 @@ def test_strategic_merge_directives() -> None:
 
 
 def test_json_patch() -> None:
-    out = apply_json_patch(POD, [
-        {"op": "add", "path": "/metadata/labels/c", "value": "3"},
-        {"op": "replace", "path": "/spec/containers/0/image", "value": "img"},
-        {"op": "remove", "path": "/spec/containers/1"},
-        {"op": "add", "path": "/spec/tolerations/-", "value": {"key": "t"}},
-        {"op": "copy", "from": "/metadata/name", "path": "/metadata/generateName"},
-        {"op": "move", "from": "/metadata/labels/a", "path": "/metadata/labels/moved"},
-        {"op": "test", "path": "/metadata/labels/moved", "value": "1"},
-    ])
+    out = apply_json_patch(
+        POD,
+        [
+            {"op": "add", "path": "/metadata/labels/c", "value": "3"},
+            {"op": "replace", "path": "/spec/containers/0/image", "value": "img"},
+            {"op": "remove", "path": "/spec/containers/1"},
+            {"op": "add", "path": "/spec/tolerations/-", "value": {"key": "t"}},
+            {"op": "copy", "from": "/metadata/name", "path": "/metadata/generateName"},
+            {"op": "move", "from": "/metadata/labels/a", "path": "/metadata/labels/moved"},
+            {"op": "test", "path": "/metadata/labels/moved", "value": "1"},
+        ],
+    )
     assert out["metadata"]["labels"] == {"b": "2", "c": "3", "moved": "1"}
     assert [c["image"] for c in out["spec"]["containers"]] == ["img"]
     assert out["spec"]["tolerations"][-1] == {"key": "t"} and out["metadata"]["generateName"] == "web"
@@ -100,10 +124,16 @@ _status = st.fixed_dictionaries(
         "nominatedNodeName": st.text("nx", min_size=1, max_size=2),
         "extra": st.dictionaries(st.text("kl", min_size=1, max_size=2), _json_scalar, max_size=3),
         "conditions": st.lists(
-            st.fixed_dictionaries({"type": st.sampled_from(["Ready", "PodScheduled", "Init"])},
-                                  optional={"status": st.sampled_from(["True", "False"]),
-                                            "reason": st.text("r", min_size=1, max_size=2)}),
-            max_size=3, unique_by=lambda c: c["type"]),
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["Ready", "PodScheduled", "Init"])},
+                optional={
+                    "status": st.sampled_from(["True", "False"]),
+                    "reason": st.text("r", min_size=1, max_size=2),
+                },
+            ),
+            max_size=3,
+            unique_by=lambda c: c["type"],
+        ),
     },
 )
 
@@ -119,10 +149,15 @@ def test_status_merge_patch_turns_old_into_new(old: dict, new: dict) -> None:
 
 
 def test_field_selectors() -> None:
-    pod = {"metadata": {"name": "a", "namespace": "ns"}, "spec": {"nodeName": "n1", "hostNetwork": True},
-           "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.1"}]}}
+    pod = {
+        "metadata": {"name": "a", "namespace": "ns"},
+        "spec": {"nodeName": "n1", "hostNetwork": True},
+        "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.1"}]},
+    }
+
     def match(sel: str) -> bool:
         return compile_field_selector(sel, "", "pods")(pod)
+
     assert match("status.phase!=Succeeded,status.phase!=Failed")
     assert match("spec.nodeName==n1,metadata.namespace=ns")
     assert not match("spec.nodeName=")

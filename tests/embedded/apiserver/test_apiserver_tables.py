@@ -26,9 +26,24 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;
 
 
 def test_human_duration_matches_apimachinery() -> None:
-    cases = {-5: "<invalid>", -1: "0s", 0: "0s", 119: "119s", 120: "2m", 200: "3m20s", 600: "10m", 10799: "179m",
-             10800: "3h", 3 * 3600 + 60: "3h1m", 8 * 3600: "8h", 47 * 3600: "47h", 50 * 3600: "2d2h",
-             8 * 86400: "8d", 800 * 86400: "2y70d", 9 * 365 * 86400: "9y"}
+    cases = {
+        -5: "<invalid>",
+        -1: "0s",
+        0: "0s",
+        119: "119s",
+        120: "2m",
+        200: "3m20s",
+        600: "10m",
+        10799: "179m",
+        10800: "3h",
+        3 * 3600 + 60: "3h1m",
+        8 * 3600: "8h",
+        47 * 3600: "47h",
+        50 * 3600: "2d2h",
+        8 * 86400: "8d",
+        800 * 86400: "2y70d",
+        9 * 365 * 86400: "9y",
+    }
     assert {s: human_duration(s) for s in cases} == cases
 
 
@@ -41,10 +56,12 @@ def test_table_version_from_accept() -> None:
 
 def _pod(**over: Any) -> dict[str, Any]:
     pod: dict[str, Any] = {
-        "kind": "Pod", "apiVersion": "v1",
+        "kind": "Pod",
+        "apiVersion": "v1",
         "metadata": {"name": "web", "namespace": "shop", "creationTimestamp": "2023-11-14T22:13:20Z"},
         "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
-        "status": {"phase": "Pending"}}
+        "status": {"phase": "Pending"},
+    }
     for k, v in over.items():
         pod[k] = {**pod[k], **v}
     return pod
@@ -52,29 +69,61 @@ def _pod(**over: Any) -> dict[str, Any]:
 
 def test_pod_rows_follow_print_pod() -> None:
     now = T0 + 200
-    running = _pod(spec={"nodeName": "n1", "readinessGates": [{"conditionType": "x"}]},
-                   status={"phase": "Running", "podIPs": [{"ip": "10.0.0.7"}], "nominatedNodeName": "",
-                           "conditions": [{"type": "x", "status": "True"}],
-                           "containerStatuses": [
-                               {"name": "a", "ready": True, "restartCount": 2, "state": {"running": {}},
-                                "lastState": {"terminated": {"finishedAt": "2023-11-14T22:14:00Z"}}},
-                               {"name": "b", "ready": False, "restartCount": 0,
-                                "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]})
-    gated = _pod(status={"conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}],
-                         "nominatedNodeName": "n2"})
+    running = _pod(
+        spec={"nodeName": "n1", "readinessGates": [{"conditionType": "x"}]},
+        status={
+            "phase": "Running",
+            "podIPs": [{"ip": "10.0.0.7"}],
+            "nominatedNodeName": "",
+            "conditions": [{"type": "x", "status": "True"}],
+            "containerStatuses": [
+                {
+                    "name": "a",
+                    "ready": True,
+                    "restartCount": 2,
+                    "state": {"running": {}},
+                    "lastState": {"terminated": {"finishedAt": "2023-11-14T22:14:00Z"}},
+                },
+                {
+                    "name": "b",
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                },
+            ],
+        },
+    )
+    gated = _pod(
+        status={
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}],
+            "nominatedNodeName": "n2",
+        }
+    )
     deleting = _pod(metadata={"deletionTimestamp": "2023-11-14T22:20:00Z"}, spec={"nodeName": "n1"})
     table = to_table("Pod", [running, gated, deleting], {"resourceVersion": "12"}, now)
     assert table["kind"] == "Table" and table["apiVersion"] == "meta.k8s.io/v1"
     assert table["metadata"] == {"resourceVersion": "12"}
     assert [(c["name"], c["priority"]) for c in table["columnDefinitions"]] == [
-        ("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0), ("Age", 0), ("IP", 1), ("Node", 1),
-        ("Nominated Node", 1), ("Readiness Gates", 1)]
+        ("Name", 0),
+        ("Ready", 0),
+        ("Status", 0),
+        ("Restarts", 0),
+        ("Age", 0),
+        ("IP", 1),
+        ("Node", 1),
+        ("Nominated Node", 1),
+        ("Readiness Gates", 1),
+    ]
     assert [r["cells"] for r in table["rows"]] == [
         ["web", "1/2", "CrashLoopBackOff", "2 (2m40s ago)", "3m20s", "10.0.0.7", "n1", "<none>", "1/1"],
         ["web", "0/2", "SchedulingGated", "0", "3m20s", "<none>", "<none>", "n2", "<none>"],
-        ["web", "0/2", "Terminating", "0", "3m20s", "<none>", "n1", "<none>", "<none>"]]
-    assert table["rows"][0]["object"] == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                                          "metadata": running["metadata"]}
+        ["web", "0/2", "Terminating", "0", "3m20s", "<none>", "n1", "<none>", "<none>"],
+    ]
+    assert table["rows"][0]["object"] == {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": running["metadata"],
+    }
     assert "object" not in to_table("Pod", [running], {}, now, include_object="None")["rows"][0]
     with pytest.raises(ValueError, match="includeObject"):
         to_table("Pod", [running], {}, now, include_object="All")
@@ -82,24 +131,56 @@ def test_pod_rows_follow_print_pod() -> None:
 
 def test_node_event_and_default_rows() -> None:
     now = T0 + 3 * 86400
-    node = {"kind": "Node", "metadata": {"name": "n1", "creationTimestamp": "2023-11-14T22:13:20Z",
-                                         "labels": {"node-role.kubernetes.io/control-plane": "",
-                                                    "kubernetes.io/role": "gpu"}},
-            "spec": {"unschedulable": True},
-            "status": {"conditions": [{"type": "Ready", "status": "False"}],
-                       "addresses": [{"type": "InternalIP", "address": "10.1.0.1"}],
-                       "nodeInfo": {"kubeletVersion": "v1.34.0", "osImage": "Ubuntu"}}}
+    node = {
+        "kind": "Node",
+        "metadata": {
+            "name": "n1",
+            "creationTimestamp": "2023-11-14T22:13:20Z",
+            "labels": {"node-role.kubernetes.io/control-plane": "", "kubernetes.io/role": "gpu"},
+        },
+        "spec": {"unschedulable": True},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "False"}],
+            "addresses": [{"type": "InternalIP", "address": "10.1.0.1"}],
+            "nodeInfo": {"kubeletVersion": "v1.34.0", "osImage": "Ubuntu"},
+        },
+    }
     assert to_table("Node", [node], {}, now)["rows"][0]["cells"] == [
-        "n1", "NotReady,SchedulingDisabled", "control-plane,gpu", "3d", "v1.34.0", "10.1.0.1", "<none>", "Ubuntu",
-        "<unknown>", "<unknown>"]
-    event = {"kind": "Event", "apiVersion": "events.k8s.io/v1",
-             "metadata": {"name": "web.1", "namespace": "shop"}, "eventTime": "2023-11-17T22:12:20.000000Z",
-             "reason": "Scheduled", "type": "Normal", "note": "Successfully assigned shop/web to n1",
-             "regarding": {"kind": "Pod", "name": "web", "namespace": "shop"},
-             "reportingController": "default-scheduler", "reportingInstance": "default-scheduler-h"}
+        "n1",
+        "NotReady,SchedulingDisabled",
+        "control-plane,gpu",
+        "3d",
+        "v1.34.0",
+        "10.1.0.1",
+        "<none>",
+        "Ubuntu",
+        "<unknown>",
+        "<unknown>",
+    ]
+    event = {
+        "kind": "Event",
+        "apiVersion": "events.k8s.io/v1",
+        "metadata": {"name": "web.1", "namespace": "shop"},
+        "eventTime": "2023-11-17T22:12:20.000000Z",
+        "reason": "Scheduled",
+        "type": "Normal",
+        "note": "Successfully assigned shop/web to n1",
+        "regarding": {"kind": "Pod", "name": "web", "namespace": "shop"},
+        "reportingController": "default-scheduler",
+        "reportingInstance": "default-scheduler-h",
+    }
     assert to_table("Event", [event], {}, now)["rows"][0]["cells"] == [
-        "60s", "Normal", "Scheduled", "pod/web", "", "default-scheduler, default-scheduler-h",
-        "Successfully assigned shop/web to n1", "60s", 1, "web.1"]
+        "60s",
+        "Normal",
+        "Scheduled",
+        "pod/web",
+        "",
+        "default-scheduler, default-scheduler-h",
+        "Successfully assigned shop/web to n1",
+        "60s",
+        1,
+        "web.1",
+    ]
     sc = {"kind": "StorageClass", "metadata": {"name": "fast", "creationTimestamp": "2023-11-14T22:13:20Z"}}
     table = to_table("StorageClass", [sc], {}, now)
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
@@ -128,15 +209,21 @@ def _get(url: str, accept: str) -> tuple[int, Any]:
 def test_server_answers_tables_for_lists_and_objects(served: tuple[ServerHandle, Path, VirtualClock]) -> None:
     server, _, clock = served
     server.cluster.create({"kind": "Node", "metadata": {"name": "n1"}})
-    server.cluster.create({"kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
-                           "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    server.cluster.create(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        }
+    )
     server.cluster.bind("default", "web", "", "n1")
     clock.advance_to(T0 + 65)
     code, table = _get(server.url + "/api/v1/namespaces/default/pods?limit=500", TABLE)
     assert code == 200 and table["kind"] == "Table"
     assert table["metadata"] == {"resourceVersion": server.cluster.resource_version}
-    assert [r["cells"] for r in table["rows"]] == [["web", "0/1", "Pending", "0", "65s", "<none>", "n1", "<none>",
-                                                    "<none>"]]
+    assert [r["cells"] for r in table["rows"]] == [
+        ["web", "0/1", "Pending", "0", "65s", "<none>", "n1", "<none>", "<none>"]
+    ]
     code, one = _get(server.url + "/api/v1/nodes/n1", TABLE)
     assert code == 200 and one["rows"][0]["cells"][:4] == ["n1", "Unknown", "<none>", "65s"]
     code, plain = _get(server.url + "/api/v1/nodes/n1", "application/json")
@@ -146,47 +233,87 @@ def test_server_answers_tables_for_lists_and_objects(served: tuple[ServerHandle,
 
 
 def test_truncated_protobuf_body_gets_400_with_a_clear_message(
-        served: tuple[ServerHandle, Path, VirtualClock]) -> None:
+    served: tuple[ServerHandle, Path, VirtualClock],
+) -> None:
     server, _, _ = served
-    req = urllib.request.Request(server.url + "/api/v1/namespaces", data=b"k8s\x00\n\x0f\n\x02v1", method="POST",
-                                 headers={"Content-Type": "application/vnd.kubernetes.protobuf"})
+    req = urllib.request.Request(
+        server.url + "/api/v1/namespaces",
+        data=b"k8s\x00\n\x0f\n\x02v1",
+        method="POST",
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
     with pytest.raises(urllib.error.HTTPError) as ei:
         urllib.request.urlopen(req, timeout=10)
     status = json.loads(ei.value.read())
-    assert ei.value.code == 400 and status["message"] == ("the body of the request could not be decoded: "
-                                                          "truncated length-delimited field")
+    assert ei.value.code == 400 and status["message"] == (
+        "the body of the request could not be decoded: truncated length-delimited field"
+    )
 
 
 def _kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
     assert KUBECTL is not None
-    return subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), *args], capture_output=True, text=True,
-                          timeout=60, check=False)
+    return subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 def test_kubectl_get_wide_shows_the_node(served: tuple[ServerHandle, Path, VirtualClock]) -> None:
     server, kc, clock = served
-    server.cluster.create({"kind": "Node", "metadata": {"name": "n1"},
-                           "status": {"conditions": [{"type": "Ready", "status": "True"}],
-                                      "nodeInfo": {"kubeletVersion": "v1.34.0"}}})
+    server.cluster.create(
+        {
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "status": {
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "nodeInfo": {"kubeletVersion": "v1.34.0"},
+            },
+        }
+    )
     for name in ("web", "queued"):
-        server.cluster.create({"kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-                               "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+        server.cluster.create(
+            {
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            }
+        )
     server.cluster.bind("default", "web", "", "n1")
     clock.advance_to(T0 + 30)
     out = _kubectl(kc, "get", "pods", "-o", "wide")
     assert out.returncode == 0, out.stderr
     assert [line.split() for line in out.stdout.splitlines()] == [
-        ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE", "READINESS", "GATES"],
+        [
+            "NAME",
+            "READY",
+            "STATUS",
+            "RESTARTS",
+            "AGE",
+            "IP",
+            "NODE",
+            "NOMINATED",
+            "NODE",
+            "READINESS",
+            "GATES",
+        ],
         ["queued", "0/1", "Pending", "0", "30s", "<none>", "<none>", "<none>", "<none>"],
-        ["web", "0/1", "Pending", "0", "30s", "<none>", "n1", "<none>", "<none>"]]
+        ["web", "0/1", "Pending", "0", "30s", "<none>", "n1", "<none>", "<none>"],
+    ]
     out = _kubectl(kc, "get", "nodes")
     assert [line.split() for line in out.stdout.splitlines()] == [
-        ["NAME", "STATUS", "ROLES", "AGE", "VERSION"], ["n1", "Ready", "<none>", "30s", "v1.34.0"]]
+        ["NAME", "STATUS", "ROLES", "AGE", "VERSION"],
+        ["n1", "Ready", "<none>", "30s", "v1.34.0"],
+    ]
     out = _kubectl(kc, "get", "pods", "-A", "--sort-by=.metadata.name", "-o", "wide")
     assert out.returncode == 0, out.stderr
     assert [line.split()[:2] + line.split()[7:8] for line in out.stdout.splitlines()[1:]] == [
-        ["default", "queued", "<none>"], ["default", "web", "n1"]]
+        ["default", "queued", "<none>"],
+        ["default", "web", "n1"],
+    ]
 
 
 def test_a_malformed_object_gets_a_row_of_its_own_and_never_fails_the_list() -> None:

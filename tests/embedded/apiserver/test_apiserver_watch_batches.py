@@ -29,7 +29,12 @@ def _pod(name: str, pad: int = 0) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": "default"}
     if pad:
         meta["annotations"] = {"pad": "x" * pad}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
 
 
 class _ChunkedWatch:
@@ -57,7 +62,7 @@ class _ChunkedWatch:
         while len(rest) < size + 2:
             self._recv()
             size_line, rest = self.buf.split(b"\r\n", 1)
-        self.buf = rest[size + 2:]
+        self.buf = rest[size + 2 :]
         return rest[:size]
 
     def close(self) -> None:
@@ -101,7 +106,13 @@ def test_a_batch_over_one_mebibyte_is_split_and_keeps_its_order(server: ServerHa
         while len(got) < 5 and time.monotonic() < deadline:
             got += _names(w.chunk())
             chunks += 1
-        assert got == [("ADDED", "big0"), ("ADDED", "big1"), ("ADDED", "big2"), ("ADDED", "big3"), ("ADDED", "last")]
+        assert got == [
+            ("ADDED", "big0"),
+            ("ADDED", "big1"),
+            ("ADDED", "big2"),
+            ("ADDED", "big3"),
+            ("ADDED", "last"),
+        ]
         assert chunks >= 2  # 3 events of 400 kB reach 1 MiB: written before the rest of the batch
     finally:
         w.close()

@@ -97,8 +97,9 @@ def _streams(server: ServerHandle) -> list[WatchStream]:
     return done[0]
 
 
-def test_an_event_is_serialized_once_for_all_its_watchers(server: ServerHandle,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_event_is_serialized_once_for_all_its_watchers(
+    server: ServerHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
     encoded: list[str] = []
     real = watch_mod.encode_object
 
@@ -120,8 +121,9 @@ def test_an_event_is_serialized_once_for_all_its_watchers(server: ServerHandle,
         reader.stop()
 
 
-def test_watchers_of_other_namespaces_and_nodes_cost_nothing(server: ServerHandle,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_watchers_of_other_namespaces_and_nodes_cost_nothing(
+    server: ServerHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
     offered: list[WatchStream] = []
     real = WatchStream.offer
 
@@ -131,16 +133,21 @@ def test_watchers_of_other_namespaces_and_nodes_cost_nothing(server: ServerHandl
 
     monkeypatch.setattr(WatchStream, "offer", counting)
     others = [_open_watch(server.port, f"/api/v1/namespaces/ns-{i}/pods?watch=1") for i in range(100)]
-    kubelets = [_open_watch(server.port, f"/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-{i}")
-                for i in range(100)]
+    kubelets = [
+        _open_watch(server.port, f"/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-{i}")
+        for i in range(100)
+    ]
     reader = _Reader(others + kubelets)
     try:
         wait_for(lambda: len(server.state.hub) == 200, 10, "200 watches open")
         for i in range(20):
             server.cluster.create(_pod(f"p{i}", "default"))
         server.cluster.create(_pod("bound", "ns-7", node="node-3"))
-        wait_for(lambda: reader.lines(others[7], "ADDED") == 1 and reader.lines(kubelets[3], "ADDED") == 1, 20,
-                 "the watchers of ns-7 and node-3 got the bound pod")
+        wait_for(
+            lambda: reader.lines(others[7], "ADDED") == 1 and reader.lines(kubelets[3], "ADDED") == 1,
+            20,
+            "the watchers of ns-7 and node-3 got the bound pod",
+        )
         time.sleep(0.3)
         assert len(offered) == 2  # the 20 pending pods in "default" reached no watcher
         assert sum(reader.lines(s, "ADDED") for s in others + kubelets) == 2
@@ -212,8 +219,12 @@ def _create_latencies(port: int, tag: str, n: int) -> list[float]:
         for i in range(n):
             body = json.dumps(_pod(f"{tag}-{i}"))
             t0 = time.perf_counter()
-            conn.request("POST", "/api/v1/namespaces/default/pods", body=body,
-                         headers={"Content-Type": "application/json"})
+            conn.request(
+                "POST",
+                "/api/v1/namespaces/default/pods",
+                body=body,
+                headers={"Content-Type": "application/json"},
+            )
             resp = conn.getresponse()
             resp.read()
             out.append((time.perf_counter() - t0) * 1000)
@@ -233,7 +244,11 @@ def test_create_latency_with_0_and_1000_watches_figures(tmp_path: Path) -> None:
         figures = {"no watch": statistics.median(_create_latencies(serve.port, "base", 200))}
         for label, count, path in (
             ("1000 watches of other namespaces", 1000, "/api/v1/namespaces/other-{i}/pods?watch=1"),
-            ("1000 spec.nodeName watches", 1000, "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-{i}"),
+            (
+                "1000 spec.nodeName watches",
+                1000,
+                "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-{i}",
+            ),
             ("200 watches of every pod", 200, "/api/v1/pods?watch=1&resourceVersion={rv}"),
         ):
             with urllib.request.urlopen(serve.url + "/api/v1/pods?limit=1") as r:
@@ -245,8 +260,10 @@ def test_create_latency_with_0_and_1000_watches_figures(tmp_path: Path) -> None:
                 tag = label.split()[1].replace(".", "")
                 figures[label] = statistics.median(_create_latencies(serve.port, tag + label[:4], 200))
                 if "every" in label:
+
                     def all_events(reader: _Reader = reader, socks: list[socket.socket] = socks) -> bool:
                         return all(reader.lines(s, "ADDED") == 200 for s in socks)
+
                     wait_for(all_events, 60, "all events")
                 else:
                     assert sum(reader.lines(s, "ADDED") for s in socks) == 0

@@ -15,8 +15,13 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kubesched.cli.main", "serve", *args], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "kubesched.cli.main", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
 
 
 def test_detach_returns_when_serving(tmp_path: Path) -> None:
@@ -37,9 +42,19 @@ def test_detach_returns_when_serving(tmp_path: Path) -> None:
 def test_detach_needs_a_kubeconfig_and_reports_a_failed_start(tmp_path: Path) -> None:
     done = _serve("--port", "0", "--detach")
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: --detach needs --write-kubeconfig (the detached server is found through it)"
-    done = _serve("--port", "0", "--write-kubeconfig", str(tmp_path / "k"), "-f", str(tmp_path / "missing.yaml"),
-                  "--detach")
+    assert (
+        done.stderr.strip()
+        == "error: --detach needs --write-kubeconfig (the detached server is found through it)"
+    )
+    done = _serve(
+        "--port",
+        "0",
+        "--write-kubeconfig",
+        str(tmp_path / "k"),
+        "-f",
+        str(tmp_path / "missing.yaml"),
+        "--detach",
+    )
     assert done.returncode == 2
     assert done.stderr.startswith("error: the detached server exited with 2: ")
     assert "missing.yaml: no such file or directory" in done.stderr
@@ -50,7 +65,10 @@ def test_serve_refuses_what_an_api_server_refuses(tmp_path: Path) -> None:
     bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: four}}\n")
     done = _serve("--port", "0", "-f", str(bad))
     assert done.returncode == 2
-    assert done.stderr.strip() == f'error: {bad} doc 1 (Node n1): status.allocatable.cpu: invalid quantity "four"'
+    assert (
+        done.stderr.strip()
+        == f'error: {bad} doc 1 (Node n1): status.allocatable.cpu: invalid quantity "four"'
+    )
 
 
 def test_a_failed_second_start_leaves_the_running_servers_kubeconfig(tmp_path: Path) -> None:
@@ -61,8 +79,9 @@ def test_a_failed_second_start_leaves_the_running_servers_kubeconfig(tmp_path: P
     try:
         text = kc.read_text()
         port = yaml.safe_load(text)["clusters"][0]["cluster"]["server"].rsplit(":", 1)[1]
-        again = _serve("--port", port, "--write-kubeconfig", str(kc), "--pid-file", str(tmp_path / "2.pid"),
-                       "--detach")
+        again = _serve(
+            "--port", port, "--write-kubeconfig", str(kc), "--pid-file", str(tmp_path / "2.pid"), "--detach"
+        )
         assert again.returncode == 2
         assert "Address already in use" in again.stderr
         assert kc.read_text() == text  # the first server is still reachable through it

@@ -31,8 +31,15 @@ T0 = 1_700_000_000.0
 Obj = dict[str, Any]
 
 
-def make_pod(name: str = POD, uid: str = POD_UID, *, claims: bool = True, statuses: list[Obj] | None = None,
-             node: str = "", phase: str = "Pending") -> Obj:
+def make_pod(
+    name: str = POD,
+    uid: str = POD_UID,
+    *,
+    claims: bool = True,
+    statuses: list[Obj] | None = None,
+    node: str = "",
+    phase: str = "Pending",
+) -> Obj:
     spec: Obj = {"containers": [{"name": "c", "image": "busybox"}]}
     if claims:
         spec["resourceClaims"] = [{"name": PC, "resourceClaimTemplateName": TEMPLATE}]
@@ -41,27 +48,52 @@ def make_pod(name: str = POD, uid: str = POD_UID, *, claims: bool = True, status
     status: Obj = {"phase": phase}
     if statuses is not None:
         status["resourceClaimStatuses"] = statuses
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS, "uid": uid},
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "uid": uid},
+        "spec": spec,
+        "status": status,
+    }
 
 
 def make_template(labels: dict[str, str] | None = None) -> Obj:
     meta: Obj = {"annotations": {"team": "ml"}}
     if labels:
         meta["labels"] = labels
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": TEMPLATE, "namespace": NS},
-            "spec": {"metadata": meta, "spec": {"devices": {"requests": [
-                {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": TEMPLATE, "namespace": NS},
+        "spec": {
+            "metadata": meta,
+            "spec": {
+                "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}
+            },
+        },
+    }
 
 
 def owner(name: str = POD, uid: str = POD_UID, controller: bool = True) -> Obj:
-    return {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": uid, "controller": controller,
-            "blockOwnerDeletion": True}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": name,
+        "uid": uid,
+        "controller": controller,
+        "blockOwnerDeletion": True,
+    }
 
 
-def make_claim(name: str, *, owners: list[Obj] | None = None, generated: bool = False, allocated: bool = False,
-               reserved: list[tuple[str, str]] = (), finalizer: bool = False) -> Obj:  # type: ignore[assignment]
+def make_claim(
+    name: str,
+    *,
+    owners: list[Obj] | None = None,
+    generated: bool = False,
+    allocated: bool = False,
+    reserved: list[tuple[str, str]] = (),
+    finalizer: bool = False,
+) -> Obj:  # type: ignore[assignment]
     meta: Obj = {"name": name, "namespace": NS}
     if owners:
         meta["ownerReferences"] = owners
@@ -71,12 +103,23 @@ def make_claim(name: str, *, owners: list[Obj] | None = None, generated: bool = 
         meta["finalizers"] = [DELETE_PROTECTION_FINALIZER]
     status: Obj = {}
     if allocated:
-        status["allocation"] = {"devices": {"results": [
-            {"request": "gpu", "driver": "gpu.example.com", "pool": "worker", "device": "gpu-0"}]}}
+        status["allocation"] = {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": "gpu.example.com", "pool": "worker", "device": "gpu-0"}
+                ]
+            }
+        }
     if reserved:
         status["reservedFor"] = [{"resource": "pods", "name": n, "uid": u} for n, u in reserved]
-    claim: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
-                  "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}
+    claim: Obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": meta,
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}
+        },
+    }
     if status:
         claim["status"] = status
     return claim
@@ -112,12 +155,23 @@ GENERATED = "test-pod-acme-resource-"
 
 
 def generated_claim(name: str, *, labels: dict[str, str] | None = None) -> Obj:
-    meta: Obj = {"generateName": GENERATED, "name": name, "namespace": NS, "ownerReferences": [owner()],
-                 "annotations": {"team": "ml", "resource.kubernetes.io/pod-claim-name": PC}}
+    meta: Obj = {
+        "generateName": GENERATED,
+        "name": name,
+        "namespace": NS,
+        "ownerReferences": [owner()],
+        "annotations": {"team": "ml", "resource.kubernetes.io/pod-claim-name": PC},
+    }
     if labels:
         meta["labels"] = labels
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
-            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": meta,
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}
+        },
+    }
 
 
 # ---------------------------------------------------------------------- pods
@@ -134,15 +188,19 @@ def test_create_claim_from_template() -> None:
 
 def test_nop_when_claim_exists() -> None:
     existing = generated_claim("test-pod-acme-resource-1")
-    cluster, _ = cluster_with(make_template(), existing,
-                              make_pod(statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource-1"}]))
+    cluster, _ = cluster_with(
+        make_template(),
+        existing,
+        make_pod(statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource-1"}]),
+    )
     assert claims(cluster) == [existing]
     assert statuses(cluster) == [{"name": PC, "resourceClaimName": "test-pod-acme-resource-1"}]
 
 
 def test_recreate_deleted_claim() -> None:
-    cluster, _ = cluster_with(make_template(),
-                              make_pod(statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource-1"}]))
+    cluster, _ = cluster_with(
+        make_template(), make_pod(statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource-1"}])
+    )
     (claim,) = claims(cluster)
     name = claim["metadata"]["name"]
     assert name != "test-pod-acme-resource-1"
@@ -160,8 +218,11 @@ def test_find_existing_claim_by_owner_and_annotation() -> None:
 def test_claim_not_owned_by_pod_blocks_the_pod() -> None:
     # podNeedsWork: "cannot proceed with the pod unless that other claim gets deleted"
     conflicting = make_claim("test-pod-acme-resource")  # no owner
-    cluster, _ = cluster_with(make_template(), conflicting,
-                              make_pod(statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource"}]))
+    cluster, _ = cluster_with(
+        make_template(),
+        conflicting,
+        make_pod(statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource"}]),
+    )
     assert claims(cluster) == [conflicting]
     assert statuses(cluster) == [{"name": PC, "resourceClaimName": "test-pod-acme-resource"}]
 
@@ -172,10 +233,12 @@ def test_missing_template_reports_event_then_creates_claim_when_template_arrives
     assert statuses(cluster) is None
     (event,) = cluster.events()
     assert (event["type"], event["reason"], event["message"], event["source"]) == (
-        "Warning", "FailedResourceClaimCreation",
+        "Warning",
+        "FailedResourceClaimCreation",
         'PodResourceClaim acme-resource: resource claim template "my-template": '
         'resourceclaimtemplate.resource.k8s.io "my-template" not found',
-        {"component": "resource_claim"})
+        {"component": "resource_claim"},
+    )
     assert event["involvedObject"]["name"] == POD
     cluster.create(make_template())
     (claim,) = claims(cluster)
@@ -197,15 +260,19 @@ def test_admin_access_needs_the_feature_gate() -> None:
     cluster, _ = cluster_with(template, make_pod(), admin_access_enabled=False)
     assert claims(cluster) == []
     assert cluster.events()[0]["message"] == (
-        "PodResourceClaim acme-resource: admin access is requested, but the feature is disabled")
+        "PodResourceClaim acme-resource: admin access is requested, but the feature is disabled"
+    )
     cluster2, _ = cluster_with(template, make_pod())
     assert len(claims(cluster2)) == 1
 
 
 def test_add_reserved_for_scheduled_pod() -> None:
     allocated = make_claim("test-pod-acme-resource-1", owners=[owner()], generated=True, allocated=True)
-    cluster, _ = cluster_with(make_template(), allocated, make_pod(
-        node="worker", statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource-1"}]))
+    cluster, _ = cluster_with(
+        make_template(),
+        allocated,
+        make_pod(node="worker", statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource-1"}]),
+    )
     expected = copy.deepcopy(allocated)
     expected["status"]["reservedFor"] = [{"resource": "pods", "name": POD, "uid": POD_UID}]
     assert claims(cluster) == [expected]
@@ -234,14 +301,19 @@ def test_pod_claim_name_errors() -> None:
 
 
 def test_stay_reserved_while_pod_exists() -> None:
-    reserved = make_claim("test-pod-acme-resource", owners=[owner()], allocated=True, reserved=[(POD, POD_UID)])
-    cluster, _ = cluster_with(reserved, make_pod(statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource"}]))
+    reserved = make_claim(
+        "test-pod-acme-resource", owners=[owner()], allocated=True, reserved=[(POD, POD_UID)]
+    )
+    cluster, _ = cluster_with(
+        reserved, make_pod(statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource"}])
+    )
     assert claims(cluster) == [reserved]
 
 
 def test_clear_reserved_structured_deallocates_and_drops_finalizer() -> None:
-    reserved = make_claim("test-pod-acme-resource", owners=[owner()], allocated=True, reserved=[(POD, POD_UID)],
-                          finalizer=True)
+    reserved = make_claim(
+        "test-pod-acme-resource", owners=[owner()], allocated=True, reserved=[(POD, POD_UID)], finalizer=True
+    )
     cluster, _ = cluster_with(reserved, gc=False)  # no pods
     expected = make_claim("test-pod-acme-resource", owners=[owner()])
     expected["status"] = {}  # as the API server prints a claim whose status fields are all empty
@@ -249,10 +321,13 @@ def test_clear_reserved_structured_deallocates_and_drops_finalizer() -> None:
 
 
 def test_dont_clear_reserved_structured_while_one_consumer_remains() -> None:
-    shared = make_claim("shared", allocated=True, reserved=[(POD, POD_UID), ("test-pod-II", "uidpod1-II")],
-                        finalizer=True)
+    shared = make_claim(
+        "shared", allocated=True, reserved=[(POD, POD_UID), ("test-pod-II", "uidpod1-II")], finalizer=True
+    )
     cluster, _ = cluster_with(shared, make_pod())
-    assert claims(cluster) == [make_claim("shared", allocated=True, reserved=[(POD, POD_UID)], finalizer=True)]
+    assert claims(cluster) == [
+        make_claim("shared", allocated=True, reserved=[(POD, POD_UID)], finalizer=True)
+    ]
 
 
 def test_clear_reserved_when_done_keeps_allocation_without_finalizer() -> None:
@@ -268,10 +343,13 @@ def test_remove_reservation_of_replaced_pod() -> None:
 
 
 def test_delete_generated_claim_when_pod_done() -> None:
-    claim = make_claim("test-pod-acme-resource", owners=[owner()], allocated=True, reserved=[(POD, POD_UID)],
-                       finalizer=True)
-    cluster, _ = cluster_with(claim, make_pod(phase="Succeeded",
-                                              statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource"}]))
+    claim = make_claim(
+        "test-pod-acme-resource", owners=[owner()], allocated=True, reserved=[(POD, POD_UID)], finalizer=True
+    )
+    cluster, _ = cluster_with(
+        claim,
+        make_pod(phase="Succeeded", statuses=[{"name": PC, "resourceClaimName": "test-pod-acme-resource"}]),
+    )
     assert claims(cluster) == []
 
 
@@ -285,9 +363,15 @@ def _scheduled_pod_with_allocated_claim() -> tuple[MemoryCluster, str]:
     (claim,) = cluster.list("ResourceClaim").items
     name = claim["metadata"]["name"]
     cluster.update({**claim, "metadata": {**claim["metadata"], "finalizers": [DELETE_PROTECTION_FINALIZER]}})
-    cluster.patch_status("ResourceClaim", NS, name, {
-        "allocation": make_claim("x", allocated=True)["status"]["allocation"],
-        "reservedFor": [{"resource": "pods", "name": POD, "uid": POD_UID}]})
+    cluster.patch_status(
+        "ResourceClaim",
+        NS,
+        name,
+        {
+            "allocation": make_claim("x", allocated=True)["status"]["allocation"],
+            "reservedFor": [{"resource": "pods", "name": POD, "uid": POD_UID}],
+        },
+    )
     cluster.bind(NS, POD, POD_UID, "worker")
     return cluster, name
 
@@ -295,7 +379,8 @@ def _scheduled_pod_with_allocated_claim() -> tuple[MemoryCluster, str]:
 def test_pod_finishing_releases_and_deletes_its_claim() -> None:
     cluster, name = _scheduled_pod_with_allocated_claim()
     assert cluster.get("ResourceClaim", NS, name)["status"]["reservedFor"] == [
-        {"resource": "pods", "name": POD, "uid": POD_UID}]
+        {"resource": "pods", "name": POD, "uid": POD_UID}
+    ]
     cluster.patch_status("Pod", NS, POD, {"phase": "Succeeded"})
     assert claims(cluster) == []
 
@@ -303,12 +388,19 @@ def test_pod_finishing_releases_and_deletes_its_claim() -> None:
 def test_pod_deletion_releases_claim_and_garbage_collector_removes_it() -> None:
     cluster, name = _scheduled_pod_with_allocated_claim()
     seen: list[tuple[str, Any, Any]] = []
-    cluster.watch("ResourceClaim", cluster.resource_version,
-                  lambda ev: seen.append((ev.type, ev.object.get("status"), ev.object["metadata"].get("finalizers"))))
+    cluster.watch(
+        "ResourceClaim",
+        cluster.resource_version,
+        lambda ev: seen.append((ev.type, ev.object.get("status"), ev.object["metadata"].get("finalizers"))),
+    )
     cluster.delete("Pod", NS, POD)
     assert claims(cluster) == []
     # released (reservation and allocation cleared), the finalizer dropped, then deleted
-    assert seen == [("MODIFIED", {}, [DELETE_PROTECTION_FINALIZER]), ("MODIFIED", {}, None), ("DELETED", {}, None)]
+    assert seen == [
+        ("MODIFIED", {}, [DELETE_PROTECTION_FINALIZER]),
+        ("MODIFIED", {}, None),
+        ("DELETED", {}, None),
+    ]
 
 
 def test_garbage_collector_removes_orphans_at_start_and_keeps_owned_claims() -> None:

@@ -15,8 +15,13 @@ from kubesched.errors import KubeschedError
 Obj = dict[str, Any]
 
 
-def node(name: str, gpus: int | str | None = None, *, labels: dict[str, str] | None = None,
-         annotations: dict[str, str] | None = None) -> Obj:
+def node(
+    name: str,
+    gpus: int | str | None = None,
+    *,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> Obj:
     alloc: Obj = {"cpu": "8", "memory": "32Gi", "pods": "110"}
     if gpus is not None:
         alloc["nvidia.com/gpu"] = str(gpus)
@@ -30,9 +35,14 @@ def slices(cluster: MemoryCluster) -> list[Obj]:
     out = []
     for s in cluster.list("ResourceSlice").items:
         meta = s["metadata"]
-        out.append({"name": meta["name"], "generateName": meta["generateName"],
-                    "owner": [(o["kind"], o["name"], o["uid"], o["controller"]) for o in meta["ownerReferences"]],
-                    "spec": s["spec"]})
+        out.append(
+            {
+                "name": meta["name"],
+                "generateName": meta["generateName"],
+                "owner": [(o["kind"], o["name"], o["uid"], o["controller"]) for o in meta["ownerReferences"]],
+                "spec": s["spec"],
+            }
+        )
     return out
 
 
@@ -43,26 +53,50 @@ def started(*nodes: Obj) -> tuple[MemoryCluster, FakeGPUDriver]:
 
 
 def test_slices_for_gpu_nodes_only() -> None:
-    cluster, _ = started(node("cpu-1"), node("gpu-a", 2, labels={"alibabacloud.com/gpu-model": "T4"}),
-                         node("gpu-b", 1, labels={"alibabacloud.com/gpu-model": "G2"}))
+    cluster, _ = started(
+        node("cpu-1"),
+        node("gpu-a", 2, labels={"alibabacloud.com/gpu-model": "T4"}),
+        node("gpu-b", 1, labels={"alibabacloud.com/gpu-model": "G2"}),
+    )
     a_uid = cluster.get("Node", None, "gpu-a")["metadata"]["uid"]
     b_uid = cluster.get("Node", None, "gpu-b")["metadata"]["uid"]
     assert slices(cluster) == [
-        {"name": "gpu-a-gpu.kubesched.io-q7rcl", "generateName": "gpu-a-gpu.kubesched.io-",
-         "owner": [("Node", "gpu-a", a_uid, True)],
-         "spec": {"driver": "gpu.kubesched.io", "nodeName": "gpu-a",
-                  "pool": {"name": "gpu-a", "generation": 1, "resourceSliceCount": 1},
-                  "devices": [
-                      {"name": "gpu-0", "attributes": {"index": {"int": 0}, "model": {"string": "T4"}},
-                       "capacity": {"memory": {"value": "16Gi"}}},
-                      {"name": "gpu-1", "attributes": {"index": {"int": 1}, "model": {"string": "T4"}},
-                       "capacity": {"memory": {"value": "16Gi"}}}]}},
-        {"name": "gpu-b-gpu.kubesched.io-vtq89", "generateName": "gpu-b-gpu.kubesched.io-",
-         "owner": [("Node", "gpu-b", b_uid, True)],
-         "spec": {"driver": "gpu.kubesched.io", "nodeName": "gpu-b",
-                  "pool": {"name": "gpu-b", "generation": 1, "resourceSliceCount": 1},
-                  # G2 is anonymised in the trace: no published memory size
-                  "devices": [{"name": "gpu-0", "attributes": {"index": {"int": 0}, "model": {"string": "G2"}}}]}},
+        {
+            "name": "gpu-a-gpu.kubesched.io-q7rcl",
+            "generateName": "gpu-a-gpu.kubesched.io-",
+            "owner": [("Node", "gpu-a", a_uid, True)],
+            "spec": {
+                "driver": "gpu.kubesched.io",
+                "nodeName": "gpu-a",
+                "pool": {"name": "gpu-a", "generation": 1, "resourceSliceCount": 1},
+                "devices": [
+                    {
+                        "name": "gpu-0",
+                        "attributes": {"index": {"int": 0}, "model": {"string": "T4"}},
+                        "capacity": {"memory": {"value": "16Gi"}},
+                    },
+                    {
+                        "name": "gpu-1",
+                        "attributes": {"index": {"int": 1}, "model": {"string": "T4"}},
+                        "capacity": {"memory": {"value": "16Gi"}},
+                    },
+                ],
+            },
+        },
+        {
+            "name": "gpu-b-gpu.kubesched.io-vtq89",
+            "generateName": "gpu-b-gpu.kubesched.io-",
+            "owner": [("Node", "gpu-b", b_uid, True)],
+            "spec": {
+                "driver": "gpu.kubesched.io",
+                "nodeName": "gpu-b",
+                "pool": {"name": "gpu-b", "generation": 1, "resourceSliceCount": 1},
+                # G2 is anonymised in the trace: no published memory size
+                "devices": [
+                    {"name": "gpu-0", "attributes": {"index": {"int": 0}, "model": {"string": "G2"}}}
+                ],
+            },
+        },
     ]
     dc = cluster.get("DeviceClass", None, "gpu.kubesched.io")
     assert dc["spec"] == {"selectors": [{"cel": {"expression": 'device.driver == "gpu.kubesched.io"'}}]}
@@ -70,10 +104,16 @@ def test_slices_for_gpu_nodes_only() -> None:
 
 
 def test_annotations_override_allocatable_and_labels() -> None:
-    n = node("n1", 8, labels={"nvidia.com/gpu.product": "NVIDIA-H100"},
-             annotations={"gpu.kubesched.io/devices": "1", "gpu.kubesched.io/memory": "80Gi"})
+    n = node(
+        "n1",
+        8,
+        labels={"nvidia.com/gpu.product": "NVIDIA-H100"},
+        annotations={"gpu.kubesched.io/devices": "1", "gpu.kubesched.io/memory": "80Gi"},
+    )
     assert node_gpus(n) == (1, "NVIDIA-H100", "80Gi")
-    n2 = node("n2", 2, labels={"alibabacloud.com/gpu-model": "T4"}, annotations={"gpu.kubesched.io/model": "A10"})
+    n2 = node(
+        "n2", 2, labels={"alibabacloud.com/gpu-model": "T4"}, annotations={"gpu.kubesched.io/model": "A10"}
+    )
     assert node_gpus(n2) == (2, "A10", "24Gi")
     assert node_gpus(node("n3", None)) == (0, None, None)
     assert node_gpus(node("n4", 1)) == (1, None, None)
@@ -82,13 +122,23 @@ def test_annotations_override_allocatable_and_labels() -> None:
     assert slices(cluster) == []
 
 
-@pytest.mark.parametrize(("n", "message"), [
-    (node("bad", "1.5"), 'Node bad: status.allocatable["nvidia.com/gpu"]: must be a whole number of GPUs, got \'1.5\''),
-    (node("bad", annotations={"gpu.kubesched.io/devices": "two"}),
-     'Node bad: metadata.annotations["gpu.kubesched.io/devices"]: must be a whole number of GPUs, got \'two\''),
-    (node("bad", 1, annotations={"gpu.kubesched.io/memory": "lots"}),
-     'Node bad: metadata.annotations["gpu.kubesched.io/memory"]: must be a quantity such as 16Gi, got \'lots\''),
-])
+@pytest.mark.parametrize(
+    ("n", "message"),
+    [
+        (
+            node("bad", "1.5"),
+            "Node bad: status.allocatable[\"nvidia.com/gpu\"]: must be a whole number of GPUs, got '1.5'",
+        ),
+        (
+            node("bad", annotations={"gpu.kubesched.io/devices": "two"}),
+            "Node bad: metadata.annotations[\"gpu.kubesched.io/devices\"]: must be a whole number of GPUs, got 'two'",
+        ),
+        (
+            node("bad", 1, annotations={"gpu.kubesched.io/memory": "lots"}),
+            "Node bad: metadata.annotations[\"gpu.kubesched.io/memory\"]: must be a quantity such as 16Gi, got 'lots'",
+        ),
+    ],
+)
 def test_malformed_node_is_reported(n: Obj, message: str) -> None:
     with pytest.raises(KubeschedError) as e:
         node_gpus(n)
@@ -100,7 +150,8 @@ def test_malformed_node_publishes_nothing_and_others_still_do(caplog: pytest.Log
         cluster, _ = started(node("bad", "x"), node("good", 1))
     assert [s["spec"]["nodeName"] for s in slices(cluster)] == ["good"]
     assert [r.getMessage() for r in caplog.records] == [
-        "fake DRA driver: Node bad: status.allocatable[\"nvidia.com/gpu\"]: must be a whole number of GPUs, got 'x'"]
+        "fake DRA driver: Node bad: status.allocatable[\"nvidia.com/gpu\"]: must be a whole number of GPUs, got 'x'"
+    ]
 
 
 def test_node_changes_bump_generation_and_deletion_removes_slice() -> None:
@@ -117,8 +168,11 @@ def test_node_changes_bump_generation_and_deletion_removes_slice() -> None:
     (updated,) = slices(cluster)
     assert updated["name"] == after["name"]
     assert updated["spec"]["pool"] == {"name": "n1", "generation": 2, "resourceSliceCount": 1}
-    assert updated["spec"]["devices"][1] == {"name": "gpu-1", "attributes": {"index": {"int": 1}, "model": {"string": "T4"}},
-                                             "capacity": {"memory": {"value": "16Gi"}}}
+    assert updated["spec"]["devices"][1] == {
+        "name": "gpu-1",
+        "attributes": {"index": {"int": 1}, "model": {"string": "T4"}},
+        "capacity": {"memory": {"value": "16Gi"}},
+    }
     n = cluster.get("Node", None, "n1")
     cluster.update({**n, "metadata": {**n["metadata"], "annotations": {"gpu.kubesched.io/devices": "0"}}})
     assert slices(cluster) == []

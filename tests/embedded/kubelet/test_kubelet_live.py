@@ -24,26 +24,48 @@ T0 = 1_700_000_000.0
 
 def _catalogue() -> ImageCatalogue:
     def image(name: str, layers: list[tuple[str, int]]) -> dict[str, Any]:
-        return {"name": name, "class": "cpu", "source": "test", "confidence": "derived",
-                "layers": [{"id": i, "size_bytes": s} for i, s in layers]}
-    return parse_catalogue({"images": [image("a", [("base", 400), ("a-top", 100)]),
-                                       image("b", [("base", 400), ("b-top", 200)])]}, "test")
+        return {
+            "name": name,
+            "class": "cpu",
+            "source": "test",
+            "confidence": "derived",
+            "layers": [{"id": i, "size_bytes": s} for i, s in layers],
+        }
+
+    return parse_catalogue(
+        {
+            "images": [
+                image("a", [("base", 400), ("a-top", 100)]),
+                image("b", [("base", 400), ("b-top", 200)]),
+            ]
+        },
+        "test",
+    )
 
 
 def _pod(name: str, image: str, run_seconds: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": "default"}
     if run_seconds is not None:
         meta["annotations"] = {RUN_SECONDS_ANNOTATION: run_seconds}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"containers": [{"name": "main", "image": image}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "main", "image": image}]},
+    }
 
 
 def _world() -> tuple[VirtualClock, MemoryCluster, LiveKubelets]:
     clock = VirtualClock(T0)
     mc = MemoryCluster(clock)
     mc.load([node_manifest("n1")])
-    config = KubeletImageConfig(node_bandwidth_bps=1000.0, decompress_bps=100.0, layer_latency_seconds=0.5,
-                                container_start_seconds=1.0, pull_fixed_seconds=0.0)
+    config = KubeletImageConfig(
+        node_bandwidth_bps=1000.0,
+        decompress_bps=100.0,
+        layer_latency_seconds=0.5,
+        container_start_seconds=1.0,
+        pull_fixed_seconds=0.0,
+    )
     kl = LiveKubelets(mc, clock, _catalogue(), config)
     kl.start()
     return clock, mc, kl
@@ -56,13 +78,26 @@ def _bind(mc: MemoryCluster, name: str) -> None:
 
 def _events(mc: MemoryCluster, name: str) -> list[tuple[float, str, str]]:
     from kubesched.api.timestamps import parse_rfc3339
-    return [(parse_rfc3339(e["firstTimestamp"]) - T0, e["reason"], e["message"]) for e in mc.events()
-            if e.get("involvedObject", {}).get("name") == name and e.get("source", {}).get("component") == "kubelet"]
+
+    return [
+        (parse_rfc3339(e["firstTimestamp"]) - T0, e["reason"], e["message"])
+        for e in mc.events()
+        if e.get("involvedObject", {}).get("name") == name
+        and e.get("source", {}).get("component") == "kubelet"
+    ]
 
 
 def test_go_duration() -> None:
-    assert [go_duration(s) for s in (0, 0.0005, 0.313, 1.0, 1.594, 7.5, 113.8, 7205.0)] == \
-        ["0s", "0s", "313ms", "1s", "1.594s", "7.5s", "1m53.8s", "2h0m5s"]
+    assert [go_duration(s) for s in (0, 0.0005, 0.313, 1.0, 1.594, 7.5, 113.8, 7205.0)] == [
+        "0s",
+        "0s",
+        "313ms",
+        "1s",
+        "1.594s",
+        "7.5s",
+        "1m53.8s",
+        "2h0m5s",
+    ]
 
 
 def test_pods_pull_start_run_and_succeed() -> None:
@@ -87,7 +122,11 @@ def test_pods_pull_start_run_and_succeed() -> None:
     # p2 waited behind p1's pull (serialized) until +6, then pulled only b-top: 0.5 s + 2 s
     assert _events(mc, "p2") == [
         (1.0, "Pulling", 'Pulling image "b"'),
-        (8.0, "Pulled", 'Successfully pulled image "b" in 2.5s (7.5s including waiting). Image size: 600 bytes.'),
+        (
+            8.0,
+            "Pulled",
+            'Successfully pulled image "b" in 2.5s (7.5s including waiting). Image size: 600 bytes.',
+        ),
         (8.0, "Created", "Container created"),
         (9.0, "Started", "Container started"),
     ]
@@ -97,17 +136,28 @@ def test_pods_pull_start_run_and_succeed() -> None:
     assert status["containerStatuses"][0]["state"] == {"running": {"startedAt": rfc3339(T0 + 7)}}
     assert status["containerStatuses"][0]["ready"] is True
     conds = {c["type"]: (c["status"], c["lastTransitionTime"]) for c in status["conditions"]}
-    assert conds == {"PodScheduled": ("True", rfc3339(T0)), "PodReadyToStartContainers": ("True", rfc3339(T0)),
-                     "Initialized": ("True", rfc3339(T0)), "ContainersReady": ("True", rfc3339(T0 + 7)),
-                     "Ready": ("True", rfc3339(T0 + 7))}
+    assert conds == {
+        "PodScheduled": ("True", rfc3339(T0)),
+        "PodReadyToStartContainers": ("True", rfc3339(T0)),
+        "Initialized": ("True", rfc3339(T0)),
+        "ContainersReady": ("True", rfc3339(T0 + 7)),
+        "Ready": ("True", rfc3339(T0 + 7)),
+    }
     # no init containers: Initialized was True at admission; Ready lost the reason it had while Pending
-    assert [(c["type"], c.get("reason"), c.get("message")) for c in status["conditions"]
-            if c["type"] in ("Ready", "ContainersReady")] == [("Ready", None, None), ("ContainersReady", None, None)]
-    assert all("reason" not in c and "message" not in c for c in status["conditions"] if c["status"] == "True")
+    assert [
+        (c["type"], c.get("reason"), c.get("message"))
+        for c in status["conditions"]
+        if c["type"] in ("Ready", "ContainersReady")
+    ] == [("Ready", None, None), ("ContainersReady", None, None)]
+    assert all(
+        "reason" not in c and "message" not in c for c in status["conditions"] if c["status"] == "True"
+    )
     # status.images written at the first 10 s tick after a pull completed (+6 and +8.5)
     images = mc.get("Node", "", "n1")["status"]["images"]
-    assert [(e["names"][-1], e["sizeBytes"]) for e in images] == [("docker.io/library/b:latest", 600),
-                                                                  ("docker.io/library/a:latest", 500)]
+    assert [(e["names"][-1], e["sizeBytes"]) for e in images] == [
+        ("docker.io/library/b:latest", 600),
+        ("docker.io/library/a:latest", 500),
+    ]
     # a third pod of image a finds it present
     mc.create(_pod("p3", "a"))
     _bind(mc, "p3")
@@ -120,8 +170,14 @@ def test_pods_pull_start_run_and_succeed() -> None:
     # p1 succeeds 30 s after its start
     status = mc.get("Pod", "default", "p1")["status"]
     assert status["phase"] == "Succeeded"
-    assert status["containerStatuses"][0]["state"] == {"terminated": {
-        "exitCode": 0, "reason": "Completed", "startedAt": rfc3339(T0 + 7), "finishedAt": rfc3339(T0 + 37)}}
+    assert status["containerStatuses"][0]["state"] == {
+        "terminated": {
+            "exitCode": 0,
+            "reason": "Completed",
+            "startedAt": rfc3339(T0 + 7),
+            "finishedAt": rfc3339(T0 + 37),
+        }
+    }
     assert mc.get("Pod", "default", "p2")["status"]["phase"] == "Running"
 
 
@@ -139,8 +195,9 @@ def test_bad_input_is_reported_and_other_pods_run() -> None:
     assert (t, reason) == (0.0, "InspectFailed")
     assert message.startswith('Failed to apply default image tag "UPPER/Case": couldn\'t parse image name')
     assert mc.get("Pod", "default", "odd")["status"]["phase"] == "Running"
-    assert ("Warning", "InvalidAnnotation") in [(e["type"], e["reason"]) for e in mc.events()
-                                                if e["involvedObject"]["name"] == "odd"]
+    assert ("Warning", "InvalidAnnotation") in [
+        (e["type"], e["reason"]) for e in mc.events() if e["involvedObject"]["name"] == "odd"
+    ]
     # an image missing from the catalogue: one opaque 100 MB layer (queued behind a: 6 s)
     pulled = [m for _, r, m in _events(mc, "unknown") if r == "Pulled"]
     assert pulled == []  # 100 MB at 100 B/s is still pulling
@@ -172,9 +229,15 @@ def test_active_deadline_seconds_fails_the_pod() -> None:
     clock.run_until(T0 + 20)
     status = mc.get("Pod", "default", "p1")["status"]
     assert (status["phase"], status["reason"], status["message"]) == (
-        "Failed", "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+        "Failed",
+        "DeadlineExceeded",
+        "Pod was active on the node longer than the specified deadline",
+    )
     assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
-    assert _events(mc, "p1")[-1] == (20.0, "DeadlineExceeded",
-                                     "Pod was active on the node longer than the specified deadline")
+    assert _events(mc, "p1")[-1] == (
+        20.0,
+        "DeadlineExceeded",
+        "Pod was active on the node longer than the specified deadline",
+    )
     clock.run_until(T0 + 100)  # the run-seconds timer does not fire on a failed pod
     assert mc.get("Pod", "default", "p1")["status"]["phase"] == "Failed"

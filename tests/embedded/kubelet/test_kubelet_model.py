@@ -24,31 +24,49 @@ from kubesched.testing import node_manifest
 
 
 def _image(name: str, layers: list[tuple[str, int]], **extra: Any) -> dict[str, Any]:
-    return {"name": name, "class": "cpu", "source": "test", "confidence": "derived",
-            "layers": [{"id": i, "size_bytes": s} for i, s in layers], **extra}
+    return {
+        "name": name,
+        "class": "cpu",
+        "source": "test",
+        "confidence": "derived",
+        "layers": [{"id": i, "size_bytes": s} for i, s in layers],
+        **extra,
+    }
 
 
 def _catalogue() -> ImageCatalogue:
-    return parse_catalogue({"images": [
-        _image("a", [("base", 400), ("a-top", 100)]),
-        _image("b", [("base", 400), ("b-top", 200)]),
-        _image("c", [("c", 300)]),
-        _image("x1", [("l1", 150)]),
-        _image("x2", [("l2", 150)]),
-        _image("x3", [("l3", 150)]),
-        _image("y", [("l1", 150), ("l4", 150)]),
-    ]}, "test")
+    return parse_catalogue(
+        {
+            "images": [
+                _image("a", [("base", 400), ("a-top", 100)]),
+                _image("b", [("base", 400), ("b-top", 200)]),
+                _image("c", [("c", 300)]),
+                _image("x1", [("l1", 150)]),
+                _image("x2", [("l2", 150)]),
+                _image("x3", [("l3", 150)]),
+                _image("y", [("l1", 150), ("l4", 150)]),
+            ]
+        },
+        "test",
+    )
 
 
-BASE = dict(node_bandwidth_bps=1000.0, decompress_bps=100.0, layer_latency_seconds=0.5, pull_fixed_seconds=0.0,
-            container_start_seconds=1.0)
+BASE = dict(
+    node_bandwidth_bps=1000.0,
+    decompress_bps=100.0,
+    layer_latency_seconds=0.5,
+    pull_fixed_seconds=0.0,
+    container_start_seconds=1.0,
+)
 
 
 def _model(**cfg: Any) -> tuple[VirtualClock, KubeletModel, list[tuple[str, str, float]]]:
     clock = VirtualClock()
     started: list[tuple[str, str, float]] = []
     config = KubeletImageConfig(**{**BASE, **cfg})
-    model = KubeletModel(clock, _catalogue(), config, on_container_started=lambda p, n, t: started.append((p, n, t)))
+    model = KubeletModel(
+        clock, _catalogue(), config, on_container_started=lambda p, n, t: started.append((p, n, t))
+    )
     return clock, model, started
 
 
@@ -81,7 +99,12 @@ def test_pull_joined_in_flight() -> None:
     assert started == [("p1", "n1", 7.0), ("p2", "n1", 7.0)]
     assert (r2.pull_wait_seconds, r2.pull_seconds, r2.pulls_joined) == (0.0, 4.0, 1)
     assert (r2.bytes_cache_hit, r2.bytes_joined, r2.bytes_pulled) == (0, 500, 0)
-    assert (r1.bytes_pulled, m.metrics.bytes_pulled, m.metrics.pulls_started, m.metrics.pulls_joined) == (500, 500, 1, 1)
+    assert (r1.bytes_pulled, m.metrics.bytes_pulled, m.metrics.pulls_started, m.metrics.pulls_joined) == (
+        500,
+        500,
+        1,
+        1,
+    )
     assert m.layer_bytes("n1", "b") == (400, 0)
 
 
@@ -171,20 +194,23 @@ GC = dict(layer_latency_seconds=0.0, pull_fixed_seconds=0.0, image_disk_bytes=10
 
 def test_gc_evicts_least_recently_used_at_the_next_gc_tick() -> None:
     clock, m, _ = _model(**GC)
-    m.pod_bound("n1", "p1", ["x1"], now=0.0)       # present 1.5
+    m.pod_bound("n1", "p1", ["x1"], now=0.0)  # present 1.5
     clock.advance_to(10.0)
-    m.pod_finished("n1", "p1")                      # x1 last used 10
+    m.pod_finished("n1", "p1")  # x1 last used 10
     clock.advance_to(20.0)
-    m.pod_bound("n1", "p2", ["x2"])                 # present 21.5
+    m.pod_bound("n1", "p2", ["x2"])  # present 21.5
     clock.advance_to(30.0)
-    m.pod_finished("n1", "p2")                      # x2 last used 30
+    m.pod_finished("n1", "p2")  # x2 last used 30
     clock.advance_to(200.0)
-    m.pod_bound("n1", "p3", ["x3"])                 # present 201.5, in use
+    m.pod_bound("n1", "p3", ["x3"])  # present 201.5, in use
     clock.advance_to(299.0)
     assert m.store("n1").usage_bytes == 900
-    assert sorted(m.store("n1").images) == ["docker.io/library/x1:latest", "docker.io/library/x2:latest",
-                                            "docker.io/library/x3:latest"]
-    clock.advance_to(300.0)                         # ImageGCPeriod tick
+    assert sorted(m.store("n1").images) == [
+        "docker.io/library/x1:latest",
+        "docker.io/library/x2:latest",
+        "docker.io/library/x3:latest",
+    ]
+    clock.advance_to(300.0)  # ImageGCPeriod tick
     assert sorted(m.store("n1").images) == ["docker.io/library/x2:latest", "docker.io/library/x3:latest"]
     assert (m.store("n1").usage_bytes, m.metrics.images_removed, m.metrics.bytes_freed) == (600, 1, 300)
     assert m.pop_dirty_nodes() == ["n1"]
@@ -192,13 +218,13 @@ def test_gc_evicts_least_recently_used_at_the_next_gc_tick() -> None:
 
 def test_gc_skips_in_use_and_young_images() -> None:
     clock, m, _ = _model(**GC)
-    m.pod_bound("n1", "p1", ["x1"], now=0.0)       # x1 in use all along
+    m.pod_bound("n1", "p1", ["x1"], now=0.0)  # x1 in use all along
     clock.advance_to(20.0)
     m.pod_bound("n1", "p2", ["x2"])
     clock.advance_to(30.0)
-    m.pod_finished("n1", "p2")                      # x2 last used 30
+    m.pod_finished("n1", "p2")  # x2 last used 30
     clock.advance_to(250.0)
-    assert m.prepull("n1", "x3") is True            # never used: sorted first, but present at 251.5 (young)
+    assert m.prepull("n1", "x3") is True  # never used: sorted first, but present at 251.5 (young)
     assert m.prepull("n1", "x3") is False
     clock.advance_to(300.0)
     assert sorted(m.store("n1").images) == ["docker.io/library/x1:latest", "docker.io/library/x3:latest"]
@@ -209,7 +235,7 @@ def test_gc_keeps_layers_shared_with_a_kept_image() -> None:
     cat = _catalogue()
     store = NodeImageStore(1000, 2.0)
     store.add_image(cat["x1"], 0.0)
-    store.add_image(cat["y"], 1.0)                 # shares l1 with x1
+    store.add_image(cat["y"], 1.0)  # shares l1 with x1
     assert store.usage_bytes == 600
     assert store.remove_image("docker.io/library/x1:latest") == 0
     assert store.has_layer("l1") and store.usage_bytes == 600
@@ -219,7 +245,11 @@ def test_gc_keeps_layers_shared_with_a_kept_image() -> None:
     # usage 1200 -> available 0 -> 100% -> amount 200. Order (never used, by detection): y, x2, x3, x1.
     # removing y frees only l4 (300; l1 stays for x1) -> 300 >= 200, stop.
     result = store.gc(1000.0, 85, 80, 120.0)
-    assert (result.removed, result.freed_bytes, result.amount_to_free) == (("docker.io/library/y:latest",), 300, 200)
+    assert (result.removed, result.freed_bytes, result.amount_to_free) == (
+        ("docker.io/library/y:latest",),
+        300,
+        200,
+    )
     assert store.has_layer("l1") and not store.has_layer("l4")
 
 
@@ -231,6 +261,7 @@ def test_gc_below_threshold_does_nothing() -> None:
 
 
 # ---------------------------------------------------------------- status images
+
 
 def test_status_images_cap_and_order() -> None:
     images = [_image(f"img{i:02d}", [(f"l{i}", 1000 * (i % 30 + 1))]) for i in range(60)]
@@ -250,9 +281,13 @@ def test_status_images_cap_and_order() -> None:
     unlimited.preload("n1", [i.name for i in cat], now=0.0)
     full = unlimited.status_images("n1")
     assert len(full) == 60
-    assert full[-2:] == [{"names": [f"docker.io/library/img00@sha256:{'d' * 64}", "docker.io/library/img00:latest"],
-                          "sizeBytes": 1000},
-                         {"names": ["docker.io/library/img30:latest"], "sizeBytes": 1000}]
+    assert full[-2:] == [
+        {
+            "names": [f"docker.io/library/img00@sha256:{'d' * 64}", "docker.io/library/img00:latest"],
+            "sizeBytes": 1000,
+        },
+        {"names": ["docker.io/library/img30:latest"], "sizeBytes": 1000},
+    ]
 
 
 def test_refresh_node_status_patches_memory_cluster() -> None:
@@ -265,12 +300,14 @@ def test_refresh_node_status_patches_memory_cluster() -> None:
     node = cluster.get("Node", "", "n1")
     assert node["status"]["images"] == [{"names": ["docker.io/library/a:latest"], "sizeBytes": 500}]
     rv = node["metadata"]["resourceVersion"]
-    m.refresh_node_status(cluster, "n1")                 # unchanged: no write
+    m.refresh_node_status(cluster, "n1")  # unchanged: no write
     assert cluster.get("Node", "", "n1")["metadata"]["resourceVersion"] == rv
 
 
 def test_config_validation() -> None:
-    with pytest.raises(ConfigError, match=r"kubelet.maxParallelImagePulls: maxParallelImagePulls \(3\) must be 1 or nil"):
+    with pytest.raises(
+        ConfigError, match=r"kubelet.maxParallelImagePulls: maxParallelImagePulls \(3\) must be 1 or nil"
+    ):
         KubeletImageConfig(max_parallel_image_pulls=3)
     with pytest.raises(ConfigError, match="imageGCLowThresholdPercent \\(85\\) must be less than"):
         KubeletImageConfig(image_gc_low_threshold_percent=85)
@@ -291,12 +328,18 @@ def test_max_parallel_pulls_limits_node_slots() -> None:
     assert (r2.pull_wait_seconds, r2.pulls_done_at) == (6.0, 9.5)
 
 
-@pytest.mark.parametrize("cfg", [
-    {}, {"serialize_image_pulls": False}, {"serialize_image_pulls": False, "registry_bandwidth_bps": 120.0},
-    {"registry_max_concurrent_pulls": 2, "serialize_image_pulls": False, "max_parallel_image_pulls": 2},
-])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {},
+        {"serialize_image_pulls": False},
+        {"serialize_image_pulls": False, "registry_bandwidth_bps": 120.0},
+        {"registry_max_concurrent_pulls": 2, "serialize_image_pulls": False, "max_parallel_image_pulls": 2},
+    ],
+)
 def test_bytes_add_up_and_every_pod_starts(cfg: dict[str, Any]) -> None:
     import random
+
     clock, m, started = _model(**cfg)
     rnd = random.Random(5)
     t = 0.0
@@ -319,9 +362,9 @@ def test_bytes_add_up_and_every_pod_starts(cfg: dict[str, Any]) -> None:
 def test_prepull_precision_counts_images_a_pod_used_before_gc() -> None:
     clock, m, _ = _model()
     assert m.metrics.prepull_precision is None
-    assert m.prepull("n1", "a", now=0.0)          # used: a pod finds it present
-    assert m.prepull("n2", "b", now=0.0)          # used: a pod joins it while in flight
-    assert m.prepull("n3", "c", now=0.0)          # never used
+    assert m.prepull("n1", "a", now=0.0)  # used: a pod finds it present
+    assert m.prepull("n2", "b", now=0.0)  # used: a pod joins it while in flight
+    assert m.prepull("n3", "c", now=0.0)  # never used
     clock.run_until(10.0)
     m.pod_bound("n1", "default/p1", ["a"], now=10.0)
     assert m.prepull("n2", "x1", now=10.0) and m.pulling("n2", "x1")

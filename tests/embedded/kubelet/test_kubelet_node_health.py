@@ -11,8 +11,18 @@ from kubesched.embedded.store import MemoryCluster
 
 T0 = 1_700_000_000.0
 DEFAULT_TOLERATIONS = [
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
 ]
 
 
@@ -41,23 +51,37 @@ def test_running_kubelets_keep_nodes_ready_and_renew_their_leases() -> None:
         ("MemoryPressure", "False", "KubeletHasSufficientMemory"),
         ("DiskPressure", "False", "KubeletHasNoDiskPressure"),
         ("PIDPressure", "False", "KubeletHasSufficientPID"),
-        ("Ready", "True", "KubeletReady")]
+        ("Ready", "True", "KubeletReady"),
+    ]
     lease = cluster.get("Lease", "kube-node-lease", "n1")
-    assert lease["spec"] == {"holderIdentity": "n1", "leaseDurationSeconds": 40,
-                             "renewTime": "2023-11-14T22:13:20.000000Z"}
+    assert lease["spec"] == {
+        "holderIdentity": "n1",
+        "leaseDurationSeconds": 40,
+        "renewTime": "2023-11-14T22:13:20.000000Z",
+    }
     assert lease["metadata"]["ownerReferences"][0]["kind"] == "Node"
     clock.run_until(T0 + 600)
     assert cluster.get("Lease", "kube-node-lease", "n1")["spec"]["renewTime"] == "2023-11-14T22:23:20.000000Z"
-    assert _ready(cluster, "n1") == "True" and cluster.get("Node", None, "n1").get("spec", {}).get("taints") in (None, [])
+    assert _ready(cluster, "n1") == "True" and cluster.get("Node", None, "n1").get("spec", {}).get(
+        "taints"
+    ) in (None, [])
 
 
 def test_a_stopped_node_turns_unknown_is_tainted_and_its_pods_are_evicted_after_300s() -> None:
     cluster, clock = _cluster()
     clock.run_until(T0 + 1)
     for name, tolerations in (("tolerant", DEFAULT_TOLERATIONS), ("intolerant", [])):
-        cluster.create({"kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-                        "spec": {"nodeName": "n1", "tolerations": tolerations,
-                                 "containers": [{"name": "c", "image": "i"}]}})
+        cluster.create(
+            {
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {
+                    "nodeName": "n1",
+                    "tolerations": tolerations,
+                    "containers": [{"name": "c", "image": "i"}],
+                },
+            }
+        )
     node = cluster.get("Node", None, "n1")
     cluster.update({**node, "metadata": {**node["metadata"], "annotations": {STOPPED_ANNOTATION: "true"}}})
     clock.run_until(T0 + 59)
@@ -66,8 +90,10 @@ def test_a_stopped_node_turns_unknown_is_tainted_and_its_pods_are_evicted_after_
     clock.run_until(T0 + 65)
     assert _ready(cluster, "n1") == "Unknown" and _ready(cluster, "n2") == "True"
     taints = cluster.get("Node", None, "n1")["spec"]["taints"]
-    assert [(t["key"], t["effect"]) for t in taints] == [("node.kubernetes.io/unreachable", "NoSchedule"),
-                                                         ("node.kubernetes.io/unreachable", "NoExecute")]
+    assert [(t["key"], t["effect"]) for t in taints] == [
+        ("node.kubernetes.io/unreachable", "NoSchedule"),
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+    ]
     tainted_at = taints[1]["timeAdded"]
     assert tainted_at == "2023-11-14T22:14:20Z"  # T0 + 60
     intolerant = cluster.get("Pod", "default", "intolerant")
@@ -76,7 +102,9 @@ def test_a_stopped_node_turns_unknown_is_tainted_and_its_pods_are_evicted_after_
     clock.run_until(T0 + 60 + 299)
     assert "deletionTimestamp" not in cluster.get("Pod", "default", "tolerant")["metadata"]
     clock.run_until(T0 + 60 + 300)
-    assert cluster.get("Pod", "default", "tolerant")["metadata"]["deletionTimestamp"] == "2023-11-14T22:19:50Z"
+    assert (
+        cluster.get("Pod", "default", "tolerant")["metadata"]["deletionTimestamp"] == "2023-11-14T22:19:50Z"
+    )
     node = cluster.get("Node", None, "n1")
     cluster.update({**node, "metadata": {**node["metadata"], "annotations": {}}})
     clock.run_until(T0 + 370)

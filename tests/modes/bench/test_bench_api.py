@@ -33,7 +33,11 @@ def test_ops_from_the_first_churn_run_live() -> None:
     assert (plan.measured, plan.n_measured, plan.expected) == ({"3"}, 9, {"1": 20000})
     ns, pods = plan.builder.pods(3, w.ops[3])
     assert (ns, len(pods), pods[0]["metadata"]["name"], pods[0]["metadata"]["labels"][OP_LABEL]) == (
-        "namespace-3", 9, "pod-3-000000", "3")
+        "namespace-3",
+        9,
+        "pod-3-000000",
+        "3",
+    )
     assert plan.builder.nodes(w.ops[0])[0]["metadata"]["name"] == "scheduler-perf-5000"  # names continue
 
 

@@ -45,8 +45,12 @@ def test_create_mode_makes_one_of_each_template_per_tick_for_number_ticks() -> N
     churn, api = Churn(4, Op("churn", count=2, templates=[POD, NODE], mode="create")), Api()
     for _ in range(4):
         churn.tick(api.create, api.delete)
-    assert api.log == ["create Pod namespace-4/churn-pod-1", "create Node None/churn-node-2",
-                       "create Pod namespace-4/churn-pod-3", "create Node None/churn-node-4"]
+    assert api.log == [
+        "create Pod namespace-4/churn-pod-1",
+        "create Node None/churn-node-2",
+        "create Pod namespace-4/churn-pod-3",
+        "create Node None/churn-node-4",
+    ]
     assert churn.finished and (churn.created, churn.deleted) == (4, 0)
     assert "namespace" not in POD["metadata"]  # templates are not modified
 
@@ -63,11 +67,16 @@ def test_recreate_mode_fills_and_empties_number_slots_round_robin() -> None:
     for _ in range(5):
         churn.tick(api.create, api.delete)
     assert api.log == [
-        "create Pod namespace-1/churn-pod-1", "create Node None/churn-node-2",  # slot 0
-        "create Pod namespace-1/churn-pod-3", "create Node None/churn-node-4",  # slot 1
-        "delete Pod namespace-1/churn-pod-1", "delete Node None/churn-node-2",  # slot 0 emptied
-        "delete Pod namespace-1/churn-pod-3", "delete Node None/churn-node-4",  # slot 1 emptied
-        "create Pod namespace-1/churn-pod-5", "create Node None/churn-node-6",  # slot 0 again
+        "create Pod namespace-1/churn-pod-1",
+        "create Node None/churn-node-2",  # slot 0
+        "create Pod namespace-1/churn-pod-3",
+        "create Node None/churn-node-4",  # slot 1
+        "delete Pod namespace-1/churn-pod-1",
+        "delete Node None/churn-node-2",  # slot 0 emptied
+        "delete Pod namespace-1/churn-pod-3",
+        "delete Node None/churn-node-4",  # slot 1 emptied
+        "create Pod namespace-1/churn-pod-5",
+        "create Node None/churn-node-6",  # slot 0 again
     ]
     assert not churn.finished and (churn.created, churn.deleted, churn.failures) == (6, 4, 0)
 
@@ -76,8 +85,11 @@ def test_failed_deletes_are_counted_and_forgotten() -> None:
     churn, api = Churn(1, Op("churn", count=1, templates=[POD], mode="recreate")), Api(fail_deletes=True)
     for _ in range(3):
         churn.tick(api.create, api.delete)
-    assert api.log == ["create Pod namespace-1/churn-pod-1", "delete Pod namespace-1/churn-pod-1",
-                       "create Pod namespace-1/churn-pod-2"]
+    assert api.log == [
+        "create Pod namespace-1/churn-pod-1",
+        "delete Pod namespace-1/churn-pod-1",
+        "create Pod namespace-1/churn-pod-2",
+    ]
     assert (churn.created, churn.deleted, churn.failures) == (2, 0, 1)
 
 
@@ -200,9 +212,22 @@ def test_sigterm_stops_serve_and_run(tmp_path: Path) -> None:
     """``timeout`` or ``kill`` ending ``bench --api`` ends its ``serve`` and ``run`` too."""
     path = tmp_path / "w.yaml"
     path.write_text(LONG_SLEEP)
-    bench = subprocess.Popen([sys.executable, "-c", "from kubesched.cli.main import main; main()", "bench", "--api",
-                              "--config", str(path), "LongSleep/1Node", "--timeout", "300"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    bench = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from kubesched.cli.main import main; main()",
+            "bench",
+            "--api",
+            "--config",
+            str(path),
+            "LongSleep/1Node",
+            "--timeout",
+            "300",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         kids: list[int] = []
@@ -211,7 +236,9 @@ def test_sigterm_stops_serve_and_run(tmp_path: Path) -> None:
             if len(kids) == 2:
                 break
             time.sleep(0.2)
-        assert sorted(b"run" in _argv(k) for k in kids) == [False, True], "bench --api did not start serve and run"
+        assert sorted(b"run" in _argv(k) for k in kids) == [False, True], (
+            "bench --api did not start serve and run"
+        )
         bench.send_signal(signal.SIGTERM)
         assert bench.wait(60) == 128 + signal.SIGTERM
         assert [k for k in kids if _alive(k)] == []

@@ -44,7 +44,9 @@ def test_api_flags_need_api() -> None:
 
 
 def test_run_flag_needs_api() -> None:
-    r = CliRunner().invoke(main, ["bench", "--run-flag=--parallel-bindings=2", "SchedulingBasic/500Nodes_10000Pods"])
+    r = CliRunner().invoke(
+        main, ["bench", "--run-flag=--parallel-bindings=2", "SchedulingBasic/500Nodes_10000Pods"]
+    )
     assert r.exit_code == 2
     assert r.output == "error: --run-flag applies to --api runs only\n"
 
@@ -57,15 +59,39 @@ def test_run_flags_reach_run_and_the_processes_are_measured(tmp_path: Path) -> N
     path = tmp_path / "w.yaml"
     path.write_text(SMALL)
     out = tmp_path / "out.json"
-    r = CliRunner().invoke(main, ["bench", "--api", "--config", str(path), "--timeout", "60",
-                                  "--run-flag=--cpu-affinity=none", "--run-flag=--parallel-bindings=2",
-                                  "--output", str(out), "Small/2Node"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "--api",
+            "--config",
+            str(path),
+            "--timeout",
+            "60",
+            "--run-flag=--cpu-affinity=none",
+            "--run-flag=--parallel-bindings=2",
+            "--output",
+            str(out),
+            "Small/2Node",
+        ],
+    )
     assert r.exit_code == 0, r.output
     row = json.loads(out.read_text())["workloads"][0]
     assert (row["status"], row["scheduledPods"]) == ("ok", 20)
     assert row["run"]["contextSwitches"] > 0 and row["serve"]["contextSwitches"] > 0
     # a flag run refuses makes the workload fail with run's own message
-    r = CliRunner().invoke(main, ["bench", "--api", "--config", str(path), "--timeout", "60",
-                                  "--run-flag=--cpu-affinity=fast", "Small/2Node"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "--api",
+            "--config",
+            str(path),
+            "--timeout",
+            "60",
+            "--run-flag=--cpu-affinity=fast",
+            "Small/2Node",
+        ],
+    )
     assert r.exit_code == 1
     assert 'error: --cpu-affinity: must be "auto", "none" or a CPU number, got "fast"' in r.output

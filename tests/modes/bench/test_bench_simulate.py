@@ -26,15 +26,24 @@ def test_spreading_cluster_shape() -> None:
     objs = list(spreading_cluster(6, 30, apps=3, spread_every=10))
     nodes = [o for o in objs if o["kind"] == "Node"]
     pods = [o for o in objs if o["kind"] == "Pod"]
-    assert [n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes] == ["zone-a", "zone-b", "zone-c"] * 2
+    assert [n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes] == [
+        "zone-a",
+        "zone-b",
+        "zone-c",
+    ] * 2
     assert nodes[4]["metadata"]["labels"]["kubernetes.io/hostname"] == "node-00004"
     assert len(pods) == 30
     assert [p["metadata"]["labels"]["app"] for p in pods[:4]] == ["app-00", "app-01", "app-02", "app-00"]
     spreading = [p for p in pods if "topologySpreadConstraints" in p["spec"]]
     assert [p["metadata"]["name"] for p in spreading] == ["app-00-000009", "app-01-000019", "app-02-000029"]
-    assert spreading[1]["spec"]["topologySpreadConstraints"] == [{
-        "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
-        "labelSelector": {"matchLabels": {"app": "app-01"}}}]
+    assert spreading[1]["spec"]["topologySpreadConstraints"] == [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": "app-01"}},
+        }
+    ]
     assert all(not p["spec"].get("nodeName") for p in pods)
 
 
@@ -83,7 +92,9 @@ def test_run_simulate_times_one_process(tmp_path: Path) -> None:
 def test_bench_simulate_cli_json(tmp_path: Path) -> None:
     path = write_fixture(tmp_path / "small.yaml", SMALL)
     out = tmp_path / "out.json"
-    r = CliRunner().invoke(main, ["bench", "--simulate", str(path), "--simulate-mode", "json", "--output", str(out)])
+    r = CliRunner().invoke(
+        main, ["bench", "--simulate", str(path), "--simulate-mode", "json", "--output", str(out)]
+    )
     assert r.exit_code == 0, r.output
     (entry,) = json.loads(out.read_text())["simulate"]
     assert entry["mode"] == "json" and entry["status"] == "ok" and entry["tree"] == ""
@@ -108,7 +119,10 @@ def test_simulate_v1_logs_the_phases(tmp_path: Path) -> None:
     assert r.exit_code == 0
     lines = [ln for ln in r.stderr.splitlines() if "simulate.py" in ln]
     assert [ln.split('] "', 1)[1].split('"', 1)[0] for ln in lines] == [
-        "Loaded the input", "Scheduled until quiet", "Wrote the output"]
+        "Loaded the input",
+        "Scheduled until quiet",
+        "Wrote the output",
+    ]
     assert "objects=36" in lines[0] and "loadSeconds=" in lines[0] and "readSeconds=" in lines[0]
     assert "attempts=30 pods=30" in lines[1]
     assert 'output="name"' in lines[2] and "totalSeconds=" in lines[2]

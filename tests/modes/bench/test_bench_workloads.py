@@ -39,17 +39,28 @@ def test_shipped_workloads_have_upstream_defaults() -> None:
     basic = ws["SchedulingBasic/5000Nodes_10000Pods"]
     assert (basic.nodes, basic.measured_pods, basic.threshold) == (5000, 10000, 680.0)
     node_tmpl = basic.ops[0].template
-    assert node_tmpl is not None and node_tmpl["status"]["capacity"] == {"pods": "110", "cpu": "4", "memory": "32Gi"}
+    assert node_tmpl is not None and node_tmpl["status"]["capacity"] == {
+        "pods": "110",
+        "cpu": "4",
+        "memory": "32Gi",
+    }
     pod_tmpl = basic.ops[2].template
     assert pod_tmpl is not None
     c = pod_tmpl["spec"]["containers"][0]
     assert c["image"] == "registry.k8s.io/pause:3.10.1"
     assert c["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
-    for name in ("SchedulingBasic/5000Nodes_50000Pods", "SchedulingDaemonset/15000Nodes",
-                 "SchedulingNodeAffinity/5000Nodes_10000Pods", "SchedulingBasic/50000Nodes_100000Pods",
-                 "TopologySpreading/5000Nodes_5000Pods", "PreemptionAsync/5000Nodes"):
+    for name in (
+        "SchedulingBasic/5000Nodes_50000Pods",
+        "SchedulingDaemonset/15000Nodes",
+        "SchedulingNodeAffinity/5000Nodes_10000Pods",
+        "SchedulingBasic/50000Nodes_100000Pods",
+        "TopologySpreading/5000Nodes_5000Pods",
+        "PreemptionAsync/5000Nodes",
+    ):
         assert name in ws
-    assert [w.name for w in select(list(ws.values()), ["SchedulingDaemonset"])] == ["SchedulingDaemonset/15000Nodes"]
+    assert [w.name for w in select(list(ws.values()), ["SchedulingDaemonset"])] == [
+        "SchedulingDaemonset/15000Nodes"
+    ]
 
 
 def test_unknown_workload_and_bad_files(tmp_path: Path) -> None:
@@ -59,7 +70,9 @@ def test_unknown_workload_and_bad_files(tmp_path: Path) -> None:
     bad.write_text("- name: X\n  workloadTemplate:\n  - opcode: fly\n  workloads: [{name: w}]\n")
     with pytest.raises(ConfigError, match=r"\[0\]\.workloadTemplate\[0\]\.opcode"):
         load_workloads(bad)
-    bad.write_text("- name: X\n  workloadTemplate:\n  - {opcode: createNodes, countParam: $n}\n  workloads: [{name: w}]\n")
+    bad.write_text(
+        "- name: X\n  workloadTemplate:\n  - {opcode: createNodes, countParam: $n}\n  workloads: [{name: w}]\n"
+    )
     with pytest.raises(ConfigError, match="parameter 'n' not set"):
         load_workloads(bad)
 
@@ -77,15 +90,24 @@ def test_small_workload_runs_end_to_end(tmp_path: Path) -> None:
     assert r.throughput["average"] > 0 and r.latency["perc99"] >= r.latency["perc50"] > 0
     doc = results_json([r])
     entry = doc["workloads"][0]  # type: ignore[index]
-    assert set(entry) >= {"name", "nodes", "measuredPods", "throughput", "attemptLatencySeconds", "peakRssBytes",
-                          "upstreamThreshold"}
+    assert set(entry) >= {
+        "name",
+        "nodes",
+        "measuredPods",
+        "throughput",
+        "attemptLatencySeconds",
+        "peakRssBytes",
+        "upstreamThreshold",
+    }
     assert entry["name"] == "Small/40Nodes_60Pods" and entry["upstreamThreshold"] == 1.0
     assert set(entry["throughput"]) == {"average", "perc50", "perc90", "perc99"}
 
 
 def test_unschedulable_pods_end_incomplete_not_crash(tmp_path: Path) -> None:
     cfg = tmp_path / "full.yaml"
-    cfg.write_text(SMALL.replace("initNodes: 40", "initNodes: 1").replace("measurePods: 60", "measurePods: 60"))
+    cfg.write_text(
+        SMALL.replace("initNodes: 40", "initNodes: 1").replace("measurePods: 60", "measurePods: 60")
+    )
     (w,) = load_workloads(cfg)
     r = run_workload(w, seed=0)
     assert r.status == "incomplete"
@@ -96,7 +118,10 @@ def test_cli_list_and_run(tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(main, ["bench", "--list"])
     assert res.exit_code == 0
-    assert "SchedulingBasic/5000Nodes_10000Pods\tnodes=5000\tmeasuredPods=10000\tthreshold=680 pods/s" in res.output
+    assert (
+        "SchedulingBasic/5000Nodes_10000Pods\tnodes=5000\tmeasuredPods=10000\tthreshold=680 pods/s"
+        in res.output
+    )
     cfg = tmp_path / "small.yaml"
     cfg.write_text(SMALL)
     out = tmp_path / "r.json"

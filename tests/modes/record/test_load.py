@@ -23,14 +23,31 @@ from serve_support import ServeProcess  # noqa: E402
 from kubesched.testing import node_manifest  # noqa: E402
 
 IMAGE = "example.com/team/app:1"
-CATALOGUE = {"images": [{"name": IMAGE, "class": "cpu", "source": "test", "confidence": "derived",
-                         "layers": [{"id": "app", "size_bytes": 10_000_000}]},
-                        {"name": "example.com/team/gpu:1", "class": "gpu", "source": "test", "confidence": "derived",
-                         "layers": [{"id": "gpu", "size_bytes": 10_000_000}]}]}
+CATALOGUE = {
+    "images": [
+        {
+            "name": IMAGE,
+            "class": "cpu",
+            "source": "test",
+            "confidence": "derived",
+            "layers": [{"id": "app", "size_bytes": 10_000_000}],
+        },
+        {
+            "name": "example.com/team/gpu:1",
+            "class": "gpu",
+            "source": "test",
+            "confidence": "derived",
+            "layers": [{"id": "gpu", "size_bytes": 10_000_000}],
+        },
+    ]
+}
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
 
 
 def _setup(tmp: Path, pods: list[dict[str, Any]]) -> tuple[ServeProcess, Path]:
@@ -39,17 +56,39 @@ def _setup(tmp: Path, pods: list[dict[str, Any]]) -> tuple[ServeProcess, Path]:
     (tmp / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
     (tmp / "trace.yaml").write_text(yaml.safe_dump({"nodes": nodes, "pods": pods}))
     kc = tmp / "kubeconfig"
-    serve = ServeProcess(tmp, "-f", str(tmp / "nodes.yaml"), "--write-kubeconfig", str(kc), "--kubelet",
-                         "--images", str(tmp / "images.yaml"), "--speed", "10")
+    serve = ServeProcess(
+        tmp,
+        "-f",
+        str(tmp / "nodes.yaml"),
+        "--write-kubeconfig",
+        str(kc),
+        "--kubelet",
+        "--images",
+        str(tmp / "images.yaml"),
+        "--speed",
+        "10",
+    )
     serve.wait_ready()
     wait_for(kc.exists, 10, "the kubeconfig")
     return serve, kc
 
 
 def _load(tmp: Path, kc: Path, *args: str) -> list[str]:
-    return [sys.executable, "-c", "from kubesched.cli.main import main; main()", "load", "--trace",
-            str(tmp / "trace.yaml"), "--kubeconfig", str(kc), "--images", str(tmp / "images.yaml"),
-            "--out", str(tmp / "report"), *args]
+    return [
+        sys.executable,
+        "-c",
+        "from kubesched.cli.main import main; main()",
+        "load",
+        "--trace",
+        str(tmp / "trace.yaml"),
+        "--kubeconfig",
+        str(kc),
+        "--images",
+        str(tmp / "images.yaml"),
+        "--out",
+        str(tmp / "report"),
+        *args,
+    ]
 
 
 def test_load_binds_nothing_itself_and_ctrl_c_removes_what_it_created(tmp_path: Path) -> None:
@@ -58,21 +97,38 @@ def test_load_binds_nothing_itself_and_ctrl_c_removes_what_it_created(tmp_path: 
     namespace, and the third is never created."""
     from kubernetes import client, config
 
-    pods = [{"name": "a", "arrival": 0, "duration": 30, "cpu": "1", "image": IMAGE},
-            {"name": "b", "arrival": 0, "duration": None, "cpu": "1", "image": IMAGE},
-            {"name": "c", "arrival": 100, "duration": 30, "cpu": "1", "image": IMAGE}]
+    pods = [
+        {"name": "a", "arrival": 0, "duration": 30, "cpu": "1", "image": IMAGE},
+        {"name": "b", "arrival": 0, "duration": None, "cpu": "1", "image": IMAGE},
+        {"name": "c", "arrival": 100, "duration": 30, "cpu": "1", "image": IMAGE},
+    ]
     serve, kc = _setup(tmp_path, pods)
     try:
         api = client.CoreV1Api(config.new_client_from_config(str(kc)))
-        proc = subprocess.Popen(_load(tmp_path, kc, "--speed", "10", "--namespace-prefix", "t-"),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-        created = wait_for(lambda: api.list_namespaced_pod("t-default").items if len(
-            api.list_namespaced_pod("t-default").items) == 2 else None, 30, "two pods")
+        proc = subprocess.Popen(
+            _load(tmp_path, kc, "--speed", "10", "--namespace-prefix", "t-"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
+        created = wait_for(
+            lambda: (
+                api.list_namespaced_pod("t-default").items
+                if len(api.list_namespaced_pod("t-default").items) == 2
+                else None
+            ),
+            30,
+            "two pods",
+        )
         run_id = created[0].metadata.labels["kubesched.io/load"]
-        assert {p.metadata.name: (p.metadata.labels, p.metadata.annotations, p.spec.scheduler_name)
-                for p in created} == {
+        assert {
+            p.metadata.name: (p.metadata.labels, p.metadata.annotations, p.spec.scheduler_name)
+            for p in created
+        } == {
             "a": ({"kubesched.io/load": run_id}, {"kubesched.io/run-seconds": "30"}, "default-scheduler"),
-            "b": ({"kubesched.io/load": run_id}, None, "default-scheduler")}
+            "b": ({"kubesched.io/load": run_id}, None, "default-scheduler"),
+        }
         assert api.read_namespace("t-default").metadata.labels == {"kubesched.io/load": run_id}
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
@@ -92,15 +148,23 @@ def test_load_deletes_pods_when_their_run_time_ends(tmp_path: Path) -> None:
     (Succeeded) and are deleted; the report counts them; --keep leaves the namespace."""
     from kubernetes import client, config
 
-    template = {"spec": {"nodeName": "n0", "containers": [{"name": "c", "image": IMAGE,
-                                                           "resources": {"requests": {"cpu": "1"}}}]}}
+    template = {
+        "spec": {
+            "nodeName": "n0",
+            "containers": [{"name": "c", "image": IMAGE, "resources": {"requests": {"cpu": "1"}}}],
+        }
+    }
     pods = [{"name": "p", "arrival": 0, "duration": 20, "count": 2, "template": template}]
     serve, kc = _setup(tmp_path, pods)
     try:
         api = client.CoreV1Api(config.new_client_from_config(str(kc)))
-        done = subprocess.run(_load(tmp_path, kc, "--speed", "10", "--keep", "--scheduler-name", "nobody",
-                                                "--timeout", "60"),
-                              capture_output=True, text=True, timeout=120, env=_env())
+        done = subprocess.run(
+            _load(tmp_path, kc, "--speed", "10", "--keep", "--scheduler-name", "nobody", "--timeout", "60"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=_env(),
+        )
         assert done.returncode == 0, done.stderr
         assert api.list_namespaced_pod("load-default").items == []
         assert api.read_namespace("load-default").metadata.labels["kubesched.io/load"]

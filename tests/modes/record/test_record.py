@@ -36,11 +36,14 @@ def test_log_members_segments_crash_and_restart(tmp_path: Path) -> None:
     assert w.flush() == 2 and w.flush() == 0
     w.append({"op": "add", "n": 2})
     w.flush()
-    clock.t += 61                                     # the next flush opens segment 2
+    clock.t += 61  # the next flush opens segment 2
     w.append({"op": "add", "n": 3})
     w.close()
     w.close()
-    assert [p.name for p in segments(tmp_path / "rec")] == ["segment-000001.jsonl.gz", "segment-000002.jsonl.gz"]
+    assert [p.name for p in segments(tmp_path / "rec")] == [
+        "segment-000001.jsonl.gz",
+        "segment-000002.jsonl.gz",
+    ]
     assert (w.records, w.members) == (4, 3)
     # gzip reads the members as one stream
     assert gzip.decompress((tmp_path / "rec" / "segment-000001.jsonl.gz").read_bytes()).count(b"\n") == 3
@@ -51,7 +54,9 @@ def test_log_members_segments_crash_and_restart(tmp_path: Path) -> None:
     first.write_bytes(data[:-7])
     problems: list[str] = []
     assert [r["n"] for r in read_records(tmp_path / "rec", problems)] == [0, 1, 3]
-    assert problems == ["segment-000001.jsonl.gz: member 2 is cut short (a write interrupted); its records are skipped"]
+    assert problems == [
+        "segment-000001.jsonl.gz: member 2 is cut short (a write interrupted); its records are skipped"
+    ]
     # a restart adds a segment after the last one and never writes into the old ones
     w2 = RecordWriter(tmp_path / "rec", clock=clock)
     w2.append({"op": "session", "n": 4})
@@ -65,19 +70,49 @@ def test_log_members_segments_crash_and_restart(tmp_path: Path) -> None:
 
 
 def test_sanitize_keeps_credentials_out() -> None:
-    pod = {"kind": "Pod", "metadata": {"name": "p", "managedFields": [{"manager": "kubectl"}], "annotations": {
-        "kubectl.kubernetes.io/last-applied-configuration": "{...}", "keep": "1"}},
-        "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "TOKEN", "value": "s3cret"}],
-                                 "envFrom": [{"secretRef": {"name": "x"}}]}],
-                 "initContainers": [{"name": "i", "image": "j", "env": [{"name": "A", "value": "b"}]}]}}
+    pod = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "p",
+            "managedFields": [{"manager": "kubectl"}],
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{...}", "keep": "1"},
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "i",
+                    "env": [{"name": "TOKEN", "value": "s3cret"}],
+                    "envFrom": [{"secretRef": {"name": "x"}}],
+                }
+            ],
+            "initContainers": [{"name": "i", "image": "j", "env": [{"name": "A", "value": "b"}]}],
+        },
+    }
     out = sanitize("Pod", pod)
-    assert out == {"kind": "Pod", "metadata": {"name": "p", "annotations": {"keep": "1"}},
-                   "spec": {"containers": [{"name": "c", "image": "i"}], "initContainers": [{"name": "i", "image": "j"}]}}
-    assert pod["spec"]["containers"][0]["env"][0]["value"] == "s3cret"      # the input is untouched
-    rs = {"kind": "ReplicaSet", "metadata": {"name": "r"}, "spec": {"replicas": 2, "template": {"spec": {
-        "containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "b"}]}]}}}}
-    assert sanitize("ReplicaSet", rs)["spec"] == {"replicas": 2, "template": {"spec": {
-        "containers": [{"name": "c", "image": "i"}]}}}
+    assert out == {
+        "kind": "Pod",
+        "metadata": {"name": "p", "annotations": {"keep": "1"}},
+        "spec": {
+            "containers": [{"name": "c", "image": "i"}],
+            "initContainers": [{"name": "i", "image": "j"}],
+        },
+    }
+    assert pod["spec"]["containers"][0]["env"][0]["value"] == "s3cret"  # the input is untouched
+    rs = {
+        "kind": "ReplicaSet",
+        "metadata": {"name": "r"},
+        "spec": {
+            "replicas": 2,
+            "template": {
+                "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "b"}]}]}
+            },
+        },
+    }
+    assert sanitize("ReplicaSet", rs)["spec"] == {
+        "replicas": 2,
+        "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+    }
     assert "Secret" not in recorded_kinds() and "ConfigMap" not in recorded_kinds()
     assert recorded_kinds()[0] == "Node" and recorded_kinds()[-2:] == ["Pod", "Event"]
 
@@ -92,11 +127,27 @@ from serve_support import ServeProcess  # noqa: E402
 from kubesched.testing import node_manifest  # noqa: E402
 
 IMAGE = "example.com/team/app:1"
-CATALOGUE = {"images": [{"name": IMAGE, "class": "cpu", "source": "test", "confidence": "derived",
-                         "layers": [{"id": "app-base", "size_bytes": 15_000_000}, {"id": "app-top", "size_bytes": 5_000_000}]}]}
+CATALOGUE = {
+    "images": [
+        {
+            "name": IMAGE,
+            "class": "cpu",
+            "source": "test",
+            "confidence": "derived",
+            "layers": [
+                {"id": "app-base", "size_bytes": 15_000_000},
+                {"id": "app-top", "size_bytes": 5_000_000},
+            ],
+        }
+    ]
+}
 # 20 MB at 10 MB/s: 2 s of pull, 1 s of container start (cluster seconds; --speed 10)
-KUBELET = {"decompressBytesPerSecond": 10_000_000, "layerLatencySeconds": 0.0, "pullFixedSeconds": 0.0,
-           "containerStartSeconds": 1.0}
+KUBELET = {
+    "decompressBytesPerSecond": 10_000_000,
+    "layerLatencySeconds": 0.0,
+    "pullFixedSeconds": 0.0,
+    "containerStartSeconds": 1.0,
+}
 
 
 def _serve(tmp: Path) -> tuple[ServeProcess, Path]:
@@ -105,18 +156,41 @@ def _serve(tmp: Path) -> tuple[ServeProcess, Path]:
     (tmp / "images.yaml").write_text(yaml.safe_dump(CATALOGUE))
     (tmp / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
     kc = tmp / "kubeconfig"
-    serve = ServeProcess(tmp, "-f", str(tmp / "nodes.yaml"), "--write-kubeconfig", str(kc), "--kubelet",
-                         "--kubelet-config", str(tmp / "kubelet.yaml"), "--images", str(tmp / "images.yaml"),
-                         "--speed", "10")
+    serve = ServeProcess(
+        tmp,
+        "-f",
+        str(tmp / "nodes.yaml"),
+        "--write-kubeconfig",
+        str(kc),
+        "--kubelet",
+        "--kubelet-config",
+        str(tmp / "kubelet.yaml"),
+        "--images",
+        str(tmp / "images.yaml"),
+        "--speed",
+        "10",
+    )
     serve.wait_ready()
     wait_for(kc.exists, 10, "the kubeconfig")
     return serve, kc
 
 
 def _pod(name: str, namespace: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"containers": [{"name": "main", "image": IMAGE, "env": [{"name": "PASSWORD", "value": "hunter2"}],
-                                     "resources": {"requests": {"cpu": "1"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": IMAGE,
+                    "env": [{"name": "PASSWORD", "value": "hunter2"}],
+                    "resources": {"requests": {"cpu": "1"}},
+                }
+            ]
+        },
+    }
 
 
 def test_record_serve_kubelet(tmp_path: Path) -> None:
@@ -136,15 +210,22 @@ def test_record_serve_kubelet(tmp_path: Path) -> None:
         recorder.start()
         for name, ns, node in (("a", "team", "n0"), ("b", "team", "n0"), ("c", "other", "n1")):
             api.create_namespaced_pod(ns, _pod(name, ns))
-            api.create_namespaced_binding(ns, {"metadata": {"name": name}, "target": {"kind": "Node", "name": node}},
-                                          _preload_content=False)
+            api.create_namespaced_binding(
+                ns,
+                {"metadata": {"name": name}, "target": {"kind": "Node", "name": node}},
+                _preload_content=False,
+            )
 
         def running() -> bool:
             pods = api.list_pod_for_all_namespaces().items
             return len(pods) == 3 and all(p.status.phase == "Running" for p in pods)
+
         wait_for(running, 30, "pods Running")
-        wait_for(lambda: any(i.names and IMAGE in i.names for i in api.read_node("n0").status.images or []), 10,
-                 "n0 lists the image")
+        wait_for(
+            lambda: any(i.names and IMAGE in i.names for i in api.read_node("n0").status.images or []),
+            10,
+            "n0 lists the image",
+        )
         time.sleep(0.5)
         api.delete_namespaced_pod("b", "team", grace_period_seconds=0)
         wait_for(lambda: len(api.list_namespaced_pod("team").items) == 1, 10, "b deleted")
@@ -163,8 +244,11 @@ def test_record_serve_kubelet(tmp_path: Path) -> None:
     assert kinds <= set(recorded_kinds())
     pods = [r for r in records if r.get("kind") == "Pod"]
     assert {r["object"]["metadata"]["namespace"] for r in pods} == {"team"}
-    assert [(r["op"], r["object"]["metadata"]["name"]) for r in pods if r["op"] != "update"] == \
-        [("add", "a"), ("add", "b"), ("delete", "b")]
+    assert [(r["op"], r["object"]["metadata"]["name"]) for r in pods if r["op"] != "update"] == [
+        ("add", "a"),
+        ("add", "b"),
+        ("delete", "b"),
+    ]
     last_a = [r["object"] for r in pods if r["object"]["metadata"]["name"] == "a"][-1]
     assert last_a["spec"]["nodeName"] == "n0" and last_a["status"]["phase"] == "Running"
     events = [r["object"] for r in records if r.get("kind") == "Event"]
@@ -188,8 +272,18 @@ def test_record_cli_stops_on_sigint_and_resumes(tmp_path: Path) -> None:
     serve, kc = _serve(tmp_path)
     rec = tmp_path / "rec"
     try:
-        cmd = [sys.executable, "-c", "from kubesched.cli.main import main; main()", "record", "--kubeconfig", str(kc),
-               "--out", str(rec), "--flush-interval", "0.2"]
+        cmd = [
+            sys.executable,
+            "-c",
+            "from kubesched.cli.main import main; main()",
+            "record",
+            "--kubeconfig",
+            str(kc),
+            "--out",
+            str(rec),
+            "--flush-interval",
+            "0.2",
+        ]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_for(lambda: rec.exists() and any(r["op"] == "synced" for r in _safe(rec)), 30, "the first flush")
         proc.send_signal(signal.SIGINT)
@@ -205,7 +299,11 @@ def test_record_cli_stops_on_sigint_and_resumes(tmp_path: Path) -> None:
         serve.stop()
     sessions = [r for r in read_records(rec) if r["op"] == "session"]
     assert len(sessions) == 2
-    nodes = [r["object"]["metadata"]["name"] for r in read_records(rec) if r.get("kind") == "Node" and r["op"] == "add"]
+    nodes = [
+        r["object"]["metadata"]["name"]
+        for r in read_records(rec)
+        if r.get("kind") == "Node" and r["op"] == "add"
+    ]
     assert nodes == ["n0", "n1", "n0", "n1"]
 
 

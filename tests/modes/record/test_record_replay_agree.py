@@ -41,30 +41,60 @@ from kubesched.testing import node_manifest  # noqa: E402
 
 SPEED = 5
 MB = 1_000_000
-IMAGES = {f"example.com/ml/img{i}:1": size for i, size in enumerate([100 * MB, 250 * MB, 400 * MB, 600 * MB,
-                                                                      800 * MB, 1000 * MB])}
+IMAGES = {
+    f"example.com/ml/img{i}:1": size
+    for i, size in enumerate([100 * MB, 250 * MB, 400 * MB, 600 * MB, 800 * MB, 1000 * MB])
+}
 NAMES = list(IMAGES)
-KUBELET = {"decompressBytesPerSecond": 50 * MB, "layerLatencySeconds": 0.0, "pullFixedSeconds": 1.0,
-           "containerStartSeconds": 1.0}
+KUBELET = {
+    "decompressBytesPerSecond": 50 * MB,
+    "layerLatencySeconds": 0.0,
+    "pullFixedSeconds": 1.0,
+    "containerStartSeconds": 1.0,
+}
 # wave w: three pods, images chosen so later waves mix cache hits, joins and new pulls
 WAVES = [[0, 5, 2], [1, 3, 5], [4, 0, 2], [5, 1, 3], [2, 4, 0], [3, 5, 1]]
 
 
 def _catalogue() -> dict[str, Any]:
     # (the image assigner, unused here since every pod names its image, wants one image per class)
-    return {"images": [{"name": n, "class": "gpu" if i == 5 else "cpu", "source": "test", "confidence": "derived",
-                        "layers": [{"id": f"layer-{i}", "size_bytes": s}]} for i, (n, s) in enumerate(IMAGES.items())]}
+    return {
+        "images": [
+            {
+                "name": n,
+                "class": "gpu" if i == 5 else "cpu",
+                "source": "test",
+                "confidence": "derived",
+                "layers": [{"id": f"layer-{i}", "size_bytes": s}],
+            }
+            for i, (n, s) in enumerate(IMAGES.items())
+        ]
+    }
 
 
 def _trace(nodes: list[dict[str, Any]]) -> dict[str, Any]:
-    pods = [{"name": f"w{w}-{i}", "arrival": 20 * w + 4 * i, "duration": 45, "cpu": "1", "memory": "1Gi",
-             "image": NAMES[img]} for w, images in enumerate(WAVES) for i, img in enumerate(images)]
+    pods = [
+        {
+            "name": f"w{w}-{i}",
+            "arrival": 20 * w + 4 * i,
+            "duration": 45,
+            "cpu": "1",
+            "memory": "1Gi",
+            "image": NAMES[img],
+        }
+        for w, images in enumerate(WAVES)
+        for i, img in enumerate(images)
+    ]
     return {"nodes": nodes, "pods": pods}
 
 
 def _config(tmp: Path) -> Path:
-    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-           "leaderElection": {"leaderElect": False}, "profiles": [{"schedulerName": "default-scheduler"}]}
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": "default-scheduler"}],
+    }
     path = tmp / "upstream.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -80,17 +110,30 @@ def test_replay_of_a_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
     from kubesched.modes.record.log import RecordWriter
     from kubesched.modes.record.recorder import Recorder
 
-    nodes = [node_manifest(f"n{i}", cpu=cpu, memory=memory)
-             for i, (cpu, memory) in enumerate([("6", "9Gi"), ("12", "7Gi"), ("10", "23Gi"), ("3", "29Gi")])]
+    nodes = [
+        node_manifest(f"n{i}", cpu=cpu, memory=memory)
+        for i, (cpu, memory) in enumerate([("6", "9Gi"), ("12", "7Gi"), ("10", "23Gi"), ("3", "29Gi")])
+    ]
     (tmp_path / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
     (tmp_path / "images.yaml").write_text(yaml.safe_dump(_catalogue()))
     (tmp_path / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
     (tmp_path / "trace.yaml").write_text(yaml.safe_dump(_trace(nodes)))
     kc = tmp_path / "kubeconfig"
     rec = tmp_path / "rec"
-    serve = ServeProcess(tmp_path, "-f", str(tmp_path / "nodes.yaml"), "--write-kubeconfig", str(kc), "--kubelet",
-                         "--kubelet-config", str(tmp_path / "kubelet.yaml"), "--images", str(tmp_path / "images.yaml"),
-                         "--speed", str(SPEED))
+    serve = ServeProcess(
+        tmp_path,
+        "-f",
+        str(tmp_path / "nodes.yaml"),
+        "--write-kubeconfig",
+        str(kc),
+        "--kubelet",
+        "--kubelet-config",
+        str(tmp_path / "kubelet.yaml"),
+        "--images",
+        str(tmp_path / "images.yaml"),
+        "--speed",
+        str(SPEED),
+    )
     replica = None
     try:
         serve.wait_ready()
@@ -101,15 +144,39 @@ def test_replay_of_a_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
         kube = KubeClusterClient.from_kubeconfig(str(kc), qps=50, burst=100)
         recorder = Recorder(kube, RecordWriter(rec), source=str(kc))
         stop = threading.Event()
-        thread = threading.Thread(target=recorder.run, kwargs={"duration": None, "flush_seconds": 0.5, "stop": stop})
+        thread = threading.Thread(
+            target=recorder.run, kwargs={"duration": None, "flush_seconds": 0.5, "stop": stop}
+        )
         thread.start()
         wait_for(lambda: recorder.informers.has_synced(), 30, "the recorder's lists")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
+        }
         loaded = subprocess.run(
-            [sys.executable, "-c", "from kubesched.cli.main import main; main()", "load", "--trace",
-             str(tmp_path / "trace.yaml"), "--kubeconfig", str(kc), "--speed", str(SPEED), "--images",
-             str(tmp_path / "images.yaml"), "--out", str(tmp_path / "load-report"), "--timeout", "60"],
-            capture_output=True, text=True, timeout=240, env=env)
+            [
+                sys.executable,
+                "-c",
+                "from kubesched.cli.main import main; main()",
+                "load",
+                "--trace",
+                str(tmp_path / "trace.yaml"),
+                "--kubeconfig",
+                str(kc),
+                "--speed",
+                str(SPEED),
+                "--images",
+                str(tmp_path / "images.yaml"),
+                "--out",
+                str(tmp_path / "load-report"),
+                "--timeout",
+                "60",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            env=env,
+        )
         assert loaded.returncode == 0, loaded.stderr + loaded.stdout
         stop.set()
         thread.join(30)
@@ -123,8 +190,19 @@ def test_replay_of_a_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
     assert (live[0]["pods"], live[0]["scheduled"]) == (18, 18)
 
     out = tmp_path / "replay"
-    res = CliRunner().invoke(main, ["replay", "--trace", str(rec), "--images", str(tmp_path / "images.yaml"),
-                                    "--out", str(out), "--no-html"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "replay",
+            "--trace",
+            str(rec),
+            "--images",
+            str(tmp_path / "images.yaml"),
+            "--out",
+            str(out),
+            "--no-html",
+        ],
+    )
     assert res.exit_code == 0, res.output
     report = json.loads((out / "report.json").read_text())
     cal = report["recording"]["calibration"]

@@ -22,8 +22,8 @@ from kubesched.modes.record.recording import (
     status_phase,
 )
 
-T0 = 1_700_000_000.0          # recorder wall clock at the start
-C0 = 1_800_000_000.0          # the cluster's clock at the start (it runs 2x: serve --speed 2)
+T0 = 1_700_000_000.0  # recorder wall clock at the start
+C0 = 1_800_000_000.0  # the cluster's clock at the start (it runs 2x: serve --speed 2)
 
 
 def _ts(c: float) -> str:
@@ -33,35 +33,68 @@ def _ts(c: float) -> str:
 
 
 def _node(name: str, images: list[tuple[list[str], int]], hb: str = "a") -> dict[str, Any]:
-    return {"kind": "Node", "metadata": {"name": name, "labels": {"zone": "z"}},
-            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
-                       "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
-                       "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": hb}],
-                       "images": [{"names": n, "sizeBytes": s} for n, s in images]}}
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"zone": "z"}},
+        "status": {
+            "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": hb}],
+            "images": [{"names": n, "sizeBytes": s} for n, s in images],
+        },
+    }
 
 
-def _pod(name: str, created: float, *, node: str | None = None, started: float | None = None,
-         finished: float | None = None, image: str = "example.com/app:1") -> dict[str, Any]:
+def _pod(
+    name: str,
+    created: float,
+    *,
+    node: str | None = None,
+    started: float | None = None,
+    finished: float | None = None,
+    image: str = "example.com/app:1",
+) -> dict[str, Any]:
     status: dict[str, Any] = {"phase": "Pending"}
     if started is not None:
-        state = {"running": {"startedAt": _ts(started)}} if finished is None else \
-            {"terminated": {"startedAt": _ts(started), "finishedAt": _ts(finished), "exitCode": 0}}
-        status = {"phase": "Running" if finished is None else "Succeeded",
-                  "containerStatuses": [{"name": "c", "state": state}]}
-    spec: dict[str, Any] = {"schedulerName": "kubesched", "containers": [
-        {"name": "c", "image": image, "resources": {"requests": {"cpu": "1"}}}]}
+        state = (
+            {"running": {"startedAt": _ts(started)}}
+            if finished is None
+            else {"terminated": {"startedAt": _ts(started), "finishedAt": _ts(finished), "exitCode": 0}}
+        )
+        status = {
+            "phase": "Running" if finished is None else "Succeeded",
+            "containerStatuses": [{"name": "c", "state": state}],
+        }
+    spec: dict[str, Any] = {
+        "schedulerName": "kubesched",
+        "containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": "1"}}}],
+    }
     if node:
         spec["nodeName"] = node
-    return {"kind": "Pod", "metadata": {"name": name, "namespace": "team", "uid": f"u-{name}",
-                                        "creationTimestamp": _ts(created), "labels": {"app": "x"}},
-            "spec": spec, "status": status}
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "team",
+            "uid": f"u-{name}",
+            "creationTimestamp": _ts(created),
+            "labels": {"app": "x"},
+        },
+        "spec": spec,
+        "status": status,
+    }
 
 
 def _pulled(pod: str, at: float, pull: str, size: int, image: str = "example.com/app:1") -> dict[str, Any]:
-    return {"kind": "Event", "metadata": {"name": f"e-{pod}-{at}", "uid": f"e-{pod}-{at}"}, "reason": "Pulled",
-            "regarding": {"kind": "Pod", "uid": f"u-{pod}", "namespace": "team", "name": pod},
-            "eventTime": _ts(at) .replace("Z", ".000000Z"), "reportingController": "kubelet",
-            "note": f'Successfully pulled image "{image}" in {pull} ({pull} including waiting). Image size: {size} bytes.'}
+    return {
+        "kind": "Event",
+        "metadata": {"name": f"e-{pod}-{at}", "uid": f"e-{pod}-{at}"},
+        "reason": "Pulled",
+        "regarding": {"kind": "Pod", "uid": f"u-{pod}", "namespace": "team", "name": pod},
+        "eventTime": _ts(at).replace("Z", ".000000Z"),
+        "reportingController": "kubelet",
+        "note": f'Successfully pulled image "{image}" in {pull} ({pull} including waiting). Image size: {size} bytes.',
+    }
 
 
 def _record(tmp: Path) -> Path:
@@ -73,6 +106,7 @@ def _record(tmp: Path) -> Path:
 
     def add(op: str, t: float, obj: dict[str, Any]) -> None:
         rec.append({"op": op, "t": t, "kind": obj["kind"], "object": obj})
+
     add("add", T0, _node("n1", [(["example.com/img0:1", "example.com/img0@sha256:" + "0" * 64], 300)]))
     add("add", T0, _node("n2", []))
     add("add", T0, _pod("old", C0 - 100, node="n1", started=C0 - 90))
@@ -84,9 +118,11 @@ def _record(tmp: Path) -> Path:
     add("add", T0 + 10.5, _pod("c", c(T0 + 10.5)))
     add("add", T0 + 20, _pulled("b", c(T0 + 20), "18s", 1000))
     add("add", T0 + 20, _pulled("c", c(T0 + 20), "17s", 1000))
-    add("update", T0 + 20.2, _node("n2", [(["example.com/app:1"], 1000)]))   # status at cluster C0+40.4
+    add("update", T0 + 20.2, _node("n2", [(["example.com/app:1"], 1000)]))  # status at cluster C0+40.4
     add("update", T0 + 25, _node("n2", [(["example.com/app:1"], 1000)], hb="b"))  # heartbeat only: no change
-    add("update", T0 + 25.2, _node("n2", [(["example.com/app:1"], 1000), (["example.com/b:1"], 50)]))  # C0+50.4
+    add(
+        "update", T0 + 25.2, _node("n2", [(["example.com/app:1"], 1000), (["example.com/b:1"], 50)])
+    )  # C0+50.4
     add("update", T0 + 21, _pod("b", c(T0 + 10), node="n2", started=c(T0 + 21)))
     add("update", T0 + 21, _pod("c", c(T0 + 10.5), node="n2", started=c(T0 + 21)))
     add("update", T0 + 30, _pod("a", c(T0 + 5), node="n2", started=c(T0 + 9), finished=c(T0 + 19)))
@@ -108,40 +144,74 @@ def test_recording_to_workload(tmp_path: Path) -> None:
     recording = read_recording(path)
     assert recording.clock(T0 + 10) == pytest.approx(C0 + 20, abs=1.0)
     assert (recording.start, recording.end) == (pytest.approx(C0, abs=1.0), pytest.approx(C0 + 100, abs=1.0))
-    base = parse_catalogue({"images": [{"name": "example.com/img0:1", "class": "cpu", "source": "t",
-                                        "confidence": "derived", "layers": [{"id": "l0", "size_bytes": 300}]}]}, "t")
+    base = parse_catalogue(
+        {
+            "images": [
+                {
+                    "name": "example.com/img0:1",
+                    "class": "cpu",
+                    "source": "t",
+                    "confidence": "derived",
+                    "layers": [{"id": "l0", "size_bytes": 300}],
+                }
+            ]
+        },
+        "t",
+    )
     images = ["example.com/app:1", "example.com/img0:1", "example.com/unknown:1"]
     catalogue, notes = recording_catalogue(recording, base, images)
     assert catalogue["example.com/app:1"].size_bytes == 1000
     assert catalogue["example.com/app:1"].layers_derived
-    assert notes == ["image example.com/unknown:1: size unknown (not in the catalogue, the registry cache, "
-                     "status.images or a Pulled event)"]
+    assert notes == [
+        "image example.com/unknown:1: size unknown (not in the catalogue, the registry cache, "
+        "status.images or a Pulled event)"
+    ]
     wl = recording_workload(recording, catalogue)
     by = {p.name: p for p in wl.pods}
     assert sorted(by) == ["a", "b", "c", "x"]
     off = C0 - recording.start
     assert (by["a"].arrival, by["a"].duration) == (pytest.approx(10 + off, abs=1.0), 20.0)
     assert (by["b"].duration, by["c"].duration, by["x"].duration) == (None, None, None)
-    assert by["a"].manifest == {"apiVersion": "v1", "kind": "Pod",
-                                "metadata": {"name": "a", "namespace": "team", "labels": {"app": "x"}},
-                                "spec": {"containers": [{"name": "c", "image": "example.com/app:1",
-                                                         "resources": {"requests": {"cpu": "1"}}}]}}
-    assert set(wl.notes) == {"1 pods running at the start hold their nodes and images (not measured)",
-                             "1 pods deleted before they started are left out",
-                             "1 pods with images of unknown size are left out"}
+    assert by["a"].manifest == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "a", "namespace": "team", "labels": {"app": "x"}},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "example.com/app:1", "resources": {"requests": {"cpu": "1"}}}
+            ]
+        },
+    }
+    assert set(wl.notes) == {
+        "1 pods running at the start hold their nodes and images (not measured)",
+        "1 pods deleted before they started are left out",
+        "1 pods with images of unknown size are left out",
+    }
     [old] = wl.running
-    assert (old.key, old.arrival, old.duration, old.manifest["spec"]["nodeName"]) == ("team/old", 0.0, None, "n1")
+    assert (old.key, old.arrival, old.duration, old.manifest["spec"]["nodeName"]) == (
+        "team/old",
+        0.0,
+        None,
+        "n1",
+    )
     assert wl.images == {"n1": ("example.com/img0:1",), "n2": ()}
-    assert [n["metadata"] for n in wl.nodes] == [{"name": "n1", "labels": {"zone": "z"}},
-                                                 {"name": "n2", "labels": {"zone": "z"}}]
+    assert [n["metadata"] for n in wl.nodes] == [
+        {"name": "n1", "labels": {"zone": "z"}},
+        {"name": "n2", "labels": {"zone": "z"}},
+    ]
     assert "images" not in wl.nodes[0]["status"]
     # n2's status.images changed at cluster C0+40.4 and C0+50.4 (the heartbeat-only update is no change)
-    assert recording.image_updates["n2"] == [pytest.approx(C0 + 40.4, abs=1.0), pytest.approx(C0 + 50.4, abs=1.0)]
+    assert recording.image_updates["n2"] == [
+        pytest.approx(C0 + 40.4, abs=1.0),
+        pytest.approx(C0 + 50.4, abs=1.0),
+    ]
     assert wl.status_phases["n2"] == pytest.approx((C0 + 0.4 - recording.start) % 10, abs=1.0)
     # b and c shared one pull: calibration keeps one (the longer), the joined one is left out
     pulls, joined = recorded_pulls(recording)
-    assert ([(p.image, p.seconds, p.size_bytes, p.node) for p in pulls], joined) == \
-        ([("example.com/app:1", 18.0, 1000, "n2")], 1)
+    assert ([(p.image, p.seconds, p.size_bytes, p.node) for p in pulls], joined) == (
+        [("example.com/app:1", 18.0, 1000, "n2")],
+        1,
+    )
 
 
 def test_pods_running_at_the_start_hold_room_in_the_replay(tmp_path: Path) -> None:
@@ -153,25 +223,40 @@ def test_pods_running_at_the_start_hold_room_in_the_replay(tmp_path: Path) -> No
     from kubesched.modes.replay.run import run_replay
 
     recording = read_recording(_record(tmp_path))
-    base = parse_catalogue({"images": [{"name": "example.com/img0:1", "class": "cpu", "source": "t",
-                                        "confidence": "derived", "layers": [{"id": "l0", "size_bytes": 300}]}]}, "t")
+    base = parse_catalogue(
+        {
+            "images": [
+                {
+                    "name": "example.com/img0:1",
+                    "class": "cpu",
+                    "source": "t",
+                    "confidence": "derived",
+                    "layers": [{"id": "l0", "size_bytes": 300}],
+                }
+            ]
+        },
+        "t",
+    )
     catalogue, _ = recording_catalogue(recording, base, ["example.com/app:1", "example.com/img0:1"])
     wl = recording_workload(recording, catalogue)
     with_old = run_replay(wl, None, catalogue=catalogue, kubelet_config=KubeletImageConfig())
-    without = run_replay(dataclasses.replace(wl, running=()), None, catalogue=catalogue,
-                         kubelet_config=KubeletImageConfig())
+    without = run_replay(
+        dataclasses.replace(wl, running=()), None, catalogue=catalogue, kubelet_config=KubeletImageConfig()
+    )
     assert [tl.key for tl in with_old.timelines] == ["team/a", "team/b", "team/c", "team/x"]
     assert with_old.scheduled == 4
     # 1 cpu of 8 for the whole horizon
-    assert with_old.mean_allocated_fraction["cpu"] - without.mean_allocated_fraction["cpu"] == \
-        pytest.approx(1 / 8, abs=1e-6)
+    assert with_old.mean_allocated_fraction["cpu"] - without.mean_allocated_fraction["cpu"] == pytest.approx(
+        1 / 8, abs=1e-6
+    )
 
 
 def test_status_phase_is_circular() -> None:
     assert status_phase([], 0.0, 10.0) is None
     assert status_phase([100.2, 110.4, 120.3], 100.0, 10.0) == pytest.approx(0.3, abs=0.01)
-    assert status_phase([109.9, 120.1], 100.0, 10.0) == pytest.approx(0.0, abs=0.01) or \
-        status_phase([109.9, 120.1], 100.0, 10.0) == pytest.approx(10.0, abs=0.01)
+    assert status_phase([109.9, 120.1], 100.0, 10.0) == pytest.approx(0.0, abs=0.01) or status_phase(
+        [109.9, 120.1], 100.0, 10.0
+    ) == pytest.approx(10.0, abs=0.01)
 
 
 def test_registry_cache_answers_without_the_network(tmp_path: Path) -> None:
@@ -182,15 +267,22 @@ def test_registry_cache_answers_without_the_network(tmp_path: Path) -> None:
     def fetch(ref: str) -> tuple[str, list[tuple[str, int]]] | None:
         asked.append(ref)
         return ("sha256:" + "1" * 64, [("sha256:" + "2" * 64, 600), ("sha256:" + "3" * 64, 400)])
+
     from kubesched.images.catalogue import ImageCatalogue
 
     base = ImageCatalogue([], "t")
-    catalogue, _ = recording_catalogue(recording, base, ["example.com/app:1"], RegistryCache(path / REGISTRY_CACHE, fetch))
+    catalogue, _ = recording_catalogue(
+        recording, base, ["example.com/app:1"], RegistryCache(path / REGISTRY_CACHE, fetch)
+    )
     assert asked == ["example.com/app:1"]
     assert [layer.size_bytes for layer in catalogue["example.com/app:1"].layers] == [600, 400]
-    assert json.loads((path / REGISTRY_CACHE).read_text())["example.com/app:1"]["digest"] == "sha256:" + "1" * 64
+    assert (
+        json.loads((path / REGISTRY_CACHE).read_text())["example.com/app:1"]["digest"] == "sha256:" + "1" * 64
+    )
     # a later replay: no lookup, same layers
-    catalogue, _ = recording_catalogue(recording, base, ["example.com/app:1"], RegistryCache(path / REGISTRY_CACHE, None))
+    catalogue, _ = recording_catalogue(
+        recording, base, ["example.com/app:1"], RegistryCache(path / REGISTRY_CACHE, None)
+    )
     assert [layer.size_bytes for layer in catalogue["example.com/app:1"].layers] == [600, 400]
 
 
@@ -207,14 +299,40 @@ def test_images_calibrate_reads_a_recording(tmp_path: Path) -> None:
     for i, size in enumerate([100_000_000, 500_000_000, 1_000_000_000]):
         node, name = f"n{i}", f"p{i}"
         seconds = 1.0 + size / 50e6
-        w.append({"op": "add", "t": T0 + 1, "kind": "Pod",
-                  "object": _pod(name, C0 + 1, node=node, started=C0 + 2 + seconds, image=f"example.com/i{i}:1")})
-        w.append({"op": "add", "t": T0 + 2, "kind": "Event", "object": _pulled(
-            name, C0 + 2 + seconds, f"{seconds:g}s", size, image=f"example.com/i{i}:1")})
-    w.append({"op": "add", "t": T0 + 1, "kind": "Pod",
-              "object": _pod("j", C0 + 1, node="n0", started=C0 + 5, image="example.com/i0:1")})
-    w.append({"op": "add", "t": T0 + 2, "kind": "Event", "object": _pulled("j", C0 + 3, "1s", 100_000_000,
-                                                                          image="example.com/i0:1")})
+        w.append(
+            {
+                "op": "add",
+                "t": T0 + 1,
+                "kind": "Pod",
+                "object": _pod(
+                    name, C0 + 1, node=node, started=C0 + 2 + seconds, image=f"example.com/i{i}:1"
+                ),
+            }
+        )
+        w.append(
+            {
+                "op": "add",
+                "t": T0 + 2,
+                "kind": "Event",
+                "object": _pulled(name, C0 + 2 + seconds, f"{seconds:g}s", size, image=f"example.com/i{i}:1"),
+            }
+        )
+    w.append(
+        {
+            "op": "add",
+            "t": T0 + 1,
+            "kind": "Pod",
+            "object": _pod("j", C0 + 1, node="n0", started=C0 + 5, image="example.com/i0:1"),
+        }
+    )
+    w.append(
+        {
+            "op": "add",
+            "t": T0 + 2,
+            "kind": "Event",
+            "object": _pulled("j", C0 + 3, "1s", 100_000_000, image="example.com/i0:1"),
+        }
+    )
     w.close()
     r = CliRunner().invoke(main, ["images", "calibrate", "--events", str(tmp_path / "rec")])
     assert r.exit_code == 0, r.output

@@ -59,15 +59,26 @@ def _tl(result: ReplayResult, name: str) -> Any:
     return next(t for t in result.timelines if t.key == f"default/{name}")
 
 
-@pytest.mark.parametrize(("name", "node", "bound", "pull_wait", "pull", "started", "startup"), [
-    ("p1", "n1", 0.0, 0.0, 2.5, 3.5, 3.5),
-    ("p2", "n1", 1.0, 1.5, 0.7, 4.2, 3.2),
-    ("p3", "n1", 13.5, 0.0, 0.0, 14.5, 12.5),
-    ("p4", "n2", 5.0, 0.0, 2.2, 8.2, 3.2),
-    ("p5", "n3", 6.0, 0.0, 2.5, 9.5, 3.5),
-])
-def test_per_pod_timeline(result: ReplayResult, name: str, node: str, bound: float, pull_wait: float, pull: float,
-                          started: float, startup: float) -> None:
+@pytest.mark.parametrize(
+    ("name", "node", "bound", "pull_wait", "pull", "started", "startup"),
+    [
+        ("p1", "n1", 0.0, 0.0, 2.5, 3.5, 3.5),
+        ("p2", "n1", 1.0, 1.5, 0.7, 4.2, 3.2),
+        ("p3", "n1", 13.5, 0.0, 0.0, 14.5, 12.5),
+        ("p4", "n2", 5.0, 0.0, 2.2, 8.2, 3.2),
+        ("p5", "n3", 6.0, 0.0, 2.5, 9.5, 3.5),
+    ],
+)
+def test_per_pod_timeline(
+    result: ReplayResult,
+    name: str,
+    node: str,
+    bound: float,
+    pull_wait: float,
+    pull: float,
+    started: float,
+    startup: float,
+) -> None:
     tl = _tl(result, name)
     assert tl.node == node
     assert tl.queue_wait == 0.0
@@ -94,35 +105,51 @@ def test_finished_pod_frees_room_for_a_later_pod(result: ReplayResult) -> None:
 def test_run_totals(result: ReplayResult) -> None:
     s = result.summary()
     assert (s["pods"], s["scheduled"], s["neverScheduled"], s["started"]) == (5, 5, 0, 5)
-    assert s["bytesPulled"] == 440_000_000          # A 150 + B's app-b 20 + B 120 + A 150 (MB)
-    assert s["bytesRequested"] == 690_000_000       # 150 + 120 + 150 + 120 + 150
-    assert s["bytesCacheHit"] == 250_000_000        # p2's base + p3's whole A
+    assert s["bytesPulled"] == 440_000_000  # A 150 + B's app-b 20 + B 120 + A 150 (MB)
+    assert s["bytesRequested"] == 690_000_000  # 150 + 120 + 150 + 120 + 150
+    assert s["bytesCacheHit"] == 250_000_000  # p2's base + p3's whole A
     assert s["cacheHitRatio"] == pytest.approx(250 / 690)
     # start-up 3.2, 3.2, 3.5, 3.5, 12.5; linear interpolation at q/100 * 4
-    assert s["startupLatencySeconds"] == pytest.approx({"p50": 3.5, "p90": 8.9, "p95": 10.7, "p99": 12.14}, **APPROX)
+    assert s["startupLatencySeconds"] == pytest.approx(
+        {"p50": 3.5, "p90": 8.9, "p95": 10.7, "p99": 12.14}, **APPROX
+    )
     assert s["pullSeconds"] == pytest.approx({"p50": 2.2, "p90": 2.5, "p95": 2.5, "p99": 2.5}, **APPROX)
     assert s["queueWaitSeconds"] == {"p50": 0.0, "p90": 0.0, "p95": 0.0, "p99": 0.0}
     # cpu millicore-seconds over [0, 20]: p1 3000*13.5 + p2 1000*19 + p3 2000*6.5 + p4 1000*8.2 + p5 1000*14
     assert s["meanAllocatedFraction"] == pytest.approx(
-        {"cpu": 94_700 / 20 / 12_000, "memory": 61.2 / 20 / 24, "nvidia.com/gpu": 0.0}, **APPROX)
+        {"cpu": 94_700 / 20 / 12_000, "memory": 61.2 / 20 / 24, "nvidia.com/gpu": 0.0}, **APPROX
+    )
     assert s["schedulingAttempts"] == 7
-    assert s["endSeconds"] == pytest.approx(114.5, **APPROX)   # p3 runs 100 s from 14.5
+    assert s["endSeconds"] == pytest.approx(114.5, **APPROX)  # p3 runs 100 s from 14.5
 
 
 def test_series_sampled_over_the_horizon(result: ReplayResult) -> None:
     assert len(result.series) == 401
     assert result.series[0].t == 0.0 and result.series[-1].t == pytest.approx(20.0)
     last = result.series[-1]
-    assert last.bytes_pulled == 440_000_000 and last.running == 3 and last.pending == 0   # p2, p3, p5
+    assert last.bytes_pulled == 440_000_000 and last.running == 3 and last.pending == 0  # p2, p3, p5
     assert last.allocated_fraction["cpu"] == pytest.approx(4000 / 12000)
 
 
 def test_never_scheduled_pod(catalogue: Any) -> None:
-    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-              "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "110"}}}]
-    big = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big", "namespace": "default"},
-           "spec": {"containers": [{"name": "c", "image": "example.com/base:1",
-                                    "resources": {"requests": {"cpu": "2"}}}]}}
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "110"}},
+        }
+    ]
+    big = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "big", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "example.com/base:1", "resources": {"requests": {"cpu": "2"}}}
+            ]
+        },
+    }
     wl = Workload(nodes, [WorkloadPod("big", "default", 0.0, 10.0, big)], horizon=10.0)
     r = run_replay(wl, None, catalogue=catalogue)
     s = r.summary()
@@ -134,30 +161,59 @@ def test_never_scheduled_pod(catalogue: Any) -> None:
 def test_image_whose_layers_are_all_present_starts(catalogue: Any) -> None:
     """``base:1`` on a node that holds app-a (hence the base layer) completes its pull at once (with
     no per-pull cost; by default a pull that fetches no layer still costs ``pullFixedSeconds``)."""
-    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}]
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        }
+    ]
 
     def pod(name: str, image: str) -> dict[str, Any]:
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-                "spec": {"containers": [{"name": "c", "image": image}]}}
-    wl = Workload(nodes, [WorkloadPod("a", "default", 0.0, None, pod("a", "example.com/app-a:1")),
-                          WorkloadPod("b", "default", 100.0, None, pod("b", "example.com/base:1"))],
-                  horizon=100.0, kubelet={"containerStartSeconds": 1.0, "pullFixedSeconds": 0.0})
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": image}]},
+        }
+
+    wl = Workload(
+        nodes,
+        [
+            WorkloadPod("a", "default", 0.0, None, pod("a", "example.com/app-a:1")),
+            WorkloadPod("b", "default", 100.0, None, pod("b", "example.com/base:1")),
+        ],
+        horizon=100.0,
+        kubelet={"containerStartSeconds": 1.0, "pullFixedSeconds": 0.0},
+    )
     r = run_replay(wl, None, catalogue=catalogue)
     b = r.timelines[1]
     assert b.started == 101.0 and b.pull == 0.0 and b.bytes_pulled == 0 and b.bytes_cache_hit == 100_000_000
 
 
 def test_unknown_image_is_reported(catalogue: Any) -> None:
-    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}]
-    p = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace": "default"},
-         "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        }
+    ]
+    p = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "x", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
     wl = Workload(nodes, [WorkloadPod("x", "default", 0.0, 1.0, p)], horizon=1.0)
     with pytest.raises(ManifestError) as e:
         run_replay(wl, None, catalogue=catalogue)
-    assert str(e.value) == (f"Pod default/x: spec.containers[0].image: image 'nginx' is not in the image catalogue "
-                            f"{FIX / 'catalogue.yaml'}")
+    assert str(e.value) == (
+        f"Pod default/x: spec.containers[0].image: image 'nginx' is not in the image catalogue "
+        f"{FIX / 'catalogue.yaml'}"
+    )
 
 
 class _Recorder:
@@ -191,9 +247,13 @@ def test_prepull_planner_hook(tiny: Workload, catalogue: Any) -> None:
     r = run_replay(tiny, None, catalogue=catalogue, seed=0, planners=[planner])
     calls = planner.calls
     assert calls[0] == ("attach", 0.0)
-    assert [c for c in calls if c[0] == "pending"] == [("pending", "p1", 0.0), ("pending", "p2", 1.0),
-                                                       ("pending", "p3", 2.0), ("pending", "p4", 5.0),
-                                                       ("pending", "p5", 6.0)]
+    assert [c for c in calls if c[0] == "pending"] == [
+        ("pending", "p1", 0.0),
+        ("pending", "p2", 1.0),
+        ("pending", "p3", 2.0),
+        ("pending", "p4", 5.0),
+        ("pending", "p5", 6.0),
+    ]
     bound = [c for c in calls if c[0] == "bound"]
     assert [c[1:3] for c in bound] == [("p1", "n1"), ("p2", "n1"), ("p4", "n2"), ("p5", "n3"), ("p3", "n1")]
     ticks = [c[1] for c in calls if c[0] == "tick"]
@@ -212,6 +272,7 @@ def test_run_replays_fresh_planner_per_config(tiny: Workload, catalogue: Any) ->
     def factory() -> _Recorder:
         made.append(_Recorder())
         return made[-1]
+
     specs = [ConfigSpec("a", None), ConfigSpec("b", load_config(FIX / "default-profile.yaml"))]
     results = run_replays(tiny, specs, catalogue=catalogue, seed=0, planners=[factory])
     assert [r.config for r in results] == ["a", "b"]
@@ -220,13 +281,24 @@ def test_run_replays_fresh_planner_per_config(tiny: Workload, catalogue: Any) ->
 
 
 def _spread_workload(n: int) -> Workload:
-    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
-              "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}}} for i in range(6)]
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n{i}"},
+            "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
+        }
+        for i in range(6)
+    ]
     pods = []
     for i in range(n):
         image = "example.com/app-a:1" if i % 2 else "example.com/app-b:1"
-        m = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
-             "spec": {"containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": "1"}}}]}}
+        m = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": "1"}}}]},
+        }
         pods.append(WorkloadPod(f"p{i}", "default", float(i // 3), 7.0, m))
     return Workload(nodes, pods, horizon=20.0)
 
@@ -242,7 +314,7 @@ def test_deterministic_with_the_same_seed(catalogue: Any) -> None:
 
 
 def test_attempt_seconds_keeps_the_scheduler_busy(catalogue: Any) -> None:
-    wl = _spread_workload(3)   # three pods arriving at 0
+    wl = _spread_workload(3)  # three pods arriving at 0
     r = run_replay(wl, None, catalogue=catalogue, attempt_seconds=0.25)
     assert [t.first_attempt for t in r.timelines] == [0.0, 0.25, 0.5]
     assert [t.queue_wait for t in r.timelines] == [0.0, 0.25, 0.5]
@@ -265,8 +337,12 @@ def test_openb_subset_replays() -> None:
     assert 0.0 <= s["cacheHitRatio"] <= 1.0 and s["bytesPulled"] > 0
 
 
-_POD = st.tuples(st.integers(0, 40), st.one_of(st.none(), st.integers(0, 30)), st.integers(1, 5),
-                 st.sampled_from(["example.com/app-a:1", "example.com/app-b:1", "example.com/base:1"]))
+_POD = st.tuples(
+    st.integers(0, 40),
+    st.one_of(st.none(), st.integers(0, 30)),
+    st.integers(1, 5),
+    st.sampled_from(["example.com/app-a:1", "example.com/app-b:1", "example.com/base:1"]),
+)
 
 
 @settings(max_examples=25, deadline=None)
@@ -275,13 +351,28 @@ def test_phases_add_up_to_startup(specs: list[tuple[int, int | None, int, str]])
     """For single-image pods: queue wait + scheduling + binding + pull wait + pull + container start
     = start-up latency; scheduled + never scheduled = pods; allocation never exceeds capacity."""
     cat = load_catalogue(FIX / "catalogue.yaml")
-    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
-              "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}}} for i in range(2)]
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n{i}"},
+            "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}},
+        }
+        for i in range(2)
+    ]
     pods = []
     for k, (arrival, duration, cpu, image) in enumerate(specs):
-        m = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "namespace": "default"},
-             "spec": {"containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": str(cpu)}}}]}}
-        pods.append(WorkloadPod(f"p{k}", "default", float(arrival), None if duration is None else float(duration), m))
+        m = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{k}", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": str(cpu)}}}]
+            },
+        }
+        pods.append(
+            WorkloadPod(f"p{k}", "default", float(arrival), None if duration is None else float(duration), m)
+        )
     pods.sort(key=lambda p: (p.arrival, p.name))
     r = run_replay(Workload(nodes, pods, horizon=40.0), None, catalogue=cat, seed=1, sample_points=40)
     s = r.summary()

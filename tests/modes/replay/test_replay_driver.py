@@ -62,10 +62,14 @@ class _ReferenceRun(replay_run._Run):
         self.cluster.load([dict(n) for n in wl.nodes])
         for obj in wl.nodes:
             self.model.add_node(str((obj.get("metadata") or {}).get("name")))
-        self.scheduler = new_scheduler(self.cluster, self.spec.config, clock=self.clock, seed=self.seed, record=False)
+        self.scheduler = new_scheduler(
+            self.cluster, self.spec.config, clock=self.clock, seed=self.seed, record=False
+        )
         self.scheduler.start()
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod_event)
-        ctx = PlannerContext(self.model, self.cluster, self.scheduler, self.clock, self.catalogue, self.origin)
+        ctx = PlannerContext(
+            self.model, self.cluster, self.scheduler, self.clock, self.catalogue, self.origin
+        )
         ticks = []
         for planner in self.planners:
             planner.attach(ctx)
@@ -125,10 +129,20 @@ class _ReferenceRun(replay_run._Run):
         end = self.t()
         self._samples_before(math.inf)
         return ReplayResult(
-            config=self.spec.name, profiles=list(self.scheduler.profiles), workload=wl.description, seed=self.seed,
-            horizon=wl.horizon, timelines=[self.timelines[wp.key] for wp in pods], pull_metrics=self.model.metrics,
-            mean_allocated_fraction=self.tracker.mean_fractions(), series=self.series, attempts=self.attempts,
-            end_time=end, wall_seconds=0.0, planners=[type(p).__name__ for p in self.planners])
+            config=self.spec.name,
+            profiles=list(self.scheduler.profiles),
+            workload=wl.description,
+            seed=self.seed,
+            horizon=wl.horizon,
+            timelines=[self.timelines[wp.key] for wp in pods],
+            pull_metrics=self.model.metrics,
+            mean_allocated_fraction=self.tracker.mean_fractions(),
+            series=self.series,
+            attempts=self.attempts,
+            end_time=end,
+            wall_seconds=0.0,
+            planners=[type(p).__name__ for p in self.planners],
+        )
 
 
 class _Planner:
@@ -150,7 +164,9 @@ class _Planner:
         # what a pull that ends at once would do: an event for this very instant
         assert self.ctx is not None
         clock = self.ctx.clock
-        clock.call_at(clock.now(), lambda: self.calls.append(("same instant", what, clock.now() - self.ctx.origin)))
+        clock.call_at(
+            clock.now(), lambda: self.calls.append(("same instant", what, clock.now() - self.ctx.origin))
+        )
 
     def on_pod_pending(self, pod: Pod, t: float) -> None:
         self.calls.append(("pending", pod.name, t))
@@ -170,18 +186,37 @@ class _Planner:
         self.wanted.clear()
 
 
-_POD = st.tuples(st.integers(0, 700), st.one_of(st.none(), st.integers(0, 900)), st.integers(1, 5),
-                 st.sampled_from(["example.com/app-a:1", "example.com/app-b:1", "example.com/base:1"]))
+_POD = st.tuples(
+    st.integers(0, 700),
+    st.one_of(st.none(), st.integers(0, 900)),
+    st.integers(1, 5),
+    st.sampled_from(["example.com/app-a:1", "example.com/app-b:1", "example.com/base:1"]),
+)
 
 
 def _workload(specs: list[tuple[int, int | None, int, str]]) -> Workload:
-    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
-              "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}}} for i in range(2)]
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n{i}"},
+            "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}},
+        }
+        for i in range(2)
+    ]
     pods = []
     for k, (arrival, duration, cpu, image) in enumerate(specs):
-        m = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "namespace": "default"},
-             "spec": {"containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": str(cpu)}}}]}}
-        pods.append(WorkloadPod(f"p{k}", "default", arrival / 4, None if duration is None else float(duration), m))
+        m = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{k}", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": str(cpu)}}}]
+            },
+        }
+        pods.append(
+            WorkloadPod(f"p{k}", "default", arrival / 4, None if duration is None else float(duration), m)
+        )
     pods.sort(key=lambda p: (p.arrival, p.name))
     return Workload(nodes, pods, horizon=200.0)
 
@@ -194,16 +229,35 @@ def _outcome(r: ReplayResult) -> tuple[Any, ...]:
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(_POD, min_size=1, max_size=14), st.sampled_from([0.0, 0.25, 1.5]), st.booleans())
-def test_replay_on_the_driver_equals_the_reference_loop(specs: list[tuple[int, int | None, int, str]],
-                                                         attempt_seconds: float, prepull: bool) -> None:
+def test_replay_on_the_driver_equals_the_reference_loop(
+    specs: list[tuple[int, int | None, int, str]], attempt_seconds: float, prepull: bool
+) -> None:
     wl = _workload(specs)
     spec = ConfigSpec("upstream-default", None)
     kubelet = KubeletImageConfig()
     planners = ([_Planner()], [_Planner()]) if prepull else ([], [])
-    reference = _ReferenceRun(wl, spec, CATALOGUE, kubelet, 3, planners[0], attempt_seconds,
-                              replay_run.STATUS_UPDATE_SECONDS, 50, None).run()
-    result = run_replay(wl, spec, catalogue=CATALOGUE, kubelet_config=kubelet, seed=3, planners=planners[1],
-                        attempt_seconds=attempt_seconds, sample_points=50)
+    reference = _ReferenceRun(
+        wl,
+        spec,
+        CATALOGUE,
+        kubelet,
+        3,
+        planners[0],
+        attempt_seconds,
+        replay_run.STATUS_UPDATE_SECONDS,
+        50,
+        None,
+    ).run()
+    result = run_replay(
+        wl,
+        spec,
+        catalogue=CATALOGUE,
+        kubelet_config=kubelet,
+        seed=3,
+        planners=planners[1],
+        attempt_seconds=attempt_seconds,
+        sample_points=50,
+    )
     assert _outcome(result) == _outcome(reference)
     if prepull:
         assert planners[1][0].calls == planners[0][0].calls
@@ -213,8 +267,13 @@ def test_a_long_unschedulable_pod_is_retried_by_the_queue_flush() -> None:
     """p2 needs a whole node; p0 holds one for 400 s after its start, p1 the other for ever. p2 is
     retried by the queue's unschedulable flush (UnschedulableTimeout: more than 300 s without an
     event, on the 30 s grid: 330 s) and, at p0's deletion, by the AssignedPodDelete event."""
-    wl = _workload([(0, 400, 6, "example.com/base:1"), (0, None, 6, "example.com/base:1"),
-                    (0, None, 6, "example.com/base:1")])
+    wl = _workload(
+        [
+            (0, 400, 6, "example.com/base:1"),
+            (0, None, 6, "example.com/base:1"),
+            (0, None, 6, "example.com/base:1"),
+        ]
+    )
     r = run_replay(wl, None, catalogue=CATALOGUE, seed=0)
     p0, p2 = r.timelines[0], r.timelines[2]
     assert p0.finished is not None and 400.0 < p0.finished < 430.0
@@ -227,10 +286,16 @@ def test_order_within_an_instant_arrivals_before_planner_ticks() -> None:
     queue's flushes, arrivals, ticks, then scheduling cycles, then the events these scheduled for
     the same instant)."""
     planner = _Planner()
-    wl = _workload([(28, 5, 1, "example.com/app-a:1")])     # arrives at 7.0 s, the planner's second tick
+    wl = _workload([(28, 5, 1, "example.com/app-a:1")])  # arrives at 7.0 s, the planner's second tick
     r = run_replay(wl, None, catalogue=CATALOGUE, seed=0, planners=[planner])
-    assert planner.calls[:8] == [("tick", 0.0), ("same instant", "tick", 0.0), ("pending", "p0", 7.0),
-                                 ("tick", 7.0), ("prepull", "n0", "example.com/app-a:1", True),
-                                 ("bound", "p0", "n0", 7.0), ("same instant", "p0", 7.0),
-                                 ("same instant", "tick", 7.0)]
+    assert planner.calls[:8] == [
+        ("tick", 0.0),
+        ("same instant", "tick", 0.0),
+        ("pending", "p0", 7.0),
+        ("tick", 7.0),
+        ("prepull", "n0", "example.com/app-a:1", True),
+        ("bound", "p0", "n0", 7.0),
+        ("same instant", "p0", 7.0),
+        ("same instant", "tick", 7.0),
+    ]
     assert r.timelines[0].first_attempt == 7.0 and r.timelines[0].bound == 7.0

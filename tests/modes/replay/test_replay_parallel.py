@@ -34,9 +34,11 @@ def _same(r: ReplayResult) -> dict[str, Any]:
 def setup() -> tuple[Any, ...]:
     catalogue = load_catalogue(FIX / "catalogue.yaml")
     workload = load_workload(FIX / "tiny.yaml", ImageAssigner(catalogue, seed=0))
-    specs = [ConfigSpec("default-profile.yaml", load_config(FIX / "default-profile.yaml")),
-             ConfigSpec("image-aware.yaml", load_config(REPO / "examples/replay/image-aware.yaml")),
-             ConfigSpec("upstream-default", None)]
+    specs = [
+        ConfigSpec("default-profile.yaml", load_config(FIX / "default-profile.yaml")),
+        ConfigSpec("image-aware.yaml", load_config(REPO / "examples/replay/image-aware.yaml")),
+        ConfigSpec("upstream-default", None),
+    ]
     serial = run_replays(workload, specs, catalogue=catalogue, seed=0, planners=[PrePullPlanner])
     return catalogue, workload, specs, serial
 
@@ -57,12 +59,25 @@ def test_local_dask_cluster_matches_the_serial_run(setup: tuple[Any, ...], tmp_p
     distributed = pytest.importorskip("distributed")
     catalogue, workload, specs, serial = setup
     jobs = jobs_for(workload, specs, catalogue=catalogue, seed=0, planners=[PrePullPlanner])
-    args = ["replay", "--trace", str(FIX / "tiny.yaml"), "--images", str(FIX / "catalogue.yaml"),
-            "--config", str(FIX / "default-profile.yaml"), "--no-html"]
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    args = [
+        "replay",
+        "--trace",
+        str(FIX / "tiny.yaml"),
+        "--images",
+        str(FIX / "catalogue.yaml"),
+        "--config",
+        str(FIX / "default-profile.yaml"),
+        "--no-html",
+    ]
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
         results = run_on_dask(jobs, cluster.scheduler_address)
-        cli = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "dask"), "--dask-scheduler",
-                                        cluster.scheduler_address], catch_exceptions=False)
+        cli = CliRunner().invoke(
+            main,
+            [*args, "--out", str(tmp_path / "dask"), "--dask-scheduler", cluster.scheduler_address],
+            catch_exceptions=False,
+        )
     assert [_same(r) for r in results] == [_same(r) for r in serial]
     assert cli.exit_code == 0, cli.output
     local = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "local")], catch_exceptions=False)
@@ -74,11 +89,22 @@ def test_local_dask_cluster_matches_the_serial_run(setup: tuple[Any, ...], tmp_p
 
 
 def test_cli_workers_writes_the_same_report(tmp_path: Path) -> None:
-    args = ["replay", "--trace", str(FIX / "tiny.yaml"), "--images", str(FIX / "catalogue.yaml"),
-            "--config", str(FIX / "default-profile.yaml"), "--config", str(REPO / "examples/replay/image-aware.yaml"),
-            "--no-html"]
+    args = [
+        "replay",
+        "--trace",
+        str(FIX / "tiny.yaml"),
+        "--images",
+        str(FIX / "catalogue.yaml"),
+        "--config",
+        str(FIX / "default-profile.yaml"),
+        "--config",
+        str(REPO / "examples/replay/image-aware.yaml"),
+        "--no-html",
+    ]
     one = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "one")], catch_exceptions=False)
-    two = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "two"), "--workers", "2"], catch_exceptions=False)
+    two = CliRunner().invoke(
+        main, [*args, "--out", str(tmp_path / "two"), "--workers", "2"], catch_exceptions=False
+    )
     assert one.exit_code == 0 and two.exit_code == 0, two.output
     a, b = (json.loads((tmp_path / d / "report.json").read_text()) for d in ("one", "two"))
     for run in (*a["runs"], *b["runs"]):
@@ -90,6 +116,9 @@ def test_cli_workers_writes_the_same_report(tmp_path: Path) -> None:
 def test_unreachable_dask_scheduler_is_a_clear_error(setup: tuple[Any, ...]) -> None:
     pytest.importorskip("distributed")
     from kubesched.errors import ConfigError
+
     catalogue, workload, specs, _ = setup
     with pytest.raises(ConfigError, match="cannot reach the Dask scheduler"):
-        run_on_dask(jobs_for(workload, specs[:1], catalogue=catalogue), "tcp://127.0.0.1:1", connect_timeout=2)
+        run_on_dask(
+            jobs_for(workload, specs[:1], catalogue=catalogue), "tcp://127.0.0.1:1", connect_timeout=2
+        )

@@ -22,8 +22,17 @@ from kubesched.trace.load import load_workload
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "replay"
 OPENB = Path(__file__).resolve().parents[4] / "shared" / "data" / "alibaba-gpu-2023"
-ISSUE_KEYS = ["config", "pods", "scheduled", "neverScheduled", "startupLatencySeconds", "pullSeconds", "bytesPulled",
-              "cacheHitRatio", "meanAllocatedFraction"]
+ISSUE_KEYS = [
+    "config",
+    "pods",
+    "scheduled",
+    "neverScheduled",
+    "startupLatencySeconds",
+    "pullSeconds",
+    "bytesPulled",
+    "cacheHitRatio",
+    "meanAllocatedFraction",
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +45,7 @@ def result() -> ReplayResult:
 def test_report_dict_keys_and_values(result: ReplayResult) -> None:
     d = report_dict([result])
     run = d["runs"][0]
-    assert list(run)[:len(ISSUE_KEYS)] == ISSUE_KEYS
+    assert list(run)[: len(ISSUE_KEYS)] == ISSUE_KEYS
     assert (run["config"], run["pods"], run["scheduled"], run["neverScheduled"]) == ("a.yaml", 5, 5, 0)
     assert list(run["startupLatencySeconds"]) == ["p50", "p90", "p95", "p99"]
     assert run["startupLatencySeconds"]["p50"] == 3.5
@@ -61,7 +70,12 @@ def test_pods_csv(tmp_path: Path, result: ReplayResult) -> None:
     rows = list(csv.DictReader(open(tmp_path / "pods.csv")))
     assert [r["pod"] for r in rows] == [f"default/p{i}" for i in range(1, 6)]
     p3 = rows[2]
-    assert (p3["config"], p3["node"], p3["attempts"], p3["startupLatencySeconds"]) == ("a.yaml", "n1", "3", "12.5")
+    assert (p3["config"], p3["node"], p3["attempts"], p3["startupLatencySeconds"]) == (
+        "a.yaml",
+        "n1",
+        "3",
+        "12.5",
+    )
 
 
 def _invoke(args: list[str]) -> Any:
@@ -71,8 +85,22 @@ def _invoke(args: list[str]) -> Any:
 def test_cli_writes_the_reports(tmp_path: Path) -> None:
     out = tmp_path / "report"
     cfg = str(FIX / "default-profile.yaml")
-    res = _invoke(["--trace", str(FIX / "tiny.yaml"), "--images", str(FIX / "catalogue.yaml"), "--config", cfg,
-                   "--config", cfg, "--out", str(out), "--seed", "3"])
+    res = _invoke(
+        [
+            "--trace",
+            str(FIX / "tiny.yaml"),
+            "--images",
+            str(FIX / "catalogue.yaml"),
+            "--config",
+            cfg,
+            "--config",
+            cfg,
+            "--out",
+            str(out),
+            "--seed",
+            "3",
+        ]
+    )
     assert res.exit_code == 0, res.output
     assert "kubesched replay" in res.output and f"wrote {out / 'report.json'}" in res.output
     report = json.loads((out / "report.json").read_text())
@@ -81,15 +109,26 @@ def test_cli_writes_the_reports(tmp_path: Path) -> None:
     assert report["workload"]["pods"] == 5 and report["kubelet"]["layerLatencySeconds"] == 0.5
     for run in report["runs"]:
         assert run["startupLatencySeconds"]["p99"] == pytest.approx(12.14)
-    assert (out / "report.html").stat().st_size > 100_000   # plotly.js embedded
+    assert (out / "report.html").stat().st_size > 100_000  # plotly.js embedded
     assert (out / "pods.csv").exists()
 
 
 def test_cli_same_seed_same_report(tmp_path: Path) -> None:
     reports = []
     for name in ("a", "b"):
-        res = _invoke(["--trace", str(FIX / "csv"), "--images", str(FIX / "catalogue.yaml"), "--out",
-                       str(tmp_path / name), "--seed", "5", "--no-html"])
+        res = _invoke(
+            [
+                "--trace",
+                str(FIX / "csv"),
+                "--images",
+                str(FIX / "catalogue.yaml"),
+                "--out",
+                str(tmp_path / name),
+                "--seed",
+                "5",
+                "--no-html",
+            ]
+        )
         assert res.exit_code == 0, res.output
         report = json.loads((tmp_path / name / "report.json").read_text())
         for run in report["runs"]:
@@ -104,27 +143,63 @@ def test_cli_prepull_missing_planner(tmp_path: Path, monkeypatch: pytest.MonkeyP
     import kubesched.prepull.hook as planner
 
     monkeypatch.setattr(planner, "DEFAULT_PLANNER", "kubesched.prepull.no_such_planner:PrePullPlanner")
-    res = _invoke(["--trace", str(FIX / "tiny.yaml"), "--images", str(FIX / "catalogue.yaml"), "--out",
-                   str(tmp_path), "--prepull"])
+    res = _invoke(
+        [
+            "--trace",
+            str(FIX / "tiny.yaml"),
+            "--images",
+            str(FIX / "catalogue.yaml"),
+            "--out",
+            str(tmp_path),
+            "--prepull",
+        ]
+    )
     assert res.exit_code == 2
-    assert res.output.strip() == ("error: --prepull: the pre-pull planner kubesched.prepull.no_such_planner:PrePullPlanner "
-                                  "is not available: module kubesched.prepull.no_such_planner is not installed")
+    assert res.output.strip() == (
+        "error: --prepull: the pre-pull planner kubesched.prepull.no_such_planner:PrePullPlanner "
+        "is not available: module kubesched.prepull.no_such_planner is not installed"
+    )
 
 
 def test_cli_bad_kubelet_setting(tmp_path: Path) -> None:
     k = tmp_path / "kubelet.yaml"
     k.write_text("imageGCLowThresholdPercent: 90\n")
-    res = _invoke(["--trace", str(FIX / "tiny.yaml"), "--images", str(FIX / "catalogue.yaml"), "--out",
-                   str(tmp_path), "--kubelet", str(k)])
+    res = _invoke(
+        [
+            "--trace",
+            str(FIX / "tiny.yaml"),
+            "--images",
+            str(FIX / "catalogue.yaml"),
+            "--out",
+            str(tmp_path),
+            "--kubelet",
+            str(k),
+        ]
+    )
     assert res.exit_code == 2
-    assert res.output.strip() == (f"error: {k}: kubelet.imageGCLowThresholdPercent: imageGCLowThresholdPercent (90) "
-                                  "must be less than imageGCHighThresholdPercent (85)")
+    assert res.output.strip() == (
+        f"error: {k}: kubelet.imageGCLowThresholdPercent: imageGCLowThresholdPercent (90) "
+        "must be less than imageGCHighThresholdPercent (85)"
+    )
 
 
 @pytest.mark.skipif(not OPENB.exists(), reason="../shared/data/alibaba-gpu-2023 is not available")
 def test_cli_openb_window(tmp_path: Path) -> None:
-    res = _invoke(["--trace", str(OPENB), "--trace-window", "30d", "--max-pods", "100", "--nodes", "100",
-                   "--out", str(tmp_path), "--no-html"])
+    res = _invoke(
+        [
+            "--trace",
+            str(OPENB),
+            "--trace-window",
+            "30d",
+            "--max-pods",
+            "100",
+            "--nodes",
+            "100",
+            "--out",
+            str(tmp_path),
+            "--no-html",
+        ]
+    )
     assert res.exit_code == 0, res.output
     run = json.loads((tmp_path / "report.json").read_text())["runs"][0]
     assert run["pods"] == 100

@@ -22,12 +22,25 @@ def no_plotly(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_replay_without_plotly(no_plotly: None, tmp_path: Path) -> None:
-    r = CliRunner().invoke(main, ["replay", "--trace", str(FIX / "tiny.yaml"), "--images", str(FIX / "catalogue.yaml"),
-                                  "--out", str(tmp_path)], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        [
+            "replay",
+            "--trace",
+            str(FIX / "tiny.yaml"),
+            "--images",
+            str(FIX / "catalogue.yaml"),
+            "--out",
+            str(tmp_path),
+        ],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pods.csv", "report.json"]
-    assert ("note: report.html skipped: report.html and the replay plots need plotly: "
-            "pip install 'kubesched[report]'") in r.stderr
+    assert (
+        "note: report.html skipped: report.html and the replay plots need plotly: "
+        "pip install 'kubesched[report]'"
+    ) in r.stderr
 
 
 def test_report_figures_name_the_extra(no_plotly: None) -> None:

@@ -9,8 +9,9 @@ from collections import Counter
 from run_support import SCHEDULER_NAME, Cluster, Replica, needs_hooks, scheduler_config, wait_for
 
 
-def test_pods_created_over_the_api_are_bound_with_events_and_conditions(cluster: Cluster,
-                                                                         replicas: list[Replica]) -> None:
+def test_pods_created_over_the_api_are_bound_with_events_and_conditions(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
     nodes = cluster.add_nodes(2, cpu="2")
     r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace), "--profiling=true")
     replicas.append(r)
@@ -30,11 +31,14 @@ def test_pods_created_over_the_api_are_bound_with_events_and_conditions(cluster:
     for n in names:
         cond = {c["type"]: c for c in pods[n]["status"]["conditions"]}["PodScheduled"]
         assert cond["status"] == "True"
-    scheduled = wait_for(lambda: (ev := cluster.events("Scheduled")) and len(ev) >= len(names) and ev,
-                         15, "Scheduled events")
+    scheduled = wait_for(
+        lambda: (ev := cluster.events("Scheduled")) and len(ev) >= len(names) and ev, 15, "Scheduled events"
+    )
     notes = sorted(e["note"] for e in scheduled)
     assert notes == sorted(f"Successfully assigned {cluster.namespace}/{n} to {bound[n]}" for n in names)
-    assert {(e["type"], e["action"], e["regarding"]["kind"]) for e in scheduled} == {("Normal", "Binding", "Pod")}
+    assert {(e["type"], e["action"], e["regarding"]["kind"]) for e in scheduled} == {
+        ("Normal", "Binding", "Pod")
+    }
     assert Counter(e["regarding"]["name"] for e in scheduled) == Counter(names)
 
     def huge_failed() -> dict | None:
@@ -43,8 +47,10 @@ def test_pods_created_over_the_api_are_bound_with_events_and_conditions(cluster:
 
     cond = wait_for(huge_failed, 15, "PodScheduled=False on the huge pod")
     if cluster.embedded:
-        msg = ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes "
-               "are available: 2 Preemption is not helpful for scheduling.")
+        msg = (
+            "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes "
+            "are available: 2 Preemption is not helpful for scheduling."
+        )
         assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", msg)
     else:
         assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
@@ -101,7 +107,13 @@ def test_conflicting_binding_is_forgotten(cluster: Cluster, replicas: list[Repli
     # the forgotten assumption freed its 800m: a second pod that only fits alone would fail;
     # after deleting "first", "second" (800m) fits on the 1-cpu node
     cluster.create_pod("second", cpu="800m")
-    wait_for(lambda: cluster.events("FailedScheduling") and any(
-        e["regarding"]["name"] == "second" for e in cluster.events("FailedScheduling")), 15, "second unschedulable")
+    wait_for(
+        lambda: (
+            cluster.events("FailedScheduling")
+            and any(e["regarding"]["name"] == "second" for e in cluster.events("FailedScheduling"))
+        ),
+        15,
+        "second unschedulable",
+    )
     cluster.core.delete_namespaced_pod("first", cluster.namespace, grace_period_seconds=0)
     cluster.wait_bound(["second"], timeout=20)

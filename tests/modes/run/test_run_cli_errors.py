@@ -34,15 +34,27 @@ def kubeconfig(tmp_path: Path) -> Path:
     return write_kubeconfig(tmp_path / "kc", "http://127.0.0.1:1")
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("- a\n- b\n", "--kubeconfig: not a kubeconfig: expected a mapping with clusters, contexts and users, got a list"),
-    ("just text\n", "--kubeconfig: not a kubeconfig: expected a mapping with clusters, contexts and users, "
-                    "got a string"),
-    ("{", "--kubeconfig: invalid YAML (line 1, column 2): expected the node content, but found '<stream end>'"),
-    ("clusters: 3\n", "--kubeconfig: clusters: must be a list of {name, cluster} entries"),
-    ("users: [{name: u, user: []}]\n", "--kubeconfig: users[0].user: must be a mapping"),
-    ("", "--kubeconfig: the file is empty"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            "- a\n- b\n",
+            "--kubeconfig: not a kubeconfig: expected a mapping with clusters, contexts and users, got a list",
+        ),
+        (
+            "just text\n",
+            "--kubeconfig: not a kubeconfig: expected a mapping with clusters, contexts and users, "
+            "got a string",
+        ),
+        (
+            "{",
+            "--kubeconfig: invalid YAML (line 1, column 2): expected the node content, but found '<stream end>'",
+        ),
+        ("clusters: 3\n", "--kubeconfig: clusters: must be a list of {name, cluster} entries"),
+        ("users: [{name: u, user: []}]\n", "--kubeconfig: users[0].user: must be a mapping"),
+        ("", "--kubeconfig: the file is empty"),
+    ],
+)
 def test_bad_kubeconfig_content(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "kc.yaml"
     path.write_text(content)
@@ -61,16 +73,29 @@ def test_tls_file_errors_name_the_flags(tmp_path: Path, kubeconfig: Path) -> Non
     base = ["run", "--kubeconfig", str(kubeconfig), "--leader-elect=false"]
     code, out = _invoke(*base, "--tls-cert-file", str(text), "--tls-private-key-file", str(text))
     assert (code, out) == (2, f"error: --tls-cert-file: {text}: no PEM certificate found\n")
-    code, out = _invoke(*base, "--tls-cert-file", str(tmp_path / "c.pem"), "--tls-private-key-file", str(text))
+    code, out = _invoke(
+        *base, "--tls-cert-file", str(tmp_path / "c.pem"), "--tls-private-key-file", str(text)
+    )
     assert (code, out) == (2, f"error: --tls-private-key-file: {text}: no PEM private key found\n")
-    code, out = _invoke(*base, "--tls-cert-file", str(tmp_path / "c.pem"),
-                        "--tls-private-key-file", str(tmp_path / "k2.pem"))
-    assert (code, out) == (2, f"error: --tls-private-key-file: {tmp_path / 'k2.pem'} does not match the certificate "
-                              f"of --tls-cert-file {tmp_path / 'c.pem'}\n")
-    code, out = _invoke(*base, "--tls-cert-file", str(tmp_path / "nope.pem"),
-                        "--tls-private-key-file", str(tmp_path / "k.pem"))
-    assert (code, out) == (2, f"error: --tls-cert-file: cannot read {tmp_path / 'nope.pem'}: No such file or "
-                              "directory\n")
+    code, out = _invoke(
+        *base, "--tls-cert-file", str(tmp_path / "c.pem"), "--tls-private-key-file", str(tmp_path / "k2.pem")
+    )
+    assert (code, out) == (
+        2,
+        f"error: --tls-private-key-file: {tmp_path / 'k2.pem'} does not match the certificate "
+        f"of --tls-cert-file {tmp_path / 'c.pem'}\n",
+    )
+    code, out = _invoke(
+        *base,
+        "--tls-cert-file",
+        str(tmp_path / "nope.pem"),
+        "--tls-private-key-file",
+        str(tmp_path / "k.pem"),
+    )
+    assert (code, out) == (
+        2,
+        f"error: --tls-cert-file: cannot read {tmp_path / 'nope.pem'}: No such file or directory\n",
+    )
 
 
 def test_run_config_errors_name_the_file(tmp_path: Path, kubeconfig: Path) -> None:
@@ -80,7 +105,9 @@ def test_run_config_errors_name_the_file(tmp_path: Path, kubeconfig: Path) -> No
     assert (code, out) == (2, f'error: {cfg}: profiles[0].plugins: plugin "ImageLocalty" does not exist\n')
 
 
-def test_replay_checks_configs_before_loading_the_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replay_checks_configs_before_loading_the_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import kubesched.trace.load as trace_input
 
     def never(*args: object, **kwargs: object) -> None:
@@ -109,5 +136,7 @@ def test_serve_listen_error_is_one_line_exit_2() -> None:
         s.listen()
         port = s.getsockname()[1]
         code, out = _invoke("serve", "--port", str(port))
-    assert (code, out) == (2, f"error: cannot listen on 127.0.0.1:{port} (--address, --port): Address already in "
-                              "use\n")
+    assert (code, out) == (
+        2,
+        f"error: cannot listen on 127.0.0.1:{port} (--address, --port): Address already in use\n",
+    )

@@ -21,16 +21,22 @@ def test_rest_client_and_leader_metrics(cluster: Cluster, replicas: list[Replica
     r.wait_ready()
     cluster.create_pod("web")
     cluster.wait_bound(["web"])
+
     def leading() -> str | None:
         t = _metrics(r)
         return t if 'leader_election_master_status{name="kubesched-it"} 1.0' in t else None
 
     text = wait_for(leading, 30, "leader_election_master_status 1")
-    posts = float(re.search(r'rest_client_requests_total\{code="201",host="[^"]+",method="POST"\} ([0-9.e+]+)',
-                            text).group(1))
+    posts = float(
+        re.search(
+            r'rest_client_requests_total\{code="201",host="[^"]+",method="POST"\} ([0-9.e+]+)', text
+        ).group(1)
+    )
     assert posts >= 2  # at least the binding and its event
     assert re.search(r'rest_client_request_duration_seconds_count\{host="[^"]+",verb="GET"\} [1-9]', text)
-    assert re.search(r'rest_client_rate_limiter_duration_seconds_count\{host="[^"]+",verb="POST"\} [1-9]', text)
+    assert re.search(
+        r'rest_client_rate_limiter_duration_seconds_count\{host="[^"]+",verb="POST"\} [1-9]', text
+    )
 
 
 def test_metrics_resources(cluster: Cluster, replicas: list[Replica]) -> None:
@@ -51,8 +57,13 @@ def test_metrics_resources(cluster: Cluster, replicas: list[Replica]) -> None:
         return text if f'node="{node}"' in text else None
 
     text = wait_for(scraped, 30, "the bound pod in /metrics/resources")
-    labels = (f'namespace="{cluster.namespace}",node="{node}",pod="web",priority="0",resource="cpu",'
-              'scheduler="kubesched-it",unit="cores"')
+    labels = (
+        f'namespace="{cluster.namespace}",node="{node}",pod="web",priority="0",resource="cpu",'
+        'scheduler="kubesched-it",unit="cores"'
+    )
     assert f"kube_pod_resource_request{{{labels}}} 0.25" in text  # the API server admits priority 0
-    assert re.search(rf'kube_pod_resource_request\{{namespace="{cluster.namespace}",node="{node}",pod="web",'
-                     r'priority="0",resource="memory",scheduler="kubesched-it",unit="bytes"\} 8\.388608e\+06', text)
+    assert re.search(
+        rf'kube_pod_resource_request\{{namespace="{cluster.namespace}",node="{node}",pod="web",'
+        r'priority="0",resource="memory",scheduler="kubesched-it",unit="bytes"\} 8\.388608e\+06',
+        text,
+    )

@@ -42,9 +42,16 @@ class Fake:
             self.allowed = set(cpus)
 
     def affinity(self, mode: str | int, **kw: float) -> CpuAffinity:
-        return CpuAffinity(mode, allowed=lambda: self.allowed, set_affinity=self.set_affinity,
-                           thread_ids=lambda: self.tids, read_times=lambda: self.times.pop(0), here=lambda: self.here,
-                           ticks_per_second=100, **kw)
+        return CpuAffinity(
+            mode,
+            allowed=lambda: self.allowed,
+            set_affinity=self.set_affinity,
+            thread_ids=lambda: self.tids,
+            read_times=lambda: self.times.pop(0),
+            here=lambda: self.here,
+            ticks_per_second=100,
+            **kw,
+        )
 
 
 def _times(at: float, busy: dict[int, int], idle: dict[int, int], own: int) -> CpuTimes:
@@ -108,9 +115,11 @@ def test_crowded_cpu_moves_every_thread_to_the_idlest_cpu() -> None:
     f = Fake({0, 1, 2}, here=1)
     # 5 s at 100 ticks/s = 500 ticks per CPU: on CPU 1 others used 480 - 100 = 380 (76 %);
     # CPU 0 idled 490 (98 %), CPU 2 idled 495 (99 %): the idlest wins
-    f.times = [_times(0.0, {0: 0, 1: 0, 2: 0}, {0: 0, 1: 0, 2: 0}, 0),
-               _times(5.0, {0: 10, 1: 480, 2: 5}, {0: 490, 1: 20, 2: 495}, 100),
-               _times(10.0, {0: 20, 1: 960, 2: 100}, {0: 980, 1: 40, 2: 900}, 200)]
+    f.times = [
+        _times(0.0, {0: 0, 1: 0, 2: 0}, {0: 0, 1: 0, 2: 0}, 0),
+        _times(5.0, {0: 10, 1: 480, 2: 5}, {0: 490, 1: 20, 2: 495}, 100),
+        _times(10.0, {0: 20, 1: 960, 2: 100}, {0: 980, 1: 40, 2: 900}, 200),
+    ]
     a = f.affinity("auto")
     a.start()
     assert f.allowed == {1}  # what sched_getaffinity answers once pinned
@@ -130,10 +139,13 @@ def test_a_cpu_taken_entirely_by_others_is_left() -> None:
     assert a.step() == 0
 
 
-@pytest.mark.parametrize(("busy1", "own", "idle0"), [
-    (480, 240, 500),  # others 48 %: not crowded
-    (400, 100, 250),  # others 60 % leave 40 %; CPU 0 idles 50 %, not more than 40 % + 20 %
-])
+@pytest.mark.parametrize(
+    ("busy1", "own", "idle0"),
+    [
+        (480, 240, 500),  # others 48 %: not crowded
+        (400, 100, 250),  # others 60 % leave 40 %; CPU 0 idles 50 %, not more than 40 % + 20 %
+    ],
+)
 def test_no_move_below_the_thresholds(busy1: int, own: int, idle0: int) -> None:
     f = Fake({0, 1}, here=1)
     f.times = [ZERO, _times(5.0, {0: 500 - idle0, 1: busy1}, {0: idle0, 1: 500 - busy1}, own)]
@@ -152,8 +164,10 @@ def test_a_move_is_to_an_allowed_cpu_idler_than_the_crowding(cpus: list[int], da
     busy = {c: data.draw(st.integers(0, span)) for c in range(8)}
     own = data.draw(st.integers(0, busy[here]))
     f = Fake(allowed, here=here)
-    f.times = [_times(0.0, dict.fromkeys(range(8), 0), dict.fromkeys(range(8), 0), 0),
-               _times(5.0, busy, {c: span - b for c, b in busy.items()}, own)]
+    f.times = [
+        _times(0.0, dict.fromkeys(range(8), 0), dict.fromkeys(range(8), 0), 0),
+        _times(5.0, busy, {c: span - b for c, b in busy.items()}, own),
+    ]
     a = f.affinity("auto")
     assert a.start() == here
     moved = a.step()
@@ -184,8 +198,10 @@ def test_a_cpu_not_allowed_is_refused_before_anything_runs(tmp_path: Path) -> No
     out = tmp_path / "effective.yaml"
     res = CliRunner().invoke(main, ["run", "--cpu-affinity=4096", "--write-config-to", str(out)])
     assert res.exit_code == 2
-    assert res.output == (f"error: --cpu-affinity: CPU 4096 is not one this process may run on "
-                          f"({_cpu_list(os.sched_getaffinity(0))})\n")
+    assert res.output == (
+        f"error: --cpu-affinity: CPU 4096 is not one this process may run on "
+        f"({_cpu_list(os.sched_getaffinity(0))})\n"
+    )
     assert not out.exists()
 
 
@@ -222,8 +238,10 @@ def test_run_threads_share_one_cpu(cluster: Cluster, replicas: list[Replica], fl
     lists = _allowed_lists(r.proc.pid)
     if flag.endswith("none"):
         assert lists == {_cpu_list(os.sched_getaffinity(0))}
-        assert (f'"Scheduler threads placed by the kernel" allowed="{_cpu_list(os.sched_getaffinity(0))}" '
-                'cpuAffinity="none"') in r.log()
+        assert (
+            f'"Scheduler threads placed by the kernel" allowed="{_cpu_list(os.sched_getaffinity(0))}" '
+            'cpuAffinity="none"'
+        ) in r.log()
     else:
         assert len(lists) == 1 and next(iter(lists)).isdigit()
         assert int(next(iter(lists))) in os.sched_getaffinity(0)

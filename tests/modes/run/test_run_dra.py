@@ -45,18 +45,27 @@ class Checks:
     def on_claim(self, ev: Any) -> None:
         holders: dict[tuple[str, str], list[str]] = {}
         for c in self.store.list("ResourceClaim", self.ns).items:
-            for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
+            for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get(
+                "results"
+            ) or []:
                 holders.setdefault((r["pool"], r["device"]), []).append(c["metadata"]["name"])
         devices = Counter({d: len(h) for d, h in holders.items()})
         with self.lock:
             self.max_allocated = max(self.max_allocated, len(holders))  # distinct devices in use
-            self.duplicates += [f"device {d} allocated to {holders[d]}" for d, n in devices.items()
-                                if n > 1 and f"device {d} allocated to {holders[d]}" not in self.duplicates]
+            self.duplicates += [
+                f"device {d} allocated to {holders[d]}"
+                for d, n in devices.items()
+                if n > 1 and f"device {d} allocated to {holders[d]}" not in self.duplicates
+            ]
 
     def on_pod(self, ev: Any) -> None:
         old = ev.old_object
-        if ev.type != "MODIFIED" or old is None or (old.get("spec") or {}).get("nodeName") \
-                or not (ev.object.get("spec") or {}).get("nodeName"):
+        if (
+            ev.type != "MODIFIED"
+            or old is None
+            or (old.get("spec") or {}).get("nodeName")
+            or not (ev.object.get("spec") or {}).get("nodeName")
+        ):
             return
         pod = ev.object
         name = pod["metadata"]["name"]
@@ -80,11 +89,21 @@ class Checks:
 def _gpu_nodes(store: Any, nodes: int = NODES, gpus: int = GPUS_PER_NODE) -> None:
     for i in range(nodes):
         res = {"cpu": "64", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
-        store.create({"apiVersion": "v1", "kind": "Node",
-                      "metadata": {"name": f"gpu-{i}", "labels": {"kubernetes.io/hostname": f"gpu-{i}",
-                                                                  "nvidia.com/gpu.product": "NVIDIA-T4"}},
-                      "status": {"capacity": res, "allocatable": res,
-                                 "conditions": [{"type": "Ready", "status": "True"}]}})
+        store.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": f"gpu-{i}",
+                    "labels": {"kubernetes.io/hostname": f"gpu-{i}", "nvidia.com/gpu.product": "NVIDIA-T4"},
+                },
+                "status": {
+                    "capacity": res,
+                    "allocatable": res,
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
+        )
 
 
 def _gpu_pod(cluster: Cluster, name: str, run_seconds: str | None) -> dict[str, Any]:
@@ -100,13 +119,24 @@ def test_gpu_pods_with_claim_templates(cluster: Cluster, replicas: list[Replica]
     _run_gpu_pods(cluster, replicas, NODES, GPUS_PER_NODE, PODS, run_seconds="1", timeout=90)
 
 
-@pytest.mark.skipif(not os.environ.get("KUBESCHED_SCALE_TESTS"), reason="set KUBESCHED_SCALE_TESTS=1 (about 3 min)")
+@pytest.mark.skipif(
+    not os.environ.get("KUBESCHED_SCALE_TESTS"), reason="set KUBESCHED_SCALE_TESTS=1 (about 3 min)"
+)
 def test_1000_gpu_pods_over_100_nodes(cluster: Cluster, replicas: list[Replica]) -> None:
     _run_gpu_pods(cluster, replicas, 100, 8, 1000, run_seconds="20", timeout=1500, full=False)
 
 
-def _run_gpu_pods(cluster: Cluster, replicas: list[Replica], nodes: int, gpus: int, n_pods: int, *,
-                  run_seconds: str, timeout: float, full: bool = True) -> None:
+def _run_gpu_pods(
+    cluster: Cluster,
+    replicas: list[Replica],
+    nodes: int,
+    gpus: int,
+    n_pods: int,
+    *,
+    run_seconds: str,
+    timeout: float,
+    full: bool = True,
+) -> None:
     """``n_pods`` pods of one GPU each that run ``run_seconds`` on ``nodes`` nodes of ``gpus``
     GPUs, plus one that runs until deleted; ``full``: the pods outnumber the devices."""
     assert cluster.handle is not None
@@ -116,16 +146,31 @@ def _run_gpu_pods(cluster: Cluster, replicas: list[Replica], nodes: int, gpus: i
     store.watch("Pod", store.resource_version, checks.on_pod)
     _gpu_nodes(store, nodes, gpus)
     FakeGPUDriver(store).start()
-    fast = KubeletImageConfig(node_bandwidth_bps=1e12, decompress_bps=1e12, layer_latency_seconds=0.0,
-                              pull_fixed_seconds=0.0, container_start_seconds=0.1)
+    fast = KubeletImageConfig(
+        node_bandwidth_bps=1e12,
+        decompress_bps=1e12,
+        layer_latency_seconds=0.0,
+        pull_fixed_seconds=0.0,
+        container_start_seconds=0.1,
+    )
     kubelets = LiveKubelets(store, RealClock(), load_catalogue(None), fast)
     kubelets.start()
     try:
         assert len(store.list("ResourceSlice").items) == nodes
-        store.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                      "metadata": {"name": "one-gpu", "namespace": ns},
-                      "spec": {"spec": {"devices": {"requests": [
-                          {"name": "gpu", "exactly": {"deviceClassName": "gpu.kubesched.io"}}]}}}})
+        store.create(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "one-gpu", "namespace": ns},
+                "spec": {
+                    "spec": {
+                        "devices": {
+                            "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.kubesched.io"}}]
+                        }
+                    }
+                },
+            }
+        )
         r = Replica(cluster, scheduler_config(cluster.tmp, ns))
         replicas.append(r)
         r.wait_ready()
@@ -138,14 +183,19 @@ def _run_gpu_pods(cluster: Cluster, replicas: list[Replica], nodes: int, gpus: i
         def finished() -> bool:
             pods = cluster.pods()
             return all((pods[n].get("status") or {}).get("phase") == "Succeeded" for n in names)
+
         wait_for(finished, timeout, "every train pod to succeed", interval=0.25 if n_pods < 100 else 2.0)
-        wait_for(lambda: len(store.list("ResourceClaim", ns).items) == 1, 30,
-                 "the claims of finished pods to be removed")
+        wait_for(
+            lambda: len(store.list("ResourceClaim", ns).items) == 1,
+            30,
+            "the claims of finished pods to be removed",
+        )
         (left,) = store.list("ResourceClaim", ns).items
         server = store.get("Pod", ns, "server")
         assert left["metadata"]["ownerReferences"][0]["uid"] == server["metadata"]["uid"]
-        assert left["status"]["reservedFor"] == [{"resource": "pods", "name": "server",
-                                                   "uid": server["metadata"]["uid"]}]
+        assert left["status"]["reservedFor"] == [
+            {"resource": "pods", "name": "server", "uid": server["metadata"]["uid"]}
+        ]
         assert left["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
         assert checks.problems == []
         assert checks.duplicates == []
@@ -153,8 +203,12 @@ def _run_gpu_pods(cluster: Cluster, replicas: list[Replica], nodes: int, gpus: i
         if full:
             assert checks.max_allocated == nodes * gpus  # the cluster was full at some point
         if shutil.which("kubectl"):
-            out = subprocess.run(["kubectl", "--kubeconfig", cluster.kubeconfig, "-n", ns, "get", "resourceclaims"],
-                                 capture_output=True, text=True, timeout=30)
+            out = subprocess.run(
+                ["kubectl", "--kubeconfig", cluster.kubeconfig, "-n", ns, "get", "resourceclaims"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             assert out.returncode == 0, out.stderr
             assert left["metadata"]["name"] in out.stdout
         store.delete("Pod", ns, "server")
@@ -169,8 +223,12 @@ def test_kubectl_lists_resource_slices_and_device_classes(cluster: Cluster) -> N
     store = cluster.handle.cluster
     _gpu_nodes(store)
     FakeGPUDriver(store).start()
-    out = subprocess.run(["kubectl", "--kubeconfig", cluster.kubeconfig, "get", "resourceslices,deviceclasses",
-                          "-o", "name"], capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        ["kubectl", "--kubeconfig", cluster.kubeconfig, "get", "resourceslices,deviceclasses", "-o", "name"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.split()
     assert "deviceclass.resource.k8s.io/gpu.kubesched.io" in lines

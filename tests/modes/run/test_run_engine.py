@@ -40,14 +40,23 @@ def test_run_with_metrics_takes_the_batch_path(cluster: Cluster, replicas: list[
     # the batch path counts Filter evaluations per plugin and node as upstream's per-node loop:
     # 40 nodes visited (fewer than 100: all of them) for each of the 5 pods
     evals = _samples(r, "scheduler_plugin_evaluation_total")
-    fit = [v for k, v in evals.items() if ("extension_point", "Filter") in k and ("plugin", "NodeResourcesFit") in k]
+    fit = [
+        v
+        for k, v in evals.items()
+        if ("extension_point", "Filter") in k and ("plugin", "NodeResourcesFit") in k
+    ]
     assert fit == [200.0]
-    score = [v for k, v in evals.items() if ("extension_point", "Score") in k and ("plugin", "NodeResourcesFit") in k]
+    score = [
+        v
+        for k, v in evals.items()
+        if ("extension_point", "Score") in k and ("plugin", "NodeResourcesFit") in k
+    ]
     assert score == [5.0]
 
 
-def test_repeated_failures_of_one_pod_are_one_event_with_a_series(cluster: Cluster,
-                                                                 replicas: list[Replica]) -> None:
+def test_repeated_failures_of_one_pod_are_one_event_with_a_series(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
     if not cluster.embedded:
         pytest.skip("needs a one-node embedded cluster")
     cluster.add_nodes(1, cpu="1")
@@ -57,8 +66,11 @@ def test_repeated_failures_of_one_pod_are_one_event_with_a_series(cluster: Clust
     cluster.create_pod("small")
     cluster.wait_bound(["small"])
     cluster.create_pod("too-big", cpu="100")
-    wait_for(lambda: [e for e in cluster.events("FailedScheduling") if e["regarding"]["name"] == "too-big"], 15,
-             "the first FailedScheduling")
+    wait_for(
+        lambda: [e for e in cluster.events("FailedScheduling") if e["regarding"]["name"] == "too-big"],
+        15,
+        "the first FailedScheduling",
+    )
     # the node's allocatable grows to exactly the pod's 100 cpu: it would fit the empty node, so
     # NodeResourcesFit's hint requeues it (UpdateNodeAllocatable), and with "small" still there the
     # second attempt fails with the same message

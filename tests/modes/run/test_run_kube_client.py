@@ -61,8 +61,14 @@ def test_paths() -> None:
     assert collection_path("Pod", None) == "/api/v1/pods"
     assert collection_path("Pod", "a b") == "/api/v1/namespaces/a%20b/pods"
     assert collection_path("CSINode", "x") == "/apis/storage.k8s.io/v1/csinodes"
-    assert object_path("Lease", "kube-system", "s") == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/s"
-    assert object_path("PodDisruptionBudget", None, "p") == "/apis/policy/v1/namespaces/default/poddisruptionbudgets/p"
+    assert (
+        object_path("Lease", "kube-system", "s")
+        == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/s"
+    )
+    assert (
+        object_path("PodDisruptionBudget", None, "p")
+        == "/apis/policy/v1/namespaces/default/poddisruptionbudgets/p"
+    )
 
 
 def test_crud_bind_status_and_errors(server: ServerHandle, client: KubeClusterClient) -> None:
@@ -79,9 +85,17 @@ def test_crud_bind_status_and_errors(server: ServerHandle, client: KubeClusterCl
     with pytest.raises(NotFoundError, match='pods "nope" not found'):
         client.get("Pod", "default", "nope")
 
-    patched = client.patch_status("Pod", "default", "web", {
-        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}],
-        "nominatedNodeName": "n1"})
+    patched = client.patch_status(
+        "Pod",
+        "default",
+        "web",
+        {
+            "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}
+            ],
+            "nominatedNodeName": "n1",
+        },
+    )
     assert patched["status"]["nominatedNodeName"] == "n1"
     assert client.bind("default", "web", created["metadata"]["uid"], "n1") is None
     bound = client.get("Pod", "default", "web")
@@ -92,11 +106,21 @@ def test_crud_bind_status_and_errors(server: ServerHandle, client: KubeClusterCl
     with pytest.raises(NotFoundError):
         client.bind("default", "gone", "", "n2")
 
-    client.create_event({"apiVersion": "events.k8s.io/v1", "kind": "Event",
-                         "metadata": {"name": "web.1", "namespace": "default"}, "eventTime": "2024-01-02T03:04:05Z",
-                         "reason": "Scheduled", "action": "Binding", "type": "Normal", "note": "n",
-                         "reportingController": "kubesched", "reportingInstance": "kubesched-x",
-                         "regarding": {"kind": "Pod", "namespace": "default", "name": "web"}})
+    client.create_event(
+        {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": "web.1", "namespace": "default"},
+            "eventTime": "2024-01-02T03:04:05Z",
+            "reason": "Scheduled",
+            "action": "Binding",
+            "type": "Normal",
+            "note": "n",
+            "reportingController": "kubesched",
+            "reportingInstance": "kubesched-x",
+            "regarding": {"kind": "Pod", "namespace": "default", "name": "web"},
+        }
+    )
     ev = [e for e in server.cluster.events() if e["metadata"]["name"] == "web.1"][0]
     assert ev["eventTime"] == "2024-01-02T03:04:05.000000Z"
     client.delete("Pod", "default", "web")
@@ -113,8 +137,11 @@ def test_list_pages_and_fills_kind(server: ServerHandle, client: KubeClusterClie
         server.cluster.create(_pod(f"p{i}", ns="b" if i % 2 else "a"))
     res = client.list("Pod")
     assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in res.items] == sorted(
-        (("b" if i % 2 else "a"), f"p{i}") for i in range(8))
-    assert {o["kind"] for o in res.items} == {"Pod"} and res.resource_version == server.cluster.resource_version
+        (("b" if i % 2 else "a"), f"p{i}") for i in range(8)
+    )
+    assert {o["kind"] for o in res.items} == {
+        "Pod"
+    } and res.resource_version == server.cluster.resource_version
     assert len(client.list("Pod", "a").items) == 4
     pages = [r for r in server.state.requests.to_json()["requests"] if r["path"] == "/api/v1/pods"]
     assert sum(r["count"] for r in pages) == 3
@@ -166,17 +193,22 @@ def test_watch_resumes_after_drop_and_reports_gone(server: ServerHandle, client:
     w.stop()
 
 
-def test_informer_relists_after_gone_without_losing_or_duplicating(server: ServerHandle,
-                                                                   client: KubeClusterClient) -> None:
+def test_informer_relists_after_gone_without_losing_or_duplicating(
+    server: ServerHandle, client: KubeClusterClient
+) -> None:
     server.cluster.create(_pod("keep"))
     server.cluster.create(_pod("drop"))
     adds: list[str] = []
     deletes: list[str] = []
     updates: list[str] = []
     inf = Informer(client, "Pod")
-    inf.add_handlers(ResourceEventHandlerFuncs(lambda o: adds.append(o["metadata"]["name"]),
-                                   lambda old, new: updates.append(new["metadata"]["name"]),
-                                   lambda o: deletes.append(o["metadata"]["name"])))
+    inf.add_handlers(
+        ResourceEventHandlerFuncs(
+            lambda o: adds.append(o["metadata"]["name"]),
+            lambda old, new: updates.append(new["metadata"]["name"]),
+            lambda o: deletes.append(o["metadata"]["name"]),
+        )
+    )
     inf.start()
     try:
         assert sorted(adds) == ["drop", "keep"] and inf.synced

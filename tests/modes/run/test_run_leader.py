@@ -16,8 +16,11 @@ def _holder(cluster: Cluster) -> str:
 
     try:
         lease = cluster.api.call_api(
-            f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases/kubesched-it", "GET",
-            response_type="object", _return_http_data_only=True)
+            f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases/kubesched-it",
+            "GET",
+            response_type="object",
+            _return_http_data_only=True,
+        )
     except ApiException as e:
         if e.status == 404:
             return ""
@@ -25,8 +28,9 @@ def _holder(cluster: Cluster) -> str:
     return str((lease.get("spec") or {}).get("holderIdentity") or "")
 
 
-def test_leader_killed_other_replica_takes_over_without_double_binding(cluster: Cluster,
-                                                                      replicas: list[Replica]) -> None:
+def test_leader_killed_other_replica_takes_over_without_double_binding(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
     cluster.add_nodes(3)
     cfg = scheduler_config(cluster.tmp, cluster.namespace, lease=True)
     a = Replica(cluster, cfg, name="a")
@@ -86,8 +90,9 @@ def test_lost_lease_stops_scheduling_and_exits_1(cluster: Cluster, replicas: lis
     coord = k8s.CoordinationV1Api(cluster.api)
 
     def take_over() -> bool:
-        lease = json.loads(coord.read_namespaced_lease("kubesched-it", cluster.namespace,
-                                                       _preload_content=False).data)
+        lease = json.loads(
+            coord.read_namespaced_lease("kubesched-it", cluster.namespace, _preload_content=False).data
+        )
         lease["spec"].update({"holderIdentity": "intruder", "leaseDurationSeconds": 3600})
         try:
             coord.replace_namespaced_lease("kubesched-it", cluster.namespace, lease)

@@ -27,8 +27,10 @@ def test_json_logs_carry_upstream_per_pod_lines(cluster: Cluster, replicas: list
 
     failed = wait_for(no_fit, 30, "the no-fit log line")
     assert failed["v"] == 2 and failed["pod"] == {"name": "huge", "namespace": cluster.namespace}
-    assert failed["err"] == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
-                             "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+    assert failed["err"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
     bound = next(d for d in lines() if d["msg"] == "Successfully bound pod to node")
     assert bound["v"] == 2 and bound["pod"] == {"name": "fits", "namespace": cluster.namespace}
     assert bound["node"] == node
@@ -43,6 +45,11 @@ def test_text_logs_are_klog_lines(cluster: Cluster, replicas: list[Replica]) -> 
     r.wait_ready()
     cluster.create_pod("web")
     cluster.wait_bound(["web"])
-    line = wait_for(lambda: next((x for x in r.log().splitlines() if "Successfully bound" in x), None), 30, "log")
-    assert re.fullmatch(r'I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ core\.py:\d+\] "Successfully bound pod to node" '
-                        rf'pod="{cluster.namespace}/web" node="{node}"', line), line
+    line = wait_for(
+        lambda: next((x for x in r.log().splitlines() if "Successfully bound" in x), None), 30, "log"
+    )
+    assert re.fullmatch(
+        r'I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ core\.py:\d+\] "Successfully bound pod to node" '
+        rf'pod="{cluster.namespace}/web" node="{node}"',
+        line,
+    ), line

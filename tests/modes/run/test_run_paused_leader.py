@@ -23,8 +23,11 @@ def _holder(cluster: Cluster) -> str:
 
     try:
         lease = cluster.api.call_api(
-            f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases/kubesched-it", "GET",
-            response_type="object", _return_http_data_only=True)
+            f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases/kubesched-it",
+            "GET",
+            response_type="object",
+            _return_http_data_only=True,
+        )
     except ApiException as e:
         if e.status == 404:
             return ""
@@ -48,8 +51,9 @@ def test_paused_leader_never_writes_on_a_stale_lease(cluster: Cluster, replicas:
     # a slow API client (QPS 80) keeps bindings queued in the leader when it is paused
     # lease timings long enough that a replica starved of CPU by a loaded test machine keeps its
     # lease; the pause below is longer than the lease
-    cfg = scheduler_config(cluster.tmp, cluster.namespace, lease=True, qps=80, burst=10,
-                           lease_timings=("5s", "4s", "1s"))
+    cfg = scheduler_config(
+        cluster.tmp, cluster.namespace, lease=True, qps=80, burst=10, lease_timings=("5s", "4s", "1s")
+    )
     a = Replica(cluster, cfg, "--parallel-bindings=8", name="a")
     b = Replica(cluster, cfg, "--parallel-bindings=8", name="b")
     replicas += [a, b]
@@ -83,6 +87,7 @@ def test_paused_leader_never_writes_on_a_stale_lease(cluster: Cluster, replicas:
         n = len(cluster.bound())
         time.sleep(1.5)
         return n >= CAPACITY and n == len(cluster.bound())
+
     wait_for(settled, 120, f"{CAPACITY} pods bound")
     used = _millicpu_by_node(cluster)
     over = {n: m for n, m in used.items() if m > CPU * 1000}

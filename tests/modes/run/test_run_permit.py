@@ -33,8 +33,9 @@ def test_waiting_pod_released_or_timed_out(cluster: Cluster, replicas: list[Repl
 
     failed = wait_for(lambda: _failed(cluster, "timed-out"), 15, "the timeout")
     host = failed[0]["note"]
-    assert failed[0]["note"] == ("0/1 nodes are available: 1 rejected due to timeout after waiting 1s at "
-                                 "plugin TestPermit.")
+    assert failed[0]["note"] == (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 1s at plugin TestPermit."
+    )
     pod = cluster.pods()["timed-out"]
     cond = {c["type"]: c for c in pod["status"]["conditions"]}["PodScheduled"]
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", host)
@@ -61,5 +62,6 @@ def test_permit_wait_timeout_flag_caps_plugin_timeouts(cluster: Cluster, replica
     cluster.create_pod("quick", labels={ALLOW_AFTER: "0.2", TIMEOUT: "300"})
     cluster.wait_bound(["quick"], timeout=20)
     failed = wait_for(lambda: _failed(cluster, "capped"), 15, "the capped timeout")
-    assert failed[0]["note"] == ("0/1 nodes are available: 1 rejected due to timeout after waiting 1s at "
-                                 "plugin TestPermit.")
+    assert failed[0]["note"] == (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 1s at plugin TestPermit."
+    )

@@ -14,8 +14,9 @@ pytestmark = needs_hooks
 
 
 def _scheduled_once(cluster: Cluster, names: list[str]) -> None:
-    events = wait_for(lambda: (ev := cluster.events("Scheduled")) and len(ev) >= len(names) and ev, 15,
-                      "Scheduled events")
+    events = wait_for(
+        lambda: (ev := cluster.events("Scheduled")) and len(ev) >= len(names) and ev, 15, "Scheduled events"
+    )
     assert Counter(e["regarding"]["name"] for e in events) == Counter(names)
 
 
@@ -39,8 +40,11 @@ def test_dropped_watches_and_410_lose_no_pod(cluster: Cluster, replicas: list[Re
 
     # 2. keep the pod watch from reconnecting, write, compact: the resumed watch gets 410 Gone and
     #    the informer re-lists and reconciles
-    cluster.hook("POST", "/kubesched/faults", {"status": 500, "count": 1000, "paths": "^/api/v1/pods$",
-                                               "methods": ["GET"]})
+    cluster.hook(
+        "POST",
+        "/kubesched/faults",
+        {"status": 500, "count": 1000, "paths": "^/api/v1/pods$", "methods": ["GET"]},
+    )
     cluster.hook("POST", "/kubesched/drop-watches")
     gap = [f"c{i}" for i in range(5)]
     for n in gap:
@@ -51,7 +55,9 @@ def test_dropped_watches_and_410_lose_no_pod(cluster: Cluster, replicas: list[Re
     time.sleep(1.0)
     cluster.hook("DELETE", "/kubesched/faults")
     cluster.wait_bound(before + during + gap, timeout=40)
-    wait_for(lambda: re.search(r"watch Pod from \d+ ended \(.*\); re-listing", r.log()), 10, "a re-list after 410")
+    wait_for(
+        lambda: re.search(r"watch Pod from \d+ ended \(.*\); re-listing", r.log()), 10, "a re-list after 410"
+    )
     after = [f"d{i}" for i in range(3)]
     for n in after:
         cluster.create_pod(n)
@@ -66,14 +72,19 @@ def test_500_and_429_only_slow_scheduling(cluster: Cluster, replicas: list[Repli
     replicas.append(r)
     r.wait_ready()
     cluster.hook("POST", "/kubesched/faults", {"status": 500, "count": 4, "paths": "/binding$"})
-    cluster.hook("POST", "/kubesched/faults", {"status": 429, "count": 6, "paths": "/events$",
-                                               "methods": ["POST"], "retryAfterSeconds": 1})
-    cluster.hook("POST", "/kubesched/faults", {"status": 429, "count": 2, "paths": "/status$",
-                                               "retryAfterSeconds": 1})
+    cluster.hook(
+        "POST",
+        "/kubesched/faults",
+        {"status": 429, "count": 6, "paths": "/events$", "methods": ["POST"], "retryAfterSeconds": 1},
+    )
+    cluster.hook(
+        "POST", "/kubesched/faults", {"status": 429, "count": 2, "paths": "/status$", "retryAfterSeconds": 1}
+    )
     names = [f"p{i}" for i in range(8)]
     for n in names:
         cluster.create_pod(n)
     cluster.wait_bound(names, timeout=40)
+
     # the 500s on binding were scheduling errors: reported, requeued, bound later. Events are
     # written by the event broadcaster's workers (after the 429s' Retry-After waits), and
     # repeated failures of one pod fold into one Event with a series count
@@ -89,8 +100,11 @@ def test_500_and_429_only_slow_scheduling(cluster: Cluster, replicas: list[Repli
     assert cluster.hook("GET", "/kubesched/faults")["faults"] == []
 
     # list and watch failing for a while: informers retry with backoff, then catch up
-    cluster.hook("POST", "/kubesched/faults", {"status": 503, "count": 3, "paths": "^/api/v1/pods$",
-                                               "methods": ["GET"]})
+    cluster.hook(
+        "POST",
+        "/kubesched/faults",
+        {"status": 503, "count": 3, "paths": "^/api/v1/pods$", "methods": ["GET"]},
+    )
     cluster.hook("POST", "/kubesched/drop-watches")
     later = [f"q{i}" for i in range(4)]
     for n in later:
@@ -106,8 +120,14 @@ def test_qps_and_burst_hold(cluster: Cluster, replicas: list[Replica]) -> None:
     for n in names:
         cluster.store_create_pod(n)
     cluster.hook("DELETE", "/kubesched/requests")
-    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace, qps=200, burst=200),
-                "--kube-api-qps", str(qps), "--kube-api-burst", str(burst))
+    r = Replica(
+        cluster,
+        scheduler_config(cluster.tmp, cluster.namespace, qps=200, burst=200),
+        "--kube-api-qps",
+        str(qps),
+        "--kube-api-burst",
+        str(burst),
+    )
     replicas.append(r)
     start = time.time()
     cluster.wait_bound(names, timeout=60)

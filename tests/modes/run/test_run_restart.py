@@ -21,16 +21,27 @@ NS = "it"
 
 def _node(name: str) -> dict[str, object]:
     res = {"cpu": "4", "memory": "16Gi", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"capacity": res, "allocatable": res, "conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"capacity": res, "allocatable": res, "conditions": [{"type": "Ready", "status": "True"}]},
+    }
 
 
 def _pod(name: str) -> dict[str, object]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS},
-            "spec": {"schedulerName": SCHEDULER_NAME, "terminationGracePeriodSeconds": 0,
-                     "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
-                                     "resources": {"requests": {"cpu": "10m"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "schedulerName": SCHEDULER_NAME,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                {"name": "c", "image": "registry.k8s.io/pause:3.9", "resources": {"requests": {"cpu": "10m"}}}
+            ],
+        },
+    }
 
 
 def _serve(port: int) -> ServerHandle:
@@ -76,7 +87,7 @@ def test_run_recovers_when_serve_restarts_with_older_resource_versions(tmp_path:
         wait_for(lambda: _bound(second, new), 90, "the new server's pods bound")
         pods = {p["metadata"]["name"]: p for p in second.cluster.list("Pod", NS).items}
         assert {n: pods[n]["spec"]["nodeName"] for n in new} == {"new-a": "new-0", "new-b": "new-0"}
-        wait_for(lambda: replica.get("/readyz", 2) [:2] == (200, b"ok"), 60, "/readyz ok again")
+        wait_for(lambda: replica.get("/readyz", 2)[:2] == (200, b"ok"), 60, "/readyz ok again")
         # a pod created after the recovery is scheduled from the new watches
         second.cluster.create(_pod("new-c"))
         wait_for(lambda: _bound(second, ["new-c"]), 60, "a pod created after the recovery bound")

@@ -55,22 +55,31 @@ def test_anonymous_and_unauthorised_requests_get_no_data(cluster: Cluster, repli
         code, body, headers = r.get(path, token=None)
         plain = path.split("?")[0]
         assert code == 403 and headers["Content-Type"].startswith("application/json")
-        assert _status(body) == (403, "Forbidden",
-                                 f'forbidden: User "system:anonymous" cannot get path "{plain}": No policy matched.')
+        assert _status(body) == (
+            403,
+            "Forbidden",
+            f'forbidden: User "system:anonymous" cannot get path "{plain}": No policy matched.',
+        )
     # a token serve does not know: 401, even for an always-allowed path
     for path in ("/metrics", "/debug/pprof/profile", "/healthz"):
         code, body, _ = r.get(path, token="made-up")
         assert (code, _status(body)) == (401, (401, "Unauthorized", "Unauthorized"))
     # authenticated but not allowed
     code, body, _ = r.get("/metrics", token=NOBODY_TOKEN)
-    assert _status(body) == (403, "Forbidden", 'forbidden: User "it-nobody" cannot get path "/metrics": '
-                                               "No policy matched.")
+    assert _status(body) == (
+        403,
+        "Forbidden",
+        'forbidden: User "it-nobody" cannot get path "/metrics": No policy matched.',
+    )
     # the scraper may read /metrics and nothing else
     code, body, headers = r.get("/metrics", token=METRICS_TOKEN)
     assert code == 200 and headers["Content-Type"].startswith("text/plain") and b"scheduler_" in body
     code, body, _ = r.get("/debug/pprof/profile?seconds=0.2", token=METRICS_TOKEN)
-    assert _status(body) == (403, "Forbidden", 'forbidden: User "it-scraper" cannot get path '
-                                               '"/debug/pprof/profile": No policy matched.')
+    assert _status(body) == (
+        403,
+        "Forbidden",
+        'forbidden: User "it-scraper" cannot get path "/debug/pprof/profile": No policy matched.',
+    )
     # the reader may profile; unknown paths are then 404
     code, body, headers = r.get("/debug/pprof/profile?seconds=0.2", timeout=15, token=READER_TOKEN)
     assert code == 200, body
@@ -80,7 +89,10 @@ def test_anonymous_and_unauthorised_requests_get_no_data(cluster: Cluster, repli
     assert code == 200 and headers["Content-Type"] == "application/json"
     cc = json.loads(body)["componentconfig"]
     assert (cc["kind"], cc["leaderElection"]["leaseDuration"], cc["profiles"][0]["schedulerName"]) == (
-        "KubeSchedulerConfiguration", "2s", "kubesched-it")
+        "KubeSchedulerConfiguration",
+        "2s",
+        "kubesched-it",
+    )
 
 
 def test_review_answers_are_cached(cluster: Cluster, replicas: list[Replica]) -> None:
@@ -98,8 +110,11 @@ def test_review_answers_are_cached(cluster: Cluster, replicas: list[Replica]) ->
 
 
 def test_always_allow_paths_flag(cluster: Cluster, replicas: list[Replica]) -> None:
-    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace),
-                "--authorization-always-allow-paths=/healthz,/metr*")
+    r = Replica(
+        cluster,
+        scheduler_config(cluster.tmp, cluster.namespace),
+        "--authorization-always-allow-paths=/healthz,/metr*",
+    )
     replicas.append(r)
     wait_for(lambda: r.get("/readyz", 1, token=READER_TOKEN)[0] == 200, 30, "readyz")
     assert r.get("/metrics", token=None)[0] == 200
@@ -109,10 +124,18 @@ def test_always_allow_paths_flag(cluster: Cluster, replicas: list[Replica]) -> N
 @pytest.mark.parametrize("authz_flag", [False, True])
 def test_secure_port_over_https(cluster: Cluster, replicas: list[Replica], authz_flag: bool) -> None:
     port = free_port()
-    extra = ["--authorization-kubeconfig", cluster.kubeconfig, "--authentication-kubeconfig",
-             cluster.kubeconfig] if authz_flag else []
-    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace), f"--secure-port={port}",
-                "--profiling", *extra)
+    extra = (
+        ["--authorization-kubeconfig", cluster.kubeconfig, "--authentication-kubeconfig", cluster.kubeconfig]
+        if authz_flag
+        else []
+    )
+    r = Replica(
+        cluster,
+        scheduler_config(cluster.tmp, cluster.namespace),
+        f"--secure-port={port}",
+        "--profiling",
+        *extra,
+    )
     replicas.append(r)
     r.wait_ready()
     ctx = ssl.create_default_context()
@@ -135,9 +158,12 @@ def test_secure_port_over_https(cluster: Cluster, replicas: list[Replica], authz
     assert code == 200 and b"scheduler_" in body
 
 
-def _https_get(port: int, path: str, cert: tuple[Path, Path] | None,
-               headers: dict[str, str] | None = None) -> tuple[int, str]:
-    r = httpx.get(f"https://127.0.0.1:{port}{path}", verify=client_context(cert), headers=headers or {}, timeout=10)
+def _https_get(
+    port: int, path: str, cert: tuple[Path, Path] | None, headers: dict[str, str] | None = None
+) -> tuple[int, str]:
+    r = httpx.get(
+        f"https://127.0.0.1:{port}{path}", verify=client_context(cert), headers=headers or {}, timeout=10
+    )
     if r.status_code in (401, 403):
         return r.status_code, json.loads(r.text)["message"]
     return r.status_code, ""
@@ -150,16 +176,24 @@ def _client_cert_cases(port: int, client_ca: Issued, proxy_ca: Issued, tmp: Path
     stranger = make_client_cert(proxy_ca, "another-proxy").write(tmp, "stranger")
     assert _https_get(port, "/metrics", scraper)[0] == 200
     assert _https_get(port, "/debug/pprof/profile", scraper) == (
-        403, 'forbidden: User "it-scraper" cannot get path "/debug/pprof/profile": No policy matched.')
+        403,
+        'forbidden: User "it-scraper" cannot get path "/debug/pprof/profile": No policy matched.',
+    )
     assert _https_get(port, "/metrics", nobody) == (
-        403, 'forbidden: User "it-nobody" cannot get path "/metrics": No policy matched.')
+        403,
+        'forbidden: User "it-nobody" cannot get path "/metrics": No policy matched.',
+    )
     # the front proxy names the user; serve's policy lets it-scraper read /metrics
     assert _https_get(port, "/metrics", proxy, {"X-Remote-User": "it-scraper"})[0] == 200
     assert _https_get(port, "/metrics", proxy, {"X-Remote-User": "it-nobody"}) == (
-        403, 'forbidden: User "it-nobody" cannot get path "/metrics": No policy matched.')
+        403,
+        'forbidden: User "it-nobody" cannot get path "/metrics": No policy matched.',
+    )
     assert _https_get(port, "/metrics", stranger, {"X-Remote-User": "it-scraper"}) == (401, "Unauthorized")
     assert _https_get(port, "/metrics", None, {"X-Remote-User": "it-scraper"}) == (
-        403, 'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.')
+        403,
+        'forbidden: User "system:anonymous" cannot get path "/metrics": No policy matched.',
+    )
     assert _https_get(port, "/healthz", None)[0] == 200
 
 
@@ -168,9 +202,14 @@ def test_client_certificates_and_front_proxy_from_flags(cluster: Cluster, replic
     client_ca_file, _ = client_ca.write(cluster.tmp, "client-ca")
     proxy_ca_file, _ = proxy_ca.write(cluster.tmp, "proxy-ca")
     port = free_port()
-    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace), f"--secure-port={port}",
-                f"--client-ca-file={client_ca_file}", f"--requestheader-client-ca-file={proxy_ca_file}",
-                "--requestheader-allowed-names=front-proxy")
+    r = Replica(
+        cluster,
+        scheduler_config(cluster.tmp, cluster.namespace),
+        f"--secure-port={port}",
+        f"--client-ca-file={client_ca_file}",
+        f"--requestheader-client-ca-file={proxy_ca_file}",
+        "--requestheader-allowed-names=front-proxy",
+    )
     replicas.append(r)
     r.wait_ready()
     cluster.hook("DELETE", "/kubesched/requests")
@@ -182,17 +221,27 @@ def test_client_certificates_and_front_proxy_from_flags(cluster: Cluster, replic
     assert (reviews["tokenreviews"], reviews["subjectaccessreviews"]) == (0, 5)
 
 
-def test_client_certificates_and_front_proxy_from_the_cluster(cluster: Cluster, replicas: list[Replica]) -> None:
+def test_client_certificates_and_front_proxy_from_the_cluster(
+    cluster: Cluster, replicas: list[Replica]
+) -> None:
     """Without the CA flags, the settings come from kube-system/extension-apiserver-authentication."""
     assert cluster.handle is not None
     client_ca, proxy_ca = make_ca("it-client-ca"), make_ca("it-proxy-ca")
-    cluster.handle.cluster.create({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "extension-apiserver-authentication", "namespace": "kube-system"},
-        "data": {"client-ca-file": client_ca.pem.decode(), "requestheader-client-ca-file": proxy_ca.pem.decode(),
-                 "requestheader-allowed-names": '["front-proxy"]', "requestheader-username-headers": '["X-Remote-User"]',
-                 "requestheader-group-headers": '["X-Remote-Group"]',
-                 "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]'}})
+    cluster.handle.cluster.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "extension-apiserver-authentication", "namespace": "kube-system"},
+            "data": {
+                "client-ca-file": client_ca.pem.decode(),
+                "requestheader-client-ca-file": proxy_ca.pem.decode(),
+                "requestheader-allowed-names": '["front-proxy"]',
+                "requestheader-username-headers": '["X-Remote-User"]',
+                "requestheader-group-headers": '["X-Remote-Group"]',
+                "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]',
+            },
+        }
+    )
     port = free_port()
     r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace), f"--secure-port={port}")
     replicas.append(r)

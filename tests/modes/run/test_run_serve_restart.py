@@ -26,14 +26,26 @@ CPU_IN_USE = re.compile(r'^scheduler_scheduler_cache_size\{type="pods"\} (\S+)$'
 
 def _node(name: str) -> dict[str, Any]:
     res = {"cpu": "4", "memory": "16Gi", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"capacity": res, "allocatable": res, "conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"capacity": res, "allocatable": res, "conditions": [{"type": "Ready", "status": "True"}]},
+    }
 
 
 def _pod(name: str, cpu: str, node: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedulerName": SCHEDULER_NAME, "terminationGracePeriodSeconds": 0,
-                            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
-                                            "resources": {"requests": {"cpu": cpu, "memory": "8Mi"}}}]}
+    spec: dict[str, Any] = {
+        "schedulerName": SCHEDULER_NAME,
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {
+                "name": "c",
+                "image": "registry.k8s.io/pause:3.9",
+                "resources": {"requests": {"cpu": cpu, "memory": "8Mi"}},
+            }
+        ],
+    }
     if node:
         spec["nodeName"] = node
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS}, "spec": spec}
@@ -60,8 +72,9 @@ def _create(serve: ServeProcess, pod: dict[str, Any]) -> None:
 
 
 def _wait_bound(serve: ServeProcess, name: str, timeout: float = 60) -> str:
-    node: str = wait_for(lambda: (_pods(serve).get(name) or {}).get("spec", {}).get("nodeName"), timeout,
-                         f"pod {name} bound")
+    node: str = wait_for(
+        lambda: (_pods(serve).get(name) or {}).get("spec", {}).get("nodeName"), timeout, f"pod {name} bound"
+    )
     return node
 
 
@@ -74,8 +87,16 @@ def _review_flags(tmp: Path) -> list[str]:
     """serve flags letting ``READER_TOKEN`` read the scheduler's endpoints (TokenReview + ABAC)."""
     tokens, policy = tmp / "tokens.csv", tmp / "policy.jsonl"
     tokens.write_text(f'{READER_TOKEN},it-reader,u1,"it-readers"\n')
-    policy.write_text(json.dumps({"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy",
-                                  "spec": {"group": "it-readers", "nonResourcePath": "*", "readonly": True}}) + "\n")
+    policy.write_text(
+        json.dumps(
+            {
+                "apiVersion": "abac.authorization.kubernetes.io/v1beta1",
+                "kind": "Policy",
+                "spec": {"group": "it-readers", "nonResourcePath": "*", "readonly": True},
+            }
+        )
+        + "\n"
+    )
     return ["--token-auth-file", str(tokens), "--authorization-policy-file", str(policy)]
 
 
@@ -105,8 +126,15 @@ def test_restart_from_another_snapshot_within_a_second_reconciles_the_cache(tmp_
     # the second history: other bound pods (on n2), then enough objects that its resourceVersions
     # pass the ones the scheduler's watches saw on the first server
     second_snapshot = tmp_path / "second.yaml"
-    write_manifests(second_snapshot, [_namespace(NS), *nodes, *(_pod(f"b-{i}", "1", "n2") for i in range(3)),
-                                      *(_namespace(f"pad-{i}") for i in range(150))])
+    write_manifests(
+        second_snapshot,
+        [
+            _namespace(NS),
+            *nodes,
+            *(_pod(f"b-{i}", "1", "n2") for i in range(3)),
+            *(_namespace(f"pad-{i}") for i in range(150)),
+        ],
+    )
     first = _serve(tmp_path, first_snapshot, "first")
     second: ServeProcess | None = None
     replica: Replica | None = None
@@ -129,8 +157,12 @@ def test_restart_from_another_snapshot_within_a_second_reconciles_the_cache(tmp_
 
         def failed() -> list[str]:
             events = _http(f"{second.url}/apis/events.k8s.io/v1/namespaces/{NS}/events")["items"]  # type: ignore[union-attr]
-            return [e["note"] for e in events if e.get("reason") == "FailedScheduling"
-                    and e["regarding"]["name"] == "p4"]
+            return [
+                e["note"]
+                for e in events
+                if e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "p4"
+            ]
+
         notes = wait_for(failed, 60, "p4 reported unschedulable")
         assert notes[0].startswith("0/2 nodes are available: 2 Insufficient cpu."), notes
         used: dict[str, int] = {}
@@ -138,7 +170,8 @@ def test_restart_from_another_snapshot_within_a_second_reconciles_the_cache(tmp_
             if p["spec"].get("nodeName"):
                 cpu = p["spec"]["containers"][0]["resources"]["requests"]["cpu"]
                 used[p["spec"]["nodeName"]] = used.get(p["spec"]["nodeName"], 0) + (
-                    int(cpu[:-1]) if cpu.endswith("m") else int(cpu) * 1000)
+                    int(cpu[:-1]) if cpu.endswith("m") else int(cpu) * 1000
+                )
         assert used == {"n1": 4000, "n2": 4000}
         assert replica.get("/readyz", 2)[:2] == (200, b"ok")
         log = replica.log()
@@ -166,9 +199,15 @@ def test_restart_from_its_own_dump_hands_out_no_loaded_uid(tmp_path: Path) -> No
         for i in range(5):
             _wait_bound(first, f"a-{i}")
         dump = tmp_path / "dump.json"
-        objects = [dict(o, kind=kind) for kind, path in (("Namespace", "/api/v1/namespaces"),
-                                                         ("Node", "/api/v1/nodes"), ("Pod", "/api/v1/pods"))
-                   for o in _http(first.url + path)["items"]]
+        objects = [
+            dict(o, kind=kind)
+            for kind, path in (
+                ("Namespace", "/api/v1/namespaces"),
+                ("Node", "/api/v1/nodes"),
+                ("Pod", "/api/v1/pods"),
+            )
+            for o in _http(first.url + path)["items"]
+        ]
         write_manifests(dump, objects)
         loaded_uids = {o["metadata"]["uid"] for o in objects}
         second, gap = _restart(first, tmp_path, dump)

@@ -26,9 +26,22 @@ contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
 current-context: c
 """)
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from kubesched.cli.main import main; main()", "run", "--kubeconfig", str(kubeconfig),
-         "--leader-elect=false", "--secure-port", "0", "--port", "0"],
-        stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "from kubesched.cli.main import main; main()",
+            "run",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--leader-elect=false",
+            "--secure-port",
+            "0",
+            "--port",
+            "0",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     lines: list[str] = []
     deadline = time.monotonic() + 30
@@ -42,6 +55,11 @@ current-context: c
     text = "".join(lines) + rest
     assert proc.returncode == 0, text
     assert "Traceback" not in text
-    tail = [line.split("] ", 1)[1] for line in text.splitlines()[-3:]]  # klog: I1201 10:00:00.000000 pid file:line] "msg"
-    assert tail == ['"received SIGINT: shutting down"',
-                    '"shutting down before the caches synced (no pod was scheduled)"', '"stopped"']
+    tail = [
+        line.split("] ", 1)[1] for line in text.splitlines()[-3:]
+    ]  # klog: I1201 10:00:00.000000 pid file:line] "msg"
+    assert tail == [
+        '"received SIGINT: shutting down"',
+        '"shutting down before the caches synced (no pod was scheduled)"',
+        '"stopped"',
+    ]

@@ -21,7 +21,8 @@ KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
 SPEED = 40
-NODES = "".join(f"""\
+NODES = "".join(
+    f"""\
 ---
 apiVersion: v1
 kind: Node
@@ -29,24 +30,50 @@ metadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}}}}}
 status:
   allocatable: {{cpu: "16", memory: 64Gi, pods: "110"}}
   capacity: {{cpu: "16", memory: 64Gi, pods: "110"}}
-""" for i in range(1, 5))
+"""
+    for i in range(1, 5)
+)
 
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "nodes.yaml").write_text(NODES)
     kc = tmp_path / "kubeconfig"
-    serve = ServeProcess(tmp_path, "-f", str(tmp_path / "nodes.yaml"), "--kubelet", "--speed", str(SPEED),
-                         "--write-kubeconfig", str(kc))
+    serve = ServeProcess(
+        tmp_path,
+        "-f",
+        str(tmp_path / "nodes.yaml"),
+        "--kubelet",
+        "--speed",
+        str(SPEED),
+        "--write-kubeconfig",
+        str(kc),
+    )
     run: subprocess.Popen[bytes] | None = None
     try:
         serve.wait_ready()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO),
-                                                              os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
+        }
         log = open(tmp_path / "run.log", "wb")  # noqa: SIM115 - closed below
-        run = subprocess.Popen([sys.executable, "-c", "from kubesched.cli.main import main; main()", "run",
-                                "--kubeconfig", str(kc), "--secure-port", "0", "--port", str(free_port())],
-                               stdout=log, stderr=subprocess.STDOUT, env=env)
+        run = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from kubesched.cli.main import main; main()",
+                "run",
+                "--kubeconfig",
+                str(kc),
+                "--secure-port",
+                "0",
+                "--port",
+                str(free_port()),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         yield kc
     finally:
         if run is not None:
@@ -57,8 +84,13 @@ def cluster(tmp_path: Path) -> Iterator[Path]:
 
 def _kubectl(kc: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     assert KUBECTL is not None
-    return subprocess.run([KUBECTL, "--kubeconfig", str(kc), *args], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kc), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _ok(out: subprocess.CompletedProcess[str]) -> str:
@@ -72,8 +104,10 @@ def test_deployment_scale_rollout_and_a_stopped_node(cluster: Path) -> None:
     kc = cluster
     apps = client.AppsV1Api(config.new_client_from_config(str(kc)))
     core = client.CoreV1Api(apps.api_client)
-    assert _ok(_kubectl(kc, "create", "deployment", "web", "--image=nginx", "--replicas=50")) == \
-        "deployment.apps/web created\n"
+    assert (
+        _ok(_kubectl(kc, "create", "deployment", "web", "--image=nginx", "--replicas=50"))
+        == "deployment.apps/web created\n"
+    )
     out = _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=60s"))
     assert out.splitlines()[-1] == 'deployment "web" successfully rolled out'
     d = apps.read_namespaced_deployment("web", "default")
@@ -88,18 +122,27 @@ def test_deployment_scale_rollout_and_a_stopped_node(cluster: Path) -> None:
     _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=60s"))
     assert apps.read_namespaced_deployment_scale("web", "default").status.replicas == 60
 
-    assert _ok(_kubectl(kc, "set", "image", "deployment/web", "nginx=nginx:1.27")) == \
-        "deployment.apps/web image updated\n"
+    assert (
+        _ok(_kubectl(kc, "set", "image", "deployment/web", "nginx=nginx:1.27"))
+        == "deployment.apps/web image updated\n"
+    )
     out = _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=120s"))
     assert out.splitlines()[-1] == 'deployment "web" successfully rolled out'
-    rs_list = sorted(apps.list_namespaced_replica_set("default").items,
-                     key=lambda r: r.metadata.annotations["deployment.kubernetes.io/revision"])
+    rs_list = sorted(
+        apps.list_namespaced_replica_set("default").items,
+        key=lambda r: r.metadata.annotations["deployment.kubernetes.io/revision"],
+    )
     assert [(r.spec.replicas, r.spec.template.spec.containers[0].image) for r in rs_list] == [
-        (0, "nginx"), (60, "nginx:1.27")]
+        (0, "nginx"),
+        (60, "nginx:1.27"),
+    ]
 
     def web_pods_on(node: str) -> list[str]:
-        return [p.metadata.name for p in core.list_namespaced_pod("default").items
-                if p.spec.node_name == node and p.metadata.deletion_timestamp is None]
+        return [
+            p.metadata.name
+            for p in core.list_namespaced_pod("default").items
+            if p.spec.node_name == node and p.metadata.deletion_timestamp is None
+        ]
 
     on_n1 = web_pods_on("n1")
     assert on_n1
@@ -110,6 +153,7 @@ def test_deployment_scale_rollout_and_a_stopped_node(cluster: Path) -> None:
     def converged() -> bool:
         d = apps.read_namespaced_deployment("web", "default")
         return d.status.available_replicas == 60
+
     wait_for(converged, 30, "60 available replicas again")
     live = [p for p in core.list_namespaced_pod("default").items if p.metadata.deletion_timestamp is None]
     assert len(live) == 60 and {p.spec.node_name for p in live} <= {"n2", "n3", "n4"}
@@ -175,8 +219,11 @@ def test_job_daemon_set_and_stateful_set_converge(cluster: Path, tmp_path: Path)
     manifest = tmp_path / "workloads.yaml"
     manifest.write_text(WORKLOADS)
     assert _ok(_kubectl(kc, "create", "-f", str(manifest))).splitlines() == [
-        "job.batch/batch created", "daemonset.apps/agent created", "storageclass.storage.k8s.io/standard created",
-        "statefulset.apps/db created"]
+        "job.batch/batch created",
+        "daemonset.apps/agent created",
+        "storageclass.storage.k8s.io/standard created",
+        "statefulset.apps/db created",
+    ]
     assert _ok(_kubectl(kc, "create", "job", "hello", "--image=busybox")) == "job.batch/hello created\n"
 
     out = _ok(_kubectl(kc, "rollout", "status", "daemonset/agent", "--timeout=60s"))
@@ -189,9 +236,13 @@ def test_job_daemon_set_and_stateful_set_converge(cluster: Path, tmp_path: Path)
     assert out.splitlines()[-1] == "partitioned roll out complete: 3 new pods have been updated..."
     claims = core.list_namespaced_persistent_volume_claim("default").items
     assert sorted((c.metadata.name, c.status.phase) for c in claims) == [
-        ("data-db-0", "Bound"), ("data-db-1", "Bound"), ("data-db-2", "Bound")]
-    assert sorted(p.metadata.name for p in core.list_namespaced_pod("default", label_selector="app=db").items) == [
-        "db-0", "db-1", "db-2"]
+        ("data-db-0", "Bound"),
+        ("data-db-1", "Bound"),
+        ("data-db-2", "Bound"),
+    ]
+    assert sorted(
+        p.metadata.name for p in core.list_namespaced_pod("default", label_selector="app=db").items
+    ) == ["db-0", "db-1", "db-2"]
 
     out = _ok(_kubectl(kc, "wait", "--for=condition=complete", "job/batch", "--timeout=60s"))
     assert out == "job.batch/batch condition met\n"
@@ -202,6 +253,9 @@ def test_job_daemon_set_and_stateful_set_converge(cluster: Path, tmp_path: Path)
     assert hello.spec.completions == 1
 
     assert _ok(_kubectl(kc, "delete", "daemonset", "agent")) == 'daemonset.apps "agent" deleted\n'
-    wait_for(lambda: not core.list_namespaced_pod("default", label_selector="app=agent").items, 30,
-             "the daemon pods collected")
+    wait_for(
+        lambda: not core.list_namespaced_pod("default", label_selector="app=agent").items,
+        30,
+        "the daemon pods collected",
+    )
     assert apps.list_namespaced_daemon_set("default").items == []

@@ -14,8 +14,19 @@ from kubesched.cli.main import main
 
 def test_write_config_to_round_trips(tmp_path: Path) -> None:
     first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
-    r = CliRunner().invoke(main, ["run", "--leader-elect=false", "--kube-api-qps", "200",
-                                  "--leader-elect-resource-name", "mine", "--write-config-to", str(first)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--leader-elect=false",
+            "--kube-api-qps",
+            "200",
+            "--leader-elect-resource-name",
+            "mine",
+            "--write-config-to",
+            str(first),
+        ],
+    )
     assert r.exit_code == 0, r.output
     doc = yaml.safe_load(first.read_text())
     assert doc["kind"] == "KubeSchedulerConfiguration"
@@ -23,7 +34,10 @@ def test_write_config_to_round_trips(tmp_path: Path) -> None:
     assert doc["clientConnection"]["qps"] == 200.0 and doc["clientConnection"]["burst"] == 100
     assert [p["schedulerName"] for p in doc["profiles"]] == ["default-scheduler"]
     assert {p["name"] for p in doc["profiles"][0]["plugins"]["multiPoint"]["enabled"]} >= {
-        "NodeResourcesFit", "PodTopologySpread", "DefaultBinder"}
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "DefaultBinder",
+    }
     r = CliRunner().invoke(main, ["run", "--config", str(first), "--write-config-to", str(second)])
     assert r.exit_code == 0, r.output
     assert yaml.safe_load(second.read_text()) == doc

@@ -46,24 +46,36 @@ def test_per_node_path_too(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_example_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     summary, full = _both(load_manifests([str(EXAMPLE)]).manifests, monkeypatch)
     assert summary == full
-    assert '"filterRejections": {"TaintToleration"' in summary or '"filterRejections": {"NodeResourcesFit"' in summary
+    assert (
+        '"filterRejections": {"TaintToleration"' in summary
+        or '"filterRejections": {"NodeResourcesFit"' in summary
+    )
 
 
 def test_spreading_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
-    objs = [Manifest(o, "fixture", i) for i, o in enumerate(spreading_cluster(12, 150, apps=4, spread_every=3), 1)]
+    objs = [
+        Manifest(o, "fixture", i) for i, o in enumerate(spreading_cluster(12, 150, apps=4, spread_every=3), 1)
+    ]
     summary, full = _both(objs, monkeypatch)
     assert summary == full
     assert '"PodTopologySpread": {"score"' in summary
 
 
 node_st = st.tuples(st.sampled_from(["1", "2", "4"]), st.booleans(), st.sampled_from(["a", "b"]))
-pod_st = st.tuples(st.sampled_from(["100m", "900m", "1500m", "5"]), st.integers(0, 3), st.booleans(),
-                   st.sampled_from([None, "a", "b"]), st.booleans())
+pod_st = st.tuples(
+    st.sampled_from(["100m", "900m", "1500m", "5"]),
+    st.integers(0, 3),
+    st.booleans(),
+    st.sampled_from([None, "a", "b"]),
+    st.booleans(),
+)
 
 
 @settings(max_examples=25, deadline=None)
 @given(nodes=st.lists(node_st, min_size=1, max_size=6), pods=st.lists(pod_st, min_size=1, max_size=14))
-def test_generated_clusters(nodes: list[tuple[str, bool, str]], pods: list[tuple[str, int, bool, str | None, bool]]) -> None:
+def test_generated_clusters(
+    nodes: list[tuple[str, bool, str]], pods: list[tuple[str, int, bool, str | None, bool]]
+) -> None:
     objs: list[dict[str, Any]] = []
     for i, (cpu, tainted, zone) in enumerate(nodes):
         m = node_manifest(f"n{i}", cpu=cpu, labels={"topology.kubernetes.io/zone": zone})
@@ -75,11 +87,23 @@ def test_generated_clusters(nodes: list[tuple[str, bool, str]], pods: list[tuple
         if selector_zone:
             spec["nodeSelector"] = {"topology.kubernetes.io/zone": selector_zone}
         if spread:
-            spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-                                                  "whenUnsatisfiable": "DoNotSchedule",
-                                                  "labelSelector": {"matchLabels": {"app": "x"}}}]
-        objs.append(pod_manifest(f"p{i}", cpu=cpu, labels={"app": "x"}, spec=spec,
-                                 node_name=f"n{i % len(nodes)}" if bound else None))
+            spec["topologySpreadConstraints"] = [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "x"}},
+                }
+            ]
+        objs.append(
+            pod_manifest(
+                f"p{i}",
+                cpu=cpu,
+                labels={"app": "x"},
+                spec=spec,
+                node_name=f"n{i % len(nodes)}" if bound else None,
+            )
+        )
     manifests = [Manifest(o, "gen", i) for i, o in enumerate(objs, 1)]
     with pytest.MonkeyPatch.context() as mp:
         summary, full = _both(manifests, mp)
@@ -109,8 +133,9 @@ def test_json_with_explain_keeps_the_explained_pod_in_full() -> None:
     from kubesched.cli.main import main
 
     plain = CliRunner().invoke(main, ["simulate", "-f", str(EXAMPLE), "-o", "json", "--seed", "0"])
-    r = CliRunner().invoke(main, ["simulate", "-f", str(EXAMPLE), "-o", "json", "--seed", "0",
-                                  "--explain", "shop/web-1"])
+    r = CliRunner().invoke(
+        main, ["simulate", "-f", str(EXAMPLE), "-o", "json", "--seed", "0", "--explain", "shop/web-1"]
+    )
     assert r.exit_code == plain.exit_code == 0, r.output
     assert r.stdout == plain.stdout
     lines = r.stderr.splitlines()

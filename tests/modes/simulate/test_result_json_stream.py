@@ -21,7 +21,8 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "cluster.yaml"
 values = st.recursive(
     st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -54,7 +54,8 @@ def test_example_snapshot_exact_outcome() -> None:
     assert pods["shop/batch-big"]["message"] == (
         "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu. "
         "no new claims to deallocate, preemption: 0/5 nodes are available: "
-        "1 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling.")
+        "1 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
+    )
     assert pods["shop/gated-1"]["message"] == "waiting for scheduling gates: [example.com/quota]"
     assert pods["shop/other-scheduler"]["message"] == 'no profile for schedulerName "my-scheduler"'
 
@@ -80,8 +81,10 @@ def test_example_web1_scores_are_upstream_integers() -> None:
     assert r["filter"]["gpu-b2"] == {
         "NodeUnschedulable": {"code": "Success", "reasons": []},
         "NodeName": {"code": "Success", "reasons": []},
-        "TaintToleration": {"code": "UnschedulableAndUnresolvable",
-                            "reasons": ["node(s) had untolerated taint(s)"]},
+        "TaintToleration": {
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["node(s) had untolerated taint(s)"],
+        },
     }
     assert "gpu-b2" not in r["score"]
 
@@ -121,8 +124,9 @@ def test_invalid_pod_is_reported_and_others_scheduled() -> None:
     bad = pods["default/web-1"]
     assert bad["status"] == "Error" and bad["node"] is None
     assert bad["message"].endswith(
-        'bad_quantity.yaml doc 3 (Pod default/web-1): spec.containers[0].resources.requests.cpu: '
-        'invalid quantity "1.5.0"')
+        "bad_quantity.yaml doc 3 (Pod default/web-1): spec.containers[0].resources.requests.cpu: "
+        'invalid quantity "1.5.0"'
+    )
 
 
 def test_malformed_node_fails_with_one_line() -> None:
@@ -139,7 +143,8 @@ def test_bad_config_names_the_field_path() -> None:
     assert code == 2
     assert err.strip().endswith(
         'bad_config.yaml: profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: "Balanced": '
-        'supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"')
+        'supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
+    )
 
 
 def test_write_snapshot_chains(tmp_path: Path) -> None:
@@ -147,24 +152,36 @@ def test_write_snapshot_chains(tmp_path: Path) -> None:
     code, _, err = run("simulate", "-f", EXAMPLE, "--seed", "7", "--write-snapshot", str(snap), "-o", "json")
     assert code == 0, err
     objs = list(yaml.safe_load_all(snap.read_text()))
-    pods = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": o for o in objs if o and o.get("kind") == "Pod"}
+    pods = {
+        f"{o['metadata']['namespace']}/{o['metadata']['name']}": o
+        for o in objs
+        if o and o.get("kind") == "Pod"
+    }
     assert pods["shop/web-1"]["spec"]["nodeName"] == "node-a1"
     cond = {c["type"]: c for c in pods["shop/web-1"]["status"]["conditions"]}
     assert cond["PodScheduled"]["status"] == "True"
     cond = {c["type"]: c for c in pods["shop/batch-big"]["status"]["conditions"]}
     assert cond["PodScheduled"]["status"] == "False" and cond["PodScheduled"]["reason"] == "Unschedulable"
-    assert cond["PodScheduled"]["message"].startswith("0/5 nodes are available: 2 node(s) had untolerated taint(s)")
+    assert cond["PodScheduled"]["message"].startswith(
+        "0/5 nodes are available: 2 node(s) had untolerated taint(s)"
+    )
     # chained run: bound pods are cluster state, only the still-pending ones are scheduled again
     doc = simulate_json("-f", str(snap), "--seed", "7")
     assert {p["name"]: p["status"] for p in doc["pods"]} == {
-        "batch-big": "Unschedulable", "gated-1": "Gated", "other-scheduler": "Ignored"}
+        "batch-big": "Unschedulable",
+        "gated-1": "Gated",
+        "other-scheduler": "Ignored",
+    }
 
 
 def test_kubectl_list_format_and_skipped_kinds(tmp_path: Path) -> None:
     objs = [o for o in yaml.safe_load_all(Path(EXAMPLE).read_text()) if o]
     nodes = {"apiVersion": "v1", "kind": "List", "items": [o for o in objs if o["kind"] == "Node"]}
-    pods = {"apiVersion": "v1", "kind": "PodList", "items": [{k: v for k, v in o.items() if k != "kind"}
-                                                              for o in objs if o["kind"] == "Pod"]}
+    pods = {
+        "apiVersion": "v1",
+        "kind": "PodList",
+        "items": [{k: v for k, v in o.items() if k != "kind"} for o in objs if o["kind"] == "Pod"],
+    }
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "nodes.json").write_text(json.dumps(nodes))
     (tmp_path / "a" / "pods.yaml").write_text(yaml.safe_dump(pods))
@@ -209,7 +226,11 @@ status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
 
 
 def test_priority_class_admission_enables_preemption(tmp_path: Path) -> None:
-    f = _write(tmp_path, "pc.yaml", NODE + """---
+    f = _write(
+        tmp_path,
+        "pc.yaml",
+        NODE
+        + """---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: high}
@@ -235,37 +256,50 @@ metadata: {name: typo, namespace: default}
 spec:
   priorityClassName: hihg
   containers: [{name: c, image: busybox}]
-""")
+""",
+    )
     doc = simulate_json("-f", f, "--seed", "1", exit_code=1)
     pods = by_name(doc)
     assert pods["default/vip"]["status"] == "Scheduled" and pods["default/vip"]["node"] == "n1"
-    assert pods["default/vip"]["results"][0]["postFilter"]["DefaultPreemption"]["victims"] == ["default/filler"]
+    assert pods["default/vip"]["results"][0]["postFilter"]["DefaultPreemption"]["victims"] == [
+        "default/filler"
+    ]
     assert pods["default/filler"]["status"] == "Preempted"
     # the report names the preemptor as users do (the Event itself names its UID, as upstream's)
     assert pods["default/filler"]["message"] == "Preempted by pod default/vip on node n1"
     assert pods["default/typo"]["status"] == "Error"
     assert pods["default/typo"]["message"].endswith(
-        "doc 5 (Pod default/typo): spec.priorityClassName: no PriorityClass with name hihg was found")
+        "doc 5 (Pod default/typo): spec.priorityClassName: no PriorityClass with name hihg was found"
+    )
 
 
 def test_duplicate_objects_are_located(tmp_path: Path) -> None:
     f = _write(tmp_path, "dup.yaml", NODE + "---\n" + NODE)
     code, _, err = run("simulate", "-f", f)
     assert code == 2
-    assert err.strip().endswith("dup.yaml doc 2 (Node n1): metadata.name: duplicate of " + f + " doc 1 (Node n1)")
+    assert err.strip().endswith(
+        "dup.yaml doc 2 (Node n1): metadata.name: duplicate of " + f + " doc 1 (Node n1)"
+    )
 
 
 def test_pending_pod_being_deleted_is_ignored(tmp_path: Path) -> None:
-    f = _write(tmp_path, "del.yaml", NODE + """---
+    f = _write(
+        tmp_path,
+        "del.yaml",
+        NODE
+        + """---
 apiVersion: v1
 kind: Pod
 metadata: {name: going, namespace: default, deletionTimestamp: "2025-01-01T00:00:00Z"}
 spec:
   containers: [{name: c, image: busybox}]
-""")
+""",
+    )
     pods = by_name(simulate_json("-f", f))
     assert (pods["default/going"]["status"], pods["default/going"]["message"]) == (
-        "Ignored", "skip schedule deleting pod: default/going")
+        "Ignored",
+        "skip schedule deleting pod: default/going",
+    )
     assert pods["default/going"]["results"] == []
 
 
@@ -273,23 +307,34 @@ def test_explain_pod_without_attempts() -> None:
     code, out, err = run("simulate", "-f", EXAMPLE, "--explain", "shop/gated-1")
     assert code == 0, err
     flat = " ".join(out.split())  # the console wraps at the terminal width
-    assert "shop/gated-1: no scheduling attempt (Gated: waiting for scheduling gates: [example.com/quota])" in flat
+    assert (
+        "shop/gated-1: no scheduling attempt (Gated: waiting for scheduling gates: [example.com/quota])"
+        in flat
+    )
 
 
 def test_output_path_checked_before_running(tmp_path: Path) -> None:
     code, _, err = run("simulate", "-f", EXAMPLE, "--write-snapshot", str(tmp_path / "no" / "x.yaml"))
-    assert code == 2 and err.strip() == f"error: --write-snapshot {tmp_path / 'no' / 'x.yaml'}: directory {tmp_path / 'no'} does not exist"
+    assert (
+        code == 2
+        and err.strip()
+        == f"error: --write-snapshot {tmp_path / 'no' / 'x.yaml'}: directory {tmp_path / 'no'} does not exist"
+    )
     code, _, err = run("simulate", "-f", EXAMPLE, "--write-snapshot", str(tmp_path))
     assert code == 2 and err.strip() == f"error: --write-snapshot {tmp_path}: is a directory"
 
 
 def test_per_pod_profile_with_two_profiles(tmp_path: Path) -> None:
-    cfg = _write(tmp_path, "two.yaml", """apiVersion: kubescheduler.config.k8s.io/v1
+    cfg = _write(
+        tmp_path,
+        "two.yaml",
+        """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
 - schedulerName: my-scheduler
-""")
+""",
+    )
     doc = simulate_json("-f", EXAMPLE, "--seed", "7", "--config", cfg)
     assert doc["profile"] == "default-scheduler,my-scheduler"
     pods = by_name(doc)
@@ -301,9 +346,12 @@ profiles:
 def test_trace_snapshot_errors(tmp_path: Path) -> None:
     code, _, err = run("trace", "snapshot", str(tmp_path), "--output", str(tmp_path / "x.yaml"))
     assert code == 2
-    assert err.strip() == (f"error: {tmp_path / 'openb_node_list_all_node.csv'}: "
-                           "no such file (expected an openb trace csv)")
-    code, _, err = run("trace", "snapshot", str(tmp_path), "--pods", "-1", "--output", str(tmp_path / "x.yaml"))
+    assert err.strip() == (
+        f"error: {tmp_path / 'openb_node_list_all_node.csv'}: no such file (expected an openb trace csv)"
+    )
+    code, _, err = run(
+        "trace", "snapshot", str(tmp_path), "--pods", "-1", "--output", str(tmp_path / "x.yaml")
+    )
     assert code == 2 and "-1 is not in the range x>=0" in err
 
 

@@ -50,8 +50,14 @@ def test_no_headers_and_wide() -> None:
 def test_output_name() -> None:
     code, out, _ = run("simulate", "-f", str(EXAMPLE), "-o", "name")
     assert code == 0
-    assert out.splitlines() == ["pod/web-1", "pod/web-2", "pod/trainer-0", "pod/batch-big", "pod/gated-1",
-                                "pod/other-scheduler"]
+    assert out.splitlines() == [
+        "pod/web-1",
+        "pod/web-2",
+        "pod/trainer-0",
+        "pod/batch-big",
+        "pod/gated-1",
+        "pod/other-scheduler",
+    ]
 
 
 def test_yaml_output_has_no_anchors() -> None:
@@ -66,7 +72,9 @@ def test_explain_piped_is_plain_and_whole(tmp_path: Path) -> None:
     code, out, _ = run("simulate", "-f", _long_names(tmp_path), "--seed", "7", "--explain", "shop/web-1")
     assert code == 0
     assert "shop/web-1 — attempt 1: selected " + LONG + " — Filter" in out
-    filter_header = next(line for line in out.splitlines() if line.startswith("NODE") and "TaintToleration" in line)
+    filter_header = next(
+        line for line in out.splitlines() if line.startswith("NODE") and "TaintToleration" in line
+    )
     assert "NodeResourcesFit" in filter_header and "…" not in filter_header
     assert any(line.startswith(LONG + "   ") for line in out.splitlines())
 
@@ -89,19 +97,23 @@ def test_unknown_fields_warn_and_strict_fails() -> None:
 
 def test_pod_errors_exit_1_and_name_file_and_document(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(EXAMPLE.read_text() + """---
+    bad.write_text(
+        EXAMPLE.read_text()
+        + """---
 apiVersion: v1
 kind: Pod
 metadata: {name: broken, namespace: shop}
 spec:
   containers: [{name: c, image: busybox, resources: {requests: {cpu: "1.5.0"}}}]
-""")
+"""
+    )
     code, out, err = run("simulate", "-f", str(bad), "--seed", "7")
     assert code == 1
     assert "shop/broken" in out
     assert err.splitlines()[-2:] == [
         "error: 1 pod(s) ended in Error:",
-        f'  {bad} doc 14 (Pod shop/broken): spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"']
+        f'  {bad} doc 14 (Pod shop/broken): spec.containers[0].resources.requests.cpu: invalid quantity "1.5.0"',
+    ]
 
 
 def test_plugin_class_may_list_plugin_first() -> None:
@@ -127,20 +139,30 @@ def test_explain_of_an_unknown_pod_is_refused_before_the_run() -> None:
 
 
 def test_pod_errors_are_reported_once() -> None:
-    text = EXAMPLE.read_text() + """---
+    text = (
+        EXAMPLE.read_text()
+        + """---
 apiVersion: v1
 kind: Pod
 metadata: {name: bad, namespace: shop}
 spec:
   containers: [{name: c, image: busybox, resources: {requests: {cpu: "lots"}}}]
 """
+    )
     # a subprocess: pytest's own log handler would hide Python's last-resort stderr lines
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "kubesched.cli.main", "simulate", "-f", "-", "-o", "name"],
-                          input=text, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "kubesched.cli.main", "simulate", "-f", "-", "-o", "name"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     code, err = done.returncode, done.stderr
     assert code == 1
     assert [line for line in err.splitlines() if "spec.containers[0].resources.requests.cpu" in line] == [
-        '  STDIN doc 14 (Pod shop/bad): spec.containers[0].resources.requests.cpu: invalid quantity "lots"']
+        '  STDIN doc 14 (Pod shop/bad): spec.containers[0].resources.requests.cpu: invalid quantity "lots"'
+    ]

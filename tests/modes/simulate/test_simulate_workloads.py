@@ -11,14 +11,17 @@ from click.testing import CliRunner
 
 from kubesched.cli.main import main
 
-NODES = "".join(f"""---
+NODES = "".join(
+    f"""---
 apiVersion: v1
 kind: Node
 metadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}}}}}
 status:
   allocatable: {{cpu: "4", memory: 16Gi, pods: "110"}}
   capacity: {{cpu: "4", memory: 16Gi, pods: "110"}}
-""" for i in range(1, 4))
+"""
+    for i in range(1, 4)
+)
 WORKLOADS = """---
 apiVersion: apps/v1
 kind: DaemonSet
@@ -41,8 +44,10 @@ spec:
     spec:
       containers: [{name: web, image: nginx, resources: {requests: {cpu: 300m}}}]
 """
-UNFIT = ("0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are "
-         "available: 3 No preemption victims found for incoming pod.")
+UNFIT = (
+    "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are "
+    "available: 3 No preemption victims found for incoming pod."
+)
 
 
 def _run(*args: str) -> str:
@@ -54,8 +59,16 @@ def _run(*args: str) -> str:
 def test_a_50_replica_deployment_and_a_daemon_set_are_expanded_and_scheduled(tmp_path: Path) -> None:
     snap = tmp_path / "snap.yaml"
     snap.write_text(NODES + WORKLOADS)
-    out = _run("simulate", "-f", str(snap), "--seed", "1", "--no-headers", "--write-snapshot",
-               str(tmp_path / "after.yaml"))
+    out = _run(
+        "simulate",
+        "-f",
+        str(snap),
+        "--seed",
+        "1",
+        "--no-headers",
+        "--write-snapshot",
+        str(tmp_path / "after.yaml"),
+    )
     rows = [line.split(None, 3) for line in out.splitlines()]
     agents = [r for r in rows if r[0].startswith("default/agent-")]
     web = [r for r in rows if r[0].startswith("default/web-")]
@@ -73,8 +86,14 @@ def test_a_50_replica_deployment_and_a_daemon_set_are_expanded_and_scheduled(tmp
     assert all(p["metadata"]["name"].startswith(rs["metadata"]["name"] + "-") for p in web_pods)
     agent = next(p for p in pods if p["metadata"]["name"].startswith("agent-"))
     assert agent["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
-        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
-                                                "values": [agent["spec"]["nodeName"]]}]}]}
+        "nodeSelectorTerms": [
+            {
+                "matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [agent["spec"]["nodeName"]]}
+                ]
+            }
+        ]
+    }
     # the same input and seed give the same names and placements
     assert _run("simulate", "-f", str(snap), "--seed", "1", "--no-headers") == out
 
@@ -88,7 +107,9 @@ def test_no_controllers_keeps_workloads_without_pods(tmp_path: Path) -> None:
 
 def test_a_stateful_set_and_a_job_are_expanded(tmp_path: Path) -> None:
     snap = tmp_path / "snap.yaml"
-    snap.write_text(NODES + """---
+    snap.write_text(
+        NODES
+        + """---
 apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: db, namespace: default}
@@ -112,7 +133,8 @@ spec:
     spec:
       restartPolicy: Never
       containers: [{name: work, image: busybox}]
-""")
+"""
+    )
     names = _run("simulate", "-f", str(snap), "-o", "name").split()
     assert sorted(n for n in names if n.startswith("pod/db-")) == ["pod/db-0", "pod/db-1", "pod/db-2"]
     assert len([n for n in names if n.startswith("pod/batch-")]) == 2  # parallelism

@@ -24,23 +24,51 @@ T0 = 1_700_000_000.0
 
 
 def _pod(name: str, image: str, scheduler: str = "default-scheduler") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"schedulerName": scheduler, "containers": [{"name": "main", "image": image,
-                                                                 "resources": {"requests": {"cpu": "1"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "schedulerName": scheduler,
+            "containers": [{"name": "main", "image": image, "resources": {"requests": {"cpu": "1"}}}],
+        },
+    }
 
 
 def _cluster() -> tuple[VirtualClock, MemoryCluster]:
     def image(name: str, layers: list[tuple[str, int]]) -> dict[str, Any]:
-        return {"name": name, "class": "cpu", "source": "test", "confidence": "derived",
-                "layers": [{"id": i, "size_bytes": s} for i, s in layers]}
-    catalogue = parse_catalogue({"images": [image("a", [("base", 400), ("a-top", 100)]),
-                                            image("b", [("base", 400), ("b-top", 200)])]}, "test")
+        return {
+            "name": name,
+            "class": "cpu",
+            "source": "test",
+            "confidence": "derived",
+            "layers": [{"id": i, "size_bytes": s} for i, s in layers],
+        }
+
+    catalogue = parse_catalogue(
+        {
+            "images": [
+                image("a", [("base", 400), ("a-top", 100)]),
+                image("b", [("base", 400), ("b-top", 200)]),
+            ]
+        },
+        "test",
+    )
     clock = VirtualClock(T0)
     mc = MemoryCluster(clock)
     mc.load([node_manifest("n1", cpu="4")])
-    LiveKubelets(mc, clock, catalogue, KubeletImageConfig(node_bandwidth_bps=1000.0, decompress_bps=100.0,
-                                                         layer_latency_seconds=0.5, container_start_seconds=1.0,
-                                                         pull_fixed_seconds=0.0)).start()
+    LiveKubelets(
+        mc,
+        clock,
+        catalogue,
+        KubeletImageConfig(
+            node_bandwidth_bps=1000.0,
+            decompress_bps=100.0,
+            layer_latency_seconds=0.5,
+            container_start_seconds=1.0,
+            pull_fixed_seconds=0.0,
+        ),
+    ).start()
     return clock, mc
 
 
@@ -49,13 +77,21 @@ def _bind(mc: MemoryCluster, name: str) -> None:
 
 
 def test_parsers() -> None:
-    assert [parse_go_duration(t) for t in ("0s", "313ms", "1.594s", "1m53.8s", "2h0m5s", "1.5us")] == \
-        pytest.approx([0.0, 0.313, 1.594, 113.8, 7205.0, 1.5e-6])
+    assert [
+        parse_go_duration(t) for t in ("0s", "313ms", "1.594s", "1m53.8s", "2h0m5s", "1.5us")
+    ] == pytest.approx([0.0, 0.313, 1.594, 113.8, 7205.0, 1.5e-6])
     with pytest.raises(ValueError):
         parse_go_duration("1.2 s")
-    p = parse_pulled('Successfully pulled image "x" in 796ms (1.594s including waiting). Image size: 543804759 bytes.')
-    assert p is not None and (p.image, p.pulled, p.pull_seconds, p.total_seconds, p.size_bytes) == \
-        ("x", True, 0.796, 1.594, 543804759)
+    p = parse_pulled(
+        'Successfully pulled image "x" in 796ms (1.594s including waiting). Image size: 543804759 bytes.'
+    )
+    assert p is not None and (p.image, p.pulled, p.pull_seconds, p.total_seconds, p.size_bytes) == (
+        "x",
+        True,
+        0.796,
+        1.594,
+        543804759,
+    )
     p = parse_pulled('Container image "nginx:1.27" already present on machine')
     assert p is not None and (p.image, p.pulled, p.size_bytes) == ("nginx:1.27", False, None)
     assert parse_pulled("Created container: web") is None
@@ -78,10 +114,22 @@ def test_startup_decomposed_per_scheduler() -> None:
     default, aware = (r.result for r in runs)
     # p1: bound at once, 6 s pull, started at +7; p3: created at +12, image present, started at +13
     t1, t3 = default.timelines
-    assert (t1.key, t1.scheduling, t1.pull, t1.pull_wait, t1.container_start, t1.startup) == \
-        ("default/p1", 0.0, 6.0, 0.0, 1.0, 7.0)
-    assert (t3.arrival, t3.scheduling, t3.pull, t3.pull_wait, t3.startup, t3.bytes_cache_hit) == \
-        (12.0, 0.0, 0.0, 0.0, 1.0, 500)
+    assert (t1.key, t1.scheduling, t1.pull, t1.pull_wait, t1.container_start, t1.startup) == (
+        "default/p1",
+        0.0,
+        6.0,
+        0.0,
+        1.0,
+        7.0,
+    )
+    assert (t3.arrival, t3.scheduling, t3.pull, t3.pull_wait, t3.startup, t3.bytes_cache_hit) == (
+        12.0,
+        0.0,
+        0.0,
+        0.0,
+        1.0,
+        500,
+    )
     # p2: bound 1 s after creation, queued 5 s behind p1's pull, pulled 2.5 s, started at +9
     [t2] = aware.timelines
     assert (t2.scheduling, t2.pull, t2.pull_wait, t2.container_start, t2.startup) == (1.0, 2.5, 5.0, 0.5, 9.0)
@@ -93,8 +141,17 @@ def test_startup_decomposed_per_scheduler() -> None:
     assert [r["scheduler"] for r in report["runs"]] == ["default-scheduler", "image-aware"]
     assert "config" not in entry and list(entry)[0] == "scheduler"
     assert entry["startupLatencySeconds"]["p50"] == 4.0
-    assert entry["topImages"] == [{"image": "a", "pulls": 1, "cacheHits": 1, "joins": 0, "pullSeconds": 6.0,
-                                   "pullSecondsIncludingWaiting": 6.0, "bytesPulled": 500}]
+    assert entry["topImages"] == [
+        {
+            "image": "a",
+            "pulls": 1,
+            "cacheHits": 1,
+            "joins": 0,
+            "pullSeconds": 6.0,
+            "pullSecondsIncludingWaiting": 6.0,
+            "bytesPulled": 500,
+        }
+    ]
     # mean allocated cpu over [0, 20]: p1 1 cpu from 0, p3 1 cpu from 12, of 4 cpus
     assert entry["meanAllocatedFraction"]["cpu"] == pytest.approx((20 * 1 + 8 * 1) / 20 / 4)
 
@@ -137,8 +194,14 @@ def test_since_durations() -> None:
     from kubesched.cli.startup import _since_seconds
     from kubesched.errors import ConfigError
 
-    assert [_since_seconds(t) for t in ("1h", "30m", "1h30m", "2d", "1d12h", "all")] == \
-        [3600.0, 1800.0, 5400.0, 172800.0, 129600.0, None]
+    assert [_since_seconds(t) for t in ("1h", "30m", "1h30m", "2d", "1d12h", "all")] == [
+        3600.0,
+        1800.0,
+        5400.0,
+        172800.0,
+        129600.0,
+        None,
+    ]
     for bad in ("5x", "0s", "d", "-1h"):
         with pytest.raises(ConfigError, match="--since"):
             _since_seconds(bad)
@@ -150,40 +213,86 @@ def test_joined_pulls_count_once() -> None:
     size = 3_030_000_000
 
     def pod(name: str, node: str, created: int, started: int) -> dict[str, Any]:
-        return {"metadata": {"name": name, "namespace": "default", "uid": f"u-{name}",
-                             "creationTimestamp": f"2026-01-01T00:{created // 60:02d}:{created % 60:02d}Z"},
-                "spec": {"nodeName": node, "containers": [{"name": "main", "image": "img"}]},
-                "status": {"phase": "Running", "conditions": [
-                    {"type": "PodScheduled", "status": "True",
-                     "lastTransitionTime": f"2026-01-01T00:{created // 60:02d}:{created % 60:02d}Z"}],
-                    "containerStatuses": [{"name": "main", "state": {"running": {
-                        "startedAt": f"2026-01-01T00:{started // 60:02d}:{started % 60:02d}Z"}}}]}}
+        return {
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "uid": f"u-{name}",
+                "creationTimestamp": f"2026-01-01T00:{created // 60:02d}:{created % 60:02d}Z",
+            },
+            "spec": {"nodeName": node, "containers": [{"name": "main", "image": "img"}]},
+            "status": {
+                "phase": "Running",
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "True",
+                        "lastTransitionTime": f"2026-01-01T00:{created // 60:02d}:{created % 60:02d}Z",
+                    }
+                ],
+                "containerStatuses": [
+                    {
+                        "name": "main",
+                        "state": {
+                            "running": {"startedAt": f"2026-01-01T00:{started // 60:02d}:{started % 60:02d}Z"}
+                        },
+                    }
+                ],
+            },
+        }
 
     def pulled(name: str, at: int, pull: str, total: str) -> dict[str, Any]:
-        return {"involvedObject": {"kind": "Pod", "uid": f"u-{name}", "namespace": "default", "name": name},
-                "reason": "Pulled", "source": {"component": "kubelet"},
-                "firstTimestamp": f"2026-01-01T00:{at // 60:02d}:{at % 60:02d}Z",
-                "message": f'Successfully pulled image "img" in {pull} ({total} including waiting). '
-                           f"Image size: {size} bytes."}
+        return {
+            "involvedObject": {"kind": "Pod", "uid": f"u-{name}", "namespace": "default", "name": name},
+            "reason": "Pulled",
+            "source": {"component": "kubelet"},
+            "firstTimestamp": f"2026-01-01T00:{at // 60:02d}:{at % 60:02d}Z",
+            "message": f'Successfully pulled image "img" in {pull} ({total} including waiting). '
+            f"Image size: {size} bytes.",
+        }
 
-    pods = [pod("p1", "n1", 0, 68), pod("p2", "n1", 2, 68), pod("p3", "n1", 5, 69),
-            pod("p4", "n2", 1, 70), pod("p5", "n2", 3, 70), pod("p6", "n1", 600, 668)]
-    events = [pulled("p1", 67, "1m7s", "1m7s"), pulled("p2", 67, "1m5s", "1m5s"),
-              # a serialized kubelet: p3's request ran after p1's pull, the runtime had the content
-              pulled("p3", 68, "150ms", "1m3s"),
-              pulled("p4", 69, "1m8s", "1m8s"), pulled("p5", 69, "1m6s", "1m6s"),
-              pulled("p6", 667, "1m7s", "1m7s")]
+    pods = [
+        pod("p1", "n1", 0, 68),
+        pod("p2", "n1", 2, 68),
+        pod("p3", "n1", 5, 69),
+        pod("p4", "n2", 1, 70),
+        pod("p5", "n2", 3, 70),
+        pod("p6", "n1", 600, 668),
+    ]
+    events = [
+        pulled("p1", 67, "1m7s", "1m7s"),
+        pulled("p2", 67, "1m5s", "1m5s"),
+        # a serialized kubelet: p3's request ran after p1's pull, the runtime had the content
+        pulled("p3", 68, "150ms", "1m3s"),
+        pulled("p4", 69, "1m8s", "1m8s"),
+        pulled("p5", 69, "1m6s", "1m6s"),
+        pulled("p6", 667, "1m7s", "1m7s"),
+    ]
     [run] = analyse(StartupData(pods[:5], [], events[:5]))
     m = run.result.pull_metrics
-    assert (m.bytes_requested, m.bytes_pulled, m.bytes_joined, m.bytes_cache_hit, m.pulls_completed,
-            m.pulls_joined) == (5 * size, 2 * size, 3 * size, 0, 2, 3)
+    assert (
+        m.bytes_requested,
+        m.bytes_pulled,
+        m.bytes_joined,
+        m.bytes_cache_hit,
+        m.pulls_completed,
+        m.pulls_joined,
+    ) == (5 * size, 2 * size, 3 * size, 0, 2, 3)
     assert m.cache_hit_ratio == 0.0
     [img] = run.images
     assert (img.pulls, img.joins, img.hits, img.bytes_pulled) == (2, 3, 0, 2 * size)
-    assert [(tl.key, tl.bytes_pulled) for tl in run.result.timelines] == \
-        [("default/p1", size), ("default/p4", size), ("default/p2", 0), ("default/p5", 0), ("default/p3", 0)]
+    assert [(tl.key, tl.bytes_pulled) for tl in run.result.timelines] == [
+        ("default/p1", size),
+        ("default/p4", size),
+        ("default/p2", 0),
+        ("default/p5", 0),
+        ("default/p3", 0),
+    ]
     [run] = analyse(StartupData(pods, [], events))
-    assert (run.result.pull_metrics.bytes_pulled, run.result.pull_metrics.bytes_joined) == (3 * size, 3 * size)
+    assert (run.result.pull_metrics.bytes_pulled, run.result.pull_metrics.bytes_joined) == (
+        3 * size,
+        3 * size,
+    )
 
 
 def test_joined_pull_of_the_live_kubelet() -> None:
@@ -200,5 +309,8 @@ def test_joined_pull_of_the_live_kubelet() -> None:
     m = run.result.pull_metrics
     assert (m.bytes_requested, m.bytes_pulled, m.bytes_joined, m.bytes_cache_hit) == (1500, 500, 500, 500)
     assert m.cache_hit_ratio == pytest.approx(1 / 3)
-    assert [(tl.key, tl.startup) for tl in run.result.timelines] == \
-        [("default/p1", 7.0), ("default/p2", 7.0), ("default/p3", 1.0)]
+    assert [(tl.key, tl.startup) for tl in run.result.timelines] == [
+        ("default/p1", 7.0),
+        ("default/p2", 7.0),
+        ("default/p3", 1.0),
+    ]

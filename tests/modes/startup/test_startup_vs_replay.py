@@ -33,17 +33,39 @@ pytest.importorskip("kubernetes")
 REPO = Path(__file__).resolve().parents[3]
 SPEED = 20.0
 IMAGES = ["example.com/team/img-a:1", "example.com/team/img-b:1"]
-CATALOGUE = {"images": [{"name": name, "class": "cpu", "source": "test", "confidence": "derived",
-                         "layers": [{"id": f"{name}-layer", "size_bytes": 500_000_000}]} for name in IMAGES]}
-KUBELET = {"decompressBytesPerSecond": 25_000_000, "layerLatencySeconds": 0.0, "pullFixedSeconds": 0.0,
-           "containerStartSeconds": 1.0}
+CATALOGUE = {
+    "images": [
+        {
+            "name": name,
+            "class": "cpu",
+            "source": "test",
+            "confidence": "derived",
+            "layers": [{"id": f"{name}-layer", "size_bytes": 500_000_000}],
+        }
+        for name in IMAGES
+    ]
+}
+KUBELET = {
+    "decompressBytesPerSecond": 25_000_000,
+    "layerLatencySeconds": 0.0,
+    "pullFixedSeconds": 0.0,
+    "containerStartSeconds": 1.0,
+}
 PODS = [(f"p{i}", 30.0 * i, IMAGES[i % 2]) for i in range(10)]
 
 
-def _pod(name: str, image: str, scheduler: str | None = None, pool: str | None = None,
-         run_seconds: float | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "main", "image": image,
-                                            "resources": {"requests": {"cpu": "3", "memory": "12Gi"}}}]}
+def _pod(
+    name: str,
+    image: str,
+    scheduler: str | None = None,
+    pool: str | None = None,
+    run_seconds: float | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [
+            {"name": "main", "image": image, "resources": {"requests": {"cpu": "3", "memory": "12Gi"}}}
+        ]
+    }
     meta: dict[str, Any] = {"name": name, "namespace": "default"}
     if scheduler:
         spec["schedulerName"] = scheduler
@@ -56,19 +78,31 @@ def _replay() -> dict[str, dict[str, Any]]:
     nodes = [node_manifest(f"n{i}", cpu="8", memory="32Gi") for i in range(3)]
     pods = [WorkloadPod(name, "default", arrival, 60.0, _pod(name, image)) for name, arrival, image in PODS]
     workload = Workload(nodes, pods, horizon=400.0, description="test")
-    specs = [ConfigSpec("upstream", None),
-             ConfigSpec("image-aware", load_config(REPO / "examples/replay/image-aware.yaml"))]
-    results = run_replays(workload, specs, catalogue=parse_catalogue(CATALOGUE, "test"),
-                          kubelet_config=KubeletImageConfig.from_mapping(KUBELET))
+    specs = [
+        ConfigSpec("upstream", None),
+        ConfigSpec("image-aware", load_config(REPO / "examples/replay/image-aware.yaml")),
+    ]
+    results = run_replays(
+        workload,
+        specs,
+        catalogue=parse_catalogue(CATALOGUE, "test"),
+        kubelet_config=KubeletImageConfig.from_mapping(KUBELET),
+    )
     return {r.config: r.summary() for r in results}
 
 
 def _scheduler_config(path: Path) -> Path:
     aware = yaml.safe_load((REPO / "examples/replay/image-aware.yaml").read_text())["profiles"][0]
     aware["schedulerName"] = "image-aware"
-    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-           "percentageOfNodesToScore": 100, "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 2,
-           "leaderElection": {"leaderElect": False}, "profiles": [{"schedulerName": "upstream"}, aware]}
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "podInitialBackoffSeconds": 1,
+        "podMaxBackoffSeconds": 2,
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": "upstream"}, aware],
+    }
     path.write_text(yaml.safe_dump(doc))
     return path
 
@@ -76,17 +110,38 @@ def _scheduler_config(path: Path) -> Path:
 def _live(tmp: Path) -> dict[str, dict[str, Any]]:
     from kubernetes import client, config
 
-    nodes = [node_manifest(f"{pool}-{i}", cpu="8", memory="32Gi", labels={"pool": pool})
-             for pool in ("up", "aware") for i in range(3)]
+    nodes = [
+        node_manifest(f"{pool}-{i}", cpu="8", memory="32Gi", labels={"pool": pool})
+        for pool in ("up", "aware")
+        for i in range(3)
+    ]
     (tmp / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
     (tmp / "images.yaml").write_text(yaml.safe_dump(CATALOGUE))
     (tmp / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
     kc = tmp / "kubeconfig"
     serve = subprocess.Popen(
-        [sys.executable, "-c", "from kubesched.cli.main import main; main()", "serve", "-f", str(tmp / "nodes.yaml"),
-         "--port", "0", "--write-kubeconfig", str(kc), "--kubelet", "--kubelet-config", str(tmp / "kubelet.yaml"),
-         "--images", str(tmp / "images.yaml"), "--speed", str(SPEED)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-c",
+            "from kubesched.cli.main import main; main()",
+            "serve",
+            "-f",
+            str(tmp / "nodes.yaml"),
+            "--port",
+            "0",
+            "--write-kubeconfig",
+            str(kc),
+            "--kubelet",
+            "--kubelet-config",
+            str(tmp / "kubelet.yaml"),
+            "--images",
+            str(tmp / "images.yaml"),
+            "--speed",
+            str(SPEED),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     sched = None
     try:
         for _ in range(300):
@@ -96,9 +151,23 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
         assert kc.exists(), "serve did not start"
         log = open(tmp / "run.log", "w")  # noqa: SIM115 - closed below
         sched = subprocess.Popen(
-            [sys.executable, "-c", "from kubesched.cli.main import main; main()", "run", "--kubeconfig", str(kc),
-             "--config", str(_scheduler_config(tmp / "sched.yaml")), "--secure-port", "0", "--port", "0"],
-            stdout=log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-c",
+                "from kubesched.cli.main import main; main()",
+                "run",
+                "--kubeconfig",
+                str(kc),
+                "--config",
+                str(_scheduler_config(tmp / "sched.yaml")),
+                "--secure-port",
+                "0",
+                "--port",
+                "0",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         api = client.CoreV1Api(config.new_client_from_config(str(kc)))
         t0 = time.monotonic() + 5.0  # let the scheduler start
         for name, arrival, image in PODS:
@@ -106,7 +175,9 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
             if delay > 0:
                 time.sleep(delay)
             for scheduler, pool in (("upstream", "up"), ("image-aware", "aware")):
-                api.create_namespaced_pod("default", _pod(f"{scheduler}-{name}", image, scheduler, pool, 60.0))
+                api.create_namespaced_pod(
+                    "default", _pod(f"{scheduler}-{name}", image, scheduler, pool, 60.0)
+                )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             pods = api.list_namespaced_pod("default").items
@@ -117,9 +188,25 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
             raise AssertionError(f"pods did not all start:\n{(tmp / 'run.log').read_text()}")
         out = tmp / "report"
         done = subprocess.run(
-            [sys.executable, "-c", "from kubesched.cli.main import main; main()", "startup", "--kubeconfig", str(kc),
-             "-n", "default", "--since", "all", "--out", str(out), "--no-html"],
-            capture_output=True, text=True, timeout=120)
+            [
+                sys.executable,
+                "-c",
+                "from kubesched.cli.main import main; main()",
+                "startup",
+                "--kubeconfig",
+                str(kc),
+                "-n",
+                "default",
+                "--since",
+                "all",
+                "--out",
+                str(out),
+                "--no-html",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         report = json.loads((out / "report.json").read_text())
         return {r["scheduler"]: r for r in report["runs"]}
@@ -137,6 +224,7 @@ def test_startup_ranks_profiles_like_the_replay(tmp_path: Path) -> None:
 
     def p50(runs: dict[str, dict[str, Any]], name: str) -> float:
         return float(runs[name]["startupLatencySeconds"]["p50"])
+
     # the replay: image-aware pulls each image once, upstream spreads and pulls again
     assert p50(replay, "image-aware") < p50(replay, "upstream")
     assert replay["image-aware"]["bytesPulled"] < replay["upstream"]["bytesPulled"]

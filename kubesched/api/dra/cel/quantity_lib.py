@@ -116,7 +116,9 @@ def overloads() -> dict[str, list[cel.Overload]]:
             ov("quantity_sub_int", Q, [Q, INT], is_member=True, impl=_sub),
         ],
         "isLessThan": [ov("quantity_less", BOOL, [Q, Q], is_member=True, impl=lambda a, b: _cmp(a, b) < 0)],
-        "isGreaterThan": [ov("quantity_greater", BOOL, [Q, Q], is_member=True, impl=lambda a, b: _cmp(a, b) > 0)],
+        "isGreaterThan": [
+            ov("quantity_greater", BOOL, [Q, Q], is_member=True, impl=lambda a, b: _cmp(a, b) > 0)
+        ],
         "compareTo": [ov("quantity_compare_to", INT, [Q, Q], is_member=True, impl=_cmp)],
     }
 

@@ -88,7 +88,9 @@ def overloads() -> dict[str, list[cel.Overload]]:
         "major": [ov("semver_major", INT, [V], is_member=True, impl=lambda m: _version(m).major)],
         "minor": [ov("semver_minor", INT, [V], is_member=True, impl=lambda m: _version(m).minor)],
         "patch": [ov("semver_patch", INT, [V], is_member=True, impl=lambda m: _version(m).patch)],
-        "isLessThan": [ov("semver_is_less_than", BOOL, [V, V], is_member=True, impl=lambda a, b: _cmp(a, b) < 0)],
+        "isLessThan": [
+            ov("semver_is_less_than", BOOL, [V, V], is_member=True, impl=lambda a, b: _cmp(a, b) < 0)
+        ],
         "isGreaterThan": [
             ov("semver_is_greater_than", BOOL, [V, V], is_member=True, impl=lambda a, b: _cmp(a, b) > 0)
         ],
