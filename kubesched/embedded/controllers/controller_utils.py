@@ -20,9 +20,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.api.labels import parse_label_selector
 from kubesched.api.timestamps import parse_rfc3339
 from kubesched.clock import Clock
-from kubesched.errors import KubeschedError
+from kubesched.errors import KubeschedError, ManifestError
 
 __all__ = [
     "PodAdmission",
@@ -32,6 +33,7 @@ __all__ = [
     "is_pod_active",
     "is_pod_available",
     "is_pod_ready",
+    "label_selector_matcher",
     "mapping_field",
     "new_controller_ref",
     "pod_from_template",
@@ -56,6 +58,18 @@ def mapping_field(obj: Mapping[str, Any], key: str) -> dict[str, Any]:
     field (``spec: null``) reads as empty."""
     value = obj.get(key)
     return dict(value) if isinstance(value, Mapping) else {}
+
+
+def label_selector_matcher(selector: Any) -> Callable[[Mapping[str, str]], bool]:
+    """A predicate over label dicts for a workload's ``spec.selector`` (a missing, empty or
+    malformed selector matches nothing: workloads require one)."""
+    try:
+        parsed = parse_label_selector(selector, "spec.selector")
+    except ManifestError:
+        return lambda labels: False
+    if parsed is None or parsed.empty:
+        return lambda labels: False
+    return parsed.matches
 
 
 def owner_refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -39,19 +39,14 @@ from kubesched.api.required_node_affinity import RequiredNodeAffinity
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated, parse_taints, parse_tolerations
 from kubesched.api.timestamps import parse_rfc3339
 from kubesched.client.client import Subscription, WatchEvent
-from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
-    PodAdmission,
-    PodIndex,
-    WorkQueue,
-    controller_ref,
     is_pod_available,
     is_pod_ready,
     mapping_field,
     pod_from_template,
 )
 from kubesched.embedded.controllers.deployment import resolve_fenceposts, template_hash
-from kubesched.embedded.store import MemoryCluster
+from kubesched.embedded.controllers.pod_owner import PodOwnerController
 from kubesched.errors import ManifestError, NotFoundError
 
 __all__ = ["DAEMON_TOLERATIONS", "DaemonSetController", "new_daemon_pod", "node_should_run"]
@@ -165,37 +160,15 @@ def _pod_node(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
-class DaemonSetController:
+class DaemonSetController(PodOwnerController):
     """Runs DaemonSets of ``cluster`` on ``clock`` (module docstring); ``admit`` is applied to every
     pod it creates. :meth:`start` watches DaemonSets, nodes and pods; :meth:`stop` ends it."""
 
-    def __init__(self, cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> None:
-        self.cluster = cluster
-        self.clock = clock
-        self.admit: PodAdmission = admit or (lambda pod: pod)
-        self.queue = WorkQueue(clock, self.sync, "daemonset")
-        self._subs: list[Subscription] = []
-        self.pods = PodIndex(cluster)
+    kind = "DaemonSet"
+    queue_name = "daemonset"
 
-    def start(self) -> DaemonSetController:
-        self.pods.start(self._on_pod)
-        self._subs = [
-            self.cluster.watch("DaemonSet", None, self._on_ds),
-            self.cluster.watch("Node", self.cluster.resource_version, self._on_node),
-        ]
-        return self
-
-    def stop(self) -> None:
-        self.queue.closed = True
-        self.pods.stop()
-        for sub in self._subs:
-            sub.stop()
-        self._subs = []
-
-    def _on_ds(self, ev: WatchEvent) -> None:
-        meta = ev.object.get("metadata") or {}
-        if ev.type != "DELETED":
-            self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
+    def extra_watches(self) -> list[Subscription]:
+        return [self.cluster.watch("Node", self.cluster.resource_version, self._on_node)]
 
     def _on_node(self, ev: WatchEvent) -> None:
         if ev.type == "MODIFIED" and ev.old_object is not None:
@@ -206,13 +179,6 @@ class DaemonSetController:
                 return  # status-only changes do not move daemon pods
         for ds in self.cluster.list("DaemonSet").items:
             self.queue.add(f"{ds['metadata'].get('namespace')}/{ds['metadata']['name']}")
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        ref = controller_ref(ev.object)
-        if ref is not None and ref.get("kind") == "DaemonSet":
-            self.queue.add(
-                f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}"
-            )
 
     def sync(self, key: str) -> None:
         """``syncDaemonSet`` of ``namespace/name``."""
@@ -234,12 +200,6 @@ class DaemonSetController:
             self._manage(ds, nodes, by_node)
         self._update_status(ds, nodes)
 
-    def _delete(self, pod: Obj) -> None:
-        try:
-            self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace=True)
-        except NotFoundError:
-            pass
-
     def _manage(self, ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]]) -> None:
         """``manage`` + ``rollingUpdate``."""
         spec = ds.get("spec") or {}
@@ -253,7 +213,7 @@ class DaemonSetController:
             pods = sorted(by_node.get(name, []), key=_created)
             should_run, should_continue = node_should_run(ds, node)
             for pod in [p for p in pods if (p.get("status") or {}).get("phase") == "Failed"]:
-                self._delete(pod)
+                self.delete_pod(pod)
                 pods.remove(pod)
             if should_run:
                 eligible += 1
@@ -262,7 +222,7 @@ class DaemonSetController:
                     unavailable += 1
                     continue
                 for extra in pods[1:]:
-                    self._delete(extra)
+                    self.delete_pod(extra)
                 pod = pods[0]
                 if not is_pod_available(pod, 0, self.clock.now()):
                     unavailable += 1
@@ -270,7 +230,7 @@ class DaemonSetController:
                     outdated.append(pod)
             elif not should_continue:
                 for pod in pods:
-                    self._delete(pod)
+                    self.delete_pod(pod)
         if strategy.get("type") == "OnDelete":
             return
         rolling = mapping_field(strategy, "rollingUpdate")
@@ -284,7 +244,7 @@ class DaemonSetController:
                 if unavailable >= max_unavailable:
                     break
                 unavailable += 1
-            self._delete(pod)
+            self.delete_pod(pod)
 
     def _update_status(self, ds: Obj, nodes: list[Obj]) -> None:
         namespace, name = ds["metadata"].get("namespace") or "default", ds["metadata"]["name"]

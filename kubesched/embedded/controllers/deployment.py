@@ -45,11 +45,11 @@ from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
     WorkQueue,
     controller_ref,
+    label_selector_matcher,
     mapping_field,
     new_controller_ref,
     owner_refs,
 )
-from kubesched.embedded.controllers.replicaset import label_selector_matcher
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
 

@@ -30,19 +30,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.client.client import Subscription, WatchEvent
-from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
-    PodAdmission,
-    PodIndex,
-    WorkQueue,
-    controller_ref,
     is_pod_ready,
     mapping_field,
     pod_from_template,
 )
 from kubesched.embedded.controllers.deployment import template_hash
-from kubesched.embedded.store import MemoryCluster
+from kubesched.embedded.controllers.pod_owner import PodOwnerController
 from kubesched.errors import AlreadyExistsError, NotFoundError
 
 __all__ = ["StatefulSetController", "new_stateful_pod", "stateful_claims"]
@@ -129,47 +123,12 @@ def _running_ready(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") == "Running" and is_pod_ready(pod)
 
 
-class StatefulSetController:
+class StatefulSetController(PodOwnerController):
     """Runs StatefulSets of ``cluster`` on ``clock`` (module docstring); ``admit`` is applied to
     every pod it creates. :meth:`start` watches StatefulSets and pods; :meth:`stop` ends it."""
 
-    def __init__(self, cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> None:
-        self.cluster = cluster
-        self.clock = clock
-        self.admit: PodAdmission = admit or (lambda pod: pod)
-        self.queue = WorkQueue(clock, self.sync, "statefulset")
-        self._subs: list[Subscription] = []
-        self.pods = PodIndex(cluster)
-
-    def start(self) -> StatefulSetController:
-        self.pods.start(self._on_pod)
-        self._subs = [self.cluster.watch("StatefulSet", None, self._on_sts)]
-        return self
-
-    def stop(self) -> None:
-        self.queue.closed = True
-        self.pods.stop()
-        for sub in self._subs:
-            sub.stop()
-        self._subs = []
-
-    def _on_sts(self, ev: WatchEvent) -> None:
-        meta = ev.object.get("metadata") or {}
-        if ev.type != "DELETED":
-            self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        ref = controller_ref(ev.object)
-        if ref is not None and ref.get("kind") == "StatefulSet":
-            self.queue.add(
-                f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}"
-            )
-
-    def _delete(self, pod: Obj) -> None:
-        try:
-            self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace=True)
-        except NotFoundError:
-            pass
+    kind = "StatefulSet"
+    queue_name = "statefulset"
 
     def sync(self, key: str) -> None:
         """``updateStatefulSet`` of ``namespace/name``."""
@@ -200,7 +159,7 @@ class StatefulSetController:
             if (pod.get("status") or {}).get("phase") == "Failed" and not pod["metadata"].get(
                 "deletionTimestamp"
             ):
-                self._delete(pod)
+                self.delete_pod(pod)
                 del pods[ordinal]
         for ordinal in wanted:
             current = pods.get(ordinal)
@@ -223,11 +182,11 @@ class StatefulSetController:
             if parallel:
                 for ordinal in surplus:
                     if not pods[ordinal]["metadata"].get("deletionTimestamp"):
-                        self._delete(pods[ordinal])
+                        self.delete_pod(pods[ordinal])
             elif all(_running_ready(p) for o, p in pods.items() if o in wanted) and not any(
                 pods[o]["metadata"].get("deletionTimestamp") for o in surplus
             ):
-                self._delete(pods[surplus[0]])
+                self.delete_pod(pods[surplus[0]])
             return
         strategy = mapping_field(spec, "updateStrategy")
         if strategy.get("type") == "OnDelete":
@@ -244,7 +203,7 @@ class StatefulSetController:
                 outdated is not None
                 and (outdated["metadata"].get("labels") or {}).get(REVISION_HASH) != revision
             ):
-                self._delete(outdated)
+                self.delete_pod(outdated)
                 return
 
     def _update_status(self, sts: Obj) -> None:
