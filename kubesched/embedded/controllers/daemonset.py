@@ -40,12 +40,13 @@ from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated, pars
 from kubesched.api.timestamps import parse_rfc3339
 from kubesched.client.client import Subscription, WatchEvent
 from kubesched.embedded.controllers.controller_utils import (
+    compute_hash,
     is_pod_available,
     is_pod_ready,
     mapping_field,
     pod_from_template,
 )
-from kubesched.embedded.controllers.deployment import resolve_fenceposts, template_hash
+from kubesched.embedded.controllers.deployment_util import resolve_fenceposts
 from kubesched.embedded.controllers.pod_owner import PodOwnerController
 from kubesched.errors import ManifestError, NotFoundError
 
@@ -101,7 +102,7 @@ def new_daemon_pod(ds: Mapping[str, Any], node_name: str) -> Obj:
     meta = pod["metadata"]
     meta["labels"] = {
         **meta.get("labels", {}),
-        REVISION_HASH: template_hash(spec.get("template")),
+        REVISION_HASH: compute_hash(spec.get("template")),
         TEMPLATE_GENERATION: str((ds.get("metadata") or {}).get("generation", 1)),
     }
     return pod
@@ -203,7 +204,7 @@ class DaemonSetController(PodOwnerController):
     def _manage(self, ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]]) -> None:
         """``manage`` + ``rollingUpdate``."""
         spec = ds.get("spec") or {}
-        current_hash = template_hash(spec.get("template"))
+        current_hash = compute_hash(spec.get("template"))
         strategy = mapping_field(spec, "updateStrategy")
         eligible = 0
         unavailable = 0
@@ -249,7 +250,7 @@ class DaemonSetController(PodOwnerController):
     def _update_status(self, ds: Obj, nodes: list[Obj]) -> None:
         namespace, name = ds["metadata"].get("namespace") or "default", ds["metadata"]["name"]
         uid = ds["metadata"].get("uid")
-        current_hash = template_hash((ds.get("spec") or {}).get("template"))
+        current_hash = compute_hash((ds.get("spec") or {}).get("template"))
         by_node: dict[str, list[Obj]] = {}
         for pod in self.pods.owned(namespace, str(uid)):
             if not pod["metadata"].get("deletionTimestamp"):

@@ -31,11 +31,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.embedded.controllers.controller_utils import (
+    compute_hash,
     is_pod_ready,
     mapping_field,
     pod_from_template,
 )
-from kubesched.embedded.controllers.deployment import template_hash
 from kubesched.embedded.controllers.pod_owner import PodOwnerController
 from kubesched.errors import AlreadyExistsError, NotFoundError
 
@@ -52,7 +52,7 @@ REVISION_HASH = "controller-revision-hash"
 
 def _revision(sts: Mapping[str, Any]) -> str:
     return (
-        f"{(sts.get('metadata') or {}).get('name')}-{template_hash((sts.get('spec') or {}).get('template'))}"
+        f"{(sts.get('metadata') or {}).get('name')}-{compute_hash((sts.get('spec') or {}).get('template'))}"
     )
 
 
