@@ -11,7 +11,6 @@ Objects are the API's JSON dicts; replica counts are pods; times are epoch secon
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -192,8 +191,18 @@ def sort_by_size_older(rs_list: Sequence[Obj]) -> list[Obj]:
     return sorted(sort_by_creation(rs_list), key=lambda rs: -replicas(rs))
 
 
+def _without_nulls(value: Any) -> Any:
+    """``value`` without ``null`` members: decoded into the typed object, a ``null`` field (the
+    ``creationTimestamp: null`` clients send in templates) reads as the zero value, as when absent."""
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def _without_hash(template: Any) -> Any:
-    t: dict[str, Any] = copy.deepcopy(dict(template)) if isinstance(template, Mapping) else {}
+    t: dict[str, Any] = _without_nulls(template) if isinstance(template, Mapping) else {}
     labels = (t.get("metadata") or {}).get("labels")
     if isinstance(labels, dict):
         labels.pop(POD_TEMPLATE_HASH, None)

@@ -1,0 +1,157 @@
+"""``kubectl rollout`` against ``kubesched serve``'s API server with the workload controllers:
+history, undo, pause and resume, and a rollout that exceeds its progress deadline. The test plays
+the kubelet (pods turn Running and Ready through the store)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+
+KUBECTL = shutil.which("kubectl")
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
+    handle = start_server(bookmark_interval=0.2, workload_controllers=True)
+    stop = threading.Event()
+
+    def kubelet() -> None:  # every pod of an image without "broken" turns Running and Ready
+        while not stop.wait(0.05):
+            for pod in handle.cluster.list("Pod").items:
+                status = pod.get("status") or {}
+                image = pod["spec"]["containers"][0]["image"]
+                if status.get("phase") == "Running" or "broken" in image:
+                    continue
+                if pod["metadata"].get("deletionTimestamp"):
+                    continue
+                try:
+                    handle.cluster.patch_status(
+                        "Pod",
+                        pod["metadata"]["namespace"],
+                        pod["metadata"]["name"],
+                        {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+                    )
+                except Exception:  # noqa: BLE001 - a pod deleted meanwhile
+                    continue
+
+    thread = threading.Thread(target=kubelet, daemon=True)
+    thread.start()
+    try:
+        yield handle, write_kubeconfig(tmp_path / "kubeconfig", handle.url)
+    finally:
+        stop.set()
+        thread.join(5)
+        handle.stop()
+
+
+def _kubectl(kubeconfig: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    assert KUBECTL is not None
+    return subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _ok(out: subprocess.CompletedProcess[str]) -> str:
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _history(*revisions: tuple[int, str]) -> str:
+    rows = "".join(f"{rev:<10}{cause}\n" for rev, cause in revisions)
+    return f"deployment.apps/web \nREVISION  CHANGE-CAUSE\n{rows}\n"
+
+
+def test_rollout_history_undo_pause_and_resume(served: tuple[ServerHandle, Path]) -> None:
+    server, kc = served
+    _ok(_kubectl(kc, "create", "deployment", "web", "--image=nginx", "--replicas=3"))
+    _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
+    _ok(_kubectl(kc, "set", "image", "deployment/web", "nginx=nginx:1.27"))
+    _ok(_kubectl(kc, "annotate", "deployment/web", "kubernetes.io/change-cause=to 1.27"))
+    _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
+    assert _ok(_kubectl(kc, "rollout", "history", "deployment/web")) == _history(
+        (1, "<none>"), (2, "to 1.27")
+    )
+
+    assert _ok(_kubectl(kc, "rollout", "undo", "deployment/web")) == "deployment.apps/web rolled back\n"
+    out = _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
+    assert out.splitlines()[-1] == 'deployment "web" successfully rolled out'
+    assert _ok(_kubectl(kc, "rollout", "history", "deployment/web")) == _history(
+        (2, "to 1.27"), (3, "<none>")
+    )
+    d = server.cluster.get("Deployment", "default", "web")
+    assert d["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx"
+    assert d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+    rs_by_image = {
+        rs["spec"]["template"]["spec"]["containers"][0]["image"]: rs
+        for rs in server.cluster.list("ReplicaSet", "default").items
+    }
+    assert len(rs_by_image) == 2
+    assert rs_by_image["nginx"]["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] == "1"
+    assert (rs_by_image["nginx"]["spec"]["replicas"], rs_by_image["nginx:1.27"]["spec"]["replicas"]) == (3, 0)
+    out = _ok(_kubectl(kc, "rollout", "history", "deployment/web", "--revision=3"))
+    assert out.splitlines()[0] == "deployment.apps/web with revision #3"
+    assert "    Image:\tnginx\n" in out
+
+    out = _kubectl(kc, "rollout", "undo", "deployment/web", "--to-revision=9")
+    assert (out.returncode, out.stderr) == (1, "error: unable to find specified revision 9 in history\n")
+    assert _ok(_kubectl(kc, "rollout", "pause", "deployment/web")) == "deployment.apps/web paused\n"
+    out = _kubectl(kc, "rollout", "undo", "deployment/web")
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: you cannot rollback a paused deployment; resume it first")
+    _ok(_kubectl(kc, "set", "image", "deployment/web", "nginx=nginx:1.28"))
+    _ok(_kubectl(kc, "scale", "deployment/web", "--replicas=4"))
+    d = server.cluster.get("Deployment", "default", "web")
+    [cond] = [c for c in d["status"]["conditions"] if c["type"] == "Progressing"]
+    assert (cond["status"], cond["reason"], cond["message"]) == (
+        "Unknown",
+        "DeploymentPaused",
+        "Deployment is paused",
+    )
+    assert _ok(_kubectl(kc, "rollout", "resume", "deployment/web")) == "deployment.apps/web resumed\n"
+    _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
+    assert _ok(_kubectl(kc, "rollout", "history", "deployment/web")) == _history(
+        (2, "to 1.27"), (3, "<none>"), (4, "<none>")
+    )
+    pods = [
+        p for p in server.cluster.list("Pod", "default").items if not p["metadata"].get("deletionTimestamp")
+    ]
+    assert sorted(p["spec"]["containers"][0]["image"] for p in pods) == ["nginx:1.28"] * 4
+
+
+def test_rollout_status_reports_an_exceeded_progress_deadline(served: tuple[ServerHandle, Path]) -> None:
+    server, kc = served
+    _ok(_kubectl(kc, "create", "deployment", "web", "--image=nginx", "--replicas=2"))
+    _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
+    _ok(_kubectl(kc, "patch", "deployment/web", "-p", '{"spec": {"progressDeadlineSeconds": 2}}'))
+    _ok(_kubectl(kc, "set", "image", "deployment/web", "nginx=nginx:broken"))
+    out = _kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s")
+    assert out.returncode == 1
+    assert out.stderr == 'error: deployment "web" exceeded its progress deadline\n'
+    d = server.cluster.get("Deployment", "default", "web")
+    [cond] = [c for c in d["status"]["conditions"] if c["type"] == "Progressing"]
+    new_rs = [
+        rs
+        for rs in server.cluster.list("ReplicaSet", "default").items
+        if rs["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:broken"
+    ][0]
+    assert (cond["status"], cond["reason"], cond["message"]) == (
+        "False",
+        "ProgressDeadlineExceeded",
+        f'ReplicaSet "{new_rs["metadata"]["name"]}" has timed out progressing.',
+    )
+    # a rollback to the working revision recovers
+    _ok(_kubectl(kc, "rollout", "undo", "deployment/web"))
+    out = _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
+    assert out.splitlines()[-1] == 'deployment "web" successfully rolled out'
