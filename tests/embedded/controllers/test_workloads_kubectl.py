@@ -1,6 +1,7 @@
 """``kubectl rollout`` against ``kubesched serve``'s API server with the workload controllers:
-history, undo, pause and resume, and a rollout that exceeds its progress deadline. The test plays
-the kubelet (pods turn Running and Ready through the store)."""
+a Deployment's history, undo, pause and resume, and a rollout that exceeds its progress deadline;
+a StatefulSet's ControllerRevisions (``kubectl get controllerrevisions``, ``rollout history``,
+``rollout undo``). The test plays the kubelet (pods turn Running and Ready through the store)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
 
 KUBECTL = shutil.which("kubectl")
+HASH = "controller-revision-hash"
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
 
@@ -155,3 +157,76 @@ def test_rollout_status_reports_an_exceeded_progress_deadline(served: tuple[Serv
     _ok(_kubectl(kc, "rollout", "undo", "deployment/web"))
     out = _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
     assert out.splitlines()[-1] == 'deployment "web" successfully rolled out'
+
+
+STATEFUL_SET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: "postgres:16"}]
+"""
+
+
+def _apply(kc: Path, manifest: str) -> str:
+    assert KUBECTL is not None
+    out = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kc), "apply", "-f", "-"],
+        input=manifest,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return _ok(out)
+
+
+def _controller_revisions(kc: Path) -> list[list[str]]:
+    """``kubectl get controllerrevisions`` rows without the age column."""
+    out = _ok(_kubectl(kc, "get", "controllerrevisions"))
+    return [line.split()[:3] for line in out.splitlines()]
+
+
+def test_stateful_set_revisions_through_kubectl(served: tuple[ServerHandle, Path]) -> None:
+    server, kc = served
+    assert _apply(kc, STATEFUL_SET) == "statefulset.apps/db created\n"
+    out = _ok(_kubectl(kc, "rollout", "status", "statefulset/db", "--timeout=30s"))
+    assert out.splitlines()[-1] == "partitioned roll out complete: 2 new pods have been updated..."
+    [r1] = server.cluster.list("ControllerRevision", "default").items
+    name1 = r1["metadata"]["name"]
+    assert _controller_revisions(kc) == [
+        ["NAME", "CONTROLLER", "REVISION"],
+        [name1, "statefulset.apps/db", "1"],
+    ]
+
+    _ok(_kubectl(kc, "set", "image", "statefulset/db", "db=postgres:17"))
+    out = _ok(_kubectl(kc, "rollout", "status", "statefulset/db", "--timeout=30s"))
+    assert out.splitlines()[-1] == "partitioned roll out complete: 2 new pods have been updated..."
+    name2 = next(
+        r["metadata"]["name"]
+        for r in server.cluster.list("ControllerRevision", "default").items
+        if r["metadata"]["name"] != name1
+    )
+    sts = server.cluster.get("StatefulSet", "default", "db")
+    assert (sts["status"]["currentRevision"], sts["status"]["updateRevision"]) == (name2, name2)
+    out = _ok(_kubectl(kc, "rollout", "history", "statefulset/db"))
+    assert out == "statefulset.apps/db \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+
+    assert _ok(_kubectl(kc, "rollout", "undo", "statefulset/db")) == "statefulset.apps/db rolled back\n"
+    _ok(_kubectl(kc, "rollout", "status", "statefulset/db", "--timeout=30s"))
+    assert sorted(_controller_revisions(kc)[1:], key=lambda row: row[2]) == [
+        [name2, "statefulset.apps/db", "2"],
+        [name1, "statefulset.apps/db", "3"],
+    ]
+    pods = server.cluster.list("Pod", "default").items
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    assert sorted(
+        (p["metadata"]["name"], p["spec"]["containers"][0]["image"], p["metadata"]["labels"][HASH])
+        for p in live
+    ) == [("db-0", "postgres:16", name1), ("db-1", "postgres:16", name1)]
