@@ -26,6 +26,7 @@ from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import AlreadyExistsError, NotFoundError
 
 __all__ = [
+    "HASH_LABEL",
     "REVISION_HASH",
     "controlled_revisions",
     "create_controller_revision",
@@ -41,8 +42,12 @@ __all__ = [
 
 Obj = dict[str, Any]
 
-#: label of a revision (and its pods) naming its hash (StatefulSet pods: the revision's name)
+#: label of a workload's pods naming their revision (StatefulSet pods: the revision's name; DaemonSet
+#: pods and revisions: its hash)
 REVISION_HASH = "controller-revision-hash"
+#: label of a revision made by :func:`new_controller_revision` naming its hash
+#: (``ControllerRevisionHashLabel``)
+HASH_LABEL = "controller.kubernetes.io/hash"
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand: SafeEncodeString
 _MAX_NAME_PREFIX = 223
 
@@ -114,7 +119,7 @@ def new_controller_revision(
     parent: Mapping[str, Any], template_labels: Mapping[str, str], data: Obj, revision: int, probe: int | None
 ) -> Obj:
     """``NewControllerRevision``: ``<parent>-<hash>``, the template's labels plus
-    ``controller-revision-hash: <hash>``, controlled by ``parent``, in its namespace."""
+    ``controller.kubernetes.io/hash: <hash>``, controlled by ``parent``, in its namespace."""
     h = hash_controller_revision(data, probe)
     pmeta = parent.get("metadata") or {}
     return {
@@ -123,7 +128,7 @@ def new_controller_revision(
         "metadata": {
             "name": f"{str(pmeta.get('name'))[:_MAX_NAME_PREFIX]}-{h}",
             "namespace": pmeta.get("namespace") or "default",
-            "labels": {**template_labels, REVISION_HASH: h},
+            "labels": {**template_labels, HASH_LABEL: h},
             "ownerReferences": [new_controller_ref(parent)],
         },
         "data": data,
@@ -177,14 +182,14 @@ def controlled_revisions(cluster: MemoryCluster, owner: Mapping[str, Any]) -> li
 
 def create_controller_revision(cluster: MemoryCluster, revision: Obj, probe: int) -> tuple[Obj, int]:
     """``CreateControllerRevision``: create ``revision`` named by its hash with collision count
-    ``probe``; a name taken by a revision of other data raises the count and tries again.
-    Returns the stored revision and the collision count used."""
+    ``probe``; a name taken by a revision of other data raises the count and tries again (the
+    name changes, the hash label stays, as upstream). Returns the stored revision and the
+    collision count used."""
     while True:
         h = hash_controller_revision(revision["data"], probe)
         prefix = str((controller_ref(revision) or {}).get("name"))[:_MAX_NAME_PREFIX]
         candidate = copy.deepcopy(revision)
         candidate["metadata"]["name"] = f"{prefix}-{h}"
-        candidate["metadata"]["labels"] = {**candidate["metadata"].get("labels", {}), REVISION_HASH: h}
         try:
             return cluster.create(candidate), probe
         except AlreadyExistsError:

@@ -117,7 +117,10 @@ def test_stateful_set_revisions_partition_and_rollback() -> None:
     [(rev, r1, image)] = _revisions(cluster)
     assert (rev, image) == (1, "postgres:16")
     revision = cluster.get("ControllerRevision", "default", r1)
-    assert revision["metadata"]["labels"] == {"app": "db", HASH: r1.removeprefix("db-")}
+    assert revision["metadata"]["labels"] == {
+        "app": "db",
+        "controller.kubernetes.io/hash": r1.removeprefix("db-"),
+    }
     assert revision["metadata"]["ownerReferences"][0]["kind"] == "StatefulSet"
     assert _pods(cluster) == {f"db-{i}": ("postgres:16", r1) for i in range(3)}
 
