@@ -46,7 +46,10 @@ strategy, as ``pkg/controller/deployment`` does (``deployment_controller.go: syn
 * Once a rollout is complete (or while paused), old ReplicaSets beyond ``revisionHistoryLimit``
   (default 10), lowest revision first, are deleted when they have no replicas.
 
-Not modelled: Events, the ``ReplicaFailure`` condition, ``status.terminatingReplicas``, the
+Each resize is a Normal ``ScalingReplicaSet`` Event on the Deployment (``Scaled up replica set
+web-5d4f8 from 0 to 3``), as ``kubectl describe deployment`` shows them.
+
+Not modelled: the ``ReplicaFailure`` condition, ``status.terminatingReplicas``, the
 deprecated ``rollbackTo`` annotation of extensions/v1beta1.
 """
 
@@ -57,7 +60,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.api.timestamps import parse_rfc3339
+from kubesched.api.timestamps import parse_rfc3339, rfc3339
 from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
@@ -102,7 +105,7 @@ from kubesched.embedded.controllers.deployment_util import (
     status_count,
 )
 from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import AlreadyExistsError, NotFoundError
+from kubesched.errors import AlreadyExistsError, KubeschedError, NotFoundError
 
 __all__ = ["DeploymentController"]
 
@@ -292,7 +295,45 @@ class DeploymentController:
         updated = copy.deepcopy(rs)
         updated.setdefault("spec", {})["replicas"] = new_scale
         set_replicas_annotations(updated, desired, most)
-        return size_changes, self.cluster.update(updated)
+        stored = self.cluster.update(updated)
+        if size_changes:
+            operation = "up" if replicas(rs) < new_scale else "down"
+            self._event(
+                d,
+                f"Scaled {operation} replica set {rs['metadata']['name']} from {replicas(rs)} to {new_scale}",
+            )
+        return size_changes, stored
+
+    def _event(self, d: Obj, message: str) -> None:
+        """A Normal ``ScalingReplicaSet`` Event about ``d`` from ``deployment-controller`` (what
+        ``kubectl describe deployment`` lists)."""
+        meta = d["metadata"]
+        stamp = rfc3339(self.clock.now())
+        event: Obj = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"namespace": meta.get("namespace") or "default"},
+            "involvedObject": {
+                "kind": "Deployment",
+                "apiVersion": "apps/v1",
+                "namespace": meta.get("namespace") or "default",
+                "name": meta["name"],
+                "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion"),
+            },
+            "reason": "ScalingReplicaSet",
+            "message": message,
+            "type": "Normal",
+            "source": {"component": "deployment-controller"},
+            "reportingComponent": "deployment-controller",
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        try:
+            self.cluster.create_event(event)
+        except (KubeschedError, ValueError) as e:  # events are best effort, as upstream
+            log.debug("deployment controller: event for %s/%s: %s", meta.get("namespace"), meta["name"], e)
 
     def _scale_and_record(self, rs: Obj, new_scale: int, d: Obj) -> tuple[bool, Obj]:
         """``scaleReplicaSetAndRecordEvent``: nothing when ``rs`` already has ``new_scale``."""
@@ -378,6 +419,10 @@ class DeploymentController:
                 self._write_status(d, status)
                 self.queue.add(f"{meta.get('namespace')}/{meta['name']}")
                 raise
+        if not already_exists and replicas(created) > 0:
+            self._event(
+                d, f"Scaled up replica set {created['metadata']['name']} from 0 to {replicas(created)}"
+            )
         d, needs_update = self._set_revision(d, str(new_revision))
         status = copy.deepcopy(d.get("status") or {})
         if not already_exists and has_progress_deadline(d):

@@ -113,8 +113,17 @@ def test_scaling_during_a_rollout_is_proportional() -> None:
     _ready(cluster, clock, "nginx")
     assert _sizes(cluster) == [("nginx", 8, "10", "13"), ("nginx:broken", 5, "10", "13")]
 
+    names = {
+        rs["spec"]["template"]["spec"]["containers"][0]["image"]: rs["metadata"]["name"]
+        for rs in cluster.list("ReplicaSet").items
+    }
+    seen = len(cluster.events())
     _update(cluster, clock, replicas=15)  # 18 allowed: +3 to the older, larger one, +2 to the new one
     assert _sizes(cluster) == [("nginx", 11, "15", "18"), ("nginx:broken", 7, "15", "18")]
+    assert [(e["reason"], e["message"]) for e in cluster.events()[seen:]] == [
+        ("ScalingReplicaSet", f"Scaled up replica set {names['nginx']} from 8 to 11"),
+        ("ScalingReplicaSet", f"Scaled up replica set {names['nginx:broken']} from 5 to 7"),
+    ]
     _ready(cluster, clock, "nginx")
     assert _sizes(cluster) == [("nginx", 11, "15", "18"), ("nginx:broken", 7, "15", "18")]
 

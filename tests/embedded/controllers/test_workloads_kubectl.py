@@ -79,6 +79,12 @@ def test_rollout_history_undo_pause_and_resume(served: tuple[ServerHandle, Path]
     server, kc = served
     _ok(_kubectl(kc, "create", "deployment", "web", "--image=nginx", "--replicas=3"))
     _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
+    [rs1] = server.cluster.list("ReplicaSet", "default").items
+    events = _ok(_kubectl(kc, "describe", "deployment", "web")).split("Events:\n")[1].splitlines()[2:]
+    assert [line.split(None, 4)[::4] for line in events] == [
+        ["Normal", f"Scaled up replica set {rs1['metadata']['name']} from 0 to 3"]
+    ]
+    assert [line.split(None, 4)[1:4:2] for line in events] == [["ScalingReplicaSet", "deployment-controller"]]
     _ok(_kubectl(kc, "set", "image", "deployment/web", "nginx=nginx:1.27"))
     _ok(_kubectl(kc, "annotate", "deployment/web", "kubernetes.io/change-cause=to 1.27"))
     _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
