@@ -8,14 +8,17 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
 
 KUBECTL = shutil.which("kubectl")
+T = TypeVar("T")
 HASH = "controller-revision-hash"
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
@@ -63,6 +66,14 @@ def _kubectl(kubeconfig: Path, *args: str, timeout: float = 60) -> subprocess.Co
         timeout=timeout,
         check=False,
     )
+
+
+def _eventually(read: Callable[[], T], expected: T, timeout: float = 10) -> None:
+    """``read()`` equals ``expected`` within ``timeout`` seconds (the controllers run asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while (got := read()) != expected:
+        assert time.monotonic() < deadline, got
+        time.sleep(0.05)
 
 
 def _ok(out: subprocess.CompletedProcess[str]) -> str:
@@ -120,12 +131,15 @@ def test_rollout_history_undo_pause_and_resume(served: tuple[ServerHandle, Path]
     assert out.stderr.startswith("error: you cannot rollback a paused deployment; resume it first")
     _ok(_kubectl(kc, "set", "image", "deployment/web", "nginx=nginx:1.28"))
     _ok(_kubectl(kc, "scale", "deployment/web", "--replicas=4"))
-    d = server.cluster.get("Deployment", "default", "web")
-    [cond] = [c for c in d["status"]["conditions"] if c["type"] == "Progressing"]
-    assert (cond["status"], cond["reason"], cond["message"]) == (
-        "Unknown",
-        "DeploymentPaused",
-        "Deployment is paused",
+
+    def progressing() -> tuple[str, str, str]:
+        d = server.cluster.get("Deployment", "default", "web")
+        [cond] = [c for c in d["status"]["conditions"] if c["type"] == "Progressing"]
+        return cond["status"], cond["reason"], cond["message"]
+
+    _eventually(progressing, ("Unknown", "DeploymentPaused", "Deployment is paused"))
+    _eventually(
+        lambda: sorted(rs["spec"]["replicas"] for rs in server.cluster.list("ReplicaSet").items), [0, 4]
     )
     assert _ok(_kubectl(kc, "rollout", "resume", "deployment/web")) == "deployment.apps/web resumed\n"
     _ok(_kubectl(kc, "rollout", "status", "deployment/web", "--timeout=30s"))
@@ -225,6 +239,7 @@ def test_stateful_set_revisions_through_kubectl(served: tuple[ServerHandle, Path
     assert out == "statefulset.apps/db \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
 
     assert _ok(_kubectl(kc, "rollout", "undo", "statefulset/db")) == "statefulset.apps/db rolled back\n"
+    _eventually(lambda: server.cluster.get("StatefulSet", "default", "db")["status"]["updateRevision"], name1)
     _ok(_kubectl(kc, "rollout", "status", "statefulset/db", "--timeout=30s"))
     assert sorted(_controller_revisions(kc)[1:], key=lambda row: row[2]) == [
         [name2, "statefulset.apps/db", "2"],
@@ -236,3 +251,38 @@ def test_stateful_set_revisions_through_kubectl(served: tuple[ServerHandle, Path
         (p["metadata"]["name"], p["spec"]["containers"][0]["image"], p["metadata"]["labels"][HASH])
         for p in live
     ) == [("db-0", "postgres:16", name1), ("db-1", "postgres:16", name1)]
+
+
+DAEMON_SET = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: "agent:1"}]
+"""
+
+
+def test_daemon_set_revisions_through_kubectl(served: tuple[ServerHandle, Path]) -> None:
+    server, kc = served
+    assert _apply(kc, DAEMON_SET) == "daemonset.apps/agent created\n"
+    _ok(_kubectl(kc, "set", "image", "daemonset/agent", "agent=agent:2"))
+    history = "daemonset.apps/agent \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    _eventually(lambda: _ok(_kubectl(kc, "rollout", "history", "daemonset/agent")), history)
+    assert _ok(_kubectl(kc, "rollout", "undo", "daemonset/agent")) == "daemonset.apps/agent rolled back\n"
+    ds = server.cluster.get("DaemonSet", "default", "agent")
+    assert ds["spec"]["template"]["spec"]["containers"][0]["image"] == "agent:1"
+
+    def revisions() -> list[list[str]]:
+        return sorted(_controller_revisions(kc)[1:], key=lambda row: row[2])
+
+    _eventually(
+        lambda: [row[1:] for row in revisions()],
+        [["daemonset.apps/agent", "2"], ["daemonset.apps/agent", "3"]],
+    )
+    rows = revisions()
+    revision_3 = server.cluster.get("ControllerRevision", "default", rows[1][0])
+    assert revision_3["data"]["spec"]["template"]["spec"]["containers"][0]["image"] == "agent:1"
