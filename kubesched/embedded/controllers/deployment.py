@@ -82,7 +82,6 @@ from kubesched.embedded.controllers.deployment_util import (
     find_active_or_latest,
     find_new_replica_set,
     get_condition,
-    get_proportion,
     has_progress_deadline,
     is_rolling_update,
     is_saturated,
@@ -92,6 +91,7 @@ from kubesched.embedded.controllers.deployment_util import (
     new_condition,
     new_rs_new_replicas,
     progress_deadline,
+    proportional_sizes,
     remove_condition,
     replicas,
     replicas_annotations_need_update,
@@ -100,8 +100,6 @@ from kubesched.embedded.controllers.deployment_util import (
     set_replicas_annotations,
     sort_by_creation,
     sort_by_revision,
-    sort_by_size_newer,
-    sort_by_size_older,
     status_count,
 )
 from kubesched.embedded.store import MemoryCluster
@@ -470,27 +468,7 @@ class DeploymentController:
             return
         if not is_rolling_update(d):
             return
-        all_rs = _active([*old, new_rs])
-        current = sum(replicas(rs) for rs in all_rs)
-        allowed = replicas(d) + max_surge(d) if replicas(d) > 0 else 0
-        to_add = allowed - current
-        if to_add > 0:
-            all_rs = sort_by_size_newer(all_rs)
-        elif to_add < 0:
-            all_rs = sort_by_size_older(all_rs)
-        added = 0
-        sizes: list[int] = []
-        for rs in all_rs:
-            if to_add != 0:
-                proportion = get_proportion(rs, d, to_add, added)
-                sizes.append(replicas(rs) + proportion)
-                added += proportion
-            else:
-                sizes.append(replicas(rs))
-        for i, rs in enumerate(all_rs):
-            size = sizes[i]
-            if i == 0 and to_add != 0:  # the leftover of the rounding goes to the largest
-                size = max(0, size + to_add - added)
+        for rs, size in proportional_sizes(d, _active([*old, new_rs])):
             self._scale_replica_set(rs, size, d)
 
     def _sync_deployment_status(self, d: Obj, all_rs: list[Obj | None], new_rs: Obj | None) -> None:

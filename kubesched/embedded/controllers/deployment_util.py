@@ -43,6 +43,7 @@ __all__ = [
     "new_condition",
     "new_rs_new_replicas",
     "progress_deadline",
+    "proportional_sizes",
     "remove_condition",
     "replicas",
     "replicas_annotations_need_update",
@@ -362,6 +363,32 @@ def get_proportion(rs: Mapping[str, Any] | None, d: Mapping[str, Any], to_add: i
     fraction = _replica_set_fraction(rs, d)
     allowed = to_add - added
     return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
+
+
+def proportional_sizes(d: Mapping[str, Any], active: Sequence[Obj]) -> list[tuple[Obj, int]]:
+    """The proportional part of ``sync.go: scale``: the new size of each active ReplicaSet (those
+    with replicas) of a rolling Deployment resized while several are active, in the order they are
+    scaled. The difference to ``replicas + maxSurge`` (0 for no replicas) is shared by
+    :func:`get_proportion`, largest first (newer first when growing, older first when shrinking);
+    the rounding leftover goes to the first, which stays at least 0."""
+    current = sum(replicas(rs) for rs in active)
+    allowed = replicas(d) + max_surge(d) if replicas(d) > 0 else 0
+    to_add = allowed - current
+    if to_add > 0:
+        ordered = sort_by_size_newer(active)
+    elif to_add < 0:
+        ordered = sort_by_size_older(active)
+    else:
+        ordered = list(active)
+    added = 0
+    sizes: list[int] = []
+    for rs in ordered:
+        proportion = get_proportion(rs, d, to_add, added)
+        sizes.append(replicas(rs) + proportion)
+        added += proportion
+    if ordered and to_add != 0:
+        sizes[0] = max(0, sizes[0] + to_add - added)
+    return list(zip(ordered, sizes, strict=True))
 
 
 def has_progress_deadline(d: Mapping[str, Any]) -> bool:

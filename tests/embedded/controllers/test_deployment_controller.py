@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubesched.api.timestamps import rfc3339
 from kubesched.clock import VirtualClock
 from kubesched.embedded.controllers.deployment import DeploymentController
-from kubesched.embedded.controllers.deployment_util import get_proportion, resolve_fenceposts
+from kubesched.embedded.controllers.deployment_util import (
+    get_proportion,
+    proportional_sizes,
+    resolve_fenceposts,
+)
 from kubesched.embedded.controllers.replicaset import ReplicaSetController
 from kubesched.embedded.store import MemoryCluster
 
@@ -98,6 +106,40 @@ def test_get_proportion_shares_by_max_replicas() -> None:
     assert get_proportion(new, d, 5, 5) == 0
     assert get_proportion({"spec": {"replicas": 0}}, d, 5, 0) == 0
     assert resolve_fenceposts({"rollingUpdate": {"maxSurge": "10%", "maxUnavailable": "10%"}}, 15) == (2, 1)
+
+
+@given(
+    replicas=st.integers(0, 300),
+    surge=st.integers(0, 30),
+    sets=st.lists(st.tuples(st.integers(1, 200), st.integers(0, 400)), min_size=2, max_size=5),
+)
+def test_proportional_sizes_fill_replicas_plus_surge(
+    replicas: int, surge: int, sets: list[tuple[int, int]]
+) -> None:
+    """Invariant of ``scale``: the active ReplicaSets end at ``replicas + maxSurge`` pods in all (0
+    for no replicas), none below 0 -- unless the largest one would have to go below 0 for it."""
+    d = {
+        "spec": {
+            "replicas": replicas,
+            "strategy": {"rollingUpdate": {"maxSurge": surge, "maxUnavailable": 1}},
+        },
+        "status": {"replicas": sum(size for size, _ in sets)},
+    }
+    active = [
+        {
+            "metadata": {
+                "name": f"rs{i}",
+                "creationTimestamp": rfc3339(T0 + i),
+                "annotations": {"deployment.kubernetes.io/max-replicas": str(most)},
+            },
+            "spec": {"replicas": size},
+        }
+        for i, (size, most) in enumerate(sets)
+    ]
+    sizes = [size for _, size in proportional_sizes(d, active)]
+    allowed = replicas + surge if replicas > 0 else 0
+    assert len(sizes) == len(sets) and min(sizes) >= 0
+    assert sum(sizes) == allowed or (sizes[0] == 0 and sum(sizes) > allowed)
 
 
 def test_scaling_during_a_rollout_is_proportional() -> None:
