@@ -137,7 +137,7 @@ class _Run:
         self.origin = CLOCK_ORIGIN
         self.clock = VirtualClock(self.origin)
         self.cluster = MemoryCluster(self.clock, history_limit=1000, event_limit=1000)
-        self.controllers = ControllerManager(self.cluster, clock_now=self.clock.now).start()
+        self.controllers = ControllerManager(self.cluster, self.clock).start()
         self.catalogue = catalogue
         self.model = KubeletModel(
             self.clock,
