@@ -13,8 +13,10 @@ before, :mod:`kubesched.modes.replay.run`):
   ready pods);
 * it runs for the seconds of its annotation ``kubesched.io/run-seconds`` (the convention of
   ``serve --kubelet``'s kubelets, :data:`~kubesched.embedded.kubelet.live.RUN_SECONDS_ANNOTATION`;
-  without it, until the replay ends), then ends ``Succeeded`` (exit code 0) and stays in the store
-  as a finished pod does, so its Job counts it;
+  without it, until the replay ends), then ends ``Succeeded`` -- or ``Failed`` with the exit code
+  of its annotation ``kubesched.io/exit-code`` when that is not 0
+  (:data:`~kubesched.embedded.kubelet.live.EXIT_CODE_ANNOTATION`) -- and stays in the store as a
+  finished pod does, so its Job counts it (and its ``podFailurePolicy`` matches the exit code);
 * a graceful deletion (a controller scaling down, a Job's remaining pods once it is done, the
   garbage collector) stops its containers at once and removes the pod when its grace period is
   over (the replay has no kubelet to confirm it); it is ``preempted`` only when the scheduler

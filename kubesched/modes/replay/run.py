@@ -70,8 +70,9 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.embedded.controllers.manager import WORKLOAD_KINDS, ControllerManager
 from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.embedded.kubelet.dra_driver import FakeGPUDriver, node_gpus
+from kubesched.embedded.kubelet.live import exit_code
 from kubesched.embedded.kubelet.model import KubeletModel
-from kubesched.embedded.kubelet.pod_status import running_status, succeeded_status
+from kubesched.embedded.kubelet.pod_status import exited_status, running_status
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError, NotFoundError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
@@ -350,12 +351,14 @@ class _Run:
         self.running -= 1
         if delete:
             ns, _, name = key.partition("/")
-            if key in self.controlled_keys:  # a controller's pod ends Succeeded and stays
+            if (
+                key in self.controlled_keys
+            ):  # a controller's pod ends (Succeeded, or Failed with a non-zero exit code) and stays
                 pod = self.cluster.get("Pod", ns, name)
                 started = self.origin + (tl.started if tl.started is not None else t)
-                self.cluster.patch_status(
-                    "Pod", ns, name, succeeded_status(pod, started, self.clock.now(), {})
-                )
+                code = exit_code(pod) or 0  # an invalid annotation: exit 0, as the live kubelets
+                status = exited_status(pod, started, self.clock.now(), {}, code)
+                self.cluster.patch_status("Pod", ns, name, status)
             else:
                 self.cluster.delete("Pod", ns, name)
 

@@ -127,3 +127,48 @@ def test_objects_of_kinds_a_trace_cannot_hold(catalogue: Any, tmp_path: Path) ->
         f"{tmp_path / 'w.yaml'}: objects[0].kind: 'Pod' is not a kind a trace's objects may hold "
         "(pods and nodes have their own lists)"
     )
+
+
+FAILING_JOB = """
+horizon: 100
+kubelet: {containerStartSeconds: 1.0, layerLatencySeconds: 0.5, pullFixedSeconds: 0.0,
+          nodeBandwidthBytesPerSecond: 100000000, decompressBytesPerSecond: 1000000000000}
+nodes: [{name: n1, cpu: "4", memory: 8Gi}]
+objects:
+  - apiVersion: batch/v1
+    kind: Job
+    metadata: {name: flaky}
+    spec:
+      backoffLimit: 2
+      POLICY
+      template:
+        metadata:
+          annotations: {kubesched.io/run-seconds: "5", kubesched.io/exit-code: "3"}
+        spec:
+          restartPolicy: Never
+          containers: [{name: main, image: example.com/app-b:1, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("policy", "pods"),
+    [
+        # exit code 3 counts: backoffLimit 2 -> three pods fail, one after the other (the image
+        # cached, a replacement starts 1 s after the failure), then the Job has failed
+        ("", [(3.2, 8.2), (9.2, 14.2), (15.2, 20.2)]),
+        # FailJob on exit code 3: the first failure ends the Job
+        (
+            "podFailurePolicy: {rules: [{action: FailJob, onExitCodes: {operator: In, values: [3]}}]}",
+            [(3.2, 8.2)],
+        ),
+    ],
+)
+def test_failing_job_pods_and_pod_failure_policy(
+    catalogue: Any, tmp_path: Path, policy: str, pods: list[tuple[float, float]]
+) -> None:
+    (tmp_path / "t.yaml").write_text(FAILING_JOB.replace("POLICY", policy))
+    wl = load_workload(tmp_path / "t.yaml", ImageAssigner(catalogue, seed=0))
+    result = run_replay(wl, None, catalogue=catalogue, seed=0)
+    assert [(t.started, t.finished) for t in result.timelines] == [
+        (pytest.approx(a, **APPROX), pytest.approx(b, **APPROX)) for a, b in pods
+    ]
