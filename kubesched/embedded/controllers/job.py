@@ -13,18 +13,34 @@ as ``pkg/controller/job/job_controller.go`` does (``syncJob``, ``manageJob``,
   (``generateName: <job>-``). ``Indexed`` Jobs create the lowest missing completion indexes:
   ``generateName: <job>-<index>-``, annotation and label ``batch.kubernetes.io/job-completion-index``,
   ``hostname: <job>-<index>``; ``status.completedIndexes`` lists the succeeded ones (``0-2,5``).
-* Outcome: ``succeeded`` reaching ``completions`` -> conditions ``SuccessCriteriaMet`` and
-  ``Complete`` (``completionTime`` set, remaining active pods deleted); ``failed`` beyond
-  ``backoffLimit`` -> ``FailureTarget`` and ``Failed`` (``BackoffLimitExceeded``, ``Job has reached
-  the specified backoff limit``); running longer than ``activeDeadlineSeconds`` -> ``Failed``
-  (``DeadlineExceeded``, ``Job was active longer than specified deadline``), active pods deleted.
-* Pods end when their kubelet ends them: under ``serve --kubelet`` a pod annotated
-  ``kubesched.io/run-seconds`` succeeds that long after it started.
+* Failed pods go through ``spec.podFailurePolicy`` (:mod:`kubesched.embedded.controllers.job_policies`):
+  the first rule matching a container's exit code (``onExitCodes``) or a pod condition
+  (``onPodConditions``) decides: ``Ignore`` (not counted), ``Count``, ``FailJob``, ``FailIndex``.
+  With ``backoffLimitPerIndex`` (Indexed Jobs; ``backoffLimit`` then defaults to the largest
+  int32) an index whose counted failures exceed it, or whose pod matched ``FailIndex``, is failed
+  (``status.failedIndexes``) and not retried; a retried index's pod carries the annotations
+  ``batch.kubernetes.io/job-index-failure-count`` and ``job-index-ignored-failure-count``.
+* Outcome, in ``syncJob``'s order: a ``FailJob`` rule -> ``FailureTarget`` and ``Failed``
+  (``PodFailurePolicy``, ``Container main for pod ns/p failed with exit code 42 matching FailJob
+  rule at index 0``); ``failed`` beyond ``backoffLimit`` -> (``BackoffLimitExceeded``, ``Job has
+  reached the specified backoff limit``); running longer than ``activeDeadlineSeconds`` ->
+  (``DeadlineExceeded``, ``Job was active longer than specified deadline``); more failed indexes
+  than ``maxFailedIndexes`` -> (``MaxFailedIndexesExceeded``, ``Job has exceeded the specified
+  maximal number of failed indexes``); every index ended with some failed -> (``FailedIndexes``,
+  ``Job has failed indexes``); a ``successPolicy`` rule met -> ``SuccessCriteriaMet`` and
+  ``Complete`` (``SuccessPolicy``, ``Matched rules at index N``); ``succeeded`` reaching
+  ``completions`` -> (``CompletionsReached``, ``Reached expected number of succeeded pods``). A
+  finished Job's active pods are deleted; a complete one gets ``completionTime``.
+* Pods end when their kubelet ends them: under ``serve --kubelet`` (and in ``replay``) a pod
+  annotated ``kubesched.io/run-seconds`` ends that long after it started, ``Succeeded``, or
+  ``Failed`` with the exit code of ``kubesched.io/exit-code`` when that is not 0.
 
 Succeeded and failed pods are counted from the pods that exist (upstream tracks them with
-finalizers, so deleting a finished pod does not change its Job's counts there). Not modelled:
-pod failure policies, success policies, backoff delays between failed pods, ``suspend``,
-``podReplacementPolicy`` (terminating pods are replaced at once), TTL after finished.
+finalizers, so deleting a finished pod does not change its Job's counts there). The terminal
+condition (``Failed``, ``Complete``) is written with ``FailureTarget``/``SuccessCriteriaMet`` in
+the same sync, not once the deleted pods have terminated. Not modelled: backoff delays between
+failed pods, ``suspend``, ``podReplacementPolicy`` (terminating pods are replaced at once),
+``restartPolicy: OnFailure`` restart counts, TTL after finished.
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ workload and seed), :class:`~kubesched.modes.report.result.ReplayResult` (timeli
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -477,7 +478,7 @@ class _Run:
             name = str((obj.get("metadata") or {}).get("name"))
             if name in late:
                 self.clock.call_at(
-                    self.origin + late[name], lambda obj=obj: self._node_joins(obj), phase=Phase.ARRIVAL
+                    self.origin + late[name], functools.partial(self._node_joins, obj), phase=Phase.ARRIVAL
                 )
                 continue
             self.model.add_node(name)
