@@ -187,7 +187,7 @@ def bench(
             thr = f"{w.threshold:.0f} pods/s" if w.threshold is not None else "-"
             click.echo(f"{w.name}\tnodes={w.nodes}\tmeasuredPods={w.measured_pods}\tthreshold={thr}")
         for fx in SIMULATE_FIXTURES.values():
-            click.echo(f"{fx.name}\tnodes={fx.nodes}\tpendingPods={fx.pods}\t(--simulate)")
+            click.echo(f"{fx.name}\tnodes={fx.nodes}\tpendingPods={fx.pods}\t(--simulate, --api)")
         return
     if simulate_files:
         if workloads or api_mode:
@@ -214,9 +214,9 @@ def bench(
         ):
             if value != default:
                 raise click.UsageError(f"{flag} applies to --api runs only")
-    if api_mode:
-        from kubesched.modes.bench.simulate_fixture import SIMULATE_FIXTURES
+    from kubesched.modes.bench.simulate_fixture import SIMULATE_FIXTURES
 
+    if api_mode:
         # a simulate cluster file by name runs through serve + run as the workloads do
         fixtures = [SIMULATE_FIXTURES[n] for n in workloads if n in SIMULATE_FIXTURES]
         names = [n for n in workloads if n not in SIMULATE_FIXTURES]
@@ -232,6 +232,9 @@ def bench(
             run_flags,
         )
         return
+    files = [n for n in workloads if n in SIMULATE_FIXTURES]
+    if files:
+        raise click.UsageError(f"{files[0]} is a cluster file: run it with --simulate or --api")
     chosen = select(all_workloads, list(workloads))
     results: list[Any] = []
     runner = run_workload if in_process else run_isolated

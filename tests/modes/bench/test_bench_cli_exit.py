@@ -51,6 +51,14 @@ def test_run_flag_needs_api() -> None:
     assert r.output == "error: --run-flag applies to --api runs only\n"
 
 
+def test_a_cluster_file_name_needs_simulate_or_api() -> None:
+    r = CliRunner().invoke(main, ["bench", "--in-process", "SimulateSpreading/200Nodes_2000Pods"])
+    assert r.exit_code == 2
+    assert r.output == (
+        "error: SimulateSpreading/200Nodes_2000Pods is a cluster file: run it with --simulate or --api\n"
+    )
+
+
 SMALL = WORKLOAD.format(name="Small", nodes=2, pods=20)
 
 
