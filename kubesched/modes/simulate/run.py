@@ -28,6 +28,7 @@ from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.registry import Registry
 from kubesched.modes.simulate.compact import CompactRecords
+from kubesched.modes.simulate.origins import pod_origins
 from kubesched.scheduler import Scheduler, new_scheduler
 
 DEFAULT_START = 1735689600.0  # 2025-01-01T00:00:00Z
@@ -228,7 +229,9 @@ def run_simulation(
     if records is not None:
         records.finish()
     profile = ",".join(sched.profiles)
-    outcomes = collect_outcomes(sched, cluster, pending_keys, bound_at_start, pod_errors)
+    outcomes = collect_outcomes(
+        sched, cluster, pending_keys, bound_at_start, pod_errors, pod_origins(manifests, cluster.get)
+    )
     if records is not None:
         for o in outcomes:
             o.attempts = records.attempts(f"{o.namespace}/{o.name}")
@@ -256,10 +259,16 @@ def collect_outcomes(
     pending_keys: list[str],
     bound_at_start: set[str],
     pod_errors: Mapping[str, str],
+    origin: Callable[[str], str] = lambda key: "",
 ) -> list[PodOutcome]:
     """Classify every pod that was pending at the start, plus pods preempted during the run and
     bound pods that did not parse (``Error`` rows naming their node: they still count there for
-    what can be read of them, see :func:`kubesched.api.pod_partial.readable_pod`)."""
+    what can be read of them, see :func:`kubesched.api.pod_partial.readable_pod`).
+
+    A pod whose last attempt failed with an error (a plugin's, PodScheduled reason
+    ``SchedulerError``) is an ``Error`` row with the condition's message prefixed by ``origin(key)``
+    (:func:`kubesched.modes.simulate.origins.pod_origins`: the file, document and object it came
+    from), as the loader's own errors are located."""
     current = {}
     for o in cluster.list("Pod").items:
         meta = _field(o, "metadata")
@@ -317,6 +326,9 @@ def collect_outcomes(
         )
         msg = str(cond.get("message") or "") if cond else ""
         status = "Error" if cond is not None and cond.get("reason") == "SchedulerError" else "Unschedulable"
+        if status == "Error":
+            where = origin(key)
+            msg = f"{where}: {msg}" if where else msg
         out.append(PodOutcome(ns, name, status, None, msg, records))
     for outcome in out:
         pod_obj = current.get(f"{outcome.namespace}/{outcome.name}") or {}
