@@ -228,7 +228,7 @@ def run_simulation(
     t2 = time.perf_counter()
     if records is not None:
         records.finish()
-    profile = ",".join(sched.profiles)
+    profile = ",".join(sched.profile_names())
     outcomes = collect_outcomes(
         sched, cluster, pending_keys, bound_at_start, pod_errors, pod_origins(manifests, cluster.get)
     )
@@ -274,6 +274,7 @@ def collect_outcomes(
         meta = _field(o, "metadata")
         current[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = o
     gated = sched.gated_pods()
+    profiles = set(sched.profile_names())
     # the Event names the preemptor by UID, as upstream's; the report names it as users do
     by_uid = {str(_field(o, "metadata").get("uid")): key for key, o in current.items()}
     preempted = {}
@@ -308,14 +309,14 @@ def collect_outcomes(
         if spec.get("nodeName"):
             out.append(PodOutcome(ns, name, "Scheduled", spec["nodeName"], "", records))
             continue
-        if sched_name not in sched.profiles:
+        if sched_name not in profiles:
             out.append(
                 PodOutcome(ns, name, "Ignored", None, f'no profile for schedulerName "{sched_name}"', records)
             )
             continue
         if key in gated:
             qpi = gated[key]
-            s = sched.profiles[sched_name].run_pre_enqueue_plugins(qpi.pod)
+            s = sched.pre_enqueue_status(qpi.pod)
             out.append(PodOutcome(ns, name, "Gated", None, s.message() if s is not None else "", records))
             continue
         conds = _field(obj, "status").get("conditions")
@@ -333,7 +334,7 @@ def collect_outcomes(
     for outcome in out:
         pod_obj = current.get(f"{outcome.namespace}/{outcome.name}") or {}
         profile = str(_field(pod_obj, "spec").get("schedulerName") or "default-scheduler")
-        outcome.profile = profile if profile in sched.profiles and outcome.status != "Error" else None
+        outcome.profile = profile if profile in profiles and outcome.status != "Error" else None
     for key in sorted(bound_at_start):
         if key in pod_errors and key in current:
             ns, name = key.split("/", 1)
