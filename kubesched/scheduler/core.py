@@ -697,6 +697,12 @@ class Scheduler:
             q.len_active(), q.len_backoff(), q.len_unschedulable(), q.len_gated(), q.in_flight_count()
         )
 
+    def retries_would_repeat(self) -> bool:
+        """Whether every pod still queued waits in backoff after an error and no cluster event
+        came since its last attempt began (see ``PriorityQueue.retries_would_repeat``): a run on
+        virtual time that has nothing else to do is then over."""
+        return self.queue.retries_would_repeat()
+
     def profile_names(self) -> list[str]:
         """The profiles' ``schedulerName`` s, in the configuration's order (``profiles[]``)."""
         return list(self.profiles)
