@@ -50,18 +50,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api.timestamps import parse_rfc3339, rfc3339
-from kubesched.client.client import Subscription, WatchEvent
-from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
-    PodAdmission,
-    PodIndex,
-    WorkQueue,
-    controller_ref,
     is_pod_active,
     is_pod_ready,
     mapping_field,
-    new_controller_ref,
-    owner_refs,
     pod_from_template,
 )
 from kubesched.embedded.controllers.job_policies import (
@@ -69,8 +61,7 @@ from kubesched.embedded.controllers.job_policies import (
     match_pod_failure_policy,
     match_success_policy,
 )
-from kubesched.embedded.controllers.replicaset import label_selector_matcher
-from kubesched.embedded.store import MemoryCluster
+from kubesched.embedded.controllers.pod_owner import PodOwnerController
 from kubesched.errors import NotFoundError
 
 __all__ = ["COMPLETION_INDEX", "JobController", "default_job", "format_indexes"]
@@ -166,55 +157,17 @@ def _finished(job: Mapping[str, Any]) -> bool:
     )
 
 
-class JobController:
+class JobController(PodOwnerController):
     """Runs Jobs of ``cluster`` on ``clock`` (module docstring); ``admit`` is applied to every pod
     it creates. :meth:`start` watches Jobs and pods; :meth:`stop` ends it."""
 
-    def __init__(self, cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> None:
-        self.cluster = cluster
-        self.clock = clock
-        self.admit: PodAdmission = admit or (lambda pod: pod)
-        self.queue = WorkQueue(clock, self.sync, "job")
-        self._subs: list[Subscription] = []
-        self.pods = PodIndex(cluster)
+    kind = "Job"
+    queue_name = "job"
+    releases_pods = False
 
-    def start(self) -> JobController:
-        self.pods.start(self._on_pod)
-        self._subs = [self.cluster.watch("Job", None, self._on_job)]
-        return self
-
-    def stop(self) -> None:
-        self.queue.closed = True
-        self.pods.stop()
-        for sub in self._subs:
-            sub.stop()
-        self._subs = []
-
-    def _on_job(self, ev: WatchEvent) -> None:
-        meta = ev.object.get("metadata") or {}
-        if ev.type != "DELETED":
-            self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        ref = controller_ref(ev.object)
-        if ref is not None and ref.get("kind") == "Job":
-            self.queue.add(
-                f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}"
-            )
-
-    def _pods(self, job: Obj) -> list[Obj]:
-        meta = job["metadata"]
-        uid = meta.get("uid")
-        matches = label_selector_matcher((job.get("spec") or {}).get("selector"))
-        namespace = meta.get("namespace") or "default"
-        out = self.pods.owned(namespace, str(uid))
-        for pod in [] if _finished(job) else self.pods.orphans(namespace):
-            if matches((pod.get("metadata") or {}).get("labels") or {}):
-                refs = [*owner_refs(pod), new_controller_ref(job)]
-                out.append(
-                    self.cluster.update({**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}})
-                )
-        return out
+    def can_adopt(self, owner: Obj) -> bool:
+        """A finished Job adopts no more pods."""
+        return not _finished(owner)
 
     def sync(self, key: str) -> None:
         """``syncJob`` of ``namespace/name``."""
@@ -231,7 +184,7 @@ class JobController:
         spec = job["spec"]
         status_before = dict(job.get("status") or {})
         now = self.clock.now()
-        pods = self._pods(job)
+        pods = self.claim_pods(job)
         active = [p for p in pods if is_pod_active(p)]
         succeeded_pods = [p for p in pods if _phase(p) == "Succeeded"]
         indexed = spec.get("completionMode") == "Indexed"
@@ -326,7 +279,7 @@ class JobController:
                     add("FailureTarget", reason, message)
                     add("Failed", reason, message)
                 for pod in active:
-                    self._delete(pod)
+                    self.delete_pod(pod)
                 active = []
         status.update(
             {
@@ -351,12 +304,6 @@ class JobController:
             patch = {k: status.get(k) for k in {*status, *status_before}}
             self.cluster.patch_status("Job", namespace, name, patch)
 
-    def _delete(self, pod: Obj) -> None:
-        try:
-            self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace=True)
-        except NotFoundError:
-            pass
-
     def _manage(
         self,
         job: Obj,
@@ -379,7 +326,7 @@ class JobController:
             for pod in sorted(
                 active, key=lambda p: (bool((p.get("spec") or {}).get("nodeName")), p["metadata"]["name"])
             )[: len(active) - want]:
-                self._delete(pod)
+                self.delete_pod(pod)
             return active[:want]
         template = mapping_field(spec, "template")
         name = job["metadata"]["name"]
