@@ -2,7 +2,8 @@
 as ``pkg/controller/job/job_controller.go`` does (``syncJob``, ``manageJob``,
 ``getStatus``/``trackJobStatusAndRemoveFinalizers`` in outcome, ``indexed_job_utils.go``).
 
-* Pods are the Job's by controller reference (matching orphans adopted). A Job without a selector
+* Pods are the Job's by controller reference (``PodOwnerController.claim_pods``: matching orphans
+  adopted until the Job has finished; pods that stop matching are kept). A Job without a selector
   gets upstream's generated one: ``batch.kubernetes.io/controller-uid: <uid>``, with the template
   labels ``batch.kubernetes.io/controller-uid``, ``controller-uid``, ``batch.kubernetes.io/job-name``
   and ``job-name`` (the API server's ``generateSelector``).
@@ -20,26 +21,32 @@ as ``pkg/controller/job/job_controller.go`` does (``syncJob``, ``manageJob``,
   int32) an index whose counted failures exceed it, or whose pod matched ``FailIndex``, is failed
   (``status.failedIndexes``) and not retried; a retried index's pod carries the annotations
   ``batch.kubernetes.io/job-index-failure-count`` and ``job-index-ignored-failure-count``.
-* Outcome, in ``syncJob``'s order: a ``FailJob`` rule -> ``FailureTarget`` and ``Failed``
-  (``PodFailurePolicy``, ``Container main for pod ns/p failed with exit code 42 matching FailJob
-  rule at index 0``); ``failed`` beyond ``backoffLimit`` -> (``BackoffLimitExceeded``, ``Job has
-  reached the specified backoff limit``); running longer than ``activeDeadlineSeconds`` ->
-  (``DeadlineExceeded``, ``Job was active longer than specified deadline``); more failed indexes
-  than ``maxFailedIndexes`` -> (``MaxFailedIndexesExceeded``, ``Job has exceeded the specified
-  maximal number of failed indexes``); every index ended with some failed -> (``FailedIndexes``,
-  ``Job has failed indexes``); a ``successPolicy`` rule met -> ``SuccessCriteriaMet`` and
-  ``Complete`` (``SuccessPolicy``, ``Matched rules at index N``); ``succeeded`` reaching
-  ``completions`` -> (``CompletionsReached``, ``Reached expected number of succeeded pods``). A
-  finished Job's active pods are deleted; a complete one gets ``completionTime``.
+* Outcome, in ``syncJob``'s order: an interim condition already written (``SuccessCriteriaMet``,
+  then ``FailureTarget``) stands; a ``FailJob`` rule -> ``FailureTarget`` (``PodFailurePolicy``,
+  ``Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 0``);
+  ``failed`` beyond ``backoffLimit`` -> (``BackoffLimitExceeded``, ``Job has reached the specified
+  backoff limit``); running longer than ``activeDeadlineSeconds`` -> (``DeadlineExceeded``, ``Job
+  was active longer than specified deadline``); more failed indexes than ``maxFailedIndexes`` ->
+  (``MaxFailedIndexesExceeded``, ``Job has exceeded the specified maximal number of failed
+  indexes``); every index ended with some failed -> (``FailedIndexes``, ``Job has failed
+  indexes``); a ``successPolicy`` rule met -> ``SuccessCriteriaMet`` (``SuccessPolicy``, ``Matched
+  rules at index N``); ``succeeded`` reaching ``completions`` -> (``CompletionsReached``, ``Reached
+  expected number of succeeded pods``). Once decided, the Job's active pods are deleted and the
+  interim condition is written; the terminal one (``Failed`` or ``Complete``, same reason and
+  message, with ``completionTime`` for ``Complete``) follows in the first sync that counts no
+  terminating pod (``trackJobStatusAndRemoveFinalizers``, ``enactJobFinished``), so a Job whose
+  pods take their grace period to stop is finished that much later.
+* ``status.terminating`` (always written, 0 included): the Job's pods being deleted and not yet
+  Succeeded or Failed (``CountTerminatingPods``), plus those the sync itself deleted (upstream
+  counts them until it sees them gone, so even unbound pods, removed at once, put the terminal
+  condition in a later status write than the interim one).
 * Pods end when their kubelet ends them: under ``serve --kubelet`` (and in ``replay``) a pod
   annotated ``kubesched.io/run-seconds`` ends that long after it started, ``Succeeded``, or
   ``Failed`` with the exit code of ``kubesched.io/exit-code`` when that is not 0.
 
 Succeeded and failed pods are counted from the pods that exist (upstream tracks them with
-finalizers, so deleting a finished pod does not change its Job's counts there). The terminal
-condition (``Failed``, ``Complete``) is written with ``FailureTarget``/``SuccessCriteriaMet`` in
-the same sync, not once the deleted pods have terminated. Not modelled: backoff delays between
-failed pods, ``suspend``, ``podReplacementPolicy`` (terminating pods are replaced at once),
+finalizers and leaves a finished Job's status alone, so deleting a finished pod does not change
+its Job's counts there). Not modelled: backoff delays between failed pods, ``suspend``, ``podReplacementPolicy`` (terminating pods are replaced at once),
 ``restartPolicy: OnFailure`` restart counts, TTL after finished.
 """
 
@@ -150,6 +157,14 @@ def _phase(pod: Mapping[str, Any]) -> str | None:
     return (pod.get("status") or {}).get("phase")
 
 
+def _is_terminating(pod: Mapping[str, Any]) -> bool:
+    """``IsPodTerminating``: being deleted and not yet Succeeded or Failed."""
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and _phase(pod) not in (
+        "Succeeded",
+        "Failed",
+    )
+
+
 def _finished(job: Mapping[str, Any]) -> bool:
     return any(
         c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
@@ -227,41 +242,14 @@ class JobController(PodOwnerController):
             failed_indexes = _failed_indexes(
                 matches, int(per_index), int(completions or 0), completed_indexes
             )
-        finished = _finished(job)
-        if not finished:
-            # the order of upstream's syncJob: a FailJob rule, the backoff limit, the deadline,
-            # the failed indexes, the success policy, then the completions
-            deadline = spec.get("activeDeadlineSeconds")
-            started = parse_rfc3339(str(status["startTime"]))
-            outcome: tuple[str, str, str] | None = None  # (success or failure, reason, message)
-            fail_job = next((m.fail_job_message for _, m in matches if m.fail_job_message), None)
-            max_failed = spec.get("maxFailedIndexes")
-            if fail_job is not None:
-                outcome = ("failure", "PodFailurePolicy", fail_job)
-            elif failed > int(spec.get("backoffLimit", 6)):
-                outcome = ("failure", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-            elif deadline is not None and now >= started + float(deadline):
-                outcome = ("failure", "DeadlineExceeded", "Job was active longer than specified deadline")
-            elif per_index is not None and max_failed is not None and len(failed_indexes) > int(max_failed):
-                outcome = (
-                    "failure",
-                    "MaxFailedIndexesExceeded",
-                    "Job has exceeded the specified maximal number of failed indexes",
-                )
-            elif failed_indexes and len(failed_indexes) + succeeded >= int(completions or 0):
-                outcome = ("failure", "FailedIndexes", "Job has failed indexes")
-            elif indexed and (
-                msg := match_success_policy(
-                    spec.get("successPolicy"), int(completions or 0), completed_indexes
-                )
-            ):
-                outcome = ("success", "SuccessPolicy", msg)
-            if outcome is None and deadline is not None:
-                self.queue.add_after(key, started + float(deadline) - now)
+        terminating = sum(1 for p in pods if _is_terminating(p))
+        if not _finished(job):
+            outcome = self._outcome(key, job, status, now, matches, failed, failed_indexes, completed_indexes)
             if outcome is None:
-                active = self._manage(
-                    job, active, succeeded_pods, succeeded, completed_indexes, failed_indexes, matches
+                active, removed = self._manage(
+                    job, active, succeeded, completed_indexes, failed_indexes, matches
                 )
+                terminating += removed
                 complete = (
                     succeeded >= int(completions) and not active
                     if completions is not None
@@ -271,23 +259,24 @@ class JobController(PodOwnerController):
                     outcome = ("success", "CompletionsReached", "Reached expected number of succeeded pods")
             if outcome is not None:
                 kind, reason, message = outcome
-                if kind == "success":
-                    add("SuccessCriteriaMet", reason, message)
-                    add("Complete", reason, message)
-                    status["completionTime"] = stamp
-                else:
-                    add("FailureTarget", reason, message)
-                    add("Failed", reason, message)
                 for pod in active:
                     self.delete_pod(pod)
+                terminating += len(active)  # deleted: terminating until their kubelet confirms
                 active = []
+                # the interim condition at once, the terminal one when no pod is terminating
+                # (trackJobStatusAndRemoveFinalizers, enactJobFinished)
+                add("SuccessCriteriaMet" if kind == "success" else "FailureTarget", reason, message)
+                if terminating == 0:
+                    add("Complete" if kind == "success" else "Failed", reason, message)
+                    if kind == "success":
+                        status["completionTime"] = stamp
         status.update(
             {
                 "active": len(active),
                 "ready": sum(1 for p in active if is_pod_ready(p)),
                 "succeeded": succeeded,
                 "failed": failed,
-                "terminating": 0,
+                "terminating": terminating,
                 "conditions": conditions,
             }
         )
@@ -295,7 +284,7 @@ class JobController(PodOwnerController):
             status["completedIndexes"] = format_indexes(completed_indexes)
         if per_index is not None:
             status["failedIndexes"] = format_indexes(failed_indexes)
-        for k in ("active", "succeeded", "failed", "terminating"):
+        for k in ("active", "succeeded", "failed"):
             if not status[k]:
                 del status[k]
         if not conditions:
@@ -304,17 +293,67 @@ class JobController(PodOwnerController):
             patch = {k: status.get(k) for k in {*status, *status_before}}
             self.cluster.patch_status("Job", namespace, name, patch)
 
+    def _outcome(
+        self,
+        key: str,
+        job: Obj,
+        status: Obj,
+        now: float,
+        matches: list[tuple[Obj, PolicyMatch]],
+        failed: int,
+        failed_indexes: set[int],
+        completed_indexes: set[int],
+    ) -> tuple[str, str, str] | None:
+        """How the unfinished ``job`` ends, decided before ``manageJob``, as ``("success" or
+        "failure", reason, message)``, or None: an interim condition already written
+        (``SuccessCriteriaMet``, then ``FailureTarget``), else in ``syncJob``'s order a ``FailJob``
+        rule, the backoff limit, the deadline (when not reached, ``key`` is synced again at it), the
+        failed indexes, the success policy."""
+        for c in status.get("conditions") or []:
+            if c.get("type") == "SuccessCriteriaMet" and c.get("status") == "True":
+                return ("success", str(c.get("reason")), str(c.get("message")))
+        for c in status.get("conditions") or []:
+            if c.get("type") == "FailureTarget" and c.get("status") == "True":
+                return ("failure", str(c.get("reason")), str(c.get("message")))
+        spec = job["spec"]
+        completions = int(spec.get("completions") or 0)
+        deadline = spec.get("activeDeadlineSeconds")
+        started = parse_rfc3339(str(status["startTime"]))
+        fail_job = next((m.fail_job_message for _, m in matches if m.fail_job_message), None)
+        max_failed = spec.get("maxFailedIndexes")
+        if fail_job is not None:
+            return ("failure", "PodFailurePolicy", fail_job)
+        if failed > int(spec.get("backoffLimit", 6)):
+            return ("failure", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        if deadline is not None and now >= started + float(deadline):
+            return ("failure", "DeadlineExceeded", "Job was active longer than specified deadline")
+        if deadline is not None:
+            self.queue.add_after(key, started + float(deadline) - now)
+        if failed_indexes and max_failed is not None and len(failed_indexes) > int(max_failed):
+            return (
+                "failure",
+                "MaxFailedIndexesExceeded",
+                "Job has exceeded the specified maximal number of failed indexes",
+            )
+        if failed_indexes and len(failed_indexes) + len(completed_indexes) >= completions:
+            return ("failure", "FailedIndexes", "Job has failed indexes")
+        if spec.get("completionMode") == "Indexed":
+            msg = match_success_policy(spec.get("successPolicy"), completions, completed_indexes)
+            if msg:
+                return ("success", "SuccessPolicy", msg)
+        return None
+
     def _manage(
         self,
         job: Obj,
         active: list[Obj],
-        succeeded_pods: list[Obj],
         succeeded: int,
         completed: set[int],
         failed_indexes: set[int],
         matches: list[tuple[Obj, PolicyMatch]],
-    ) -> list[Obj]:
-        """``manageJob``: create or delete pods to run ``parallelism`` of the remaining work."""
+    ) -> tuple[list[Obj], int]:
+        """``manageJob``: create or delete pods to run ``parallelism`` of the remaining work;
+        returns the active pods after it and how many it deleted (they are terminating now)."""
         spec = job["spec"]
         parallelism = int(spec.get("parallelism", 1))
         completions = spec.get("completions")
@@ -323,11 +362,12 @@ class JobController(PodOwnerController):
         else:
             want = min(parallelism, max(0, int(completions) - succeeded))
         if len(active) > want:
-            for pod in sorted(
+            ranked = sorted(
                 active, key=lambda p: (bool((p.get("spec") or {}).get("nodeName")), p["metadata"]["name"])
-            )[: len(active) - want]:
+            )
+            for pod in ranked[: len(active) - want]:
                 self.delete_pod(pod)
-            return active[:want]
+            return ranked[len(active) - want :], len(active) - want
         template = mapping_field(spec, "template")
         name = job["metadata"]["name"]
         if spec.get("completionMode") == "Indexed":
@@ -354,7 +394,7 @@ class JobController(PodOwnerController):
                 }
                 pod["spec"].setdefault("hostname", f"{name}-{index}")
                 active.append(self.cluster.create(self.admit(pod)))
-            return active
+            return active, 0
         for _ in range(want - len(active)):
             active.append(self.cluster.create(self.admit(pod_from_template(template, job))))
-        return active
+        return active, 0
