@@ -165,11 +165,17 @@ def _is_terminating(pod: Mapping[str, Any]) -> bool:
     )
 
 
+def _true_condition(job: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
+    """The Job's condition of type ``ctype`` when its status is ``True``."""
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if isinstance(c, Mapping) and c.get("type") == ctype and c.get("status") == "True":
+            return c
+    return None
+
+
 def _finished(job: Mapping[str, Any]) -> bool:
-    return any(
-        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-        for c in (job.get("status") or {}).get("conditions") or []
-    )
+    """``IsJobFinished``: a ``Complete`` or ``Failed`` condition is ``True``."""
+    return any(_true_condition(job, t) is not None for t in ("Complete", "Failed"))
 
 
 class JobController(PodOwnerController):
@@ -309,12 +315,9 @@ class JobController(PodOwnerController):
         (``SuccessCriteriaMet``, then ``FailureTarget``), else in ``syncJob``'s order a ``FailJob``
         rule, the backoff limit, the deadline (when not reached, ``key`` is synced again at it), the
         failed indexes, the success policy."""
-        for c in status.get("conditions") or []:
-            if c.get("type") == "SuccessCriteriaMet" and c.get("status") == "True":
-                return ("success", str(c.get("reason")), str(c.get("message")))
-        for c in status.get("conditions") or []:
-            if c.get("type") == "FailureTarget" and c.get("status") == "True":
-                return ("failure", str(c.get("reason")), str(c.get("message")))
+        for kind, interim in (("success", "SuccessCriteriaMet"), ("failure", "FailureTarget")):
+            if (c := _true_condition(job, interim)) is not None:
+                return (kind, str(c.get("reason")), str(c.get("message")))
         spec = job["spec"]
         completions = int(spec.get("completions") or 0)
         deadline = spec.get("activeDeadlineSeconds")
