@@ -532,7 +532,7 @@ class _Run:
         mean = self.tracker.mean_fractions()
         return ReplayResult(
             config=self.spec.name,
-            profiles=list(self.scheduler.profiles),
+            profiles=self.scheduler.profile_names(),
             workload=wl.description,
             seed=self.seed,
             horizon=wl.horizon,
