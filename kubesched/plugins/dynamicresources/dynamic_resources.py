@@ -114,6 +114,10 @@ ERR_REASON_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_REASON_TIMEOUT = "timed out trying to allocate devices"
 
+#: :meth:`DynamicResources.filter_batch_status_keys` keys: rejections whose statuses are equal
+_KEY_CANNOT_ALLOCATE = 0
+_KEY_TIMEOUT = 1
+
 
 @dataclass(config=ARGS_CONFIG)
 class DynamicResourcesArgs:
@@ -148,14 +152,30 @@ class _State(StateData):
     when none is needed), the cycle's allocator, per-node allocations found by Filter (node name ->
     one result per claim to allocate), and the claims seen unavailable on some node."""
 
-    __slots__ = ("claims", "allocator", "infos", "node_allocations", "unavailable", "lock")
+    __slots__ = (
+        "claims",
+        "pending",
+        "allocator",
+        "infos",
+        "node_allocations",
+        "unavailable",
+        "rejected_keys",
+        "first_available",
+        "lock",
+    )
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
+        #: the claims Filter allocates (those without an allocation), in ``claims`` order
+        self.pending: list[ResourceClaim] = []
         self.allocator: Allocator | None = None
         self.infos: list[_ClaimInfo] = []
         self.node_allocations: dict[str, list[ClaimAllocation]] = {}
         self.unavailable: set[int] = set()
+        #: node table row -> status key of a node ``filter_batch`` rejected
+        self.rejected_keys: dict[int, int] = {}
+        #: whether a claim to allocate has ``firstAvailable`` requests (else every Score is 0)
+        self.first_available = False
         self.lock = threading.Lock()
 
     def clone(self) -> _State:
@@ -309,6 +329,8 @@ class DynamicResources(
                 self.features, allocated, lambda n: self.manager.get_class(objects, n), index, self.cel_cache
             )
         s.claims = claims
+        s.pending = [c for c in claims if c.allocation is None]
+        s.first_available = any(r.first_available for c in s.pending for r in c.spec.requests)
         return None, None
 
     def _validate_device_class(self, class_name: str, request_name: str) -> Status | None:
@@ -338,6 +360,12 @@ class DynamicResources(
             return Status.as_status(e)
         if not s.claims:
             return None
+        return self._filter_node(s, node_info)[1]
+
+    def _filter_node(self, s: _State, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """:meth:`filter` for a pod with claims: ``(key, status)``, ``key`` naming the kind of
+        rejection (:data:`_KEY_CANNOT_ALLOCATE`, :data:`_KEY_TIMEOUT`; -1 for the others, whose
+        statuses are not shared between nodes)."""
         node = node_info.node
         node_name = node_info.name
         unavailable = []
@@ -349,29 +377,30 @@ class DynamicResources(
                 unavailable.append(i)
         allocations: list[ClaimAllocation] | None = None
         if s.allocator is not None:
-            claims = [c for _, c in s.to_allocate()]
             deadline = None
             if self.enable_filter_timeout and self.filter_timeout > 0:
                 deadline = time.monotonic() + self.filter_timeout
             try:
-                allocations = s.allocator.allocate(node, claims, deadline, "context deadline exceeded")
+                allocations = s.allocator.allocate(node, s.pending, deadline, "context deadline exceeded")
             except FailedAllocationOnNode as e:
-                return Status(Code.UnschedulableAndUnresolvable, str(e))
+                return -1, Status(Code.UnschedulableAndUnresolvable, str(e))
             except AllocationError as e:
                 if str(e) == "filter operation aborted: context deadline exceeded":
-                    return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_TIMEOUT)
-                return Status(Code.Error, str(e))
+                    return _KEY_TIMEOUT, Status(Code.UnschedulableAndUnresolvable, ERR_REASON_TIMEOUT)
+                return -1, Status(Code.Error, str(e))
             except ManifestError as e:
-                return Status(Code.Error, str(e))
-            if allocations is None or len(allocations) != len(claims):
-                return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_CANNOT_ALLOCATE)
+                return -1, Status(Code.Error, str(e))
+            if allocations is None or len(allocations) != len(s.pending):
+                return _KEY_CANNOT_ALLOCATE, Status(
+                    Code.UnschedulableAndUnresolvable, ERR_REASON_CANNOT_ALLOCATE
+                )
         with s.lock:
             if unavailable:
                 s.unavailable.update(unavailable)
-                return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_AVAILABLE)
+                return -1, Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_AVAILABLE)
             if allocations is not None:
                 s.node_allocations[node_name] = allocations
-        return None
+        return -1, None
 
     # -- PostFilter -----------------------------------------------------------------------------
 
@@ -424,7 +453,7 @@ class DynamicResources(
         if not s.claims:
             return 0, None
         allocations = s.node_allocations.get(node_info.name)
-        if allocations is None:
+        if allocations is None or not s.first_available:
             return 0, None
         total = 0
         for i, (_, claim) in enumerate(s.to_allocate()):
@@ -442,18 +471,49 @@ class DynamicResources(
         return total, None
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
-        """Vectorised :meth:`filter`: every row passes for a pod without claims; with claims it
-        declines (the allocator runs node by node)."""
+        """Vectorised :meth:`filter`: every row passes for a pod without claims; with claims to
+        allocate, the allocator runs over the rows in one loop (the per-node framework calls
+        saved) and the kind of each rejection is kept for :meth:`filter_batch_status_keys`.
+        Declines for a pod with an allocated claim that has a node selector: whether such a
+        claim is unavailable is recorded only for the nodes the per-node pass reaches."""
         s = state.get(STATE_KEY)
-        if isinstance(s, _State) and not s.claims:
+        if not isinstance(s, _State):
+            return None
+        if not s.claims:
             return np.ones(len(rows), dtype=bool)
-        return None
+        if any(c.allocation is not None and c.allocation.node_selector is not None for c in s.claims):
+            return None
+        infos = table.infos
+        out = np.ones(len(rows), dtype=bool)
+        keys = s.rejected_keys
+        filter_node = self._filter_node
+        for i, row in enumerate(rows.tolist()):
+            ni = infos[row]
+            if ni is None:
+                return None
+            key, st = filter_node(s, ni)
+            if st is not None:
+                out[i] = False
+                keys[row] = key
+        return out
+
+    def filter_batch_status_keys(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """Rows :meth:`filter_batch` rejected for the same reason (cannot allocate, timed out)
+        share one status; the others (-1) are asked node by node."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State):
+            return None
+        keys = s.rejected_keys
+        return np.fromiter((keys.get(r, -1) for r in rows.tolist()), dtype=np.int64, count=len(rows))
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score`: zeros when nothing was allocated in this cycle (a pod without
-        claims, or only allocated claims); otherwise declines (scored node by node)."""
+        claims, or only allocated claims) or no claim to allocate has ``firstAvailable`` requests;
+        otherwise declines (scored node by node)."""
         s = state.get(STATE_KEY)
-        if isinstance(s, _State) and not s.node_allocations:
+        if isinstance(s, _State) and (not s.node_allocations or not s.first_available):
             return np.zeros(len(rows), dtype=np.int64)
         return None
 

@@ -178,7 +178,15 @@ class DeviceInput:
     kept with its evaluation activation; ``activation(extra_domains)`` adds empty maps for domains
     the device does not have."""
 
-    __slots__ = ("data", "attribute_domains", "capacity_domains", "_activations", "error", "results")
+    __slots__ = (
+        "data",
+        "attribute_domains",
+        "capacity_domains",
+        "_activations",
+        "error",
+        "results",
+        "all_results",
+    )
 
     data: dict[str, Any]
 
@@ -204,6 +212,9 @@ class DeviceInput:
         #: expression -> result (True/False) or runtime error text; a selector's result for one
         #: device never changes, so it is computed once per device object
         self.results: dict[str, bool | str] = {}
+        #: selectors (in order) -> whether all are true, for selector lists that evaluated without
+        #: an error (so a later evaluation cannot raise either)
+        self.all_results: dict[tuple[str, ...], bool] = {}
 
     def activation(self, literals: frozenset[str]) -> Any:
         missing = (literals - self.attribute_domains) | (literals - self.capacity_domains)

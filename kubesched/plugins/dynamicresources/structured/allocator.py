@@ -36,7 +36,7 @@ from kubesched.api.dra.common import (
 )
 from kubesched.api.node import Node
 from kubesched.plugins.dynamicresources.structured.constraint import MatchAttributeConstraint
-from kubesched.plugins.dynamicresources.structured.pools import Pool, SliceIndex, device_inputs, gather_pools
+from kubesched.plugins.dynamicresources.structured.pools import Pool, SliceIndex, device_input_at
 
 #: ``DeviceID``: (driver, pool, device)
 DeviceID = tuple[str, str, str]
@@ -66,12 +66,33 @@ class _MaxSizeExceeded(Exception):
     """``errAllocationResultMaxSizeExceeded``."""
 
 
-@dataclass(slots=True)
 class ClaimAllocation:
-    """One claim's allocation: ``status.allocation`` as JSON (``allocation``) and the devices."""
+    """One claim's allocation: ``status.allocation`` as JSON (``allocation``) and the devices.
 
-    allocation: dict[str, Any]
-    devices: list[DeviceID]
+    ``allocation`` is built on first use (most nodes a Filter pass allocates on are never
+    reserved): ``build`` makes it; a ready dict may be given instead."""
+
+    __slots__ = ("devices", "_allocation", "_build")
+
+    def __init__(
+        self,
+        allocation: dict[str, Any] | None,
+        devices: list[DeviceID],
+        build: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        self.devices = devices
+        self._allocation = allocation
+        self._build = build
+
+    @property
+    def allocation(self) -> dict[str, Any]:
+        """``status.allocation`` (``devices.results``, ``devices.config``, ``nodeSelector``)."""
+        out = self._allocation
+        if out is None:
+            assert self._build is not None
+            out = self._allocation = self._build()
+            self._build = None
+        return out
 
 
 def kobj(claim: ResourceClaim) -> str:
@@ -129,8 +150,9 @@ class _RequestData:
     parent: _Req | None
     cls: DeviceClass | None = None
     num_devices: int = 0
-    selected_sub_request_index: int = 0
     all_devices: list[_Candidate] = field(default_factory=list)
+    #: the class's selectors then the request's (the key of ``DeviceInput.all_results``)
+    selectors: tuple[str, ...] = ()
 
     def request_name(self) -> str:
         if self.parent is not None:
@@ -177,6 +199,8 @@ class Allocator:
         # node-independent lookups, done once per cycle (the allocator lives for one cycle)
         self._classes: dict[str, DeviceClass | KeyError] = {}
         self._compiled: dict[str, CompilationResult] = {}
+        #: the node-independent part of :meth:`allocate` per claims (by identity), see ``_Prepared``
+        self._prepared: dict[tuple[int, ...], _Prepared] = {}
 
     def device_class(self, name: str) -> DeviceClass:
         """The DeviceClass ``name`` (looked up once per cycle); raises :class:`KeyError`."""
@@ -211,6 +235,30 @@ class Allocator:
         return _Run(self, node, claims, deadline, abort_cause).run()
 
 
+@dataclass(slots=True)
+class _Prepared:
+    """What ``Allocate`` validates before the search when it does not depend on the node (no
+    request asks for ``All`` devices): the request data, the constraints' specs, or the error the
+    validation raised. Kept by :class:`Allocator` for the claims of its cycle, so the nodes after
+    the first skip it (their outcome would be the same)."""
+
+    claims: Sequence[ResourceClaim]
+    request_data: dict[tuple[int, int, int], _RequestData]
+    constraints: list[list[tuple[tuple[str, ...], str]]]
+    error: AllocationError | None = None
+
+
+def _node_independent(claims: Sequence[ResourceClaim]) -> bool:
+    """No request or sub-request asks for ``All`` devices (those depend on the node's pools)."""
+    for claim in claims:
+        for request in claim.spec.requests:
+            if request.exactly is not None and request.exactly.allocation_mode == ALLOCATION_MODE_ALL:
+                return False
+            if any(sub.allocation_mode == ALLOCATION_MODE_ALL for sub in request.first_available):
+                return False
+    return True
+
+
 class _Run:
     """``allocator``: the state of one :meth:`Allocator.allocate` call."""
 
@@ -233,11 +281,47 @@ class _Run:
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.result: list[list[_DeviceResult]] = [[] for _ in claims]
+        #: (claim, request) -> index of the sub-request chosen for a ``firstAvailable`` request
+        self.selected: dict[tuple[int, int], int] = {}
 
     # -- setup -------------------------------------------------------------------------------
 
     def run(self) -> list[ClaimAllocation] | None:
-        self.pools = gather_pools(self.a.slices, self.node)
+        self.pools = self.a.slices.pools_for(self.node)
+        claims = self.claims
+        key = tuple(map(id, claims))
+        prepared = self.a._prepared.get(key)
+        if prepared is None:
+            prepared = _Prepared(claims, self.request_data, [[] for _ in claims])
+            try:
+                self._prepare(prepared)
+            except AllocationError as e:
+                prepared.error = e
+            if _node_independent(claims):
+                self.a._prepared[key] = prepared
+        err = prepared.error
+        if err is not None:
+            raise type(err)(*err.args)  # a fresh exception: no traceback piles up across nodes
+        self.request_data = prepared.request_data
+        if any(prepared.constraints):
+            self.constraints = [
+                [MatchAttributeConstraint(requests, attribute) for requests, attribute in specs]
+                for specs in prepared.constraints
+            ]
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False)
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            for pool in self.pools:
+                if pool.is_invalid:
+                    raise FailedAllocationOnNode("invalid resource pools were encountered")
+            return None
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+
+    def _prepare(self, prepared: _Prepared) -> None:
+        """``Allocate``'s validation: every request (``validateDeviceRequest``), the size limit,
+        the constraints. Raises :class:`AllocationError`."""
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):
@@ -279,17 +363,7 @@ class _Run:
                         f"claim {kobj(claim)}, constraint #{i}: empty constraint (unsupported "
                         "constraint type?)"
                     )
-                self.constraints[ci].append(MatchAttributeConstraint(c.requests, c.match_attribute))
-        try:
-            done = self._allocate_one(0, 0, 0, 0, False)
-        except _MaxSizeExceeded:
-            done = False
-        if not done:
-            for pool in self.pools:
-                if pool.is_invalid:
-                    raise FailedAllocationOnNode("invalid resource pools were encountered")
-            return None
-        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+                prepared.constraints[ci].append((tuple(c.requests), c.match_attribute))
 
     @staticmethod
     def _exact_req(request: Any) -> _Req:
@@ -328,6 +402,7 @@ class _Run:
                 f"claim {kobj(claim)}, request {req.name}: could not retrieve device class "
                 f"{req.device_class_name}: {e.args[0] if e.args else e}"
             ) from None
+        data.selectors = (*data.cls.selectors, *req.selectors)
         if req.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = req.count
         elif req.allocation_mode == ALLOCATION_MODE_ALL:
@@ -392,7 +467,7 @@ class _Run:
                     continue
                 all_exceeded = False
                 if ok:
-                    data.selected_sub_request_index = sub
+                    self.selected[(ci, ri)] = sub
                     return True
                 sub += 1
         request = data.request
@@ -417,49 +492,54 @@ class _Run:
                 undo()
             return done
         admin = request.admin_access
+        allocated = self.a.allocated
+        allocating = self.allocating
         for pool in self.pools:
             if pool.is_incomplete or pool.is_invalid:
                 continue
-            for s in pool.slices:
-                for dj, d in enumerate(s.devices):
-                    device_id = (pool.driver, pool.pool, d.name)
-                    if admin:
-                        if self._allocating_for_claim(device_id, ci):
-                            continue
-                    elif self._in_use(device_id):
+            for device_id, d, s, dj in pool.candidates():
+                if admin:
+                    if self._allocating_for_claim(device_id, ci):
                         continue
-                    if not self._selectable(key, data, s, dj):
-                        continue
-                    undo = self._allocate_device(ci, ri, si, _Candidate(device_id, d, s, dj), False)
-                    if undo is None:
-                        continue
-                    try:
-                        done = self._allocate_one(ci, ri, si, di + 1, sub_request)
-                    except BaseException:
-                        undo()
-                        raise
-                    if done:
-                        return True
+                elif device_id in allocated or allocating.get(device_id):
+                    continue
+                if not self._selectable(key, data, s, dj):
+                    continue
+                undo = self._allocate_device(ci, ri, si, _Candidate(device_id, d, s, dj), False)
+                if undo is None:
+                    continue
+                try:
+                    done = self._allocate_one(ci, ri, si, di + 1, sub_request)
+                except BaseException:
                     undo()
+                    raise
+                if done:
+                    return True
+                undo()
         return False
 
     def _selectable(self, key: tuple[int, int, int], data: _RequestData, s: ResourceSlice, di: int) -> bool:
-        """``isSelectable``: class selectors, then the request's (results cached per call)."""
+        """``isSelectable``: class selectors, then the request's (results cached per call; a
+        device remembers the outcome of a selector list that evaluated without error)."""
         d = s.devices[di]
         if d.needs_off_feature == "bindingConditions" and not self.a.features.device_binding_and_status:
             return False
+        inp = device_input_at(s, di)
+        known = inp.all_results.get(data.selectors)
+        if known is not None:
+            return known
         device_id = (s.driver, s.pool, d.name)
         mk = (device_id, key)
         known = self.matches.get(mk)
         if known is not None:
             return known
-        inp = device_inputs(s)[di]
         ok = True
         if data.cls is not None:
             ok = self._selectors_match(key, inp, device_id, data.cls, data.cls.selectors)
         if ok:
             ok = self._selectors_match(key, inp, device_id, None, data.request.selectors)
         self.matches[mk] = ok
+        inp.all_results[data.selectors] = ok
         return ok
 
     def _selectors_match(
@@ -552,6 +632,14 @@ class _Run:
 
     def _result(self, ci: int, claim: ResourceClaim) -> ClaimAllocation:
         devices = self.result[ci]
+        if all(d.slice.node_name for d in devices):
+            # node-local devices only: building the JSON cannot fail, so it waits until needed
+            return ClaimAllocation(None, [d.id for d in devices], lambda: self._allocation(ci, claim))
+        return ClaimAllocation(self._allocation(ci, claim), [d.id for d in devices])
+
+    def _allocation(self, ci: int, claim: ResourceClaim) -> dict[str, Any]:
+        """``status.allocation`` of claim ``ci`` as found by this run."""
+        devices = self.result[ci]
         results = []
         for d in devices:
             r: dict[str, Any] = {
@@ -568,7 +656,7 @@ class _Run:
         for ri, _ in enumerate(claim.spec.requests):
             data = self.request_data[(ci, ri, 0)]
             if data.parent is not None:
-                data = self.request_data[(ci, ri, data.selected_sub_request_index)]
+                data = self.request_data[(ci, ri, self.selected.get((ci, ri), 0))]
             cls = data.cls
             if cls is None:
                 continue
@@ -600,7 +688,7 @@ class _Run:
                 data = self.request_data[(ci, ri, 0)]
                 if data.parent is None:
                     continue
-                sub = request.first_available[data.selected_sub_request_index]
+                sub = request.first_available[self.selected.get((ci, ri), 0)]
                 if f"{request.name}/{sub.name}" in reqs:
                     config.append({"source": "FromClaim", "requests": reqs, **body})
         for c in config:
@@ -612,7 +700,7 @@ class _Run:
         ns = _node_selector(devices)
         if ns is not None:
             allocation["nodeSelector"] = ns
-        return ClaimAllocation(allocation, [d.id for d in devices])
+        return allocation
 
 
 def _node_selector(devices: list[_DeviceResult]) -> dict[str, Any] | None:
