@@ -32,7 +32,7 @@ from kubesched.api.dra import DeviceClass, ResourceClaim, ResourceSlice
 from kubesched.api.storage import newer_version
 from kubesched.errors import ManifestError
 from kubesched.framework.handle import ObjectLister
-from kubesched.plugins.dynamicresources.structured import DeviceID, SliceIndex
+from kubesched.plugins.dynamicresources.structured import DeviceID, NodeOutcomes, SliceIndex
 
 CLAIM, SLICE, CLASS = "ResourceClaim", "ResourceSlice", "DeviceClass"
 
@@ -70,6 +70,9 @@ class DRAManager:
         self._tracked: dict[int, tuple[Mapping[str, Any], tuple[str, str], tuple[DeviceID, ...]]] = {}
         #: DeviceID -> number of tracked claims whose allocation holds it
         self._device_counts: dict[DeviceID, int] = {}
+        #: per-node allocator outcomes kept across cycles, and the devices in use they refer to
+        self.outcomes = NodeOutcomes()
+        self._last_allocated: set[DeviceID] = set()
 
     # -- parsing --------------------------------------------------------------------------------
 
@@ -116,12 +119,10 @@ class DRAManager:
         with self._lock:
             known = self._tracked
             counts = self._device_counts
-            ids = set(map(id, items))
-            gone = known.keys() - ids
-            if len(ids) != len(known) - len(gone):
-                for obj in items:
-                    if id(obj) not in known:
-                        self._track(obj)
+            by_id = dict(zip(map(id, items), items, strict=True))
+            gone = known.keys() - by_id.keys()
+            for oid in by_id.keys() - known.keys():
+                self._track(by_id[oid])
             for oid in gone:
                 _, _, devices = known.pop(oid)
                 for d in devices:
@@ -155,6 +156,10 @@ class DRAManager:
                     out.discard(d)
             for claim in self._in_flight.values():
                 out.update(allocated_devices(claim))
+            changed = out ^ self._last_allocated
+            if changed:
+                self.outcomes.bump(changed)
+            self._last_allocated = set(out)
             if len(self._claims) > 2 * len(items) + 1024:
                 live = {k for _, k, _ in known.values()}
                 self._claims = {k: v for k, v in self._claims.items() if k in live}
@@ -227,6 +232,7 @@ class DRAManager:
             if self._index is None or ids != self._index_ids:
                 self._index = SliceIndex(parsed)
                 self._index_ids = ids
+                self.outcomes.clear()
                 if len(self._slices) > 2 * len(items) + 1024:
                     live = {str((o.get("metadata") or {}).get("name") or "") for o in items}
                     self._slices = {k: v for k, v in self._slices.items() if k in live}

@@ -326,7 +326,12 @@ class DynamicResources(
             allocated = self.manager.list_all_allocated_devices(objects)
             index = self.manager.slice_index(objects)
             s.allocator = Allocator(
-                self.features, allocated, lambda n: self.manager.get_class(objects, n), index, self.cel_cache
+                self.features,
+                allocated,
+                lambda n: self.manager.get_class(objects, n),
+                index,
+                self.cel_cache,
+                self.manager.outcomes,
             )
         s.claims = claims
         s.pending = [c for c in claims if c.allocation is None]

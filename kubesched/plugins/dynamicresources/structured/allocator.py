@@ -22,8 +22,10 @@ Results are the JSON a claim's ``status.allocation`` holds (``devices.results``,
 
 from __future__ import annotations
 
+import copy
+import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,12 +175,46 @@ class _DeviceResult:
         return f"{self.parent_request}/{self.request}" if self.parent_request else self.request
 
 
+class NodeOutcomes:
+    """Outcomes of earlier :meth:`Allocator.allocate` calls per node, kept across scheduling
+    cycles by the allocator's owner, with ``pool_versions``: (driver, pool) -> a number that
+    changes whenever a device of that pool changes between in use and free (the owner bumps it
+    when the allocated-device set changes).
+
+    An outcome is reused when the node's pools are the same objects (same slices, same Node
+    object), their versions are unchanged (so is every device's availability on the node), and
+    the claims to allocate have the same specs (by content) and use the same DeviceClass objects:
+    the search is deterministic, so it would find the same devices again (or fail again). Only
+    outcomes without an error are kept; a reused allocation is a copy. kubesched only: upstream
+    searches every node in every cycle, with the same results."""
+
+    __slots__ = ("pool_versions", "by_node")
+
+    def __init__(self) -> None:
+        self.pool_versions: dict[tuple[str, str], int] = {}
+        #: node name -> (pools, their versions, specs key, classes, allocations or None)
+        self.by_node: MutableMapping[str, tuple[Any, ...]] = {}
+
+    def bump(self, changed: set[DeviceID]) -> None:
+        """The devices in ``changed`` went from free to in use or back."""
+        pv = self.pool_versions
+        for d in changed:
+            k = (d[0], d[1])
+            pv[k] = pv.get(k, 0) + 1
+
+    def clear(self) -> None:
+        """Forget every outcome (the slices changed)."""
+        self.by_node = {}
+
+
 class Allocator:
     """``stable.Allocator``: shared by every node of one scheduling cycle.
 
     ``allocated`` holds the devices in use by any claim (allocated or assumed in flight);
     ``get_class(name)`` returns the DeviceClass or raises :class:`KeyError` with the lister's
-    NotFound text; ``slices`` is the cycle's :class:`SliceIndex`.
+    NotFound text; ``slices`` is the cycle's :class:`SliceIndex`; ``outcomes``, when given, keeps
+    per-node outcomes across cycles (:class:`NodeOutcomes`; its ``pool_versions`` must match
+    ``allocated``).
     """
 
     def __init__(
@@ -188,12 +224,14 @@ class Allocator:
         get_class: Callable[[str], DeviceClass],
         slices: SliceIndex,
         cel_cache: CelCache,
+        outcomes: NodeOutcomes | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
         self.get_class = get_class
         self.slices = slices
         self.cel_cache = cel_cache
+        self.outcomes = outcomes
         #: ``numAllocateOneInvocations``
         self.num_allocate_one = 0
         # node-independent lookups, done once per cycle (the allocator lives for one cycle)
@@ -246,6 +284,20 @@ class _Prepared:
     request_data: dict[tuple[int, int, int], _RequestData]
     constraints: list[list[tuple[tuple[str, ...], str]]]
     error: AllocationError | None = None
+    #: the claims' specs as canonical JSON, and the classes used (for :class:`NodeOutcomes`)
+    specs: str | None = None
+    classes: tuple[DeviceClass | None, ...] = ()
+
+    def outcome_key(self) -> tuple[str, tuple[DeviceClass | None, ...]]:
+        if self.specs is None:
+            self.specs = json.dumps([c.raw.get("spec") for c in self.claims], sort_keys=True, default=str)
+            self.classes = tuple(d.cls for d in self.request_data.values())
+        return self.specs, self.classes
+
+
+def _copy_of(earlier: ClaimAllocation) -> Callable[[], dict[str, Any]]:
+    """Builds a copy of ``earlier``'s allocation (a reused outcome never shares its JSON)."""
+    return lambda: copy.deepcopy(earlier.allocation)
 
 
 def _node_independent(claims: Sequence[ResourceClaim]) -> bool:
@@ -302,6 +354,37 @@ class _Run:
         err = prepared.error
         if err is not None:
             raise type(err)(*err.args)  # a fresh exception: no traceback piles up across nodes
+        outcomes = self.a.outcomes
+        if outcomes is not None and self.a._prepared.get(key) is prepared:
+            return self._run_remembered(prepared, outcomes)
+        return self._search(prepared)
+
+    def _run_remembered(self, prepared: _Prepared, outcomes: NodeOutcomes) -> list[ClaimAllocation] | None:
+        """:meth:`_search`, or its earlier outcome on this node when still valid (:class:`NodeOutcomes`)."""
+        pools = self.pools
+        pv = outcomes.pool_versions
+        versions = tuple(pv.get((p.driver, p.pool), 0) for p in pools)
+        specs, classes = prepared.outcome_key()
+        name = self.node.name if self.node is not None else ""
+        hit = outcomes.by_node.get(name)
+        if (
+            hit is not None
+            and hit[0] is pools
+            and hit[1] == versions
+            and hit[2] == specs
+            and len(hit[3]) == len(classes)
+            and all(a is b for a, b in zip(hit[3], classes, strict=True))
+        ):
+            earlier: list[ClaimAllocation] | None = hit[4]
+            if earlier is None:
+                return None
+            return [ClaimAllocation(None, list(c.devices), _copy_of(c)) for c in earlier]
+        out = self._search(prepared)
+        outcomes.by_node[name] = (pools, versions, specs, classes, out)
+        return out
+
+    def _search(self, prepared: _Prepared) -> list[ClaimAllocation] | None:
+        """The search on this node (``allocateOne`` from the first device of the first claim)."""
         self.request_data = prepared.request_data
         if any(prepared.constraints):
             self.constraints = [
