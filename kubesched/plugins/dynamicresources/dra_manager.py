@@ -2,8 +2,8 @@
 ``DefaultDRAManager``, ``claimTracker``; ``allocateddevices.go``).
 
 * Claims come from the informer (``handle.objects``) through an *assume cache*: after PreBind wrote
-  a claim's allocation, the written object is used until the informer holds a strictly newer
-  resourceVersion of it (``AssumeClaimAfterAPICall``), so the next pod never sees the device as
+  a claim's allocation, the written object is used until the informer holds that resourceVersion
+  of it or a newer one (``AssumeClaimAfterAPICall``), so the next pod never sees the device as
   free in between; Unreserve restores the informer's version (``AssumedClaimRestore``).
 * *In-flight allocations*: Reserve records each allocation it is about to write
   (``SignalClaimPendingAllocation``, keyed by claim uid); until PreBind finished or Unreserve ran,
@@ -92,7 +92,13 @@ class DRAManager:
         assumed = self._assumed.get(key)
         if assumed is None:
             return informer
-        if informer is None or newer_version(informer.resource_version, assumed.resource_version):
+        if (
+            informer is None
+            or informer.resource_version == assumed.resource_version
+            or newer_version(informer.resource_version, assumed.resource_version)
+        ):
+            # the informer caught up: an equal resourceVersion is the same object, so the entry is
+            # dropped (upstream keeps it until a newer one arrives; the claims seen are the same)
             del self._assumed[key]
             return informer
         return assumed
