@@ -554,12 +554,13 @@ class DynamicResources(
                 f"to allocate, want {len(pending)} claims",
             )
         for (index, claim), alloc in zip(pending, allocations, strict=True):
-            s.infos[index].allocation = alloc.allocation
+            # a copy: the allocator may hand the same outcome to later pods (NodeOutcomes)
+            s.infos[index].allocation = copy.deepcopy(alloc.allocation)
             raw = copy.deepcopy(dict(claim.raw))
             meta = raw.setdefault("metadata", {})
             if FINALIZER not in (meta.get("finalizers") or []):
                 meta["finalizers"] = [*(meta.get("finalizers") or []), FINALIZER]
-            raw.setdefault("status", {})["allocation"] = alloc.allocation
+            raw.setdefault("status", {})["allocation"] = s.infos[index].allocation
             self.manager.signal_claim_pending_allocation(claim.uid, ResourceClaim.from_obj(raw))
         return None
 

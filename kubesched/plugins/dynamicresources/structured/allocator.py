@@ -22,7 +22,6 @@ Results are the JSON a claim's ``status.allocation`` holds (``devices.results``,
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
@@ -185,14 +184,16 @@ class NodeOutcomes:
     object), their versions are unchanged (so is every device's availability on the node), and
     the claims to allocate have the same specs (by content) and use the same DeviceClass objects:
     the search is deterministic, so it would find the same devices again (or fail again). Only
-    outcomes without an error are kept; a reused allocation is a copy. kubesched only: upstream
-    searches every node in every cycle, with the same results."""
+    outcomes without an error are kept; a reused outcome is the same list of
+    :class:`ClaimAllocation` (read-only; the plugin copies an allocation before writing it).
+    kubesched only: upstream searches every node in every cycle, with the same results."""
 
     __slots__ = ("pool_versions", "by_node")
 
     def __init__(self) -> None:
         self.pool_versions: dict[tuple[str, str], int] = {}
-        #: node name -> (pools, their versions, specs key, classes, allocations or None)
+        #: node name -> (pools, their versions, specs key, class identities, allocations or None,
+        #: the classes)
         self.by_node: MutableMapping[str, tuple[Any, ...]] = {}
 
     def bump(self, changed: set[DeviceID]) -> None:
@@ -239,6 +240,8 @@ class Allocator:
         self._compiled: dict[str, CompilationResult] = {}
         #: the node-independent part of :meth:`allocate` per claims (by identity), see ``_Prepared``
         self._prepared: dict[tuple[int, ...], _Prepared] = {}
+        #: the claims of the last :meth:`allocate` call and their identities
+        self._current: tuple[Sequence[ResourceClaim], tuple[int, ...]] | None = None
 
     def device_class(self, name: str) -> DeviceClass:
         """The DeviceClass ``name`` (looked up once per cycle); raises :class:`KeyError`."""
@@ -269,7 +272,30 @@ class Allocator:
     ) -> list[ClaimAllocation] | None:
         """``Allocate`` for ``node``: one allocation per claim (in ``claims`` order) or None when
         they do not fit. ``deadline`` (``time.monotonic()`` seconds) aborts the search with
-        ``filter operation aborted: <abort_cause>``. Raises :class:`AllocationError`."""
+        ``filter operation aborted: <abort_cause>``. Raises :class:`AllocationError`.
+
+        With ``outcomes``, an earlier outcome on this node that is still valid is returned as it
+        is (the same list: callers copy an allocation before they change it)."""
+        outcomes = self.outcomes
+        if outcomes is not None:
+            current = self._current
+            if current is None or current[0] is not claims:
+                current = self._current = (claims, tuple(map(id, claims)))
+            prepared = self._prepared.get(current[1])
+            if prepared is not None and prepared.error is None:
+                hit = outcomes.by_node.get(node.name if node is not None else "")
+                if hit is not None:
+                    pools = self.slices.pools_for(node)
+                    if hit[0] is pools:
+                        pv = outcomes.pool_versions
+                        specs, class_ids, _ = prepared.outcome_key()
+                        if (
+                            hit[1] == tuple([pv.get(p.id, 0) for p in pools])
+                            and hit[2] == specs
+                            and hit[3] == class_ids
+                        ):
+                            out: list[ClaimAllocation] | None = hit[4]
+                            return out
         return _Run(self, node, claims, deadline, abort_cause).run()
 
 
@@ -284,20 +310,18 @@ class _Prepared:
     request_data: dict[tuple[int, int, int], _RequestData]
     constraints: list[list[tuple[tuple[str, ...], str]]]
     error: AllocationError | None = None
-    #: the claims' specs as canonical JSON, and the classes used (for :class:`NodeOutcomes`)
+    #: the claims' specs as canonical JSON, and the classes used with their identities (for
+    #: :class:`NodeOutcomes`; an outcome keeps the classes, so equal identities are equal objects)
     specs: str | None = None
+    class_ids: tuple[int, ...] = ()
     classes: tuple[DeviceClass | None, ...] = ()
 
-    def outcome_key(self) -> tuple[str, tuple[DeviceClass | None, ...]]:
+    def outcome_key(self) -> tuple[str, tuple[int, ...], tuple[DeviceClass | None, ...]]:
         if self.specs is None:
             self.specs = json.dumps([c.raw.get("spec") for c in self.claims], sort_keys=True, default=str)
             self.classes = tuple(d.cls for d in self.request_data.values())
-        return self.specs, self.classes
-
-
-def _copy_of(earlier: ClaimAllocation) -> Callable[[], dict[str, Any]]:
-    """Builds a copy of ``earlier``'s allocation (a reused outcome never shares its JSON)."""
-    return lambda: copy.deepcopy(earlier.allocation)
+            self.class_ids = tuple(map(id, self.classes))
+        return self.specs, self.class_ids, self.classes
 
 
 def _node_independent(claims: Sequence[ResourceClaim]) -> bool:
@@ -363,8 +387,8 @@ class _Run:
         """:meth:`_search`, or its earlier outcome on this node when still valid (:class:`NodeOutcomes`)."""
         pools = self.pools
         pv = outcomes.pool_versions
-        versions = tuple(pv.get((p.driver, p.pool), 0) for p in pools)
-        specs, classes = prepared.outcome_key()
+        versions = tuple([pv.get(p.id, 0) for p in pools])
+        specs, class_ids, classes = prepared.outcome_key()
         name = self.node.name if self.node is not None else ""
         hit = outcomes.by_node.get(name)
         if (
@@ -372,15 +396,12 @@ class _Run:
             and hit[0] is pools
             and hit[1] == versions
             and hit[2] == specs
-            and len(hit[3]) == len(classes)
-            and all(a is b for a, b in zip(hit[3], classes, strict=True))
+            and hit[3] == class_ids
         ):
             earlier: list[ClaimAllocation] | None = hit[4]
-            if earlier is None:
-                return None
-            return [ClaimAllocation(None, list(c.devices), _copy_of(c)) for c in earlier]
+            return earlier
         out = self._search(prepared)
-        outcomes.by_node[name] = (pools, versions, specs, classes, out)
+        outcomes.by_node[name] = (pools, versions, specs, class_ids, out, classes)
         return out
 
     def _search(self, prepared: _Prepared) -> list[ClaimAllocation] | None:

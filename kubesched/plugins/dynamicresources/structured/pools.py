@@ -58,6 +58,11 @@ class Pool:
     is_invalid: bool = False
     invalid_reason: str = ""
     _candidates: tuple[Candidate, ...] | None = None
+    #: (driver, pool)
+    id: tuple[str, str] = ("", "")
+
+    def __post_init__(self) -> None:
+        self.id = (self.driver, self.pool)
 
     @property
     def pool_id(self) -> str:
