@@ -70,9 +70,12 @@ class DRAManager:
         self._tracked: dict[int, tuple[Mapping[str, Any], tuple[str, str], tuple[DeviceID, ...]]] = {}
         #: DeviceID -> number of tracked claims whose allocation holds it
         self._device_counts: dict[DeviceID, int] = {}
-        #: per-node allocator outcomes kept across cycles, and the devices in use they refer to
+        #: the devices with a count above zero
+        self._in_use: set[DeviceID] = set()
+        #: per-node allocator outcomes kept across cycles, and the devices the last call added to
+        #: or hid from ``_in_use`` for assumed and in-flight claims
         self.outcomes = NodeOutcomes()
-        self._last_allocated: set[DeviceID] = set()
+        self._last_extra: set[DeviceID] = set()
 
     # -- parsing --------------------------------------------------------------------------------
 
@@ -120,15 +123,19 @@ class DRAManager:
         informer replaces an object on every change) are parsed and counted; the devices
         (``DeviceID`` -> number of claims holding it) are a running count. Assumed claims (the
         written version not yet in the informer) replace their informer version in the result.
-        Cost per call: O(claims) identity checks, O(changed claims) parsing."""
+        Cost per call: O(claims) identity checks (C-level set operations), O(changed claims)
+        parsing. The set returned is shared with the manager when nothing is assumed or in
+        flight: callers only read it, until the next call."""
         items = objects.list(CLAIM)
         with self._lock:
             known = self._tracked
-            counts = self._device_counts
+            changed: set[DeviceID] = set()
             by_id = dict(zip(map(id, items), items, strict=True))
             gone = known.keys() - by_id.keys()
             for oid in by_id.keys() - known.keys():
-                self._track(by_id[oid])
+                self._track(by_id[oid], changed)
+            counts = self._device_counts
+            in_use = self._in_use
             for oid in gone:
                 _, _, devices = known.pop(oid)
                 for d in devices:
@@ -137,7 +144,8 @@ class DRAManager:
                         counts[d] = n
                     else:
                         del counts[d]
-            out = set(counts)
+                        in_use.discard(d)
+                        changed.add(d)
             delta: dict[DeviceID, int] = {}
             for key in list(self._assumed):
                 obj = objects.get(CLAIM, key[0], key[1])
@@ -155,26 +163,35 @@ class DRAManager:
                     delta[d] = delta.get(d, 0) - 1
                 for d in allocated_devices(resolved):
                     delta[d] = delta.get(d, 0) + 1
+            extra_in: set[DeviceID] = set()
+            extra_out: set[DeviceID] = set()
             for d, n in delta.items():
                 if counts.get(d, 0) + n > 0:
-                    out.add(d)
-                else:
-                    out.discard(d)
+                    if d not in in_use:
+                        extra_in.add(d)
+                elif d in in_use:
+                    extra_out.add(d)
             for claim in self._in_flight.values():
-                out.update(allocated_devices(claim))
-            changed = out ^ self._last_allocated
+                extra_in.update(d for d in allocated_devices(claim) if d not in in_use)
+            extra_out -= extra_in
+            # a device whose availability may differ from the last call: counted ones that changed,
+            # and every device adjusted by assumed or in-flight claims now or last time
+            changed |= extra_in | extra_out | self._last_extra
             if changed:
                 self.outcomes.bump(changed)
-            self._last_allocated = set(out)
+            self._last_extra = extra_in | extra_out
+            out = in_use
+            if extra_in or extra_out:
+                out = (in_use - extra_out) | extra_in
             if len(self._claims) > 2 * len(items) + 1024:
                 live = {k for _, k, _ in known.values()}
                 self._claims = {k: v for k, v in self._claims.items() if k in live}
         return out
 
-    def _track(self, obj: Mapping[str, Any]) -> None:
+    def _track(self, obj: Mapping[str, Any], changed: set[DeviceID]) -> None:
         """Count the devices of a claim object new to :meth:`list_all_allocated_devices` (the
         informer's version; a claim that does not parse counts no device: it is reported to the
-        pods that use it)."""
+        pods that use it); a device that becomes in use goes into ``changed``."""
         key = _key(obj)
         try:
             devices = allocated_devices(self._parse_claim(obj))
@@ -183,7 +200,11 @@ class DRAManager:
         self._tracked[id(obj)] = (obj, key, devices)
         counts = self._device_counts
         for d in devices:
-            counts[d] = counts.get(d, 0) + 1
+            n = counts.get(d, 0)
+            counts[d] = n + 1
+            if not n:
+                self._in_use.add(d)
+                changed.add(d)
 
     def claim_has_pending_allocation(self, uid: str) -> bool:
         """``ClaimHasPendingAllocation``."""
