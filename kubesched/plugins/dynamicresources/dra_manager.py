@@ -66,6 +66,8 @@ class DRAManager:
         self._classes: dict[str, tuple[Mapping[str, Any], DeviceClass]] = {}
         self._index: SliceIndex | None = None
         self._index_ids: tuple[int, ...] = ()
+        #: identities of the slice objects the index was last checked against, and the objects
+        self._index_objs: tuple[frozenset[int], list[Mapping[str, Any]]] = (frozenset(), [])
         #: id(claim object) -> (object, key, its allocated devices): the informer's claims counted
         self._tracked: dict[int, tuple[Mapping[str, Any], tuple[str, str], tuple[DeviceID, ...]]] = {}
         #: DeviceID -> number of tracked claims whose allocation holds it
@@ -243,7 +245,10 @@ class DRAManager:
         taint rules are not modelled: DRADeviceTaintRules is off by default). A slice that does
         not parse is left out."""
         items = objects.list(SLICE)
+        obj_ids = frozenset(map(id, items))
         with self._lock:
+            if self._index is not None and obj_ids == self._index_objs[0]:
+                return self._index  # the very objects of last time (kept alive, so ids are theirs)
             parsed: list[ResourceSlice] = []
             for obj in items:
                 name = str((obj.get("metadata") or {}).get("name") or "")
@@ -255,6 +260,7 @@ class DRAManager:
                         continue
                     self._slices[name] = hit
                 parsed.append(hit[1])
+            self._index_objs = (obj_ids, items)
             ids = tuple(id(s) for s in parsed)
             if self._index is None or ids != self._index_ids:
                 self._index = SliceIndex(parsed)
