@@ -56,6 +56,7 @@ from pydantic.dataclasses import dataclass
 from kubesched.api.dra import ResourceClaim
 from kubesched.api.dra.cel import CelCache
 from kubesched.api.dra.common import RESERVED_FOR_MAX_SIZE
+from kubesched.api.node_selector import NodeSelector
 from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.config.duration import GoDuration
@@ -161,6 +162,7 @@ class _State(StateData):
         "unavailable",
         "rejected_keys",
         "first_available",
+        "with_node_selector",
         "lock",
     )
 
@@ -176,6 +178,8 @@ class _State(StateData):
         self.rejected_keys: dict[int, int] = {}
         #: whether a claim to allocate has ``firstAvailable`` requests (else every Score is 0)
         self.first_available = False
+        #: allocated claims with a node selector: (index in ``claims``, the selector)
+        self.with_node_selector: list[tuple[int, NodeSelector]] = []
         self.lock = threading.Lock()
 
     def clone(self) -> _State:
@@ -336,6 +340,11 @@ class DynamicResources(
         s.claims = claims
         s.pending = [c for c in claims if c.allocation is None]
         s.first_available = any(r.first_available for c in s.pending for r in c.spec.requests)
+        s.with_node_selector = [
+            (i, c.allocation.node_selector)
+            for i, c in enumerate(claims)
+            if c.allocation is not None and c.allocation.node_selector is not None
+        ]
         return None, None
 
     def _validate_device_class(self, class_name: str, request_name: str) -> Status | None:
@@ -374,11 +383,9 @@ class DynamicResources(
         node = node_info.node
         node_name = node_info.name
         unavailable = []
-        for i, claim in enumerate(s.claims):
-            if claim.allocation is None or claim.allocation.node_selector is None:
-                continue
+        for i, selector in s.with_node_selector:
             labels = node.labels if node is not None else {}
-            if not claim.allocation.node_selector.matches(labels, node_name):
+            if not selector.matches(labels, node_name):
                 unavailable.append(i)
         allocations: list[ClaimAllocation] | None = None
         if s.allocator is not None:
@@ -486,7 +493,7 @@ class DynamicResources(
             return None
         if not s.claims:
             return np.ones(len(rows), dtype=bool)
-        if any(c.allocation is not None and c.allocation.node_selector is not None for c in s.claims):
+        if s.with_node_selector:
             return None
         infos = table.infos
         out = np.ones(len(rows), dtype=bool)

@@ -240,8 +240,9 @@ class Allocator:
         self._compiled: dict[str, CompilationResult] = {}
         #: the node-independent part of :meth:`allocate` per claims (by identity), see ``_Prepared``
         self._prepared: dict[tuple[int, ...], _Prepared] = {}
-        #: the claims of the last :meth:`allocate` call and their identities
-        self._current: tuple[Sequence[ResourceClaim], tuple[int, ...]] | None = None
+        #: the claims of the last :meth:`allocate` calls once validated, with their outcome key
+        #: (specs, class identities)
+        self._current: tuple[Sequence[ResourceClaim], str, tuple[int, ...]] | None = None
 
     def device_class(self, name: str) -> DeviceClass:
         """The DeviceClass ``name`` (looked up once per cycle); raises :class:`KeyError`."""
@@ -280,20 +281,16 @@ class Allocator:
         if outcomes is not None:
             current = self._current
             if current is None or current[0] is not claims:
-                current = self._current = (claims, tuple(map(id, claims)))
-            prepared = self._prepared.get(current[1])
-            if prepared is not None and prepared.error is None:
+                prepared = self._prepared.get(tuple(map(id, claims)))
+                if prepared is not None and prepared.error is None:
+                    current = self._current = (claims, *prepared.outcome_key()[:2])
+            if current is not None and current[0] is claims:
                 hit = outcomes.by_node.get(node.name if node is not None else "")
-                if hit is not None:
+                if hit is not None and hit[2] == current[1] and hit[3] == current[2]:
                     pools = self.slices.pools_for(node)
                     if hit[0] is pools:
                         pv = outcomes.pool_versions
-                        specs, class_ids, _ = prepared.outcome_key()
-                        if (
-                            hit[1] == tuple([pv.get(p.id, 0) for p in pools])
-                            and hit[2] == specs
-                            and hit[3] == class_ids
-                        ):
+                        if hit[1] == tuple([pv.get(p.id, 0) for p in pools]):
                             out: list[ClaimAllocation] | None = hit[4]
                             return out
         return _Run(self, node, claims, deadline, abort_cause).run()
