@@ -16,6 +16,9 @@ publish in ResourceSlices, with the structured-parameters allocator
   node``); the claims to allocate must fit (``cannot allocate all claims``). The search is bounded
   by ``filterTimeout`` (``timed out trying to allocate devices``) with DRASchedulerFilterTimeout.
   A CEL or class problem is an Error status (the attempt stops with the allocator's text).
+  ``filter_batch`` runs the same per-node code over many nodes in one call; the allocator reuses a
+  node's earlier outcome while nothing it depends on changed (``NodeOutcomes``, kept by the
+  ``DRAManager`` across cycles), with upstream's results.
 * PostFilter: deallocates one unavailable claim reserved by nobody else (``deallocation of
   ResourceClaim completed``), else ``still not schedulable`` / ``no new claims to deallocate``.
 * Score: for ``firstAvailable`` requests, 8 - index of the chosen sub-request, summed;
