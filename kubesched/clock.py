@@ -323,6 +323,10 @@ class VirtualClock:
         """Whether a non-daemon timer is pending (neither fired nor cancelled)."""
         return self._work > 0
 
+    def pending_work(self) -> int:
+        """Number of non-daemon timers pending (neither fired nor cancelled)."""
+        return self._work
+
     def pending(self) -> int:
         """Number of timers (daemon ones included) not yet fired nor cancelled."""
         with self._lock:

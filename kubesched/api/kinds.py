@@ -395,6 +395,7 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
         ("status",),
         ("all",),
         model="V1DaemonSet",
+        validate="kubesched.api.load_checks:check_daemon_set",
         loadable=True,
     ),
     Kind(

@@ -32,6 +32,8 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     gating_plugin: str = ""
     gating_plugin_events: list[ClusterEvent] = field(default_factory=list)
+    #: the queue's count of cluster events when the pod was last popped (-1: never popped)
+    event_seq_at_pop: int = -1
 
     @property
     def pod(self) -> Pod:

@@ -179,6 +179,7 @@ class PriorityQueue:
         self._leftover_timer: Timer | None = None
         self._flush_origin = 0.0  # clock time of run(): the unschedulable flush grid starts there
         self._last_leftover = -math.inf  # time of the last unschedulable flush
+        self._event_seq = 0  # cluster events received (see retries_would_repeat)
 
     # ------------------------------------------------------------------------------------------
     # informer-driven changes of unscheduled pods
@@ -186,6 +187,7 @@ class PriorityQueue:
     def add(self, pod: Pod) -> None:
         """A new unscheduled pod: PreEnqueue, then activeQ (or the gated pool); event ``UnscheduledPodAdd``."""
         with self._lock:
+            self._event_seq += 1
             p = self._new_qpi(pod)
             if self._move_to_active(p, _UNSCHEDULED_POD_ADD):
                 self._cond.notify_all()
@@ -197,6 +199,7 @@ class PriorityQueue:
         activeQ/backoffQ -> update in place; in unschedulablePods -> update and evaluate the derived
         events; unknown -> add to activeQ (event ``UnscheduledPodUpdate``)."""
         with self._lock:
+            self._event_seq += 1
             events = pod_scheduling_properties_change(new_pod, old_pod)
             if new_pod.uid in self._in_flight:
                 for ev in events:
@@ -238,6 +241,7 @@ class PriorityQueue:
         """An unscheduled pod was deleted: forget its nomination and remove it from whichever
         sub-queue holds it (an in-flight pod is not affected)."""
         with self._lock:
+            self._event_seq += 1
             self._nominator.delete_nominated_pod_if_exists(pod)
             k = pod.key
             if self._active.delete(k) is None and self._backoff.delete(k) is None:
@@ -342,6 +346,7 @@ class PriorityQueue:
         passing ``pre_check(pod)``) through the queueing hints and move the worthy ones.
         No-op when no profile registered a matching event (and it is not the wildcard)."""
         with self._lock:
+            self._event_seq += 1
             self._move_all_locked(event, old_obj, new_obj, pre_check)
             self._changed()
 
@@ -350,6 +355,7 @@ class PriorityQueue:
         PodTopologySpread in the same namespace, or with a required affinity term matching
         ``pod``, are considered."""
         with self._lock:
+            self._event_seq += 1
             if self._hints.is_event_of_interest(ASSIGNED_POD_ADD):
                 self._move_pods(self._cross_topology_pods(pod), ASSIGNED_POD_ADD, None, pod)
                 self._changed()
@@ -358,6 +364,7 @@ class PriorityQueue:
         """A bound pod changed with derived ``event``: a scale-down considers every unschedulable
         pod, other updates only the cross-topology candidates (as :meth:`assigned_pod_added`)."""
         with self._lock:
+            self._event_seq += 1
             if _POD_SCALE_DOWN.match(event):
                 self._move_all_locked(event, old_pod, new_pod, None)
             elif self._hints.is_event_of_interest(event):
@@ -368,6 +375,7 @@ class PriorityQueue:
         """Move the given pods (``namespace/name -> Pod``) from unschedulablePods/backoffQ to
         activeQ (event ``ForceActivate``); an in-flight pod gets a targeted wildcard event instead."""
         with self._lock:
+            self._event_seq += 1
             activated = False
             for pod in pods.values():
                 if self._activate_one(pod):
@@ -494,6 +502,20 @@ class PriorityQueue:
             summary = f"activeQ:{len(active)}; backoffQ:{len(backoff)}; unschedulablePods:{len(unsched)}"
             return active + backoff + unsched, summary
 
+    def retries_would_repeat(self) -> bool:
+        """Whether the only queued work is pods in backoff whose last attempt failed with an error
+        (no rejector plugin) and started after the last cluster event this queue received: nothing
+        is in activeQ or in flight, so retrying them meets the cluster exactly as their last attempt
+        did. A run on virtual time ends there instead of retrying for ever (on wall time upstream
+        keeps retrying, and so does ``run``)."""
+        with self._lock:
+            if not len(self._backoff) or len(self._active) or len(self._in_flight):
+                return False
+            seq = self._event_seq
+            return all(
+                p.consecutive_errors_count > 0 and p.event_seq_at_pop == seq for p in self._backoff.items()
+            )
+
     def len_active(self) -> int:
         """Pods in activeQ."""
         return len(self._active)
@@ -556,6 +578,7 @@ class PriorityQueue:
                     return None
                 self._incoming(ACTIVE, POP_FROM_BACKOFF_Q)
             p.attempts += 1
+            p.event_seq_at_pop = self._event_seq
             uid = p.pod.uid
             if uid in self._in_flight:
                 _log.error(

@@ -56,7 +56,8 @@ Two inputs, chosen by :func:`load_workload` from the path:
    image = assigned).
 
 Errors: :class:`~kubesched.errors.ManifestError` naming the file and field
-(``trace.yaml: pods[2].arrival: must be a number >= 0``); FileNotFoundError for a missing path.
+(``trace.yaml: pods[2].arrival: must be a number >= 0``); :class:`~kubesched.errors.MissingFileError`
+(a ``KubeschedError`` and a ``FileNotFoundError``) naming a missing file.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ from typing import Any
 from kubesched.api import kinds as kind_registry
 from kubesched.api.document_file import read_document
 from kubesched.api.pod import Pod
-from kubesched.errors import ManifestError
+from kubesched.errors import ManifestError, MissingFileError
 from kubesched.images.assign import ImageAssigner
 from kubesched.trace.openb import TracePod, read_nodes, read_pods
 from kubesched.trace.workload import Workload, WorkloadPod
@@ -139,8 +140,8 @@ def load_openb(
 ) -> Workload:
     """The openb trace as a workload (see the module docstring). ``path``: the trace directory or
     one of its pod lists; ``max_pods``: keep the first N pods of the window by (creation, name);
-    ``max_nodes``: keep the first N nodes in file order. Raises FileNotFoundError naming a missing
-    file, ManifestError for a bad window."""
+    ``max_nodes``: keep the first N nodes in file order. Raises :class:`~kubesched.errors.MissingFileError`
+    naming a missing file, ManifestError for a bad window."""
     p = Path(path)
     if p.is_dir():
         directory, pod_file = p, p / OPENB_POD_LIST
@@ -149,7 +150,7 @@ def load_openb(
     node_file = directory / OPENB_NODE_LIST
     for f in (node_file, pod_file):
         if not f.exists():
-            raise FileNotFoundError(f"openb trace file {f} not found")
+            raise MissingFileError(f, "openb trace file")
     nodes = list(read_nodes(node_file))
     if max_nodes is not None:
         nodes = nodes[:max_nodes]
@@ -534,7 +535,7 @@ def load_simple_csv_dir(path: str | Path, assigner: ImageAssigner) -> Workload:
     node_file, pod_file = d / "nodes.csv", d / "pods.csv"
     for f in (node_file, pod_file):
         if not f.exists():
-            raise FileNotFoundError(f"trace file {f} not found")
+            raise MissingFileError(f, "trace file")
     nodes = []
     for i, row in enumerate(_read_csv(node_file)):
         entry: dict[str, Any] = {k: v for k, v in row.items() if v != ""}
@@ -558,10 +559,11 @@ def load_workload(
 ) -> Workload:
     """Dispatch on ``path``: openb directory or pod list, YAML file, or a directory with
     ``nodes.csv``/``pods.csv``; then apply ``max_pods`` (first N by arrival) and ``max_nodes``
-    (first N nodes). ``window`` applies to openb traces only (ManifestError otherwise)."""
+    (first N nodes). ``window`` applies to openb traces only (ManifestError otherwise). Raises
+    :class:`~kubesched.errors.MissingFileError` naming a missing trace or trace file."""
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"trace {p} not found")
+        raise MissingFileError(p, "trace")
     if is_openb_path(p):
         return load_openb(p, assigner, window=window, max_pods=max_pods, max_nodes=max_nodes)
     if window not in (None, "", "all"):

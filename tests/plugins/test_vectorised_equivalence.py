@@ -574,3 +574,143 @@ def test_recorded_attempt_on_a_plain_cluster_takes_the_batch_path() -> None:
     (rec,) = kept[0].records["default/p"]
     assert (rec.filter_path, rec.score_path, rec.fallback_reason) == ("batch", "batch", None)
     assert len(rec.filter) == 40 and rec.selected_node in rec.final_score
+
+
+DRA_DRIVER = "gpu.example.com"
+
+
+@st.composite
+def dra_clusters(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Nodes with 0-3 GPUs each (a ResourceSlice per node with devices), some GPUs already held by
+    allocated claims, pending pods each with a claim of 1-2 GPUs (some of model ``b`` only)."""
+    n = draw(st.integers(placement_mod.BATCH_MIN_NODES, 60))
+    nodes = [
+        node_manifest(f"n{i:03d}", cpu="4", memory="8Gi", labels={"zone": ZONES[i % 3]}) for i in range(n)
+    ]
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]},
+        }
+    ]
+    for i in range(n):
+        models = draw(st.lists(st.sampled_from("ab"), max_size=3))
+        if not models:
+            continue
+        name = f"n{i:03d}"
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{name}-gpu"},
+                "spec": {
+                    "driver": DRA_DRIVER,
+                    "nodeName": name,
+                    "pool": {"name": name, "generation": 0, "resourceSliceCount": 1},
+                    "devices": [
+                        {"name": f"gpu-{k}", "attributes": {"model": {"string": m}}}
+                        for k, m in enumerate(models)
+                    ],
+                },
+            }
+        )
+        held = draw(st.integers(0, len(models)))
+        if held:
+            objects.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {"name": f"held-{name}", "namespace": "default", "uid": f"held-{name}"},
+                    "spec": {
+                        "devices": {
+                            "requests": [{"name": "g", "exactly": {"deviceClassName": "gpu", "count": held}}]
+                        }
+                    },
+                    "status": {
+                        "allocation": {
+                            "devices": {
+                                "results": [
+                                    {"request": "g", "driver": DRA_DRIVER, "pool": name, "device": f"gpu-{k}"}
+                                    for k in range(held)
+                                ]
+                            }
+                        }
+                    },
+                }
+            )
+    pending = []
+    for p in range(draw(st.integers(1, 25))):
+        request: dict[str, Any] = {"deviceClassName": "gpu", "count": draw(st.integers(1, 2))}
+        if draw(st.booleans()):
+            request["selectors"] = [
+                {"cel": {"expression": f'device.attributes["{DRA_DRIVER}"].model == "b"'}}
+            ]
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"claim-{p}", "namespace": "default", "uid": f"claim-{p}"},
+                "spec": {"devices": {"requests": [{"name": "g", "exactly": request}]}},
+            }
+        )
+        pod = pod_manifest(f"p{p:03d}", cpu="100m")
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"claim-{p}"}]
+        pending.append(pod)
+    return nodes, objects, pending, draw(st.integers(0, 2**31))
+
+
+def _run_dra(cluster: Any, pct: int | None) -> Any:
+    nodes, objects, pending, seed = cluster
+    clock = VirtualClock(0)
+    c = MemoryCluster(clock)
+    c.load(NAMESPACES + nodes + objects)
+    s = new_scheduler(c, None, clock=clock, seed=seed, on_skipped_plugins=None)
+    if pct is not None:
+        s.placement.global_percentage = pct
+    s.start()
+    for p in pending:
+        c.create(p)
+    for _ in range(3 * len(pending)):
+        if not s.schedule_next():
+            break
+    pods = [
+        (
+            p["metadata"]["name"],
+            p["spec"].get("nodeName"),
+            [(x.get("reason"), x.get("message")) for x in (p.get("status") or {}).get("conditions", [])],
+        )
+        for p in c.list("Pod").items
+    ]
+    claims = [
+        (o["metadata"]["name"], (o.get("status") or {}).get("allocation"))
+        for o in c.list("ResourceClaim").items
+    ]
+    return pods, claims, s.placement.next_start_node_index, s.rng.getstate()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(dra_clusters(), st.sampled_from([None, 10, 100]))
+def test_dynamic_resources_batch_filter_schedules_like_per_node(cluster: Any, pct: int | None) -> None:
+    from kubesched.plugins.dynamicresources.dynamic_resources import DynamicResources
+
+    allocated_in_batch: list[int] = []
+    original = DynamicResources.filter_batch
+
+    def counting(self: Any, state: Any, pod: Any, table: Any, rows: Any) -> Any:
+        out = original(self, state, pod, table, rows)
+        if out is not None and pod.resource_claims:
+            allocated_in_batch.append(len(rows))
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(DynamicResources, "filter_batch", counting)
+        batch = _run_dra(cluster, pct)
+    assert allocated_in_batch  # the pods with claims took the batch path
+    with pytest.MonkeyPatch.context() as mp:
+        _per_node(mp)
+        per_node = _run_dra(cluster, pct)
+    assert batch == per_node

@@ -714,3 +714,30 @@ def test_each_pod_in_at_most_one_place(ops: list[tuple[str, int]], fast: bool) -
         assert len(pods) == q.len_active() + q.len_backoff() + q.len_unschedulable() + q.len_gated()
         assert q.in_flight_count() == len(popped)
         assert q.len_gated() == sum(1 for p in q._unsched.values() if p.gating_plugin)
+
+
+def test_retries_would_repeat_only_for_errors_with_no_event_since_their_attempt() -> None:
+    q, _ = make_queue()
+    assert not q.retries_would_repeat()  # nothing queued
+    q.add(make_pod("a", uid="a"))
+    assert not q.retries_would_repeat()  # in activeQ
+    p = q.pop()
+    assert p is not None
+    assert not q.retries_would_repeat()  # in flight
+    fail(q, p)  # an error: no rejector plugin
+    assert where(q, "default/a") == "backoff"
+    assert q.retries_would_repeat()
+    q.add(make_pod("b", uid="b"))  # a cluster event after a's attempt began
+    b = q.pop()
+    assert b is not None and b.key == "default/b"
+    fail(q, b)
+    assert not q.retries_would_repeat()  # a's attempt predates b's arrival
+
+
+def test_retries_would_repeat_is_false_for_an_unschedulable_pod_moved_to_backoff() -> None:
+    q, _ = make_queue()
+    q.add(make_pod("a", uid="a"))
+    p = q.pop()
+    assert p is not None
+    fail(q, p, plugins=("NodeAffinity",))
+    assert not q.retries_would_repeat()

@@ -189,7 +189,7 @@ class ResourceSlice:
     shared_counters: bool
     devices: tuple[Device, ...]
     #: the devices' CEL inputs (``kubesched.api.dra.cel.DeviceInput``), built on first use by the allocator
-    cel_inputs: tuple[Any, ...] | None
+    cel_inputs: list[Any] | None
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> ResourceSlice:

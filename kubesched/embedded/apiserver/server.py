@@ -11,7 +11,7 @@ import asyncio
 import signal
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from aiohttp import web
 
@@ -30,6 +30,7 @@ from kubesched.net.listener import ConnectionLimits, LimitedSite, handler_args
 __all__ = [
     "SYSTEM_NAMESPACES",
     "ServerHandle",
+    "ServerOptions",
     "ensure_namespaces",
     "epoch_resource_version",
     "serve_forever",
@@ -270,9 +271,31 @@ def setup_server(
     )
 
 
-def start_server(cluster: MemoryCluster | None = None, **options: Any) -> ServerHandle:
-    """:func:`setup_server` (same arguments) and :meth:`ServerHandle.start`: the running handle.
-    Raises OSError when the address cannot be bound."""
+class ServerOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`setup_server` (and so of :func:`start_server`), typed: see
+    :func:`setup_server` for each one's meaning and default."""
+
+    address: str
+    port: int
+    clock: Clock | None
+    bookmark_interval: float
+    watch_timeout: float | None
+    system_namespaces: bool
+    finalize_deletions: bool
+    reviews: Reviews | None
+    controllers: bool
+    enable_test_hooks: bool
+    allowed_hosts: Iterable[str]
+    max_body_bytes: int
+    watch_limits: WatchLimits | None
+    server_client_times: bool
+    workload_controllers: bool
+
+
+def start_server(cluster: MemoryCluster | None = None, **options: Unpack[ServerOptions]) -> ServerHandle:
+    """:func:`setup_server` (same arguments, :class:`ServerOptions`) and
+    :meth:`ServerHandle.start`: the running handle. Raises OSError when the address cannot be
+    bound."""
     return setup_server(cluster, **options).start()
 
 

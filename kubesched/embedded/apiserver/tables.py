@@ -4,7 +4,8 @@
 
 Columns and cells follow kube-apiserver's printers (``pkg/printers/internalversion/printers.go``:
 ``printPod``, ``printNode``, ``printEvent``, ``printNamespace``, ``printLease``,
-``printPriorityClass``); other resources get ``Name`` and ``Age``. The server always fills every
+``printPriorityClass``; the workload kinds in ``workload_tables``, the ``resource.k8s.io`` kinds in
+``dra_tables``); other resources get ``Name`` and ``Age``. The server always fills every
 column (``GenerateOptions{Wide: true}``); kubectl hides the columns of priority 1 unless
 ``-o wide``. Ages are ``duration.HumanDuration`` of ``k8s.io/apimachinery/pkg/util/duration``.
 Each row carries the object as ``includeObject`` asks: ``Metadata`` (default,
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubesched.api.timestamps import parse_rfc3339
+from kubesched.embedded.apiserver.dra_tables import dra_printers
 from kubesched.embedded.apiserver.events import to_core
 from kubesched.embedded.apiserver.workload_tables import workload_printers
 
@@ -459,6 +461,7 @@ _PRINTERS: dict[str, tuple[list[Obj], Callable[[Obj, float], Cells]]] = {
     "Lease": (_LEASE_COLUMNS, _lease_cells),
     "PriorityClass": (_PRIORITY_CLASS_COLUMNS, _priority_class_cells),
     **workload_printers(_since),
+    **dra_printers(_since),
 }
 
 

@@ -2,7 +2,8 @@
 as ``pkg/controller/job/job_controller.go`` does (``syncJob``, ``manageJob``,
 ``getStatus``/``trackJobStatusAndRemoveFinalizers`` in outcome, ``indexed_job_utils.go``).
 
-* Pods are the Job's by controller reference (matching orphans adopted). A Job without a selector
+* Pods are the Job's by controller reference (``PodOwnerController.claim_pods``: matching orphans
+  adopted until the Job has finished; pods that stop matching are kept). A Job without a selector
   gets upstream's generated one: ``batch.kubernetes.io/controller-uid: <uid>``, with the template
   labels ``batch.kubernetes.io/controller-uid``, ``controller-uid``, ``batch.kubernetes.io/job-name``
   and ``job-name`` (the API server's ``generateSelector``).
@@ -20,26 +21,32 @@ as ``pkg/controller/job/job_controller.go`` does (``syncJob``, ``manageJob``,
   int32) an index whose counted failures exceed it, or whose pod matched ``FailIndex``, is failed
   (``status.failedIndexes``) and not retried; a retried index's pod carries the annotations
   ``batch.kubernetes.io/job-index-failure-count`` and ``job-index-ignored-failure-count``.
-* Outcome, in ``syncJob``'s order: a ``FailJob`` rule -> ``FailureTarget`` and ``Failed``
-  (``PodFailurePolicy``, ``Container main for pod ns/p failed with exit code 42 matching FailJob
-  rule at index 0``); ``failed`` beyond ``backoffLimit`` -> (``BackoffLimitExceeded``, ``Job has
-  reached the specified backoff limit``); running longer than ``activeDeadlineSeconds`` ->
-  (``DeadlineExceeded``, ``Job was active longer than specified deadline``); more failed indexes
-  than ``maxFailedIndexes`` -> (``MaxFailedIndexesExceeded``, ``Job has exceeded the specified
-  maximal number of failed indexes``); every index ended with some failed -> (``FailedIndexes``,
-  ``Job has failed indexes``); a ``successPolicy`` rule met -> ``SuccessCriteriaMet`` and
-  ``Complete`` (``SuccessPolicy``, ``Matched rules at index N``); ``succeeded`` reaching
-  ``completions`` -> (``CompletionsReached``, ``Reached expected number of succeeded pods``). A
-  finished Job's active pods are deleted; a complete one gets ``completionTime``.
+* Outcome, in ``syncJob``'s order: an interim condition already written (``SuccessCriteriaMet``,
+  then ``FailureTarget``) stands; a ``FailJob`` rule -> ``FailureTarget`` (``PodFailurePolicy``,
+  ``Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 0``);
+  ``failed`` beyond ``backoffLimit`` -> (``BackoffLimitExceeded``, ``Job has reached the specified
+  backoff limit``); running longer than ``activeDeadlineSeconds`` -> (``DeadlineExceeded``, ``Job
+  was active longer than specified deadline``); more failed indexes than ``maxFailedIndexes`` ->
+  (``MaxFailedIndexesExceeded``, ``Job has exceeded the specified maximal number of failed
+  indexes``); every index ended with some failed -> (``FailedIndexes``, ``Job has failed
+  indexes``); a ``successPolicy`` rule met -> ``SuccessCriteriaMet`` (``SuccessPolicy``, ``Matched
+  rules at index N``); ``succeeded`` reaching ``completions`` -> (``CompletionsReached``, ``Reached
+  expected number of succeeded pods``). Once decided, the Job's active pods are deleted and the
+  interim condition is written; the terminal one (``Failed`` or ``Complete``, same reason and
+  message, with ``completionTime`` for ``Complete``) follows in the first sync that counts no
+  terminating pod (``trackJobStatusAndRemoveFinalizers``, ``enactJobFinished``), so a Job whose
+  pods take their grace period to stop is finished that much later.
+* ``status.terminating`` (always written, 0 included): the Job's pods being deleted and not yet
+  Succeeded or Failed (``CountTerminatingPods``), plus those the sync itself deleted (upstream
+  counts them until it sees them gone, so even unbound pods, removed at once, put the terminal
+  condition in a later status write than the interim one).
 * Pods end when their kubelet ends them: under ``serve --kubelet`` (and in ``replay``) a pod
   annotated ``kubesched.io/run-seconds`` ends that long after it started, ``Succeeded``, or
   ``Failed`` with the exit code of ``kubesched.io/exit-code`` when that is not 0.
 
 Succeeded and failed pods are counted from the pods that exist (upstream tracks them with
-finalizers, so deleting a finished pod does not change its Job's counts there). The terminal
-condition (``Failed``, ``Complete``) is written with ``FailureTarget``/``SuccessCriteriaMet`` in
-the same sync, not once the deleted pods have terminated. Not modelled: backoff delays between
-failed pods, ``suspend``, ``podReplacementPolicy`` (terminating pods are replaced at once),
+finalizers and leaves a finished Job's status alone, so deleting a finished pod does not change
+its Job's counts there). Not modelled: backoff delays between failed pods, ``suspend``, ``podReplacementPolicy`` (terminating pods are replaced at once),
 ``restartPolicy: OnFailure`` restart counts, TTL after finished.
 """
 
@@ -50,18 +57,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.api.timestamps import parse_rfc3339, rfc3339
-from kubesched.client.client import Subscription, WatchEvent
-from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
-    PodAdmission,
-    PodIndex,
-    WorkQueue,
-    controller_ref,
     is_pod_active,
     is_pod_ready,
     mapping_field,
-    new_controller_ref,
-    owner_refs,
     pod_from_template,
 )
 from kubesched.embedded.controllers.job_policies import (
@@ -69,8 +68,7 @@ from kubesched.embedded.controllers.job_policies import (
     match_pod_failure_policy,
     match_success_policy,
 )
-from kubesched.embedded.controllers.replicaset import label_selector_matcher
-from kubesched.embedded.store import MemoryCluster
+from kubesched.embedded.controllers.pod_owner import PodOwnerController
 from kubesched.errors import NotFoundError
 
 __all__ = ["COMPLETION_INDEX", "JobController", "default_job", "format_indexes"]
@@ -159,62 +157,38 @@ def _phase(pod: Mapping[str, Any]) -> str | None:
     return (pod.get("status") or {}).get("phase")
 
 
-def _finished(job: Mapping[str, Any]) -> bool:
-    return any(
-        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-        for c in (job.get("status") or {}).get("conditions") or []
+def _is_terminating(pod: Mapping[str, Any]) -> bool:
+    """``IsPodTerminating``: being deleted and not yet Succeeded or Failed."""
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and _phase(pod) not in (
+        "Succeeded",
+        "Failed",
     )
 
 
-class JobController:
+def _true_condition(job: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
+    """The Job's condition of type ``ctype`` when its status is ``True``."""
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if isinstance(c, Mapping) and c.get("type") == ctype and c.get("status") == "True":
+            return c
+    return None
+
+
+def _finished(job: Mapping[str, Any]) -> bool:
+    """``IsJobFinished``: a ``Complete`` or ``Failed`` condition is ``True``."""
+    return any(_true_condition(job, t) is not None for t in ("Complete", "Failed"))
+
+
+class JobController(PodOwnerController):
     """Runs Jobs of ``cluster`` on ``clock`` (module docstring); ``admit`` is applied to every pod
     it creates. :meth:`start` watches Jobs and pods; :meth:`stop` ends it."""
 
-    def __init__(self, cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> None:
-        self.cluster = cluster
-        self.clock = clock
-        self.admit: PodAdmission = admit or (lambda pod: pod)
-        self.queue = WorkQueue(clock, self.sync, "job")
-        self._subs: list[Subscription] = []
-        self.pods = PodIndex(cluster)
+    kind = "Job"
+    queue_name = "job"
+    releases_pods = False
 
-    def start(self) -> JobController:
-        self.pods.start(self._on_pod)
-        self._subs = [self.cluster.watch("Job", None, self._on_job)]
-        return self
-
-    def stop(self) -> None:
-        self.queue.closed = True
-        self.pods.stop()
-        for sub in self._subs:
-            sub.stop()
-        self._subs = []
-
-    def _on_job(self, ev: WatchEvent) -> None:
-        meta = ev.object.get("metadata") or {}
-        if ev.type != "DELETED":
-            self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        ref = controller_ref(ev.object)
-        if ref is not None and ref.get("kind") == "Job":
-            self.queue.add(
-                f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}"
-            )
-
-    def _pods(self, job: Obj) -> list[Obj]:
-        meta = job["metadata"]
-        uid = meta.get("uid")
-        matches = label_selector_matcher((job.get("spec") or {}).get("selector"))
-        namespace = meta.get("namespace") or "default"
-        out = self.pods.owned(namespace, str(uid))
-        for pod in [] if _finished(job) else self.pods.orphans(namespace):
-            if matches((pod.get("metadata") or {}).get("labels") or {}):
-                refs = [*owner_refs(pod), new_controller_ref(job)]
-                out.append(
-                    self.cluster.update({**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}})
-                )
-        return out
+    def can_adopt(self, owner: Obj) -> bool:
+        """A finished Job adopts no more pods."""
+        return not _finished(owner)
 
     def sync(self, key: str) -> None:
         """``syncJob`` of ``namespace/name``."""
@@ -231,7 +205,7 @@ class JobController:
         spec = job["spec"]
         status_before = dict(job.get("status") or {})
         now = self.clock.now()
-        pods = self._pods(job)
+        pods = self.claim_pods(job)
         active = [p for p in pods if is_pod_active(p)]
         succeeded_pods = [p for p in pods if _phase(p) == "Succeeded"]
         indexed = spec.get("completionMode") == "Indexed"
@@ -274,41 +248,14 @@ class JobController:
             failed_indexes = _failed_indexes(
                 matches, int(per_index), int(completions or 0), completed_indexes
             )
-        finished = _finished(job)
-        if not finished:
-            # the order of upstream's syncJob: a FailJob rule, the backoff limit, the deadline,
-            # the failed indexes, the success policy, then the completions
-            deadline = spec.get("activeDeadlineSeconds")
-            started = parse_rfc3339(str(status["startTime"]))
-            outcome: tuple[str, str, str] | None = None  # (success or failure, reason, message)
-            fail_job = next((m.fail_job_message for _, m in matches if m.fail_job_message), None)
-            max_failed = spec.get("maxFailedIndexes")
-            if fail_job is not None:
-                outcome = ("failure", "PodFailurePolicy", fail_job)
-            elif failed > int(spec.get("backoffLimit", 6)):
-                outcome = ("failure", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-            elif deadline is not None and now >= started + float(deadline):
-                outcome = ("failure", "DeadlineExceeded", "Job was active longer than specified deadline")
-            elif per_index is not None and max_failed is not None and len(failed_indexes) > int(max_failed):
-                outcome = (
-                    "failure",
-                    "MaxFailedIndexesExceeded",
-                    "Job has exceeded the specified maximal number of failed indexes",
-                )
-            elif failed_indexes and len(failed_indexes) + succeeded >= int(completions or 0):
-                outcome = ("failure", "FailedIndexes", "Job has failed indexes")
-            elif indexed and (
-                msg := match_success_policy(
-                    spec.get("successPolicy"), int(completions or 0), completed_indexes
-                )
-            ):
-                outcome = ("success", "SuccessPolicy", msg)
-            if outcome is None and deadline is not None:
-                self.queue.add_after(key, started + float(deadline) - now)
+        terminating = sum(1 for p in pods if _is_terminating(p))
+        if not _finished(job):
+            outcome = self._outcome(key, job, status, now, matches, failed, failed_indexes, completed_indexes)
             if outcome is None:
-                active = self._manage(
-                    job, active, succeeded_pods, succeeded, completed_indexes, failed_indexes, matches
+                active, removed = self._manage(
+                    job, active, succeeded, completed_indexes, failed_indexes, matches
                 )
+                terminating += removed
                 complete = (
                     succeeded >= int(completions) and not active
                     if completions is not None
@@ -318,23 +265,24 @@ class JobController:
                     outcome = ("success", "CompletionsReached", "Reached expected number of succeeded pods")
             if outcome is not None:
                 kind, reason, message = outcome
-                if kind == "success":
-                    add("SuccessCriteriaMet", reason, message)
-                    add("Complete", reason, message)
-                    status["completionTime"] = stamp
-                else:
-                    add("FailureTarget", reason, message)
-                    add("Failed", reason, message)
                 for pod in active:
-                    self._delete(pod)
+                    self.delete_pod(pod)
+                terminating += len(active)  # deleted: terminating until their kubelet confirms
                 active = []
+                # the interim condition at once, the terminal one when no pod is terminating
+                # (trackJobStatusAndRemoveFinalizers, enactJobFinished)
+                add("SuccessCriteriaMet" if kind == "success" else "FailureTarget", reason, message)
+                if terminating == 0:
+                    add("Complete" if kind == "success" else "Failed", reason, message)
+                    if kind == "success":
+                        status["completionTime"] = stamp
         status.update(
             {
                 "active": len(active),
                 "ready": sum(1 for p in active if is_pod_ready(p)),
                 "succeeded": succeeded,
                 "failed": failed,
-                "terminating": 0,
+                "terminating": terminating,
                 "conditions": conditions,
             }
         )
@@ -342,7 +290,7 @@ class JobController:
             status["completedIndexes"] = format_indexes(completed_indexes)
         if per_index is not None:
             status["failedIndexes"] = format_indexes(failed_indexes)
-        for k in ("active", "succeeded", "failed", "terminating"):
+        for k in ("active", "succeeded", "failed"):
             if not status[k]:
                 del status[k]
         if not conditions:
@@ -351,23 +299,64 @@ class JobController:
             patch = {k: status.get(k) for k in {*status, *status_before}}
             self.cluster.patch_status("Job", namespace, name, patch)
 
-    def _delete(self, pod: Obj) -> None:
-        try:
-            self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace=True)
-        except NotFoundError:
-            pass
+    def _outcome(
+        self,
+        key: str,
+        job: Obj,
+        status: Obj,
+        now: float,
+        matches: list[tuple[Obj, PolicyMatch]],
+        failed: int,
+        failed_indexes: set[int],
+        completed_indexes: set[int],
+    ) -> tuple[str, str, str] | None:
+        """How the unfinished ``job`` ends, decided before ``manageJob``, as ``("success" or
+        "failure", reason, message)``, or None: an interim condition already written
+        (``SuccessCriteriaMet``, then ``FailureTarget``), else in ``syncJob``'s order a ``FailJob``
+        rule, the backoff limit, the deadline (when not reached, ``key`` is synced again at it), the
+        failed indexes, the success policy."""
+        for kind, interim in (("success", "SuccessCriteriaMet"), ("failure", "FailureTarget")):
+            if (c := _true_condition(job, interim)) is not None:
+                return (kind, str(c.get("reason")), str(c.get("message")))
+        spec = job["spec"]
+        completions = int(spec.get("completions") or 0)
+        deadline = spec.get("activeDeadlineSeconds")
+        started = parse_rfc3339(str(status["startTime"]))
+        fail_job = next((m.fail_job_message for _, m in matches if m.fail_job_message), None)
+        max_failed = spec.get("maxFailedIndexes")
+        if fail_job is not None:
+            return ("failure", "PodFailurePolicy", fail_job)
+        if failed > int(spec.get("backoffLimit", 6)):
+            return ("failure", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        if deadline is not None and now >= started + float(deadline):
+            return ("failure", "DeadlineExceeded", "Job was active longer than specified deadline")
+        if deadline is not None:
+            self.queue.add_after(key, started + float(deadline) - now)
+        if failed_indexes and max_failed is not None and len(failed_indexes) > int(max_failed):
+            return (
+                "failure",
+                "MaxFailedIndexesExceeded",
+                "Job has exceeded the specified maximal number of failed indexes",
+            )
+        if failed_indexes and len(failed_indexes) + len(completed_indexes) >= completions:
+            return ("failure", "FailedIndexes", "Job has failed indexes")
+        if spec.get("completionMode") == "Indexed":
+            msg = match_success_policy(spec.get("successPolicy"), completions, completed_indexes)
+            if msg:
+                return ("success", "SuccessPolicy", msg)
+        return None
 
     def _manage(
         self,
         job: Obj,
         active: list[Obj],
-        succeeded_pods: list[Obj],
         succeeded: int,
         completed: set[int],
         failed_indexes: set[int],
         matches: list[tuple[Obj, PolicyMatch]],
-    ) -> list[Obj]:
-        """``manageJob``: create or delete pods to run ``parallelism`` of the remaining work."""
+    ) -> tuple[list[Obj], int]:
+        """``manageJob``: create or delete pods to run ``parallelism`` of the remaining work;
+        returns the active pods after it and how many it deleted (they are terminating now)."""
         spec = job["spec"]
         parallelism = int(spec.get("parallelism", 1))
         completions = spec.get("completions")
@@ -376,11 +365,12 @@ class JobController:
         else:
             want = min(parallelism, max(0, int(completions) - succeeded))
         if len(active) > want:
-            for pod in sorted(
+            ranked = sorted(
                 active, key=lambda p: (bool((p.get("spec") or {}).get("nodeName")), p["metadata"]["name"])
-            )[: len(active) - want]:
-                self._delete(pod)
-            return active[:want]
+            )
+            for pod in ranked[: len(active) - want]:
+                self.delete_pod(pod)
+            return ranked[len(active) - want :], len(active) - want
         template = mapping_field(spec, "template")
         name = job["metadata"]["name"]
         if spec.get("completionMode") == "Indexed":
@@ -407,7 +397,7 @@ class JobController:
                 }
                 pod["spec"].setdefault("hostname", f"{name}-{index}")
                 active.append(self.cluster.create(self.admit(pod)))
-            return active
+            return active, 0
         for _ in range(want - len(active)):
             active.append(self.cluster.create(self.admit(pod_from_template(template, job))))
-        return active
+        return active, 0

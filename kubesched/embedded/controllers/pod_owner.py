@@ -1,8 +1,8 @@
 """``PodOwnerController``: the skeleton every controller of pods from a template shares -- the
-ReplicaSet, DaemonSet and StatefulSet controllers -- as upstream's controllers share it by
+ReplicaSet, DaemonSet, StatefulSet and Job controllers -- as upstream's controllers share it by
 convention (``pkg/controller/replicaset/replica_set.go: NewBaseController``, ``addPod``,
-``updatePod``, ``deletePod``, ``enqueueRS``; the same handlers in ``daemon_controller.go`` and
-``stateful_set.go``).
+``updatePod``, ``deletePod``, ``enqueueRS``; the same handlers in ``daemon_controller.go``,
+``stateful_set.go`` and ``job_controller.go``).
 
 * ``__init__(cluster, clock, admit)``: the store, the clock the syncs run on, the API server's pod
   admission (identity by default), a :class:`WorkQueue` named :attr:`queue_name` synced by
@@ -16,8 +16,12 @@ convention (``pkg/controller/replicaset/replica_set.go: NewBaseController``, ``a
   when the reference changed (``updatePod``'s ``controllerRefChanged``). With
   :attr:`skip_created_pods` a pod's ADDED event queues nothing (the sync that created it counted it
   already; upstream's expectations). With :attr:`adopts_orphans` a pod without a controller queues
-  every owner of its namespace whose selector matches its labels (``getPodReplicaSets``), and
-  :meth:`claim_pods` adopts and releases pods as ``ClaimPods`` does.
+  every owner of its namespace whose selector matches its labels (``getPodReplicaSets``).
+* :meth:`claim_pods` adopts and releases pods as ``ClaimPods`` does
+  (``pkg/controller/controller_ref_manager.go: PodControllerRefManager.ClaimPods``): orphans
+  matching the selector are adopted while :meth:`can_adopt` says so (the manager's ``CanAdopt``
+  function; the Job controller's stops once its Job has finished); controlled pods that no longer
+  match are released unless :attr:`releases_pods` is off (the Job controller keeps them).
 
 Subclasses set :attr:`kind` and :attr:`queue_name` and implement :meth:`sync`.
 """
@@ -54,8 +58,10 @@ class PodOwnerController:
     queue_name: ClassVar[str] = ""
     #: a pod's ADDED event does not queue its controller
     skip_created_pods: ClassVar[bool] = False
-    #: orphan pods are adopted by owners whose selector matches them
+    #: an orphan pod's events queue the owners whose selector matches it
     adopts_orphans: ClassVar[bool] = False
+    #: :meth:`claim_pods` releases controlled pods that no longer match the selector
+    releases_pods: ClassVar[bool] = True
 
     def __init__(self, cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> None:
         self.cluster = cluster
@@ -108,24 +114,31 @@ class PodOwnerController:
                 if matches(meta.get("labels") or {}):
                     self.queue.add(f"{namespace}/{owner['metadata']['name']}")
 
+    def can_adopt(self, owner: Obj) -> bool:
+        """Whether :meth:`claim_pods` may adopt orphans for ``owner`` (the ``CanAdopt`` function
+        of ``NewPodControllerRefManager``); always, by default."""
+        return True
+
     def claim_pods(self, owner: Obj) -> list[Obj]:
-        """``ClaimPods``: the pods ``owner`` controls after adopting matching orphans and releasing
-        controlled pods that no longer match (a deleted owner adopts nothing and keeps its pods)."""
+        """``ClaimPods``: the pods ``owner`` controls after adopting matching orphans (when
+        :meth:`can_adopt`) and releasing controlled pods that no longer match (with
+        :attr:`releases_pods`); a deleted owner adopts nothing and keeps its pods."""
         meta = owner["metadata"]
         namespace, uid = meta.get("namespace") or "default", str(meta.get("uid"))
         matches = label_selector_matcher((owner.get("spec") or {}).get("selector"))
         deleting = bool(meta.get("deletionTimestamp"))
+        keep_all = deleting or not self.releases_pods
         owned: list[Obj] = []
         release: list[Obj] = []
         for pod in self.pods.owned(namespace, uid):
             pmeta = pod.get("metadata") or {}
-            if matches(pmeta.get("labels") or {}) or deleting:
+            if keep_all or matches(pmeta.get("labels") or {}):
                 owned.append(pod)
             elif not pmeta.get("deletionTimestamp"):
                 release.append(pod)
         adopt = (
             []
-            if deleting
+            if deleting or not self.can_adopt(owner)
             else [
                 p
                 for p in self.pods.orphans(namespace)

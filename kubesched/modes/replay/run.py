@@ -427,10 +427,15 @@ class _Run:
     def _idle(self, next_timer: float | None) -> float | None:
         """Where the clock goes when no cycle runs: the next timer while work is pending (arrivals,
         kubelet events, pod completions, the backoff flush), or the end of the busy time when
-        pods wait in activeQ; None (the end of the run) when only daemon timers are left."""
+        pods wait in activeQ; None (the end of the run) when only daemon timers are left, or when
+        the one timer left is the backoff flush of pods whose retries would meet the cluster as
+        their last failed attempt did (``Scheduler.retries_would_repeat``: a plugin that fails on a
+        pod would otherwise keep the run going for ever)."""
         now = self.clock.now()
         waiting = now < self.busy_until and self.scheduler.pending_pods().active > 0
         if not waiting:
+            if self.clock.pending_work() == 1 and self.scheduler.retries_would_repeat():
+                return None
             return next_timer if self.clock.has_pending_work() else None
         return self.busy_until if next_timer is None else min(next_timer, self.busy_until)
 
@@ -532,7 +537,7 @@ class _Run:
         mean = self.tracker.mean_fractions()
         return ReplayResult(
             config=self.spec.name,
-            profiles=list(self.scheduler.profiles),
+            profiles=self.scheduler.profile_names(),
             workload=wl.description,
             seed=self.seed,
             horizon=wl.horizon,

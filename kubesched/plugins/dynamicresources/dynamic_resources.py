@@ -16,6 +16,9 @@ publish in ResourceSlices, with the structured-parameters allocator
   node``); the claims to allocate must fit (``cannot allocate all claims``). The search is bounded
   by ``filterTimeout`` (``timed out trying to allocate devices``) with DRASchedulerFilterTimeout.
   A CEL or class problem is an Error status (the attempt stops with the allocator's text).
+  ``filter_batch`` runs the same per-node code over many nodes in one call; the allocator reuses a
+  node's earlier outcome while nothing it depends on changed (``NodeOutcomes``, kept by the
+  ``DRAManager`` across cycles), with upstream's results.
 * PostFilter: deallocates one unavailable claim reserved by nobody else (``deallocation of
   ResourceClaim completed``), else ``still not schedulable`` / ``no new claims to deallocate``.
 * Score: for ``firstAvailable`` requests, 8 - index of the chosen sub-request, summed;
@@ -56,6 +59,7 @@ from pydantic.dataclasses import dataclass
 from kubesched.api.dra import ResourceClaim
 from kubesched.api.dra.cel import CelCache
 from kubesched.api.dra.common import RESERVED_FOR_MAX_SIZE
+from kubesched.api.node_selector import NodeSelector
 from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.config.duration import GoDuration
@@ -114,6 +118,10 @@ ERR_REASON_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_REASON_TIMEOUT = "timed out trying to allocate devices"
 
+#: :meth:`DynamicResources.filter_batch_status_keys` keys: rejections whose statuses are equal
+_KEY_CANNOT_ALLOCATE = 0
+_KEY_TIMEOUT = 1
+
 
 @dataclass(config=ARGS_CONFIG)
 class DynamicResourcesArgs:
@@ -148,14 +156,33 @@ class _State(StateData):
     when none is needed), the cycle's allocator, per-node allocations found by Filter (node name ->
     one result per claim to allocate), and the claims seen unavailable on some node."""
 
-    __slots__ = ("claims", "allocator", "infos", "node_allocations", "unavailable", "lock")
+    __slots__ = (
+        "claims",
+        "pending",
+        "allocator",
+        "infos",
+        "node_allocations",
+        "unavailable",
+        "rejected_keys",
+        "first_available",
+        "with_node_selector",
+        "lock",
+    )
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
+        #: the claims Filter allocates (those without an allocation), in ``claims`` order
+        self.pending: list[ResourceClaim] = []
         self.allocator: Allocator | None = None
         self.infos: list[_ClaimInfo] = []
         self.node_allocations: dict[str, list[ClaimAllocation]] = {}
         self.unavailable: set[int] = set()
+        #: node table row -> status key of a node ``filter_batch`` rejected
+        self.rejected_keys: dict[int, int] = {}
+        #: whether a claim to allocate has ``firstAvailable`` requests (else every Score is 0)
+        self.first_available = False
+        #: allocated claims with a node selector: (index in ``claims``, the selector)
+        self.with_node_selector: list[tuple[int, NodeSelector]] = []
         self.lock = threading.Lock()
 
     def clone(self) -> _State:
@@ -306,9 +333,21 @@ class DynamicResources(
             allocated = self.manager.list_all_allocated_devices(objects)
             index = self.manager.slice_index(objects)
             s.allocator = Allocator(
-                self.features, allocated, lambda n: self.manager.get_class(objects, n), index, self.cel_cache
+                self.features,
+                allocated,
+                lambda n: self.manager.get_class(objects, n),
+                index,
+                self.cel_cache,
+                self.manager.outcomes,
             )
         s.claims = claims
+        s.pending = [c for c in claims if c.allocation is None]
+        s.first_available = any(r.first_available for c in s.pending for r in c.spec.requests)
+        s.with_node_selector = [
+            (i, c.allocation.node_selector)
+            for i, c in enumerate(claims)
+            if c.allocation is not None and c.allocation.node_selector is not None
+        ]
         return None, None
 
     def _validate_device_class(self, class_name: str, request_name: str) -> Status | None:
@@ -338,40 +377,45 @@ class DynamicResources(
             return Status.as_status(e)
         if not s.claims:
             return None
+        return self._filter_node(s, node_info)[1]
+
+    def _filter_node(self, s: _State, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """:meth:`filter` for a pod with claims: ``(key, status)``, ``key`` naming the kind of
+        rejection (:data:`_KEY_CANNOT_ALLOCATE`, :data:`_KEY_TIMEOUT`; -1 for the others, whose
+        statuses are not shared between nodes)."""
         node = node_info.node
         node_name = node_info.name
         unavailable = []
-        for i, claim in enumerate(s.claims):
-            if claim.allocation is None or claim.allocation.node_selector is None:
-                continue
+        for i, selector in s.with_node_selector:
             labels = node.labels if node is not None else {}
-            if not claim.allocation.node_selector.matches(labels, node_name):
+            if not selector.matches(labels, node_name):
                 unavailable.append(i)
         allocations: list[ClaimAllocation] | None = None
         if s.allocator is not None:
-            claims = [c for _, c in s.to_allocate()]
             deadline = None
             if self.enable_filter_timeout and self.filter_timeout > 0:
                 deadline = time.monotonic() + self.filter_timeout
             try:
-                allocations = s.allocator.allocate(node, claims, deadline, "context deadline exceeded")
+                allocations = s.allocator.allocate(node, s.pending, deadline, "context deadline exceeded")
             except FailedAllocationOnNode as e:
-                return Status(Code.UnschedulableAndUnresolvable, str(e))
+                return -1, Status(Code.UnschedulableAndUnresolvable, str(e))
             except AllocationError as e:
                 if str(e) == "filter operation aborted: context deadline exceeded":
-                    return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_TIMEOUT)
-                return Status(Code.Error, str(e))
+                    return _KEY_TIMEOUT, Status(Code.UnschedulableAndUnresolvable, ERR_REASON_TIMEOUT)
+                return -1, Status(Code.Error, str(e))
             except ManifestError as e:
-                return Status(Code.Error, str(e))
-            if allocations is None or len(allocations) != len(claims):
-                return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_CANNOT_ALLOCATE)
+                return -1, Status(Code.Error, str(e))
+            if allocations is None or len(allocations) != len(s.pending):
+                return _KEY_CANNOT_ALLOCATE, Status(
+                    Code.UnschedulableAndUnresolvable, ERR_REASON_CANNOT_ALLOCATE
+                )
         with s.lock:
             if unavailable:
                 s.unavailable.update(unavailable)
-                return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_AVAILABLE)
+                return -1, Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_AVAILABLE)
             if allocations is not None:
                 s.node_allocations[node_name] = allocations
-        return None
+        return -1, None
 
     # -- PostFilter -----------------------------------------------------------------------------
 
@@ -424,7 +468,7 @@ class DynamicResources(
         if not s.claims:
             return 0, None
         allocations = s.node_allocations.get(node_info.name)
-        if allocations is None:
+        if allocations is None or not s.first_available:
             return 0, None
         total = 0
         for i, (_, claim) in enumerate(s.to_allocate()):
@@ -442,18 +486,49 @@ class DynamicResources(
         return total, None
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
-        """Vectorised :meth:`filter`: every row passes for a pod without claims; with claims it
-        declines (the allocator runs node by node)."""
+        """Vectorised :meth:`filter`: every row passes for a pod without claims; with claims to
+        allocate, the allocator runs over the rows in one loop (the per-node framework calls
+        saved) and the kind of each rejection is kept for :meth:`filter_batch_status_keys`.
+        Declines for a pod with an allocated claim that has a node selector: whether such a
+        claim is unavailable is recorded only for the nodes the per-node pass reaches."""
         s = state.get(STATE_KEY)
-        if isinstance(s, _State) and not s.claims:
+        if not isinstance(s, _State):
+            return None
+        if not s.claims:
             return np.ones(len(rows), dtype=bool)
-        return None
+        if s.with_node_selector:
+            return None
+        infos = table.infos
+        out = np.ones(len(rows), dtype=bool)
+        keys = s.rejected_keys
+        filter_node = self._filter_node
+        for i, row in enumerate(rows.tolist()):
+            ni = infos[row]
+            if ni is None:
+                return None
+            key, st = filter_node(s, ni)
+            if st is not None:
+                out[i] = False
+                keys[row] = key
+        return out
+
+    def filter_batch_status_keys(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """Rows :meth:`filter_batch` rejected for the same reason (cannot allocate, timed out)
+        share one status; the others (-1) are asked node by node."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State):
+            return None
+        keys = s.rejected_keys
+        return np.fromiter((keys.get(r, -1) for r in rows.tolist()), dtype=np.int64, count=len(rows))
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score`: zeros when nothing was allocated in this cycle (a pod without
-        claims, or only allocated claims); otherwise declines (scored node by node)."""
+        claims, or only allocated claims) or no claim to allocate has ``firstAvailable`` requests;
+        otherwise declines (scored node by node)."""
         s = state.get(STATE_KEY)
-        if isinstance(s, _State) and not s.node_allocations:
+        if isinstance(s, _State) and (not s.node_allocations or not s.first_available):
             return np.zeros(len(rows), dtype=np.int64)
         return None
 
@@ -489,12 +564,13 @@ class DynamicResources(
                 f"to allocate, want {len(pending)} claims",
             )
         for (index, claim), alloc in zip(pending, allocations, strict=True):
-            s.infos[index].allocation = alloc.allocation
+            # a copy: the allocator may hand the same outcome to later pods (NodeOutcomes)
+            s.infos[index].allocation = copy.deepcopy(alloc.allocation)
             raw = copy.deepcopy(dict(claim.raw))
             meta = raw.setdefault("metadata", {})
             if FINALIZER not in (meta.get("finalizers") or []):
                 meta["finalizers"] = [*(meta.get("finalizers") or []), FINALIZER]
-            raw.setdefault("status", {})["allocation"] = alloc.allocation
+            raw.setdefault("status", {})["allocation"] = s.infos[index].allocation
             self.manager.signal_claim_pending_allocation(claim.uid, ResourceClaim.from_obj(raw))
         return None
 

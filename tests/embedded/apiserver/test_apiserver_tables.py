@@ -323,3 +323,124 @@ def test_a_malformed_object_gets_a_row_of_its_own_and_never_fails_the_list() -> 
     cells = [r["cells"] for r in table["rows"]]
     assert cells[0][:3] == ["web", "0/2", "Pending"]
     assert cells[1] == ["p5"] + ["<unknown>"] * (len(table["columnDefinitions"]) - 1)
+
+
+def _dra_objects() -> list[dict[str, Any]]:
+    claim_spec = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}
+    return [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}},
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {"spec": claim_spec},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "n1-gpu"},
+            "spec": {
+                "driver": "gpu.example.com",
+                "nodeName": "n1",
+                "pool": {"name": "n1", "generation": 0, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0"}],
+            },
+        },
+        *(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": "default", "finalizers": ["example.com/keep"]},
+                "spec": claim_spec,
+            }
+            for name in ("allocated", "deleted", "pending", "reserved")
+        ),
+    ]
+
+
+def _allocate(cluster: MemoryCluster, name: str, reserved: bool) -> None:
+    status: dict[str, Any] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]
+            }
+        }
+    }
+    if reserved:
+        status["reservedFor"] = [{"resource": "pods", "name": "p", "uid": "u1"}]
+    cluster.patch_status("ResourceClaim", "default", name, status)
+
+
+def test_dra_rows_follow_the_resource_printers(served: tuple[ServerHandle, Path, VirtualClock]) -> None:
+    server, _, clock = served
+    for obj in _dra_objects():
+        server.cluster.create(obj)
+    _allocate(server.cluster, "allocated", reserved=False)
+    _allocate(server.cluster, "reserved", reserved=True)
+    _allocate(server.cluster, "deleted", reserved=True)
+    server.cluster.delete("ResourceClaim", "default", "deleted")
+    clock.advance_to(T0 + 65)
+    base = server.url + "/apis/resource.k8s.io/v1"
+    code, claims = _get(base + "/namespaces/default/resourceclaims", TABLE)
+    assert code == 200
+    assert [c["name"] for c in claims["columnDefinitions"]] == ["Name", "State", "Age"]
+    assert [r["cells"] for r in claims["rows"]] == [
+        ["allocated", "allocated", "65s"],
+        ["deleted", "deleted,allocated,reserved", "65s"],
+        ["pending", "pending", "65s"],
+        ["reserved", "allocated,reserved", "65s"],
+    ]
+    code, slices = _get(base + "/resourceslices", TABLE)
+    assert [c["name"] for c in slices["columnDefinitions"]] == ["Name", "Node", "Driver", "Pool", "Age"]
+    assert [r["cells"] for r in slices["rows"]] == [["n1-gpu", "n1", "gpu.example.com", "n1", "65s"]]
+    code, classes = _get(base + "/deviceclasses", TABLE)
+    assert [r["cells"] for r in classes["rows"]] == [["gpu", "65s"]]
+    code, templates = _get(base + "/namespaces/default/resourceclaimtemplates", TABLE)
+    assert [r["cells"] for r in templates["rows"]] == [["one-gpu", "65s"]]
+
+
+def test_resource_claim_state_without_deletion_or_allocation() -> None:
+    table = to_table(
+        "ResourceClaim",
+        [
+            {"metadata": {"name": "a", "deletionTimestamp": "2023-11-14T22:13:20Z"}},
+            {"metadata": {"name": "b"}, "status": {"allocation": {"devices": {}}, "reservedFor": []}},
+        ],
+        {},
+        T0,
+    )
+    assert [r["cells"][:2] for r in table["rows"]] == [["a", "deleted"], ["b", "allocated"]]
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kubectl_get_resourceclaims_shows_the_state(served: tuple[ServerHandle, Path, VirtualClock]) -> None:
+    server, kc, clock = served
+    for obj in _dra_objects():
+        server.cluster.create(obj)
+    _allocate(server.cluster, "allocated", reserved=False)
+    _allocate(server.cluster, "reserved", reserved=True)
+    server.cluster.delete("ResourceClaim", "default", "deleted")
+    clock.advance_to(T0 + 30)
+    out = _kubectl(kc, "get", "resourceclaims")
+    assert out.returncode == 0, out.stderr
+    assert [line.split() for line in out.stdout.splitlines()] == [
+        ["NAME", "STATE", "AGE"],
+        ["allocated", "allocated", "30s"],
+        ["deleted", "deleted", "30s"],
+        ["pending", "pending", "30s"],
+        ["reserved", "allocated,reserved", "30s"],
+    ]
+    out = _kubectl(kc, "get", "resourceslices")
+    assert out.returncode == 0, out.stderr
+    assert [line.split() for line in out.stdout.splitlines()] == [
+        ["NAME", "NODE", "DRIVER", "POOL", "AGE"],
+        ["n1-gpu", "n1", "gpu.example.com", "n1", "30s"],
+    ]
+    out = _kubectl(kc, "get", "deviceclasses,resourceclaimtemplates")
+    assert out.returncode == 0, out.stderr
+    assert [line.split() for line in out.stdout.splitlines() if line] == [
+        ["NAME", "AGE"],
+        ["deviceclass.resource.k8s.io/gpu", "30s"],
+        ["NAME", "AGE"],
+        ["resourceclaimtemplate.resource.k8s.io/one-gpu", "30s"],
+    ]

@@ -21,9 +21,15 @@ Deviations (each a limit of the CEL runtime, ``cel-expr-python``):
 * the unknown-domain default is given for the domains written as string literals in the
   expression (``device.attributes["gpu.example.com"]``), the form every selector uses; a domain
   computed at run time that the device lacks is a ``no such key`` error;
-* the runtime cost limit (``CELSelectorExpressionMaxCost``, 1,000,000) is not enforced: the
-  runtime has no cost tracking. Device inputs are bounded (32 attributes and capacities), so only
-  expressions with large literal lists can get near it.
+* no cost limit. Upstream refuses a DeviceClass or ResourceClaim whose selector's *estimated* cost
+  exceeds ``CELSelectorExpressionMaxCost`` (1,000,000) when the object is validated, and aborts an
+  evaluation whose *actual* cost passes the same budget (``CompileCELExpression`` with a cost
+  estimator; ``DeviceMatches`` with ``cel.CostLimit``). ``cel-expr-python`` 0.1.x has neither: its
+  ``Env.compile`` and ``Expression.eval`` take no cost options and report no cost, and the one
+  budget of the C++ runtime underneath (the comprehension iteration limit) is not reachable from
+  Python. A cost model written here would be a second CEL implementation, so kubesched accepts and
+  evaluates such selectors. Device inputs are bounded (32 attributes and capacities), so only
+  selectors with large literal lists or nested comprehensions come near the limit.
 """
 
 from __future__ import annotations
@@ -178,7 +184,15 @@ class DeviceInput:
     kept with its evaluation activation; ``activation(extra_domains)`` adds empty maps for domains
     the device does not have."""
 
-    __slots__ = ("data", "attribute_domains", "capacity_domains", "_activations", "error", "results")
+    __slots__ = (
+        "data",
+        "attribute_domains",
+        "capacity_domains",
+        "_activations",
+        "error",
+        "results",
+        "all_results",
+    )
 
     data: dict[str, Any]
 
@@ -204,6 +218,9 @@ class DeviceInput:
         #: expression -> result (True/False) or runtime error text; a selector's result for one
         #: device never changes, so it is computed once per device object
         self.results: dict[str, bool | str] = {}
+        #: selectors (in order) -> whether all are true, for selector lists that evaluated without
+        #: an error (so a later evaluation cannot raise either)
+        self.all_results: dict[tuple[str, ...], bool] = {}
 
     def activation(self, literals: frozenset[str]) -> Any:
         missing = (literals - self.attribute_domains) | (literals - self.capacity_domains)

@@ -7,6 +7,7 @@ from kubesched.plugins.dynamicresources.structured.allocator import (
     DeviceID,
     FailedAllocationOnNode,
     Features,
+    NodeOutcomes,
 )
 from kubesched.plugins.dynamicresources.structured.pools import Pool, SliceIndex, gather_pools, node_matches
 
@@ -17,6 +18,7 @@ __all__ = [
     "DeviceID",
     "FailedAllocationOnNode",
     "Features",
+    "NodeOutcomes",
     "Pool",
     "SliceIndex",
     "gather_pools",

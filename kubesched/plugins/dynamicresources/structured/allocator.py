@@ -22,8 +22,9 @@ Results are the JSON a claim's ``status.allocation`` holds (``devices.results``,
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,7 @@ from kubesched.api.dra.common import (
 )
 from kubesched.api.node import Node
 from kubesched.plugins.dynamicresources.structured.constraint import MatchAttributeConstraint
-from kubesched.plugins.dynamicresources.structured.pools import Pool, SliceIndex, device_inputs, gather_pools
+from kubesched.plugins.dynamicresources.structured.pools import Pool, SliceIndex, device_input_at
 
 #: ``DeviceID``: (driver, pool, device)
 DeviceID = tuple[str, str, str]
@@ -66,12 +67,33 @@ class _MaxSizeExceeded(Exception):
     """``errAllocationResultMaxSizeExceeded``."""
 
 
-@dataclass(slots=True)
 class ClaimAllocation:
-    """One claim's allocation: ``status.allocation`` as JSON (``allocation``) and the devices."""
+    """One claim's allocation: ``status.allocation`` as JSON (``allocation``) and the devices.
 
-    allocation: dict[str, Any]
-    devices: list[DeviceID]
+    ``allocation`` is built on first use (most nodes a Filter pass allocates on are never
+    reserved): ``build`` makes it; a ready dict may be given instead."""
+
+    __slots__ = ("devices", "_allocation", "_build")
+
+    def __init__(
+        self,
+        allocation: dict[str, Any] | None,
+        devices: list[DeviceID],
+        build: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        self.devices = devices
+        self._allocation = allocation
+        self._build = build
+
+    @property
+    def allocation(self) -> dict[str, Any]:
+        """``status.allocation`` (``devices.results``, ``devices.config``, ``nodeSelector``)."""
+        out = self._allocation
+        if out is None:
+            assert self._build is not None
+            out = self._allocation = self._build()
+            self._build = None
+        return out
 
 
 def kobj(claim: ResourceClaim) -> str:
@@ -129,8 +151,9 @@ class _RequestData:
     parent: _Req | None
     cls: DeviceClass | None = None
     num_devices: int = 0
-    selected_sub_request_index: int = 0
     all_devices: list[_Candidate] = field(default_factory=list)
+    #: the class's selectors then the request's (the key of ``DeviceInput.all_results``)
+    selectors: tuple[str, ...] = ()
 
     def request_name(self) -> str:
         if self.parent is not None:
@@ -151,12 +174,48 @@ class _DeviceResult:
         return f"{self.parent_request}/{self.request}" if self.parent_request else self.request
 
 
+class NodeOutcomes:
+    """Outcomes of earlier :meth:`Allocator.allocate` calls per node, kept across scheduling
+    cycles by the allocator's owner, with ``pool_versions``: (driver, pool) -> a number that
+    changes whenever a device of that pool changes between in use and free (the owner bumps it
+    when the allocated-device set changes).
+
+    An outcome is reused when the node's pools are the same objects (same slices, same Node
+    object), their versions are unchanged (so is every device's availability on the node), and
+    the claims to allocate have the same specs (by content) and use the same DeviceClass objects:
+    the search is deterministic, so it would find the same devices again (or fail again). Only
+    outcomes without an error are kept; a reused outcome is the same list of
+    :class:`ClaimAllocation` (read-only; the plugin copies an allocation before writing it).
+    kubesched only: upstream searches every node in every cycle, with the same results."""
+
+    __slots__ = ("pool_versions", "by_node")
+
+    def __init__(self) -> None:
+        self.pool_versions: dict[tuple[str, str], int] = {}
+        #: node name -> (pools, their versions, specs key, class identities, allocations or None,
+        #: the classes)
+        self.by_node: MutableMapping[str, tuple[Any, ...]] = {}
+
+    def bump(self, changed: set[DeviceID]) -> None:
+        """The devices in ``changed`` went from free to in use or back."""
+        pv = self.pool_versions
+        for d in changed:
+            k = (d[0], d[1])
+            pv[k] = pv.get(k, 0) + 1
+
+    def clear(self) -> None:
+        """Forget every outcome (the slices changed)."""
+        self.by_node = {}
+
+
 class Allocator:
     """``stable.Allocator``: shared by every node of one scheduling cycle.
 
     ``allocated`` holds the devices in use by any claim (allocated or assumed in flight);
     ``get_class(name)`` returns the DeviceClass or raises :class:`KeyError` with the lister's
-    NotFound text; ``slices`` is the cycle's :class:`SliceIndex`.
+    NotFound text; ``slices`` is the cycle's :class:`SliceIndex`; ``outcomes``, when given, keeps
+    per-node outcomes across cycles (:class:`NodeOutcomes`; its ``pool_versions`` must match
+    ``allocated``).
     """
 
     def __init__(
@@ -166,17 +225,24 @@ class Allocator:
         get_class: Callable[[str], DeviceClass],
         slices: SliceIndex,
         cel_cache: CelCache,
+        outcomes: NodeOutcomes | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
         self.get_class = get_class
         self.slices = slices
         self.cel_cache = cel_cache
+        self.outcomes = outcomes
         #: ``numAllocateOneInvocations``
         self.num_allocate_one = 0
         # node-independent lookups, done once per cycle (the allocator lives for one cycle)
         self._classes: dict[str, DeviceClass | KeyError] = {}
         self._compiled: dict[str, CompilationResult] = {}
+        #: the node-independent part of :meth:`allocate` per claims (by identity), see ``_Prepared``
+        self._prepared: dict[tuple[int, ...], _Prepared] = {}
+        #: the claims of the last :meth:`allocate` calls once validated, with their outcome key
+        #: (specs, class identities)
+        self._current: tuple[Sequence[ResourceClaim], str, tuple[int, ...]] | None = None
 
     def device_class(self, name: str) -> DeviceClass:
         """The DeviceClass ``name`` (looked up once per cycle); raises :class:`KeyError`."""
@@ -207,8 +273,63 @@ class Allocator:
     ) -> list[ClaimAllocation] | None:
         """``Allocate`` for ``node``: one allocation per claim (in ``claims`` order) or None when
         they do not fit. ``deadline`` (``time.monotonic()`` seconds) aborts the search with
-        ``filter operation aborted: <abort_cause>``. Raises :class:`AllocationError`."""
+        ``filter operation aborted: <abort_cause>``. Raises :class:`AllocationError`.
+
+        With ``outcomes``, an earlier outcome on this node that is still valid is returned as it
+        is (the same list: callers copy an allocation before they change it)."""
+        outcomes = self.outcomes
+        if outcomes is not None:
+            current = self._current
+            if current is None or current[0] is not claims:
+                prepared = self._prepared.get(tuple(map(id, claims)))
+                if prepared is not None and prepared.error is None:
+                    current = self._current = (claims, *prepared.outcome_key()[:2])
+            if current is not None and current[0] is claims:
+                hit = outcomes.by_node.get(node.name if node is not None else "")
+                if hit is not None and hit[2] == current[1] and hit[3] == current[2]:
+                    pools = self.slices.pools_for(node)
+                    if hit[0] is pools:
+                        pv = outcomes.pool_versions
+                        if hit[1] == tuple([pv.get(p.id, 0) for p in pools]):
+                            out: list[ClaimAllocation] | None = hit[4]
+                            return out
         return _Run(self, node, claims, deadline, abort_cause).run()
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """What ``Allocate`` validates before the search when it does not depend on the node (no
+    request asks for ``All`` devices): the request data, the constraints' specs, or the error the
+    validation raised. Kept by :class:`Allocator` for the claims of its cycle, so the nodes after
+    the first skip it (their outcome would be the same)."""
+
+    claims: Sequence[ResourceClaim]
+    request_data: dict[tuple[int, int, int], _RequestData]
+    constraints: list[list[tuple[tuple[str, ...], str]]]
+    error: AllocationError | None = None
+    #: the claims' specs as canonical JSON, and the classes used with their identities (for
+    #: :class:`NodeOutcomes`; an outcome keeps the classes, so equal identities are equal objects)
+    specs: str | None = None
+    class_ids: tuple[int, ...] = ()
+    classes: tuple[DeviceClass | None, ...] = ()
+
+    def outcome_key(self) -> tuple[str, tuple[int, ...], tuple[DeviceClass | None, ...]]:
+        if self.specs is None:
+            self.specs = json.dumps([c.raw.get("spec") for c in self.claims], sort_keys=True, default=str)
+            self.classes = tuple(d.cls for d in self.request_data.values())
+            self.class_ids = tuple(map(id, self.classes))
+        return self.specs, self.class_ids, self.classes
+
+
+def _node_independent(claims: Sequence[ResourceClaim]) -> bool:
+    """No request or sub-request asks for ``All`` devices (those depend on the node's pools)."""
+    for claim in claims:
+        for request in claim.spec.requests:
+            if request.exactly is not None and request.exactly.allocation_mode == ALLOCATION_MODE_ALL:
+                return False
+            if any(sub.allocation_mode == ALLOCATION_MODE_ALL for sub in request.first_available):
+                return False
+    return True
 
 
 class _Run:
@@ -233,11 +354,75 @@ class _Run:
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.result: list[list[_DeviceResult]] = [[] for _ in claims]
+        #: (claim, request) -> index of the sub-request chosen for a ``firstAvailable`` request
+        self.selected: dict[tuple[int, int], int] = {}
 
     # -- setup -------------------------------------------------------------------------------
 
     def run(self) -> list[ClaimAllocation] | None:
-        self.pools = gather_pools(self.a.slices, self.node)
+        self.pools = self.a.slices.pools_for(self.node)
+        claims = self.claims
+        key = tuple(map(id, claims))
+        prepared = self.a._prepared.get(key)
+        if prepared is None:
+            prepared = _Prepared(claims, self.request_data, [[] for _ in claims])
+            try:
+                self._prepare(prepared)
+            except AllocationError as e:
+                prepared.error = e
+            if _node_independent(claims):
+                self.a._prepared[key] = prepared
+        err = prepared.error
+        if err is not None:
+            raise type(err)(*err.args)  # a fresh exception: no traceback piles up across nodes
+        outcomes = self.a.outcomes
+        if outcomes is not None and self.a._prepared.get(key) is prepared:
+            return self._run_remembered(prepared, outcomes)
+        return self._search(prepared)
+
+    def _run_remembered(self, prepared: _Prepared, outcomes: NodeOutcomes) -> list[ClaimAllocation] | None:
+        """:meth:`_search`, or its earlier outcome on this node when still valid (:class:`NodeOutcomes`)."""
+        pools = self.pools
+        pv = outcomes.pool_versions
+        versions = tuple([pv.get(p.id, 0) for p in pools])
+        specs, class_ids, classes = prepared.outcome_key()
+        name = self.node.name if self.node is not None else ""
+        hit = outcomes.by_node.get(name)
+        if (
+            hit is not None
+            and hit[0] is pools
+            and hit[1] == versions
+            and hit[2] == specs
+            and hit[3] == class_ids
+        ):
+            earlier: list[ClaimAllocation] | None = hit[4]
+            return earlier
+        out = self._search(prepared)
+        outcomes.by_node[name] = (pools, versions, specs, class_ids, out, classes)
+        return out
+
+    def _search(self, prepared: _Prepared) -> list[ClaimAllocation] | None:
+        """The search on this node (``allocateOne`` from the first device of the first claim)."""
+        self.request_data = prepared.request_data
+        if any(prepared.constraints):
+            self.constraints = [
+                [MatchAttributeConstraint(requests, attribute) for requests, attribute in specs]
+                for specs in prepared.constraints
+            ]
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False)
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            for pool in self.pools:
+                if pool.is_invalid:
+                    raise FailedAllocationOnNode("invalid resource pools were encountered")
+            return None
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+
+    def _prepare(self, prepared: _Prepared) -> None:
+        """``Allocate``'s validation: every request (``validateDeviceRequest``), the size limit,
+        the constraints. Raises :class:`AllocationError`."""
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):
@@ -279,17 +464,7 @@ class _Run:
                         f"claim {kobj(claim)}, constraint #{i}: empty constraint (unsupported "
                         "constraint type?)"
                     )
-                self.constraints[ci].append(MatchAttributeConstraint(c.requests, c.match_attribute))
-        try:
-            done = self._allocate_one(0, 0, 0, 0, False)
-        except _MaxSizeExceeded:
-            done = False
-        if not done:
-            for pool in self.pools:
-                if pool.is_invalid:
-                    raise FailedAllocationOnNode("invalid resource pools were encountered")
-            return None
-        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+                prepared.constraints[ci].append((tuple(c.requests), c.match_attribute))
 
     @staticmethod
     def _exact_req(request: Any) -> _Req:
@@ -328,6 +503,7 @@ class _Run:
                 f"claim {kobj(claim)}, request {req.name}: could not retrieve device class "
                 f"{req.device_class_name}: {e.args[0] if e.args else e}"
             ) from None
+        data.selectors = (*data.cls.selectors, *req.selectors)
         if req.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = req.count
         elif req.allocation_mode == ALLOCATION_MODE_ALL:
@@ -392,7 +568,7 @@ class _Run:
                     continue
                 all_exceeded = False
                 if ok:
-                    data.selected_sub_request_index = sub
+                    self.selected[(ci, ri)] = sub
                     return True
                 sub += 1
         request = data.request
@@ -417,49 +593,54 @@ class _Run:
                 undo()
             return done
         admin = request.admin_access
+        allocated = self.a.allocated
+        allocating = self.allocating
         for pool in self.pools:
             if pool.is_incomplete or pool.is_invalid:
                 continue
-            for s in pool.slices:
-                for dj, d in enumerate(s.devices):
-                    device_id = (pool.driver, pool.pool, d.name)
-                    if admin:
-                        if self._allocating_for_claim(device_id, ci):
-                            continue
-                    elif self._in_use(device_id):
+            for device_id, d, s, dj in pool.candidates():
+                if admin:
+                    if self._allocating_for_claim(device_id, ci):
                         continue
-                    if not self._selectable(key, data, s, dj):
-                        continue
-                    undo = self._allocate_device(ci, ri, si, _Candidate(device_id, d, s, dj), False)
-                    if undo is None:
-                        continue
-                    try:
-                        done = self._allocate_one(ci, ri, si, di + 1, sub_request)
-                    except BaseException:
-                        undo()
-                        raise
-                    if done:
-                        return True
+                elif device_id in allocated or allocating.get(device_id):
+                    continue
+                if not self._selectable(key, data, s, dj):
+                    continue
+                undo = self._allocate_device(ci, ri, si, _Candidate(device_id, d, s, dj), False)
+                if undo is None:
+                    continue
+                try:
+                    done = self._allocate_one(ci, ri, si, di + 1, sub_request)
+                except BaseException:
                     undo()
+                    raise
+                if done:
+                    return True
+                undo()
         return False
 
     def _selectable(self, key: tuple[int, int, int], data: _RequestData, s: ResourceSlice, di: int) -> bool:
-        """``isSelectable``: class selectors, then the request's (results cached per call)."""
+        """``isSelectable``: class selectors, then the request's (results cached per call; a
+        device remembers the outcome of a selector list that evaluated without error)."""
         d = s.devices[di]
         if d.needs_off_feature == "bindingConditions" and not self.a.features.device_binding_and_status:
             return False
+        inp = device_input_at(s, di)
+        known = inp.all_results.get(data.selectors)
+        if known is not None:
+            return known
         device_id = (s.driver, s.pool, d.name)
         mk = (device_id, key)
         known = self.matches.get(mk)
         if known is not None:
             return known
-        inp = device_inputs(s)[di]
         ok = True
         if data.cls is not None:
             ok = self._selectors_match(key, inp, device_id, data.cls, data.cls.selectors)
         if ok:
             ok = self._selectors_match(key, inp, device_id, None, data.request.selectors)
         self.matches[mk] = ok
+        inp.all_results[data.selectors] = ok
         return ok
 
     def _selectors_match(
@@ -552,6 +733,14 @@ class _Run:
 
     def _result(self, ci: int, claim: ResourceClaim) -> ClaimAllocation:
         devices = self.result[ci]
+        if all(d.slice.node_name for d in devices):
+            # node-local devices only: building the JSON cannot fail, so it waits until needed
+            return ClaimAllocation(None, [d.id for d in devices], lambda: self._allocation(ci, claim))
+        return ClaimAllocation(self._allocation(ci, claim), [d.id for d in devices])
+
+    def _allocation(self, ci: int, claim: ResourceClaim) -> dict[str, Any]:
+        """``status.allocation`` of claim ``ci`` as found by this run."""
+        devices = self.result[ci]
         results = []
         for d in devices:
             r: dict[str, Any] = {
@@ -568,7 +757,7 @@ class _Run:
         for ri, _ in enumerate(claim.spec.requests):
             data = self.request_data[(ci, ri, 0)]
             if data.parent is not None:
-                data = self.request_data[(ci, ri, data.selected_sub_request_index)]
+                data = self.request_data[(ci, ri, self.selected.get((ci, ri), 0))]
             cls = data.cls
             if cls is None:
                 continue
@@ -600,7 +789,7 @@ class _Run:
                 data = self.request_data[(ci, ri, 0)]
                 if data.parent is None:
                     continue
-                sub = request.first_available[data.selected_sub_request_index]
+                sub = request.first_available[self.selected.get((ci, ri), 0)]
                 if f"{request.name}/{sub.name}" in reqs:
                     config.append({"source": "FromClaim", "requests": reqs, **body})
         for c in config:
@@ -612,7 +801,7 @@ class _Run:
         ns = _node_selector(devices)
         if ns is not None:
             allocation["nodeSelector"] = ns
-        return ClaimAllocation(allocation, [d.id for d in devices])
+        return allocation
 
 
 def _node_selector(devices: list[_DeviceResult]) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kubesched.api.dra import ResourceSlice
+from kubesched.api.dra import Device, ResourceSlice
 from kubesched.api.dra.cel import DeviceInput, device_input
 from kubesched.api.node import Node
 from kubesched.api.node_selector import NodeSelector
@@ -42,6 +42,10 @@ def node_matches(
     return False
 
 
+#: one device of a pool in visit order: (``DeviceID``, device, its slice, its index in the slice)
+Candidate = tuple[tuple[str, str, str], Device, ResourceSlice, int]
+
+
 @dataclass(slots=True)
 class Pool:
     """``Pool``: ``slices`` are those of the newest generation targeting the node, in visit order
@@ -53,19 +57,40 @@ class Pool:
     is_incomplete: bool = False
     is_invalid: bool = False
     invalid_reason: str = ""
+    _candidates: tuple[Candidate, ...] | None = None
+    #: (driver, pool)
+    id: tuple[str, str] = ("", "")
+
+    def __post_init__(self) -> None:
+        self.id = (self.driver, self.pool)
 
     @property
     def pool_id(self) -> str:
         """``PoolID.String()``: ``driver/pool``."""
         return f"{self.driver}/{self.pool}"
 
+    def candidates(self) -> tuple[Candidate, ...]:
+        """The pool's devices in visit order (slices in order, devices in slice order), with their
+        ``DeviceID`` (computed once per pool)."""
+        out = self._candidates
+        if out is None:
+            driver, name = self.driver, self.pool
+            out = self._candidates = tuple(
+                ((driver, name, d.name), d, s, i) for s in self.slices for i, d in enumerate(s.devices)
+            )
+        return out
 
-def device_inputs(s: ResourceSlice) -> tuple[DeviceInput, ...]:
-    """The CEL inputs of a slice's devices, built once per parsed slice object (kept on it)."""
+
+def device_input_at(s: ResourceSlice, index: int) -> DeviceInput:
+    """The CEL input of device ``index`` of a slice, built on first use and kept on the parsed
+    slice object (so once per device and slice version)."""
     inputs = s.cel_inputs
     if inputs is None:
-        inputs = s.cel_inputs = tuple(device_input(s.driver, d) for d in s.devices)
-    return inputs
+        inputs = s.cel_inputs = [None] * len(s.devices)
+    inp = inputs[index]
+    if inp is None:
+        inp = inputs[index] = device_input(s.driver, s.devices[index])
+    return inp
 
 
 def _usable(s: ResourceSlice) -> bool:
@@ -77,7 +102,7 @@ class SliceIndex:
     all nodes) in one list, every slice by pool. All lists are in slice-name order (slices of one
     name in the order given)."""
 
-    __slots__ = ("by_node", "shared", "by_pool", "count", "_position")
+    __slots__ = ("by_node", "shared", "by_pool", "count", "_position", "_pools")
 
     def __init__(self, slices: Iterable[ResourceSlice]) -> None:
         self.by_node: dict[str, list[ResourceSlice]] = {}
@@ -86,6 +111,8 @@ class SliceIndex:
         ordered = sorted(slices, key=lambda s: s.name)
         self.count = len(ordered)
         self._position = {id(s): i for i, s in enumerate(ordered)}
+        #: node name -> (the Node object the pools were gathered for, its pools)
+        self._pools: dict[str, tuple[Node | None, list[Pool]]] = {}
         for s in ordered:
             self.by_pool.setdefault((s.driver, s.pool), []).append(s)
             if not _usable(s):
@@ -105,6 +132,19 @@ class SliceIndex:
             return shared
         pos = self._position
         return list(heapq.merge(local, shared, key=lambda s: pos[id(s)]))
+
+    def pools_for(self, node: Node | None) -> list[Pool]:
+        """:func:`gather_pools` for ``node``, remembered per node name while the Node object is
+        the same one (its labels decide which node-selector slices match). The index lives as long
+        as the set of slices is unchanged, so a node's pools are gathered once, not per cycle.
+        The pools returned are shared: callers do not change them."""
+        name = node.name if node is not None else ""
+        hit = self._pools.get(name)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        pools = gather_pools(self, node)
+        self._pools[name] = (node, pools)
+        return pools
 
 
 def _check_slices_in_pool(all_slices: Sequence[ResourceSlice], generation: int) -> tuple[bool, int]:
