@@ -405,14 +405,18 @@ class NodeTable:
         self._derived_put(key, (self.version, col))
         return col
 
-    def match_counts(self, namespace: str, selector: LabelSelector) -> IntArray:
-        """Per row, the pods of its NodeInfo in ``namespace``, not terminating, whose labels match
-        ``selector`` (non-empty): ``podtopologyspread/common.go: countPodsMatchSelector`` for every
-        node, kept by pod deltas (:class:`~kubesched.framework.pod_match_index.PodMatchIndex`). The
-        array is valid until the table next changes; callers must not write to it."""
+    def match_counts(
+        self, namespace: str | None, selector: LabelSelector, terminating: bool = False
+    ) -> IntArray:
+        """Per row, the pods of its NodeInfo in ``namespace`` (``None``: any namespace) whose labels
+        match ``selector`` and, unless ``terminating``, that are not terminating:
+        ``podtopologyspread/common.go: countPodsMatchSelector`` for every node (and
+        InterPodAffinity's term counts with ``terminating=True``), kept by pod deltas
+        (:class:`~kubesched.framework.pod_match_index.PodMatchIndex`). The array is valid until
+        the table next changes; callers must not write to it."""
         if self._match_index is None:
             self._match_index = PodMatchIndex(self)
-        return self._match_index.counts(namespace, selector)
+        return self._match_index.counts(namespace, selector, terminating)
 
     def aggregate(
         self,
