@@ -72,26 +72,32 @@ def existing_anti_affinity_counts(
     )
 
 
-def term_counts(table: NodeTable, term: AffinityTerm) -> IntArray | None:
-    """Per row, the pods of the row's NodeInfo (terminating ones included) that match the incoming
-    pod's merged ``term`` with no namespace labels (``AffinityTerm.matches(pod, None)``), from the
-    pod-match index; ``None`` when no pod can match (nil selector, no namespace)."""
+def term_counts(table: NodeTable, term: AffinityTerm) -> tuple[Any, IntArray] | None:
+    """``(key, counts)``: per row, the pods of the row's NodeInfo (terminating ones included) that
+    match the incoming pod's merged ``term`` with no namespace labels (``AffinityTerm.matches(pod,
+    None)``), from the pod-match index, and a key identifying that column; ``None`` when no pod
+    can match (nil selector, no namespace)."""
     if term.selector is None:
         return None
     if term.namespace_selector is not None and term.namespace_selector.matches({}):
-        return table.match_counts(None, term.selector, terminating=True)
-    cols = [table.match_counts(ns, term.selector, terminating=True) for ns in sorted(term.namespaces)]
+        return (None, term.selector), table.match_counts(None, term.selector, terminating=True)
+    namespaces = sorted(term.namespaces)
+    cols = [table.match_counts(ns, term.selector, terminating=True) for ns in namespaces]
     if not cols:
         return None
+    key = (tuple(namespaces), term.selector)
+    if len(cols) == 1:
+        return key, cols[0]
     out = cols[0].copy()
     for c in cols[1:]:
         out += c
-    return out
+    return key, out
 
 
-def all_terms_counts(table: NodeTable, terms: Sequence[AffinityTerm]) -> IntArray | None:
-    """Per row, the pods matching *every* one of ``terms`` (``podMatchesAllAffinityTerms``, no
-    namespace labels): the namespaces every term admits, and the conjunction of the selectors."""
+def all_terms_counts(table: NodeTable, terms: Sequence[AffinityTerm]) -> tuple[Any, IntArray] | None:
+    """:func:`term_counts` of the pods matching *every* one of ``terms``
+    (``podMatchesAllAffinityTerms``, no namespace labels): the namespaces every term admits, and
+    the conjunction of the selectors."""
     if not terms:
         return None
     namespaces: frozenset[str] | None = None  # None: every namespace
@@ -113,27 +119,21 @@ def all_terms_counts(table: NodeTable, terms: Sequence[AffinityTerm]) -> IntArra
 
 
 def add_domain_counts(
-    out: dict[TopologyPair, int], table: NodeTable, key: str, counts: IntArray, weight: int
+    out: dict[TopologyPair, int], table: NodeTable, key: str, column: tuple[Any, IntArray], weight: int
 ) -> None:
     """Add ``weight * Σ counts`` per value of label ``key`` over the snapshot's rows to ``out`` at
     ``(key, value)``, for every value some node with a positive count has (entries created even
-    where the weighted sums cancel, as the walk's ``+=`` does)."""
-    rows = table.order
-    c = counts[rows]
-    hit = c > 0
-    if not hit.any():
+    where the weighted sums of several terms cancel, as the walk's ``+=`` does). ``column``: a
+    :func:`term_counts` result; the sums are kept per column and label key by
+    :meth:`~kubesched.framework.node_table.NodeTable.domain_sums`."""
+    sums = table.domain_sums(("InterPodAffinity", column[0]), column[1], key)
+    if not sums:
         return
-    lc = table.label(key)
-    codes = lc.codes[rows][hit]
-    c = c[hit]
-    sums = np.bincount(codes, weights=c.astype(np.float64)).astype(np.int64)
-    present = np.bincount(codes) > 0
-    values = lc.values
-    for code in np.flatnonzero(present).tolist():
-        if code == 0:
-            continue
-        pair = (key, values[code - 1])
-        out[pair] = out.get(pair, 0) + weight * int(sums[code])
+    if not out:
+        out.update(sums if weight == 1 else {k: weight * v for k, v in sums.items()})
+        return
+    for k, v in sums.items():
+        out[k] = out.get(k, 0) + weight * v
 
 
 def incoming_affinity_counts(table: NodeTable, terms: Sequence[AffinityTerm]) -> dict[TopologyPair, int]:
@@ -141,11 +141,11 @@ def incoming_affinity_counts(table: NodeTable, terms: Sequence[AffinityTerm]) ->
     matching all of the incoming pod's merged required affinity ``terms`` on nodes with that
     value (``interpodaffinity/filtering.go: getIncomingAffinityAntiAffinityCounts``)."""
     out: dict[TopologyPair, int] = {}
-    counts = all_terms_counts(table, terms)
-    if counts is None:
+    column = all_terms_counts(table, terms)
+    if column is None:
         return out
     for t in terms:
-        add_domain_counts(out, table, t.topology_key, counts, 1)
+        add_domain_counts(out, table, t.topology_key, column, 1)
     return out
 
 
@@ -154,9 +154,9 @@ def incoming_anti_affinity_counts(table: NodeTable, terms: Sequence[AffinityTerm
     domain."""
     out: dict[TopologyPair, int] = {}
     for t in terms:
-        counts = term_counts(table, t)
-        if counts is not None:
-            add_domain_counts(out, table, t.topology_key, counts, 1)
+        column = term_counts(table, t)
+        if column is not None:
+            add_domain_counts(out, table, t.topology_key, column, 1)
     return out
 
 
@@ -170,9 +170,9 @@ def preferred_term_scores(
     out: dict[TopologyPair, int] = {}
     for terms, sign in ((affinity, 1), (anti, -1)):
         for w in terms:
-            counts = term_counts(table, w.term)
-            if counts is not None:
-                add_domain_counts(out, table, w.term.topology_key, counts, sign * w.weight)
+            column = term_counts(table, w.term)
+            if column is not None:
+                add_domain_counts(out, table, w.term.topology_key, column, sign * w.weight)
     return out
 
 
