@@ -18,6 +18,7 @@ from kubesched.api.pod import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.opportunistic_batch import SortedScoredNodes
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.results import NodePluginScores, PluginScore
 from kubesched.framework.runtime import Framework
@@ -91,17 +92,31 @@ class Placement:
         self._feasible_rows: Any = None
         self._table: Any = None
         self._table_list: Any = None
-        #: position of the node :meth:`select_host_batch` chose last in the list it was given
+        #: position of the node :meth:`select_host_batch` / :meth:`select_host` chose last in the
+        #: list it was given
         self.selected_index = 0
+        #: the current cycle's count while OpportunisticBatching runs for it, its hint and signature
+        self._batch_cycle: int | None = None
+        self._hint = ""
+        self._signature: bytes | None = None
 
-    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> ScheduleResult:
-        """Upstream ``pkg/scheduler/schedule_one.go`` ``schedulePod``. Raises
-        :class:`NoNodesAvailableError`, :class:`FitError` or :class:`SchedulingError`."""
+    def schedule_pod(
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, cycle: int | None = None
+    ) -> ScheduleResult:
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``schedulePod``. ``cycle`` is the scheduling
+        queue's cycle count of this attempt; with it, and the profile's OpportunisticBatching on,
+        the previous cycle's ranking may give a node hint and this cycle's results are stored
+        (:mod:`kubesched.framework.opportunistic_batch`). Raises :class:`NoNodesAvailableError`,
+        :class:`FitError` or :class:`SchedulingError`."""
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailableError()
         self._feasible_rows = None
         self._table = snapshot.node_table if not self.extenders else None
         self._table_list = snapshot.node_info_list
+        batch = fwk.batch if cycle is not None else None
+        self._batch_cycle = cycle if batch is not None else None
+        self._hint = ""
+        self._signature = None
         try:
             feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
             rows = self._feasible_rows
@@ -109,6 +124,8 @@ class Placement:
             self._feasible_rows = None
             self._table = None
             self._table_list = None
+            self._batch_cycle = None
+        hint, signature = self._hint, self._signature
         if not feasible:
             raise FitError(pod.key, snapshot.num_nodes(), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
@@ -116,6 +133,8 @@ class Placement:
         if len(feasible) == 1:
             if rec is not None:
                 rec.selected_node = feasible[0].name
+            if batch is not None:
+                batch.store_schedule_results(signature, hint, feasible[0].name, None, cycle or 0)
             return ScheduleResult(feasible[0].name, evaluated, 1)
         if rows is not None and fwk.has_score_plugins():
             if rec is not None:
@@ -125,6 +144,9 @@ class Placement:
             if rec is not None:
                 rec.selected_node = host
                 rec.selected_index = self.selected_index
+            if batch is not None:
+                others = SortedScoredNodes(_Names(feasible), totals.copy(), self.selected_index, self.rng)
+                batch.store_schedule_results(signature, hint, host, others, cycle or 0)
             return ScheduleResult(host, evaluated, len(feasible))
         if rec is not None:
             rec.score_path = PER_NODE
@@ -132,6 +154,14 @@ class Placement:
         host = self.select_host(scores)
         if rec is not None:
             rec.selected_node = host
+        if batch is not None:
+            others = SortedScoredNodes(
+                [nps.name for nps in scores],
+                [nps.total_score for nps in scores],
+                self.selected_index,
+                self.rng,
+            )
+            batch.store_schedule_results(signature, hint, host, others, cycle or 0)
         return ScheduleResult(host, evaluated, len(feasible))
 
     def find_nodes_that_fit_pod(
@@ -150,10 +180,19 @@ class Placement:
             diagnosis.pre_filter_msg = s.message()
             diagnosis.add_plugin_status(s)
             return [], diagnosis
-        if pod.nominated_node_name:
-            ni = snapshot.get(pod.nominated_node_name)
+        hint = ""
+        if self._batch_cycle is not None and fwk.batch is not None:
+            # the hint is asked for even when the pod has a nominated node (upstream does the same)
+            hint, self._signature = fwk.batch.get_node_hint(state, pod, self._batch_cycle)
+            self._hint = hint
+        # the nominated node (set by preemption) is tried first, else the batch's hint
+        # (``evaluateNominatedNode``: Filter and extenders on that node alone)
+        nnn = pod.nominated_node_name or hint
+        if nnn:
+            ni = snapshot.get(nnn)
             if ni is not None:
-                feasible = self._filter_and_extend(fwk, state, pod, diagnosis, [ni], len(all_nodes))
+                feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
+                feasible = self.run_extender_filters(pod, feasible, diagnosis)
                 if feasible:
                     return feasible, diagnosis
         if pre_res is None or pre_res.node_names is None:
@@ -530,22 +569,43 @@ class Placement:
         return scores
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
-        """Pick uniformly at random among the highest totals (reservoir sampling, v1.34 ``selectHost``)."""
+        """Pick uniformly at random among the highest totals (reservoir sampling: the same choice
+        as v1.35's score heap, whose random tie-break makes every top node equally likely). The
+        chosen position is left in ``selected_index``."""
         if not scores:
             raise SchedulingError(Status(Code.Error, "empty priorityList"))
-        best = scores[0]
-        max_score = best.total_score
+        best = 0
+        max_score = scores[0].total_score
         count = 1
-        for nps in scores[1:]:
-            if nps.total_score > max_score:
-                max_score = nps.total_score
-                best = nps
+        for i in range(1, len(scores)):
+            t = scores[i].total_score
+            if t > max_score:
+                max_score = t
+                best = i
                 count = 1
-            elif nps.total_score == max_score:
+            elif t == max_score:
                 count += 1
                 if self.rng.randrange(count) == 0:
-                    best = nps
-        return best.name
+                    best = i
+        self.selected_index = best
+        return scores[best].name
+
+
+class _Names(Sequence[str]):
+    """The names of a list of NodeInfos, read on demand (a stored ranking is rarely read)."""
+
+    __slots__ = ("_nodes",)
+
+    def __init__(self, nodes: list[NodeInfo]) -> None:
+        self._nodes = nodes
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [ni.name for ni in self._nodes[i]]
+        return self._nodes[i].name
 
 
 def _draw_zero(rng: random.Random, counts: list[int]) -> list[bool]:
