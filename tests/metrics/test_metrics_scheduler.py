@@ -95,7 +95,7 @@ def test_run_with_metrics_exports_upstream_names_labels_and_values() -> None:
         f'scheduler_batch_cache_flushed_total{{{PROFILE},reason="node_not_full"}}': 1,
         f'scheduler_batch_cache_flushed_total{{{PROFILE},reason="pod_incompatible"}}': 1,
         f'scheduler_get_node_hint_duration_seconds_count{{hinted="no_hint",{PROFILE}}}': 3,
-        f'scheduler_store_schedule_results_duration_seconds_count{{{PROFILE}}}': 2,
+        f"scheduler_store_schedule_results_duration_seconds_count{{{PROFILE}}}": 2,
     }
     assert {k: s.get(k) for k in expected} == expected
     assert not [k for k in s if "_created" in k]
