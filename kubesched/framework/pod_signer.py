@@ -66,6 +66,8 @@ class PodSigner:
                 self.plugins.append(pl)
             else:
                 unsupported.append(pl.NAME)
+        #: position of the plugin that refused the last unsigned pod (asked first next time)
+        self._first_refuser = 0
         #: upstream ``enableSignatures``
         self.enabled = not has_extenders and not unsupported
         if has_extenders:
@@ -85,15 +87,24 @@ class PodSigner:
             )
 
     def sign_pod(self, pod: Pod, record_plugin_stats: bool = False) -> bytes | None:
-        """The pod's signature (JSON bytes), or ``None`` when it cannot be signed."""
+        """The pod's signature (JSON bytes), or ``None`` when it cannot be signed.
+
+        The plugins are asked starting with the one that refused the last unsigned pod (in a
+        profile whose PodTopologySpread has default constraints it refuses every pod, so that
+        costs one call); fragments are merged in the profile's plugin order, so the signature is
+        the same whichever plugin was asked first."""
         if not self.enabled:
             return None
         sink = self.sink
         timed = sink.enabled
         t_all = perf_counter() if timed and record_plugin_stats else None
-        sig: dict[str, Any] = {SCHEDULER_NAME_SIGNER_NAME: pod.scheduler_name}
+        plugins = self.plugins
+        first = self._first_refuser
+        fragments_of: list[Any] = [None] * len(plugins)
         try:
-            for pl in self.plugins:
+            for k in range(len(plugins)):
+                i = (first + k) % len(plugins)
+                pl = plugins[i]
                 t0 = perf_counter() if timed else 0.0
                 code = "Error"
                 try:
@@ -101,6 +112,7 @@ class PodSigner:
                     code = "Success" if s is None else str(s.code)
                 except Exception as e:  # noqa: BLE001 - a plugin's failure only leaves the pod unsigned
                     log.error("SignPod failed for plugin %s: %s: %s", pl.NAME, type(e).__name__, e)
+                    self._first_refuser = i
                     return None
                 finally:
                     if timed:
@@ -109,7 +121,11 @@ class PodSigner:
                     if s.code == Code.Error:
                         log.error("SignPod failed for plugin %s: %s", pl.NAME, s.message())
                     v_info(log, 5, "SignPod can't sign pod due to plugin", plugin=pl.NAME, status=s.message())
+                    self._first_refuser = i
                     return None
+                fragments_of[i] = fragments
+            sig: dict[str, Any] = {SCHEDULER_NAME_SIGNER_NAME: pod.scheduler_name}
+            for fragments in fragments_of:
                 for f in fragments or ():
                     sig[f.key] = f.value
             try:

@@ -82,11 +82,13 @@ def node_affinity_signer(pod: Pod) -> Any:
     return aff.get("nodeAffinity") if isinstance(aff, dict) else None
 
 
-def tolerations_signer(pod: Pod) -> list[Any]:
-    """``TolerationsSigner``: the pod's tolerations ordered by key, then value (a stable sort,
-    as Go's ``sort.Slice`` on this order leaves equal entries in an order that depends only on
-    the input)."""
-    return sorted(pod.tolerations, key=lambda t: (t.key, t.value))
+def tolerations_signer(pod: Pod) -> list[tuple[str, str, str, str, int | None]]:
+    """``TolerationsSigner``: the pod's tolerations as ``(key, operator, value, effect,
+    tolerationSeconds)`` ordered by key, then value (a stable sort)."""
+    return sorted(
+        ((t.key, t.operator, t.value, t.effect, t.toleration_seconds) for t in pod.tolerations),
+        key=lambda t: (t[0], t[2]),
+    )
 
 
 def volumes_signer(pod: Pod) -> list[Any]:

@@ -285,10 +285,7 @@ def test_signature_is_upstream_json_of_the_fragments() -> None:
     assert sig == {
         "v1.Pod.Spec.SchedulerName": "default-scheduler",
         "v1.Pod.Spec.NodeName": "",
-        "v1.Pod.Spec.Tolerations": [
-            {"key": "a", "operator": "Exists", "value": "", "effect": "", "toleration_seconds": None},
-            {"key": "b", "operator": "Exists", "value": "", "effect": "", "toleration_seconds": None},
-        ],
+        "v1.Pod.Spec.Tolerations": [["a", "Exists", "", "", None], ["b", "Exists", "", "", None]],
         "v1.Pod.Spec.Affinity.NodeAffinity": None,
         "v1.Pod.Spec.Affinity.NodeSelector": {"disk": "ssd"},
         "v1.Pod.Spec.HostPorts()": [8080],
