@@ -99,6 +99,10 @@ class Placement:
         self._batch_cycle: int | None = None
         self._hint = ""
         self._signature: bytes | None = None
+        #: batch Filter chunks whose rejected nodes' exact statuses are not computed yet (resolved
+        #: by :meth:`resolve_deferred_statuses` when no node fits) and how many nodes they hold
+        self._deferred: list[tuple[Any, Any, Any, Any, dict[int, Status | None]]] = []
+        self._deferred_count = 0
 
     def schedule_pod(
         self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, cycle: int | None = None
@@ -117,9 +121,13 @@ class Placement:
         self._batch_cycle = cycle if batch is not None else None
         self._hint = ""
         self._signature = None
+        self._deferred = []
+        self._deferred_count = 0
         try:
             feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
             rows = self._feasible_rows
+            if not feasible:
+                self.resolve_deferred_statuses(fwk, state, pod, diagnosis)
         finally:
             self._feasible_rows = None
             self._table = None
@@ -128,7 +136,9 @@ class Placement:
         hint, signature = self._hint, self._signature
         if not feasible:
             raise FitError(pod.key, snapshot.num_nodes(), diagnosis)
-        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        evaluated = len(feasible) + len(diagnosis.node_to_status) + self._deferred_count
+        self._deferred = []
+        self._deferred_count = 0
         rec = state.recorder
         if len(feasible) == 1:
             if rec is not None:
@@ -215,7 +225,7 @@ class Placement:
         num_all_nodes: int,
     ) -> list[NodeInfo]:
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
-        processed = len(feasible) + len(diagnosis.node_to_status)
+        processed = len(feasible) + len(diagnosis.node_to_status) + self._deferred_count
         if num_all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % num_all_nodes
         feasible2 = self.run_extender_filters(pod, feasible, diagnosis)
@@ -335,7 +345,9 @@ class Placement:
     ) -> list[NodeInfo] | None:
         """Vectorised :meth:`find_nodes_that_pass_filters` over the whole snapshot list: filter
         masks per chunk of the visiting order; only rejected visited nodes (for their exact
-        statuses) and nodes with nominated pods go through the per-node path. ``None``: not
+        statuses) and nodes with nominated pods go through the per-node path. Without a recorder
+        the rejected nodes' statuses are put off until no node fits (a scheduled pod's diagnosis
+        is never read: only its count of evaluated nodes, which the masks give). ``None``: not
         possible for this pod (a batch form declined; ``why`` says which), nothing was recorded.
         Plugin evaluations are counted and the recorder (when attached) gets the same verdicts
         as the per-node path would record, in the same node order."""
@@ -348,7 +360,6 @@ class Placement:
                     (table.rows.get(x, -1) for x in names), dtype=np.int64, count=len(names)
                 )
         infos = table.infos
-        statuses = diagnosis.node_to_status
         feasible: list[NodeInfo] = []
         feasible_rows: list[Any] = []
         first_out: list[Any] = []
@@ -381,45 +392,25 @@ class Placement:
                 if known:
                     counted = np.delete(counted, [i for i in known if i < cut])
                 fwk.record_filter_batch_evaluations(state, counted)
-            plugins = fwk.filter_plugins
-            status_keys = (
-                self._status_keys(fwk, state, pod, table, rows, rejected, first)
-                if len(rejected) > 1
-                else None
-            )
-            shared: dict[tuple[int, int], Status] = {}
-            rejected_status: dict[int, Status | None] = {}
-            for i in rejected.tolist():
-                ni = infos[rows[i]]
-                if i in known:
-                    s = known[i]
-                elif status_keys is not None and status_keys[i] >= 0:
-                    # rows whose first rejecting plugin gives the same key get equal statuses
-                    k = (int(first[i]), int(status_keys[i]))
-                    rep = shared.get(k)
-                    if rep is None:
-                        s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
-                        if s is not None and s.is_rejected():
-                            shared[k] = s
-                    else:
-                        s = Status(rep.code, *rep.reasons, err=rep.err, plugin=rep.plugin)
-                else:
-                    # earlier plugins pass this node (their masks say so): only the first rejecting one runs
-                    s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
-                if s is None or s.code == Code.Success:
-                    raise SchedulingError(
-                        Status(
-                            Code.Error,
-                            f"batch Filter rejected node {ni.name} that the per-node Filter accepts",
-                        )
-                    )
-                if s.is_rejected():
-                    statuses.set(ni.name, s)
-                    diagnosis.add_plugin_status(s)
-                else:
-                    raise SchedulingError(s)
-                rejected_status[i] = s
-            if rec is not None and known_rec is not None:
+            if rec is None:
+                # the exact statuses of rejected nodes are needed only when no node fits (the
+                # FitError's diagnosis, PostFilter) or for a recorder: resolved then
+                self._deferred.append((table, rows, rejected, first, known))
+                # a node already holding a status (the nominated node tried first) is counted once
+                dup = 0
+                already = diagnosis.node_to_status.statuses
+                if already and len(rejected):
+                    rejected_rows = rows[rejected]
+                    for name in already:
+                        r = table.rows.get(name)
+                        if r is not None and bool((rejected_rows == r).any()):
+                            dup += 1
+                self._deferred_count += len(rejected) - dup
+            else:
+                rejected_status = self._resolve_rejected(
+                    fwk, state, pod, diagnosis, table, rows, rejected, first, known
+                )
+                assert known_rec is not None
                 rec.record_filter_chunk(
                     infos,
                     rows[:cut].tolist(),
@@ -438,6 +429,71 @@ class Placement:
         self._feasible_rows = np.concatenate(feasible_rows) if len(feasible_rows) != 1 else feasible_rows[0]
         table.note_rows(feasible, self._feasible_rows)
         return feasible
+
+    def _resolve_rejected(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        table: Any,
+        rows: Any,
+        rejected: Any,
+        first: Any,
+        known: dict[int, Status | None],
+    ) -> dict[int, Status | None]:
+        """The exact statuses of the rejected rows of one batch chunk (the first rejecting
+        plugin's per-node Filter, shared among rows whose status keys are equal), set in
+        ``diagnosis``; raises :class:`SchedulingError` for an Error status or a row the per-node
+        Filter accepts."""
+        infos = table.infos
+        statuses = diagnosis.node_to_status
+        plugins = fwk.filter_plugins
+        status_keys = (
+            self._status_keys(fwk, state, pod, table, rows, rejected, first) if len(rejected) > 1 else None
+        )
+        shared: dict[tuple[int, int], Status] = {}
+        rejected_status: dict[int, Status | None] = {}
+        for i in rejected.tolist():
+            ni = infos[rows[i]]
+            if i in known:
+                s = known[i]
+            elif status_keys is not None and status_keys[i] >= 0:
+                # rows whose first rejecting plugin gives the same key get equal statuses
+                k = (int(first[i]), int(status_keys[i]))
+                rep = shared.get(k)
+                if rep is None:
+                    s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
+                    if s is not None and s.is_rejected():
+                        shared[k] = s
+                else:
+                    s = Status(rep.code, *rep.reasons, err=rep.err, plugin=rep.plugin)
+            else:
+                # earlier plugins pass this node (their masks say so): only the first rejecting one runs
+                s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
+            if s is None or s.code == Code.Success:
+                raise SchedulingError(
+                    Status(
+                        Code.Error,
+                        f"batch Filter rejected node {ni.name} that the per-node Filter accepts",
+                    )
+                )
+            if s.is_rejected():
+                statuses.set(ni.name, s)
+                diagnosis.add_plugin_status(s)
+            else:
+                raise SchedulingError(s)
+            rejected_status[i] = s
+        return rejected_status
+
+    def resolve_deferred_statuses(
+        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> None:
+        """Set the statuses of the rejected nodes whose per-node Filter the batch path put off
+        (:meth:`_resolve_rejected` per chunk, in visiting order)."""
+        deferred, self._deferred, self._deferred_count = self._deferred, [], 0
+        for table, rows, rejected, first, known in deferred:
+            self._resolve_rejected(fwk, state, pod, diagnosis, table, rows, rejected, first, known)
 
     @staticmethod
     def _status_keys(
