@@ -109,7 +109,7 @@ class SortedScoredNodes:
         totals = np.asarray(self._totals, dtype=np.int64)
         n = len(totals)
         ties = np.random.default_rng(self._rng.getrandbits(64)).permutation(n)
-        order = np.lexsort((ties, -totals)).tolist()
+        order: list[int] = np.lexsort((ties, -totals)).tolist()
         if 0 <= self._exclude < n:
             order.remove(self._exclude)
         return order
