@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from kubesched.logs.kv import KObj, v_info
+from kubesched.logs.kv import KObj, v_info, v_level
 
 if TYPE_CHECKING:
     from kubesched.api.pod import Pod
@@ -54,6 +54,8 @@ __all__ = [
     "PodSignature",
     "SortedScoredNodes",
 ]
+
+_V4 = v_level(4)
 
 #: ``maxBatchAge``: seconds after which a stored ranking is not reused
 MAX_BATCH_AGE: Final = 0.5
@@ -179,6 +181,25 @@ class OpportunisticBatch:
         t0 = perf_counter() if sink.enabled else 0.0
         signature = self._sign(pod, state.record_plugin_metrics)
         hint = ""
+        if self.state is None:
+            # nothing stored (the common case when pods are not signed): no hint, nothing to flush
+            if sink.enabled:
+                sink.inc(BATCH_ATTEMPTS, {"profile": self.profile_name, "result": ATTEMPT_NO_HINT})
+                sink.observe(
+                    GET_NODE_HINT_DURATION,
+                    {"hinted": "no_hint", "profile": self.profile_name},
+                    perf_counter() - t0,
+                )
+            if log.isEnabledFor(_V4):
+                v_info(
+                    log,
+                    4,
+                    "OpportunisticBatch no node hint available for pod",
+                    profile=self.profile_name,
+                    pod=KObj(pod.namespace, pod.name),
+                    cycleCount=cycle_count,
+                )
+            return hint, signature
         if self._compatible(state, pod, signature, cycle_count):
             assert self.state is not None
             hint = self.state.sorted_nodes.pop()
@@ -214,6 +235,8 @@ class OpportunisticBatch:
     def _flush(self, cycle_count: int, reason: str) -> None:
         if self._sink.enabled:
             self._sink.inc(BATCH_CACHE_FLUSHED, {"profile": self.profile_name, "reason": reason})
+        if not log.isEnabledFor(_V4):
+            return
         v_info(
             log,
             4,
@@ -315,6 +338,8 @@ class OpportunisticBatch:
                 cycleCount=cycle_count,
             )
             return
+        if self.state is None and not self._sink.enabled and not log.isEnabledFor(_V4):
+            return  # nothing to flush, nothing to count or log
         reason = FLUSH_POD_NOT_BATCHABLE
         if other_nodes is None or len(other_nodes) == 0:
             reason = FLUSH_EMPTY_LIST
