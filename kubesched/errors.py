@@ -62,6 +62,17 @@ class NotImplementedPluginError(ConfigError):
     """A config names an upstream plugin kubesched does not implement yet."""
 
 
+class MissingFileError(KubeschedError, FileNotFoundError):
+    """An input file does not exist: ``trace file traces/day1/nodes.csv not found`` (``what``:
+    the file's role, ``path``: the file). Also a ``FileNotFoundError``, so the Python API's
+    callers catching that keep working; the CLI prints it as every other input error."""
+
+    def __init__(self, path: object, what: str = "file") -> None:
+        self.path = str(path)
+        self.what = what
+        KubeschedError.__init__(self, f"{what} {path} not found")
+
+
 class NotFoundError(KubeschedError):
     """An API object does not exist (HTTP 404 equivalent)."""
 

@@ -395,7 +395,17 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
         ("status",),
         ("all",),
         model="V1DaemonSet",
+        validate="kubesched.api.load_checks:check_daemon_set",
         loadable=True,
+    ),
+    Kind(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        "controllerrevision",
+        True,
+        model="V1ControllerRevision",
     ),
     Kind(
         "batch",

@@ -19,6 +19,9 @@ scheduler reads:
   percentage up to 100 %, not both) and the selector.
 - Service, ReplicationController: ``spec.selector`` label keys; ReplicaSet, StatefulSet:
   ``spec.selector`` as a label selector.
+- Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ReplicationController: ``spec.template``
+  as a Pod (``core/validation: ValidatePodTemplateSpec``), so that a template the pods' parser
+  refuses is reported at the workload's file and name, not later at each pod it would create.
 - PriorityClass: ``pkg/apis/scheduling/validation: ValidatePriorityClass`` (a user-defined
   value at most 1,000,000,000).
 
@@ -35,6 +38,7 @@ from typing import Any
 from kubesched.api import kinds
 from kubesched.api.label_validation import go_quote
 from kubesched.api.labels import label_key_error, parse_label_selector
+from kubesched.api.pod import Pod
 from kubesched.api.quantity import QuantityError, value
 from kubesched.api.shape import check_shape
 from kubesched.api.storage import StorageClass
@@ -43,6 +47,7 @@ from kubesched.errors import ManifestError
 __all__ = [
     "MAX_INT32",
     "check_csi_storage_capacity",
+    "check_daemon_set",
     "check_job",
     "check_replication_controller",
     "check_workload",
@@ -50,6 +55,7 @@ __all__ = [
     "check_loaded_object",
     "check_map_selector",
     "check_pdb",
+    "check_pod_template",
     "check_priority_class",
     "check_storage_class",
 ]
@@ -160,6 +166,33 @@ def _nonnegative_int32(spec: Mapping[str, Any], field: str, path: str) -> None:
         raise _invalid(path, raw, f"must be a 32-bit integer (at most {MAX_INT32})")
 
 
+def check_pod_template(obj: Mapping[str, Any]) -> None:
+    """``spec.template`` parsed as the pods a controller creates from it are parsed
+    (:meth:`kubesched.api.pod.Pod.from_manifest`; ``core/validation: ValidatePodTemplateSpec``);
+    absent is fine here (the workload's own check requires it where the API server does). Raises
+    :class:`ManifestError` at ``spec.template.<field>``, e.g. ``spec.template.spec.containers:
+    Required value``."""
+    template = _spec(obj).get("template")
+    if template is None:
+        return
+    if not isinstance(template, Mapping):
+        raise ManifestError("spec.template", "must be an object")
+    meta = template.get("metadata")
+    meta = dict(meta) if isinstance(meta, Mapping) else {}
+    meta.setdefault("name", "template")  # the controller names each pod; the template has none
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec")}
+    try:
+        Pod.from_manifest(pod)
+    except ManifestError as e:
+        raise e.under("spec.template") from None
+
+
+def check_daemon_set(obj: Mapping[str, Any]) -> None:
+    """``spec.template`` as a Pod (:func:`check_pod_template`; ``apps/validation:
+    ValidateDaemonSetSpec``)."""
+    check_pod_template(obj)
+
+
 def check_workload(obj: Mapping[str, Any]) -> None:
     """``spec.replicas`` (non-negative int32), ``spec.selector`` as a non-empty label selector
     that matches ``spec.template.metadata.labels`` (ReplicaSet, StatefulSet, Deployment:
@@ -179,6 +212,7 @@ def check_workload(obj: Mapping[str, Any]) -> None:
             "spec.template.metadata.labels",
             "Invalid value: the template's labels: `selector` does not match template `labels`",
         )
+    check_pod_template(obj)
 
 
 def check_replication_controller(obj: Mapping[str, Any]) -> None:
@@ -186,6 +220,7 @@ def check_replication_controller(obj: Mapping[str, Any]) -> None:
     (``core/validation: ValidateReplicationControllerSpec``)."""
     _nonnegative_int32(_spec(obj), "replicas", "spec.replicas")
     check_map_selector(obj)
+    check_pod_template(obj)
 
 
 def check_job(obj: Mapping[str, Any]) -> None:
@@ -194,6 +229,7 @@ def check_job(obj: Mapping[str, Any]) -> None:
     spec = _spec(obj)
     for field in ("parallelism", "completions", "backoffLimit"):
         _nonnegative_int32(spec, field, f"spec.{field}")
+    check_pod_template(obj)
 
 
 def check_label_selector(obj: Mapping[str, Any]) -> None:

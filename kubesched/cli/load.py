@@ -122,10 +122,7 @@ def load(
         workload = load_recording_input(trace_path, catalogue).workload
     else:
         assigner = ImageAssigner(catalogue, seed=seed)
-        try:
-            workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods)
-        except FileNotFoundError as e:
-            raise click.BadParameter(str(e), param_hint="--trace") from None
+        workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods)
     # unreachable: one line, after the trace is read and before anything is created
     read_cluster(kubeconfig, context, lambda c: c.list("Node"))
     workload = workload.with_arrival_scale(arrival_scale)

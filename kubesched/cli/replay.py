@@ -250,12 +250,7 @@ def replay(
         catalogue, workload = recording.catalogue, recording.workload
     else:
         assigner = ImageAssigner(catalogue, seed=seed, mode=image_mode, zipf_s=zipf_s, apps=apps)  # type: ignore[arg-type]
-        try:
-            workload = load_workload(
-                trace_path, assigner, window=window, max_pods=max_pods, max_nodes=max_nodes
-            )
-        except FileNotFoundError as e:
-            raise click.BadParameter(str(e), param_hint="--trace") from None
+        workload = load_workload(trace_path, assigner, window=window, max_pods=max_pods, max_nodes=max_nodes)
     workload = workload.with_arrival_scale(arrival_scale)
     if gpu_mode == "dra":
         from kubesched.modes.replay.dra_gpus import with_dra_gpus

@@ -105,6 +105,14 @@ class Manifest:
         ident = self.name if ns is None else f"{ns}/{self.name}"
         return f"{_doc_where(self.source, self.doc_index, self.item_index)} ({self.kind} {ident})"
 
+    def where_of(self, what: str) -> str:
+        """Location prefix for an object made from this one (a workload's pod): ``deploy.yaml
+        doc 2 (Pod shop/web-5d8f-x7k2p of Deployment shop/web)`` for ``what`` = ``Pod
+        shop/web-5d8f-x7k2p``."""
+        ns = self.namespace
+        ident = self.name if ns is None else f"{ns}/{self.name}"
+        return f"{_doc_where(self.source, self.doc_index, self.item_index)} ({what} of {self.kind} {ident})"
+
 
 @dataclass(slots=True)
 class LoadResult:

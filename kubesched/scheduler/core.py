@@ -699,6 +699,25 @@ class Scheduler:
             q.len_active(), q.len_backoff(), q.len_unschedulable(), q.len_gated(), q.in_flight_count()
         )
 
+    def profile_names(self) -> list[str]:
+        """The profiles' ``schedulerName`` s, in the configuration's order (``profiles[]``)."""
+        return list(self.profiles)
+
+    def pre_enqueue_status(self, pod: Pod) -> Status | None:
+        """Why ``pod`` waits before the queue: the first non-Success status of its profile's
+        PreEnqueue plugins, with ``plugin`` set (``pkg/scheduler/framework/runtime/framework.go:
+        RunPreEnqueuePlugins``); None when every plugin admits it or no profile serves it."""
+        fwk = self.profiles.get(pod.scheduler_name)
+        return fwk.run_pre_enqueue_plugins(pod) if fwk is not None else None
+
+    def score_weights(self) -> dict[str, dict[str, int]]:
+        """Per profile (``schedulerName``), each enabled Score plugin's weight, in the order the
+        plugins run (``framework.go: NewFramework``'s ``scorePluginWeight``)."""
+        return {
+            name: {pl.NAME: fwk.score_weights.get(pl.NAME, 1) for pl in fwk.score_plugins}
+            for name, fwk in self.profiles.items()
+        }
+
     def gated_pods(self) -> dict[str, QueuedPodInfo]:
         """Pods held by a PreEnqueue plugin, by ``namespace/name`` (``qpi.gating_plugin`` names it)."""
         return {qpi.pod.key: qpi for qpi in self.queue.unschedulable_pods_info() if qpi.gating_plugin}

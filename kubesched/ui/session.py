@@ -273,10 +273,7 @@ class Session:
 
 def score_weights(run: Run) -> dict[str, dict[str, int]]:
     """Per profile (schedulerName), each enabled Score plugin's weight, in the order they run."""
-    return {
-        name: {pl.NAME: fwk.score_weights.get(pl.NAME, 1) for pl in fwk.score_plugins}
-        for name, fwk in run.result.scheduler.profiles.items()
-    }
+    return run.result.scheduler.score_weights()
 
 
 def set_score_weights(text: str | None, weights: Mapping[str, Mapping[str, int]]) -> str:

@@ -228,3 +228,63 @@ def test_workload_counts_are_nonnegative_int32(kind: str, field: str, value: int
     with pytest.raises(ManifestError) as err:
         check_loaded_object(kind, obj)
     assert str(err.value) == message
+
+
+def _workload(kind: str, template: object) -> dict[str, object]:
+    api = {"Job": "batch/v1", "ReplicationController": "v1"}.get(kind, "apps/v1")
+    spec: dict[str, object] = {"template": template}
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
+        spec["selector"] = {"matchLabels": {"app": "w"}}
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": "w", "namespace": "shop"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ({"metadata": {"labels": {"app": "w"}}, "spec": None}, "spec.template.spec: required"),
+        ({"metadata": {"labels": {"app": "w"}}, "spec": {}}, "spec.template.spec.containers: Required value"),
+        (
+            {"metadata": {"labels": {"app": "w"}}, "spec": {"containers": [None]}},
+            "spec.template.spec.containers[0]: must be an object",
+        ),
+        (
+            {
+                "metadata": {"labels": {"app": "w"}},
+                "spec": {
+                    "containers": [{"name": "c", "image": "x"}],
+                    "tolerations": [{"key": "k", "operator": "Bogus"}],
+                },
+            },
+            'spec.template.spec.tolerations[0].operator: unsupported value "Bogus"',
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "kind", ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"]
+)
+def test_workload_templates_are_checked_as_pods(kind: str, template: object, message: str) -> None:
+    """A template whose pods no parser would accept is refused at the workload (the API server's
+    ``ValidatePodTemplateSpec``), not reported later at each pod a controller creates from it."""
+    with pytest.raises(ManifestError) as err:
+        check_loaded_object(kind, _workload(kind, template))
+    assert str(err.value) == message
+    ok = {"metadata": {"labels": {"app": "w"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    check_loaded_object(kind, _workload(kind, ok))
+
+
+def test_simulate_names_the_workload_of_a_malformed_template(tmp_path: Path) -> None:
+    node = tmp_path / "node.yaml"
+    node.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', pods: '10'}}\n"
+    )
+    rs = tmp_path / "rs.yaml"
+    rs.write_text(
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web, namespace: shop}\n"
+        "spec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n"
+        "  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [null]}\n"
+    )
+    r = CliRunner().invoke(main, ["simulate", "-f", str(node), "-f", str(rs)])
+    assert (r.exit_code, r.output) == (
+        2,
+        f"error: {rs} doc 1 (ReplicaSet shop/web): spec.template.spec.containers[0]: must be an object\n",
+    )

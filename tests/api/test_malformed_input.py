@@ -444,6 +444,113 @@ def test_fuzzed_manifests_through_simulate(
     )
 
 
+def _schedulable() -> list[dict[str, Any]]:
+    """The objects above made schedulable, so that every Filter, Score and PreBind plugin reads the
+    pod's fields: no gate or claim, tolerated taints, three nodes (two feasible, so scores run), a
+    bound pod for the affinity term, the ephemeral volume's claim and a topology for the classes."""
+    objs = copy.deepcopy(OBJECTS)
+    pod, node, pv, _pvc, sc = objs[:5]
+    del pod["spec"]["schedulingGates"], pod["spec"]["resourceClaims"], pod["status"]["nominatedNodeName"]
+    pod["spec"]["tolerations"].append({"key": "k", "operator": "Exists", "effect": "NoSchedule"})
+    affinity = pod["spec"]["affinity"]
+    required = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    required["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] = ["a", "b"]
+    term = affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+    term["labelSelector"]["matchLabels"] = {"tier": "y"}
+    pod["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchLabels"]["tier"] = "front"
+    node["metadata"]["labels"].update({"disk": "ssd", "gen": "4", "kubernetes.io/hostname": "n1"})
+    nodes = []
+    for name, zone in (("n2", "a"), ("n3", "b")):
+        other = copy.deepcopy(node)
+        other["metadata"].update(name=name, uid=name)
+        other["metadata"]["labels"].update({"kubernetes.io/hostname": name, "zone": zone})
+        nodes.append(other)
+    pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] = [
+        "n1",
+        "n2",
+        "n3",
+    ]
+    sc["allowedTopologies"][0]["matchLabelExpressions"][0]["values"] = ["a", "b"]
+    bound = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "db", "namespace": "shop", "labels": {"app": "web", "tier": "y"}},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "x"}]},
+    }
+    tmp = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": "web-tmp",
+            "namespace": "shop",
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": "web", "uid": "u1", "controller": True}
+            ],
+        },
+        "spec": {
+            "storageClassName": "fast",
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
+    return [*objs, *nodes, bound, tmp]
+
+
+SCHEDULABLE = _schedulable()
+SCHEDULABLE_CASES = [
+    (i, p) for i, o in enumerate(SCHEDULABLE) for p in _paths(o) if p[0] not in ("apiVersion", "kind")
+]
+
+
+def _simulate_list(tmp_path: Path, objs: list[dict[str, Any]]) -> tuple[Path, Any]:
+    from kubesched.modes.simulate.run import run_simulation
+
+    f = tmp_path / "cluster.json"
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    return f, run_simulation(load_manifests([f]).manifests, None, seed=1, record=False)
+
+
+def test_schedulable_base_is_scheduled(tmp_path: Path) -> None:
+    _, result = _simulate_list(tmp_path, SCHEDULABLE)
+    assert [(p.name, p.status, p.node) for p in result.pods if p.name == "web"] == [
+        ("web", "Scheduled", "n2")
+    ]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(SCHEDULABLE_CASES),
+    st.sampled_from(["replace", "replace", "delete", "junk"]),
+    st.sampled_from(WRONG),
+)
+def test_fuzzed_fields_every_plugin_reads_are_located(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[int, tuple[Any, ...]], action: str, new: Any
+) -> None:
+    """A field broken in an object the plugins read is refused on load (one located line), or its
+    pod (or the pod a workload made) ends in ``Error`` naming the file and object it came from;
+    nothing else is an error."""
+    index, path = case
+    objs = copy.deepcopy(SCHEDULABLE)
+    parent: Any = objs[index]
+    for part in path[:-1]:
+        parent = parent[part]
+    if action == "delete":
+        del parent[path[-1]]
+    elif action == "junk" and isinstance(parent[path[-1]], dict):
+        parent[path[-1]]["zz-unknown"] = new
+    else:
+        parent[path[-1]] = new
+    tmp = tmp_path_factory.mktemp("fuzz")
+    try:
+        f, result = _simulate_list(tmp, objs)
+    except KubeschedError as e:
+        assert "\n" not in str(e) and str(e).startswith(str(tmp / "cluster.json"))
+        return
+    for p in result.pods:
+        if p.status == "Error":
+            assert p.message.startswith(f"{f} doc 1 item "), p.message
+
+
 # ---- bounded YAML -----------------------------------------------------------------------------
 
 BOMB = "\n".join(

@@ -1,9 +1,10 @@
 """Run modes, and controllers beside the scheduler, drive the ``Scheduler`` through its lifecycle and
 read it through its own methods (``pending_pods``, ``gated_pods``, ``is_assumed``, ``has_synced``,
-``objects``, ``node_infos``, ``add_event_handlers``, ...): no module of ``kubesched/modes``,
-``kubesched/ui``, ``kubesched/cli``, ``kubesched/prepull`` or any controller package (everything
-under ``kubesched/embedded/controllers``, and every ``*controller*`` module or package elsewhere)
-reaches into a scheduler's queue, cache or informers."""
+``objects``, ``node_infos``, ``add_event_handlers``, ``profile_names``, ``pre_enqueue_status``,
+``score_weights``, ...): no module of ``kubesched/modes``, ``kubesched/ui``, ``kubesched/cli``,
+``kubesched/prepull`` or any controller package (everything under ``kubesched/embedded/controllers``,
+and every ``*controller*`` module or package elsewhere) reaches into a scheduler's queue, cache,
+informers or profiles (its frameworks)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import kubesched
 
 ROOT = Path(kubesched.__file__).parent
-INTERNALS = {"queue", "cache", "informers"}
+INTERNALS = {"queue", "cache", "informers", "profiles"}
 #: names that hold a Scheduler in those modules
 SCHEDULER_NAMES = {"sched", "scheduler", "_sched", "_scheduler"}
 
@@ -72,3 +73,5 @@ def test_the_checked_files_include_every_controller() -> None:
 def test_the_check_sees_a_reach() -> None:
     src = "def g(sched, self):\n    return sched.queue.pop(), self._scheduler.cache, self.queue, sched.pending_pods()\n"
     assert _reaches(src, "probe.py") == ["probe.py:2: .sched.queue", "probe.py:2: ._scheduler.cache"]
+    src = "def h(run, self):\n    return run.result.scheduler.profiles.items(), self.profiles, run.profile_names()\n"
+    assert _reaches(src, "probe.py") == ["probe.py:2: .scheduler.profiles"]

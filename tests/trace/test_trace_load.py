@@ -188,3 +188,32 @@ def test_a_window_starts_from_the_pods_running_when_it_opens(tmp_path: Path) -> 
     assert (
         wl.notes[-1] == "2 pods running when the window opens start it (arrival 0, for the rest of their run)"
     )
+
+
+def test_a_missing_trace_file_is_one_located_input_error(tmp_path: Path) -> None:
+    """``load_workload`` names the missing file in a ``KubeschedError`` (the CLI's one error line)
+    that is also a ``FileNotFoundError`` for the Python API's callers."""
+    from kubesched.errors import KubeschedError, MissingFileError
+
+    assigner = ImageAssigner(default_catalogue())
+    with pytest.raises(MissingFileError) as err:
+        load_workload(tmp_path, assigner)
+    assert isinstance(err.value, KubeschedError) and isinstance(err.value, FileNotFoundError)
+    assert str(err.value) == f"trace file {tmp_path / 'nodes.csv'} not found"
+    assert err.value.path == str(tmp_path / "nodes.csv")
+    with pytest.raises(MissingFileError, match=f"^trace {tmp_path / 'gone.yaml'} not found$"):
+        load_workload(tmp_path / "gone.yaml", assigner)
+
+
+@pytest.mark.parametrize("command", ["replay", "load"])
+def test_cli_reports_a_trace_directory_without_its_files_in_one_line(tmp_path: Path, command: str) -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    args = [command, "--trace", str(tmp_path)]
+    if command == "load":
+        args += ["--kubeconfig", str(tmp_path / "kubeconfig")]
+        (tmp_path / "kubeconfig").write_text("apiVersion: v1\nkind: Config\n")
+    r = CliRunner().invoke(main, args)
+    assert (r.exit_code, r.stderr) == (2, f"error: trace file {tmp_path / 'nodes.csv'} not found\n")

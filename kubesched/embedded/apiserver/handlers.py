@@ -28,7 +28,6 @@ from kubesched.embedded.apiserver.admission import (
 from kubesched.embedded.apiserver.client_times import restamp_conditions, restamp_event
 from kubesched.embedded.apiserver.events import to_core, to_events_v1
 from kubesched.embedded.apiserver.fields import compile_field_selector
-from kubesched.embedded.apiserver.openapi import unknown_fields
 from kubesched.embedded.apiserver.paging import Pager
 from kubesched.embedded.apiserver.patching import (
     PatchError,
@@ -42,6 +41,7 @@ from kubesched.embedded.apiserver.target import Target
 from kubesched.embedded.apiserver.workload_defaults import default_workload
 from kubesched.embedded.selector import compile_selector
 from kubesched.embedded.store import MemoryCluster
+from kubesched.embedded.unknown_fields import prune_unknown_fields
 from kubesched.errors import ConflictError, ManifestError, NotFoundError
 
 __all__ = ["ResourceHandlers", "status_merge_patch", "view_for"]
@@ -227,7 +227,7 @@ class ResourceHandlers:
                 '"Ignore", "Strict", "Warn"',
                 "BadRequest",
             )
-        pruned, unknown = unknown_fields(obj, res.group, res.version, res.kind)
+        pruned, unknown = prune_unknown_fields(obj, res.group, res.version, res.kind)
         if not unknown:
             return obj
         messages = [f'unknown field "{path}"' for path in unknown]

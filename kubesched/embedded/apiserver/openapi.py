@@ -1,10 +1,9 @@
 """The OpenAPI documents of the served API: ``/openapi/v2`` and ``/openapi/v3`` (+ one document
-per group version), and the schema walk behind server-side field validation.
+per group version).
 
-The schemas are Kubernetes v1.35's own definitions as the ``kubernetes-validate`` package ships
-them (``kubernetes-json-schema/v1.35.0-local/_definitions.json``: upstream's OpenAPI definitions
-converted to JSON Schema, extensions such as ``x-kubernetes-group-version-kind`` and
-``x-kubernetes-patch-merge-key`` kept). They are turned back into OpenAPI form: ``$ref`` to
+The schemas are Kubernetes v1.35's own definitions (:mod:`kubesched.embedded.schema`, the one
+source of field facts, also behind the unknown-field walk of
+:mod:`kubesched.embedded.unknown_fields`). They are turned back into OpenAPI form: ``$ref`` to
 ``#/definitions/`` (v2) or ``#/components/schemas/`` (v3), nullable ``["string", "null"]`` types
 to ``string``, ``resource.Quantity`` and ``intstr.IntOrString`` to ``string`` with the formats
 ``quantity``/``int-or-string`` -- what kube-apiserver publishes
@@ -22,11 +21,6 @@ Documents:
   ``--validate=false``; ``kubectl explain`` reads the schemas.
 * ``GET /openapi/v2`` (JSON; kubesched does not encode the protobuf form clients ask for first):
   a Swagger 2.0 document of every served kind.
-
-Unknown fields (:func:`unknown_fields`) are found by walking an object along its kind's schema:
-keys not in ``properties`` of a schema without ``additionalProperties`` or
-``x-kubernetes-preserve-unknown-fields`` (``sigs.k8s.io/structured-merge-diff`` / the strict JSON
-decoder: ``unknown field "spec.containers[0].imagePullPolic"``).
 """
 
 from __future__ import annotations
@@ -34,19 +28,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from kubesched.api.kinds import Kind, served_kinds
-from kubesched.api.kube_version import KUBE_GIT_VERSION, KUBE_MAJOR, KUBE_MINOR
-from kubesched.api.yaml_limits import load_json
+from kubesched.api.kube_version import KUBE_GIT_VERSION
 from kubesched.client.json_codec import dumps
 from kubesched.embedded.apiserver.paths import group_versions, served_subresources
+from kubesched.embedded.schema import definition_name, definitions, ref_name
 
 __all__ = [
-    "definition_name",
     "gv_path",
-    "unknown_fields",
     "v2_document",
     "v3_document",
     "v3_root",
@@ -54,37 +45,10 @@ __all__ = [
 
 Obj = dict[str, Any]
 
-_SCHEMA_DIR = f"kubernetes-json-schema/v{KUBE_MAJOR}.{KUBE_MINOR}.0-local/_definitions.json"
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _SCHEMA_KEYS = ("items", "additionalProperties", "not")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
-
-
-@cache
-def _definitions() -> dict[str, Obj]:
-    """Upstream definitions by name (``io.k8s.api.core.v1.Pod``), as JSON Schema."""
-    text = resources.files("kubernetes_validate").joinpath(_SCHEMA_DIR).read_bytes()
-    defs: dict[str, Obj] = load_json(text)["$defs"]
-    return defs
-
-
-@cache
-def _by_gvk() -> dict[tuple[str, str, str], str]:
-    out: dict[tuple[str, str, str], str] = {}
-    for name, schema in _definitions().items():
-        for gvk in schema.get("x-kubernetes-group-version-kind") or ():
-            out.setdefault((gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", "")), name)
-    return out
-
-
-def definition_name(group: str, version: str, kind: str) -> str | None:
-    """The definition of a kind (``io.k8s.api.apps.v1.Deployment``), or None when upstream has none."""
-    return _by_gvk().get((group, version, kind))
-
-
-def _ref_name(ref: str) -> str:
-    return ref.rsplit("/", 1)[-1]
 
 
 def _convert(schema: Any, prefix: str, v3: bool) -> Any:
@@ -109,7 +73,7 @@ def _convert(schema: Any, prefix: str, v3: bool) -> Any:
             out[key] = value
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        target = prefix + _ref_name(ref)
+        target = prefix + ref_name(ref)
         if v3 and len(out) > 0:
             out["allOf"] = [{"$ref": target}]
         else:
@@ -120,7 +84,7 @@ def _convert(schema: Any, prefix: str, v3: bool) -> Any:
 def _definition(name: str, prefix: str, v3: bool) -> Obj:
     if name == _QUANTITY:
         return {
-            "description": _definitions()[name].get(
+            "description": definitions()[name].get(
                 "description", "Quantity is a fixed-point representation of a number."
             ),
             "type": "string",
@@ -132,7 +96,7 @@ def _definition(name: str, prefix: str, v3: bool) -> Obj:
             "type": "string",
             "format": "int-or-string",
         }
-    converted: Obj = _convert(_definitions()[name], prefix, v3)
+    converted: Obj = _convert(definitions()[name], prefix, v3)
     return converted
 
 
@@ -140,7 +104,7 @@ def _refs(schema: Any) -> Iterator[str]:
     if isinstance(schema, dict):
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            yield _ref_name(ref)
+            yield ref_name(ref)
         for value in schema.values():
             yield from _refs(value)
     elif isinstance(schema, list):
@@ -149,7 +113,7 @@ def _refs(schema: Any) -> Iterator[str]:
 
 
 def _closure(roots: Iterable[str]) -> list[str]:
-    defs = _definitions()
+    defs = definitions()
     seen: set[str] = set()
     todo = [r for r in roots if r in defs]
     while todo:
@@ -331,122 +295,3 @@ def v2_document() -> bytes:
         "definitions": {n: _definition(n, prefix, v3=False) for n in names},
     }
     return dumps(doc)
-
-
-# ----------------------------------------------------------------------------- field validation
-
-
-def _resolve(schema: Obj) -> Obj:
-    """``schema`` with its ``$ref`` followed."""
-    defs = _definitions()
-    seen = 0
-    while seen < 32:
-        ref = schema.get("$ref")
-        if not isinstance(ref, str):
-            return schema
-        schema = defs.get(_ref_name(ref), {})
-        seen += 1
-    return schema
-
-
-class _Node:
-    """A schema compiled for the unknown-field walk: ``props`` (field -> node) of an object,
-    ``extra`` the node of ``additionalProperties`` (True: anything goes), ``items`` the node of
-    list items; ``free`` for schemas that accept anything."""
-
-    __slots__ = ("props", "extra", "items", "free")
-
-    def __init__(self) -> None:
-        self.props: dict[str, _Node] | None = None
-        self.extra: _Node | bool | None = None
-        self.items: _Node | None = None
-        self.free = False
-
-
-_COMPILED: dict[int, _Node] = {}
-
-
-def _compile(schema: Obj) -> _Node:
-    """The :class:`_Node` of ``schema`` (cached by the resolved schema's identity; recursive
-    definitions share nodes)."""
-    schema = _resolve(schema)
-    node = _COMPILED.get(id(schema))
-    if node is not None:
-        return node
-    node = _COMPILED[id(schema)] = _Node()
-    if schema.get("x-kubernetes-preserve-unknown-fields"):
-        node.free = True
-        return node
-    props = schema.get("properties")
-    extra = schema.get("additionalProperties")
-    if isinstance(props, dict):
-        node.props = {k: _compile(v) for k, v in props.items()}
-    if isinstance(extra, dict):
-        node.extra = _compile(extra)
-    elif extra:
-        node.extra = True
-    items = schema.get("items")
-    if isinstance(items, dict):
-        node.items = _compile(items)
-    if node.props is None and node.extra is None and node.items is None:
-        node.free = True
-    return node
-
-
-def _find(value: Any, node: _Node, path: str, unknown: list[str]) -> None:
-    """Append to ``unknown`` the paths of ``value``'s fields that ``node`` does not have."""
-    if node.free:
-        return
-    if isinstance(value, dict):
-        props, extra = node.props, node.extra
-        if props is None and not isinstance(extra, _Node):
-            return
-        for key, sub in value.items():
-            child = props.get(key) if props is not None else None
-            if child is None:
-                if isinstance(extra, _Node):
-                    child = extra
-                elif extra:
-                    continue
-                else:
-                    unknown.append(f"{path}.{key}" if path else str(key))
-                    continue
-            if isinstance(sub, (dict, list)):
-                _find(sub, child, f"{path}.{key}" if path else str(key), unknown)
-    elif isinstance(value, list) and node.items is not None:
-        items = node.items
-        for i, item in enumerate(value):
-            if isinstance(item, (dict, list)):
-                _find(item, items, f"{path}[{i}]", unknown)
-
-
-def _prune(value: Any, node: _Node, path: str, drop: set[str]) -> Any:
-    """``value`` without the fields whose paths are in ``drop``."""
-    if isinstance(value, dict):
-        out: Obj = {}
-        for key, sub in value.items():
-            sub_path = f"{path}.{key}" if path else str(key)
-            if sub_path in drop:
-                continue
-            child = (node.props or {}).get(key) or (node.extra if isinstance(node.extra, _Node) else None)
-            out[key] = _prune(sub, child, sub_path, drop) if child is not None else sub
-        return out
-    if isinstance(value, list) and node.items is not None:
-        return [_prune(item, node.items, f"{path}[{i}]", drop) for i, item in enumerate(value)]
-    return value
-
-
-def unknown_fields(obj: Obj, group: str, version: str, kind: str) -> tuple[Obj, list[str]]:
-    """``obj`` without the fields ``kind``'s schema does not have, and their paths
-    (``spec.containers[0].foo``) in document order; ``(obj, [])`` (the same object) when there is
-    none or the kind has no upstream schema. Keys under maps (labels, resource lists) and
-    ``x-kubernetes-preserve-unknown-fields`` objects are never unknown."""
-    name = definition_name(group, version, kind)
-    if name is None:
-        return obj, []
-    node = _compile(_definitions()[name])
-    unknown: list[str] = []
-    _find(obj, node, "", unknown)
-    if not unknown:
-        return obj, []
-    return _prune(obj, node, "", set(unknown)), unknown

@@ -11,7 +11,7 @@ import asyncio
 import signal
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from aiohttp import web
 
@@ -30,6 +30,7 @@ from kubesched.net.listener import ConnectionLimits, LimitedSite, handler_args
 __all__ = [
     "SYSTEM_NAMESPACES",
     "ServerHandle",
+    "ServerOptions",
     "ensure_namespaces",
     "epoch_resource_version",
     "serve_forever",
@@ -226,11 +227,11 @@ def setup_server(
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.embedded.apiserver.reviews`).
     With ``controllers`` the embedded cluster's controllers run (:class:`~kubesched.embedded.controllers.manager.ControllerManager`:
-    they bind volume claims, provision volumes and create, reserve and release ResourceClaims as
-    kube-controller-manager and a provisioner would). A
+    they bind volume claims, provision volumes, create, reserve and release ResourceClaims and
+    collect the dependents of deleted owners as kube-controller-manager and a provisioner would). A
     :class:`~kubesched.embedded.controllers.namespace.NamespaceController` always runs (deleting a
     namespace deletes its objects); with ``workload_controllers`` the ReplicaSet, Deployment, Job,
-    DaemonSet and StatefulSet controllers and the owner-reference garbage collector run (started
+    DaemonSet and StatefulSet controllers run (started
     here, as they only act on store events), creating pods through the server's pod admission.
     ``enable_test_hooks`` serves the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
@@ -265,14 +266,36 @@ def setup_server(
         address,
         port,
         bookmark_interval,
-        controllers=ControllerManager(cluster, clock_now=clock.now) if controllers else None,
+        controllers=ControllerManager(cluster, clock) if controllers else None,
         finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None,
     )
 
 
-def start_server(cluster: MemoryCluster | None = None, **options: Any) -> ServerHandle:
-    """:func:`setup_server` (same arguments) and :meth:`ServerHandle.start`: the running handle.
-    Raises OSError when the address cannot be bound."""
+class ServerOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`setup_server` (and so of :func:`start_server`), typed: see
+    :func:`setup_server` for each one's meaning and default."""
+
+    address: str
+    port: int
+    clock: Clock | None
+    bookmark_interval: float
+    watch_timeout: float | None
+    system_namespaces: bool
+    finalize_deletions: bool
+    reviews: Reviews | None
+    controllers: bool
+    enable_test_hooks: bool
+    allowed_hosts: Iterable[str]
+    max_body_bytes: int
+    watch_limits: WatchLimits | None
+    server_client_times: bool
+    workload_controllers: bool
+
+
+def start_server(cluster: MemoryCluster | None = None, **options: Unpack[ServerOptions]) -> ServerHandle:
+    """:func:`setup_server` (same arguments, :class:`ServerOptions`) and
+    :meth:`ServerHandle.start`: the running handle. Raises OSError when the address cannot be
+    bound."""
     return setup_server(cluster, **options).start()
 
 

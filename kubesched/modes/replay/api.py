@@ -114,8 +114,8 @@ def replay(
     ``--trace-window``; ``kubelet`` a mapping of kubelet image-model settings in camelCase).
 
     Raises :class:`~kubesched.errors.ConfigError` for a bad config or kubelet setting,
-    :class:`~kubesched.errors.ManifestError` for a malformed trace, ``FileNotFoundError`` for a
-    missing trace.
+    :class:`~kubesched.errors.ManifestError` for a malformed trace,
+    :class:`~kubesched.errors.MissingFileError` (a ``FileNotFoundError``) for a missing trace file.
     """
     from kubesched.embedded.kubelet.config import KubeletImageConfig
     from kubesched.images.assign import ImageAssigner

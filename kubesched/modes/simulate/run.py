@@ -28,6 +28,7 @@ from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.registry import Registry
 from kubesched.modes.simulate.compact import CompactRecords
+from kubesched.modes.simulate.origins import pod_origins
 from kubesched.scheduler import Scheduler, new_scheduler
 
 DEFAULT_START = 1735689600.0  # 2025-01-01T00:00:00Z
@@ -172,9 +173,7 @@ def run_simulation(
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    ControllerManager(
-        cluster, clock_now=clock.now
-    ).start()  # binds and creates claims as kube-controller-manager would
+    ControllerManager(cluster, clock).start()  # binds and creates claims as kube-controller-manager would
     expanded: list[str] = []
     if controllers:
         classes = {m.name: m.obj for m in manifests if m.kind == "PriorityClass"}
@@ -227,8 +226,10 @@ def run_simulation(
     t2 = time.perf_counter()
     if records is not None:
         records.finish()
-    profile = ",".join(sched.profiles)
-    outcomes = collect_outcomes(sched, cluster, pending_keys, bound_at_start, pod_errors)
+    profile = ",".join(sched.profile_names())
+    outcomes = collect_outcomes(
+        sched, cluster, pending_keys, bound_at_start, pod_errors, pod_origins(manifests, cluster.get)
+    )
     if records is not None:
         for o in outcomes:
             o.attempts = records.attempts(f"{o.namespace}/{o.name}")
@@ -256,15 +257,22 @@ def collect_outcomes(
     pending_keys: list[str],
     bound_at_start: set[str],
     pod_errors: Mapping[str, str],
+    origin: Callable[[str], str] = lambda key: "",
 ) -> list[PodOutcome]:
     """Classify every pod that was pending at the start, plus pods preempted during the run and
     bound pods that did not parse (``Error`` rows naming their node: they still count there for
-    what can be read of them, see :func:`kubesched.api.pod_partial.readable_pod`)."""
+    what can be read of them, see :func:`kubesched.api.pod_partial.readable_pod`).
+
+    A pod whose last attempt failed with an error (a plugin's, PodScheduled reason
+    ``SchedulerError``) is an ``Error`` row with the condition's message prefixed by ``origin(key)``
+    (:func:`kubesched.modes.simulate.origins.pod_origins`: the file, document and object it came
+    from), as the loader's own errors are located."""
     current = {}
     for o in cluster.list("Pod").items:
         meta = _field(o, "metadata")
         current[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = o
     gated = sched.gated_pods()
+    profiles = set(sched.profile_names())
     # the Event names the preemptor by UID, as upstream's; the report names it as users do
     by_uid = {str(_field(o, "metadata").get("uid")): key for key, o in current.items()}
     preempted = {}
@@ -299,14 +307,14 @@ def collect_outcomes(
         if spec.get("nodeName"):
             out.append(PodOutcome(ns, name, "Scheduled", spec["nodeName"], "", records))
             continue
-        if sched_name not in sched.profiles:
+        if sched_name not in profiles:
             out.append(
                 PodOutcome(ns, name, "Ignored", None, f'no profile for schedulerName "{sched_name}"', records)
             )
             continue
         if key in gated:
             qpi = gated[key]
-            s = sched.profiles[sched_name].run_pre_enqueue_plugins(qpi.pod)
+            s = sched.pre_enqueue_status(qpi.pod)
             out.append(PodOutcome(ns, name, "Gated", None, s.message() if s is not None else "", records))
             continue
         conds = _field(obj, "status").get("conditions")
@@ -317,11 +325,14 @@ def collect_outcomes(
         )
         msg = str(cond.get("message") or "") if cond else ""
         status = "Error" if cond is not None and cond.get("reason") == "SchedulerError" else "Unschedulable"
+        if status == "Error":
+            where = origin(key)
+            msg = f"{where}: {msg}" if where else msg
         out.append(PodOutcome(ns, name, status, None, msg, records))
     for outcome in out:
         pod_obj = current.get(f"{outcome.namespace}/{outcome.name}") or {}
         profile = str(_field(pod_obj, "spec").get("schedulerName") or "default-scheduler")
-        outcome.profile = profile if profile in sched.profiles and outcome.status != "Error" else None
+        outcome.profile = profile if profile in profiles and outcome.status != "Error" else None
     for key in sorted(bound_at_start):
         if key in pod_errors and key in current:
             ns, name = key.split("/", 1)

@@ -522,7 +522,10 @@ def test_apps_policy_storage(server: ServerHandle) -> None:
             "metadata": {"name": "rs"},
             "spec": {
                 "selector": {"matchLabels": {"a": "b"}},
-                "template": {"metadata": {"labels": {"a": "b"}}},
+                "template": {
+                    "metadata": {"labels": {"a": "b"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
             },
         },
     )

@@ -1,4 +1,5 @@
-"""The OpenAPI documents and the schema walk of field validation (``kubesched.embedded.apiserver.openapi``)."""
+"""The OpenAPI documents (``kubesched.embedded.apiserver.openapi``) and the schema walk of field
+validation (``kubesched.embedded.unknown_fields``), both from the v1.35 schemas."""
 
 from __future__ import annotations
 
@@ -10,15 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.kinds import served_kinds
-from kubesched.embedded.apiserver.openapi import (
-    definition_name,
-    gv_path,
-    unknown_fields,
-    v2_document,
-    v3_document,
-    v3_root,
-)
+from kubesched.embedded.apiserver.openapi import gv_path, v2_document, v3_document, v3_root
 from kubesched.embedded.apiserver.paths import group_versions
+from kubesched.embedded.schema import definition_name
+from kubesched.embedded.unknown_fields import prune_unknown_fields as unknown_fields
 
 
 def test_v3_root_lists_every_served_group_version() -> None:
