@@ -40,10 +40,12 @@ from kubesched.framework.interfaces import (
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResult
+from kubesched.framework.signers import LABELS_SIGNER_NAME, SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.interpodaffinity import batch
@@ -208,6 +210,7 @@ class InterPodAffinity(
     ScorePlugin,
     ScoreExtensions,
     EnqueueExtensions,
+    SignPlugin,
 ):
     """Filter reasons: ``node(s) didn't match pod affinity rules`` (UnschedulableAndUnresolvable),
     ``node(s) didn't match pod anti-affinity rules`` and ``node(s) didn't satisfy existing pods
@@ -215,6 +218,19 @@ class InterPodAffinity(
 
     NAME = NAME
     Args = InterPodAffinityArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """A pod with pod affinity or anti-affinity terms is not signed (its verdicts depend on
+        other pods' placements); any other pod's results depend on its labels (existing pods'
+        terms match them)."""
+        if (
+            pod.pod_affinity_required
+            or pod.pod_affinity_preferred
+            or pod.pod_anti_affinity_required
+            or pod.pod_anti_affinity_preferred
+        ):
+            return None, Status(Code.Unschedulable, "pods with inter-pod affinity are not signable")
+        return [SignFragment(LABELS_SIGNER_NAME, dict(pod.labels))], None
 
     def __init__(self, args: InterPodAffinityArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or InterPodAffinityArgs(), handle)
