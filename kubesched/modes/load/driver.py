@@ -13,7 +13,10 @@ The run ends when every pod has been created and every pod with a run time is go
 ``timeout`` wall seconds after the last arrival, or on :meth:`LoadDriver.stop` (Ctrl-C); then
 :meth:`LoadDriver.cleanup`, unless ``keep``, deletes the pods still there and the namespaces the
 driver created. The pods' last states (kept from the driver's own watch, so deleted pods are reported too), the nodes and the
-kubelet Events of those namespaces then give ``kubesched startup``'s report
+kubelet Events about those pods (also kept from the driver's own watch: an API server keeps Events
+for a while only, kube-apiserver's ``--event-ttl`` 1 h, ``kubesched serve`` its newest 10,000,
+and a long or busy load outlives them; merged with the Events still listed at the end) then give
+``kubesched startup``'s report
 (:mod:`kubesched.modes.startup.analysis`). No upstream counterpart (``clusterloader2`` is the
 nearest).
 """
@@ -106,6 +109,12 @@ class LoadDriver:
                 on_add=self._seen, on_update=lambda old, new: self._seen(new), on_delete=self._deleted
             )
         )
+        #: Events about the driver's pods, by the Event's namespace/name (the newest version)
+        self.events: dict[str, dict[str, Any]] = {}
+        self._event_informer = Informer(client, "Event")
+        self._event_informer.add_handlers(
+            ResourceEventHandlerFuncs(on_add=self._event, on_update=lambda old, new: self._event(new))
+        )
 
     # ------------------------------------------------------------------ watch
 
@@ -114,6 +123,16 @@ class LoadDriver:
         if (meta.get("labels") or {}).get(LOAD_LABEL) != self.options.run_id:
             return None
         return self.pods.get(f"{meta.get('namespace')}/{meta.get('name')}")
+
+    def _event(self, obj: dict[str, Any]) -> None:
+        about = obj.get("regarding") or obj.get("involvedObject") or {}
+        if about.get("kind", "Pod") != "Pod":
+            return
+        with self._lock:
+            if f"{about.get('namespace')}/{about.get('name')}" not in self.pods:
+                return
+            meta = obj.get("metadata") or {}
+            self.events[f"{meta.get('namespace')}/{meta.get('name')}"] = obj
 
     def _seen(self, obj: dict[str, Any]) -> None:
         with self._lock:
@@ -225,6 +244,7 @@ class LoadDriver:
         stopped. Then read the report (:meth:`startup_data`) before :meth:`cleanup`: deleting the
         namespaces deletes their Events."""
         self._informer.start()
+        self._event_informer.start()
         t0 = self.clock()
         pods = list(self.workload.pods)
         i = 0
@@ -253,6 +273,7 @@ class LoadDriver:
 
     def cleanup(self) -> None:
         """Unless ``keep``: delete the pods still there and the namespaces created; stop watching."""
+        self._event_informer.stop()
         if self.options.keep:
             self._informer.stop()
             return
@@ -268,14 +289,20 @@ class LoadDriver:
                 pass
 
     def startup_data(self, nodes: list[Any], events: list[Any]) -> StartupData:
-        """The pods' last states with ``nodes`` and the Events of the load's namespaces, for
+        """The pods' last states with ``nodes`` and the Events of the load's namespaces (those
+        ``events`` listed now, and those the driver's watch kept that are no longer listed), for
         :func:`~kubesched.modes.startup.analysis.analyse`."""
         with self._lock:
             pods = [tr.last for tr in self.pods.values() if tr.last is not None]
+            kept = dict(self.events)
         namespaces = {tr.namespace for tr in self.pods.values()}
         mine = [
             e
             for e in events
             if ((e.get("regarding") or e.get("involvedObject") or {}).get("namespace") in namespaces)
         ]
+        for e in mine:
+            meta = e.get("metadata") or {}
+            kept.pop(f"{meta.get('namespace')}/{meta.get('name')}", None)
+        mine += kept.values()
         return StartupData(pods, nodes, mine, source=f"kubesched load {self.options.run_id}")
