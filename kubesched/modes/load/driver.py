@@ -9,7 +9,8 @@ then end its containers exactly that many cluster seconds after they started) an
 it has ``Succeeded`` or, on a real cluster, ``run time / speed`` wall seconds after the driver saw
 its containers start. A pod without a run time runs until the end.
 
-The run ends when every pod has been created and every pod with a run time is gone, or
+The run ends when every pod has been created and every pod with a run time is gone (its deletion
+seen on the watch, graceful termination included), or
 ``timeout`` wall seconds after the last arrival, or on :meth:`LoadDriver.stop` (Ctrl-C); then
 :meth:`LoadDriver.cleanup`, unless ``keep``, deletes the pods still there and the namespaces the
 driver created. The pods' last states (kept from the driver's own watch, so deleted pods are reported too), the nodes and the
@@ -69,6 +70,7 @@ class _Tracked:
     last: dict[str, Any] | None = None
     seen_started: float | None = None  # wall time the driver saw its containers start
     delete_at: float | None = None
+    deleted: bool = False  # the driver asked the API server to delete it (gone once the watch sees it go)
     gone: bool = False
 
 
@@ -216,16 +218,18 @@ class LoadDriver:
         try:
             self.client.delete("Pod", tr.namespace, tr.wp.name)
         except NotFoundError:
-            pass
+            with self._lock:
+                tr.gone = True
+            return
         with self._lock:
-            tr.gone = True
+            tr.deleted = True
 
     def _due_deletions(self, now: float) -> list[_Tracked]:
         with self._lock:
             return [
                 tr
                 for tr in self.pods.values()
-                if not tr.gone and tr.delete_at is not None and tr.delete_at <= now
+                if not (tr.gone or tr.deleted) and tr.delete_at is not None and tr.delete_at <= now
             ]
 
     def _done(self) -> bool:
@@ -266,7 +270,9 @@ class LoadDriver:
             wake = [pods[i].arrival / self.options.speed + t0] if i < len(pods) else []
             with self._lock:
                 wake += [
-                    tr.delete_at for tr in self.pods.values() if not tr.gone and tr.delete_at is not None
+                    tr.delete_at
+                    for tr in self.pods.values()
+                    if not (tr.gone or tr.deleted) and tr.delete_at is not None
                 ]
             delay = min([*wake, self.clock() + 0.2]) - self.clock()
             self._stop.wait(max(0.0, min(delay, 0.2)))
