@@ -398,6 +398,15 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
         loadable=True,
     ),
     Kind(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        "controllerrevision",
+        True,
+        model="V1ControllerRevision",
+    ),
+    Kind(
         "batch",
         "v1",
         "Job",

@@ -32,15 +32,22 @@ Two inputs, chosen by :func:`load_workload` from the path:
          nodeBandwidthBytesPerSecond: 100000000
        nodes:
          - {name: node-a, cpu: "4", memory: 16Gi, gpu: 0, count: 1, labels: {zone: a}}
+         - {name: node-z, cpu: "4", memory: 16Gi, arrival: 60}             # joins at second 60
          - {apiVersion: v1, kind: Node, metadata: {...}, status: {...}}   # or a full Node
        pods:
          - {name: web, arrival: 0, duration: 60, cpu: 500m, memory: 1Gi, gpu: 0, image: redis:latest}
          - {name: job, arrival: 5, duration: null, count: 3, template: {metadata: {...}, spec: {...}}}
        podsCsv: pods.csv        # optional: more pods from a CSV file next to the YAML
+       objects:                 # optional: manifests created at second 0 (workloads, PriorityClasses...)
+         - {apiVersion: batch/v1, kind: Job, metadata: {name: train}, spec: {...}}
 
    Node shorthand: ``cpu``/``memory`` (Kubernetes quantities; numbers are cores and bytes),
-   ``gpu`` (``nvidia.com/gpu``), ``pods`` (default 110), ``labels``; ``count: N`` makes
-   ``name-0`` .. ``name-{N-1}``. Pod entries: ``arrival`` (s, required), ``duration`` (s; omitted or
+   ``gpu`` (``nvidia.com/gpu``), ``pods`` (default 110), ``labels``, ``arrival`` (s after second
+   0 at which the node joins; default 0); ``count: N`` makes ``name-0`` .. ``name-{N-1}``.
+   ``objects`` are Kubernetes manifests of the kinds ``simulate`` loads, except Pods and Nodes
+   (``metadata.namespace`` defaults to ``default``); the workloads among them (Deployments,
+   ReplicaSets, Jobs, DaemonSets, StatefulSets) get their pods from the replay's workload
+   controllers (:mod:`kubesched.modes.replay.controllers`). A trace needs pods or objects. Pod entries: ``arrival`` (s, required), ``duration`` (s; omitted or
    null = until the end), ``namespace`` (default ``default``), ``count`` (replicas
    ``name-0``...); then either ``template`` (a Pod manifest: its containers' images are kept) or
    the shorthand ``cpu``/``memory``/``gpu``/``image``. A pod without an image gets one from the
@@ -60,6 +67,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kubesched.api import kinds as kind_registry
 from kubesched.api.document_file import read_document
 from kubesched.api.pod import Pod
 from kubesched.errors import ManifestError
@@ -258,7 +266,7 @@ def _node_manifests(entry: Any, path: str, where: str) -> list[dict[str, Any]]:
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         raise ManifestError(f"{path}.name", "required", where)
-    allowed = {"name", "cpu", "memory", "gpu", "pods", "labels", "count"}
+    allowed = {"name", "cpu", "memory", "gpu", "pods", "labels", "count", "arrival"}
     unknown = sorted(set(entry) - allowed)
     if unknown:
         raise ManifestError(
@@ -294,6 +302,42 @@ def _node_manifests(entry: Any, path: str, where: str) -> list[dict[str, Any]]:
                 "status": {"allocatable": dict(alloc), "capacity": dict(alloc)},
             }
         )
+    return out
+
+
+def _objects(raw: Any, where: str) -> list[dict[str, Any]]:
+    """The ``objects`` of a YAML trace: manifests of loadable kinds other than Pod and Node."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ManifestError("objects", "must be a list of Kubernetes manifests", where)
+    out = []
+    for i, obj in enumerate(raw):
+        path = f"objects[{i}]"
+        if not isinstance(obj, Mapping):
+            raise ManifestError(path, f"must be a Kubernetes manifest mapping, got {obj!r}", where)
+        kind = obj.get("kind")
+        if kind in ("Pod", "Node") or kind not in kind_registry.loadable_kinds():
+            raise ManifestError(
+                f"{path}.kind",
+                f"{kind!r} is not a kind a trace's objects may hold (pods and nodes have their own lists)",
+                where,
+            )
+        meta = obj.get("metadata")
+        if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str) or not meta.get("name"):
+            raise ManifestError(f"{path}.metadata.name", "required", where)
+        manifest = dict(obj)
+        if not kind_registry.is_cluster_scoped(str(kind)):
+            manifest["metadata"] = {**meta, "namespace": str(meta.get("namespace") or "default")}
+        check = kind_registry.validator(str(kind))
+        if check is not None:
+            try:
+                check(manifest)
+            except ManifestError as e:
+                raise e.under(path).located(where) from None
+            except ValueError as e:
+                raise ManifestError(path, str(e), where) from None
+        out.append(manifest)
     return out
 
 
@@ -441,22 +485,30 @@ def load_simple_yaml(path: str | Path, assigner: ImageAssigner) -> Workload:
         )
     if not isinstance(data, Mapping):
         raise ManifestError("", "the trace must be a mapping with nodes and pods", where)
-    allowed = {"horizon", "kubelet", "nodes", "pods", "podsCsv"}
+    allowed = {"horizon", "kubelet", "nodes", "pods", "podsCsv", "objects"}
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise ManifestError(unknown[0], f"unknown field (allowed: {', '.join(sorted(allowed))})", where)
     raw_nodes = data.get("nodes")
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise ManifestError("nodes", "must be a non-empty list", where)
-    nodes = [n for i, e in enumerate(raw_nodes) for n in _node_manifests(e, f"nodes[{i}]", where)]
+    nodes: list[dict[str, Any]] = []
+    node_arrivals: dict[str, float] = {}
+    for i, e in enumerate(raw_nodes):
+        made = _node_manifests(e, f"nodes[{i}]", where)
+        nodes.extend(made)
+        if isinstance(e, Mapping) and e.get("kind") != "Node" and "metadata" not in e:
+            arrival = _number(e.get("arrival", 0), f"nodes[{i}].arrival", where) or 0.0
+            node_arrivals.update({str(n["metadata"]["name"]): arrival for n in made if arrival > 0})
+    objects = _objects(data.get("objects"), where)
     raw_pods = data.get("pods") or []
     if not isinstance(raw_pods, list):
         raise ManifestError("pods", "must be a list", where)
     pods = [wp for i, e in enumerate(raw_pods) for wp in _pod_entries(e, f"pods[{i}]", where, assigner)]
     if data.get("podsCsv"):
         pods.extend(_csv_pods(p.parent / str(data["podsCsv"]), assigner))
-    if not pods:
-        raise ManifestError("pods", "the trace has no pods", where)
+    if not pods and not objects:
+        raise ManifestError("pods", "the trace has no pods (and no objects)", where)
     kubelet = data.get("kubelet") or {}
     if not isinstance(kubelet, Mapping):
         raise ManifestError("kubelet", "must be a mapping of KubeletImageConfig fields", where)
@@ -469,6 +521,8 @@ def load_simple_yaml(path: str | Path, assigner: ImageAssigner) -> Workload:
             horizon=horizon if horizon is not None else _default_horizon(pods),
             description=where,
             kubelet=dict(kubelet),
+            objects=objects,
+            node_arrivals=node_arrivals,
         )
     except ValueError as e:
         raise ManifestError("pods", str(e), where) from None

@@ -53,7 +53,10 @@ class Workload:
     phases; empty: every node on a grid from second 0); ``running``: pods already running at
     second 0 (manifests with ``spec.nodeName``; ``arrival`` 0, ``duration`` = the run time left,
     None = until the end), which hold room and images but are no arrivals; ``objects``: other manifests
-    loaded with the nodes (e.g. ResourceClaimTemplates); ``gpu``: how pods get GPUs,
+    loaded with the nodes (e.g. ResourceClaimTemplates, PriorityClasses, and workloads -
+    Deployments, ReplicaSets, Jobs, DaemonSets, StatefulSets - whose pods the replay's controllers
+    create); ``node_arrivals``: node name -> seconds after second 0 at which the node joins (nodes
+    not listed are there from the start); ``gpu``: how pods get GPUs,
     ``device-plugin`` (``nvidia.com/gpu`` requests) or ``dra`` (claims on the fake DRA driver's
     devices, which the replay then runs).
     """
@@ -70,6 +73,7 @@ class Workload:
     running: Sequence[WorkloadPod] = ()
     objects: Sequence[Mapping[str, Any]] = ()
     gpu: str = "device-plugin"
+    node_arrivals: Mapping[str, float] = field(default_factory=dict)
 
     def with_arrival_scale(self, factor: float) -> Workload:
         """A copy whose arrival times (and horizon) are multiplied by ``factor`` (> 0); durations are
@@ -96,6 +100,7 @@ class Workload:
             running=self.running,
             objects=self.objects,
             gpu=self.gpu,
+            node_arrivals={n: t * factor for n, t in self.node_arrivals.items()},
         )
 
     def __post_init__(self) -> None:

@@ -255,7 +255,7 @@ def explain_objects(
     cluster = MemoryCluster(clock)
     cluster.load(objects)
     ControllerManager(
-        cluster, clock_now=clock.now
+        cluster, clock
     ).start()  # as in simulate: PreBind waits for them to bind and allocate claims
     sched = new_scheduler(
         cluster, config, clock=clock, seed=0, record=lambda p: bool(p.key == pod_key), on_skipped_plugins=None

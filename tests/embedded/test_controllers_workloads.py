@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.clock import VirtualClock
-from kubesched.embedded.controllers.deployment import DeploymentController, resolve_fenceposts, template_hash
+from kubesched.embedded.controllers.controller_utils import compute_hash as template_hash
+from kubesched.embedded.controllers.deployment import DeploymentController
+from kubesched.embedded.controllers.deployment_util import resolve_fenceposts
 from kubesched.embedded.controllers.replicaset import ReplicaSetController
 from kubesched.embedded.store import MemoryCluster
 

@@ -13,7 +13,7 @@ objects' JSON encoding: field names as in the API, ``metav1.Time`` as RFC 3339 t
 ``resource.Quantity`` as its string, ``intstr.IntOrString`` as an int or a string,
 ``runtime.RawExtension`` as the JSON it carries, ``bytes`` as base64; empty strings, ``false`` and
 the zero time are left out (the ``omitempty`` of almost every such field; a typed client sends every
-non-pointer field). Unknown field numbers are skipped, as protobuf decoders do.
+non-pointer field), and so is ``metadata.generation`` 0. Unknown field numbers are skipped, as protobuf decoders do.
 
 Errors: :class:`ProtobufError` (a ``ValueError``) for a body that is not a Kubernetes protobuf
 envelope or whose kind has no table entry.
@@ -43,6 +43,7 @@ _QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
 _INT_OR_STRING = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
 _RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension"
 _DURATION = "k8s.io.apimachinery.pkg.apis.meta.v1.Duration"
+_OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 #: API group -> protobuf package of its types (``k8s.io.api.<package>.<version>``).
 _GROUP_PACKAGES = {
@@ -204,6 +205,8 @@ def _special(type_name: str, obj: Obj) -> Any:
         return json.loads(base64.b64decode(raw)) if raw else None
     if type_name == _DURATION:
         return f"{obj.get('duration', 0) / 1e9:g}s"
+    if type_name == _OBJECT_META and obj.get("generation") == 0:
+        del obj["generation"]  # int64 with omitempty: 0 is not written by the API server
     return {k: v for k, v in obj.items() if not (v is None or v is False or v == "")}
 
 

@@ -226,11 +226,11 @@ def setup_server(
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.embedded.apiserver.reviews`).
     With ``controllers`` the embedded cluster's controllers run (:class:`~kubesched.embedded.controllers.manager.ControllerManager`:
-    they bind volume claims, provision volumes and create, reserve and release ResourceClaims as
-    kube-controller-manager and a provisioner would). A
+    they bind volume claims, provision volumes, create, reserve and release ResourceClaims and
+    collect the dependents of deleted owners as kube-controller-manager and a provisioner would). A
     :class:`~kubesched.embedded.controllers.namespace.NamespaceController` always runs (deleting a
     namespace deletes its objects); with ``workload_controllers`` the ReplicaSet, Deployment, Job,
-    DaemonSet and StatefulSet controllers and the owner-reference garbage collector run (started
+    DaemonSet and StatefulSet controllers run (started
     here, as they only act on store events), creating pods through the server's pod admission.
     ``enable_test_hooks`` serves the ``/kubesched/`` fault-injection hooks (off by default). ``allowed_hosts`` are host names
     accepted in the ``Host`` header besides IP literals, ``localhost`` and ``address``;
@@ -265,7 +265,7 @@ def setup_server(
         address,
         port,
         bookmark_interval,
-        controllers=ControllerManager(cluster, clock_now=clock.now) if controllers else None,
+        controllers=ControllerManager(cluster, clock) if controllers else None,
         finalizer=DeletionFinalizer(cluster, clock) if finalize_deletions else None,
     )
 

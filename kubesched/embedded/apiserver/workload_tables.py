@@ -1,7 +1,7 @@
 """``kubectl get`` columns of the workload kinds (Deployment, ReplicaSet, StatefulSet, DaemonSet,
-Job), as ``pkg/printers/internalversion/printers.go`` prints them (``printDeployment``,
-``printReplicaSet``, ``printStatefulSet``, ``printDaemonSet``, ``printJob``); ``-o wide`` adds
-Containers, Images and Selector."""
+Job) and ControllerRevisions, as ``pkg/printers/internalversion/printers.go`` prints them
+(``printDeployment``, ``printReplicaSet``, ``printStatefulSet``, ``printDaemonSet``, ``printJob``,
+``printControllerRevision``); ``-o wide`` adds Containers, Images and Selector to the workloads."""
 
 from __future__ import annotations
 
@@ -131,8 +131,28 @@ def workload_printers(since: Since) -> dict[str, tuple[list[Obj], Callable[[Obj,
             done = f"{succeeded}/1 of {1 if parallelism is None else parallelism}"
         return [name(j), _job_status(j), done, _duration(j, now, since), age(j, now), *_wide(j)]
 
+    def controller_revision(cr: Obj, now: float) -> Cells:
+        controller = "<none>"
+        for ref in (cr.get("metadata") or {}).get("ownerReferences") or []:
+            if isinstance(ref, Mapping) and ref.get("controller"):
+                api_version = str(ref.get("apiVersion") or "")
+                group = api_version.rpartition("/")[0]
+                kind = str(ref.get("kind") or "")
+                controller = f"{(kind + '.' + group) if group else kind}".lower() + f"/{ref.get('name')}"
+                break
+        return [name(cr), controller, int(cr.get("revision") or 0), age(cr, now)]
+
     count = "integer"
     return {
+        "ControllerRevision": (
+            [
+                _NAME,
+                _col("Controller", "Controller of the object"),
+                _col("Revision", "Revision indicates the revision of the state represented by Data."),
+                _AGE,
+            ],
+            controller_revision,
+        ),
         "Deployment": (
             [
                 _NAME,

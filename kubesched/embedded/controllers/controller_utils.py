@@ -15,23 +15,27 @@ that work.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.api.labels import parse_label_selector
 from kubesched.api.timestamps import parse_rfc3339
 from kubesched.clock import Clock
-from kubesched.errors import KubeschedError
+from kubesched.errors import KubeschedError, ManifestError
 
 __all__ = [
     "PodAdmission",
     "PodIndex",
     "WorkQueue",
+    "compute_hash",
     "controller_ref",
     "is_pod_active",
     "is_pod_available",
     "is_pod_ready",
+    "label_selector_matcher",
     "mapping_field",
     "new_controller_ref",
     "pod_from_template",
@@ -56,6 +60,18 @@ def mapping_field(obj: Mapping[str, Any], key: str) -> dict[str, Any]:
     field (``spec: null``) reads as empty."""
     value = obj.get(key)
     return dict(value) if isinstance(value, Mapping) else {}
+
+
+def label_selector_matcher(selector: Any) -> Callable[[Mapping[str, str]], bool]:
+    """A predicate over label dicts for a workload's ``spec.selector`` (a missing, empty or
+    malformed selector matches nothing: workloads require one)."""
+    try:
+        parsed = parse_label_selector(selector, "spec.selector")
+    except ManifestError:
+        return lambda labels: False
+    if parsed is None or parsed.empty:
+        return lambda labels: False
+    return parsed.matches
 
 
 def owner_refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -112,6 +128,28 @@ def pod_from_template(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(spec)}
 
 
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand: SafeEncodeString
+
+
+def compute_hash(template: Any, collision_count: int | None = None) -> str:
+    """``ComputeHash``: the ``pod-template-hash`` / ``controller-revision-hash`` of a pod template
+    (a short string of ``bcdfghjklmnpqrstvwxz2456789``): fnv-32a over the template, then, when
+    ``collision_count`` is given, its 8 little-endian bytes (``binary.LittleEndian.PutUint32`` into
+    an 8-byte buffer), the sum's decimal text encoded by ``rand.SafeEncodeString``.
+
+    Upstream hashes Go's printing of the typed ``PodTemplateSpec`` (``hashutil.DeepHashObject``:
+    ``spew`` with every zero-valued field of the struct); this hashes the template's canonical
+    JSON instead, so the values differ from upstream's (equal templates still hash equal, and any
+    change of the template changes the hash)."""
+    h = 0x811C9DC5
+    data = json.dumps(template, sort_keys=True, separators=(",", ":")).encode()
+    if collision_count is not None:
+        data += (int(collision_count) & 0xFFFFFFFF).to_bytes(4, "little") + bytes(4)
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in str(h))
+
+
 def is_pod_active(pod: Mapping[str, Any]) -> bool:
     """``IsPodActive``: not Succeeded or Failed and not being deleted."""
     phase = (pod.get("status") or {}).get("phase")
@@ -155,6 +193,7 @@ class WorkQueue:
         self._sync = sync
         self.name = name
         self._pending: dict[str, None] = {}
+        self._waiting: dict[str, float] = {}
         self._scheduled = False
         self._lock = threading.Lock()
         self.closed = False
@@ -170,8 +209,23 @@ class WorkQueue:
         self.clock.call_later(0.0, self._drain)
 
     def add_after(self, key: str, delay: float) -> None:
-        """Add ``key`` after ``delay`` seconds of the clock."""
-        self.clock.call_later(max(0.0, delay), lambda: self.add(key), daemon=True)
+        """Add ``key`` after ``delay`` seconds of the clock (a key already waiting to be added
+        no later is not added again, as client-go's delaying queue)."""
+        due = self.clock.now() + max(0.0, delay)
+        with self._lock:
+            waiting = self._waiting.get(key)
+            if waiting is not None and waiting <= due:
+                return
+            self._waiting[key] = due
+
+        def fire() -> None:
+            with self._lock:
+                if self._waiting.get(key) != due:
+                    return  # superseded by an earlier add_after
+                del self._waiting[key]
+            self.add(key)
+
+        self.clock.call_later(max(0.0, delay), fire, daemon=True)
 
     def _drain(self) -> None:
         with self._lock:

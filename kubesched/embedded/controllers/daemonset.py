@@ -12,19 +12,25 @@
 * Each eligible node without a daemon pod gets one: ``generateName: <ds>-``, the template, those
   tolerations, and the required node affinity replaced by ``matchFields metadata.name In [<node>]``
   (``ReplaceDaemonSetPodNodeNameNodeAffinity``), so the scheduler places it as upstream does;
-  labels ``controller-revision-hash`` (the template's hash) and ``pod-template-generation``.
+  labels ``controller-revision-hash`` (the current revision's hash) and ``pod-template-generation``.
   New nodes get their pod as they appear.
 * Pods on nodes that should not run one, extra pods on a node (the oldest is kept) and Failed
   pods are deleted.
 * ``RollingUpdate`` (default; ``maxUnavailable`` 1, ``maxSurge`` 0): pods of an older template
   are deleted while fewer than ``maxUnavailable`` eligible nodes lack an available pod; their
   replacements come from the next sync. ``OnDelete`` replaces only deleted pods.
+* Revisions (``constructHistory``, ``snapshot``, ``cleanupHistory``): the template is kept as a
+  ``ControllerRevision`` ``<ds>-<hash>`` (``hash``: ``compute_hash`` of the template and
+  ``status.collisionCount``; :mod:`~kubesched.embedded.controllers.history`) with the template's
+  labels plus ``controller-revision-hash``, the DaemonSet's annotations and ``revision`` one above
+  the old ones'; a template that returns to an earlier revision's reuses it with a raised number.
+  Old revisions no pod uses are deleted beyond ``revisionHistoryLimit`` (default 10), lowest
+  first.
 * ``status``: ``desiredNumberScheduled``, ``currentNumberScheduled``, ``numberMisscheduled``,
   ``numberReady``, ``updatedNumberScheduled``, ``numberAvailable``, ``numberUnavailable``,
-  ``observedGeneration``.
+  ``observedGeneration``, ``collisionCount``.
 
-Not modelled: ControllerRevision objects (the revision hash is the template's), ``maxSurge``,
-``minReadySeconds``.
+Not modelled: ``maxSurge``, ``minReadySeconds``, adoption of orphan revisions.
 """
 
 from __future__ import annotations
@@ -39,20 +45,25 @@ from kubesched.api.required_node_affinity import RequiredNodeAffinity
 from kubesched.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated, parse_taints, parse_tolerations
 from kubesched.api.timestamps import parse_rfc3339
 from kubesched.client.client import Subscription, WatchEvent
-from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
-    PodAdmission,
-    PodIndex,
-    WorkQueue,
-    controller_ref,
+    compute_hash,
     is_pod_available,
     is_pod_ready,
     mapping_field,
+    new_controller_ref,
     pod_from_template,
 )
-from kubesched.embedded.controllers.deployment import resolve_fenceposts, template_hash
-from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import ManifestError, NotFoundError
+from kubesched.embedded.controllers.deployment_util import resolve_fenceposts
+from kubesched.embedded.controllers.history import (
+    REVISION_HASH,
+    controlled_revisions,
+    go_json,
+    next_revision,
+    revision_patch,
+    sort_revisions,
+)
+from kubesched.embedded.controllers.pod_owner import PodOwnerController
+from kubesched.errors import AlreadyExistsError, ManifestError, NotFoundError
 
 __all__ = ["DAEMON_TOLERATIONS", "DaemonSetController", "new_daemon_pod", "node_should_run"]
 
@@ -70,7 +81,6 @@ DAEMON_TOLERATIONS = (
     ("node.kubernetes.io/unschedulable", "NoSchedule"),
 )
 _NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
-REVISION_HASH = "controller-revision-hash"
 TEMPLATE_GENERATION = "pod-template-generation"
 
 
@@ -87,9 +97,10 @@ def _daemon_tolerations(pod_spec: Mapping[str, Any]) -> list[Obj]:
     return out
 
 
-def new_daemon_pod(ds: Mapping[str, Any], node_name: str) -> Obj:
+def new_daemon_pod(ds: Mapping[str, Any], node_name: str, revision_hash: str | None = None) -> Obj:
     """The pod ``ds`` runs on ``node_name`` (``NewPod`` + ``ReplaceDaemonSetPodNodeNameNodeAffinity``
-    + the revision labels), before the API server's admission."""
+    + the revision labels: ``revision_hash``, by default the template's hash), before the API
+    server's admission."""
     spec = ds.get("spec") or {}
     template = copy.deepcopy(spec.get("template") or {})
     pod = pod_from_template(template, ds)
@@ -106,7 +117,7 @@ def new_daemon_pod(ds: Mapping[str, Any], node_name: str) -> Obj:
     meta = pod["metadata"]
     meta["labels"] = {
         **meta.get("labels", {}),
-        REVISION_HASH: template_hash(spec.get("template")),
+        REVISION_HASH: revision_hash or compute_hash(spec.get("template")),
         TEMPLATE_GENERATION: str((ds.get("metadata") or {}).get("generation", 1)),
     }
     return pod
@@ -165,37 +176,15 @@ def _pod_node(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
-class DaemonSetController:
+class DaemonSetController(PodOwnerController):
     """Runs DaemonSets of ``cluster`` on ``clock`` (module docstring); ``admit`` is applied to every
     pod it creates. :meth:`start` watches DaemonSets, nodes and pods; :meth:`stop` ends it."""
 
-    def __init__(self, cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> None:
-        self.cluster = cluster
-        self.clock = clock
-        self.admit: PodAdmission = admit or (lambda pod: pod)
-        self.queue = WorkQueue(clock, self.sync, "daemonset")
-        self._subs: list[Subscription] = []
-        self.pods = PodIndex(cluster)
+    kind = "DaemonSet"
+    queue_name = "daemonset"
 
-    def start(self) -> DaemonSetController:
-        self.pods.start(self._on_pod)
-        self._subs = [
-            self.cluster.watch("DaemonSet", None, self._on_ds),
-            self.cluster.watch("Node", self.cluster.resource_version, self._on_node),
-        ]
-        return self
-
-    def stop(self) -> None:
-        self.queue.closed = True
-        self.pods.stop()
-        for sub in self._subs:
-            sub.stop()
-        self._subs = []
-
-    def _on_ds(self, ev: WatchEvent) -> None:
-        meta = ev.object.get("metadata") or {}
-        if ev.type != "DELETED":
-            self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
+    def extra_watches(self) -> list[Subscription]:
+        return [self.cluster.watch("Node", self.cluster.resource_version, self._on_node)]
 
     def _on_node(self, ev: WatchEvent) -> None:
         if ev.type == "MODIFIED" and ev.old_object is not None:
@@ -206,13 +195,6 @@ class DaemonSetController:
                 return  # status-only changes do not move daemon pods
         for ds in self.cluster.list("DaemonSet").items:
             self.queue.add(f"{ds['metadata'].get('namespace')}/{ds['metadata']['name']}")
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        ref = controller_ref(ev.object)
-        if ref is not None and ref.get("kind") == "DaemonSet":
-            self.queue.add(
-                f"{(ev.object.get('metadata') or {}).get('namespace') or 'default'}/{ref.get('name')}"
-            )
 
     def sync(self, key: str) -> None:
         """``syncDaemonSet`` of ``namespace/name``."""
@@ -230,20 +212,122 @@ class DaemonSetController:
             if node is not None:
                 by_node.setdefault(node, []).append(pod)
         nodes = self.cluster.list("Node").items
+        cur, old = self._construct_history(ds)
+        cur_hash = str((cur["metadata"].get("labels") or {}).get(REVISION_HASH))
         if not ds["metadata"].get("deletionTimestamp"):
-            self._manage(ds, nodes, by_node)
-        self._update_status(ds, nodes)
+            self._manage(ds, nodes, by_node, cur_hash)
+            self._cleanup_history(ds, old)
+        self._update_status(ds, nodes, cur_hash)
 
-    def _delete(self, pod: Obj) -> None:
-        try:
-            self.cluster.delete("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace=True)
-        except NotFoundError:
-            pass
+    def _construct_history(self, ds: Obj) -> tuple[Obj, list[Obj]]:
+        """``constructHistory``: the current revision (created, or renumbered when an older
+        template came back) and the old ones."""
+        patch = go_json(revision_patch(ds))
+        current: list[Obj] = []
+        old: list[Obj] = []
+        for history in controlled_revisions(self.cluster, ds):
+            labels = history["metadata"].get("labels") or {}
+            if REVISION_HASH not in labels:
+                labels = {**labels, REVISION_HASH: history["metadata"]["name"]}
+                history = self.cluster.update(
+                    {**history, "metadata": {**history["metadata"], "labels": labels}}
+                )
+            (current if go_json(history.get("data")) == patch else old).append(history)
+        revision = next_revision(old)
+        if not current:
+            return self._snapshot(ds, revision), old
+        cur = self._dedup(ds, current)
+        if int(cur.get("revision") or 0) < revision:
+            cur = self.cluster.update({**cur, "revision": revision})
+        return cur, old
 
-    def _manage(self, ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]]) -> None:
-        """``manage`` + ``rollingUpdate``."""
+    def _dedup(self, ds: Obj, current: list[Obj]) -> Obj:
+        """``dedupCurHistories``: keep the highest revision of the current template, relabel the
+        pods of the others with its hash and delete them."""
+        if len(current) == 1:
+            return current[0]
+        keep = sort_revisions(current)[-1]
+        keep_hash = (keep["metadata"].get("labels") or {}).get(REVISION_HASH)
+        namespace = ds["metadata"].get("namespace") or "default"
+        for dup in current:
+            if dup is keep:
+                continue
+            dup_hash = (dup["metadata"].get("labels") or {}).get(REVISION_HASH)
+            for pod in self.pods.owned(namespace, str(ds["metadata"].get("uid"))):
+                labels = pod["metadata"].get("labels") or {}
+                if labels.get(REVISION_HASH) == dup_hash:
+                    relabelled = {**labels, REVISION_HASH: keep_hash}
+                    self.cluster.update({**pod, "metadata": {**pod["metadata"], "labels": relabelled}})
+            try:
+                self.cluster.delete("ControllerRevision", namespace, dup["metadata"]["name"])
+            except NotFoundError:
+                pass
+        return keep
+
+    def _snapshot(self, ds: Obj, revision: int) -> Obj:
+        """``snapshot``: create the revision of ``ds``'s template; a name taken by another
+        template raises ``status.collisionCount`` (the next sync hashes again)."""
         spec = ds.get("spec") or {}
-        current_hash = template_hash(spec.get("template"))
+        meta = ds["metadata"]
+        collision_count = (ds.get("status") or {}).get("collisionCount")
+        h = compute_hash(spec.get("template"), collision_count)
+        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        history: Obj = {
+            "apiVersion": "apps/v1",
+            "kind": "ControllerRevision",
+            "metadata": {
+                "name": f"{meta['name']}-{h}",
+                "namespace": meta.get("namespace") or "default",
+                "labels": {**labels, REVISION_HASH: h},
+                "ownerReferences": [new_controller_ref(ds)],
+            },
+            "data": revision_patch(ds),
+            "revision": revision,
+        }
+        if meta.get("annotations"):
+            history["metadata"]["annotations"] = dict(meta["annotations"])
+        try:
+            return self.cluster.create(history)
+        except AlreadyExistsError:
+            existing = self.cluster.get(
+                "ControllerRevision", history["metadata"]["namespace"], history["metadata"]["name"]
+            )
+            if go_json(existing.get("data")) == go_json(history["data"]):
+                return existing
+            self.cluster.patch_status(
+                "DaemonSet",
+                meta.get("namespace"),
+                meta["name"],
+                {"collisionCount": int(collision_count or 0) + 1},
+            )
+            raise
+
+    def _cleanup_history(self, ds: Obj, old: list[Obj]) -> None:
+        """``cleanupHistory``: delete the lowest old revisions no pod uses beyond
+        ``revisionHistoryLimit``."""
+        limit = (ds.get("spec") or {}).get("revisionHistoryLimit")
+        to_kill = len(old) - (10 if limit is None else int(limit))
+        if to_kill <= 0:
+            return
+        namespace = ds["metadata"].get("namespace") or "default"
+        live = {
+            (p["metadata"].get("labels") or {}).get(REVISION_HASH)
+            for p in self.pods.owned(namespace, str(ds["metadata"].get("uid")))
+        }
+        for history in sort_revisions(old):
+            if to_kill <= 0:
+                break
+            if (history["metadata"].get("labels") or {}).get(REVISION_HASH) in live:
+                continue
+            try:
+                self.cluster.delete("ControllerRevision", namespace, history["metadata"]["name"])
+            except NotFoundError:
+                pass
+            to_kill -= 1
+
+    def _manage(self, ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]], current_hash: str) -> None:
+        """``manage`` + ``rollingUpdate`` with the current revision's hash."""
+        spec = ds.get("spec") or {}
         strategy = mapping_field(spec, "updateStrategy")
         eligible = 0
         unavailable = 0
@@ -253,16 +337,16 @@ class DaemonSetController:
             pods = sorted(by_node.get(name, []), key=_created)
             should_run, should_continue = node_should_run(ds, node)
             for pod in [p for p in pods if (p.get("status") or {}).get("phase") == "Failed"]:
-                self._delete(pod)
+                self.delete_pod(pod)
                 pods.remove(pod)
             if should_run:
                 eligible += 1
                 if not pods:
-                    self.cluster.create(self.admit(new_daemon_pod(ds, name)))
+                    self.cluster.create(self.admit(new_daemon_pod(ds, name, current_hash)))
                     unavailable += 1
                     continue
                 for extra in pods[1:]:
-                    self._delete(extra)
+                    self.delete_pod(extra)
                 pod = pods[0]
                 if not is_pod_available(pod, 0, self.clock.now()):
                     unavailable += 1
@@ -270,7 +354,7 @@ class DaemonSetController:
                     outdated.append(pod)
             elif not should_continue:
                 for pod in pods:
-                    self._delete(pod)
+                    self.delete_pod(pod)
         if strategy.get("type") == "OnDelete":
             return
         rolling = mapping_field(strategy, "rollingUpdate")
@@ -284,12 +368,11 @@ class DaemonSetController:
                 if unavailable >= max_unavailable:
                     break
                 unavailable += 1
-            self._delete(pod)
+            self.delete_pod(pod)
 
-    def _update_status(self, ds: Obj, nodes: list[Obj]) -> None:
+    def _update_status(self, ds: Obj, nodes: list[Obj], current_hash: str) -> None:
         namespace, name = ds["metadata"].get("namespace") or "default", ds["metadata"]["name"]
         uid = ds["metadata"].get("uid")
-        current_hash = template_hash((ds.get("spec") or {}).get("template"))
         by_node: dict[str, list[Obj]] = {}
         for pod in self.pods.owned(namespace, str(uid)):
             if not pod["metadata"].get("deletionTimestamp"):
@@ -328,6 +411,8 @@ class DaemonSetController:
             if not status[key]:
                 del status[key]
         before = ds.get("status") or {}
+        if before.get("collisionCount") is not None:
+            status["collisionCount"] = before["collisionCount"]
         if status != before:
             self.cluster.patch_status(
                 "DaemonSet", namespace, name, {k: status.get(k) for k in {*status, *before}}

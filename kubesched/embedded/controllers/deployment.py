@@ -1,42 +1,63 @@
 """The Deployment controller: one ReplicaSet per pod template, rolled out by the Deployment's
 strategy, as ``pkg/controller/deployment`` does (``deployment_controller.go: syncDeployment``,
-``sync.go: getNewReplicaSet``, ``rolling.go``, ``recreate.go``, ``progress.go`` and
-``util/deployment_util.go``).
+``sync.go``, ``rolling.go``, ``recreate.go``, ``progress.go``; the arithmetic is in
+:mod:`~kubesched.embedded.controllers.deployment_util`).
 
 * ReplicaSets it controls (controller reference to the Deployment's uid; matching orphans
-  adopted) are split into the *new* one -- whose template equals the Deployment's, ignoring the
-  ``pod-template-hash`` label -- and the old ones. A template with no ReplicaSet yet gets one:
-  ``<deployment>-<hash>``, the template's labels, selector and pod labels plus
-  ``pod-template-hash: <hash>``, annotations ``deployment.kubernetes.io/revision`` (one more than
-  the old ones'), ``desired-replicas`` and ``max-replicas``. The hash is ``fnv32a`` of the
-  template's canonical JSON (and ``status.collisionCount``), encoded as upstream's
-  ``rand.SafeEncodeString``; its value differs from upstream's, which hashes Go's printing of the
-  template struct.
-* ``RollingUpdate`` (``maxSurge``/``maxUnavailable``, default 25 % each, surge rounded up,
-  unavailability down; both 0 means 1 unavailable): the new ReplicaSet grows while the total stays
-  within ``replicas + maxSurge`` (``NewRSNewReplicas``), old ones shrink -- unhealthy replicas
-  first (``cleanupUnhealthyReplicas``), then while more than ``replicas - maxUnavailable`` pods
-  are available (``scaleDownOldReplicaSetsForRollingUpdate``), availability counted on pod
-  readiness as the kubelets report it (and ``minReadySeconds``).
-* ``Recreate``: old ReplicaSets go to 0 first; the new one is scaled up once no old pod is left
-  (terminating ones included).
+  adopted) are split into the *new* one -- the oldest whose template equals the Deployment's,
+  ignoring the ``pod-template-hash`` label -- and the old ones. A template with no ReplicaSet yet
+  gets one (``getNewReplicaSet``): ``<deployment>-<hash>``, the template's labels, selector and pod
+  labels plus ``pod-template-hash: <hash>`` (``compute_hash`` of the template and
+  ``status.collisionCount``; a name taken by a ReplicaSet of another template raises
+  ``collisionCount``), the Deployment's annotations and ``deployment.kubernetes.io/revision``,
+  ``desired-replicas`` and ``max-replicas``.
+* Revisions: the new ReplicaSet's revision is one more than the highest of the old ones. A
+  rollback (``kubectl rollout undo`` writes an old ReplicaSet's template back into the Deployment)
+  makes that ReplicaSet the new one again: its revision is raised and the one it had is kept in
+  ``deployment.kubernetes.io/revision-history``. The Deployment's ``revision`` annotation follows
+  its new ReplicaSet. ``kubectl rollout history`` lists them.
+* ``RollingUpdate`` (``rolloutRolling``; ``maxSurge``/``maxUnavailable``, default 25 % each): the
+  new ReplicaSet grows while the total stays within ``replicas + maxSurge``
+  (``reconcileNewReplicaSet``); otherwise old ones shrink -- unhealthy replicas first
+  (``cleanupUnhealthyReplicas``), then while more than ``replicas - maxUnavailable`` pods are
+  available (``scaleDownOldReplicaSetsForRollingUpdate``), availability counted on pod readiness
+  as the kubelets report it (and ``minReadySeconds``).
+* ``Recreate`` (``rolloutRecreate``): old ReplicaSets go to 0 first; the new one is created and
+  scaled up once no old pod is left (terminating ones included).
+* Proportional scaling (``sync.go: scale``): when ``spec.replicas`` changes while several
+  ReplicaSets have replicas (a ``desired-replicas`` annotation differs from ``spec.replicas``:
+  ``isScalingEvent``), the difference to ``replicas + maxSurge`` is shared among them in
+  proportion to their size against the ``max-replicas`` they were sized for (``GetProportion``),
+  the largest first (newer first on scale-up, older first on scale-down), the rounding leftover
+  going to the first; a single active ReplicaSet simply gets ``spec.replicas``.
+* ``paused``: only scaling and the history clean-up run; the ``Progressing`` condition turns
+  ``Unknown`` with ``DeploymentPaused`` (``DeploymentResumed`` on resume), so a paused Deployment
+  never times out.
+* ``progressDeadlineSeconds`` (default 600; 2147483647 turns it off): ``Progressing`` is ``True``
+  with ``NewReplicaSetCreated``, ``FoundNewReplicaSet``, ``ReplicaSetUpdated`` (each sign of
+  progress renews its ``lastUpdateTime``) and finally ``NewReplicaSetAvailable``; a rollout that
+  shows no progress for ``progressDeadlineSeconds`` after the last one gets ``False``
+  ``ProgressDeadlineExceeded`` (``ReplicaSet "<rs>" has timed out progressing.``), which
+  ``kubectl rollout status`` reports as a failure. The Deployment is requeued for the deadline.
 * ``status``: ``replicas``, ``updatedReplicas``, ``readyReplicas``, ``availableReplicas``,
-  ``unavailableReplicas``, ``observedGeneration``, and the ``Available`` and ``Progressing``
-  conditions with upstream's reasons and messages, so ``kubectl rollout status`` follows it.
-* Old ReplicaSets with no replicas beyond ``revisionHistoryLimit`` (10) are deleted.
+  ``unavailableReplicas``, ``observedGeneration``, ``collisionCount``, and the ``Available``
+  (``MinimumReplicasAvailable``/``MinimumReplicasUnavailable``) and ``Progressing`` conditions
+  with upstream's reasons and messages, in upstream's order (a changed condition moves last).
+* Once a rollout is complete (or while paused), old ReplicaSets beyond ``revisionHistoryLimit``
+  (default 10), lowest revision first, are deleted when they have no replicas.
 
-Not modelled: proportional scaling of several live ReplicaSets (a scaling during a rollout is
-converged by the rolling update itself), ``paused`` (a paused Deployment only reports status),
-``progressDeadlineSeconds``, rollbacks.
+Each resize is a Normal ``ScalingReplicaSet`` Event on the Deployment (``Scaled up replica set
+web-5d4f8 from 0 to 3``), as ``kubectl describe deployment`` shows them.
+
+Not modelled: the ``ReplicaFailure`` condition, ``status.terminatingReplicas``, the
+deprecated ``rollbackTo`` annotation of extensions/v1beta1.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import logging
-import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.api.timestamps import parse_rfc3339, rfc3339
@@ -44,93 +65,63 @@ from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
     WorkQueue,
+    compute_hash,
     controller_ref,
-    mapping_field,
+    label_selector_matcher,
     new_controller_ref,
     owner_refs,
 )
-from kubesched.embedded.controllers.replicaset import label_selector_matcher
+from kubesched.embedded.controllers.deployment_util import (
+    DESIRED_REPLICAS,
+    POD_TEMPLATE_HASH,
+    REVISION,
+    deployment_complete,
+    deployment_progressing,
+    deployment_timed_out,
+    equal_ignore_hash,
+    find_active_or_latest,
+    find_new_replica_set,
+    get_condition,
+    has_progress_deadline,
+    is_rolling_update,
+    is_saturated,
+    max_revision,
+    max_surge,
+    max_unavailable,
+    new_condition,
+    new_rs_new_replicas,
+    progress_deadline,
+    proportional_sizes,
+    remove_condition,
+    replicas,
+    replicas_annotations_need_update,
+    set_condition,
+    set_new_replica_set_annotations,
+    set_replicas_annotations,
+    sort_by_creation,
+    sort_by_revision,
+    status_count,
+)
 from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import NotFoundError
+from kubesched.errors import AlreadyExistsError, KubeschedError, NotFoundError
 
-__all__ = ["DeploymentController", "POD_TEMPLATE_HASH", "REVISION", "resolve_fenceposts", "template_hash"]
+__all__ = ["DeploymentController"]
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
-POD_TEMPLATE_HASH = "pod-template-hash"
-REVISION = "deployment.kubernetes.io/revision"
-DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
-MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
+#: ``status`` fields written only when non-zero (``omitempty``)
+_OMIT_ZERO = ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
 
 
-def template_hash(template: Any, collision_count: int | None = None) -> str:
-    """``pod-template-hash`` of a pod template: fnv32a of its canonical JSON (plus the collision
-    count), as decimal text encoded by ``rand.SafeEncodeString``."""
-    h = 0x811C9DC5
-    data = json.dumps(template, sort_keys=True, separators=(",", ":")).encode()
-    if collision_count is not None:
-        data += str(collision_count).encode()
-    for b in data:
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in str(h))
+def _active(rs_list: Sequence[Obj | None]) -> list[Obj]:
+    """``FilterActiveReplicaSets``: those with replicas."""
+    return [rs for rs in rs_list if rs is not None and replicas(rs) > 0]
 
 
-def _scaled(value: Any, total: int, round_up: bool) -> int:
-    """``intstr.GetScaledValueFromIntOrPercent``."""
-    if isinstance(value, str) and value.endswith("%"):
-        pct = float(value[:-1]) * total / 100
-        return math.ceil(pct) if round_up else math.floor(pct)
-    return int(value)
-
-
-def resolve_fenceposts(strategy: Mapping[str, Any], replicas: int) -> tuple[int, int]:
-    """``ResolveFenceposts``: ``(maxSurge, maxUnavailable)`` in pods for ``replicas``."""
-    rolling = mapping_field(strategy, "rollingUpdate")
-    surge = _scaled(rolling.get("maxSurge", "25%"), replicas, True)
-    unavailable = _scaled(rolling.get("maxUnavailable", "25%"), replicas, False)
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
-    return surge, unavailable
-
-
-def _without_hash(template: Any) -> Any:
-    t: dict[str, Any] = copy.deepcopy(dict(template)) if isinstance(template, Mapping) else {}
-    labels = (t.get("metadata") or {}).get("labels")
-    if isinstance(labels, dict):
-        labels.pop(POD_TEMPLATE_HASH, None)
-        if not labels:
-            t["metadata"].pop("labels")
-    if isinstance(t.get("metadata"), dict) and not t["metadata"]:
-        t.pop("metadata")
-    return t
-
-
-def _replicas(obj: Mapping[str, Any]) -> int:
-    value = (obj.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
-
-
-def _status(obj: Mapping[str, Any], key: str) -> int:
-    return int((obj.get("status") or {}).get(key) or 0)
-
-
-def _revision(rs: Mapping[str, Any]) -> int:
-    try:
-        return int(((rs.get("metadata") or {}).get("annotations") or {}).get(REVISION, 0))
-    except ValueError:
-        return 0
-
-
-def _created(obj: Mapping[str, Any]) -> tuple[float, str]:
-    meta = obj.get("metadata") or {}
-    try:
-        t = parse_rfc3339(str(meta.get("creationTimestamp")))
-    except ValueError:
-        t = 0.0
-    return t, str(meta.get("name"))
+def _omit_zero(status: Obj) -> Obj:
+    return {k: v for k, v in status.items() if not (k in _OMIT_ZERO and not v)}
 
 
 class DeploymentController:
@@ -220,60 +211,181 @@ class DeploymentController:
             d = self.cluster.get("Deployment", namespace, name)
         except NotFoundError:
             return
-        if (d.get("metadata") or {}).get("deletionTimestamp"):
+        spec = d.get("spec") or {}
+        if spec.get("selector") == {}:  # selects everything: nothing is done
+            if status_count(d, "observedGeneration") < int(d["metadata"].get("generation") or 1):
+                self._write_status(
+                    d, {**(d.get("status") or {}), "observedGeneration": d["metadata"].get("generation", 1)}
+                )
             return
-        all_rs = self._claim(d)
-        template = (d.get("spec") or {}).get("template")
-        wanted = _without_hash(template)
-        new_rs = next(
-            (
-                rs
-                for rs in sorted(all_rs, key=_created)
-                if _without_hash((rs.get("spec") or {}).get("template")) == wanted
-            ),
-            None,
-        )
-        old = [rs for rs in all_rs if rs is not new_rs]
-        spec = d.get("spec") or {}
-        if not spec.get("paused"):
-            strategy = mapping_field(spec, "strategy")
-            if strategy.get("type") == "Recreate":
-                new_rs = self._recreate(d, new_rs, old)
-            else:
-                new_rs = self._rolling(d, new_rs, old)
-            self._cleanup(d, [rs for rs in old if rs is not new_rs])
-        self._update_status(d, new_rs, old)
+        rs_list = self._claim(d)
+        if d["metadata"].get("deletionTimestamp"):
+            d, new_rs, old = self._get_all_replica_sets(d, rs_list, create=False)
+            self._sync_deployment_status(d, [*old, new_rs], new_rs)
+            return
+        d = self._check_paused_conditions(d)
+        if spec.get("paused") or self._is_scaling_event(d, rs_list):
+            self._sync(d, rs_list)
+        elif is_rolling_update(d):
+            self._rollout_rolling(d, rs_list)
+        else:
+            self._rollout_recreate(d, rs_list)
 
-    def _scale(self, rs: Obj, replicas: int, d: Obj) -> Obj:
-        """``scaleReplicaSet``: ``spec.replicas`` and the desired/max annotations."""
-        surge, _ = resolve_fenceposts((d.get("spec") or {}).get("strategy") or {}, _replicas(d))
-        annotations = {
-            **(rs["metadata"].get("annotations") or {}),
-            DESIRED_REPLICAS: str(_replicas(d)),
-            MAX_REPLICAS: str(_replicas(d) + surge),
-        }
-        if _replicas(rs) == replicas and annotations == rs["metadata"].get("annotations"):
-            return rs
-        return self.cluster.update(
-            {
-                **rs,
-                "metadata": {**rs["metadata"], "annotations": annotations},
-                "spec": {**(rs.get("spec") or {}), "replicas": replicas},
-            }
-        )
+    # ------------------------------------------------------------------ status writes
 
-    def _new_replica_set(self, d: Obj, old: list[Obj], replicas: int) -> Obj:
-        """``getNewReplicaSet`` with ``createIfNotExisted``."""
+    def _write_status(self, d: Obj, status: Obj) -> Obj:
+        """``UpdateStatus``: replace ``d``'s status by ``status`` (zero counts left out); returns
+        the stored Deployment."""
+        status = _omit_zero(status)
+        before = d.get("status") or {}
+        if status == before:
+            return d
+        patch: Obj = {k: status.get(k) for k in {*status, *before} if k != "conditions"}
+        if status.get("conditions") != before.get("conditions"):
+            drop = [{"type": c.get("type"), "$patch": "delete"} for c in before.get("conditions") or []]
+            patch["conditions"] = [*drop, *status.get("conditions", [])]
         meta = d["metadata"]
+        return self.cluster.patch_status("Deployment", meta.get("namespace"), meta["name"], patch)
+
+    def _set_revision(self, d: Obj, value: str) -> tuple[Obj, bool]:
+        """``SetDeploymentRevision``: ``d`` with its ``revision`` annotation at ``value`` (written)."""
+        annotations = d["metadata"].get("annotations") or {}
+        if annotations.get(REVISION) == value:
+            return d, False
+        updated = self.cluster.update(
+            {**d, "metadata": {**d["metadata"], "annotations": {**annotations, REVISION: value}}}
+        )
+        return updated, True
+
+    def _check_paused_conditions(self, d: Obj) -> Obj:
+        """``checkPausedConditions``: ``Progressing`` turns ``Unknown`` on pause and resume."""
+        if not has_progress_deadline(d):
+            return d
+        status = copy.deepcopy(d.get("status") or {})
+        cond = get_condition(status, "Progressing")
+        if cond is not None and cond.get("reason") == "ProgressDeadlineExceeded":
+            return d
+        paused_cond = cond is not None and cond.get("reason") == "DeploymentPaused"
+        paused = bool((d.get("spec") or {}).get("paused"))
+        now = self.clock.now()
+        if paused and not paused_cond:
+            set_condition(
+                status,
+                new_condition("Progressing", "Unknown", "DeploymentPaused", "Deployment is paused", now),
+            )
+        elif not paused and paused_cond:
+            set_condition(
+                status,
+                new_condition("Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed", now),
+            )
+        else:
+            return d
+        return self._write_status(d, status)
+
+    # ------------------------------------------------------------------ ReplicaSets
+
+    def _scale_replica_set(self, rs: Obj, new_scale: int, d: Obj) -> tuple[bool, Obj]:
+        """``scaleReplicaSet``: ``spec.replicas`` and the desired/max annotations; ``(scaled, rs)``."""
+        desired, most = replicas(d), replicas(d) + max_surge(d)
+        size_changes = replicas(rs) != new_scale
+        if not size_changes and not replicas_annotations_need_update(rs, desired, most):
+            return False, rs
+        updated = copy.deepcopy(rs)
+        updated.setdefault("spec", {})["replicas"] = new_scale
+        set_replicas_annotations(updated, desired, most)
+        stored = self.cluster.update(updated)
+        if size_changes:
+            operation = "up" if replicas(rs) < new_scale else "down"
+            self._event(
+                d,
+                f"Scaled {operation} replica set {rs['metadata']['name']} from {replicas(rs)} to {new_scale}",
+            )
+        return size_changes, stored
+
+    def _event(self, d: Obj, message: str) -> None:
+        """A Normal ``ScalingReplicaSet`` Event about ``d`` from ``deployment-controller`` (what
+        ``kubectl describe deployment`` lists)."""
+        meta = d["metadata"]
+        stamp = rfc3339(self.clock.now())
+        event: Obj = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"namespace": meta.get("namespace") or "default"},
+            "involvedObject": {
+                "kind": "Deployment",
+                "apiVersion": "apps/v1",
+                "namespace": meta.get("namespace") or "default",
+                "name": meta["name"],
+                "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion"),
+            },
+            "reason": "ScalingReplicaSet",
+            "message": message,
+            "type": "Normal",
+            "source": {"component": "deployment-controller"},
+            "reportingComponent": "deployment-controller",
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        try:
+            self.cluster.create_event(event)
+        except (KubeschedError, ValueError) as e:  # events are best effort, as upstream
+            log.debug("deployment controller: event for %s/%s: %s", meta.get("namespace"), meta["name"], e)
+
+    def _scale_and_record(self, rs: Obj, new_scale: int, d: Obj) -> tuple[bool, Obj]:
+        """``scaleReplicaSetAndRecordEvent``: nothing when ``rs`` already has ``new_scale``."""
+        if replicas(rs) == new_scale:
+            return False, rs
+        return self._scale_replica_set(rs, new_scale, d)
+
+    def _get_all_replica_sets(
+        self, d: Obj, rs_list: list[Obj], create: bool
+    ) -> tuple[Obj, Obj | None, list[Obj]]:
+        """``getAllReplicaSetsAndSyncRevision``: ``(d, new ReplicaSet or None, old ones)``."""
+        found = find_new_replica_set(d, rs_list)
+        old = [rs for rs in rs_list if rs is not found]
+        d, new_rs = self._get_new_replica_set(d, rs_list, old, found, create)
+        return d, new_rs, old
+
+    def _get_new_replica_set(
+        self, d: Obj, rs_list: list[Obj], old: list[Obj], existing: Obj | None, create: bool
+    ) -> tuple[Obj, Obj | None]:
+        """``getNewReplicaSet``: sync the existing new ReplicaSet's annotations and the
+        Deployment's revision, or create the new ReplicaSet when ``create``."""
+        new_revision = max_revision(old) + 1
         spec = d.get("spec") or {}
+        min_ready = int(spec.get("minReadySeconds") or 0)
+        now = self.clock.now()
+        if existing is not None:
+            synced = copy.deepcopy(existing)
+            changed = set_new_replica_set_annotations(d, synced, new_revision, exists=True)
+            if changed or int((synced.get("spec") or {}).get("minReadySeconds") or 0) != min_ready:
+                synced.setdefault("spec", {})["minReadySeconds"] = min_ready
+                return d, self.cluster.update(synced)
+            d, needs_update = self._set_revision(
+                d, (synced["metadata"].get("annotations") or {}).get(REVISION, "")
+            )
+            status = copy.deepcopy(d.get("status") or {})
+            if has_progress_deadline(d) and get_condition(status, "Progressing") is None:
+                message = f'Found new replica set "{synced["metadata"]["name"]}"'
+                set_condition(
+                    status, new_condition("Progressing", "True", "FoundNewReplicaSet", message, now)
+                )
+                needs_update = True
+            if needs_update:
+                d = self._write_status(d, status)
+            return d, synced
+        if not create:
+            return d, None
+        meta = d["metadata"]
         template = copy.deepcopy(spec.get("template") or {})
-        h = template_hash(template, (d.get("status") or {}).get("collisionCount"))
+        collision_count = (d.get("status") or {}).get("collisionCount")
+        h = compute_hash(template, collision_count)
         tmeta = template.setdefault("metadata", {})
         tmeta["labels"] = {**(tmeta.get("labels") or {}), POD_TEMPLATE_HASH: h}
         selector = copy.deepcopy(spec.get("selector") or {})
         selector["matchLabels"] = {**(selector.get("matchLabels") or {}), POD_TEMPLATE_HASH: h}
-        revision = max((_revision(rs) for rs in old), default=0) + 1
-        surge, _ = resolve_fenceposts(spec.get("strategy") or {}, _replicas(d))
         rs: Obj = {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
@@ -282,82 +394,226 @@ class DeploymentController:
                 "namespace": meta.get("namespace") or "default",
                 "labels": dict(tmeta["labels"]),
                 "ownerReferences": [new_controller_ref(d)],
-                "annotations": {
-                    **(meta.get("annotations") or {}),
-                    REVISION: str(revision),
-                    DESIRED_REPLICAS: str(_replicas(d)),
-                    MAX_REPLICAS: str(_replicas(d) + surge),
-                },
             },
-            "spec": {
-                "replicas": replicas,
-                "minReadySeconds": int(spec.get("minReadySeconds") or 0),
-                "selector": selector,
-                "template": template,
-            },
+            "spec": {"replicas": 0, "minReadySeconds": min_ready, "selector": selector, "template": template},
         }
-        rs["metadata"]["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration", None)
-        created = self.cluster.create(rs)
-        annotations = {**(meta.get("annotations") or {}), REVISION: str(revision)}
-        if annotations != meta.get("annotations"):
-            self.cluster.update({**d, "metadata": {**meta, "annotations": annotations}})
-        return created
+        rs["spec"]["replicas"] = new_rs_new_replicas(d, [*old, rs], rs)
+        set_new_replica_set_annotations(d, rs, new_revision, exists=False)
+        already_exists = False
+        try:
+            created = self.cluster.create(rs)
+        except AlreadyExistsError:
+            taken = self.cluster.get("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"])
+            ref = controller_ref(taken)
+            if (
+                ref is not None
+                and ref.get("uid") == meta.get("uid")
+                and equal_ignore_hash((taken.get("spec") or {}).get("template"), spec.get("template"))
+            ):
+                created, already_exists = taken, True
+            else:  # a hash collision: the next sync hashes with a higher collisionCount
+                status = dict(d.get("status") or {})
+                status["collisionCount"] = int(collision_count or 0) + 1
+                self._write_status(d, status)
+                self.queue.add(f"{meta.get('namespace')}/{meta['name']}")
+                raise
+        if not already_exists and replicas(created) > 0:
+            self._event(
+                d, f"Scaled up replica set {created['metadata']['name']} from 0 to {replicas(created)}"
+            )
+        d, needs_update = self._set_revision(d, str(new_revision))
+        status = copy.deepcopy(d.get("status") or {})
+        if not already_exists and has_progress_deadline(d):
+            message = f'Created new replica set "{created["metadata"]["name"]}"'
+            set_condition(status, new_condition("Progressing", "True", "NewReplicaSetCreated", message, now))
+            needs_update = True
+        if needs_update:
+            d = self._write_status(d, status)
+        return d, created
 
-    def _rolling(self, d: Obj, new_rs: Obj | None, old: list[Obj]) -> Obj:
-        """``rolloutRolling``: one step of scaling up the new ReplicaSet and down the old ones."""
-        replicas = _replicas(d)
-        surge, max_unavailable = resolve_fenceposts((d.get("spec") or {}).get("strategy") or {}, replicas)
-        if new_rs is None:
-            current = sum(_replicas(rs) for rs in old)
-            start = min(replicas, max(0, replicas + surge - current)) if old else replicas
-            new_rs = self._new_replica_set(d, old, start)
-        # reconcileNewReplicaSet
-        new_count = _replicas(new_rs)
-        if new_count > replicas:
-            new_rs = self._scale(new_rs, replicas, d)
-        elif new_count < replicas:
-            total = sum(_replicas(rs) for rs in old) + new_count
-            scale_up = min(replicas + surge - total, replicas - new_count)
-            if scale_up > 0:
-                new_rs = self._scale(new_rs, new_count + scale_up, d)
-        # reconcileOldReplicaSets
-        old_count = sum(_replicas(rs) for rs in old)
+    def _is_scaling_event(self, d: Obj, rs_list: list[Obj]) -> bool:
+        """``isScalingEvent``: an active ReplicaSet was sized for another ``spec.replicas``."""
+        d, new_rs, old = self._get_all_replica_sets(d, rs_list, create=False)
+        for rs in _active([*old, new_rs]):
+            raw = (rs["metadata"].get("annotations") or {}).get(DESIRED_REPLICAS)
+            try:
+                desired = int(raw) if raw is not None else None
+            except ValueError:
+                continue
+            if desired is not None and desired != replicas(d):
+                return True
+        return False
+
+    # ------------------------------------------------------------------ sync.go
+
+    def _sync(self, d: Obj, rs_list: list[Obj]) -> None:
+        """``sync``: scale the ReplicaSets to a new ``spec.replicas`` (and, when paused, clean up
+        the history), then the status, without a rollout step."""
+        d, new_rs, old = self._get_all_replica_sets(d, rs_list, create=False)
+        self._scale(d, new_rs, old)
+        if (d.get("spec") or {}).get("paused"):
+            self._cleanup(d, old)
+        self._sync_deployment_status(d, [*old, new_rs], new_rs)
+
+    def _scale(self, d: Obj, new_rs: Obj | None, old: list[Obj]) -> None:
+        """``scale``: bring the active ReplicaSets to ``spec.replicas`` (+ surge), proportionally."""
+        target = find_active_or_latest(new_rs, old)
+        if target is not None:
+            if replicas(target) != replicas(d):
+                self._scale_and_record(target, replicas(d), d)
+            return
+        if is_saturated(d, new_rs):
+            for rs in _active(old):
+                self._scale_and_record(rs, 0, d)
+            return
+        if not is_rolling_update(d):
+            return
+        for rs, size in proportional_sizes(d, _active([*old, new_rs])):
+            self._scale_replica_set(rs, size, d)
+
+    def _sync_deployment_status(self, d: Obj, all_rs: list[Obj | None], new_rs: Obj | None) -> None:
+        """``syncDeploymentStatus``: the counts and the ``Available`` condition."""
+        self._write_status(d, self._calculate_status(d, all_rs, new_rs))
+
+    def _calculate_status(self, d: Obj, all_rs: list[Obj | None], new_rs: Obj | None) -> Obj:
+        """``calculateStatus``."""
+        rs_list = [rs for rs in all_rs if rs is not None]
+        available = sum(status_count(rs, "availableReplicas") for rs in rs_list)
+        total = sum(replicas(rs) for rs in rs_list)
+        before = d.get("status") or {}
+        status: Obj = {
+            "observedGeneration": d["metadata"].get("generation", 1),
+            "replicas": sum(status_count(rs, "replicas") for rs in rs_list),
+            "updatedReplicas": status_count(new_rs, "replicas"),
+            "readyReplicas": sum(status_count(rs, "readyReplicas") for rs in rs_list),
+            "availableReplicas": available,
+            "unavailableReplicas": max(total - available, 0),
+        }
+        if before.get("collisionCount") is not None:
+            status["collisionCount"] = before["collisionCount"]
+        status["conditions"] = [dict(c) for c in before.get("conditions") or [] if isinstance(c, Mapping)]
+        now = self.clock.now()
+        if available >= replicas(d) - max_unavailable(d):
+            cond = new_condition(
+                "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.", now
+            )
+        else:
+            cond = new_condition(
+                "Available",
+                "False",
+                "MinimumReplicasUnavailable",
+                "Deployment does not have minimum availability.",
+                now,
+            )
+        set_condition(status, cond)
+        return status
+
+    def _cleanup(self, d: Obj, old: list[Obj]) -> None:
+        """``cleanupDeployment``: delete the lowest revisions beyond ``revisionHistoryLimit`` among
+        the old ReplicaSets (only those with no replicas, observed, not being deleted)."""
+        limit = (d.get("spec") or {}).get("revisionHistoryLimit")
+        limit = 10 if limit is None else int(limit)
+        alive = [rs for rs in old if not rs["metadata"].get("deletionTimestamp")]
+        diff = len(alive) - limit
+        if diff <= 0:
+            return
+        for rs in sort_by_revision(alive)[:diff]:
+            if (
+                status_count(rs, "replicas") != 0
+                or replicas(rs) != 0
+                or int(rs["metadata"].get("generation") or 1) > status_count(rs, "observedGeneration")
+            ):
+                continue
+            try:
+                self.cluster.delete("ReplicaSet", rs["metadata"].get("namespace"), rs["metadata"]["name"])
+            except NotFoundError:
+                pass
+
+    # ------------------------------------------------------------------ rolling.go, recreate.go
+
+    def _rollout_rolling(self, d: Obj, rs_list: list[Obj]) -> None:
+        """``rolloutRolling``: one step of scaling up the new ReplicaSet or down the old ones."""
+        d, new_rs, old = self._get_all_replica_sets(d, rs_list, create=True)
+        assert new_rs is not None
+        all_rs: list[Obj | None] = [*old, new_rs]
+        if self._reconcile_new_replica_set(d, [*old, new_rs], new_rs) or self._reconcile_old_replica_sets(
+            d, [*old, new_rs], _active(old), new_rs
+        ):
+            self._sync_rollout_status(d, all_rs, new_rs)
+            return
+        if deployment_complete(d, d.get("status") or {}):
+            self._cleanup(d, old)
+        self._sync_rollout_status(d, all_rs, new_rs)
+
+    def _reconcile_new_replica_set(self, d: Obj, all_rs: list[Obj], new_rs: Obj) -> bool:
+        """``reconcileNewReplicaSet``: grow (or shrink) the new ReplicaSet within the surge."""
+        if replicas(new_rs) == replicas(d):
+            return False
+        if replicas(new_rs) > replicas(d):
+            return self._scale_and_record(new_rs, replicas(d), d)[0]
+        count = new_rs_new_replicas(d, all_rs, new_rs)
+        return self._scale_and_record(new_rs, count, d)[0]
+
+    def _reconcile_old_replica_sets(self, d: Obj, all_rs: list[Obj], old: list[Obj], new_rs: Obj) -> bool:
+        """``reconcileOldReplicaSets``: shrink the old ReplicaSets as far as availability allows."""
+        old_count = sum(replicas(rs) for rs in old)
         if old_count == 0:
-            return new_rs
-        all_count = old_count + _replicas(new_rs)
-        min_available = replicas - max_unavailable
-        new_unavailable = _replicas(new_rs) - _status(new_rs, "availableReplicas")
+            return False
+        all_count = sum(replicas(rs) for rs in all_rs)
+        min_available = replicas(d) - max_unavailable(d)
+        new_unavailable = replicas(new_rs) - status_count(new_rs, "availableReplicas")
         max_scaled_down = all_count - min_available - new_unavailable
         if max_scaled_down <= 0:
-            return new_rs
-        old = sorted(old, key=_created)
+            return False
+        old = sort_by_creation(old)
         cleaned = 0
         for i, rs in enumerate(old):  # cleanupUnhealthyReplicas
-            if cleaned >= max_scaled_down or _replicas(rs) == 0:
-                continue
-            unhealthy = _replicas(rs) - _status(rs, "availableReplicas")
-            down = min(max_scaled_down - cleaned, unhealthy)
-            if down > 0:
-                old[i] = self._scale(rs, _replicas(rs) - down, d)
-                cleaned += down
-        available = sum(_status(rs, "availableReplicas") for rs in [*old, new_rs])
-        total_down = min(available - min_available, max_scaled_down - cleaned)
-        done = 0
-        for i, rs in enumerate(old):  # scaleDownOldReplicaSetsForRollingUpdate
-            if done >= total_down:
+            if cleaned >= max_scaled_down:
                 break
-            if _replicas(rs) == 0:
+            if replicas(rs) == 0 or replicas(rs) == status_count(rs, "availableReplicas"):
                 continue
-            down = min(_replicas(rs), total_down - done)
-            old[i] = self._scale(rs, _replicas(rs) - down, d)
-            done += down
-        return new_rs
+            down = min(max_scaled_down - cleaned, replicas(rs) - status_count(rs, "availableReplicas"))
+            _, old[i] = self._scale_and_record(rs, replicas(rs) - down, d)
+            cleaned += down
+        available = sum(status_count(rs, "availableReplicas") for rs in [*old, new_rs])
+        scaled_down = 0
+        if available > min_available:  # scaleDownOldReplicaSetsForRollingUpdate
+            total_down = available - min_available
+            for rs in sort_by_creation(old):
+                if scaled_down >= total_down:
+                    break
+                if replicas(rs) == 0:
+                    continue
+                down = min(replicas(rs), total_down - scaled_down)
+                self._scale_and_record(rs, replicas(rs) - down, d)
+                scaled_down += down
+        return cleaned + scaled_down > 0
 
-    def _recreate(self, d: Obj, new_rs: Obj | None, old: list[Obj]) -> Obj | None:
+    def _rollout_recreate(self, d: Obj, rs_list: list[Obj]) -> None:
         """``rolloutRecreate``: old ReplicaSets to 0, then the new one up once their pods are gone."""
-        for rs in old:
-            if _replicas(rs) != 0:
-                self._scale(rs, 0, d)
+        d, new_rs, old = self._get_all_replica_sets(d, rs_list, create=False)
+        all_rs: list[Obj | None] = [*old, new_rs]
+        scaled_down = False
+        for rs in _active(old):
+            scaled, _ = self._scale_and_record(rs, 0, d)
+            scaled_down = scaled_down or scaled
+        if scaled_down or self._old_pods_running(d, new_rs, old):
+            self._sync_rollout_status(d, all_rs, new_rs)
+            return
+        if new_rs is None:
+            d, new_rs, old = self._get_all_replica_sets(d, rs_list, create=True)
+            all_rs = [*old, new_rs]
+        assert new_rs is not None
+        self._scale_and_record(new_rs, replicas(d), d)
+        if deployment_complete(d, d.get("status") or {}):
+            self._cleanup(d, old)
+        self._sync_rollout_status(d, all_rs, new_rs)
+
+    def _old_pods_running(self, d: Obj, new_rs: Obj | None, old: list[Obj]) -> bool:
+        """``oldPodsRunning``: an old ReplicaSet reports pods, or one of its pods has not ended
+        (terminating pods count until they are gone)."""
+        if sum(status_count(rs, "replicas") for rs in old) > 0:
+            return True
         old_uids = {rs["metadata"].get("uid") for rs in old}
         for pod in self.cluster.list("Pod", d["metadata"].get("namespace") or "default").items:
             ref = controller_ref(pod)
@@ -366,111 +622,74 @@ class DeploymentController:
                 and ref.get("uid") in old_uids
                 and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
             ):
-                return new_rs  # oldPodsRunning: terminating pods count until they are gone
-        if new_rs is None:
-            return self._new_replica_set(d, old, _replicas(d))
-        return self._scale(new_rs, _replicas(d), d)
+                return True
+        return False
 
-    def _cleanup(self, d: Obj, old: list[Obj]) -> None:
-        """``cleanupDeployment``: delete the oldest empty ReplicaSets beyond ``revisionHistoryLimit``."""
-        limit = (d.get("spec") or {}).get("revisionHistoryLimit")
-        limit = 10 if limit is None else int(limit)
-        empty = sorted(
-            (
-                rs
-                for rs in old
-                if _replicas(rs) == 0
-                and _status(rs, "replicas") == 0
-                and not rs["metadata"].get("deletionTimestamp")
-            ),
-            key=_revision,
-        )
-        for rs in empty[: max(0, len(empty) - limit)]:
-            try:
-                self.cluster.delete("ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"])
-            except NotFoundError:
-                pass
+    # ------------------------------------------------------------------ progress.go
 
-    def _update_status(self, d: Obj, new_rs: Obj | None, old: list[Obj]) -> None:
-        """``syncRolloutStatus`` / ``calculateStatus`` with the ``Available`` and ``Progressing``
-        conditions."""
-        namespace = d["metadata"].get("namespace") or "default"
-        fresh: list[Obj] = []
-        for rs in ([new_rs] if new_rs is not None else []) + old:
-            try:
-                fresh.append(self.cluster.get("ReplicaSet", namespace, rs["metadata"]["name"]))
-            except NotFoundError:
-                continue
-        new_now = fresh[0] if new_rs is not None and fresh else None
-        replicas = _replicas(d)
-        _, max_unavailable = resolve_fenceposts((d.get("spec") or {}).get("strategy") or {}, replicas)
-        total = sum(_status(rs, "replicas") for rs in fresh)
-        available = sum(_status(rs, "availableReplicas") for rs in fresh)
-        updated = _status(new_now, "replicas") if new_now is not None else 0
-        status_before = d.get("status") or {}
-        now = rfc3339(self.clock.now())
-        conditions = {
-            c.get("type"): c for c in status_before.get("conditions") or [] if isinstance(c, Mapping)
-        }
-        if available >= replicas - max_unavailable:
-            avail = ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
-        else:
-            avail = ("False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
-        new_name = new_now["metadata"]["name"] if new_now is not None else ""
-        complete = (
-            new_now is not None
-            and updated == replicas
-            and _replicas(new_now) == replicas
-            and _status(new_now, "availableReplicas") == replicas
-            and total == replicas
+    def _sync_rollout_status(self, d: Obj, all_rs: list[Obj | None], new_rs: Obj | None) -> None:
+        """``syncRolloutStatus``: the status with the ``Progressing`` condition; requeues a
+        Deployment without progress for its deadline (``requeueStuckDeployment``)."""
+        status = self._calculate_status(d, all_rs, new_rs)
+        if not has_progress_deadline(d):
+            remove_condition(status, "Progressing")
+        current = get_condition(d.get("status") or {}, "Progressing")
+        complete_before = (
+            int(status.get("replicas") or 0) == int(status.get("updatedReplicas") or 0)
+            and current is not None
+            and current.get("reason") == "NewReplicaSetAvailable"
         )
-        if complete:
-            prog = ("True", "NewReplicaSetAvailable", f'ReplicaSet "{new_name}" has successfully progressed.')
-        elif new_now is not None:
-            prog = ("True", "ReplicaSetUpdated", f'ReplicaSet "{new_name}" is progressing.')
-        else:
-            prog = ("True", "ReplicaSetUpdated", "Deployment is progressing.")
-        out_conds = []
-        for ctype, (value, reason, message) in (("Available", avail), ("Progressing", prog)):
-            before = conditions.get(ctype) or {}
-            if (before.get("status"), before.get("reason"), before.get("message")) == (
-                value,
-                reason,
-                message,
-            ):
-                out_conds.append(before)
-                continue
-            transition = before.get("lastTransitionTime") if before.get("status") == value else None
-            out_conds.append(
-                {
-                    "type": ctype,
-                    "status": value,
-                    "lastUpdateTime": now,
-                    "lastTransitionTime": transition or now,
-                    "reason": reason,
-                    "message": message,
-                }
-            )
-        new_status = {
-            "observedGeneration": d["metadata"].get("generation", 1),
-            "replicas": total,
-            "updatedReplicas": updated,
-            "readyReplicas": sum(_status(rs, "readyReplicas") for rs in fresh),
-            "availableReplicas": available,
-            "unavailableReplicas": max(replicas - available, 0),
-            "conditions": out_conds,
-        }
-        if "collisionCount" in status_before:
-            new_status["collisionCount"] = status_before["collisionCount"]
-        for key in (
-            "readyReplicas",
-            "availableReplicas",
-            "unavailableReplicas",
-            "updatedReplicas",
-            "replicas",
-        ):
-            if new_status[key] == 0:
-                del new_status[key]
-        if new_status != status_before:
-            patch = {k: new_status.get(k) for k in {*new_status, *status_before}}
-            self.cluster.patch_status("Deployment", namespace, d["metadata"]["name"], patch)
+        now = self.clock.now()
+        subject = (
+            f'ReplicaSet "{new_rs["metadata"]["name"]}"'
+            if new_rs is not None
+            else f'Deployment "{d["metadata"]["name"]}"'
+        )
+        if has_progress_deadline(d) and not complete_before:
+            if deployment_complete(d, status):
+                cond = new_condition(
+                    "Progressing",
+                    "True",
+                    "NewReplicaSetAvailable",
+                    f"{subject} has successfully progressed.",
+                    now,
+                )
+                set_condition(status, cond)
+            elif deployment_progressing(d, status):
+                cond = new_condition(
+                    "Progressing", "True", "ReplicaSetUpdated", f"{subject} is progressing.", now
+                )
+                if current is not None:
+                    if current.get("status") == "True":
+                        cond["lastTransitionTime"] = current.get("lastTransitionTime")
+                    remove_condition(status, "Progressing")
+                set_condition(status, cond)
+            elif deployment_timed_out(d, status, now):
+                cond = new_condition(
+                    "Progressing",
+                    "False",
+                    "ProgressDeadlineExceeded",
+                    f"{subject} has timed out progressing.",
+                    now,
+                )
+                set_condition(status, cond)
+        if _omit_zero(status) == (d.get("status") or {}):
+            self._requeue_stuck(d, status)
+            return
+        self._write_status(d, status)
+
+    def _requeue_stuck(self, d: Obj, status: Obj) -> None:
+        """``requeueStuckDeployment``: sync again when the progress deadline passes."""
+        current = get_condition(d.get("status") or {}, "Progressing")
+        if not has_progress_deadline(d) or current is None:
+            return
+        if deployment_complete(d, status) or current.get("reason") == "ProgressDeadlineExceeded":
+            return
+        try:
+            since = parse_rfc3339(str(current.get("lastUpdateTime")))
+        except ValueError:
+            return
+        after = since + progress_deadline(d) - self.clock.now()
+        meta = d["metadata"]
+        # within a second: again a second later (the rate limiter's retry)
+        self.queue.add_after(f"{meta.get('namespace')}/{meta['name']}", max(after, 1.0))

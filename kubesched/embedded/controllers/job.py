@@ -13,18 +13,34 @@ as ``pkg/controller/job/job_controller.go`` does (``syncJob``, ``manageJob``,
   (``generateName: <job>-``). ``Indexed`` Jobs create the lowest missing completion indexes:
   ``generateName: <job>-<index>-``, annotation and label ``batch.kubernetes.io/job-completion-index``,
   ``hostname: <job>-<index>``; ``status.completedIndexes`` lists the succeeded ones (``0-2,5``).
-* Outcome: ``succeeded`` reaching ``completions`` -> conditions ``SuccessCriteriaMet`` and
-  ``Complete`` (``completionTime`` set, remaining active pods deleted); ``failed`` beyond
-  ``backoffLimit`` -> ``FailureTarget`` and ``Failed`` (``BackoffLimitExceeded``, ``Job has reached
-  the specified backoff limit``); running longer than ``activeDeadlineSeconds`` -> ``Failed``
-  (``DeadlineExceeded``, ``Job was active longer than specified deadline``), active pods deleted.
-* Pods end when their kubelet ends them: under ``serve --kubelet`` a pod annotated
-  ``kubesched.io/run-seconds`` succeeds that long after it started.
+* Failed pods go through ``spec.podFailurePolicy`` (:mod:`kubesched.embedded.controllers.job_policies`):
+  the first rule matching a container's exit code (``onExitCodes``) or a pod condition
+  (``onPodConditions``) decides: ``Ignore`` (not counted), ``Count``, ``FailJob``, ``FailIndex``.
+  With ``backoffLimitPerIndex`` (Indexed Jobs; ``backoffLimit`` then defaults to the largest
+  int32) an index whose counted failures exceed it, or whose pod matched ``FailIndex``, is failed
+  (``status.failedIndexes``) and not retried; a retried index's pod carries the annotations
+  ``batch.kubernetes.io/job-index-failure-count`` and ``job-index-ignored-failure-count``.
+* Outcome, in ``syncJob``'s order: a ``FailJob`` rule -> ``FailureTarget`` and ``Failed``
+  (``PodFailurePolicy``, ``Container main for pod ns/p failed with exit code 42 matching FailJob
+  rule at index 0``); ``failed`` beyond ``backoffLimit`` -> (``BackoffLimitExceeded``, ``Job has
+  reached the specified backoff limit``); running longer than ``activeDeadlineSeconds`` ->
+  (``DeadlineExceeded``, ``Job was active longer than specified deadline``); more failed indexes
+  than ``maxFailedIndexes`` -> (``MaxFailedIndexesExceeded``, ``Job has exceeded the specified
+  maximal number of failed indexes``); every index ended with some failed -> (``FailedIndexes``,
+  ``Job has failed indexes``); a ``successPolicy`` rule met -> ``SuccessCriteriaMet`` and
+  ``Complete`` (``SuccessPolicy``, ``Matched rules at index N``); ``succeeded`` reaching
+  ``completions`` -> (``CompletionsReached``, ``Reached expected number of succeeded pods``). A
+  finished Job's active pods are deleted; a complete one gets ``completionTime``.
+* Pods end when their kubelet ends them: under ``serve --kubelet`` (and in ``replay``) a pod
+  annotated ``kubesched.io/run-seconds`` ends that long after it started, ``Succeeded``, or
+  ``Failed`` with the exit code of ``kubesched.io/exit-code`` when that is not 0.
 
 Succeeded and failed pods are counted from the pods that exist (upstream tracks them with
-finalizers, so deleting a finished pod does not change its Job's counts there). Not modelled:
-pod failure policies, success policies, backoff delays between failed pods, ``suspend``,
-``podReplacementPolicy`` (terminating pods are replaced at once), TTL after finished.
+finalizers, so deleting a finished pod does not change its Job's counts there). The terminal
+condition (``Failed``, ``Complete``) is written with ``FailureTarget``/``SuccessCriteriaMet`` in
+the same sync, not once the deleted pods have terminated. Not modelled: backoff delays between
+failed pods, ``suspend``, ``podReplacementPolicy`` (terminating pods are replaced at once),
+``restartPolicy: OnFailure`` restart counts, TTL after finished.
 """
 
 from __future__ import annotations
@@ -48,6 +64,11 @@ from kubesched.embedded.controllers.controller_utils import (
     owner_refs,
     pod_from_template,
 )
+from kubesched.embedded.controllers.job_policies import (
+    PolicyMatch,
+    match_pod_failure_policy,
+    match_success_policy,
+)
 from kubesched.embedded.controllers.replicaset import label_selector_matcher
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
@@ -59,6 +80,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+INDEX_FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
+INDEX_IGNORED_FAILURE_COUNT = "batch.kubernetes.io/job-index-ignored-failure-count"
 CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"
 
@@ -71,7 +94,8 @@ def default_job(job: Obj) -> Obj:
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
     spec.setdefault("parallelism", 1)
-    spec.setdefault("backoffLimit", 6)
+    # with backoffLimitPerIndex the global limit is the largest int32 (``SetDefaults_Job``)
+    spec.setdefault("backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     if not spec.get("manualSelector") and not spec.get("selector") and meta.get("uid"):
@@ -111,6 +135,24 @@ def _index(pod: Mapping[str, Any]) -> int | None:
         return int(raw) if raw is not None else None
     except ValueError:
         return None
+
+
+def _failed_indexes(
+    matches: list[tuple[Obj, PolicyMatch]], per_index: int, completions: int, succeeded: set[int]
+) -> set[int]:
+    """``calculateFailedIndexes``: indexes (not succeeded) whose counted failures exceed
+    ``backoffLimitPerIndex`` or whose failed pod matched a ``FailIndex`` rule."""
+    counts: dict[int, int] = {}
+    out: set[int] = set()
+    for pod, m in matches:
+        index = _index(pod)
+        if index is None or index >= completions or index in succeeded:
+            continue
+        if m.count_failed:
+            counts[index] = counts.get(index, 0) + 1
+        if m.action == "FailIndex" or counts.get(index, 0) > per_index:
+            out.add(index)
+    return out
 
 
 def _phase(pod: Mapping[str, Any]) -> str | None:
@@ -192,9 +234,13 @@ class JobController:
         pods = self._pods(job)
         active = [p for p in pods if is_pod_active(p)]
         succeeded_pods = [p for p in pods if _phase(p) == "Succeeded"]
-        failed = sum(1 for p in pods if _phase(p) == "Failed")
         indexed = spec.get("completionMode") == "Indexed"
         completions = spec.get("completions")
+        failure_policy = spec.get("podFailurePolicy")
+        failed_pods = [p for p in pods if _phase(p) == "Failed"]
+        matches = [(p, match_pod_failure_policy(failure_policy, p)) for p in failed_pods]
+        failed = sum(1 for _, m in matches if m.count_failed)
+        per_index = spec.get("backoffLimitPerIndex") if indexed else None
         completed_indexes: set[int] = set()
         if indexed:
             completed_indexes = {
@@ -223,34 +269,65 @@ class JobController:
                     }
                 )
 
+        failed_indexes: set[int] = set()
+        if per_index is not None:
+            failed_indexes = _failed_indexes(
+                matches, int(per_index), int(completions or 0), completed_indexes
+            )
         finished = _finished(job)
         if not finished:
+            # the order of upstream's syncJob: a FailJob rule, the backoff limit, the deadline,
+            # the failed indexes, the success policy, then the completions
             deadline = spec.get("activeDeadlineSeconds")
             started = parse_rfc3339(str(status["startTime"]))
-            complete = (
-                succeeded >= int(completions) if completions is not None else succeeded > 0 and not active
-            )
-            if complete:
-                add("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods")
-                add("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
-                status["completionTime"] = stamp
-                finished = True
+            outcome: tuple[str, str, str] | None = None  # (success or failure, reason, message)
+            fail_job = next((m.fail_job_message for _, m in matches if m.fail_job_message), None)
+            max_failed = spec.get("maxFailedIndexes")
+            if fail_job is not None:
+                outcome = ("failure", "PodFailurePolicy", fail_job)
             elif failed > int(spec.get("backoffLimit", 6)):
-                add("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-                add("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-                finished = True
+                outcome = ("failure", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
             elif deadline is not None and now >= started + float(deadline):
-                add("FailureTarget", "DeadlineExceeded", "Job was active longer than specified deadline")
-                add("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
-                finished = True
-            elif deadline is not None:
+                outcome = ("failure", "DeadlineExceeded", "Job was active longer than specified deadline")
+            elif per_index is not None and max_failed is not None and len(failed_indexes) > int(max_failed):
+                outcome = (
+                    "failure",
+                    "MaxFailedIndexesExceeded",
+                    "Job has exceeded the specified maximal number of failed indexes",
+                )
+            elif failed_indexes and len(failed_indexes) + succeeded >= int(completions or 0):
+                outcome = ("failure", "FailedIndexes", "Job has failed indexes")
+            elif indexed and (
+                msg := match_success_policy(
+                    spec.get("successPolicy"), int(completions or 0), completed_indexes
+                )
+            ):
+                outcome = ("success", "SuccessPolicy", msg)
+            if outcome is None and deadline is not None:
                 self.queue.add_after(key, started + float(deadline) - now)
-            if finished:
+            if outcome is None:
+                active = self._manage(
+                    job, active, succeeded_pods, succeeded, completed_indexes, failed_indexes, matches
+                )
+                complete = (
+                    succeeded >= int(completions) and not active
+                    if completions is not None
+                    else succeeded > 0 and not active
+                )
+                if complete:
+                    outcome = ("success", "CompletionsReached", "Reached expected number of succeeded pods")
+            if outcome is not None:
+                kind, reason, message = outcome
+                if kind == "success":
+                    add("SuccessCriteriaMet", reason, message)
+                    add("Complete", reason, message)
+                    status["completionTime"] = stamp
+                else:
+                    add("FailureTarget", reason, message)
+                    add("Failed", reason, message)
                 for pod in active:
                     self._delete(pod)
                 active = []
-            else:
-                active = self._manage(job, active, succeeded_pods, succeeded, completed_indexes)
         status.update(
             {
                 "active": len(active),
@@ -263,6 +340,8 @@ class JobController:
         )
         if indexed:
             status["completedIndexes"] = format_indexes(completed_indexes)
+        if per_index is not None:
+            status["failedIndexes"] = format_indexes(failed_indexes)
         for k in ("active", "succeeded", "failed", "terminating"):
             if not status[k]:
                 del status[k]
@@ -279,7 +358,14 @@ class JobController:
             pass
 
     def _manage(
-        self, job: Obj, active: list[Obj], succeeded_pods: list[Obj], succeeded: int, completed: set[int]
+        self,
+        job: Obj,
+        active: list[Obj],
+        succeeded_pods: list[Obj],
+        succeeded: int,
+        completed: set[int],
+        failed_indexes: set[int],
+        matches: list[tuple[Obj, PolicyMatch]],
     ) -> list[Obj]:
         """``manageJob``: create or delete pods to run ``parallelism`` of the remaining work."""
         spec = job["spec"]
@@ -298,13 +384,22 @@ class JobController:
         template = mapping_field(spec, "template")
         name = job["metadata"]["name"]
         if spec.get("completionMode") == "Indexed":
-            busy = {i for i in map(_index, active) if i is not None} | completed
+            busy = {i for i in map(_index, active) if i is not None} | completed | failed_indexes
             free = [i for i in range(int(completions or 0)) if i not in busy]
+            with_failure_count = spec.get("backoffLimitPerIndex") is not None
             for index in free[: want - len(active)]:
                 pod = pod_from_template(template, job, generate_name=f"{name}-{index}-")
+                counts: dict[str, str] = {}
+                if with_failure_count:
+                    of_index = [m for p, m in matches if _index(p) == index]
+                    counts = {
+                        INDEX_FAILURE_COUNT: str(sum(1 for m in of_index if m.count_failed)),
+                        INDEX_IGNORED_FAILURE_COUNT: str(sum(1 for m in of_index if not m.count_failed)),
+                    }
                 pod["metadata"]["annotations"] = {
                     **pod["metadata"].get("annotations", {}),
                     COMPLETION_INDEX: str(index),
+                    **counts,
                 }
                 pod["metadata"]["labels"] = {
                     **pod["metadata"].get("labels", {}),

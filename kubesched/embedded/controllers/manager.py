@@ -13,8 +13,7 @@ from kubesched.clock import Clock, VirtualClock
 from kubesched.embedded.controllers.controller_utils import PodAdmission
 from kubesched.embedded.controllers.daemonset import DaemonSetController
 from kubesched.embedded.controllers.deployment import DeploymentController
-from kubesched.embedded.controllers.garbage_collector import GarbageCollector
-from kubesched.embedded.controllers.garbagecollector import GarbageCollector as WorkloadGarbageCollector
+from kubesched.embedded.controllers.garbagecollector import GarbageCollector
 from kubesched.embedded.controllers.job import JobController
 from kubesched.embedded.controllers.pv_controller import PVController
 from kubesched.embedded.controllers.replicaset import ReplicaSetController
@@ -41,28 +40,26 @@ class Controller(Protocol):
     def stop(self) -> None: ...
 
 
-#: Clock of the Events a controller records: epoch seconds (None: wall time).
-ClockNow = Callable[[], float] | None
-
 #: the embedded cluster's controllers by upstream name (``cmd/kube-controller-manager/names/
 #: controller_names.go``), in start order: the PV controller binds PersistentVolumeClaims and
 #: provisions volumes (VolumeBinding's PreBind waits for it); the ResourceClaim controller creates
 #: ResourceClaims from templates, reserves and releases them (DynamicResources waits for it); the
-#: garbage collector deletes dependents of deleted owners by owner reference.
-CONTROLLERS: dict[str, Callable[[ClusterClient, ClockNow], Controller]] = {
-    "persistentvolume-binder-controller": lambda cluster, now: PVController(cluster),
-    "resourceclaim-controller": lambda cluster, now: ResourceClaimController(cluster, clock_now=now),
-    "garbage-collector-controller": lambda cluster, now: GarbageCollector(cluster),
+#: garbage collector deletes the dependents of deleted owners by owner reference, for every kind
+#: (claims of deleted pods, ReplicaSets of deleted Deployments, pods of deleted ReplicaSets, ...).
+CONTROLLERS: dict[str, Callable[[ClusterClient, Clock], Controller]] = {
+    "persistentvolume-binder-controller": lambda cluster, clock: PVController(cluster),
+    "resourceclaim-controller": lambda cluster, clock: ResourceClaimController(cluster, clock_now=clock.now),
+    "garbage-collector-controller": lambda cluster, clock: GarbageCollector(cluster, clock),
 }
 
 
 class ControllerManager:
     """Every controller of :data:`CONTROLLERS` over ``cluster`` (built at once, started by :meth:`start`);
-    ``clock_now`` (epoch seconds) stamps the Events they record."""
+    ``clock`` runs their work queues and stamps the Events they record."""
 
-    def __init__(self, cluster: ClusterClient, *, clock_now: ClockNow = None) -> None:
+    def __init__(self, cluster: ClusterClient, clock: Clock) -> None:
         self.controllers: dict[str, Controller] = {
-            name: new(cluster, clock_now) for name, new in CONTROLLERS.items()
+            name: new(cluster, clock) for name, new in CONTROLLERS.items()
         }
 
     def start(self) -> ControllerManager:
@@ -84,16 +81,15 @@ WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSe
 def start_workload_controllers(
     cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None
 ) -> list[Any]:
-    """Start the ReplicaSet, Deployment, Job, DaemonSet and StatefulSet controllers and the garbage
-    collector on ``cluster`` (pods they create go
-    through ``admit``); returns them (call ``stop()`` on each to end them)."""
+    """Start the ReplicaSet, Deployment, Job, DaemonSet and StatefulSet controllers on ``cluster``
+    (pods they create go through ``admit``; the garbage collector that deletes what they own is one
+    of :data:`CONTROLLERS`); returns them (call ``stop()`` on each to end them)."""
     return [
         ReplicaSetController(cluster, clock, admit).start(),
         DeploymentController(cluster, clock).start(),
         JobController(cluster, clock, admit).start(),
         DaemonSetController(cluster, clock, admit).start(),
         StatefulSetController(cluster, clock, admit).start(),
-        WorkloadGarbageCollector(cluster, clock).start(),
     ]
 
 

@@ -6,8 +6,9 @@ does (``monitorNodeHealth``, ``tryUpdateNodeHealth``, ``doNoScheduleTaintingPass
 Every :data:`NODE_MONITOR_PERIOD` seconds (5 s, ``--node-monitor-period``) each node's health is
 probed: the probe time moves to now whenever its ``Ready`` condition's ``lastHeartbeatTime`` or its
 Lease's (``kube-node-lease/<node>``) ``renewTime`` changed since the last look. A node whose probe
-time is older than :data:`NODE_MONITOR_GRACE_PERIOD` (50 s, ``--node-monitor-grace-period``
-since v1.32) -- :data:`NODE_STARTUP_GRACE_PERIOD` (60 s) while it never posted ``Ready`` -- gets
+time is older than :data:`NODE_MONITOR_GRACE_PERIOD` (50 s, ``--node-monitor-grace-period``,
+40 s before v1.32) -- :data:`NODE_STARTUP_GRACE_PERIOD` (60 s, ``--node-startup-grace-period``)
+while it never posted ``Ready`` -- gets
 its ``Ready``, ``MemoryPressure``, ``DiskPressure`` and ``PIDPressure`` conditions set to
 ``Unknown`` (reason ``NodeStatusUnknown``, ``Kubelet stopped posting node status.``; a node that
 never posted ``Ready`` gets ``Ready`` ``Unknown`` with ``NodeStatusNeverUpdated``, ``Kubelet never
@@ -18,6 +19,10 @@ effects ``NoSchedule`` and ``NoExecute`` (``timeAdded`` set); ``False`` ->
 ``node.kubernetes.io/not-ready`` likewise; ``True`` -> both removed. The pods on a node tainted
 ``NoExecute`` are then evicted by the taint eviction controller
 (:mod:`kubesched.embedded.controllers.tainteviction`).
+
+The defaults are kube-controller-manager's (``pkg/controller/nodelifecycle/config/v1alpha1/
+defaults.go: RecommendedDefaultNodeLifecycleControllerConfiguration``, the flags registered by
+``cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go: AddFlags``).
 
 Differences from upstream: no zone states or eviction rate limiting (every node is tainted as soon
 as it is found unhealthy, as upstream does for the first node of a healthy zone); the probe runs on
@@ -52,7 +57,8 @@ Obj = dict[str, Any]
 
 #: ``--node-monitor-period`` default (s)
 NODE_MONITOR_PERIOD = 5.0
-#: ``--node-monitor-grace-period`` default since v1.32 (s; 40 s before)
+#: ``--node-monitor-grace-period`` default (s): 50 s since v1.32, 40 s before
+#: (``nodelifecycle/config/v1alpha1/defaults.go: RecommendedDefaultNodeLifecycleControllerConfiguration``)
 NODE_MONITOR_GRACE_PERIOD = 50.0
 #: ``--node-startup-grace-period`` default (s)
 NODE_STARTUP_GRACE_PERIOD = 60.0

@@ -22,28 +22,20 @@ the ``ReplicaFailure`` condition.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from kubesched.api.labels import parse_label_selector
 from kubesched.api.timestamps import parse_rfc3339
-from kubesched.client.client import Subscription, WatchEvent
-from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
-    PodAdmission,
-    PodIndex,
-    WorkQueue,
-    controller_ref,
     is_pod_active,
     is_pod_available,
     is_pod_ready,
+    label_selector_matcher,
     mapping_field,
-    new_controller_ref,
-    owner_refs,
     pod_from_template,
 )
-from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import ManifestError, NotFoundError
+from kubesched.embedded.controllers.pod_owner import PodOwnerController
+from kubesched.errors import NotFoundError
 
 __all__ = ["POD_DELETION_COST", "ReplicaSetController", "label_selector_matcher"]
 
@@ -54,18 +46,6 @@ Obj = dict[str, Any]
 #: pod annotation ranking pods for scale-down (lower goes first)
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
-
-
-def label_selector_matcher(selector: Any) -> Callable[[Mapping[str, str]], bool]:
-    """A predicate over label dicts for a workload's ``spec.selector`` (a missing, empty or
-    malformed selector matches nothing: workloads require one)."""
-    try:
-        parsed = parse_label_selector(selector, "spec.selector")
-    except ManifestError:
-        return lambda labels: False
-    if parsed is None or parsed.empty:
-        return lambda labels: False
-    return parsed.matches
 
 
 def _deletion_rank(pod: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -90,92 +70,14 @@ def _deletion_rank(pod: Mapping[str, Any]) -> tuple[Any, ...]:
     )
 
 
-class ReplicaSetController:
+class ReplicaSetController(PodOwnerController):
     """Runs ReplicaSets of ``cluster`` on ``clock`` (module docstring). ``admit`` is applied to
     every pod it creates. :meth:`start` watches ReplicaSets and pods; :meth:`stop` ends it."""
 
     kind = "ReplicaSet"
-
-    def __init__(self, cluster: MemoryCluster, clock: Clock, admit: PodAdmission | None = None) -> None:
-        self.cluster = cluster
-        self.clock = clock
-        self.admit: PodAdmission = admit or (lambda pod: pod)
-        self.queue = WorkQueue(clock, self.sync, "replicaset")
-        self._subs: list[Subscription] = []
-        self.pods = PodIndex(cluster)
-
-    def start(self) -> ReplicaSetController:
-        self.pods.start(self._on_pod)  # existing pods are indexed; their events queue their owners
-        self._subs = [self.cluster.watch(self.kind, None, self._on_owner)]
-        return self
-
-    def stop(self) -> None:
-        self.queue.closed = True
-        self.pods.stop()
-        for sub in self._subs:
-            sub.stop()
-        self._subs = []
-
-    def _on_owner(self, ev: WatchEvent) -> None:
-        meta = ev.object.get("metadata") or {}
-        if ev.type != "DELETED":
-            self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        """Queue the pod's controller (and, for an orphan, every owner of its namespace that
-        might adopt it)."""
-        pod = ev.object
-        meta = pod.get("metadata") or {}
-        namespace = meta.get("namespace") or "default"
-        ref = controller_ref(pod)
-        old_ref = controller_ref(ev.old_object) if ev.old_object else None
-        for r in (ref, old_ref):
-            # a pod this controller just created (ADDED) needs no new sync: the sync that created it
-            # counted it already
-            if r is not None and r.get("kind") == self.kind and ev.type != "ADDED":
-                self.queue.add(f"{namespace}/{r.get('name')}")
-        if ref is None and ev.type != "DELETED":
-            for owner in self.cluster.list(self.kind, namespace).items:
-                matches = label_selector_matcher((owner.get("spec") or {}).get("selector"))
-                if matches(meta.get("labels") or {}):
-                    self.queue.add(f"{namespace}/{owner['metadata']['name']}")
-
-    # ------------------------------------------------------------------ sync
-
-    def claim_pods(self, owner: Obj) -> list[Obj]:
-        """``ClaimPods``: the pods ``owner`` controls after adopting matching orphans and releasing
-        controlled pods that no longer match."""
-        meta = owner["metadata"]
-        namespace, uid = meta.get("namespace") or "default", str(meta.get("uid"))
-        matches = label_selector_matcher((owner.get("spec") or {}).get("selector"))
-        deleting = bool(meta.get("deletionTimestamp"))
-        owned: list[Obj] = []
-        release: list[Obj] = []
-        for pod in self.pods.owned(namespace, uid):
-            pmeta = pod.get("metadata") or {}
-            if matches(pmeta.get("labels") or {}) or deleting:
-                owned.append(pod)
-            elif not pmeta.get("deletionTimestamp"):
-                release.append(pod)
-        adopt = (
-            []
-            if deleting
-            else [
-                p
-                for p in self.pods.orphans(namespace)
-                if matches((p.get("metadata") or {}).get("labels") or {})
-            ]
-        )
-        for pod in release:
-            refs = [r for r in owner_refs(pod) if r.get("uid") != uid]
-            self._set_owner_refs(pod, refs)
-        for pod in adopt:
-            refs = [*owner_refs(pod), new_controller_ref(owner)]
-            owned.append(self._set_owner_refs(pod, refs))
-        return owned
-
-    def _set_owner_refs(self, pod: Obj, refs: list[Any]) -> Obj:
-        return self.cluster.update({**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}})
+    queue_name = "replicaset"
+    skip_created_pods = True
+    adopts_orphans = True
 
     def sync(self, key: str) -> None:
         """``syncReplicaSet`` of ``namespace/name``."""
@@ -206,12 +108,7 @@ class ReplicaSetController:
             victims = sorted(active, key=_deletion_rank)[:diff]
             gone = {v["metadata"]["uid"] for v in victims}
             for pod in victims:
-                try:
-                    self.cluster.delete(
-                        "Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"], grace=True
-                    )
-                except NotFoundError:
-                    pass
+                self.delete_pod(pod)
             active = [p for p in active if p["metadata"]["uid"] not in gone]
         return active
 

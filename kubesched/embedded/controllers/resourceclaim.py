@@ -33,7 +33,7 @@ it was scheduled) are removed. When that leaves no consumer and the claim carrie
 ``resource.kubernetes.io/delete-protection`` (the scheduler adds it when it allocates), the claim is
 deallocated (``status.allocation`` removed) and the finalizer dropped. A claim without consumers
 that was generated for a pod which is done, or was replaced, is deleted; the claims of a deleted pod
-are removed by the garbage collector (:mod:`kubesched.embedded.controllers.garbage_collector`).
+are removed by the garbage collector (:mod:`kubesched.embedded.controllers.garbagecollector`).
 
 Deviation: a pod that is done gets no claim work, only cleanup. v1.35 still runs ``podNeedsWork`` for
 it, so a terminated pod can get its released claim reserved (or its deleted claim created) again,

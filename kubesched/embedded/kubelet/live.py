@@ -14,8 +14,10 @@ A pod bound to a node (``spec.nodeName`` set by a binding, or at creation) goes 
    ``Started`` Events and ``status`` ``Running`` with ``state.running.startedAt`` and the
    ``Initialized``, ``ContainersReady`` and ``Ready`` conditions True;
 4. with the annotation ``kubesched.io/run-seconds`` (:data:`RUN_SECONDS_ANNOTATION`, seconds
-   after the start), the containers exit 0 and the pod becomes ``Succeeded`` (whatever its
-   ``restartPolicy``: the annotation says when the pod's work is done); with
+   after the start), the containers exit and the pod becomes ``Succeeded`` (whatever its
+   ``restartPolicy``: the annotation says when the pod's work is done) -- or ``Failed`` when the
+   annotation ``kubesched.io/exit-code`` (:data:`EXIT_CODE_ANNOTATION`, an integer 0..255) gives
+   a non-zero exit code, which a Job's ``podFailurePolicy`` then matches; with
    ``spec.activeDeadlineSeconds``, the pod fails that long after its admission (``Failed``,
    ``DeadlineExceeded``), whichever comes first; without either the pod runs until deleted.
 
@@ -49,9 +51,9 @@ from kubesched.embedded.kubelet.events import kubelet_event, present_message, pu
 from kubesched.embedded.kubelet.model import KubeletModel, refresh_node_status
 from kubesched.embedded.kubelet.pod_status import (
     deadline_exceeded_status,
+    exited_status,
     pending_status,
     running_status,
-    succeeded_status,
 )
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError
@@ -59,12 +61,20 @@ from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
 from kubesched.images.estimate import OPAQUE_IMAGE_BYTES
 from kubesched.images.names import InvalidImageReference, parse_image_ref
 
-__all__ = ["LiveKubelets", "RUN_SECONDS_ANNOTATION", "UNKNOWN_IMAGE_BYTES"]
+__all__ = [
+    "EXIT_CODE_ANNOTATION",
+    "LiveKubelets",
+    "RUN_SECONDS_ANNOTATION",
+    "UNKNOWN_IMAGE_BYTES",
+    "exit_code",
+]
 
 _log = logging.getLogger(__name__)
 
 #: pod annotation: seconds after its containers started at which the pod succeeds
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"
+#: pod annotation: the exit code of its containers when its run-seconds are over (default 0)
+EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"
 #: node annotation giving the node's pull throughput (bytes/s), as ImagePullTimeSaved reads it
 BANDWIDTH_ANNOTATION = "kubesched.io/image-pull-bytes-per-second"
 #: compressed size assumed for an image missing from the catalogue (bytes; ``images estimate``'s default too)
@@ -92,6 +102,20 @@ class _LivePod:
     finish_timer: Timer | None = None
     deadline_timer: Timer | None = None
     image_ids: dict[str, str] = field(default_factory=dict)
+
+
+def exit_code(pod: Mapping[str, Any]) -> int | None:
+    """The exit code the pod's containers end with (:data:`EXIT_CODE_ANNOTATION`; 0 without it);
+    None for a value that is not an integer from 0 to 255."""
+    annotations = (pod.get("metadata") or {}).get("annotations")
+    raw = annotations.get(EXIT_CODE_ANNOTATION) if isinstance(annotations, Mapping) else None
+    if raw is None:
+        return 0
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        return None
+    return value if 0 <= value <= 255 else None
 
 
 class LiveKubelets:
@@ -429,7 +453,20 @@ class LiveKubelets:
             return
         t = self.clock.now()
         self._stop_pod(lp)
-        self._patch_pod(lp.manifest, succeeded_status(lp.manifest, lp.started, t, lp.image_ids))
+        code = exit_code(lp.manifest)
+        if code is None:
+            raw = ((lp.manifest.get("metadata") or {}).get("annotations") or {}).get(EXIT_CODE_ANNOTATION)
+            self._event(
+                lp.manifest,
+                lp.node,
+                "InvalidAnnotation",
+                f"metadata.annotations[{EXIT_CODE_ANNOTATION}]: invalid value {raw!r}: must be an integer "
+                "from 0 to 255; the containers exit 0",
+                t,
+                event_type="Warning",
+            )
+            code = 0
+        self._patch_pod(lp.manifest, exited_status(lp.manifest, lp.started, t, lp.image_ids, code))
 
     def _images_changed(self, node: str, when: float) -> None:
         if self._status_timer is None:

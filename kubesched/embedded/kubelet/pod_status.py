@@ -18,6 +18,7 @@ from kubesched.api.timestamps import rfc3339
 __all__ = [
     "container_names",
     "deadline_exceeded_status",
+    "exited_status",
     "pending_status",
     "running_status",
     "succeeded_status",
@@ -191,6 +192,36 @@ def succeeded_status(
             _cond("PodReadyToStartContainers", False, finished),
             _cond("ContainersReady", False, finished, "PodCompleted"),
             _cond("Ready", False, finished, "PodCompleted"),
+        ],
+        "containerStatuses": _statuses(
+            pod, "containers", state, ready=False, started=False, image_ids=image_ids, with_id=True
+        ),
+    }
+
+
+def exited_status(
+    pod: Mapping[str, Any], started: float, finished: float, image_ids: Mapping[str, str], exit_code: int
+) -> dict[str, Any]:
+    """Every container exited with ``exit_code`` at ``finished``: :func:`succeeded_status` for 0,
+    else ``Failed`` with the containers ``terminated`` (``exitCode``, reason ``Error``) and
+    Ready/ContainersReady False (``PodFailed``), as the kubelet writes a pod whose
+    ``restartPolicy: Never`` containers failed."""
+    if exit_code == 0:
+        return succeeded_status(pod, started, finished, image_ids)
+    state = {
+        "terminated": {
+            "exitCode": exit_code,
+            "reason": "Error",
+            "startedAt": rfc3339(started),
+            "finishedAt": rfc3339(finished),
+        }
+    }
+    return {
+        "phase": "Failed",
+        "conditions": [
+            _cond("PodReadyToStartContainers", False, finished),
+            _cond("ContainersReady", False, finished, "PodFailed"),
+            _cond("Ready", False, finished, "PodFailed"),
         ],
         "containerStatuses": _statuses(
             pod, "containers", state, ready=False, started=False, image_ids=image_ids, with_id=True

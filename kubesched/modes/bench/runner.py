@@ -106,11 +106,11 @@ class _Run:
         self.result.skipped_plugins = skipped
         self.sched.start(queue_flushes=True)
         if w.uses_dra:
-            from kubesched.embedded.controllers.garbage_collector import GarbageCollector
+            from kubesched.embedded.controllers.garbagecollector import GarbageCollector
             from kubesched.embedded.controllers.resourceclaim import ResourceClaimController
 
             ResourceClaimController(self.cluster, clock_now=self.clock.now).start()
-            GarbageCollector(self.cluster).start()
+            GarbageCollector(self.cluster, self.clock).start()
         self.bound: dict[str, int] = {}
         #: steady-state ops: names of their pods bound and not yet replaced
         self.steady_bound: dict[str, list[tuple[str, str]]] = {}

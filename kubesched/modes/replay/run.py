@@ -38,7 +38,12 @@ the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for
    running until the end stay running.
 
 A pod deleted by the scheduler (preemption victim) is finished in the model and marked
-``preempted``; it is not recreated. The kubelet model does not write pod phases; the scheduler
+``preempted``; it is not recreated. The workloads among the trace's objects (Deployments,
+ReplicaSets, Jobs, DaemonSets, StatefulSets) get their pods from the workload controllers, which
+run on the same clock (:mod:`kubesched.modes.replay.controllers`: their pods are measured from
+their creation, finish after their ``kubesched.io/run-seconds`` as ``Succeeded``, and a
+preempted one is replaced by its ReplicaSet); nodes with a later arrival
+(``Workload.node_arrivals``) join at that time (a DaemonSet then gets a pod on them). The kubelet model does not write pod phases; the scheduler
 does not need them for bound pods.
 
 Pre-pull planners (:mod:`kubesched.prepull.hook`) get ``attach`` / ``on_pod_pending`` /
@@ -51,6 +56,7 @@ workload and seed), :class:`~kubesched.modes.report.result.ReplayResult` (timeli
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -62,14 +68,23 @@ from kubesched.api.pod import Pod
 from kubesched.client.client import WatchEvent
 from kubesched.clock import Phase, VirtualClock
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.embedded.controllers.manager import ControllerManager
+from kubesched.embedded.controllers.manager import WORKLOAD_KINDS, ControllerManager
 from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.embedded.kubelet.dra_driver import FakeGPUDriver, node_gpus
+from kubesched.embedded.kubelet.live import exit_code
 from kubesched.embedded.kubelet.model import KubeletModel
+from kubesched.embedded.kubelet.pod_status import exited_status, running_status
 from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import ManifestError
+from kubesched.errors import ManifestError, NotFoundError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.images.catalogue import ImageCatalogue
+from kubesched.modes.replay.controllers import (
+    ReplayControllers,
+    check_workload_images,
+    deletion_due,
+    preempted_by_scheduler,
+    run_seconds,
+)
 from kubesched.modes.replay.dra_gpus import allocated_devices
 from kubesched.modes.report.metrics import DRA_DEVICES_RESOURCE, AllocationTracker, PodTimeline, SeriesPoint
 from kubesched.modes.report.result import ReplayResult
@@ -113,6 +128,7 @@ def check_images(workload: Workload, catalogue: ImageCatalogue) -> None:
                         f"image {image!r} is not in the image catalogue {catalogue.where}",
                         f"Pod {wp.key}",
                     )
+    check_workload_images(workload.objects, catalogue)
 
 
 class _Run:
@@ -137,7 +153,7 @@ class _Run:
         self.origin = CLOCK_ORIGIN
         self.clock = VirtualClock(self.origin)
         self.cluster = MemoryCluster(self.clock, history_limit=1000, event_limit=1000)
-        self.controllers = ControllerManager(self.cluster, clock_now=self.clock.now).start()
+        self.controllers = ControllerManager(self.cluster, self.clock).start()
         self.catalogue = catalogue
         self.model = KubeletModel(
             self.clock,
@@ -154,6 +170,10 @@ class _Run:
             wp.key: PodTimeline(wp.key, wp.arrival) for wp in workload.pods
         }
         self.durations = {wp.key: wp.duration for wp in workload.pods}
+        #: pods the workload controllers created, in creation order (measured after the trace's)
+        self.controlled: list[str] = []
+        self.controlled_keys: set[str] = set()
+        self.workload_controllers: ReplayControllers | None = None
         self.requests: dict[str, Mapping[str, int]] = {}
         self.finish_timers: dict[str, Any] = {}
         self.status_timer: Any = None
@@ -169,6 +189,7 @@ class _Run:
         self.next_tick: list[float] = []
         self.pending = 0
         self.running = 0
+        self.running_keys = {wp.key for wp in workload.running}
         allocatable: dict[str, int] = {}
         for obj in workload.nodes:
             try:
@@ -225,16 +246,60 @@ class _Run:
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         tl = self.timelines.get(key)
         if tl is None:
+            if ev.type == "ADDED" and key not in self.running_keys:
+                self._controlled_pod(key, obj)
             return
         node = (obj.get("spec") or {}).get("nodeName")
+        controlled = key in self.controlled_keys
         if ev.type == "MODIFIED":
             old = ev.old_object or {}
             if node and not (old.get("spec") or {}).get("nodeName"):
                 self._bound(key, tl, obj, node)
+            if (
+                controlled
+                and meta.get("deletionTimestamp")
+                and not (old.get("metadata") or {}).get("deletionTimestamp")
+            ):
+                self._terminating(key, tl, obj)
         elif ev.type == "DELETED" and node and tl.finished is None and tl.bound is not None:
-            # deleted by someone else than the replay (a preemption victim)
-            tl.preempted = True
+            # deleted by someone else than the replay (a preemption victim; for a controller's
+            # pod, only when the scheduler says so)
+            tl.preempted = not controlled or preempted_by_scheduler(obj)
             self._finish(key, tl, node, delete=False)
+        elif ev.type == "DELETED" and controlled and tl.bound is None:
+            self.pending -= 1  # deleted while pending (a Job done, a scale-down)
+
+    def _controlled_pod(self, key: str, obj: Mapping[str, Any]) -> None:
+        """A pod a workload controller created: measured from now, running its ``run-seconds``."""
+        t = self.t()
+        self.timelines[key] = PodTimeline(key, t)
+        self.durations[key] = run_seconds(obj)
+        self.controlled.append(key)
+        self.controlled_keys.add(key)
+        self.pending += 1
+        if self.planners:
+            pod = Pod.from_manifest(obj)
+            for planner in self.planners:
+                planner.on_pod_pending(pod, t)
+
+    def _terminating(self, key: str, tl: PodTimeline, obj: Mapping[str, Any]) -> None:
+        """A controller's pod deleted gracefully: its containers stop now, the pod goes when its
+        grace period is over (no kubelet confirms it)."""
+        meta = obj.get("metadata") or {}
+        node = (obj.get("spec") or {}).get("nodeName")
+        if node and tl.bound is not None and tl.finished is None:
+            tl.preempted = preempted_by_scheduler(obj)
+            self._finish(key, tl, str(node), delete=False)
+        due = deletion_due(obj)
+        ns, name = str(meta.get("namespace") or "default"), str(meta.get("name"))
+
+        def remove() -> None:
+            try:
+                self.cluster.delete("Pod", ns, name, grace=True, grace_period_seconds=0)
+            except NotFoundError:
+                pass
+
+        self.clock.call_at(self.clock.now() if due is None else due, remove)
 
     def _bound(self, key: str, tl: PodTimeline, obj: Mapping[str, Any], node: str) -> None:
         t = self.t()
@@ -268,6 +333,10 @@ class _Run:
         tl.bytes_requested = record.bytes_requested
         tl.bytes_cache_hit = record.bytes_cache_hit
         tl.bytes_pulled = record.bytes_pulled
+        if key in self.controlled_keys:
+            ns, _, name = key.partition("/")
+            pod = self.cluster.get("Pod", ns, name)
+            self.cluster.patch_status("Pod", ns, name, running_status(pod, when, {}))
         duration = self.durations[key]
         if duration is not None:
             self.finish_timers[key] = self.clock.call_at(when + duration, lambda: self._finish(key, tl, node))
@@ -283,7 +352,16 @@ class _Run:
         self.running -= 1
         if delete:
             ns, _, name = key.partition("/")
-            self.cluster.delete("Pod", ns, name)
+            if (
+                key in self.controlled_keys
+            ):  # a controller's pod ends (Succeeded, or Failed with a non-zero exit code) and stays
+                pod = self.cluster.get("Pod", ns, name)
+                started = self.origin + (tl.started if tl.started is not None else t)
+                code = exit_code(pod) or 0  # an invalid annotation: exit 0, as the live kubelets
+                status = exited_status(pod, started, self.clock.now(), {}, code)
+                self.cluster.patch_status("Pod", ns, name, status)
+            else:
+                self.cluster.delete("Pod", ns, name)
 
     def _images_changed(self, node: str, when: float) -> None:
         phases = self.workload.status_phases
@@ -391,12 +469,18 @@ class _Run:
     def run(self) -> ReplayResult:
         wall0 = time.perf_counter()
         wl = self.workload
-        self.cluster.load([dict(n) for n in wl.nodes])
+        late = wl.node_arrivals
+        self.cluster.load([dict(n) for n in wl.nodes if (n.get("metadata") or {}).get("name") not in late])
         self.cluster.load([dict(o) for o in wl.objects])
         if self.dra:
             FakeGPUDriver(self.cluster).start()
         for obj in wl.nodes:
             name = str((obj.get("metadata") or {}).get("name"))
+            if name in late:
+                self.clock.call_at(
+                    self.origin + late[name], functools.partial(self._node_joins, obj), phase=Phase.ARRIVAL
+                )
+                continue
             self.model.add_node(name)
             if wl.images.get(name):
                 self.model.preload(name, wl.images[name], self.origin)
@@ -414,6 +498,8 @@ class _Run:
         )
         self.scheduler.start(queue_flushes=True)
         self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod_event)
+        if any(o.get("kind") in WORKLOAD_KINDS for o in wl.objects):
+            self.workload_controllers = ReplayControllers(self.cluster, self.clock, wl.objects).start()
         ctx = PlannerContext(
             self.model, self.cluster, self.scheduler, self.clock, self.catalogue, self.origin
         )
@@ -439,6 +525,8 @@ class _Run:
         end = self.t()
         self._samples_before(math.inf)
         self.scheduler.stop()
+        if self.workload_controllers is not None:
+            self.workload_controllers.stop()
         if self.progress is not None:
             self.progress(end, self.created, len(wl.pods))
         mean = self.tracker.mean_fractions()
@@ -448,7 +536,7 @@ class _Run:
             workload=wl.description,
             seed=self.seed,
             horizon=wl.horizon,
-            timelines=[self.timelines[wp.key] for wp in wl.pods],
+            timelines=[self.timelines[key] for key in [*(wp.key for wp in wl.pods), *self.controlled]],
             pull_metrics=self.model.metrics,
             mean_allocated_fraction=mean,
             series=self.series,
@@ -457,6 +545,12 @@ class _Run:
             wall_seconds=time.perf_counter() - wall0,
             planners=[type(p).__name__ for p in self.planners],
         )
+
+    def _node_joins(self, obj: Mapping[str, Any]) -> None:
+        """A node with a later arrival joins the cluster (its kubelet model starts empty)."""
+        name = str((obj.get("metadata") or {}).get("name"))
+        self.model.add_node(name)
+        self.cluster.create(dict(obj))
 
     def _start_running(self, wp: Any) -> None:
         """A pod already running at second 0 on ``spec.nodeName``: stored bound (the scheduler lists

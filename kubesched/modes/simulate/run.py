@@ -172,9 +172,7 @@ def run_simulation(
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
-    ControllerManager(
-        cluster, clock_now=clock.now
-    ).start()  # binds and creates claims as kube-controller-manager would
+    ControllerManager(cluster, clock).start()  # binds and creates claims as kube-controller-manager would
     expanded: list[str] = []
     if controllers:
         classes = {m.name: m.obj for m in manifests if m.kind == "PriorityClass"}

@@ -56,7 +56,7 @@ def test_deployment_as_kubectl_create_sends_it() -> None:
     assert decode_object(body) == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default", "generation": 0, "labels": {"app": "web"}},
+        "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
         "spec": {
             "replicas": 50,
             "selector": {"matchLabels": {"app": "web"}},

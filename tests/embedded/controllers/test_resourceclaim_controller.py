@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kubesched.clock import VirtualClock
-from kubesched.embedded.controllers.garbage_collector import GarbageCollector
+from kubesched.embedded.controllers.garbagecollector import GarbageCollector
 from kubesched.embedded.controllers.resourceclaim import (
     DELETE_PROTECTION_FINALIZER,
     ClaimNameError,
@@ -131,8 +131,15 @@ def cluster_with(*objs: Obj, gc: bool = True, **kw: Any) -> tuple[MemoryCluster,
     cluster.load(copy.deepcopy(list(objs)))
     ctrl = ResourceClaimController(cluster, clock_now=clock.now, **kw).start()
     if gc:
-        GarbageCollector(cluster).start()
+        GarbageCollector(cluster, clock).start()
     return cluster, ctrl
+
+
+def settle(cluster: MemoryCluster) -> None:
+    """Run the work the cluster's controllers queued on its virtual clock, at the current instant."""
+    clock = cluster._clock
+    assert isinstance(clock, VirtualClock)
+    clock.run_until(clock.now())
 
 
 def stored(obj: Obj) -> Obj:
@@ -394,6 +401,7 @@ def test_pod_deletion_releases_claim_and_garbage_collector_removes_it() -> None:
         lambda ev: seen.append((ev.type, ev.object.get("status"), ev.object["metadata"].get("finalizers"))),
     )
     cluster.delete("Pod", NS, POD)
+    settle(cluster)  # the garbage collector works from its queue on the cluster's clock
     assert claims(cluster) == []
     # released (reservation and allocation cleared), the finalizer dropped, then deleted
     assert seen == [
@@ -408,7 +416,9 @@ def test_garbage_collector_removes_orphans_at_start_and_keeps_owned_claims() -> 
     kept = make_claim("kept", owners=[owner()])
     replaced = make_claim("replaced", owners=[owner(POD, "older-uid")])
     unowned = make_claim("unowned")
-    cluster = MemoryCluster(VirtualClock(T0))
+    clock = VirtualClock(T0)
+    cluster = MemoryCluster(clock)
     cluster.load([orphan, kept, replaced, unowned, make_pod(claims=False)])
-    GarbageCollector(cluster).start()
+    GarbageCollector(cluster, clock).start()
+    clock.run_until(T0)
     assert [c["metadata"]["name"] for c in cluster.list("ResourceClaim").items] == ["kept", "unowned"]

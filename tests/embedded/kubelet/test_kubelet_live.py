@@ -241,3 +241,35 @@ def test_active_deadline_seconds_fails_the_pod() -> None:
     )
     clock.run_until(T0 + 100)  # the run-seconds timer does not fire on a failed pod
     assert mc.get("Pod", "default", "p1")["status"]["phase"] == "Failed"
+
+
+def test_exit_code_annotation_fails_the_pod_and_a_bad_value_exits_zero() -> None:
+    from kubesched.embedded.kubelet.live import EXIT_CODE_ANNOTATION
+
+    clock, mc, _ = _world()
+    for name, code in (("bad", "3"), ("odd", "x")):
+        pod = _pod(name, "a", run_seconds="5")
+        pod["metadata"]["annotations"][EXIT_CODE_ANNOTATION] = code
+        mc.create(pod)
+        _bind(mc, name)
+    clock.run_until(T0 + 20)  # pulled at +6, started at +7, exit at +12
+    bad = mc.get("Pod", "default", "bad")["status"]
+    assert bad["phase"] == "Failed"
+    assert bad["containerStatuses"][0]["state"] == {
+        "terminated": {
+            "exitCode": 3,
+            "reason": "Error",
+            "startedAt": "2023-11-14T22:13:27Z",
+            "finishedAt": "2023-11-14T22:13:32Z",
+        }
+    }
+    assert [(c["type"], c["status"], c.get("reason")) for c in bad["conditions"] if c["type"] == "Ready"] == [
+        ("Ready", "False", "PodFailed")
+    ]
+    assert mc.get("Pod", "default", "odd")["status"]["phase"] == "Succeeded"
+    assert _events(mc, "odd")[-1] == (
+        12.0,
+        "InvalidAnnotation",
+        "metadata.annotations[kubesched.io/exit-code]: invalid value 'x': must be an integer from 0 to 255; "
+        "the containers exit 0",
+    )
