@@ -89,6 +89,8 @@ FRAMEWORK = {
     "ReservePlugin",
     "ScoreExtensions",
     "ScorePlugin",
+    "SignFragment",
+    "SignPlugin",
     "Snapshot",
     "StateData",
     "StateNotFoundError",

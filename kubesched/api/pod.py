@@ -643,6 +643,40 @@ class Pod:
             return None
         return q
 
+    def stored_as(self, obj: Mapping[str, Any]) -> Pod | None:
+        """This pod's view of ``obj`` when ``obj`` is the copy an API server stored of the manifest
+        this pod was parsed from: the very same ``spec`` object, and ``metadata``/``status`` that
+        differ at most in what creation fills in (``uid``, ``resourceVersion``,
+        ``creationTimestamp``, ``generation``, the defaulted ``namespace`` and ``status.phase``;
+        ``apiVersion`` is not read). Returns None otherwise, so the caller parses ``obj`` in full.
+        Saves parsing every loaded pod twice (once to check the input, once from the store)."""
+        spec = obj.get("spec")
+        if spec is None or spec is not self.raw.get("spec"):
+            return None
+        meta = obj.get("metadata")
+        old_meta = self.raw.get("metadata")
+        status = obj.get("status") or {}
+        old_status = self.raw.get("status") or {}
+        if (
+            not isinstance(meta, Mapping)
+            or not isinstance(old_meta, Mapping)
+            or not isinstance(status, Mapping)
+        ):
+            return None
+        if str(meta.get("namespace") or "default") != self.namespace:
+            return None
+        if _without(meta, _STORE_META) != _without(old_meta, _STORE_META):
+            return None
+        if status is not old_status and _without(status, ("phase",)) != _without(old_status, ("phase",)):
+            return None
+        q = _copy_pod(self)
+        q.raw = obj  # type: ignore[assignment]
+        q.uid = str(meta.get("uid") or q.key)
+        q.resource_version = str(meta.get("resourceVersion") or "")
+        q.creation_timestamp = meta.get("creationTimestamp")
+        q.phase = str(status.get("phase") or "")
+        return q
+
     def with_nominated_node_name(self, node_name: str) -> Pod:
         """A shallow copy with ``status.nominatedNodeName`` replaced."""
         q = self.with_node_name(self.node_name)
@@ -669,3 +703,10 @@ def _slot_copier(cls: type[Pod]) -> Callable[[Pod], Pod]:
 
 
 _copy_pod = _slot_copier(Pod)
+
+#: metadata fields an API server fills in when it stores a new object (:meth:`Pod.stored_as`)
+_STORE_META = ("uid", "resourceVersion", "creationTimestamp", "generation", "namespace")
+
+
+def _without(d: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k not in keys}

@@ -55,8 +55,73 @@ MAX_EXPANDED_NODES = 4_000_000
 _ALIAS_RATIO_LOW = 400_000
 _ALIAS_RATIO_HIGH = 4_000_000
 
-#: Safe loader, C-accelerated when libyaml is available.
-FastLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+class _DirectConstruct:
+    """Builds the common case of a safe-loaded document directly: mappings whose keys are all plain
+    strings, sequences, string scalars and plain decimal integers become dicts, lists, strs and ints in one recursive walk of the
+    composed nodes; every other node (ints, booleans, nulls, floats, other keys, merge keys ``<<``,
+    explicit tags) goes to the safe constructor unchanged (``yaml/constructor.py:
+    SafeConstructor``), so the result equals ``yaml.load(..., SafeLoader)``'s. A node reached twice
+    through an alias is built once and shared, as the safe constructor does (recursive aliases are
+    refused by :func:`check_yaml` first)."""
+
+    def construct_document(self, node: Any) -> Any:
+        data = self._direct(node, {})
+        ctor: Any = self
+        while ctor.state_generators:
+            generators = ctor.state_generators
+            ctor.state_generators = []
+            for g in generators:
+                for _ in g:
+                    pass
+        ctor.constructed_objects = {}
+        ctor.recursive_objects = {}
+        ctor.deep_construct = False
+        return data
+
+    def _direct(self, node: Any, memo: dict[int, Any]) -> Any:
+        cls = node.__class__
+        tag = node.tag
+        if cls is yaml.ScalarNode:
+            if tag == _STR_TAG:
+                return node.value
+            if tag == _INT_TAG:
+                v = node.value
+                if (
+                    v.isascii() and v.isdigit() and (v[0] != "0" or v == "0")
+                ):  # plain decimal (a leading 0 is octal)
+                    return int(v)
+            return self.construct_object(node, deep=True)  # type: ignore[attr-defined]
+        key = id(node)
+        if key in memo:
+            return memo[key]
+        if cls is yaml.MappingNode and tag == _MAP_TAG:
+            pairs = node.value
+            scalar = yaml.ScalarNode
+            if all(k.__class__ is scalar and k.tag == _STR_TAG for k, _ in pairs):
+                out: Any = {k.value: self._direct(v, memo) for k, v in pairs}
+            else:
+                out = self.construct_object(node, deep=True)  # type: ignore[attr-defined]
+        elif cls is yaml.SequenceNode and tag == _SEQ_TAG:
+            out = [self._direct(v, memo) for v in node.value]
+        else:
+            out = self.construct_object(node, deep=True)  # type: ignore[attr-defined]
+        memo[key] = out
+        return out
+
+
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class FastLoader(_DirectConstruct, _SafeLoader):  # type: ignore[misc]
+    """Safe loader, C-accelerated when libyaml is available, with the direct construction of
+    :class:`_DirectConstruct`."""
+
 
 #: a document start marker line
 _DOC_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)

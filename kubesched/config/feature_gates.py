@@ -30,6 +30,7 @@ DEFAULTS: Final[Mapping[str, bool]] = {
     "DRADeviceBindingConditions": False,
     "SchedulerQueueingHints": True,
     "NominatedNodeNameForExpectation": True,
+    "OpportunisticBatching": True,
 }
 
 #: gates whose non-default value kubesched does not implement -> why

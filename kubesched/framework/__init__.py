@@ -18,6 +18,8 @@ Mirrors upstream ``k8s.io/kube-scheduler/framework`` (``interface.go``, ``cycle_
 * per-attempt state: :class:`CycleState` and :class:`StateData`;
 * the cluster as plugins see it: :class:`NodeInfo`, :class:`PodInfo`, :class:`Pod`, :class:`Node`,
   :class:`Snapshot`, and the :class:`Handle` a plugin is constructed with;
+* pod signatures for OpportunisticBatching: :class:`SignPlugin`, :class:`SignFragment` and the
+  shared signers in :mod:`kubesched.framework.signers`;
 * cluster events and queueing hints (:class:`ClusterEventWithHint`, :class:`QueueingHint`);
 * registration: :class:`Registry` and the ``kubesched.plugins`` entry-point group
   (:data:`ENTRY_POINT_GROUP`); plugin args are pydantic dataclasses with :data:`ARGS_CONFIG`.
@@ -70,6 +72,7 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.preemption import Candidate
@@ -84,6 +87,7 @@ from kubesched.framework.results import (
     PostFilterResult,
     PreFilterResult,
 )
+from kubesched.framework.signers import SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.sort_key import QueueSortKey
 from kubesched.framework.status import Code, FrameworkError, Status, is_rejected, is_success
@@ -140,6 +144,8 @@ __all__ = [
     "ReservePlugin",
     "ScoreExtensions",
     "ScorePlugin",
+    "SignFragment",
+    "SignPlugin",
     "Snapshot",
     "StateData",
     "StateNotFoundError",

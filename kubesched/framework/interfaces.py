@@ -35,6 +35,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.results import NodeScore, PostFilterResult, PreFilterResult
+from kubesched.framework.signers import SignFragment
 from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -201,6 +202,17 @@ class PostBindPlugin(Plugin):
 
     @abstractmethod
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+class SignPlugin(Plugin):
+    """Signs pods for OpportunisticBatching (upstream ``SignPlugin``): the parts of the pod this
+    plugin's PreFilter, Filter, PreScore and Score results depend on. A profile signs pods only
+    when every one of its PreFilter, Filter, PreScore and Score plugins implements this interface
+    (and no extender is configured); a non-Success status makes the pod unsignable (no batching
+    for it). Fragments: :class:`~kubesched.framework.signers.SignFragment`."""
+
+    @abstractmethod
+    def sign_pod(self, pod: Pod) -> tuple[Sequence[SignFragment] | None, Status | None]: ...
 
 
 class EnqueueExtensions(ABC):

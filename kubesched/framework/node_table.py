@@ -80,12 +80,21 @@ class LabelColumn:
     """Codes of one label key: ``codes[row]`` is 0 when the node lacks the label, else
     ``1 + values.index(value)``; ``vocab`` maps value -> code."""
 
-    __slots__ = ("codes", "vocab", "values")
+    __slots__ = ("codes", "vocab", "values", "_pairs")
 
     def __init__(self, capacity: int) -> None:
         self.codes: npt.NDArray[np.int32] = np.zeros(capacity, dtype=np.int32)
         self.vocab: dict[str, int] = {}
         self.values: list[str] = []
+        self._pairs: list[tuple[str, str]] = []
+
+    def pairs(self, key: str) -> list[tuple[str, str]]:
+        """``(key, value)`` per value, at ``code - 1`` (``key``: this column's label key), built as
+        the vocabulary grows: topology-pair dict keys without a tuple built per use."""
+        p, vals = self._pairs, self.values
+        if len(p) < len(vals):
+            p.extend((key, v) for v in vals[len(p) :])
+        return p
 
     def code(self, value: str | None) -> int:
         """The code of ``value`` (interned on first sight); 0 for ``None``."""
@@ -405,14 +414,60 @@ class NodeTable:
         self._derived_put(key, (self.version, col))
         return col
 
-    def match_counts(self, namespace: str, selector: LabelSelector) -> IntArray:
-        """Per row, the pods of its NodeInfo in ``namespace``, not terminating, whose labels match
-        ``selector`` (non-empty): ``podtopologyspread/common.go: countPodsMatchSelector`` for every
-        node, kept by pod deltas (:class:`~kubesched.framework.pod_match_index.PodMatchIndex`). The
-        array is valid until the table next changes; callers must not write to it."""
+    def match_counts(
+        self, namespace: str | None, selector: LabelSelector, terminating: bool = False
+    ) -> IntArray:
+        """Per row, the pods of its NodeInfo in ``namespace`` (``None``: any namespace) whose labels
+        match ``selector`` and, unless ``terminating``, that are not terminating:
+        ``podtopologyspread/common.go: countPodsMatchSelector`` for every node (and
+        InterPodAffinity's term counts with ``terminating=True``), kept by pod deltas
+        (:class:`~kubesched.framework.pod_match_index.PodMatchIndex`). The array is valid until
+        the table next changes; callers must not write to it."""
         if self._match_index is None:
             self._match_index = PodMatchIndex(self)
-        return self._match_index.counts(namespace, selector)
+        return self._match_index.counts(namespace, selector, terminating)
+
+    def domain_sums(self, key: Hashable, counts: IntArray, label_key: str) -> dict[tuple[str, str], int]:
+        """``{(label_key, value): Σ counts[row]}`` over the rows whose node has label ``label_key``
+        = ``value``, for the values with a positive sum; ``counts`` is a per-row column valid at the
+        current version (e.g. :meth:`match_counts`) that only changes on rows the table refreshes,
+        and ``key`` identifies it. Cached under ``(key, label_key)`` and updated for the changed
+        rows only. The returned dict is the cache's own: callers must copy it before changing it."""
+        ck = ("domain_sums", key, label_key)
+        entry: _DomainSums | None = self._derived_get(ck)
+        lc = self.label(label_key)
+        if entry is None or len(entry.codes) < self.capacity or len(counts) < self.capacity:
+            codes = lc.codes.copy()
+            cur = np.where(codes > 0, counts[: self.capacity], 0)
+            hit = np.flatnonzero(cur > 0)
+            sums = np.bincount(codes[hit], weights=cur[hit].astype(np.float64)).astype(np.int64)
+            present = np.flatnonzero(sums)
+            pairs = lc.pairs(label_key)
+            totals = dict(zip([pairs[c - 1] for c in present.tolist()], sums[present].tolist(), strict=True))
+            entry = _DomainSums(self.version, codes, cur, totals)
+        elif entry.version != self.version:
+            totals, old_codes, old_counts, new_codes = entry.totals, entry.codes, entry.counts, lc.codes
+            pairs = lc.pairs(label_key)
+            for row in self.changed_rows(entry.version):
+                nc = int(new_codes[row])
+                nn = int(counts[row]) if nc else 0
+                oc, on = int(old_codes[row]), int(old_counts[row])
+                if oc == nc and on == nn:
+                    continue
+                if on:
+                    pair = pairs[oc - 1]
+                    left = totals[pair] - on
+                    if left:
+                        totals[pair] = left
+                    else:
+                        del totals[pair]
+                if nn:
+                    pair = pairs[nc - 1]
+                    totals[pair] = totals.get(pair, 0) + nn
+                old_codes[row], old_counts[row] = nc, nn
+            entry.version = self.version
+        self._derived_put(ck, entry)
+        return entry.totals
 
     def aggregate(
         self,
@@ -460,6 +515,21 @@ class NodeTable:
         entry.version = self.version
         self._derived_put(key, entry)
         return total
+
+
+class _DomainSums:
+    """State of one :meth:`NodeTable.domain_sums` entry: per row the label code and count last
+    summed, and the per-value totals."""
+
+    __slots__ = ("version", "codes", "counts", "totals")
+
+    def __init__(
+        self, version: int, codes: npt.NDArray[np.int32], counts: IntArray, totals: dict[tuple[str, str], int]
+    ) -> None:
+        self.version = version
+        self.codes = codes
+        self.counts = counts
+        self.totals = totals
 
 
 class _Aggregate:

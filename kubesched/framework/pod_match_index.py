@@ -4,10 +4,13 @@ counterpart).
 
 Upstream's PodTopologySpread (``podtopologyspread/common.go: countPodsMatchSelector``) walks every
 pod of every node per scheduling cycle; InterPodAffinity walks the pods of nodes with affinity.
-Here a :class:`PodMatchIndex` keeps, for each registered ``(namespace, selector)``, an ``int64``
-column over the node table's rows: ``counts[row]`` = pods on that row's NodeInfo that are in
-``namespace``, not terminating (no ``deletionTimestamp``) and whose labels match ``selector``.
-Exactly ``count_pods_match_selector(ni.pods, selector, namespace)``, as the property tests check.
+Here a :class:`PodMatchIndex` keeps, for each registered ``(namespace, selector, terminating)``,
+an ``int64`` column over the node table's rows: ``counts[row]`` = pods on that row's NodeInfo that
+are in ``namespace`` (``None``: in any namespace), whose labels match ``selector`` and, unless
+``terminating``, that are not terminating (no ``deletionTimestamp``). With ``terminating=False``
+that is exactly ``count_pods_match_selector(ni.pods, selector, namespace)`` (PodTopologySpread);
+InterPodAffinity counts terminating pods too (``interpodaffinity/filtering.go:
+getIncomingAffinityAntiAffinityCounts`` walks ``nodeInfo.Pods``), as the property tests check.
 
 Maintenance: the index remembers, per row, the pod objects it last counted. On each query it
 diffs the rows the table refreshed since (:meth:`NodeTable.changed_rows`: pods added, removed,
@@ -60,11 +63,15 @@ MAX_SELECTORS = 256
 class _Column:
     """One registered selector: its counts and the ``In`` requirement that gates it (or None)."""
 
-    __slots__ = ("namespace", "selector", "counts", "gate_key", "gate_values")
+    __slots__ = ("namespace", "selector", "terminating", "counts", "gate_key", "gate_values")
 
-    def __init__(self, namespace: str, selector: LabelSelector, capacity: int) -> None:
+    def __init__(
+        self, namespace: str | None, selector: LabelSelector, terminating: bool, capacity: int
+    ) -> None:
         self.namespace = namespace
         self.selector = selector
+        #: terminating pods are counted too
+        self.terminating = terminating
         self.counts: IntArray = np.zeros(capacity, dtype=np.int64)
         gate = next((r for r in selector.requirements if r.operator == "In"), None)
         self.gate_key = gate.key if gate is not None else None
@@ -105,8 +112,10 @@ class _Namespace:
         return not self.gated and not self.ungated
 
     def apply(self, pod: Pod, row: int, delta: int) -> None:
-        """Add ``delta`` on ``row`` to every column whose selector matches ``pod``'s labels."""
+        """Add ``delta`` on ``row`` to every column whose selector matches ``pod``'s labels (a
+        terminating pod: only the columns that count terminating pods)."""
         labels = pod.labels
+        live = pod.deletion_timestamp is None
         for key, by_value in self.gated.items():
             v = labels.get(key)
             if v is None:
@@ -114,15 +123,11 @@ class _Namespace:
             cols = by_value.get(v)
             if cols:
                 for col in cols:
-                    if col.selector.matches(labels):
+                    if (live or col.terminating) and col.selector.matches(labels):
                         col.counts[row] += delta
         for col in self.ungated:
-            if col.selector.matches(labels):
+            if (live or col.terminating) and col.selector.matches(labels):
                 col.counts[row] += delta
-
-
-def _counted(pod: Pod) -> bool:
-    return pod.deletion_timestamp is None
 
 
 class PodMatchIndex:
@@ -133,10 +138,11 @@ class PodMatchIndex:
         self.table = table
         #: table version the columns reflect
         self.version = table.version
-        #: per row: the counted pods (``id(pod) -> pod``; terminating pods are not kept)
+        #: per row: the pods counted last (``id(pod) -> pod``)
         self.row_pods: list[dict[int, Pod]] = []
-        self.columns: OrderedDict[tuple[str, LabelSelector], _Column] = OrderedDict()
-        self.namespaces: dict[str, _Namespace] = {}
+        self.columns: OrderedDict[tuple[str | None, LabelSelector, bool], _Column] = OrderedDict()
+        #: columns by namespace (``None``: the columns of every namespace)
+        self.namespaces: dict[str | None, _Namespace] = {}
         self._read_all()
 
     def _read_all(self) -> None:
@@ -144,25 +150,28 @@ class PodMatchIndex:
         self.row_pods = [{} for _ in range(self.table.capacity)]
         for row, ni in enumerate(infos):
             if ni is not None:
-                self.row_pods[row] = {id(pi.pod): pi.pod for pi in ni.pods if _counted(pi.pod)}
+                self.row_pods[row] = {id(pi.pod): pi.pod for pi in ni.pods}
         self.version = self.table.version
 
-    def counts(self, namespace: str, selector: LabelSelector) -> IntArray:
-        """The per-row column of ``(namespace, selector)`` (a non-empty selector), registered on
-        first use. Valid until the table next changes; callers must not write to it."""
+    def counts(self, namespace: str | None, selector: LabelSelector, terminating: bool = False) -> IntArray:
+        """The per-row column of ``(namespace, selector, terminating)`` (see the module docstring;
+        ``namespace=None``: every namespace), registered on first use. Valid until the table next
+        changes; callers must not write to it."""
         self.sync()
-        key = (namespace, selector)
+        key = (namespace, selector, terminating)
         col = self.columns.get(key)
         if col is not None:
             self.columns.move_to_end(key)
             return col.counts
-        col = _Column(namespace, selector, self.table.capacity)
+        col = _Column(namespace, selector, terminating, self.table.capacity)
         counts, matches = col.counts, selector.matches
         gk, gv = col.gate_key, col.gate_values
         for row, pods in enumerate(self.row_pods):
             n = 0
             for p in pods.values():
-                if p.namespace != namespace:
+                if namespace is not None and p.namespace != namespace:
+                    continue
+                if not terminating and p.deletion_timestamp is not None:
                     continue
                 labels = p.labels
                 if gk is not None and labels.get(gk) not in gv:
@@ -197,17 +206,22 @@ class PodMatchIndex:
         for row in table.changed_rows(self.version):
             ni = infos[row]
             old = row_pods[row]
-            new = {id(pi.pod): pi.pod for pi in ni.pods if _counted(pi.pod)} if ni is not None else {}
+            new = {id(pi.pod): pi.pod for pi in ni.pods} if ni is not None else {}
             if namespaces:
+                every = namespaces.get(None)
                 for k, p in old.items():
                     if k not in new:
                         ns = namespaces.get(p.namespace)
                         if ns is not None:
                             ns.apply(p, row, -1)
+                        if every is not None:
+                            every.apply(p, row, -1)
                 for k, p in new.items():
                     if k not in old:
                         ns = namespaces.get(p.namespace)
                         if ns is not None:
                             ns.apply(p, row, 1)
+                        if every is not None:
+                            every.apply(p, row, 1)
             row_pods[row] = new
         self.version = table.version

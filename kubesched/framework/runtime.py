@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from time import perf_counter
+from time import monotonic, perf_counter
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
@@ -61,7 +61,9 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.metrics_sink import NULL_SINK, MetricsSink, code_label
 from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.opportunistic_batch import OpportunisticBatch
 from kubesched.framework.options import FrameworkOptions
+from kubesched.framework.pod_signer import PodSigner
 from kubesched.framework.preemption import PreemptionExtender
 from kubesched.framework.profile import ResolvedPlugins, resolve_plugins
 from kubesched.framework.recorder import status_dict
@@ -248,6 +250,25 @@ class Framework:
         self._filter_without_batch: list[str] = [
             pl.NAME for pl, f in zip(self.filter_plugins, self.filter_forms, strict=True) if f.batch is None
         ]
+        #: the profile's ``SignPod`` (pod signatures for OpportunisticBatching)
+        self.signer = PodSigner(
+            self.profile_name,
+            [*self.pre_filter_plugins, *self.filter_plugins, *self.pre_score_plugins, *self.score_plugins],
+            bool(self.extenders),
+            self.sink,
+        )
+        #: OpportunisticBatching's state (feature gate ``OpportunisticBatching``) or None when off
+        self.batch: OpportunisticBatch | None = None
+        if self.feature_gates.get("OpportunisticBatching", False):
+            self.batch = OpportunisticBatch(
+                self.profile_name,
+                sign=self.signer.sign_pod,
+                run_filter=self.run_filter_plugins,
+                node_info=lambda name: self.snapshot().get(name),
+                now=self.clock.now if self.clock is not None else monotonic,
+                rng=self.rng,
+                sink=self.sink,
+            )
 
     def _without_unavailable(self, plugins_cfg: Any, registry: Registry) -> Any:
         """A copy of the plugins config without plugins that are not implemented (default profile only)."""

@@ -51,6 +51,10 @@ POD_SCHEDULING_ATTEMPTS: Final = "scheduler_pod_scheduling_attempts"
 PERMIT_WAIT_DURATION: Final = "scheduler_permit_wait_duration_seconds"
 CACHE_SIZE: Final = "scheduler_scheduler_cache_size"
 GOROUTINES: Final = "scheduler_goroutines"
+BATCH_ATTEMPTS: Final = "scheduler_batch_attempts_total"
+BATCH_CACHE_FLUSHED: Final = "scheduler_batch_cache_flushed_total"
+GET_NODE_HINT_DURATION: Final = "scheduler_get_node_hint_duration_seconds"
+STORE_SCHEDULE_RESULTS_DURATION: Final = "scheduler_store_schedule_results_duration_seconds"
 
 #: ``result`` label values of ``schedule_attempts_total`` / ``scheduling_attempt_duration_seconds``
 SCHEDULED: Final = "scheduled"
@@ -201,6 +205,32 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         "gauge",
         ("operation",),
         "[ALPHA] Number of running goroutines split by the work they do such as binding.",
+    ),
+    MetricSpec(
+        BATCH_ATTEMPTS,
+        "counter",
+        ("profile", "result"),
+        "[ALPHA] Counts of results when we attempt to use batching.",
+    ),
+    MetricSpec(
+        BATCH_CACHE_FLUSHED,
+        "counter",
+        ("profile", "reason"),
+        "[ALPHA] Counts of cache flushes by reason.",
+    ),
+    MetricSpec(
+        GET_NODE_HINT_DURATION,
+        "histogram",
+        ("hinted", "profile"),
+        "[ALPHA] Latency for getting a node hint.",
+        exponential_buckets(0.00001, 2, 12),
+    ),
+    MetricSpec(
+        STORE_SCHEDULE_RESULTS_DURATION,
+        "histogram",
+        ("profile",),
+        "[ALPHA] Latency for getting a no.",
+        exponential_buckets(0.00001, 2, 12),
     ),
 )
 """Every metric kubesched exports, in upstream registration order."""

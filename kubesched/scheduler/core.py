@@ -390,7 +390,9 @@ class Scheduler:
         pod = qpi.pod
         self.cache.update_snapshot(self.snapshot)
         try:
-            result = self.placement.schedule_pod(fwk, state, pod, self.snapshot)
+            result = self.placement.schedule_pod(
+                fwk, state, pod, self.snapshot, self.queue.scheduling_cycle()
+            )
         except NoNodesAvailableError as e:
             self.handle_failure(
                 fwk, qpi, Status(Code.UnschedulableAndUnresolvable, str(e)), CLEAR_NOMINATION, start

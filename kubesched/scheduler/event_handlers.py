@@ -14,7 +14,7 @@ other pod is unaffected.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.api import kinds
@@ -164,6 +164,8 @@ class EventHandlers:
         self._malformed: set[tuple[str, str]] = set()
         self._reported_bound: dict[str, str] = {}
         self._nodes: dict[str, Node] = {}
+        #: pods parsed by the caller from the manifests it loaded, by ``namespace/name`` (:meth:`prime`)
+        self._primed: dict[str, Pod] = {}
 
     # ---- parsing --------------------------------------------------------------------------------
 
@@ -176,12 +178,27 @@ class EventHandlers:
             return p
         if ck in self._malformed:
             return None
+        if self._primed:
+            hint = self._primed.pop(_key(obj), None)
+            if hint is not None:
+                p = hint.stored_as(obj)
+                if p is not None:
+                    self._pods[ck] = p
+                    return p
         try:
             p = Pod.from_manifest(obj)
         except ManifestError as e:
             return self._malformed_pod(obj, ck, e)
         self._pods[ck] = p
         return p
+
+    def prime(self, pods: Iterable[Pod]) -> None:
+        """Pods the caller already parsed from the manifests it loaded into the cluster (a
+        simulation checks its input first): the first object seen of each ``namespace/name`` is
+        read through :meth:`Pod.stored_as` instead of being parsed again when it is the stored
+        copy of that manifest (else it is parsed as usual). Each primed pod is used at most once."""
+        for p in pods:
+            self._primed[p.key] = p
 
     def _malformed_pod(self, obj: Mapping[str, Any], ck: tuple[str, str], err: ManifestError) -> Pod | None:
         key = _key(obj)

@@ -18,6 +18,7 @@ from kubesched.api.pod import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError
 from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.opportunistic_batch import SortedScoredNodes
 from kubesched.framework.recorder import CycleRecorder
 from kubesched.framework.results import NodePluginScores, PluginScore
 from kubesched.framework.runtime import Framework
@@ -91,31 +92,59 @@ class Placement:
         self._feasible_rows: Any = None
         self._table: Any = None
         self._table_list: Any = None
-        #: position of the node :meth:`select_host_batch` chose last in the list it was given
+        #: position of the node :meth:`select_host_batch` / :meth:`select_host` chose last in the
+        #: list it was given
         self.selected_index = 0
+        #: the current cycle's count while OpportunisticBatching runs for it, its hint and signature
+        self._batch_cycle: int | None = None
+        self._hint = ""
+        self._signature: bytes | None = None
+        #: batch Filter chunks whose rejected nodes' exact statuses are not computed yet (resolved
+        #: by :meth:`resolve_deferred_statuses` when no node fits) and how many nodes they hold
+        self._deferred: list[tuple[Any, Any, Any, Any, dict[int, Status | None]]] = []
+        self._deferred_count = 0
 
-    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> ScheduleResult:
-        """Upstream ``pkg/scheduler/schedule_one.go`` ``schedulePod``. Raises
-        :class:`NoNodesAvailableError`, :class:`FitError` or :class:`SchedulingError`."""
+    def schedule_pod(
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot, cycle: int | None = None
+    ) -> ScheduleResult:
+        """Upstream ``pkg/scheduler/schedule_one.go`` ``schedulePod``. ``cycle`` is the scheduling
+        queue's cycle count of this attempt; with it, and the profile's OpportunisticBatching on,
+        the previous cycle's ranking may give a node hint and this cycle's results are stored
+        (:mod:`kubesched.framework.opportunistic_batch`). Raises :class:`NoNodesAvailableError`,
+        :class:`FitError` or :class:`SchedulingError`."""
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailableError()
         self._feasible_rows = None
         self._table = snapshot.node_table if not self.extenders else None
         self._table_list = snapshot.node_info_list
+        batch = fwk.batch if cycle is not None else None
+        self._batch_cycle = cycle if batch is not None else None
+        self._hint = ""
+        self._signature = None
+        self._deferred = []
+        self._deferred_count = 0
         try:
             feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
             rows = self._feasible_rows
+            if not feasible:
+                self.resolve_deferred_statuses(fwk, state, pod, diagnosis)
         finally:
             self._feasible_rows = None
             self._table = None
             self._table_list = None
+            self._batch_cycle = None
+        hint, signature = self._hint, self._signature
         if not feasible:
             raise FitError(pod.key, snapshot.num_nodes(), diagnosis)
-        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        evaluated = len(feasible) + len(diagnosis.node_to_status) + self._deferred_count
+        self._deferred = []
+        self._deferred_count = 0
         rec = state.recorder
         if len(feasible) == 1:
             if rec is not None:
                 rec.selected_node = feasible[0].name
+            if batch is not None:
+                batch.store_schedule_results(signature, hint, feasible[0].name, None, cycle or 0)
             return ScheduleResult(feasible[0].name, evaluated, 1)
         if rows is not None and fwk.has_score_plugins():
             if rec is not None:
@@ -125,6 +154,9 @@ class Placement:
             if rec is not None:
                 rec.selected_node = host
                 rec.selected_index = self.selected_index
+            if batch is not None:
+                others = SortedScoredNodes(_Names(feasible), totals.copy(), self.selected_index, self.rng)
+                batch.store_schedule_results(signature, hint, host, others, cycle or 0)
             return ScheduleResult(host, evaluated, len(feasible))
         if rec is not None:
             rec.score_path = PER_NODE
@@ -132,6 +164,14 @@ class Placement:
         host = self.select_host(scores)
         if rec is not None:
             rec.selected_node = host
+        if batch is not None:
+            others = SortedScoredNodes(
+                [nps.name for nps in scores],
+                [nps.total_score for nps in scores],
+                self.selected_index,
+                self.rng,
+            )
+            batch.store_schedule_results(signature, hint, host, others, cycle or 0)
         return ScheduleResult(host, evaluated, len(feasible))
 
     def find_nodes_that_fit_pod(
@@ -150,10 +190,19 @@ class Placement:
             diagnosis.pre_filter_msg = s.message()
             diagnosis.add_plugin_status(s)
             return [], diagnosis
-        if pod.nominated_node_name:
-            ni = snapshot.get(pod.nominated_node_name)
+        hint = ""
+        if self._batch_cycle is not None and fwk.batch is not None:
+            # the hint is asked for even when the pod has a nominated node (upstream does the same)
+            hint, self._signature = fwk.batch.get_node_hint(state, pod, self._batch_cycle)
+            self._hint = hint
+        # the nominated node (set by preemption) is tried first, else the batch's hint
+        # (``evaluateNominatedNode``: Filter and extenders on that node alone)
+        nnn = pod.nominated_node_name or hint
+        if nnn:
+            ni = snapshot.get(nnn)
             if ni is not None:
-                feasible = self._filter_and_extend(fwk, state, pod, diagnosis, [ni], len(all_nodes))
+                feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
+                feasible = self.run_extender_filters(pod, feasible, diagnosis)
                 if feasible:
                     return feasible, diagnosis
         if pre_res is None or pre_res.node_names is None:
@@ -176,7 +225,7 @@ class Placement:
         num_all_nodes: int,
     ) -> list[NodeInfo]:
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
-        processed = len(feasible) + len(diagnosis.node_to_status)
+        processed = len(feasible) + len(diagnosis.node_to_status) + self._deferred_count
         if num_all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % num_all_nodes
         feasible2 = self.run_extender_filters(pod, feasible, diagnosis)
@@ -296,7 +345,9 @@ class Placement:
     ) -> list[NodeInfo] | None:
         """Vectorised :meth:`find_nodes_that_pass_filters` over the whole snapshot list: filter
         masks per chunk of the visiting order; only rejected visited nodes (for their exact
-        statuses) and nodes with nominated pods go through the per-node path. ``None``: not
+        statuses) and nodes with nominated pods go through the per-node path. Without a recorder
+        the rejected nodes' statuses are put off until no node fits (a scheduled pod's diagnosis
+        is never read: only its count of evaluated nodes, which the masks give). ``None``: not
         possible for this pod (a batch form declined; ``why`` says which), nothing was recorded.
         Plugin evaluations are counted and the recorder (when attached) gets the same verdicts
         as the per-node path would record, in the same node order."""
@@ -309,7 +360,6 @@ class Placement:
                     (table.rows.get(x, -1) for x in names), dtype=np.int64, count=len(names)
                 )
         infos = table.infos
-        statuses = diagnosis.node_to_status
         feasible: list[NodeInfo] = []
         feasible_rows: list[Any] = []
         first_out: list[Any] = []
@@ -342,45 +392,25 @@ class Placement:
                 if known:
                     counted = np.delete(counted, [i for i in known if i < cut])
                 fwk.record_filter_batch_evaluations(state, counted)
-            plugins = fwk.filter_plugins
-            status_keys = (
-                self._status_keys(fwk, state, pod, table, rows, rejected, first)
-                if len(rejected) > 1
-                else None
-            )
-            shared: dict[tuple[int, int], Status] = {}
-            rejected_status: dict[int, Status | None] = {}
-            for i in rejected.tolist():
-                ni = infos[rows[i]]
-                if i in known:
-                    s = known[i]
-                elif status_keys is not None and status_keys[i] >= 0:
-                    # rows whose first rejecting plugin gives the same key get equal statuses
-                    k = (int(first[i]), int(status_keys[i]))
-                    rep = shared.get(k)
-                    if rep is None:
-                        s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
-                        if s is not None and s.is_rejected():
-                            shared[k] = s
-                    else:
-                        s = Status(rep.code, *rep.reasons, err=rep.err, plugin=rep.plugin)
-                else:
-                    # earlier plugins pass this node (their masks say so): only the first rejecting one runs
-                    s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
-                if s is None or s.code == Code.Success:
-                    raise SchedulingError(
-                        Status(
-                            Code.Error,
-                            f"batch Filter rejected node {ni.name} that the per-node Filter accepts",
-                        )
-                    )
-                if s.is_rejected():
-                    statuses.set(ni.name, s)
-                    diagnosis.add_plugin_status(s)
-                else:
-                    raise SchedulingError(s)
-                rejected_status[i] = s
-            if rec is not None and known_rec is not None:
+            if rec is None:
+                # the exact statuses of rejected nodes are needed only when no node fits (the
+                # FitError's diagnosis, PostFilter) or for a recorder: resolved then
+                self._deferred.append((table, rows, rejected, first, known))
+                # a node already holding a status (the nominated node tried first) is counted once
+                dup = 0
+                already = diagnosis.node_to_status.statuses
+                if already and len(rejected):
+                    rejected_rows = rows[rejected]
+                    for name in already:
+                        r = table.rows.get(name)
+                        if r is not None and bool((rejected_rows == r).any()):
+                            dup += 1
+                self._deferred_count += len(rejected) - dup
+            else:
+                rejected_status = self._resolve_rejected(
+                    fwk, state, pod, diagnosis, table, rows, rejected, first, known
+                )
+                assert known_rec is not None
                 rec.record_filter_chunk(
                     infos,
                     rows[:cut].tolist(),
@@ -391,7 +421,7 @@ class Placement:
                     state.skip_filter_plugins,
                 )
             ok_rows = rows[:cut][visited]
-            feasible.extend([infos[r] for r in ok_rows.tolist()])
+            feasible.extend(map(infos.__getitem__, ok_rows.tolist()))
             feasible_rows.append(ok_rows)
             need -= len(ok_rows)
             offset += cut
@@ -399,6 +429,71 @@ class Placement:
         self._feasible_rows = np.concatenate(feasible_rows) if len(feasible_rows) != 1 else feasible_rows[0]
         table.note_rows(feasible, self._feasible_rows)
         return feasible
+
+    def _resolve_rejected(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        table: Any,
+        rows: Any,
+        rejected: Any,
+        first: Any,
+        known: dict[int, Status | None],
+    ) -> dict[int, Status | None]:
+        """The exact statuses of the rejected rows of one batch chunk (the first rejecting
+        plugin's per-node Filter, shared among rows whose status keys are equal), set in
+        ``diagnosis``; raises :class:`SchedulingError` for an Error status or a row the per-node
+        Filter accepts."""
+        infos = table.infos
+        statuses = diagnosis.node_to_status
+        plugins = fwk.filter_plugins
+        status_keys = (
+            self._status_keys(fwk, state, pod, table, rows, rejected, first) if len(rejected) > 1 else None
+        )
+        shared: dict[tuple[int, int], Status] = {}
+        rejected_status: dict[int, Status | None] = {}
+        for i in rejected.tolist():
+            ni = infos[rows[i]]
+            if i in known:
+                s = known[i]
+            elif status_keys is not None and status_keys[i] >= 0:
+                # rows whose first rejecting plugin gives the same key get equal statuses
+                k = (int(first[i]), int(status_keys[i]))
+                rep = shared.get(k)
+                if rep is None:
+                    s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
+                    if s is not None and s.is_rejected():
+                        shared[k] = s
+                else:
+                    s = Status(rep.code, *rep.reasons, err=rep.err, plugin=rep.plugin)
+            else:
+                # earlier plugins pass this node (their masks say so): only the first rejecting one runs
+                s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
+            if s is None or s.code == Code.Success:
+                raise SchedulingError(
+                    Status(
+                        Code.Error,
+                        f"batch Filter rejected node {ni.name} that the per-node Filter accepts",
+                    )
+                )
+            if s.is_rejected():
+                statuses.set(ni.name, s)
+                diagnosis.add_plugin_status(s)
+            else:
+                raise SchedulingError(s)
+            rejected_status[i] = s
+        return rejected_status
+
+    def resolve_deferred_statuses(
+        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> None:
+        """Set the statuses of the rejected nodes whose per-node Filter the batch path put off
+        (:meth:`_resolve_rejected` per chunk, in visiting order)."""
+        deferred, self._deferred, self._deferred_count = self._deferred, [], 0
+        for table, rows, rejected, first, known in deferred:
+            self._resolve_rejected(fwk, state, pod, diagnosis, table, rows, rejected, first, known)
 
     @staticmethod
     def _status_keys(
@@ -530,22 +625,43 @@ class Placement:
         return scores
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
-        """Pick uniformly at random among the highest totals (reservoir sampling, v1.34 ``selectHost``)."""
+        """Pick uniformly at random among the highest totals (reservoir sampling: the same choice
+        as v1.35's score heap, whose random tie-break makes every top node equally likely). The
+        chosen position is left in ``selected_index``."""
         if not scores:
             raise SchedulingError(Status(Code.Error, "empty priorityList"))
-        best = scores[0]
-        max_score = best.total_score
+        best = 0
+        max_score = scores[0].total_score
         count = 1
-        for nps in scores[1:]:
-            if nps.total_score > max_score:
-                max_score = nps.total_score
-                best = nps
+        for i in range(1, len(scores)):
+            t = scores[i].total_score
+            if t > max_score:
+                max_score = t
+                best = i
                 count = 1
-            elif nps.total_score == max_score:
+            elif t == max_score:
                 count += 1
                 if self.rng.randrange(count) == 0:
-                    best = nps
-        return best.name
+                    best = i
+        self.selected_index = best
+        return scores[best].name
+
+
+class _Names(Sequence[str]):
+    """The names of a list of NodeInfos, read on demand (a stored ranking is rarely read)."""
+
+    __slots__ = ("_nodes",)
+
+    def __init__(self, nodes: list[NodeInfo]) -> None:
+        self._nodes = nodes
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [ni.name for ni in self._nodes[i]]
+        return self._nodes[i].name
 
 
 def _draw_zero(rng: random.Random, counts: list[int]) -> list[bool]:

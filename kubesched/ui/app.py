@@ -23,7 +23,7 @@ from aiohttp import web
 
 from kubesched import __version__
 from kubesched.errors import KubeschedError
-from kubesched.ui.cluster_view import filter_pods, node_rows, page, pod_rows
+from kubesched.ui.cluster_view import filter_pods, node_rows, page, pod_parser, pod_rows
 from kubesched.ui.explain import ExplainError, Explanation
 from kubesched.ui.reports import report_view
 from kubesched.ui.security import security_middleware
@@ -123,7 +123,8 @@ class _Api:
         else:
             assert self.live is not None
             nodes, pods, statuses = self.live.objects("Node"), self.live.objects("Pod"), self.live.statuses()
-        value = (node_rows(nodes, pods), pod_rows(pods, statuses))
+        parse = pod_parser()
+        value = (node_rows(nodes, pods, parse), pod_rows(pods, statuses, parse))
         if key[0] == "live":
             self._rows = {k: v for k, v in self._rows.items() if k[0] != "live"}
         self._rows[key] = value

@@ -9,7 +9,7 @@ storage bytes, ``pods`` a count, extended resources their integer amount.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,16 @@ from kubesched.api.pod import Pod
 from kubesched.embedded.selector import compile_selector
 from kubesched.errors import ManifestError
 
-__all__ = ["PodStatus", "STATUS_ORDER", "node_rows", "pod_rows", "filter_pods", "live_pod_status", "page"]
+__all__ = [
+    "PodStatus",
+    "STATUS_ORDER",
+    "node_rows",
+    "pod_parser",
+    "pod_rows",
+    "filter_pods",
+    "live_pod_status",
+    "page",
+]
 
 Obj = Mapping[str, Any]
 
@@ -72,18 +81,52 @@ def live_pod_status(obj: Obj) -> PodStatus:
     return PodStatus("Pending")
 
 
-def _parse_pod(obj: Obj) -> Pod | None:
+@dataclass(frozen=True, slots=True)
+class PodFigures:
+    """What the node and pod tables read of a parsed pod: ``priority`` and ``requests``
+    (resource name -> amount, millicores for cpu, bytes for memory)."""
+
+    priority: int
+    requests: Mapping[str, int]
+
+
+def _parse_pod(obj: Obj) -> PodFigures | None:
+    """The pod's :class:`PodFigures`, or None for a malformed pod."""
     try:
-        return Pod.from_manifest(obj)
+        p = Pod.from_manifest(obj)
     except ManifestError:
         return None
+    return PodFigures(p.priority, p.requests)
 
 
-def node_rows(nodes: Iterable[Obj], pods: Iterable[Obj]) -> list[dict[str, Any]]:
+PodParser = Callable[[Obj], "PodFigures | None"]
+
+
+def pod_parser() -> PodParser:
+    """A pod parser that parses each object once (by identity; the caller keeps the objects alive
+    while it uses the parser) and keeps only its :class:`PodFigures`: :func:`node_rows` and
+    :func:`pod_rows` of one listing share it, so 20,000 pods are parsed once instead of twice.
+    Malformed pods give None."""
+    seen: dict[int, PodFigures | None] = {}
+
+    def parse(obj: Obj) -> PodFigures | None:
+        k = id(obj)
+        if k in seen:
+            return seen[k]
+        p = seen[k] = _parse_pod(obj)
+        return p
+
+    return parse
+
+
+def node_rows(
+    nodes: Iterable[Obj], pods: Iterable[Obj], parse: PodParser = _parse_pod
+) -> list[dict[str, Any]]:
     """One row per node, by name: ``{"name", "zone", "region", "unschedulable", "taints": ["k=v:Effect"],
     "labels", "resources": {name: {"allocatable", "requested"}}, "pods": {"count", "allocatable"},
     "images": [{"names", "sizeBytes"}] (at most 50, as the kubelet reports), "imageCount", "ready"}``.
-    Malformed nodes are listed with an ``error`` and no resources."""
+    Malformed nodes are listed with an ``error`` and no resources. ``parse``: the pod parser
+    (e.g. one :func:`pod_parser` shared with :func:`pod_rows`)."""
     requested: dict[str, dict[str, int]] = {}
     counts: dict[str, int] = {}
     for obj in pods:
@@ -91,7 +134,7 @@ def node_rows(nodes: Iterable[Obj], pods: Iterable[Obj]) -> list[dict[str, Any]]
         if not node or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             continue
         counts[node] = counts.get(node, 0) + 1
-        p = _parse_pod(obj)
+        p = parse(obj)
         if p is None:
             continue
         acc = requested.setdefault(node, {})
@@ -158,7 +201,9 @@ def _res_order(name: str) -> tuple[int, str]:
     return ({"cpu": 0, "memory": 1, "ephemeral-storage": 2}.get(name, 3), name)
 
 
-def pod_rows(pods: Iterable[Obj], status_of: Mapping[str, PodStatus]) -> list[dict[str, Any]]:
+def pod_rows(
+    pods: Iterable[Obj], status_of: Mapping[str, PodStatus], parse: PodParser = _parse_pod
+) -> list[dict[str, Any]]:
     """One row per pod: ``{"key", "namespace", "name", "node", "status", "message", "attempts",
     "labels", "priority", "requests", "nominatedNode", "schedulerName"}``; ``status_of`` overrides
     :func:`live_pod_status` per ``namespace/name`` (a simulation's outcomes). Sorted by
@@ -169,7 +214,7 @@ def pod_rows(pods: Iterable[Obj], status_of: Mapping[str, PodStatus]) -> list[di
         spec = obj.get("spec") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
         st = status_of.get(key) or live_pod_status(obj)
-        p = _parse_pod(obj)
+        p = parse(obj)
         rows.append(
             {
                 "key": key,

@@ -29,6 +29,7 @@ def test_v135_defaults() -> None:
         "DRASchedulerFilterTimeout",
         "SchedulerQueueingHints",
         "NominatedNodeNameForExpectation",
+        "OpportunisticBatching",
     }
     assert gates == dict(DEFAULTS)
 

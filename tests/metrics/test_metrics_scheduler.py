@@ -76,7 +76,9 @@ def test_run_with_metrics_exports_upstream_names_labels_and_values() -> None:
         f'scheduler_framework_extension_point_duration_seconds_count{{extension_point="Score",{PROFILE},status="Success"}}': 2,
         f'scheduler_framework_extension_point_duration_seconds_count{{extension_point="Bind",{PROFILE},status="Success"}}': 2,
         f'scheduler_framework_extension_point_duration_seconds_count{{extension_point="PostFilter",{PROFILE},status="Unschedulable"}}': 1,
-        f'scheduler_plugin_evaluation_total{{extension_point="Filter",plugin="NodeResourcesFit",{PROFILE}}}': 6,
+        # 3 pods x 2 nodes, plus OpportunisticBatching's check of a's node for b (same signature;
+        # b still fits there, so the ranking is flushed: node_not_full)
+        f'scheduler_plugin_evaluation_total{{extension_point="Filter",plugin="NodeResourcesFit",{PROFILE}}}': 7,
         f'scheduler_plugin_evaluation_total{{extension_point="PreFilter",plugin="NodeResourcesFit",{PROFILE}}}': 3,
         f'scheduler_plugin_evaluation_total{{extension_point="Score",plugin="NodeResourcesFit",{PROFILE}}}': 2,
         f'scheduler_unschedulable_pods{{plugin="NodeResourcesFit",{PROFILE}}}': 1,
@@ -89,6 +91,11 @@ def test_run_with_metrics_exports_upstream_names_labels_and_values() -> None:
         'scheduler_scheduler_cache_size{type="nodes"}': 2,
         'scheduler_scheduler_cache_size{type="assumed_pods"}': 0,
         'scheduler_goroutines{operation="binding"}': 0,
+        f'scheduler_batch_attempts_total{{{PROFILE},result="no_hint"}}': 3,
+        f'scheduler_batch_cache_flushed_total{{{PROFILE},reason="node_not_full"}}': 1,
+        f'scheduler_batch_cache_flushed_total{{{PROFILE},reason="pod_incompatible"}}': 1,
+        f'scheduler_get_node_hint_duration_seconds_count{{hinted="no_hint",{PROFILE}}}': 3,
+        f"scheduler_store_schedule_results_duration_seconds_count{{{PROFILE}}}": 2,
     }
     assert {k: s.get(k) for k in expected} == expected
     assert not [k for k in s if "_created" in k]

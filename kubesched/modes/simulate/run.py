@@ -102,13 +102,17 @@ def _start_time(objects: Iterable[Mapping[str, Any]]) -> float:
     return latest
 
 
-def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def validate_manifests(
+    manifests: list[Manifest], parsed: list[Pod] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Check and prepare the input as an API server would before the scheduler sees it.
 
     Every Pod and Node is parsed once. Pods get their priority from their PriorityClass
     (:func:`kubesched.api.priority.admit_priority`). Malformed Nodes and duplicate objects raise
     :class:`ManifestError` located at ``file doc N (Kind name)``; malformed Pods are returned in the
     error map (``"ns/name" -> located message``) and still loaded, so they show up as ``Error``.
+    ``parsed``: if given, the well-formed Pods are appended to it (parsed from the returned
+    objects, for :meth:`kubesched.scheduler.event_handlers.EventHandlers.prime`).
     """
     from kubesched.api.node import Node
     from kubesched.api.priority import admit_priority
@@ -127,7 +131,9 @@ def validate_manifests(manifests: list[Manifest]) -> tuple[list[dict[str, Any]],
         try:
             if m.kind == "Pod":
                 obj = admit_priority(obj, classes)
-                Pod.from_manifest(obj)
+                pod = Pod.from_manifest(obj)
+                if parsed is not None:
+                    parsed.append(pod)
             elif m.kind == "Node":
                 Node.from_manifest(obj)
             else:
@@ -169,7 +175,8 @@ def run_simulation(
     ReplicaSets, StatefulSets, DaemonSets and Jobs without their pods get them, and those pods are
     scheduled and reported with the others."""
     t0 = time.perf_counter()
-    objects, pod_errors = validate_manifests(manifests)
+    parsed: list[Pod] = []
+    objects, pod_errors = validate_manifests(manifests, parsed)
     clock = VirtualClock(_start_time(objects))
     cluster = MemoryCluster(clock)
     cluster.load(objects)
@@ -179,6 +186,8 @@ def run_simulation(
         classes = {m.name: m.obj for m in manifests if m.kind == "PriorityClass"}
         expanded = expand_workloads(cluster, clock, lambda pod: admit_priority(pod, classes))
     sched = new_scheduler(cluster, config, clock=clock, seed=seed, record=record, registry=registry)
+    sched.handlers.prime(parsed)  # the informers read the stored copies without parsing them again
+    del parsed
     records = CompactRecords(full_detail) if compact else None
     if records is not None:
         sched.records = records

@@ -86,10 +86,12 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.results import NodeScore, PostFilterResult, PreFilterResult
+from kubesched.framework.signers import SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.dynamicresources.dra_manager import DRAManager
 from kubesched.plugins.dynamicresources.structured import (
@@ -207,11 +209,19 @@ class DynamicResources(
     ReservePlugin,
     PreBindPlugin,
     EnqueueExtensions,
+    SignPlugin,
 ):
     """Dynamic Resource Allocation with structured parameters (module docstring)."""
 
     NAME = NAME
     Args = DynamicResourcesArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """A pod with resource claims is not signed (whether its claims are node-local is not
+        simple to tell); any other pod adds nothing."""
+        if pod.resource_claims:
+            return None, Status(Code.Unschedulable, "pods with dra resource claims are not signable")
+        return None, None
 
     def __init__(self, args: DynamicResourcesArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or DynamicResourcesArgs(), handle)

@@ -13,9 +13,10 @@ import numpy as np
 
 from kubesched.api.pod import Pod
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import ScorePlugin
+from kubesched.framework.interfaces import ScorePlugin, SignPlugin
 from kubesched.framework.node_info import ImageStateSummary, NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE
+from kubesched.framework.signers import IMAGE_NAMES_SIGNER_NAME, SignFragment
 from kubesched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -63,12 +64,16 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
     return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
 
 
-class ImageLocality(ScorePlugin):
+class ImageLocality(ScorePlugin, SignPlugin):
     """Score 0..100 from the sizes of the pod's images already present on the node, weighted by
     their spread over the cluster (``image_states`` built by the cache). No args, no normalization."""
 
     NAME = NAME
     Args = None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Scoring depends on the pod's images."""
+        return [SignFragment(IMAGE_NAMES_SIGNER_NAME, sorted(set(pod.images)))], None
 
     def __init__(self, args: None = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -100,9 +100,16 @@ from kubesched.api.pod import Pod
 from kubesched.api.resources import Resource
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.framework.cycle_state import CycleState, ReadOnlyStateData
-from kubesched.framework.interfaces import PreScorePlugin, ReservePlugin, ScoreExtensions, ScorePlugin
+from kubesched.framework.interfaces import (
+    PreScorePlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+    SignPlugin,
+)
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
+from kubesched.framework.signers import IMAGE_NAMES_SIGNER_NAME, SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.images.layer_index import BANDWIDTH_KEY, ImageLayerIndex
 from kubesched.images.pull_model import (
@@ -260,11 +267,15 @@ def damping(recent: int, burst: int) -> float:
     return min(1.0, burst / (recent + 1))
 
 
-class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePlugin):
+class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePlugin, SignPlugin):
     """Score = estimated image pull seconds saved on the node (see the module docstring)."""
 
     NAME = NAME
     Args = ImagePullTimeSavedArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Scoring depends on the pod's images."""
+        return [SignFragment(IMAGE_NAMES_SIGNER_NAME, sorted(set(pod.images)))], None
 
     def __init__(self, args: ImagePullTimeSavedArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or ImagePullTimeSavedArgs(), handle)

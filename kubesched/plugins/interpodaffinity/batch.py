@@ -1,12 +1,18 @@
 """InterPodAffinity over the node table (kubesched's speed path; no upstream counterpart).
 
 The per-node code in :mod:`kubesched.plugins.interpodaffinity.plugin` and
-:mod:`kubesched.plugins.interpodaffinity.scoring` stays the definition. PreFilter's three count
-maps and PreScore's ``topology_score`` are sums over nodes of per-node contributions, so they are
-kept as cached :meth:`~kubesched.framework.node_table.NodeTable.aggregate` entries: only the nodes that
-changed since the last cycle are re-walked. The cache key holds everything a contribution reads
-besides the NodeInfo (the incoming pod's namespace, labels and namespace labels, its merged terms,
-the weights). Filter and Score read the maps through label-code lookup arrays. Results are
+:mod:`kubesched.plugins.interpodaffinity.scoring` stays the definition. Where the incoming pod's
+own terms count existing pods (PreFilter's affinity and anti-affinity counts, PreScore's preferred
+terms), the per-node counts come from the pod-match index
+(:meth:`~kubesched.framework.node_table.NodeTable.match_counts`, one column per namespace and
+selector, terminating pods included; a term of several namespaces sums their columns, "all terms"
+conjoins the selectors) and are summed per topology domain with ``bincount`` over the label codes.
+Where existing pods' own terms are evaluated against the incoming pod (existing anti-affinity, the
+existing pods' required and preferred terms in PreScore), the maps are sums of per-node
+contributions over the nodes with such pods, kept as cached
+:meth:`~kubesched.framework.node_table.NodeTable.aggregate` entries: only the nodes that changed
+since the last cycle are re-walked. The cache key holds everything a contribution reads besides
+the NodeInfo (the incoming pod's namespace, labels and namespace labels, the weight). Filter and Score read the maps through label-code lookup arrays. Results are
 identical to the walk (``tests/plugins/test_vectorised_equivalence.py``); map iteration order may differ,
 which nothing reads.
 """
@@ -19,8 +25,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.labels import LabelSelector, Requirement
 from kubesched.api.pod import Pod
-from kubesched.framework.affinity_term import AffinityTerm
+from kubesched.framework.affinity_term import AffinityTerm, WeightedAffinityTerm
 from kubesched.framework.batch import BoolArray, IntArray, label_lookup
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.node_table import NodeTable
@@ -65,29 +72,128 @@ def existing_anti_affinity_counts(
     )
 
 
-def incoming_term_counts(
-    table: NodeTable, kind: str, terms: tuple[AffinityTerm, ...], contrib: Contrib
-) -> dict[TopologyPair, int]:
-    """PreFilter's ``affinity_counts`` (``kind="affinity"``) or ``anti_affinity_counts``
-    (``kind="anti"``) for the incoming pod's merged ``terms`` (a fresh dict)."""
+def term_counts(table: NodeTable, term: AffinityTerm) -> tuple[Any, IntArray] | None:
+    """``(key, counts)``: per row, the pods of the row's NodeInfo (terminating ones included) that
+    match the incoming pod's merged ``term`` with no namespace labels (``AffinityTerm.matches(pod,
+    None)``), from the pod-match index, and a key identifying that column; ``None`` when no pod
+    can match (nil selector, no namespace)."""
+    if term.selector is None:
+        return None
+    if term.namespace_selector is not None and term.namespace_selector.matches({}):
+        return (None, term.selector), table.match_counts(None, term.selector, terminating=True)
+    namespaces = sorted(term.namespaces)
+    cols = [table.match_counts(ns, term.selector, terminating=True) for ns in namespaces]
+    if not cols:
+        return None
+    key = (tuple(namespaces), term.selector)
+    if len(cols) == 1:
+        return key, cols[0]
+    out = cols[0].copy()
+    for c in cols[1:]:
+        out += c
+    return key, out
+
+
+def all_terms_counts(table: NodeTable, terms: Sequence[AffinityTerm]) -> tuple[Any, IntArray] | None:
+    """:func:`term_counts` of the pods matching *every* one of ``terms``
+    (``podMatchesAllAffinityTerms``, no namespace labels): the namespaces every term admits, and
+    the conjunction of the selectors."""
     if not terms:
-        return {}
-    return dict(table.aggregate(("InterPodAffinity." + kind, terms), contrib))
+        return None
+    namespaces: frozenset[str] | None = None  # None: every namespace
+    requirements: list[Requirement] = []
+    for t in terms:
+        if t.selector is None:
+            return None
+        requirements.extend(t.selector.requirements)
+        if t.namespace_selector is not None and t.namespace_selector.matches({}):
+            continue
+        namespaces = t.namespaces if namespaces is None else namespaces & t.namespaces
+    merged = AffinityTerm(
+        namespaces if namespaces is not None else frozenset(),
+        LabelSelector(tuple(requirements)),
+        "",
+        LabelSelector(()) if namespaces is None else None,
+    )
+    return term_counts(table, merged)
+
+
+def add_domain_counts(
+    out: dict[TopologyPair, int], table: NodeTable, key: str, column: tuple[Any, IntArray], weight: int
+) -> None:
+    """Add ``weight * Σ counts`` per value of label ``key`` over the snapshot's rows to ``out`` at
+    ``(key, value)``, for every value some node with a positive count has (entries created even
+    where the weighted sums of several terms cancel, as the walk's ``+=`` does). ``column``: a
+    :func:`term_counts` result; the sums are kept per column and label key by
+    :meth:`~kubesched.framework.node_table.NodeTable.domain_sums`."""
+    sums = table.domain_sums(("InterPodAffinity", column[0]), column[1], key)
+    if not sums:
+        return
+    if not out:
+        out.update(sums if weight == 1 else {k: weight * v for k, v in sums.items()})
+        return
+    for k, v in sums.items():
+        out[k] = out.get(k, 0) + weight * v
+
+
+def incoming_affinity_counts(table: NodeTable, terms: Sequence[AffinityTerm]) -> dict[TopologyPair, int]:
+    """PreFilter's ``affinity_counts``: per ``(term.topologyKey, value)`` of each term, the pods
+    matching all of the incoming pod's merged required affinity ``terms`` on nodes with that
+    value (``interpodaffinity/filtering.go: getIncomingAffinityAntiAffinityCounts``)."""
+    out: dict[TopologyPair, int] = {}
+    column = all_terms_counts(table, terms)
+    if column is None:
+        return out
+    for t in terms:
+        add_domain_counts(out, table, t.topology_key, column, 1)
+    return out
+
+
+def incoming_anti_affinity_counts(table: NodeTable, terms: Sequence[AffinityTerm]) -> dict[TopologyPair, int]:
+    """PreFilter's ``anti_affinity_counts``: per term, the pods matching it, by the term's topology
+    domain."""
+    out: dict[TopologyPair, int] = {}
+    for t in terms:
+        column = term_counts(table, t)
+        if column is not None:
+            add_domain_counts(out, table, t.topology_key, column, 1)
+    return out
+
+
+def preferred_term_scores(
+    table: NodeTable, affinity: Sequence[WeightedAffinityTerm], anti: Sequence[WeightedAffinityTerm]
+) -> dict[TopologyPair, int]:
+    """The part of PreScore's ``topology_score`` that the incoming pod's own preferred terms give:
+    ``+weight`` (affinity) or ``-weight`` (anti-affinity) per existing pod matching the term, at
+    the term's topology domain of the pod's node (``scoring.go: processExistingPod``, first two
+    ``processTerms``)."""
+    out: dict[TopologyPair, int] = {}
+    for terms, sign in ((affinity, 1), (anti, -1)):
+        for w in terms:
+            column = term_counts(table, w.term)
+            if column is not None:
+                add_domain_counts(out, table, w.term.topology_key, column, sign * w.weight)
+    return out
 
 
 def topology_score(
-    table: NodeTable, key: tuple[Any, ...], contrib: Contrib, initial: Sequence[NodeInfo] | None
+    table: NodeTable,
+    key: tuple[Any, ...],
+    contrib: Contrib,
+    initial: Sequence[NodeInfo],
+    preferred: Mapping[TopologyPair, int],
 ) -> dict[str, dict[str, int]]:
-    """PreScore's ``topology_score`` from per-node ``{(topologyKey, value): score}`` contributions
-    (``initial``: the only nodes that can contribute, or None for all)."""
-    flat = table.aggregate(
-        ("InterPodAffinity.score", *key),
-        contrib,
-        None if initial is None else lambda: _rows_of(table, initial),
-    )
+    """PreScore's ``topology_score``: the existing pods' own terms as per-node
+    ``{(topologyKey, value): score}`` contributions (``initial``: the nodes with pods with
+    affinity, the only ones that can contribute) plus ``preferred``
+    (:func:`preferred_term_scores`)."""
+    flat = table.aggregate(("InterPodAffinity.score", *key), contrib, lambda: _rows_of(table, initial))
     out: dict[str, dict[str, int]] = {}
     for (k, v), n in flat.items():
         out.setdefault(k, {})[v] = n
+    for (k, v), n in preferred.items():
+        scores = out.setdefault(k, {})
+        scores[v] = scores.get(v, 0) + n
     return out
 
 

@@ -40,10 +40,12 @@ from kubesched.framework.interfaces import (
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResult
+from kubesched.framework.signers import LABELS_SIGNER_NAME, SignFragment
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.interpodaffinity import batch
@@ -208,6 +210,7 @@ class InterPodAffinity(
     ScorePlugin,
     ScoreExtensions,
     EnqueueExtensions,
+    SignPlugin,
 ):
     """Filter reasons: ``node(s) didn't match pod affinity rules`` (UnschedulableAndUnresolvable),
     ``node(s) didn't match pod anti-affinity rules`` and ``node(s) didn't satisfy existing pods
@@ -215,6 +218,19 @@ class InterPodAffinity(
 
     NAME = NAME
     Args = InterPodAffinityArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """A pod with pod affinity or anti-affinity terms is not signed (its verdicts depend on
+        other pods' placements); any other pod's results depend on its labels (existing pods'
+        terms match them)."""
+        if (
+            pod.pod_affinity_required
+            or pod.pod_affinity_preferred
+            or pod.pod_anti_affinity_required
+            or pod.pod_anti_affinity_preferred
+        ):
+            return None, Status(Code.Unschedulable, "pods with inter-pod affinity are not signable")
+        return [SignFragment(LABELS_SIGNER_NAME, dict(pod.labels))], None
 
     def __init__(self, args: InterPodAffinityArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or InterPodAffinityArgs(), handle)
@@ -281,7 +297,9 @@ class InterPodAffinity(
     def _pre_filter_from_table(
         self, s: PreFilterState, pod: Pod, table: Any, nodes: Sequence[NodeInfo]
     ) -> None:
-        """The three maps as cached per-node aggregates (same contents as :meth:`_pre_filter_walk`)."""
+        """The three maps from the node table (same contents as :meth:`_pre_filter_walk`): the
+        incoming pod's term counts from the pod-match index, the existing pods' anti-affinity as a
+        cached per-node aggregate."""
         ns_labels = s.namespace_labels
 
         def existing_anti(ni: NodeInfo) -> dict[Any, int]:
@@ -294,24 +312,6 @@ class InterPodAffinity(
                     )
             return m  # type: ignore[return-value]
 
-        aff_terms, anti_terms = s.affinity_terms, s.anti_affinity_terms
-
-        def affinity(ni: NodeInfo) -> dict[Any, int]:
-            m: dict[TopologyPair, int] = {}
-            node = ni.node
-            if node is not None:
-                for existing in ni.pods:
-                    _update_with_affinity_terms(m, aff_terms, existing.pod, node, 1)
-            return m  # type: ignore[return-value]
-
-        def anti(ni: NodeInfo) -> dict[Any, int]:
-            m: dict[TopologyPair, int] = {}
-            node = ni.node
-            if node is not None:
-                for existing in ni.pods:
-                    _update_with_anti_affinity_terms(m, anti_terms, existing.pod, None, node, 1)
-            return m  # type: ignore[return-value]
-
         s.existing_anti_affinity_counts = batch.existing_anti_affinity_counts(
             table,
             pod,
@@ -319,8 +319,8 @@ class InterPodAffinity(
             self._snapshot(nodes).have_pods_with_required_anti_affinity_list,
             existing_anti,
         )
-        s.affinity_counts = batch.incoming_term_counts(table, "affinity", aff_terms, affinity)
-        s.anti_affinity_counts = batch.incoming_term_counts(table, "anti", anti_terms, anti)
+        s.affinity_counts = batch.incoming_affinity_counts(table, s.affinity_terms)
+        s.anti_affinity_counts = batch.incoming_anti_affinity_counts(table, s.anti_affinity_terms)
 
     def _pre_filter_walk(self, s: PreFilterState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
         """The three maps by walking the nodes and their pods (upstream's loops)."""
@@ -440,21 +440,25 @@ class InterPodAffinity(
                 node = ni.node
                 m: ScoreMap = {}
                 if node is not None:
-                    for existing in ni.pods if has_constraints else ni.pods_with_affinity:
-                        process_existing_pod(s, existing, node, pod, hard, m)
+                    for existing in ni.pods_with_affinity:
+                        process_existing_pod(s, existing, node, pod, hard, m, incoming_terms=False)
                 return {(k, v): n for k, vals in m.items() for v, n in vals.items()}
 
             key = (
-                has_constraints,
                 pod.namespace,
                 frozenset(pod.labels.items()),
                 frozenset(s.namespace_labels.items()),
-                s.preferred_affinity_terms,
-                s.preferred_anti_affinity_terms,
                 hard,
             )
+            preferred = (
+                batch.preferred_term_scores(
+                    table, s.preferred_affinity_terms, s.preferred_anti_affinity_terms
+                )
+                if has_constraints
+                else {}
+            )
             s.topology_score = batch.topology_score(
-                table, key, contrib, None if has_constraints else all_nodes
+                table, key, contrib, snap.have_pods_with_affinity_list, preferred
             )
         else:
             accumulate(s, all_nodes, pod, has_constraints, hard)

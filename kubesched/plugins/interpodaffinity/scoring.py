@@ -72,14 +72,22 @@ def process_terms(
 
 
 def process_existing_pod(
-    s: PreScoreState, existing: PodInfo, node: Node, incoming: Pod, hard_pod_affinity_weight: int, m: ScoreMap
+    s: PreScoreState,
+    existing: PodInfo,
+    node: Node,
+    incoming: Pod,
+    hard_pod_affinity_weight: int,
+    m: ScoreMap,
+    incoming_terms: bool = True,
 ) -> None:
     """``processExistingPod``: the five contributions of the module docstring (nothing for a
-    node without labels)."""
+    node without labels); ``incoming_terms=False`` leaves out the first two (the incoming pod's
+    preferred terms matched by ``existing``), which the node-table path counts by index."""
     if not node.labels:
         return
-    process_terms(m, s.preferred_affinity_terms, existing.pod, None, node, 1)
-    process_terms(m, s.preferred_anti_affinity_terms, existing.pod, None, node, -1)
+    if incoming_terms:
+        process_terms(m, s.preferred_affinity_terms, existing.pod, None, node, 1)
+        process_terms(m, s.preferred_anti_affinity_terms, existing.pod, None, node, -1)
     if hard_pod_affinity_weight > 0:
         for t in existing.required_affinity_terms:
             process_term(m, t, hard_pod_affinity_weight, incoming, s.namespace_labels, node, 1)

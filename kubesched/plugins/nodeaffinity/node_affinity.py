@@ -42,10 +42,17 @@ from kubesched.framework.interfaces import (
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResult
+from kubesched.framework.signers import (
+    NODE_AFFINITY_SIGNER_NAME,
+    NODE_SELECTOR_SIGNER_NAME,
+    SignFragment,
+    node_affinity_signer,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.helper.node_selector_batch import (
     OBJECT_NAME_FIELD,
@@ -287,7 +294,7 @@ def preferred_score_batch(
 
 
 class NodeAffinity(
-    PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions
+    PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions, SignPlugin
 ):
     """See the module docstring. Reasons: ``node(s) didn't match scheduler-enforced node affinity``
     (addedAffinity), ``node(s) didn't match Pod's node affinity/selector``, PreFilter
@@ -295,6 +302,13 @@ class NodeAffinity(
 
     NAME = NAME
     Args = NodeAffinityArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility and scoring depend on the pod's node affinity and node selector."""
+        return [
+            SignFragment(NODE_AFFINITY_SIGNER_NAME, node_affinity_signer(pod)),
+            SignFragment(NODE_SELECTOR_SIGNER_NAME, dict(pod.node_selector)),
+        ], None
 
     def __init__(self, args: NodeAffinityArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or NodeAffinityArgs(), handle)

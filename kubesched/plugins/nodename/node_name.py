@@ -18,9 +18,10 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin
+from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, SignPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.object_cast import as_objects
+from kubesched.framework.signers import NODE_NAME_SIGNER_NAME, SignFragment
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -36,11 +37,15 @@ def fits(pod: Pod, node_name: str) -> bool:
     return not pod.node_name or pod.node_name == node_name
 
 
-class NodeName(FilterPlugin, EnqueueExtensions):
+class NodeName(FilterPlugin, EnqueueExtensions, SignPlugin):
     """Filter: UnschedulableAndUnresolvable ``node(s) didn't match the requested node name``. No args."""
 
     NAME = "NodeName"
     Args = None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility depends on ``spec.nodeName``."""
+        return [SignFragment(NODE_NAME_SIGNER_NAME, pod.node_name)], None
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -16,10 +16,11 @@ import numpy as np
 from kubesched.api.pod import ContainerPort, Pod
 from kubesched.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from kubesched.framework.events import ASSIGNED_POD_DELETE, NODE_ADD, ClusterEventWithHint, QueueingHint
-from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin, SignPlugin
 from kubesched.framework.node_info import HostPortInfo, NodeInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import PreFilterResult
+from kubesched.framework.signers import HOST_PORTS_SIGNER_NAME, SignFragment, host_ports_signer
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -53,12 +54,16 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
     return fits_ports(pod.host_ports, node_info.used_ports)
 
 
-class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
     """PreFilter: Skip for a pod without host ports. Filter: Unschedulable
     ``node(s) didn't have free ports for the requested pod ports``. No args."""
 
     NAME = NAME
     Args = None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility depends on the host ports of the pod's containers."""
+        return [SignFragment(HOST_PORTS_SIGNER_NAME, host_ports_signer(pod))], None
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -22,9 +22,10 @@ from pydantic.dataclasses import dataclass
 from kubesched.api.pod import Pod
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import PreScorePlugin, ScorePlugin
+from kubesched.framework.interfaces import PreScorePlugin, ScorePlugin, SignPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE
+from kubesched.framework.signers import RESOURCES_SIGNER_NAME, SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.noderesources.scoring import (
     PodRequestsState,
@@ -130,13 +131,17 @@ def balanced_resource_score_batch(requested: Sequence[IntArray], allocatable: Se
     return out
 
 
-class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
     """Score = how evenly the node's resources would be used with the pod added (0..100, no
     normalization); PreScore Skips best-effort pods (all configured requests 0).
     Source: ``noderesources/balanced_allocation.go``."""
 
     NAME = NAME
     Args = NodeResourcesBalancedAllocationArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Scoring depends on the pod's requests (containers, pod-level and overhead)."""
+        return [SignFragment(RESOURCES_SIGNER_NAME, dict(pod.requests))], None
 
     def __init__(
         self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Handle | None = None

@@ -39,10 +39,12 @@ from kubesched.framework.interfaces import (
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import PreFilterResult
+from kubesched.framework.signers import RESOURCES_SIGNER_NAME, SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.helper.shape_score import UtilizationShapePoint, validate_shape
 from kubesched.plugins.noderesources.scoring import (
@@ -312,13 +314,19 @@ def is_schedulable_after_node_change(pod: Pod, old_obj: Any, new_obj: Any) -> Qu
 # --- plugin ----------------------------------------------------------------------------------
 
 
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class NodeResourcesFit(
+    PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions, SignPlugin
+):
     """Filter: the node's free allocatable covers the pod's requests (statuses as upstream ``fitsRequest``).
     Score: LeastAllocated / MostAllocated / RequestedToCapacityRatio over the configured
     resources, using non-zero cpu/memory requests. Source: ``noderesources/fit.go``."""
 
     NAME = NAME
     Args = NodeResourcesFitArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility and scoring depend on the pod's requests (containers, pod-level and overhead)."""
+        return [SignFragment(RESOURCES_SIGNER_NAME, dict(pod.requests))], None
 
     def __init__(self, args: NodeResourcesFitArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or NodeResourcesFitArgs(), handle)

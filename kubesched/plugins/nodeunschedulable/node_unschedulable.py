@@ -20,9 +20,10 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin
+from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, SignPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.object_cast import as_objects
+from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from kubesched.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -42,12 +43,16 @@ def tolerates_unschedulable(pod: Pod) -> bool:
     return tolerates(pod.tolerations, _UNSCHEDULABLE_TAINT)
 
 
-class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
+class NodeUnschedulable(FilterPlugin, EnqueueExtensions, SignPlugin):
     """Filter: ``node(s) were unschedulable`` (UnschedulableAndUnresolvable) for a cordoned node the
     pod does not tolerate; ``node(s) had unknown conditions`` for a NodeInfo without Node. No args."""
 
     NAME = "NodeUnschedulable"
     Args = None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility depends on whether the pod tolerates the unschedulable taint: its tolerations."""
+        return [SignFragment(TOLERATIONS_SIGNER_NAME, tolerations_signer(pod))], None
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

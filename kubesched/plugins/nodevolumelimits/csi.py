@@ -41,9 +41,10 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin, SignPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import PreFilterResult
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, SignFragment, volumes_signer
 from kubesched.framework.status import Code, Status
 
 NAME = "NodeVolumeLimits"
@@ -54,11 +55,15 @@ class _PVCNotFoundError(Exception):
     """A PVC of the pod being scheduled does not exist."""
 
 
-class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
     """CSI volume attach limits from CSINode (module docstring)."""
 
     NAME = NAME
     Args = None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility depends on the pod's volumes other than ConfigMap and Secret volumes."""
+        return [SignFragment(VOLUMES_SIGNER_NAME, volumes_signer(pod))], None
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

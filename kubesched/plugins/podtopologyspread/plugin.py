@@ -35,10 +35,12 @@ from kubesched.framework.interfaces import (
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResult
+from kubesched.framework.signers import SignFragment
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.podtopologyspread import batch
 from kubesched.plugins.podtopologyspread.args import (
@@ -132,6 +134,7 @@ class PodTopologySpread(
     ScorePlugin,
     ScoreExtensions,
     EnqueueExtensions,
+    SignPlugin,
 ):
     """Filter reasons: ``node(s) didn't match pod topology spread constraints (missing required
     label)`` (UnschedulableAndUnresolvable) and ``node(s) didn't match pod topology spread
@@ -140,6 +143,15 @@ class PodTopologySpread(
 
     NAME = NAME
     Args = PodTopologySpreadArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Topology spreading is not local to one pod and node: a pod with spread constraints,
+        written or defaulted (the profile has default constraints), is not signed."""
+        if pod.topology_spread_constraints:
+            return None, Status(Code.Unschedulable, "pods with topology constraints are not signable")
+        if self.default_constraints:
+            return None, Status(Code.Unschedulable, "pods with default topology constraints are not signable")
+        return None, None
 
     def __init__(self, args: PodTopologySpreadArgs | None = None, handle: Handle | None = None) -> None:
         args = args or PodTopologySpreadArgs()

@@ -35,10 +35,12 @@ from kubesched.framework.interfaces import (
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.object_cast import as_objects
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
+from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.helper.normalize_score import default_normalize_score
 
@@ -81,7 +83,9 @@ def count_intolerable_prefer_no_schedule(taints: Iterable[Taint], tolerations: S
     return n
 
 
-class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions):
+class TaintToleration(
+    FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions, SignPlugin
+):
     """Filter: the first untolerated NoSchedule/NoExecute taint (node order) rejects the node with
     UnschedulableAndUnresolvable ``node(s) had untolerated taint(s)``.
     Score: number of untolerated PreferNoSchedule taints; NormalizeScore reverses it onto 0..100
@@ -89,6 +93,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
 
     NAME = NAME
     Args = None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility and scoring depend on the pod's tolerations."""
+        return [SignFragment(TOLERATIONS_SIGNER_NAME, tolerations_signer(pod))], None
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)

@@ -85,9 +85,11 @@ from kubesched.framework.interfaces import (
     PreBindPlugin,
     PreFilterPlugin,
     ReservePlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import PreFilterResult
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, SignFragment, volumes_signer
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.helper.shape_score import UtilizationShapePoint, validate_shape
 from kubesched.plugins.volumebinding.assume_cache import AssumeCache
@@ -247,11 +249,17 @@ def bind_volume_to_claim(pv: Mapping[str, Any], claim: PersistentVolumeClaim) ->
     return out, dirty
 
 
-class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions):
+class VolumeBinding(
+    PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions, SignPlugin
+):
     """Binds a pod's PVCs to PVs / triggers provisioning (module docstring)."""
 
     NAME = NAME
     Args = VolumeBindingArgs
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility depends on the pod's volumes other than ConfigMap and Secret volumes."""
+        return [SignFragment(VOLUMES_SIGNER_NAME, volumes_signer(pod))], None
 
     def __init__(self, args: VolumeBindingArgs | None = None, handle: Handle | None = None) -> None:
         super().__init__(args or VolumeBindingArgs(), handle)

@@ -36,9 +36,11 @@ from kubesched.framework.interfaces import (
     FilterPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
+    SignPlugin,
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.results import PreFilterResult
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, SignFragment, volumes_signer
 from kubesched.framework.status import Code, Status
 
 NAME = "VolumeRestrictions"
@@ -125,11 +127,15 @@ def _as_pod(obj: Any) -> Pod | None:
     raise TypeError(f"expected Pod, but got {type(obj).__name__}")
 
 
-class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFilterExtensions):
+class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFilterExtensions, SignPlugin):
     """Disk conflicts and ReadWriteOncePod exclusivity (module docstring)."""
 
     NAME = NAME
     Args = None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility depends on the pod's volumes other than ConfigMap and Secret volumes."""
+        return [SignFragment(VOLUMES_SIGNER_NAME, volumes_signer(pod))], None
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

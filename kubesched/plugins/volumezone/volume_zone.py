@@ -41,9 +41,10 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
+from kubesched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin, SignPlugin
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import PreFilterResult
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, SignFragment, volumes_signer
 from kubesched.framework.status import Code, Status
 
 NAME = "VolumeZone"
@@ -102,11 +103,15 @@ def _meta(obj: Any) -> Mapping[str, Any]:
     return m if isinstance(m, Mapping) else {}
 
 
-class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions, SignPlugin):
     """Bound PVs' zone/region labels versus node labels (module docstring)."""
 
     NAME = NAME
     Args = None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status | None]:
+        """Feasibility depends on the pod's volumes other than ConfigMap and Secret volumes."""
+        return [SignFragment(VOLUMES_SIGNER_NAME, volumes_signer(pod))], None
 
     def _pv_topologies_for_pod(self, pod: Pod) -> tuple[list[PVTopology], Status | None]:
         objects = self.required_handle().objects
