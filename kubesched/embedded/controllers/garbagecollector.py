@@ -105,6 +105,19 @@ def _finalizers(obj: Mapping[str, Any]) -> list[str]:
     return [str(x) for x in f] if isinstance(f, list) else []
 
 
+def _same_graph_fields(ev: WatchEvent) -> bool:
+    """A MODIFIED event that leaves what the graph keeps of the object as it was (owner references,
+    deletion timestamp, finalizers)."""
+    if ev.type != "MODIFIED" or ev.old_object is None:
+        return False
+    meta, old = _meta(ev.object), _meta(ev.old_object)
+    return (
+        meta.get("ownerReferences") == old.get("ownerReferences")
+        and meta.get("deletionTimestamp") == old.get("deletionTimestamp")
+        and meta.get("finalizers") == old.get("finalizers")
+    )
+
+
 class GarbageCollector:
     """Collects dependents in ``cluster`` on ``clock`` (module docstring); owners of
     ``verified_owner_kinds`` count as gone when absent even if never seen. :meth:`start` watches
@@ -177,6 +190,8 @@ class GarbageCollector:
         queue: list[str] = []
         with self._lock:
             old = self._nodes.get(uid)
+            if old is not None and not old.deleting and _same_graph_fields(ev):
+                return  # a status update or binding: the graph and what may go are unchanged
             old_refs = old.owners if old is not None else ()
             if ev.type == "DELETED":
                 self._nodes.pop(uid, None)

@@ -14,10 +14,12 @@ convention (``pkg/controller/replicaset/replica_set.go: NewBaseController``, ``a
   closes the queue.
 * The owner handler queues ``namespace/name`` of every owner that is added or changed.
 * The pod handler queues the pod's controller of kind :attr:`kind`, and the previous controller
-  when the reference changed (``updatePod``'s ``controllerRefChanged``). With
+  when the reference changed (``updatePod``'s ``controllerRefChanged``); the check is one look at
+  the reference the shared informer read. With
   :attr:`skip_created_pods` a pod's ADDED event queues nothing (the sync that created it counted it
   already; upstream's expectations). With :attr:`adopts_orphans` a pod without a controller queues
-  every owner of its namespace whose selector matches its labels (``getPodReplicaSets``).
+  every owner of its namespace whose selector matches its labels (``getPodReplicaSets``) when it is
+  added or its labels or controller reference changed (not on a status update or a binding).
 * :meth:`claim_pods` adopts and releases pods as ``ClaimPods`` does
   (``pkg/controller/controller_ref_manager.go: PodControllerRefManager.ClaimPods``): orphans
   matching the selector are adopted while :meth:`can_adopt` says so (the manager's ``CanAdopt``
@@ -114,11 +116,24 @@ class PodOwnerController:
             for r in (ref, old_ref):
                 if r is not None and r.get("kind") == kind:
                     self.queue.add(f"{namespace}/{r.get('name')}")
-        if self.adopts_orphans and ref is None and ev.type != "DELETED":
+        if self.adopts_orphans and ref is None and self._may_be_adopted(ev, old_ref):
             for owner in self.cluster.list(self.kind, namespace).items:
                 matches = label_selector_matcher((owner.get("spec") or {}).get("selector"))
                 if matches(meta.get("labels") or {}):
                     self.queue.add(f"{namespace}/{owner['metadata']['name']}")
+
+    @staticmethod
+    def _may_be_adopted(ev: WatchEvent, old_ref: Mapping[str, Any] | None) -> bool:
+        """Whether an event of an orphan pod asks the owners that select it to look: its
+        ADDED event, and a change of its labels or its (former) controller reference
+        (``addPod``; ``updatePod``'s ``labelChanged || controllerRefChanged``), not its status or
+        binding."""
+        if ev.type == "ADDED":
+            return True
+        if ev.type != "MODIFIED" or ev.old_object is None:
+            return False
+        labels = (ev.object.get("metadata") or {}).get("labels")
+        return old_ref is not None or labels != (ev.old_object.get("metadata") or {}).get("labels")
 
     def can_adopt(self, owner: Obj) -> bool:
         """Whether :meth:`claim_pods` may adopt orphans for ``owner`` (the ``CanAdopt`` function
