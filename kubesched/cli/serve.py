@@ -16,6 +16,7 @@ from kubesched.cli.detach import serve_detached
 from kubesched.cli.paths import OutputFile
 from kubesched.cli.ports import check_listen
 from kubesched.cli.simulate import report_unknown_fields
+from kubesched.cli.units import FiniteFloat
 from kubesched.clock import RealClock
 from kubesched.embedded.apiserver.kubeconfig import write_kubeconfig
 from kubesched.embedded.apiserver.reviews import Reviews, load_policy_file, load_token_file
@@ -74,7 +75,7 @@ def check_manifests(manifests: list[Manifest]) -> None:
 )
 @click.option(
     "--bookmark-interval",
-    type=click.FloatRange(min=0.1),
+    type=FiniteFloat(min=0.1, max=3600),
     default=10.0,
     show_default=True,
     help="Seconds between watch BOOKMARK events.",
@@ -151,7 +152,7 @@ def check_manifests(manifests: list[Manifest]) -> None:
 )
 @click.option(
     "--speed",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True, max=10000),
     default=1.0,
     show_default=True,
     help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
