@@ -195,8 +195,9 @@ def serve(
 ) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
-    it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
-    JSON or YAML, not protobuf, at most 3 MiB; requests from web pages are refused). A PV controller
+    it: the v1.35 OpenAPI v2 and v3 schemas are served, so kubectl validates (no --validate=false)
+    and `kubectl explain` works; request bodies may be JSON, YAML, Kubernetes protobuf or a patch,
+    at most 3 MiB; requests from web pages are refused. A PV controller
     binds claims to the volumes the scheduler chose and provisions volumes for claims with a
     selected node. Without --kubelet there are no kubelets: pods are never started, and deletions
     of bound pods complete when their grace period ends (see --finalize-deletions). TokenReview and

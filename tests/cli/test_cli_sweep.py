@@ -307,3 +307,13 @@ def test_non_finite_floats(env: dict[str, str], command: str, flag: str, value: 
 def test_non_finite_float_lines(env: dict[str, str], args: list[str], line: str) -> None:
     code, out = _invoke(args[:1] + _base(args[0], env) + args[1:])
     assert (code, out.strip()) == (2, line)
+
+
+@pytest.mark.parametrize("stale", ["needs --validate=false", "no OpenAPI schema", "not protobuf"])
+def test_help_makes_no_stale_claims(stale: str) -> None:
+    """serve serves the OpenAPI schemas and decodes protobuf bodies: no help text says otherwise."""
+    for path, _ in commands():
+        code, out = _invoke([*path.split(), "--help"])
+        assert code == 0 and stale not in " ".join(out.split()), (path, stale)
+    code, out = _invoke(["serve", "--help"])
+    assert "the v1.35 OpenAPI v2 and v3 schemas are served" in " ".join(out.split())
