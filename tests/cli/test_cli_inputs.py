@@ -55,3 +55,32 @@ def test_a_directory_without_subdirectories_is_not_warned_about(tmp_path: Path) 
     (tmp_path / "empty").mkdir()
     code, out, err = _run(["simulate", "-f", str(tmp_path)])
     assert (code, err) == (0, "")
+
+
+DAEMON_SET = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: default}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: a, image: busybox}]}
+"""
+
+
+def test_a_snapshot_simulate_wrote_loads_without_warnings(tmp_path: Path) -> None:
+    """The DaemonSet's ControllerRevision is kept as an object (as kube-scheduler-simulator keeps
+    every object), and reading it back neither warns nor makes a second revision."""
+    (tmp_path / "ds.yaml").write_text(DAEMON_SET)
+    snap, again = tmp_path / "snap.yaml", tmp_path / "again.yaml"
+    code, out, err = _run(["simulate", "-f", str(tmp_path / "ds.yaml"), "--write-snapshot", str(snap)])
+    assert code == 0 and snap.read_text().count("kind: ControllerRevision") == 1
+    code, out, err = _run(["simulate", "-f", str(snap), "--write-snapshot", str(again)])
+    assert (code, err) == (0, "")
+    assert again.read_text().count("kind: ControllerRevision") == 1
