@@ -84,3 +84,55 @@ def test_a_snapshot_simulate_wrote_loads_without_warnings(tmp_path: Path) -> Non
     code, out, err = _run(["simulate", "-f", str(snap), "--write-snapshot", str(again)])
     assert (code, err) == (0, "")
     assert again.read_text().count("kind: ControllerRevision") == 1
+
+
+DEPLOYMENT = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: a, image: nginx, resources: {requests: {cpu: "1"}}}]}
+"""
+
+
+def test_explain_names_a_pod_a_workload_created(tmp_path: Path) -> None:
+    (tmp_path / "dep.yaml").write_text(DEPLOYMENT)
+    code, out, err = _run(["simulate", "-f", str(tmp_path / "dep.yaml"), "-o", "name"])
+    assert (code, out) == (0, "pod/web-6648c5c6d8-q7rcl\n")
+    code, out, err = _run(
+        ["simulate", "-f", str(tmp_path / "dep.yaml"), "--explain", "shop/web-6648c5c6d8-q7rcl"]
+    )
+    assert (code, err) == (0, "")
+    assert out.splitlines()[:4] == [
+        "POD                         NODE      STATUS      MESSAGE",
+        "shop/web-6648c5c6d8-q7rcl   n1        Scheduled",
+        "1 pod: 1 scheduled",
+        "shop/web-6648c5c6d8-q7rcl — attempt 1: selected n1 — PreFilter",
+    ]
+    code, out, err = _run(["simulate", "-f", str(tmp_path / "dep.yaml"), "--explain", "shop/nope"])
+    assert (code, err) == (
+        2,
+        "error: Invalid value for --explain: pod 'shop/nope' not found among the simulated pods\n",
+    )
+
+
+def test_explain_without_workloads_is_refused_before_the_run(tmp_path: Path) -> None:
+    code, out, err = _run(["simulate", "-f", CLUSTER, "--explain", "shop/nope"])
+    assert (code, out, err) == (
+        2,
+        "",
+        "error: Invalid value for --explain: pod 'shop/nope' not found among the input's pods\n",
+    )
