@@ -136,3 +136,17 @@ def test_explain_without_workloads_is_refused_before_the_run(tmp_path: Path) -> 
         "",
         "error: Invalid value for --explain: pod 'shop/nope' not found among the input's pods\n",
     )
+
+
+def test_a_yaml_syntax_error_names_the_line_of_the_unclosed_brace(tmp_path: Path) -> None:
+    """PyYAML notices an unclosed ``{`` at the next key (line 4); the line holding it (3) is named
+    too, where kubectl says ``line 3``."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x\nspec:\n  containers: []\n")
+    code, out, err = _run(["simulate", "-f", str(bad)])
+    assert (code, out, err) == (
+        2,
+        "",
+        f"error: {bad} doc 1: invalid YAML: did not find expected ',' or '}}' (line 4, column 5), "
+        "while parsing a flow mapping started at line 3, column 11\n",
+    )
