@@ -247,12 +247,12 @@ class NodeTable:
             present: list[str] = []
             self._row_images[row] = present
             for name, st in states.items():
-                ic = images.get(name)
-                if ic is not None:
+                image_col = images.get(name)
+                if image_col is not None:
                     present.append(name)
-                    ic.present[row] = True
-                    ic.size[row] = st.size
-                    ic.num_nodes[row] = st.num_nodes
+                    image_col.present[row] = True
+                    image_col.size[row] = st.size
+                    image_col.num_nodes[row] = st.num_nodes
         except OverflowError:
             self.exact = False
         self.unschedulable[row] = node.unschedulable

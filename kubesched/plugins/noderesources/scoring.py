@@ -408,7 +408,7 @@ def weighted_mean_batch(
     the over-capacity 0 is ``max(capacity - requested, 0) * 100 // capacity``: the same integers
     in fewer array operations."""
     if simple and resources and all(r.weight > 0 for r in resources):
-        total = 0
+        total: IntArray = np.zeros(len(allocatable[0]), dtype=np.int64)
         wsum = 0
         for i, r in enumerate(resources):
             a = allocatable[i]
@@ -416,7 +416,7 @@ def weighted_mean_batch(
             per = (np.minimum(q, a) if most else np.maximum(a - q, 0)) * MAX_NODE_SCORE // a
             total = per * r.weight + total
             wsum += r.weight
-        out: IntArray = np.asarray(total, dtype=np.int64) // wsum
+        out: IntArray = total // wsum
         return out
     n = len(allocatable[0]) if allocatable else 0
     node_score = np.zeros(n, dtype=np.int64)
