@@ -140,6 +140,8 @@ class MemoryCluster:
         self._history: dict[str, deque[tuple[int, WatchEvent]]] = {}
         self._compacted: dict[str, int] = {}
         self._subs: dict[str, list[_Subscription]] = {}
+        #: informers shared by the store's watchers, by name (one watch and index each for all of them)
+        self.shared_informers: dict[str, Any] = {}
         self._pending: deque[tuple[int, WatchEvent]] = deque()
         self._dispatching = False
         self._events: deque[Obj] = deque(maxlen=event_limit)

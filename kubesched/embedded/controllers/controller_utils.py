@@ -28,7 +28,6 @@ from kubesched.errors import KubeschedError, ManifestError
 
 __all__ = [
     "PodAdmission",
-    "PodIndex",
     "WorkQueue",
     "compute_hash",
     "controller_ref",
@@ -242,76 +241,3 @@ class WorkQueue:
                 self.add_after(key, 1.0)
             except Exception:  # noqa: BLE001 - one object's failure never stops a controller
                 log.exception("%s controller: syncing %s failed", self.name, key)
-
-
-class PodIndex:
-    """The pods of a store by namespace and controller uid, kept current from the store's pod
-    watch (an informer's indexer, ``cache.Indexer`` with a controller-uid index): ``owned(ns, uid)``
-    and ``orphans(ns)`` (pods without a controller, not being deleted) without a pass over every
-    pod. ``on_event`` is the watch handler; call :meth:`start`/:meth:`stop`."""
-
-    def __init__(self, cluster: Any) -> None:
-        self.cluster = cluster
-        self._owned: dict[tuple[str, str], dict[str, Obj]] = {}
-        self._orphans: dict[str, dict[str, Obj]] = {}
-        self._sub: Any = None
-        self._lock = threading.Lock()
-
-    def start(self, handler: Callable[[Any], None] | None = None) -> PodIndex:
-        """Watch pods (existing ones included); ``handler`` also gets every later event, after the
-        index (not the replay of the pods that exist: the owners' first syncs see those)."""
-        live = False
-
-        def on_event(ev: Any) -> None:
-            self.on_event(ev)
-            if handler is not None and live:
-                handler(ev)
-
-        self._sub = self.cluster.watch("Pod", None, on_event)
-        live = True
-        return self
-
-    def stop(self) -> None:
-        if self._sub is not None:
-            self._sub.stop()
-            self._sub = None
-
-    @staticmethod
-    def _slot(pod: Mapping[str, Any]) -> tuple[str, str, str | None]:
-        meta = _meta(pod)
-        ref = controller_ref(pod) if meta.get("ownerReferences") else None
-        if ref is not None:
-            return str(meta.get("namespace") or "default"), str(meta.get("name")), str(ref.get("uid"))
-        return str(meta.get("namespace") or "default"), str(meta.get("name")), None
-
-    def _remove(self, pod: Mapping[str, Any]) -> None:
-        ns, name, uid = self._slot(pod)
-        if uid is None:
-            self._orphans.get(ns, {}).pop(name, None)
-        else:
-            self._owned.get((ns, uid), {}).pop(name, None)
-
-    def on_event(self, ev: Any) -> None:
-        with self._lock:
-            if ev.old_object is not None:
-                self._remove(ev.old_object)
-            if ev.type == "DELETED":
-                self._remove(ev.object)
-                return
-            ns, name, uid = self._slot(ev.object)
-            if uid is not None:
-                self._owned.setdefault((ns, uid), {})[name] = ev.object
-            elif not _meta(ev.object).get("deletionTimestamp"):
-                self._orphans.setdefault(ns, {})[name] = ev.object
-            else:
-                self._orphans.get(ns, {}).pop(name, None)
-
-    def owned(self, namespace: str, uid: str) -> list[Obj]:
-        """Pods of ``namespace`` whose controller has ``uid``."""
-        with self._lock:
-            return list(self._owned.get((namespace, uid), {}).values())
-
-    def orphans(self, namespace: str) -> list[Obj]:
-        """Pods of ``namespace`` without a controller, not being deleted."""
-        with self._lock:
-            return list(self._orphans.get(namespace, {}).values())

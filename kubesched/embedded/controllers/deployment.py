@@ -102,6 +102,7 @@ from kubesched.embedded.controllers.deployment_util import (
     sort_by_revision,
     status_count,
 )
+from kubesched.embedded.controllers.informer import PodHandlerRegistration, shared_pod_informer
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import AlreadyExistsError, KubeschedError, NotFoundError
 
@@ -133,17 +134,21 @@ class DeploymentController:
         self.clock = clock
         self.queue = WorkQueue(clock, self.sync, "deployment")
         self._subs: list[Subscription] = []
+        self._pod_handler: PodHandlerRegistration | None = None
 
     def start(self) -> DeploymentController:
         self._subs = [
             self.cluster.watch("Deployment", None, self._on_deployment),
             self.cluster.watch("ReplicaSet", None, self._on_replica_set),
-            self.cluster.watch("Pod", self.cluster.resource_version, self._on_pod),
         ]
+        self._pod_handler = shared_pod_informer(self.cluster).add_event_handler(self._on_pod)
         return self
 
     def stop(self) -> None:
         self.queue.closed = True
+        if self._pod_handler is not None:
+            self._pod_handler.stop()
+            self._pod_handler = None
         for sub in self._subs:
             sub.stop()
         self._subs = []
@@ -153,11 +158,12 @@ class DeploymentController:
         if ev.type != "DELETED":
             self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
 
-    def _on_pod(self, ev: WatchEvent) -> None:
-        """A deleted pod may let a ``Recreate`` rollout go on (``deletePod``)."""
+    def _on_pod(
+        self, ev: WatchEvent, ref: Mapping[str, Any] | None, old_ref: Mapping[str, Any] | None
+    ) -> None:
+        """A deleted pod (controlled by ``ref``) may let a ``Recreate`` rollout go on (``deletePod``)."""
         if ev.type != "DELETED":
             return
-        ref = controller_ref(ev.object)
         if ref is None or ref.get("kind") != "ReplicaSet":
             return
         namespace = (ev.object.get("metadata") or {}).get("namespace") or "default"

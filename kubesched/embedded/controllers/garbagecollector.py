@@ -100,27 +100,22 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return m if isinstance(m, Mapping) else {}
 
 
-def _same_graph_fields(ev: WatchEvent) -> bool:
-    """Whether a MODIFIED event keeps the very same ``metadata`` fields the graph reads (name,
-    namespace, ``ownerReferences``, ``finalizers``, ``deletionTimestamp``) as its previous state:
-    by identity for the nested lists (the embedded store shares them between versions), by value
-    for the strings."""
-    prev = ev.old_object
-    if prev is None:
-        return False
-    m, pm = _meta(ev.object), _meta(prev)
-    return (
-        m.get("ownerReferences") is pm.get("ownerReferences")
-        and m.get("finalizers") is pm.get("finalizers")
-        and m.get("deletionTimestamp") == pm.get("deletionTimestamp")
-        and m.get("name") == pm.get("name")
-        and m.get("namespace") == pm.get("namespace")
-    )
-
-
 def _finalizers(obj: Mapping[str, Any]) -> list[str]:
     f = _meta(obj).get("finalizers")
     return [str(x) for x in f] if isinstance(f, list) else []
+
+
+def _same_graph_fields(ev: WatchEvent) -> bool:
+    """A MODIFIED event that leaves what the graph keeps of the object as it was (owner references,
+    deletion timestamp, finalizers)."""
+    if ev.type != "MODIFIED" or ev.old_object is None:
+        return False
+    meta, old = _meta(ev.object), _meta(ev.old_object)
+    return (
+        meta.get("ownerReferences") == old.get("ownerReferences")
+        and meta.get("deletionTimestamp") == old.get("deletionTimestamp")
+        and meta.get("finalizers") == old.get("finalizers")
+    )
 
 
 class GarbageCollector:
@@ -195,10 +190,8 @@ class GarbageCollector:
         queue: list[str] = []
         with self._lock:
             old = self._nodes.get(uid)
-            if old is not None and ev.type == "MODIFIED" and not old.deleting and _same_graph_fields(ev):
-                # a change that leaves the owner references, finalizers and deletion untouched
-                # (a binding, a status write): the graph node would be rebuilt equal, nothing queued
-                return
+            if old is not None and not old.deleting and _same_graph_fields(ev):
+                return  # a status update or binding: the graph and what may go are unchanged
             old_refs = old.owners if old is not None else ()
             if ev.type == "DELETED":
                 self._nodes.pop(uid, None)

@@ -6,17 +6,20 @@ convention (``pkg/controller/replicaset/replica_set.go: NewBaseController``, ``a
 
 * ``__init__(cluster, clock, admit)``: the store, the clock the syncs run on, the API server's pod
   admission (identity by default), a :class:`WorkQueue` named :attr:`queue_name` synced by
-  :meth:`sync`, and a :class:`PodIndex` of the pods by controller.
-* :meth:`start` indexes pods (their later events go to :meth:`_on_pod`), watches the owner kind
+  :meth:`sync`, and the store's :class:`~kubesched.embedded.controllers.informer.SharedPodInformer`
+  (:attr:`pods`: the pods by controller, one index for every controller of the store).
+* :meth:`start` adds :meth:`_on_pod` to the shared pod informer (later pod events), watches the owner kind
   :attr:`kind` from the start (every existing owner is synced once) and whatever
   :meth:`extra_watches` adds (the DaemonSet controller's nodes); :meth:`stop` ends them all and
   closes the queue.
 * The owner handler queues ``namespace/name`` of every owner that is added or changed.
 * The pod handler queues the pod's controller of kind :attr:`kind`, and the previous controller
-  when the reference changed (``updatePod``'s ``controllerRefChanged``). With
+  when the reference changed (``updatePod``'s ``controllerRefChanged``); the check is one look at
+  the reference the shared informer read. With
   :attr:`skip_created_pods` a pod's ADDED event queues nothing (the sync that created it counted it
   already; upstream's expectations). With :attr:`adopts_orphans` a pod without a controller queues
-  every owner of its namespace whose selector matches its labels (``getPodReplicaSets``).
+  every owner of its namespace whose selector matches its labels (``getPodReplicaSets``) when it is
+  added or its labels or controller reference changed (not on a status update or a binding).
 * :meth:`claim_pods` adopts and releases pods as ``ClaimPods`` does
   (``pkg/controller/controller_ref_manager.go: PodControllerRefManager.ClaimPods``): orphans
   matching the selector are adopted while :meth:`can_adopt` says so (the manager's ``CanAdopt``
@@ -28,19 +31,19 @@ Subclasses set :attr:`kind` and :attr:`queue_name` and implement :meth:`sync`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 from kubesched.client.client import Subscription, WatchEvent
 from kubesched.clock import Clock
 from kubesched.embedded.controllers.controller_utils import (
     PodAdmission,
-    PodIndex,
     WorkQueue,
-    controller_ref,
     label_selector_matcher,
     new_controller_ref,
     owner_refs,
 )
+from kubesched.embedded.controllers.informer import PodHandlerRegistration, shared_pod_informer
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
 
@@ -69,10 +72,11 @@ class PodOwnerController:
         self.admit: PodAdmission = admit or (lambda pod: pod)
         self.queue = WorkQueue(clock, self.sync, self.queue_name)
         self._subs: list[Subscription] = []
-        self.pods = PodIndex(cluster)
+        self.pods = shared_pod_informer(cluster)
+        self._pod_handler: PodHandlerRegistration | None = None
 
     def start(self) -> Self:
-        self.pods.start(self._on_pod)  # existing pods are indexed; their events queue their owners
+        self._pod_handler = self.pods.add_event_handler(self._on_pod)  # later events queue owners
         self._subs = [self.cluster.watch(self.kind, None, self._on_owner), *self.extra_watches()]
         return self
 
@@ -82,7 +86,9 @@ class PodOwnerController:
 
     def stop(self) -> None:
         self.queue.closed = True
-        self.pods.stop()
+        if self._pod_handler is not None:
+            self._pod_handler.stop()
+            self._pod_handler = None
         for sub in self._subs:
             sub.stop()
         self._subs = []
@@ -96,23 +102,38 @@ class PodOwnerController:
         if ev.type != "DELETED":
             self.queue.add(f"{meta.get('namespace')}/{meta.get('name')}")
 
-    def _on_pod(self, ev: WatchEvent) -> None:
-        """Queue the pod's controller (and its previous one; for an adoptable orphan, every owner
-        of its namespace that selects it)."""
-        pod = ev.object
-        meta = pod.get("metadata") or {}
+    def _on_pod(
+        self, ev: WatchEvent, ref: Mapping[str, Any] | None, old_ref: Mapping[str, Any] | None
+    ) -> None:
+        """Queue the pod's controller ``ref`` (and its previous one ``old_ref``; for an adoptable
+        orphan, every owner of its namespace that selects it)."""
+        kind = self.kind
+        if ref is not None and ref.get("kind") != kind and (old_ref is None or old_ref.get("kind") != kind):
+            return  # another controller's pod (the common case: one look at the reference)
+        meta = ev.object.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
-        ref = controller_ref(pod)
-        old_ref = controller_ref(ev.old_object) if ev.old_object else None
         if not (self.skip_created_pods and ev.type == "ADDED"):
             for r in (ref, old_ref):
-                if r is not None and r.get("kind") == self.kind:
+                if r is not None and r.get("kind") == kind:
                     self.queue.add(f"{namespace}/{r.get('name')}")
-        if self.adopts_orphans and ref is None and ev.type != "DELETED":
+        if self.adopts_orphans and ref is None and self._may_be_adopted(ev, old_ref):
             for owner in self.cluster.list(self.kind, namespace).items:
                 matches = label_selector_matcher((owner.get("spec") or {}).get("selector"))
                 if matches(meta.get("labels") or {}):
                     self.queue.add(f"{namespace}/{owner['metadata']['name']}")
+
+    @staticmethod
+    def _may_be_adopted(ev: WatchEvent, old_ref: Mapping[str, Any] | None) -> bool:
+        """Whether an event of an orphan pod asks the owners that select it to look: its
+        ADDED event, and a change of its labels or its (former) controller reference
+        (``addPod``; ``updatePod``'s ``labelChanged || controllerRefChanged``), not its status or
+        binding."""
+        if ev.type == "ADDED":
+            return True
+        if ev.type != "MODIFIED" or ev.old_object is None:
+            return False
+        labels = (ev.object.get("metadata") or {}).get("labels")
+        return old_ref is not None or labels != (ev.old_object.get("metadata") or {}).get("labels")
 
     def can_adopt(self, owner: Obj) -> bool:
         """Whether :meth:`claim_pods` may adopt orphans for ``owner`` (the ``CanAdopt`` function

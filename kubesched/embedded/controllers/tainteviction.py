@@ -66,6 +66,8 @@ class TaintEvictionController:
         self.cluster = cluster
         self.clock = clock
         self._timers: dict[str, tuple[float, Timer]] = {}  # pod uid -> (deletion time, timer)
+        #: node name -> its NoExecute taints, kept from the node watch (``taintedNodes``)
+        self._node_taints: dict[str, tuple[Taint, ...]] = {}
         self._subs: list[Subscription] = []
         self.evicted = 0
 
@@ -87,10 +89,13 @@ class TaintEvictionController:
     def _on_event(self, ev: WatchEvent) -> None:
         try:
             if ev.kind == "Node":
-                if ev.type != "DELETED" and (
-                    ev.old_object is None or self._no_execute(ev.old_object) != self._no_execute(ev.object)
-                ):
-                    self._node_changed(ev.object)
+                name = str((ev.object.get("metadata") or {}).get("name"))
+                if ev.type == "DELETED":
+                    self._node_taints.pop(name, None)
+                    return
+                taints = self._node_taints[name] = self._no_execute(ev.object)
+                if ev.old_object is None or self._no_execute(ev.old_object) != taints:
+                    self._node_changed(ev.object, taints)
             elif ev.type == "DELETED":
                 self._cancel(str((ev.object.get("metadata") or {}).get("uid")))
             else:
@@ -106,9 +111,8 @@ class TaintEvictionController:
             return ()
         return tuple(t for t in taints if t.effect == NO_EXECUTE)
 
-    def _node_changed(self, node: Obj) -> None:
+    def _node_changed(self, node: Obj, taints: tuple[Taint, ...]) -> None:
         name = node["metadata"]["name"]
-        taints = self._no_execute(node)
         for pod in self.cluster.list("Pod").items:
             if (pod.get("spec") or {}).get("nodeName") == name:
                 self._process(pod, taints)
@@ -117,11 +121,10 @@ class TaintEvictionController:
         node_name = (pod.get("spec") or {}).get("nodeName")
         if not node_name:
             return
-        try:
-            node = self.cluster.get("Node", None, str(node_name))
-        except NotFoundError:
-            return
-        self._process(pod, self._no_execute(node))
+        taints = self._node_taints.get(str(node_name))
+        if taints is None:
+            return  # a node not (or no longer) in the store
+        self._process(pod, taints)
 
     def _process(self, pod: Obj, taints: tuple[Taint, ...]) -> None:
         """``processPodOnNode``."""
