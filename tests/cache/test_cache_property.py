@@ -239,3 +239,44 @@ def test_incremental_snapshot_matches_rebuild(ops: list[tuple[Any, ...]]) -> Non
     check(c, snap, m, rebuilt)
     # a second update with no changes copies nothing
     assert c.update_snapshot(snap).changed == []
+
+
+@settings(deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 900), st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=8),
+    st.data(),
+)
+def test_remove_pods_equals_removing_one_by_one(specs: list[tuple[int, int, int]], data: Any) -> None:
+    """``NodeInfo.remove_pods`` leaves the same pods, affinity lists, requests, ports and PVC counts
+    as ``remove_pod`` for each, and keeps the remaining pods in their order."""
+    pods = [build_pod(i, "n1", cpu, kind, claim) for i, (cpu, kind, claim) in enumerate(specs)]
+    base = NodeInfo(build_node("n1", 1, frozenset({0})))
+    for p in pods:
+        base.add_pod(p)
+    chosen = data.draw(st.lists(st.sampled_from(base.pods), unique_by=lambda pi: pi.pod.uid))
+    one_by_one = base.snapshot()
+    for pi in chosen:
+        one_by_one.remove_pod(pi.pod)
+    batch = base.snapshot()
+    batch.remove_pods(chosen)
+    assert summary(batch, True) == summary(one_by_one, True)
+    gone = {pi.pod.uid for pi in chosen}
+    assert [pi.pod.uid for pi in batch.pods] == [pi.pod.uid for pi in base.pods if pi.pod.uid not in gone]
+    for pi in batch.pods:
+        assert batch.has_pod(pi.pod.uid)
+    assert not any(batch.has_pod(u) for u in gone)
+
+
+def test_remove_pods_of_an_absent_pod_raises_and_changes_nothing() -> None:
+    ni = NodeInfo(build_node("n1", 1, frozenset()))
+    ni.add_pod(build_pod(0, "n1", 100, 0, 0))
+    other = NodeInfo(build_node("n2", 1, frozenset()))
+    other.add_pod(build_pod(1, "n2", 200, 0, 0))
+    before = summary(ni, True)
+    try:
+        ni.remove_pods([ni.pods[0], other.pods[0]])
+    except KeyError as e:
+        assert str(e) == "'no corresponding pod p1 in pods of node n1'"
+    else:
+        raise AssertionError("remove_pods accepted a pod the node does not hold")
+    assert summary(ni, True) == before
