@@ -219,35 +219,6 @@ class NodeInfo:
         self._update(pi.pod, -1)
         self.generation = next_generation()
 
-    def remove_pods(self, pod_infos: list[PodInfo]) -> None:
-        """Remove several pods at once: the accounting of ``remove_pod`` for each, in one pass over
-        ``pods`` (the remaining pods keep their order; the UID index is rebuilt on next use).
-        Preemption's dry run removes every lower-priority pod of a node this way
-        (``pkg/scheduler/framework/preemption/preemption.go``: ``SelectVictimsOnNode``).
-
-        Raises ``KeyError`` (``no corresponding pod <name> in pods of node <node>``) if one is
-        absent; the NodeInfo is then unchanged.
-        """
-        if not pod_infos:
-            return
-        gone = {pi.pod.uid for pi in pod_infos}
-        kept = [pi for pi in self.pods if pi.pod.uid not in gone]
-        if len(kept) != len(self.pods) - len(gone) or len(gone) != len(pod_infos):
-            present = {pi.pod.uid for pi in self.pods}
-            missing = next((pi.pod for pi in pod_infos if pi.pod.uid not in present), pod_infos[-1].pod)
-            raise KeyError(f"no corresponding pod {missing.name} in pods of node {self.name}")
-        removed = [pi for pi in self.pods if pi.pod.uid in gone]
-        self.pods = kept
-        self._pod_index = None
-        if any(pi.pod.has_affinity for pi in removed):
-            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.pod.uid not in gone]
-            self.pods_with_required_anti_affinity = [
-                p for p in self.pods_with_required_anti_affinity if p.pod.uid not in gone
-            ]
-        for pi in removed:
-            self._update(pi.pod, -1)
-        self.generation = next_generation()
-
     def has_pod(self, uid: str) -> bool:
         """True if a pod with ``uid`` is on this node."""
         return uid in self._index()

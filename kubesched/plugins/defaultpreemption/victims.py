@@ -187,23 +187,12 @@ def select_victims_on_node(
     potential = [
         pi for pi in node_info.pods if pi.pod.priority < pod.priority and is_eligible(node_info, pi, pod)
     ]
-    if not potential:
-        return [], 0, Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS_MSG)
-    # Every potential victim leaves the node in one pass, then each is announced to the PreFilter
-    # extensions in upstream's order; the extensions read only the node's Node object (labels),
-    # never its pods or totals, so they see what upstream's remove-one-at-a-time loop shows them.
-    try:
-        node_info.remove_pods(potential)
-    except Exception as e:  # noqa: BLE001
-        return [], 0, Status(Code.Error, err=e)
     for pi in potential:
-        try:
-            s = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
-        except Exception as e:  # noqa: BLE001
-            return [], 0, Status(Code.Error, err=e)
-        err = _as_error(s, "RemovePod failed")
+        err = remove(pi)
         if err is not None:
             return [], 0, err
+    if not potential:
+        return [], 0, Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS_MSG)
     s = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
     if s is not None and not s.is_success():
         return [], 0, s
