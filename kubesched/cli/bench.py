@@ -49,7 +49,8 @@ def _source_tree(ctx: click.Context, param: click.Parameter, value: str | None) 
     "api_mode",
     is_flag=True,
     help="Run each workload through `kubesched serve` + `kubesched run` subprocesses over HTTP "
-    "(loopback) and report pods/s first to last bind, CPU and RSS of both processes.",
+    "(loopback) and report pods/s first to last bind, CPU and RSS of both processes. A --simulate "
+    "cluster file's name (e.g. SimulateSpreading/2000Nodes_20000Pods) runs the same way, every pod measured.",
 )
 @click.option("--kube-api-qps", type=float, default=5000.0, show_default=True, help="With --api: run's QPS.")
 @click.option("--kube-api-burst", type=int, default=5000, show_default=True, help="With --api: run's burst.")
@@ -57,7 +58,7 @@ def _source_tree(ctx: click.Context, param: click.Parameter, value: str | None) 
     "--measure-pods",
     type=click.IntRange(min=1),
     default=None,
-    help="With --api: measure this many pods instead of the workload's count.",
+    help="With --api: measure this many pods instead of the workload's count (of a cluster file: its first pods).",
 )
 @click.option(
     "--timeout",
@@ -186,7 +187,7 @@ def bench(
             thr = f"{w.threshold:.0f} pods/s" if w.threshold is not None else "-"
             click.echo(f"{w.name}\tnodes={w.nodes}\tmeasuredPods={w.measured_pods}\tthreshold={thr}")
         for fx in SIMULATE_FIXTURES.values():
-            click.echo(f"{fx.name}\tnodes={fx.nodes}\tpendingPods={fx.pods}\t(--simulate)")
+            click.echo(f"{fx.name}\tnodes={fx.nodes}\tpendingPods={fx.pods}\t(--simulate, --api)")
         return
     if simulate_files:
         if workloads or api_mode:
@@ -213,10 +214,28 @@ def bench(
         ):
             if value != default:
                 raise click.UsageError(f"{flag} applies to --api runs only")
-    chosen = select(all_workloads, list(workloads))
+    from kubesched.modes.bench.simulate_fixture import SIMULATE_FIXTURES
+
     if api_mode:
-        _bench_api(console, chosen, output, kube_api_qps, kube_api_burst, measure_pods, timeout, run_flags)
+        # a simulate cluster file by name runs through serve + run as the workloads do
+        fixtures = [SIMULATE_FIXTURES[n] for n in workloads if n in SIMULATE_FIXTURES]
+        names = [n for n in workloads if n not in SIMULATE_FIXTURES]
+        chosen: list[Any] = select(all_workloads, names) if names or not fixtures else []
+        _bench_api(
+            console,
+            [*chosen, *fixtures],
+            output,
+            kube_api_qps,
+            kube_api_burst,
+            measure_pods,
+            timeout,
+            run_flags,
+        )
         return
+    files = [n for n in workloads if n in SIMULATE_FIXTURES]
+    if files:
+        raise click.UsageError(f"{files[0]} is a cluster file: run it with --simulate or --api")
+    chosen = select(all_workloads, list(workloads))
     results: list[Any] = []
     runner = run_workload if in_process else run_isolated
     with Progress(
@@ -341,6 +360,7 @@ def _bench_api(
 
     from kubesched.modes.bench.api import run_api_workload
     from kubesched.modes.bench.report import api_results_table, write_api_json
+    from kubesched.modes.bench.simulate_fixture import SimulateFixture
 
     results: list[Any] = []
     with Progress(
@@ -352,7 +372,8 @@ def _bench_api(
         transient=False,
     ) as prog:
         for w in chosen:
-            task = prog.add_task(f"{w.name} (api)", total=measure_pods or w.measured_pods)
+            total = w.pods if isinstance(w, SimulateFixture) else w.measured_pods
+            task = prog.add_task(f"{w.name} (api)", total=min(measure_pods or total, total))
 
             def on_progress(done: int, total: int, task: TaskID = task) -> None:
                 prog.update(task, completed=done, total=total)

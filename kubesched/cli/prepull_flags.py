@@ -72,6 +72,14 @@ def prepull_flags(f: F) -> F:
             "ImageCacheWait args, sharing their lookups; none: catalogue images only).",
         ),
         click.option(
+            "--prepull-speed",
+            type=click.FloatRange(min=0, min_open=True),
+            default=1.0,
+            show_default=True,
+            help="Cluster seconds per wall second of the cluster scheduled (as `serve --speed`): the "
+            "pre-pull planner's arrival window, look-ahead, tick interval and timeout run on that clock.",
+        ),
+        click.option(
             "--prepull-priority-class",
             default="kubesched-prepull",
             show_default=True,
@@ -95,5 +103,6 @@ def prepull_options(kw: dict[str, Any]) -> PrePullOptions | None:
         kw.pop("prepull_priority_class"),
         kw.pop("prepull_mechanism"),
         kw.pop("prepull_registry_settings"),
+        kw.pop("prepull_speed"),
     )
     return opts if enabled else None

@@ -14,7 +14,7 @@ from kubesched.errors import ConfigError
 
 def _since_seconds(text: str) -> float | None:
     """``1h``, ``30m``, ``90s``, ``2d``, ``1h30m`` -> seconds; ``all`` -> None."""
-    from kubesched.modes.startup.analysis import parse_go_duration
+    from kubesched.units import parse_go_duration
 
     if text == "all":
         return None

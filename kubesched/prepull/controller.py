@@ -300,9 +300,12 @@ class PrePullController:
             self.priority_class_name = None
 
     def run(self, stop: threading.Event) -> None:
-        """Tick every ``interval`` seconds until ``stop`` is set; errors of one tick are logged."""
+        """Tick every ``interval`` seconds of the controller's clock (``interval / clock.speed``
+        wall seconds for a sped-up :class:`~kubesched.clock.RealClock`) until ``stop`` is set;
+        errors of one tick are logged."""
         self.ensure_priority_class()
-        while not stop.wait(self.interval):
+        wall = self.interval / float(getattr(self.clock, "speed", 1.0))
+        while not stop.wait(wall):
             try:
                 self.tick()
             except Exception:  # noqa: BLE001 - one bad tick must not stop pre-pulling

@@ -10,6 +10,8 @@ Signals (no look-ahead; only what a controller watching the cluster sees):
 * **arrivals**: every pod creation (``on_pod_pending``) is an arrival of its *application*, keyed
   by its image set (pods of one application share their images); the arrival count of the last
   ``window_seconds`` predicts the next ``lookahead_seconds``;
+* **departures**: a bound pod of the application no longer on its node (seen in the scheduler
+  cache at a tick) gave its room back on a node that holds the images;
 * **pending pods**: pods created and not bound yet need their image somewhere soon;
 * **holders**: nodes listing the image in ``status.images``, nodes a pod of the image was bound
   to (``on_pod_bound``) and nodes the planner pre-pulled it on; each is checked against the node's images (present, or a pull queued or
@@ -19,7 +21,8 @@ Every ``tick_seconds`` (and only for applications that had an arrival or a bindi
 tick, so an idle cluster costs nothing) the planner computes, per hot application (at least
 ``min_recent`` arrivals in the window, or pending pods)::
 
-    demand   = pending pods + recent arrivals * lookahead_seconds / window_seconds   # pods expected
+    growth   = max(0, arrivals - departures in the window)       # the application's net growth
+    demand   = pending pods + growth * lookahead_seconds / window_seconds   # pods expected on new room
     room(n)  = how many more such pods (the last pod's requests) node n takes, 0 when its
                required node affinity / nodeSelector rejects n
     warm     = sum of room(n) over holder nodes of every image of the application
@@ -27,7 +30,14 @@ tick, so an idle cluster costs nothing) the planner computes, per hot applicatio
     miss(n)  = bytes of the application's distinct layers node n lacks (what a pre-pull there costs)
     cheap    = the smallest miss(n) over the candidates (the least any of those pods could pull)
 
-and, while ``want > 0``, pre-pulls the application's images on nodes with ``room > 0`` that hold
+An application's turnover (pods ending and others arriving, as a steady service or a queue of
+jobs has) needs no new holders: the room its ending pods give back is on nodes that hold its
+images, and image-aware scoring sends the next pods there. Only growth beyond that room needs
+nodes that do not hold the images yet, so only growth is pre-pulled for. (``forecast="arrivals"``
+counts every arrival, as the first version did: it pre-pulled for turnover too, and on the loaded
+replays of docs/image-acceleration.md those pre-pulls cost more bytes than the pod pulls they spared.)
+
+And, while ``want > 0``, it pre-pulls the application's images on nodes with ``room > 0`` that hold
 none of them yet (at most ``max_per_app_per_tick`` nodes per application, ``max_prepulls_per_tick``
 per tick, ``max_warm_nodes`` warm nodes with room per application); with ``net_bytes`` (off by
 default) only on a node where ``miss(n) <= min(want, room(n)) * cheap``: the pods it is expected to
@@ -90,6 +100,10 @@ class AppDemand:
     pending: set[str]
     requests: Mapping[str, int]
     affinity: RequiredNodeAffinity | None = field(default=None)
+    #: its bound pods still on their node: UID -> node name
+    bound: dict[str, str] = field(default_factory=dict)
+    #: times (s) in the window at which the planner saw one of its bound pods gone from its node
+    departures: deque[float] = field(default_factory=deque)
 
 
 def image_bytes(image: CatalogueImage) -> int:
@@ -121,8 +135,10 @@ class PrePullPlanner:
     ``max_warm_nodes`` [16] most nodes pre-pulled/kept warm per application;
     ``max_per_app_per_tick`` [4]; ``max_prepulls_per_tick`` [16]; ``disk_limit_percent`` [75];
     ``tick_seconds`` [15]; ``net_bytes`` [False] pre-pull only where the pulls it is expected to
-    spare cover its bytes (module docstring; False: wherever demand exceeds the warm room).
-    Raises ValueError for a negative value.
+    spare cover its bytes (module docstring; False: wherever demand exceeds the warm room);
+    ``forecast`` ["growth"] demand from arrivals minus departures in the window, or "arrivals"
+    from arrivals alone (module docstring). Raises ValueError for a negative value or another
+    ``forecast``.
     """
 
     def __init__(
@@ -137,7 +153,10 @@ class PrePullPlanner:
         disk_limit_percent: float = 75.0,
         tick_seconds: float = 15.0,
         net_bytes: bool = False,
+        forecast: str = "growth",
     ) -> None:
+        if forecast not in ("growth", "arrivals"):
+            raise ValueError(f"forecast must be 'growth' or 'arrivals', got {forecast!r}")
         for name, value in (
             ("window_seconds", window_seconds),
             ("lookahead_seconds", lookahead_seconds),
@@ -159,6 +178,7 @@ class PrePullPlanner:
         self.disk_limit_percent = disk_limit_percent
         self.tick_seconds = tick_seconds
         self.net_bytes = net_bytes
+        self.forecast = forecast
         self.ctx: PlannerContext | None = None
         self.apps: dict[AppKey, AppDemand] = {}
         #: canonical image name -> nodes it was bound to or pre-pulled on (checked when used)
@@ -196,6 +216,7 @@ class PrePullPlanner:
         app = self.apps.get(pod.images)
         if app is not None:
             app.pending.discard(pod.uid)
+            app.bound[pod.uid] = node
             self._dirty[pod.images] = None
         for image in self._images(pod.images):
             self.holders.setdefault(image.name, {})[node] = None
@@ -228,10 +249,13 @@ class PrePullPlanner:
         horizon = t - self.window_seconds
         while app.arrivals and app.arrivals[0] <= horizon:
             app.arrivals.popleft()
+        while app.departures and app.departures[0] <= horizon:
+            app.departures.popleft()
         recent = len(app.arrivals)
         if recent < self.min_recent and not app.pending:
             return 0
-        expected = recent * self.lookahead_seconds / self.window_seconds if self.window_seconds else 0.0
+        rate = max(0, recent - len(app.departures)) if self.forecast == "growth" else recent
+        expected = rate * self.lookahead_seconds / self.window_seconds if self.window_seconds else 0.0
         return len(app.pending) + expected
 
     def _learn_status_images(self, infos: dict[str, NodeInfo]) -> None:
@@ -276,12 +300,14 @@ class PrePullPlanner:
         self._dirty.clear()
         if self.ctx is None or not dirty:
             return []
+        ctx = self.ctx
+        infos = {ni.name: ni for ni in ctx.scheduler.node_infos() if ni.node is not None}
+        if self.forecast == "growth":
+            self._see_departures(infos, now)
         ranked = sorted(((self.demand(self.apps[k], now), k) for k in dirty if k in self.apps), reverse=True)
         ranked = [(d, k) for d, k in ranked if d > 0]
         if not ranked:
             return []
-        ctx = self.ctx
-        infos = {ni.name: ni for ni in ctx.scheduler.node_infos() if ni.node is not None}
         self._learn_status_images(infos)
         # preference order of nodes without shared layers: most free GPUs, then the smaller node
         # (allocatable CPU), then most free CPU, by name
@@ -334,6 +360,17 @@ class PrePullPlanner:
                 for image in images:
                     out.append((node, image.name))
         return out
+
+    def _see_departures(self, infos: dict[str, NodeInfo], now: float) -> None:
+        """Record a departure at ``now`` for every bound pod no longer on its node. A pod whose node
+        is gone is forgotten without one (its room did not come back on a holder)."""
+        for app in self.apps.values():
+            gone = [
+                uid for uid, node in app.bound.items() if not ((ni := infos.get(node)) and ni.has_pod(uid))
+            ]
+            for uid in gone:
+                if app.bound.pop(uid) in infos:
+                    app.departures.append(now)
 
     def _usable(self, name: str, skip: set[str]) -> bool:
         assert self.ctx is not None

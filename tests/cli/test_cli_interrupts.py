@@ -207,4 +207,7 @@ def test_every_command_takes_ctrl_c(tmp_path: Path, command: str) -> None:
     assert "Traceback" not in err and "Aborted" not in err, err
     assert code in (0, 2, 130, -signal.SIGINT), err
     if code in (130, -signal.SIGINT):
-        assert err.strip().splitlines()[-1] == "interrupted (SIGINT)", err
+        # interrupted, or the command had just printed its own outcome (the closed port of the base
+        # arguments) when the signal came during its exit
+        last = err.strip().splitlines()[-1]
+        assert last == "interrupted (SIGINT)" or last.startswith("error: "), err

@@ -210,6 +210,7 @@ def test_preferred_node_affinity_value_is_a_prescore_error(tmp_path: Path) -> No
     pods = _simulate(tmp_path, _pod("p", aff))
     assert pods["p"]["status"] == "Error"
     assert pods["p"]["message"] == (
+        f"{tmp_path / 'cluster.json'} doc 1 item 3 (Pod default/p): "
         'running PreScore plugin "NodeAffinity": [0].matchExpressions[0].values[0]: Invalid value: "x": '
         "for 'Gt', 'Lt' operators, the value must be an integer"
     )

@@ -181,7 +181,9 @@ def test_nodes_with_more_room_first_and_required_affinity_honoured() -> None:
 
 
 def test_holders_that_lost_the_image_drop_out() -> None:
-    planner, model, _ = world({"a": 8, "b": 8})
+    # the pods are bound in the planner only, not in the scheduler cache: "arrivals" keeps them
+    # counted (under "growth" they would be departures at the first tick)
+    planner, model, _ = world({"a": 8, "b": 8}, forecast="arrivals")
     for i in range(4):
         planner.on_pod_bound(arrive(planner, f"p{i}", float(i)), "a", float(i))
     assert list(planner.holders[APP1]) == ["a"]
@@ -231,3 +233,37 @@ def test_net_bytes_a_node_is_pulled_only_for_the_pulls_it_spares() -> None:
     for i in range(6):
         planner.on_pod_bound(arrive(planner, f"p{i}", float(i)), "x", float(i))
     assert planner.plan(10.0) == [("c", APP1), ("a", APP1), ("b", APP1)]
+
+
+def test_growth_not_turnover_is_pre_pulled_for() -> None:
+    """Demand is the application's growth in the window (arrivals minus its pods seen gone from
+    their nodes): pods that end give their room back on a holder, so they need no new node;
+    ``forecast="arrivals"`` counts every arrival."""
+    for forecast, demand, plan in (
+        ("growth", 1.0, [("b", APP1)]),
+        ("arrivals", 2.0, [("b", APP1), ("c", APP1)]),
+    ):
+        running = [make_pod(f"r{i}", image="app:1", requests=GPU, node_name="a") for i in range(2)]
+        planner, _, _ = world(
+            {"a": 2, "b": 1, "c": 1}, pods={"a": running}, status={"a": "app:1"}, forecast=forecast
+        )
+        infos = {ni.name: ni for ni in planner.ctx.scheduler.node_infos()}  # type: ignore[union-attr]
+        for i, pod in enumerate(running):
+            planner.on_pod_pending(pod, float(i))
+            planner.on_pod_bound(pod, "a", float(i))
+        for pod in running:  # both end: room for two again on a, which holds the image
+            infos["a"].remove_pod(pod)
+        assert planner.plan(5.0) == []
+        app = next(iter(planner.apps.values()))
+        assert len(app.departures) == (2 if forecast == "growth" else 0)
+        for i in range(2):  # two more arrive and take that room
+            pod = make_pod(f"n{i}", image="app:1", requests=GPU, node_name="a")
+            planner.on_pod_pending(pod, 10.0 + i)
+            infos["a"].add_pod(pod)
+            planner.on_pod_bound(pod, "a", 10.0 + i)
+        # 4 arrivals, 2 departures in the window; lookahead / window = 1800 / 3600
+        assert planner.demand(app, 20.0) == demand
+        # a is full (no warm room): growth wants 1 pod of room, arrivals 2
+        assert planner.plan(20.0) == plan
+    with pytest.raises(ValueError, match="forecast must be 'growth' or 'arrivals', got 'pulls'"):
+        PrePullPlanner(forecast="pulls")

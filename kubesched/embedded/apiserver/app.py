@@ -40,8 +40,8 @@ import yaml
 from aiohttp import web
 
 from kubesched.api.kube_version import version_info
-from kubesched.api.yaml_limits import load_json, safe_load
-from kubesched.client.json_codec import dumps
+from kubesched.api.yaml_limits import MAX_DEPTH, load_json, safe_load
+from kubesched.client.json_codec import dumps, loads
 from kubesched.clock import Clock
 from kubesched.embedded.apiserver import openapi, paths
 from kubesched.embedded.apiserver.guard import RequestGuard
@@ -219,6 +219,16 @@ UNSUPPORTED_BODY = (
 )
 
 
+def _load_json_body(raw: bytes) -> Any:
+    """A JSON request body (a binding, an Event, a status patch) as ``load_json`` decodes it, through
+    orjson (:func:`kubesched.client.json_codec.loads`: the same value, the standard library's error
+    for what is no JSON) when it opens fewer than ``MAX_DEPTH`` arrays and objects, so it cannot
+    nest deeper than the limit; deeper bodies take ``load_json``'s bounded path. Raises ValueError."""
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+        return load_json(raw)
+    return loads(raw)
+
+
 async def _read_body(request: web.Request) -> Any:
     raw = await request.read()
     if not raw:
@@ -231,7 +241,7 @@ async def _read_body(request: web.Request) -> Any:
             return decode_object(raw)
         if "yaml" in ctype:
             return safe_load(raw)
-        return load_json(raw)
+        return _load_json_body(raw)
     except (ValueError, yaml.YAMLError) as e:
         raise ApiError(400, f"the body of the request could not be decoded: {e}") from None
 

@@ -22,6 +22,7 @@ host name. The guard answers, before any handler runs (every answer a ``Status``
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Iterable
@@ -66,7 +67,10 @@ def _host_name(host: str) -> str:
     return host
 
 
+@functools.lru_cache(maxsize=256)
 def _is_ip(name: str) -> bool:
+    """Whether ``name`` is an IPv4 or IPv6 literal; cached, as every request asks it of the same
+    few ``Host`` values and ``ipaddress`` parses in Python."""
     try:
         ipaddress.ip_address(name)
     except ValueError:

@@ -21,6 +21,7 @@ import itertools
 from typing import Any
 
 from kubesched.api.timestamps import rfc3339
+from kubesched.units import format_go_duration
 
 __all__ = ["go_duration", "pulled_message", "present_message", "pulling_message", "kubelet_event"]
 
@@ -28,22 +29,10 @@ _counter = itertools.count(1)
 
 
 def go_duration(seconds: float) -> str:
-    """Go ``time.Duration(seconds).Truncate(time.Millisecond).String()``: ``0s``, ``313ms``,
-    ``1.594s``, ``1m53.8s``, ``2h0m5s``. Negative durations are printed as ``0s``."""
-    ms = int(max(0.0, seconds) * 1000 + 1e-6)
-    if ms == 0:
-        return "0s"
-    if ms < 1000:
-        return f"{ms}ms"
-    hours, rest = divmod(ms, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    secs, frac = divmod(rest, 1000)
-    sec_text = f"{secs}" + (f".{frac:03d}".rstrip("0") if frac else "") + "s"
-    if hours:
-        return f"{hours}h{minutes}m{sec_text}"
-    if minutes:
-        return f"{minutes}m{sec_text}"
-    return sec_text
+    """Go ``time.Duration(seconds).Truncate(time.Millisecond).String()``, as the kubelet prints a
+    pull's duration: ``0s``, ``313ms``, ``1.594s``, ``1m53.8s``, ``2h0m5s``. Negative durations
+    are printed as ``0s``."""
+    return format_go_duration(int(max(0.0, seconds) * 1000 + 1e-6) / 1000)
 
 
 def pulling_message(image: str) -> str:

@@ -20,9 +20,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.units import parse_go_duration
+
 __all__ = [
     "PulledEvent",
-    "parse_go_duration",
     "parse_pulled_message",
     "pulled_events",
     "pulled_events_in_text",
@@ -33,25 +34,6 @@ _MESSAGE = re.compile(
     r"(?: \((?P<waiting>[0-9.a-zµ]+) including waiting\))?"
     r"(?:\. Image size: (?P<size>\d+) bytes)?"
 )
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds of a Go ``time.Duration`` string (``1h2m3.5s``, ``890ms``, ``0s``), as Go's
-    ``time.ParseDuration`` reads it. Raises ValueError for anything else."""
-    if text == "0":
-        return 0.0
-    pos = 0
-    total = 0.0
-    for m in _DURATION_PART.finditer(text):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-        pos = m.end()
-    if pos != len(text) or pos == 0:
-        raise ValueError(f"not a Go duration: {text!r}")
-    return total
 
 
 @dataclass(frozen=True, slots=True)

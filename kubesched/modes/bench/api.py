@@ -52,12 +52,14 @@ from typing import Any
 from kubesched.modes.bench.api_ops import OP_LABEL, LiveOps, ObjectBuilder, live_start
 from kubesched.modes.bench.dra_ops import allocate_claims, any_objects, driver_slices
 from kubesched.modes.bench.metrics import percentile
+from kubesched.modes.bench.simulate_fixture import SimulateFixture, spreading_cluster
 from kubesched.modes.bench.workloads import BenchWorkload
 
 __all__ = [
     "OP_LABEL",
     "ApiResult",
     "WorkloadPlan",
+    "fixture_plan",
     "histogram_quantile",
     "run_api_workload",
     "workload_objects",
@@ -210,6 +212,27 @@ def workload_plan(w: BenchWorkload, measure_pods: int | None = None) -> Workload
         if ns != "default"
     ]
     return WorkloadPlan(ns_objs + objs + pods, measured, n_measured, start, expected, builder)
+
+
+#: the tag :class:`_BindWatch` gives pods without :data:`OP_LABEL` (a simulate fixture's pods)
+UNTAGGED = ""
+
+
+def fixture_plan(fx: SimulateFixture, measure_pods: int | None = None) -> WorkloadPlan:
+    """The :class:`WorkloadPlan` of a ``bench --simulate`` cluster file: ``serve`` loads its nodes
+    and pending pods exactly as the file has them (the first ``measure_pods`` pods when given), and
+    every pod is measured. Raises ValueError for a negative ``measure_pods``."""
+    if measure_pods is not None and measure_pods < 0:
+        raise ValueError("measure_pods must not be negative")
+    objs: list[dict[str, Any]] = []
+    n_pods = 0
+    for obj in spreading_cluster(fx.nodes, fx.pods, fx.apps, fx.spread_every):
+        if obj["kind"] == "Pod":
+            if measure_pods is not None and n_pods >= measure_pods:
+                break
+            n_pods += 1
+        objs.append(obj)
+    return WorkloadPlan(objs, {UNTAGGED}, n_pods, 0, {}, ObjectBuilder())
 
 
 def workload_objects(
@@ -365,9 +388,8 @@ class _BindWatch:
             return
         self._seen.add(key)
         self.all_bound += 1
-        tag = (meta.get("labels") or {}).get(OP_LABEL)
-        if tag is not None:
-            self.per_op[tag] = self.per_op.get(tag, 0) + 1
+        tag = (meta.get("labels") or {}).get(OP_LABEL, UNTAGGED)
+        self.per_op[tag] = self.per_op.get(tag, 0) + 1
         if tag not in self.measured:
             return
         now = time.monotonic()
@@ -396,7 +418,7 @@ def _scrape(port: int, token: str) -> dict[str, list[tuple[dict[str, str], float
 
 
 def run_api_workload(
-    w: BenchWorkload,
+    w: BenchWorkload | SimulateFixture,
     *,
     qps: float = 5000.0,
     burst: int = 5000,
@@ -405,12 +427,14 @@ def run_api_workload(
     run_args: tuple[str, ...] = (),
     progress: Callable[[int, int], None] | None = None,
 ) -> ApiResult:
-    """Run ``w`` through ``serve`` + ``run`` subprocesses (module docstring). Failures become a
-    ``failed`` result with the reason (and the tail of the processes' logs), never a crash."""
-    plan = workload_plan(w, measure_pods)
+    """Run ``w`` (a workload, or a ``bench --simulate`` cluster file: :func:`fixture_plan`) through
+    ``serve`` + ``run`` subprocesses (module docstring). Failures become a ``failed`` result with
+    the reason (and the tail of the processes' logs), never a crash."""
+    plan = fixture_plan(w, measure_pods) if isinstance(w, SimulateFixture) else workload_plan(w, measure_pods)
     objs = plan.objects
     result = ApiResult(w.name, w.nodes, plan.n_measured, qps, burst, run_flags=list(run_args))
-    if any(op.steady_state for op in w.ops):
+    ops = w.ops if isinstance(w, BenchWorkload) else []
+    if any(op.steady_state for op in ops):
         result.status = "failed"
         result.error = (
             "steady-state createPods (steadyState: true) runs in-process only: use kubesched bench "
@@ -453,7 +477,7 @@ def run_api_workload(
 
 
 def _run_processes(
-    w: BenchWorkload,
+    w: BenchWorkload | SimulateFixture,
     result: ApiResult,
     tmpdir: Path,
     manifest: Path,
@@ -526,7 +550,7 @@ def _run_processes(
                 with _process(run_cmd, tmpdir / "run.log") as run:
                     pids.insert(0, run.pid)
                     live = None
-                    if plan.live_start < len(w.ops):
+                    if isinstance(w, BenchWorkload) and plan.live_start < len(w.ops):
                         live = LiveOps(
                             client,
                             w,

@@ -9,11 +9,15 @@ then end its containers exactly that many cluster seconds after they started) an
 it has ``Succeeded`` or, on a real cluster, ``run time / speed`` wall seconds after the driver saw
 its containers start. A pod without a run time runs until the end.
 
-The run ends when every pod has been created and every pod with a run time is gone, or
+The run ends when every pod has been created and every pod with a run time is gone (its deletion
+seen on the watch, graceful termination included), or
 ``timeout`` wall seconds after the last arrival, or on :meth:`LoadDriver.stop` (Ctrl-C); then
 :meth:`LoadDriver.cleanup`, unless ``keep``, deletes the pods still there and the namespaces the
 driver created. The pods' last states (kept from the driver's own watch, so deleted pods are reported too), the nodes and the
-kubelet Events of those namespaces then give ``kubesched startup``'s report
+kubelet Events about those pods (also kept from the driver's own watch: an API server keeps Events
+for a while only, kube-apiserver's ``--event-ttl`` 1 h, ``kubesched serve`` its newest 10,000,
+and a long or busy load outlives them; merged with the Events still listed at the end) then give
+``kubesched startup``'s report
 (:mod:`kubesched.modes.startup.analysis`). No upstream counterpart (``clusterloader2`` is the
 nearest).
 """
@@ -66,6 +70,7 @@ class _Tracked:
     last: dict[str, Any] | None = None
     seen_started: float | None = None  # wall time the driver saw its containers start
     delete_at: float | None = None
+    deleted: bool = False  # the driver asked the API server to delete it (gone once the watch sees it go)
     gone: bool = False
 
 
@@ -106,6 +111,12 @@ class LoadDriver:
                 on_add=self._seen, on_update=lambda old, new: self._seen(new), on_delete=self._deleted
             )
         )
+        #: Events about the driver's pods, by the Event's namespace/name (the newest version)
+        self.events: dict[str, dict[str, Any]] = {}
+        self._event_informer = Informer(client, "Event")
+        self._event_informer.add_handlers(
+            ResourceEventHandlerFuncs(on_add=self._event, on_update=lambda old, new: self._event(new))
+        )
 
     # ------------------------------------------------------------------ watch
 
@@ -114,6 +125,16 @@ class LoadDriver:
         if (meta.get("labels") or {}).get(LOAD_LABEL) != self.options.run_id:
             return None
         return self.pods.get(f"{meta.get('namespace')}/{meta.get('name')}")
+
+    def _event(self, obj: dict[str, Any]) -> None:
+        about = obj.get("regarding") or obj.get("involvedObject") or {}
+        if about.get("kind", "Pod") != "Pod":
+            return
+        with self._lock:
+            if f"{about.get('namespace')}/{about.get('name')}" not in self.pods:
+                return
+            meta = obj.get("metadata") or {}
+            self.events[f"{meta.get('namespace')}/{meta.get('name')}"] = obj
 
     def _seen(self, obj: dict[str, Any]) -> None:
         with self._lock:
@@ -197,16 +218,18 @@ class LoadDriver:
         try:
             self.client.delete("Pod", tr.namespace, tr.wp.name)
         except NotFoundError:
-            pass
+            with self._lock:
+                tr.gone = True
+            return
         with self._lock:
-            tr.gone = True
+            tr.deleted = True
 
     def _due_deletions(self, now: float) -> list[_Tracked]:
         with self._lock:
             return [
                 tr
                 for tr in self.pods.values()
-                if not tr.gone and tr.delete_at is not None and tr.delete_at <= now
+                if not (tr.gone or tr.deleted) and tr.delete_at is not None and tr.delete_at <= now
             ]
 
     def _done(self) -> bool:
@@ -225,6 +248,7 @@ class LoadDriver:
         stopped. Then read the report (:meth:`startup_data`) before :meth:`cleanup`: deleting the
         namespaces deletes their Events."""
         self._informer.start()
+        self._event_informer.start()
         t0 = self.clock()
         pods = list(self.workload.pods)
         i = 0
@@ -246,13 +270,16 @@ class LoadDriver:
             wake = [pods[i].arrival / self.options.speed + t0] if i < len(pods) else []
             with self._lock:
                 wake += [
-                    tr.delete_at for tr in self.pods.values() if not tr.gone and tr.delete_at is not None
+                    tr.delete_at
+                    for tr in self.pods.values()
+                    if not (tr.gone or tr.deleted) and tr.delete_at is not None
                 ]
             delay = min([*wake, self.clock() + 0.2]) - self.clock()
             self._stop.wait(max(0.0, min(delay, 0.2)))
 
     def cleanup(self) -> None:
         """Unless ``keep``: delete the pods still there and the namespaces created; stop watching."""
+        self._event_informer.stop()
         if self.options.keep:
             self._informer.stop()
             return
@@ -268,14 +295,20 @@ class LoadDriver:
                 pass
 
     def startup_data(self, nodes: list[Any], events: list[Any]) -> StartupData:
-        """The pods' last states with ``nodes`` and the Events of the load's namespaces, for
+        """The pods' last states with ``nodes`` and the Events of the load's namespaces (those
+        ``events`` listed now, and those the driver's watch kept that are no longer listed), for
         :func:`~kubesched.modes.startup.analysis.analyse`."""
         with self._lock:
             pods = [tr.last for tr in self.pods.values() if tr.last is not None]
+            kept = dict(self.events)
         namespaces = {tr.namespace for tr in self.pods.values()}
         mine = [
             e
             for e in events
             if ((e.get("regarding") or e.get("involvedObject") or {}).get("namespace") in namespaces)
         ]
+        for e in mine:
+            meta = e.get("metadata") or {}
+            kept.pop(f"{meta.get('namespace')}/{meta.get('name')}", None)
+        mine += kept.values()
         return StartupData(pods, nodes, mine, source=f"kubesched load {self.options.run_id}")

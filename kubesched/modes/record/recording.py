@@ -22,6 +22,9 @@ while recording (new Pods and Events); with fewer than two such pairs the map is
   ``Workload.running``: on their node from second 0, holding their requests and images until they
   ended while recording (or to the end), and not measured; pods pending then arrive at second 0;
   finished ones are left out (noted);
+* the puller pods of ``kubesched run --prepull`` (label ``kubesched.io/prepull``) are left out
+  (noted): they are the pre-pull agent's, not the workload's, and ``replay --prepull`` plans its
+  own pre-pulls; their ``Pulled`` Events still calibrate the kubelet model;
 * each node's image cache at second 0 is its ``status.images`` at the start (``Workload.images``),
   and its kubelet's status phase (``Workload.status_phases``) the circular mean, modulo the status
   period (10 s, ``nodeStatusUpdateFrequency``), of the times its ``status.images`` changed: each
@@ -53,6 +56,7 @@ from kubesched.images.names import InvalidImageReference, parse_image_ref
 from kubesched.modes.record.log import RecordingError, read_records, segments
 from kubesched.modes.replay.run import STATUS_UPDATE_SECONDS
 from kubesched.modes.startup.analysis import joined_pulls
+from kubesched.prepull.puller_pod import is_puller
 from kubesched.trace.workload import Workload, WorkloadPod
 
 __all__ = [
@@ -447,12 +451,15 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
     pods: list[WorkloadPod] = []
     running: list[WorkloadPod] = []
     names: set[str] = set()
-    before = unstarted = missing = pending_at_start = 0
+    before = unstarted = missing = pending_at_start = pullers = 0
     for h in sorted(
         recording.pods.values(),
         key=lambda h: (_time(h.first["metadata"].get("creationTimestamp")) or 0.0, h.first_t),
     ):
         meta = h.first.get("metadata") or {}
+        if is_puller(h.first):
+            pullers += 1
+            continue
         created = _time(meta.get("creationTimestamp"))
         phase = (h.first.get("status") or {}).get("phase")
         if h.listed or created is None or created < start - 1.0:
@@ -521,6 +528,11 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
         )
     if unstarted:
         notes.append(f"{unstarted} pods deleted before they started are left out")
+    if pullers:
+        notes.append(
+            f"{pullers} puller pods of `kubesched run --prepull` are left out (`replay --prepull` plans "
+            "its own pre-pulls; their pulls still calibrate the kubelet model)"
+        )
     if missing:
         notes.append(f"{missing} pods with images of unknown size are left out")
     nodes: list[Obj] = []

@@ -6,7 +6,11 @@ fitted to the recording's ``Pulled`` Events (:func:`kubesched.embedded.kubelet.c
 pulls left out: ``images calibrate --events REC`` does the same), and ``containerStartSeconds`` set
 to the median container start the recording shows (start-up minus scheduling and pulls, over the
 pods that started; :mod:`kubesched.modes.startup.analysis`). When the pulls do not determine the
-fit (fewer than two image sizes), the model's defaults are kept and the reason is returned.
+fit (fewer than two image sizes), the model's defaults are kept and the reason is returned. When
+the recording holds puller pods of ``kubesched run --prepull``, the cluster pre-pulled through the
+kubelet's own pull slot, so the model gets ``prePullKubeletSlot: true`` (``replay --prepull`` then
+pre-pulls as that agent did; without puller pods a pre-pull is modelled at the CRI level, as
+OpenKruise's ``ImagePullJob`` makes it).
 No upstream counterpart.
 """
 
@@ -33,6 +37,7 @@ from kubesched.modes.record.recording import (
     recording_workload,
 )
 from kubesched.modes.startup.analysis import StartupData, analyse
+from kubesched.prepull.puller_pod import is_puller
 from kubesched.trace.workload import Workload
 
 __all__ = ["RecordingInput", "load_recording_input", "calibration_summary"]
@@ -95,6 +100,9 @@ def load_recording_input(
         start = _container_start(recording)
         if start is not None:
             settings["containerStartSeconds"] = start
+        if any(is_puller(h.first) for h in recording.pods.values()):
+            settings["prePullKubeletSlot"] = True
+            notes.append("puller pods recorded: pre-pulls take the kubelet's pull slot (prePullKubeletSlot)")
     return RecordingInput(recording, workload, catalogue, settings, calibration, start, notes)
 
 

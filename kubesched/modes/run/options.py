@@ -18,7 +18,8 @@ class PrePullOptions:
     ``max_per_tick`` new puller pods, ``timeout`` (s) per puller pod, ``catalogue`` (None: shipped),
     ``priority_class`` ("" = none), ``mechanism`` (auto, pods, imagepulljob), ``registry_settings``
     (registry settings file for images missing from the catalogue; None: the profiles' image plugins'
-    ``registrySettingsPath``, if any)."""
+    ``registrySettingsPath``, if any), ``speed`` (cluster seconds per wall second: the planner's
+    clock, for a cluster run faster than wall time such as ``serve --speed``)."""
 
     namespace: str
     interval: float
@@ -28,6 +29,7 @@ class PrePullOptions:
     priority_class: str
     mechanism: str = "auto"
     registry_settings: str | None = None
+    speed: float = 1.0
 
 
 @dataclass

@@ -272,7 +272,7 @@ def _prepuller(
     return PrePullController.for_scheduler(
         sched,
         client,
-        clock,
+        clock if p.speed == 1.0 else RealClock(p.speed),
         p.catalogue,
         mechanism=p.mechanism,
         registry_settings=p.registry_settings or registry_settings_of(opts.effective),

@@ -48,9 +48,9 @@ from kubesched.embedded.kubelet.pull_records import PullMetrics
 from kubesched.errors import ManifestError
 from kubesched.modes.report.metrics import AllocationTracker, PodTimeline, SeriesPoint
 from kubesched.modes.report.result import ReplayResult
+from kubesched.units import parse_go_duration
 
 __all__ = [
-    "parse_go_duration",
     "parse_pulled",
     "StartupData",
     "StartupRun",
@@ -68,29 +68,11 @@ _PULLED = re.compile(
     r"\((?P<total>\S+) including waiting\)(?:\. Image size: (?P<size>\d+) bytes)?"
 )
 _PRESENT = re.compile(r'Container image "(?P<image>[^"]+)" already present on machine')
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 #: samples of the time series (plots)
 SAMPLE_POINTS = 400
 #: seconds a pull may start after the end of another pull of the same image on the same node and
 #: still be that pull joined (Event timestamps have second precision)
 JOIN_SLACK_SECONDS = 1.0
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds of a Go ``time.Duration`` string (``313ms``, ``1.594s``, ``1m53.8s``, ``0s``).
-    Raises ValueError for anything else."""
-    if text == "0":
-        return 0.0
-    pos, total = 0, 0.0
-    for m in _DURATION_PART.finditer(text):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNIT[m.group(2)]
-        pos = m.end()
-    if pos != len(text) or not text:
-        raise ValueError(f"invalid duration {text!r}")
-    return total
 
 
 @dataclass(frozen=True, slots=True)

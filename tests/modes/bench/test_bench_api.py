@@ -5,8 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from kubesched.client.client import WatchEvent
 from kubesched.modes.bench import load_workloads, select
-from kubesched.modes.bench.api import OP_LABEL, histogram_quantile, workload_objects, workload_plan
+from kubesched.modes.bench.api import (
+    OP_LABEL,
+    UNTAGGED,
+    _BindWatch,
+    fixture_plan,
+    histogram_quantile,
+    workload_objects,
+    workload_plan,
+)
+from kubesched.modes.bench.simulate_fixture import SIMULATE_FIXTURES, spreading_cluster
 
 
 def test_workload_objects_in_op_order_with_the_measured_op_cut() -> None:
@@ -39,6 +49,40 @@ def test_ops_from_the_first_churn_run_live() -> None:
         "3",
     )
     assert plan.builder.nodes(w.ops[0])[0]["metadata"]["name"] == "scheduler-perf-5000"  # names continue
+
+
+def test_a_simulate_cluster_file_is_loaded_as_the_file_has_it_every_pod_measured() -> None:
+    fx = SIMULATE_FIXTURES["SimulateSpreading/200Nodes_2000Pods"]
+    plan = fixture_plan(fx)
+    assert plan.objects == list(spreading_cluster(200, 2000))
+    assert (plan.measured, plan.n_measured, plan.live_start, plan.expected) == ({UNTAGGED}, 2000, 0, {})
+    cut = fixture_plan(fx, measure_pods=7)
+    assert cut.objects == list(spreading_cluster(200, 2000))[:207] and cut.n_measured == 7
+    assert [o["metadata"]["name"] for o in cut.objects[-2:]] == ["app-05-000005", "app-06-000006"]
+    with pytest.raises(ValueError, match="measure_pods must not be negative"):
+        fixture_plan(fx, measure_pods=-1)
+
+
+def test_the_bind_watch_measures_pods_without_an_op_label_for_a_cluster_file() -> None:
+    watch = _BindWatch({UNTAGGED}, 2, list)
+    pending = {"metadata": {"namespace": "default", "name": "a"}, "spec": {}}
+    bound = {"metadata": {"namespace": "default", "name": "a"}, "spec": {"nodeName": "node-00000"}}
+    tagged = {"metadata": {"name": "b", "labels": {OP_LABEL: "1"}}, "spec": {"nodeName": "node-00001"}}
+    for ev in (
+        WatchEvent("ADDED", "Pod", pending),
+        WatchEvent("MODIFIED", "Pod", bound),
+        WatchEvent("MODIFIED", "Pod", bound),
+    ):
+        watch(ev)
+    watch(WatchEvent("MODIFIED", "Pod", tagged))
+    assert (watch.bound, watch.all_bound, watch.per_op, watch.done.is_set()) == (
+        {"default/a"},
+        2,
+        {UNTAGGED: 1, "1": 1},
+        False,
+    )
+    watch(WatchEvent("ADDED", "Pod", {**bound, "metadata": {"namespace": "default", "name": "c"}}))
+    assert watch.done.is_set() and len(watch.times) == 2
 
 
 def test_histogram_quantile_interpolates_within_the_bucket() -> None:

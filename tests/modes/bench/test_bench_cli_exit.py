@@ -51,6 +51,14 @@ def test_run_flag_needs_api() -> None:
     assert r.output == "error: --run-flag applies to --api runs only\n"
 
 
+def test_a_cluster_file_name_needs_simulate_or_api() -> None:
+    r = CliRunner().invoke(main, ["bench", "--in-process", "SimulateSpreading/200Nodes_2000Pods"])
+    assert r.exit_code == 2
+    assert r.output == (
+        "error: SimulateSpreading/200Nodes_2000Pods is a cluster file: run it with --simulate or --api\n"
+    )
+
+
 SMALL = WORKLOAD.format(name="Small", nodes=2, pods=20)
 
 
@@ -95,3 +103,32 @@ def test_run_flags_reach_run_and_the_processes_are_measured(tmp_path: Path) -> N
     )
     assert r.exit_code == 1
     assert 'error: --cpu-affinity: must be "auto", "none" or a CPU number, got "fast"' in r.output
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="API mode reads /proc")
+def test_a_simulate_cluster_file_runs_through_serve_and_run(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "--api",
+            "--timeout",
+            "120",
+            "--measure-pods",
+            "30",
+            "--output",
+            str(out),
+            "SimulateSpreading/200Nodes_2000Pods",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    row = json.loads(out.read_text())["workloads"][0]
+    assert (row["name"], row["status"], row["nodes"], row["measuredPods"], row["scheduledPods"]) == (
+        "SimulateSpreading/200Nodes_2000Pods",
+        "ok",
+        200,
+        30,
+        30,
+    )
+    assert row["run"]["cpuSeconds"] >= 0 and row["serve"]["peakRssBytes"] > 0

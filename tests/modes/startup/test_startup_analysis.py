@@ -16,9 +16,10 @@ from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.embedded.kubelet.live import LiveKubelets
 from kubesched.embedded.store import MemoryCluster
 from kubesched.images.catalogue import parse_catalogue
-from kubesched.modes.startup.analysis import StartupData, analyse, parse_go_duration, parse_pulled
+from kubesched.modes.startup.analysis import StartupData, analyse, parse_pulled
 from kubesched.modes.startup.report import startup_report
 from kubesched.testing import node_manifest
+from kubesched.units import parse_go_duration
 
 T0 = 1_700_000_000.0
 

@@ -1,0 +1,233 @@
+"""Record a ``kubesched serve --kubelet`` cluster while ``kubesched load`` drives a growing
+application that ``kubesched run --prepull`` schedules with the image-aware profile
+(``examples/replay/image-aware.yaml``), then ``kubesched replay --trace --prepull`` the recording
+with the same profile: the replay reproduces the recorded start-ups, pre-pulls included.
+
+World: 8 nodes of 4 cpu with 6, 8, ..., 20 GiB (shapes whose scores do not tie, so both sides
+place a pod on the same node; on a tie the scheduler picks at random, upstream's selectHost); an
+application image of one 1 GB layer (a 21 s pull at 50 MB/s and 1 s per pull) and another of
+400 MB (so the recorded pulls have two sizes for the calibration); one pod of 1 cpu with the
+small image at second 0, then 8 pods of 3 cpu (one per node) with the large one, one every 80
+cluster seconds from second 20, all running to the end. The kubelets pull one image at a time and start
+a container 1 s after its image is there. The cluster runs at ``--speed 5``; ``load --speed 5``
+keeps the trace on its clock and ``run --prepull-speed 5`` the planner's window and ticks.
+
+What happens on both sides: the first two pods pull (the application is not hot before its
+second arrival); from then on the planner (growth: nothing ends) pre-pulls a node with room after
+each arrival, the puller pod's pull takes the kubelet's slot (the replay models it so, as the
+recording holds puller pods), and each later pod lands on a node that lists the image. Compared:
+p50 and p95 of the per-pod start-up, recorded and replayed, within 20 %, the replay's own
+agreement report (median ratio, share within 2x), and pre-pulls made on both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("kubernetes")
+
+from run_support import REPO, TESTS_DIR, Replica, wait_for  # noqa: E402
+from serve_support import ServeProcess  # noqa: E402
+
+from kubesched.testing import node_manifest  # noqa: E402
+
+SPEED = 5
+MB = 1_000_000
+IMAGE = "example.com/ml/big:1"
+SMALL = "example.com/ml/small:1"
+KUBELET = {
+    "decompressBytesPerSecond": 50 * MB,
+    "layerLatencySeconds": 0.0,
+    "pullFixedSeconds": 1.0,
+    "containerStartSeconds": 1.0,
+}
+PODS = 8
+GAP = 80
+
+
+def _catalogue() -> dict[str, Any]:
+    return {
+        "images": [
+            {
+                "name": IMAGE,
+                "class": "gpu",
+                "source": "test",
+                "confidence": "derived",
+                "layers": [{"id": "big", "size_bytes": 1000 * MB}],
+            },
+            {
+                "name": SMALL,
+                "class": "cpu",
+                "source": "test",
+                "confidence": "derived",
+                "layers": [{"id": "small", "size_bytes": 400 * MB}],
+            },
+        ]
+    }
+
+
+def _trace(nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    pods = [{"name": "s0", "arrival": 0, "duration": 3600, "cpu": "1", "memory": "1Gi", "image": SMALL}]
+    pods += [
+        {
+            "name": f"p{i}",
+            "arrival": 20 + GAP * i,
+            "duration": 3600,
+            "cpu": "3",
+            "memory": "1Gi",
+            "image": IMAGE,
+        }
+        for i in range(PODS)
+    ]
+    return {"nodes": nodes, "pods": pods}
+
+
+def test_replay_of_a_prepull_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+    from kubesched.client.kube import KubeClusterClient
+    from kubesched.modes.record.log import RecordWriter
+    from kubesched.modes.record.recorder import Recorder
+
+    nodes = [node_manifest(f"n{i}", cpu="4", memory=f"{6 + 2 * i}Gi") for i in range(PODS)]
+    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
+    (tmp_path / "images.yaml").write_text(yaml.safe_dump(_catalogue()))
+    (tmp_path / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
+    (tmp_path / "trace.yaml").write_text(yaml.safe_dump(_trace(nodes)))
+    profile = REPO / "examples" / "replay" / "image-aware.yaml"
+    kc = tmp_path / "kubeconfig"
+    rec = tmp_path / "rec"
+    serve = ServeProcess(
+        tmp_path,
+        "-f",
+        str(tmp_path / "nodes.yaml"),
+        "--write-kubeconfig",
+        str(kc),
+        "--kubelet",
+        "--kubelet-config",
+        str(tmp_path / "kubelet.yaml"),
+        "--images",
+        str(tmp_path / "images.yaml"),
+        "--speed",
+        str(SPEED),
+    )
+    replica = None
+    metrics = ""
+    try:
+        serve.wait_ready()
+        wait_for(kc.exists, 10, "the kubeconfig")
+        shim = SimpleNamespace(tmp=tmp_path, kubeconfig=str(kc), reader_token=None)
+        replica = Replica(
+            shim,  # type: ignore[arg-type]
+            profile,
+            "--leader-elect=false",
+            "--prepull",
+            "--prepull-speed",
+            str(SPEED),
+            "--prepull-catalogue",
+            str(tmp_path / "images.yaml"),
+            "--authorization-always-allow-paths",
+            "/healthz,/readyz,/livez,/metrics",
+            name="prepull",
+        )
+        replica.wait_ready(60)
+        kube = KubeClusterClient.from_kubeconfig(str(kc), qps=50, burst=100)
+        recorder = Recorder(kube, RecordWriter(rec), source=str(kc))
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=recorder.run, kwargs={"duration": None, "flush_seconds": 0.5, "stop": stop}
+        )
+        thread.start()
+        wait_for(lambda: recorder.informers.has_synced(), 30, "the recorder's lists")
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
+        }
+        loaded = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from kubesched.cli.main import main; main()",
+                "load",
+                "--trace",
+                str(tmp_path / "trace.yaml"),
+                "--kubeconfig",
+                str(kc),
+                "--speed",
+                str(SPEED),
+                "--images",
+                str(tmp_path / "images.yaml"),
+                "--out",
+                str(tmp_path / "load-report"),
+                "--timeout",
+                "15",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        assert loaded.returncode == 0, loaded.stderr + loaded.stdout
+        metrics = replica.get("/metrics", 5, token=None)[1].decode()
+        stop.set()
+        thread.join(30)
+        kube.close()
+    finally:
+        if replica is not None:
+            replica.stop()
+        serve.stop()
+    live = json.loads((tmp_path / "load-report" / "report.json").read_text())["runs"]
+    assert (live[0]["pods"], live[0]["scheduled"]) == (PODS + 1, PODS + 1)
+    succeeded = [
+        line
+        for line in metrics.splitlines()
+        if line.startswith('kubesched_prepulls_total{outcome="succeeded"}')
+    ]
+    assert succeeded and float(succeeded[0].split()[-1]) >= 3, metrics
+
+    out = tmp_path / "replay"
+    res = CliRunner().invoke(
+        main,
+        [
+            "replay",
+            "--trace",
+            str(rec),
+            "--images",
+            str(tmp_path / "images.yaml"),
+            "--config",
+            str(profile),
+            "--prepull",
+            "--out",
+            str(out),
+            "--no-html",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert f"replaying {PODS + 1} pods on {PODS} nodes" in res.output, res.output  # no puller pod
+    report = json.loads((out / "report.json").read_text())
+    report_cal = report["recording"]["calibration"]
+    # the fit finds the serve's 50 MB/s and 1 s per pull (the puller pods' pulls among its points)
+    assert report_cal["bytesPerSecond"] == pytest.approx(50 * MB, rel=0.05), report_cal
+    assert report_cal["pullFixedSeconds"] == pytest.approx(1.0, abs=0.3), report_cal
+    assert "prePullKubeletSlot" in " ".join(report["recording"]["notes"]), report["recording"]["notes"]
+    assert report["runs"][0]["prepulls"] >= 3, report["runs"][0]
+    agreement = next(iter(report["recording"]["agreement"].values()))
+    assert agreement["pods"] == PODS + 1, agreement
+    rec_p, rep_p = agreement["recorded"], agreement["replayed"]
+    for q in ("p50", "p95"):
+        assert rep_p[q] == pytest.approx(rec_p[q], rel=0.2), (q, agreement)
+    assert 0.9 <= agreement["medianRatio"] <= 1.1 and agreement["within2x"] >= 0.85, agreement
+    print(
+        json.dumps({"live": live[0]["startupLatencySeconds"], "agreement": agreement, "metrics": succeeded})
+    )
