@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from cli_support import CLUSTER
 from click.testing import CliRunner
 
@@ -84,6 +85,20 @@ def test_a_snapshot_simulate_wrote_loads_without_warnings(tmp_path: Path) -> Non
     code, out, err = _run(["simulate", "-f", str(snap), "--write-snapshot", str(again)])
     assert (code, err) == (0, "")
     assert again.read_text().count("kind: ControllerRevision") == 1
+
+
+def test_serve_loads_a_snapshot_simulate_wrote_without_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ds.yaml").write_text(DAEMON_SET)
+    snap = tmp_path / "snap.yaml"
+    assert _run(["simulate", "-f", str(tmp_path / "ds.yaml"), "--write-snapshot", str(snap)])[0] == 0
+    monkeypatch.setattr("kubesched.cli.serve.serve_forever", lambda handle: handle.stop())
+    code, out, err = _run(["serve", "-f", str(snap), "--port", "0"])
+    assert code == 0 and len(err.splitlines()) == 1, err
+    assert err.startswith(
+        "serving the embedded cluster (1 ControllerRevision, 1 DaemonSet, 4 Namespace, 1 Node, 1 Pod) at "
+    )
 
 
 DEPLOYMENT = """\
