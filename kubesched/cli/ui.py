@@ -6,6 +6,7 @@ interrupted (as ``kubesched run``'s ``setup``/``run``)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import ssl
 from dataclasses import dataclass
@@ -164,7 +165,14 @@ def setup(opts: UiOptions) -> UiGraph:
         token = new_token()
     session = live = None
     if opts.files:
-        loaded = load_manifests(list(opts.files), recursive=opts.recursive)
+        # the base manifests live as long as the session: no collector passes over them while
+        # they are built, then frozen (as `simulate` does; see Session.run's freeze_gc)
+        gc.disable()
+        try:
+            loaded = load_manifests(list(opts.files), recursive=opts.recursive)
+        finally:
+            gc.enable()
+        gc.freeze()
         for line in loaded.warnings():
             click.echo(f"warning: {line}", err=True)
         session = Session(
@@ -185,7 +193,7 @@ def run(graph: UiGraph) -> None:
     """Simulate the snapshot once (its summary to stderr) or start following the live cluster, then
     serve until interrupted (Ctrl-C); the live session stops with it."""
     if graph.session is not None:
-        result = graph.session.run(graph.session.config_text)
+        result = graph.session.run(graph.session.config_text, freeze_gc=True)  # the first run only
         counts = ", ".join(f"{n} {s.lower()}" for s, n in sorted(result.summary()["counts"].items()))
         click.echo(
             f"simulated {len(result.result.pods)} pods in {result.wall_seconds:.1f} s ({counts or 'none'})",

@@ -94,6 +94,9 @@ class Informer:
     handlers: list[ResourceEventHandlerFuncs] = field(default_factory=list)
     resource_version: str = ""
     synced: bool = False
+    #: bumped whenever the store changes (an event or a re-list): a cache of anything derived
+    #: from this kind's objects is valid while it stays the same
+    generation: int = 0
     _subscription: Subscription | None = None
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -232,6 +235,7 @@ class Informer:
             old = self.store
             self.store = fresh
             self.resource_version = res.resource_version
+            self.generation += 1
         if initial:
             for o in fresh.values():
                 self._dispatch_add(o)
@@ -280,6 +284,7 @@ class Informer:
                 self.store.pop(k, None)
             else:
                 self.store[k] = obj
+            self.generation += 1
             if rv:
                 self.resource_version = rv
         if ev.type == "DELETED":
@@ -398,6 +403,12 @@ class InformerSet:
         """Objects of ``kind`` (dicts; do not mutate)."""
         inf = self.informers.get(kind)
         return list(inf.list(namespace)) if inf is not None else []
+
+    def kind_version(self, kind: str) -> int:
+        """A number that changes whenever the objects of ``kind`` change (0 for a kind not
+        watched, whose list is always empty)."""
+        inf = self.informers.get(kind)
+        return inf.generation if inf is not None else 0
 
     def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         """One object of ``kind`` or None."""

@@ -219,9 +219,25 @@ class Session:
             return []
         return load_manifest_text(text, ADDED_SOURCE).manifests
 
-    def run(self, config_text: str | None = None, added_text: str = "", *, keep_config: bool = False) -> Run:
+    def run(
+        self,
+        config_text: str | None = None,
+        added_text: str = "",
+        *,
+        keep_config: bool = False,
+        freeze_gc: bool = False,
+    ) -> Run:
         """Simulate the base manifests plus ``added_text`` with ``config_text`` (``keep_config``: the
-        last run's config). Raises ConfigError / ManifestError, nothing is kept then."""
+        last run's config). Raises ConfigError / ManifestError, nothing is kept then.
+
+        ``freeze_gc`` (``run_simulation``'s): for the first run of ``ui -f`` only. The collector is
+        paused while the cluster loads and what is alive then is frozen (``gc.freeze()``): the
+        base manifests and the first run's cluster, which the session keeps for as long as it
+        serves. Frozen objects are never visited by the cyclic collector again, so a reference
+        cycle among them is never freed even when nothing refers to it any more; the session keeps
+        every run, so that frees nothing it would free otherwise. Later what-if runs leave it off:
+        their clusters are built and dropped while the process serves, and the collector must
+        stay free to reclaim them."""
         with self._lock:
             if keep_config:
                 config_text = self.runs[-1].config_text if self.runs else self.config_text
@@ -230,7 +246,12 @@ class Session:
             t0 = time.perf_counter()
             log = AttemptLog()
             result = run_simulation(
-                self.manifests + added, config, seed=self.seed, record=False, observer=log
+                self.manifests + added,
+                config,
+                seed=self.seed,
+                record=False,
+                observer=log,
+                freeze_gc=freeze_gc,
             )
             wall = time.perf_counter() - t0
             r = Run(

@@ -54,11 +54,11 @@ from kubesched.plugins.podtopologyspread.common import (
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
     SpreadConstraint,
-    build_default_constraints,
     count_pods_match_selector,
     filter_constraints,
     node_labels_match_spread_constraints,
 )
+from kubesched.plugins.podtopologyspread.default_cache import DefaultConstraintsCache
 from kubesched.plugins.podtopologyspread.scoring import (
     PreScoreState,
     count_all_nodes,
@@ -161,6 +161,7 @@ class PodTopologySpread(
             self.default_constraints: tuple[TopologySpreadConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS
         else:
             self.default_constraints = tuple(c.to_api() for c in args.default_constraints)
+        self._default_cache = DefaultConstraintsCache()
 
     # constraints
 
@@ -169,7 +170,7 @@ class PodTopologySpread(
         if pod.topology_spread_constraints:
             return filter_constraints(pod.topology_spread_constraints, pod.labels, action)
         objects = self.handle.objects if self.handle is not None else None
-        return build_default_constraints(self.default_constraints, pod, action, objects)
+        return self._default_cache.get(self.default_constraints, pod, action, objects)
 
     # PreFilter
 
