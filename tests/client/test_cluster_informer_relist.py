@@ -207,3 +207,19 @@ def test_informer_recovers_from_a_watch_ahead_of_the_server(
         assert adds == ["a", "b"]
     finally:
         inf.stop()
+
+
+def test_generation_changes_with_every_list_and_event_but_bookmarks() -> None:
+    inf = Informer(_Lists(ListResult([_pod("a", "u1", "1")], "1"), ListResult([], "4")), "Pod")  # type: ignore[arg-type]
+    assert inf.generation == 0
+    inf._relist(initial=True)
+    assert inf.generation == 1
+    inf._on_event(WatchEvent("ADDED", "Pod", _pod("b", "u2", "2")))
+    inf._on_event(WatchEvent("MODIFIED", "Pod", _pod("b", "u2", "3", labels={"x": "y"})))
+    assert inf.generation == 3
+    inf._on_event(WatchEvent("BOOKMARK", "Pod", {"metadata": {"resourceVersion": "3"}}))
+    assert inf.generation == 3 and inf.resource_version == "3"
+    inf._on_event(WatchEvent("DELETED", "Pod", _pod("b", "u2", "4")))
+    assert inf.generation == 4
+    inf._relist(initial=False)
+    assert inf.generation == 5 and inf.store == {}
