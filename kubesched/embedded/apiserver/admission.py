@@ -76,7 +76,8 @@ def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
     LimitRange defaults of its namespace (:mod:`kubesched.embedded.apiserver.limitranger`).
 
     Raises ApiError 403 (``pods "web" is forbidden: no PriorityClass with name X was found``)."""
-    spec = dict(pod.get("spec") or {})
+    pod_spec = pod.get("spec") or {}
+    spec = dict(pod_spec)
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
@@ -101,7 +102,7 @@ def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
             ) from None
         spec["priority"] = int(pc.get("value", 0))
         spec.setdefault("preemptionPolicy", pc.get("preemptionPolicy") or "PreemptLowerPriority")
-    elif "priority" not in spec:
+    else:
         default = next((pc for pc in cluster.list("PriorityClass").items if pc.get("globalDefault")), None)
         if default is not None:
             spec["priorityClassName"] = default["metadata"]["name"]
@@ -109,6 +110,19 @@ def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
             spec.setdefault("preemptionPolicy", default.get("preemptionPolicy") or "PreemptLowerPriority")
         else:
             spec["priority"] = 0
+    if (
+        "priority" in pod_spec
+        and pod_spec["priority"] is not None
+        and pod_spec["priority"] != spec["priority"]
+    ):
+        name = (pod.get("metadata") or {}).get("name") or (pod.get("metadata") or {}).get("generateName", "")
+        raise ApiError(
+            403,
+            f'pods "{name}" is forbidden: the integer value of priority ({pod_spec["priority"]}) must not '
+            f"be provided in pod spec; priority admission controller computed {spec['priority']} from "
+            "the given PriorityClass name",
+            "Forbidden",
+        )
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     tolerations = list(spec.get("tolerations") or [])
     for default_tol in _DEFAULT_TOLERATIONS:
