@@ -174,20 +174,24 @@ def _int32(raw: Any, path: str) -> None:
 
 
 def _port(raw: Any, path: str, *, optional: bool) -> None:
-    """``validation.IsValidPortNum`` (``core/validation: validateContainerPorts``): 1-65535, and
-    for ``hostPort`` 0 (unset) too."""
-    if raw is None or (optional and raw == 0) or isinstance(raw, bool) or not isinstance(raw, int):
+    """``validation.IsValidPortNum`` (``core/validation: validateContainerPorts``): 1-65535;
+    ``containerPort`` is required (0 or absent: ``Required value``), ``hostPort`` 0 is unset."""
+    if raw is None or raw == 0:
+        if not optional:
+            raise ManifestError(path, "Required value")
+        return
+    if isinstance(raw, bool) or not isinstance(raw, int):
         return
     if not 1 <= raw <= 65535:
         raise _invalid(path, raw, "must be between 1 and 65535, inclusive")
 
 
-def check_pod(obj: Mapping[str, Any]) -> None:
+def check_pod(obj: Mapping[str, Any]) -> Pod:
     """A Pod as the API server checks it on create: ``spec.priority`` an int32, each container's
     ``containerPort``/``hostPort`` in 1-65535 (``core/validation: validateContainerPorts``), then
     the scheduler's parser (:meth:`kubesched.api.pod.Pod.from_manifest`: quantities, selectors,
     ...). Raises :class:`ManifestError`, e.g. ``spec.containers[0].ports[0].containerPort:
-    Invalid value: 99999999: must be between 1 and 65535, inclusive``."""
+    Invalid value: 99999999: must be between 1 and 65535, inclusive``. Returns the parsed Pod."""
     spec = _spec(obj)
     _int32(spec.get("priority"), "spec.priority")
     for field in ("initContainers", "containers"):
@@ -199,7 +203,7 @@ def check_pod(obj: Mapping[str, Any]) -> None:
                     at = f"spec.{field}[{i}].ports[{j}]"
                     _port(p.get("containerPort"), f"{at}.containerPort", optional=False)
                     _port(p.get("hostPort"), f"{at}.hostPort", optional=True)
-    Pod.from_manifest(obj)
+    return Pod.from_manifest(obj)
 
 
 def check_pod_template(obj: Mapping[str, Any]) -> None:
