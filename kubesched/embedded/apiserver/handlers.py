@@ -645,6 +645,11 @@ def _check_valid(obj: Obj, kind: str, name: str) -> None:
         return
     from kubesched.api.load_checks import check_loaded_object
 
+    meta = obj.get("metadata") or {}
+    if not meta.get("name") and meta.get("generateName"):
+        # the store names it on create (generateName + 5 characters), as kube-apiserver does before
+        # validating; the check sees a name of that form
+        obj = {**obj, "metadata": {**meta, "name": f"{meta['generateName']}xxxxx"}}
     try:
         check_loaded_object(kind, obj)
     except ManifestError as e:

@@ -143,3 +143,12 @@ def test_kubectl_apply_bad_quantity(server: ServerHandle, tmp_path: Path, extra:
     again = apply("four")
     assert again.returncode == 1
     assert BAD_CPU in again.stderr
+
+
+def test_generate_name_pod_is_checked_and_created(core: k8s.CoreV1Api) -> None:
+    pod = _pod()
+    pod["metadata"] = {"generateName": "web-"}
+    created = core.create_namespaced_pod("default", pod)
+    assert created.metadata.name.startswith("web-") and len(created.metadata.name) == len("web-") + 5
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "four"
+    assert _refused(lambda: core.create_namespaced_pod("default", pod)) == (400, "BadRequest", BAD_CPU)
