@@ -613,8 +613,10 @@ class Pod:
         if len(spec) != len(old_spec) + (0 if "nodeName" in old_spec else 1):
             return None
         for k, v in spec.items():
-            if k != "nodeName" and old_spec.get(k, _MISSING) != v:
-                return None
+            if k != "nodeName":
+                o = old_spec.get(k, _MISSING)
+                if o is not v and o != v:
+                    return None
         for k in (
             "name",
             "namespace",

@@ -31,7 +31,7 @@ and packing.
 
 \b
 TRACE is one of:
-  * the openb trace directory as it is (../shared/data/alibaba-gpu-2023), or one of its
+  * the openb trace directory as it is (the four openb_*.csv files), or one of its
     openb_pod_list_*.csv files. Pods arrive at creation_time and run deletion_time -
     creation_time once started (pods still running at the end of the trace, until the end);
     Pending pods (empty scheduled_time) are replayed too. --trace-window picks the pods:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import sys
 import time
@@ -159,7 +160,15 @@ def simulate(
 
         configure_logging(verbosity)
     t_start = time.perf_counter()
-    loaded = load_manifests(list(files), recursive=recursive)
+    # The loaded objects live until the process ends: the cyclic collector's passes over them
+    # while they are built find nothing (PyYAML builds plain dicts and lists), so it is paused
+    # and the result frozen; run_simulation freezes the cluster it builds on them likewise.
+    gc.disable()
+    try:
+        loaded = load_manifests(list(files), recursive=recursive)
+    finally:
+        gc.enable()
+    gc.freeze()
     for kind, count in sorted(loaded.skipped_kinds.items()):
         click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
     if files and not loaded.manifests:
@@ -192,6 +201,7 @@ def simulate(
                 progress=progress,
                 full_detail=explained if compact else None,
                 controllers=not no_controllers,
+                freeze_gc=True,
             )
     except ConfigError as e:
         if config_path and not e.where:

@@ -12,7 +12,7 @@ from kubesched.cli.paths import OutputFile
 def trace() -> None:
     """Turn public cluster traces into kubesched inputs.
 
-    Example: kubesched trace snapshot ../shared/data/alibaba-gpu-2023 --pods 3000 --output openb.yaml
+    Example: kubesched trace snapshot $OPENB --pods 3000 --output openb.yaml
     """
 
 

@@ -230,8 +230,9 @@ class NodeInfo:
         return index
 
     def snapshot(self) -> NodeInfo:
-        """A copy safe to hand to a scheduling cycle (pods list, ports, resources and PVC counts copied;
-        PodInfo objects and image states shared, as upstream). The copy's UID index is rebuilt only
+        """A copy safe to hand to a scheduling cycle (pods list, ports, requested resources and PVC
+        counts copied; PodInfo objects and image states shared, as upstream; ``allocatable`` shared
+        too: it is never changed in place, ``set_node`` replaces it). The copy's UID index is rebuilt only
         if the copy itself is asked about or changed by UID (snapshots rarely are), so a snapshot
         costs one list copy for a node with many pods."""
         c = NodeInfo.__new__(NodeInfo)
@@ -242,7 +243,7 @@ class NodeInfo:
         c.used_ports = self.used_ports.clone()
         c.requested = self.requested.clone()
         c.non_zero_requested = self.non_zero_requested.clone()
-        c.allocatable = self.allocatable.clone()
+        c.allocatable = self.allocatable
         c.image_states = self.image_states
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation

@@ -151,6 +151,9 @@ class NodeTable:
         self.scalar_req: dict[str, IntArray] = {}
         self.labels: dict[str, LabelColumn] = {}
         self.images: dict[str, ImageColumn] = {}
+        #: per row, the names of the image columns whose entries at the row are set (the others
+        #: hold False / 0 there), so a refresh touches those and the node's own images only
+        self._row_images: dict[int, list[str]] = {}
         self.order: IntArray = np.zeros(0, dtype=np.int64)
         self.exact = True
         #: bumped on every change; lets callers cache derived data
@@ -232,16 +235,24 @@ class NodeTable:
             for name, col in self.scalar_alloc.items():
                 col[row] = a.scalar.get(name, 0)
                 self.scalar_req[name][row] = r.scalar.get(name, 0)
-            for name, ic in self.images.items():
-                st = ni.image_states.get(name)
-                if st is None:
+            images = self.images
+            states = ni.image_states
+            # only the image columns set at this row before (by any node that held it) or now
+            for name in self._row_images.pop(row, ()):
+                if name not in states:
+                    ic = images[name]
                     ic.present[row] = False
                     ic.size[row] = 0
                     ic.num_nodes[row] = 0
-                else:
-                    ic.present[row] = True
-                    ic.size[row] = st.size
-                    ic.num_nodes[row] = st.num_nodes
+            present: list[str] = []
+            self._row_images[row] = present
+            for name, st in states.items():
+                image_col = images.get(name)
+                if image_col is not None:
+                    present.append(name)
+                    image_col.present[row] = True
+                    image_col.size[row] = st.size
+                    image_col.num_nodes[row] = st.num_nodes
         except OverflowError:
             self.exact = False
         self.unschedulable[row] = node.unschedulable
@@ -313,6 +324,7 @@ class NodeTable:
                 for row, ni in self._live_rows():
                     st = ni.image_states.get(name)
                     if st is not None:
+                        self._row_images.setdefault(row, []).append(name)
                         ic.present[row] = True
                         ic.size[row] = st.size
                         ic.num_nodes[row] = st.num_nodes

@@ -121,7 +121,9 @@ def _key(obj: Mapping[str, Any]) -> str:
 
 
 def _cache_key(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = _meta(obj)
+    meta = obj.get("metadata") if type(obj) is dict else _meta(obj)
+    if type(meta) is not dict:
+        meta = _meta(obj)
     return str(meta.get("uid") or _key(obj)), str(meta.get("resourceVersion") or "")
 
 

@@ -4,8 +4,8 @@ every page of docs/.
 
 Each ```sh block runs in bash (``set -euo pipefail``) in a scratch copy of the repository root
 (its top-level entries linked, so files the block writes land in the scratch directory), with
-``../shared`` linked when the machine has it; a block that reads ``../shared`` is skipped when
-it does not. Background jobs a block starts are killed when it ends. Two kinds of lines are not
+``../shared`` linked and ``OPENB`` set to its openb trace directory when the machine has it; a
+block that reads ``../shared`` or ``$OPENB`` is skipped when it does not. Background jobs a block starts are killed when it ends. Two kinds of lines are not
 run, because the environment under test already did them: ``pip install`` (the test runs inside
 the environment ``.ci/run`` installed, so a block's ``pip install ... &&`` prefix is dropped),
 and the block whose command is the test suite itself (it would run this test again).
@@ -76,8 +76,9 @@ def test_block_runs_as_pasted(line: str, block: str, tmp_path: Path) -> None:
     script = _prepare(block)
     if script is None:
         pytest.skip("the test suite's own command")
-    if "../shared" in script and not SHARED.is_dir():
-        pytest.skip("needs ../shared/data")
+    openb = SHARED / "data" / "alibaba-gpu-2023"
+    if ("../shared" in script and not SHARED.is_dir()) or ("$OPENB" in script and not openb.is_dir()):
+        pytest.skip("needs the openb trace")
     work = tmp_path / "repo"
     work.mkdir()
     for entry in ROOT.iterdir():
@@ -85,7 +86,11 @@ def test_block_runs_as_pasted(line: str, block: str, tmp_path: Path) -> None:
             (work / entry.name).symlink_to(entry)
     if SHARED.is_dir():
         (tmp_path / "shared").symlink_to(SHARED)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "OPENB": str(openb),
+    }
     proc = subprocess.Popen(
         ["bash", "-c", "set -euo pipefail\n" + script],
         cwd=work,

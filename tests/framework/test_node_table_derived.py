@@ -7,12 +7,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.cache import Cache
 from kubesched.framework import node_table as node_table_mod
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_info import ImageStateSummary, NodeInfo
 from kubesched.framework.snapshot import Snapshot
 from kubesched.testing import node_manifest, pod_manifest
 
@@ -128,3 +130,51 @@ def test_snapshot_copy_builds_its_uid_index_only_when_needed() -> None:
     with pytest.raises(KeyError):
         c.remove_pod(pods[0])
     assert np.array_equal(np.array([c.requested.milli_cpu]), np.array([300]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=5),  # node
+            st.one_of(st.none(), st.dictionaries(st.sampled_from("abcd"), st.integers(1, 10**9), max_size=3)),
+        ),
+        max_size=25,
+    ),
+    st.sets(st.sampled_from("abcd")),
+)
+def test_image_columns_follow_refreshes_and_reused_rows(
+    steps: list[tuple[int, dict[str, int] | None]], early: set[str]
+) -> None:
+    """Image columns (some built before the changes, some after) hold exactly each live row's
+    node images after nodes are refreshed with other images, removed and their rows reused."""
+    table = node_table_mod.NodeTable(4)
+    infos: dict[str, NodeInfo] = {}
+
+    def info(name: str, images: dict[str, int]) -> NodeInfo:
+        ni = NodeInfo()
+        ni.node = Node.from_manifest(node_manifest(name))
+        ni.image_states = {k: ImageStateSummary(v, len(k)) for k, v in images.items()}
+        return ni
+
+    for i in range(3):
+        infos[f"n{i}"] = info(f"n{i}", {})
+        table.refresh(infos[f"n{i}"])
+    for name in sorted(early):
+        table.image(name)
+    for node, images in steps:
+        name = f"n{node}"
+        if images is None:
+            table.remove(name)
+            infos.pop(name, None)
+        else:
+            infos[name] = info(name, images)
+            table.refresh(infos[name])
+    for name in "abcd":
+        ic = table.image(name)
+        for node_name, ni in infos.items():
+            row = table.rows[node_name]
+            st_ = ni.image_states.get(name)
+            assert (bool(ic.present[row]), int(ic.size[row]), int(ic.num_nodes[row])) == (
+                (True, st_.size, st_.num_nodes) if st_ is not None else (False, 0, 0)
+            )

@@ -8,6 +8,7 @@ The real scheduler (queue, cycle, cache, binding) runs against a :class:`MemoryC
 
 from __future__ import annotations
 
+import gc
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -159,6 +160,7 @@ def run_simulation(
     observer: SimulationObserver | None = None,
     full_detail: Callable[[Pod], bool] | None = None,
     controllers: bool = True,
+    freeze_gc: bool = False,
 ) -> SimulationResult:
     """Load ``manifests`` into an embedded cluster, schedule every pending pod until quiet and
     return the outcome. Raises ``ManifestError`` for malformed non-Pod objects and ``ConfigError``
@@ -173,8 +175,49 @@ def run_simulation(
     (``SimulationResult.full_records``, for ``--explain``). With ``controllers`` the
     workload controllers run once before scheduling (:func:`expand_workloads`): Deployments,
     ReplicaSets, StatefulSets, DaemonSets and Jobs without their pods get them, and those pods are
-    scheduled and reported with the others."""
+    scheduled and reported with the others. ``freeze_gc``: the cyclic garbage collector is paused
+    while the cluster is loaded and, once the informers have listed it, every object alive then
+    is frozen (``gc.freeze()``) - for a process that runs one simulation and exits: the loaded
+    objects live until the end, and the collector's passes over them are most of its cost; what
+    of them is replaced later is still freed by reference counting.
+    A library caller that runs many simulations in one process leaves it off."""
     t0 = time.perf_counter()
+    if freeze_gc:
+        gc.disable()
+    try:
+        return _run_simulation(
+            manifests,
+            config,
+            seed,
+            record,
+            registry,
+            compact,
+            progress,
+            observer,
+            full_detail,
+            controllers,
+            freeze_gc,
+            t0,
+        )
+    finally:
+        if freeze_gc:
+            gc.enable()
+
+
+def _run_simulation(
+    manifests: list[Manifest],
+    config: KubeSchedulerConfiguration | None,
+    seed: int | None,
+    record: bool | Callable[[Pod], bool],
+    registry: Registry | None,
+    compact: bool,
+    progress: Callable[[int, int, float], None] | None,
+    observer: SimulationObserver | None,
+    full_detail: Callable[[Pod], bool] | None,
+    controllers: bool,
+    freeze_gc: bool,
+    t0: float,
+) -> SimulationResult:
     parsed: list[Pod] = []
     objects, pod_errors = validate_manifests(manifests, parsed)
     clock = VirtualClock(_start_time(objects))
@@ -207,6 +250,9 @@ def run_simulation(
     if observer is not None:
         observer.loaded(cluster, sched)
     sched.start()
+    if freeze_gc:
+        gc.enable()
+        gc.freeze()
     t1 = time.perf_counter()
     attempts = 0
     limit = MAX_ATTEMPTS_PER_POD * max(1, len(pending_keys))

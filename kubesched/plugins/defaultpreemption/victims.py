@@ -268,8 +268,10 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate], now: float) ->
     ]
     remaining = list(candidates)
     for score in criteria:
-        best = max(score(c) for c in remaining)
-        remaining = [c for c in remaining if score(c) == best]
+        # each candidate's score once per criterion (upstream's scoreFuncs loop computes it once too)
+        scores = [score(c) for c in remaining]
+        best = max(scores)
+        remaining = [c for c, v in zip(remaining, scores, strict=True) if v == best]
         if len(remaining) == 1:
             return remaining[0].name
     return remaining[0].name

@@ -426,6 +426,9 @@ class InterPodAffinity(
             return Status(Code.Error, f"failed to parse pod: {pod.affinity_parse_error}")
         snap = self._snapshot(nodes)
         all_nodes = snap.list() if has_constraints else snap.have_pods_with_affinity_list
+        if not all_nodes:
+            # nothing to accumulate: the topology score stays empty, which Skips below
+            return Status(Code.Skip)
         pi = PodInfo(pod)
         s = PreScoreState(
             self._merge_weighted(pi.preferred_affinity_terms),

@@ -97,10 +97,20 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
-def balanced_resource_score_batch(requested: Sequence[IntArray], allocatable: Sequence[IntArray]) -> IntArray:
+def balanced_resource_score_batch(
+    requested: Sequence[IntArray], allocatable: Sequence[IntArray], all_valid: bool = False
+) -> IntArray:
     """Column form of :func:`balanced_resource_score`: per row, the fractions of the resources
     with allocatable != 0 (in resource order) give the standard deviation exactly as the scalar
-    code computes it (adding ``0.0`` for skipped resources leaves every float sum unchanged)."""
+    code computes it (adding ``0.0`` for skipped resources leaves every float sum unchanged).
+    ``all_valid``: no allocatable value is 0; with two resources (the default cpu and memory)
+    every row then takes the scalar code's two-resource branch, computed without masks."""
+    if all_valid and len(allocatable) == 2:
+        f0 = np.minimum(requested[0].astype(np.float64) / allocatable[0].astype(np.float64), 1.0)
+        f1 = np.minimum(requested[1].astype(np.float64) / allocatable[1].astype(np.float64), 1.0)
+        std2 = np.abs((f0 - f1) / 2)
+        out2: IntArray = ((1 - std2) * float(MAX_NODE_SCORE)).astype(np.int64)
+        return out2
     n = len(allocatable[0])
     count = np.zeros(n, dtype=np.int64)
     total = np.zeros(n, dtype=np.float64)
@@ -176,7 +186,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
         s = state.get(PRE_SCORE_STATE_KEY)
         if not isinstance(s, PodRequestsState) or not self.resources or not table.exact:
             return None
-        cols = requested_and_allocatable_batch(table, rows, self.resources, s.pod_requests, True)
+        cols = requested_and_allocatable_batch(table, rows, self.resources, s.pod_requests, True, state)
         if cols is None:
             return None
-        return balanced_resource_score_batch(cols[0], cols[1])
+        return balanced_resource_score_batch(cols[0], cols[1], cols[2])

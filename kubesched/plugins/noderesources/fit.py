@@ -467,10 +467,12 @@ class NodeResourcesFit(
             if isinstance(s, PodRequestsState)
             else pod_request_list(pod, self.resources, False)
         )
-        cols = requested_and_allocatable_batch(table, rows, self.resources, pod_requests, False)
+        cols = requested_and_allocatable_batch(table, rows, self.resources, pod_requests, False, state)
         if cols is None:
             return None
-        return weighted_mean_batch(self.resources, cols[0], cols[1], self.strategy_type == MOST_ALLOCATED)
+        return weighted_mean_batch(
+            self.resources, cols[0], cols[1], self.strategy_type == MOST_ALLOCATED, cols[2]
+        )
 
     # EnqueueExtensions
     def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:

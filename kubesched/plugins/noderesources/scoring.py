@@ -23,7 +23,7 @@ from kubesched.api.pod import Pod
 from kubesched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
 from kubesched.config.args import ARGS_CONFIG
 from kubesched.framework.batch import IntArray, go_div_array
-from kubesched.framework.cycle_state import ReadOnlyStateData
+from kubesched.framework.cycle_state import CycleState, ReadOnlyStateData
 from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.results import MAX_NODE_SCORE
 from kubesched.plugins.helper.shape_score import MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION
@@ -256,49 +256,135 @@ def requested_to_capacity_ratio_scorer(
 _SAFE: Final = 1 << 56
 
 
+#: CycleState key of the per-cycle resource columns both plugins read (:class:`ResourceColumns`)
+RESOURCE_COLUMNS_STATE_KEY: Final = "NodeResourcesColumns"
+
+_MISSING: Final = object()
+
+
+class ResourceColumns(ReadOnlyStateData):
+    """The NodeTable resource columns gathered over the rows being scored, kept in CycleState for
+    one Score pass: NodeResourcesFit and NodeResourcesBalancedAllocation score the same rows of
+    the same table and read the same allocatable columns (and Fit's non-zero requested columns
+    are BalancedAllocation's requested ones for pods without defaults), so each column is gathered
+    and range-checked once per cycle. Valid while ``table.version`` and the ``rows`` object are
+    the ones it was built for.
+
+    ``cols[name]``: the column ``name`` of the table (``alloc_cpu``, ``req_mem``, ...) at ``rows``
+    (``int64``: millicores, bytes or counts), or ``None`` when a value is outside ``[0, 2**56)``
+    (the caller leaves the batch path). ``all_valid[name]``: no 0 in that allocatable column."""
+
+    __slots__ = ("all_valid", "cols", "rows", "table", "version")
+
+    def __init__(self, table: NodeTable, rows: IntArray) -> None:
+        self.table = table
+        self.version = table.version
+        self.rows = rows
+        self.cols: dict[str, IntArray | None] = {}
+        self.all_valid: dict[str, bool] = {}
+
+    @staticmethod
+    def of(state: CycleState | None, table: NodeTable, rows: IntArray) -> ResourceColumns:
+        """The cycle's columns for ``(table, rows)``: the ones in ``state`` when they were built
+        for the same table, version and rows object, else new ones (stored in ``state``)."""
+        c = state.get(RESOURCE_COLUMNS_STATE_KEY) if state is not None else None
+        if (
+            isinstance(c, ResourceColumns)
+            and c.table is table
+            and c.rows is rows
+            and c.version == table.version
+        ):
+            return c
+        c = ResourceColumns(table, rows)
+        if state is not None:
+            state.write(RESOURCE_COLUMNS_STATE_KEY, c)
+        return c
+
+    def column(self, name: str, source: IntArray) -> IntArray | None:
+        """``source[rows]`` (``source`` is the table's column ``name``), or ``None`` when a value
+        is negative or at least 2**56."""
+        v = self.cols.get(name, _MISSING)
+        if v is _MISSING:
+            a = source[self.rows]
+            v = a if len(a) == 0 or (int(a.max()) < _SAFE and int(a.min()) >= 0) else None
+            self.cols[name] = v
+        return v  # type: ignore[return-value]
+
+    def allocatable_all_valid(self, name: str, a: IntArray) -> bool:
+        """Whether the allocatable column ``name`` (``a``, from :meth:`column`) has no 0."""
+        ok = self.all_valid.get(name)
+        if ok is None:
+            ok = bool(a.all())
+            self.all_valid[name] = ok
+        return ok
+
+
 def requested_and_allocatable_batch(
     table: NodeTable,
     rows: IntArray,
     resources: Sequence[ResourceSpec],
     pod_requests: Sequence[int],
     use_requested: bool,
-) -> tuple[list[IntArray], list[IntArray]] | None:
+    state: CycleState | None = None,
+) -> tuple[list[IntArray], list[IntArray], bool] | None:
     """Column form of :func:`requested_and_allocatable` over ``rows`` of a NodeTable: per resource,
-    ``(requested, allocatable)`` arrays with both 0 where the allocatable is 0. ``None`` when a
-    value could overflow ``int64`` (the caller falls back to the per-node path)."""
+    ``(requested, allocatable)`` arrays with both 0 where the allocatable is 0, and whether every
+    allocatable value is non-zero and every requested value non-negative (the scorers' fast
+    paths). ``None`` when a value could overflow ``int64`` or a column holds a negative amount
+    (the caller falls back to the per-node path). The gathered table columns are shared through
+    ``state`` (:class:`ResourceColumns`)."""
+    cache = ResourceColumns.of(state, table, rows)
     requested: list[IntArray] = []
     allocatable: list[IntArray] = []
     n = len(rows)
+    simple = True
     for i, r in enumerate(resources):
         q = pod_requests[i]
         name = r.name
         if q == 0 and is_scalar_resource(name):
             requested.append(np.zeros(n, dtype=np.int64))
             allocatable.append(np.zeros(n, dtype=np.int64))
+            simple = False
             continue
         if abs(q) >= _SAFE:
             return None
         if name == CPU:
-            a = table.alloc_cpu[rows]
-            u = (table.req_cpu if use_requested else table.nz_cpu)[rows]
+            an = "alloc_cpu"
+            a = cache.column(an, table.alloc_cpu)
+            u = (
+                cache.column("req_cpu", table.req_cpu)
+                if use_requested
+                else cache.column("nz_cpu", table.nz_cpu)
+            )
         elif name == MEMORY:
-            a = table.alloc_mem[rows]
-            u = (table.req_mem if use_requested else table.nz_mem)[rows]
+            an = "alloc_mem"
+            a = cache.column(an, table.alloc_mem)
+            u = (
+                cache.column("req_mem", table.req_mem)
+                if use_requested
+                else cache.column("nz_mem", table.nz_mem)
+            )
         elif name == EPHEMERAL_STORAGE:
-            a = table.alloc_eph[rows]
-            u = table.req_eph[rows]
+            an = "alloc_eph"
+            a = cache.column(an, table.alloc_eph)
+            u = cache.column("req_eph", table.req_eph)
         else:
             ac, rc = table.scalar(name)
-            a, u = ac[rows], rc[rows]
-        if np.any(u >= _SAFE) or np.any(a >= _SAFE):
+            an = "scalar_alloc/" + name
+            a = cache.column(an, ac)
+            u = cache.column("scalar_req/" + name, rc)
+        if a is None or u is None:
             return None
-        zero = a == 0
         req = u + q
-        if zero.any():
-            req = np.where(zero, 0, req)
+        if cache.allocatable_all_valid(an, a):
+            if q < 0:
+                simple = False
+        else:
+            simple = False
+            req = np.where(a == 0, 0, req)
         requested.append(req)
         allocatable.append(a)
-    return requested, allocatable
+    return requested, allocatable, simple
 
 
 def _go_div_nonneg_safe(a: IntArray, b: IntArray) -> IntArray:
@@ -312,8 +398,26 @@ def weighted_mean_batch(
     requested: Sequence[IntArray],
     allocatable: Sequence[IntArray],
     most: bool,
+    simple: bool = False,
 ) -> IntArray:
-    """Vectorised ``leastResourceScorer`` (``most=False``) / ``mostResourceScorer`` (``most=True``)."""
+    """Vectorised ``leastResourceScorer`` (``most=False``) / ``mostResourceScorer`` (``most=True``).
+
+    ``simple``: every allocatable value is non-zero and every requested value non-negative (as
+    :func:`requested_and_allocatable_batch` reports); then every quotient is non-negative, Go's
+    truncating division is floor division, and ``(capacity - requested) * 100 / capacity`` with
+    the over-capacity 0 is ``max(capacity - requested, 0) * 100 // capacity``: the same integers
+    in fewer array operations."""
+    if simple and resources and all(r.weight > 0 for r in resources):
+        total: IntArray = np.zeros(len(allocatable[0]), dtype=np.int64)
+        wsum = 0
+        for i, r in enumerate(resources):
+            a = allocatable[i]
+            q = requested[i]
+            per = (np.minimum(q, a) if most else np.maximum(a - q, 0)) * MAX_NODE_SCORE // a
+            total = per * r.weight + total
+            wsum += r.weight
+        out: IntArray = total // wsum
+        return out
     n = len(allocatable[0]) if allocatable else 0
     node_score = np.zeros(n, dtype=np.int64)
     weight_sum = np.zeros(n, dtype=np.int64)

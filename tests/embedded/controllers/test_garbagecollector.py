@@ -149,3 +149,34 @@ def test_a_node_deleted_takes_its_lease() -> None:
     cluster.delete("Node", None, "n1")
     clock.run_until(T0)
     assert names(cluster, "Lease") == []
+
+
+def _deleting(cluster: MemoryCluster) -> dict[str, bool]:
+    return {
+        o["metadata"]["name"]: bool(o["metadata"].get("deletionTimestamp")) for o in cluster.list("Pod").items
+    }
+
+
+def test_a_bound_pod_stays_a_dependent_and_a_reference_change_after_it_is_followed() -> None:
+    # a binding shares the metadata lists of the previous version: the graph stays as it was (a
+    # bound pod's deletion is graceful: it waits for its kubelet with a deletionTimestamp)
+    cluster, clock = loaded(
+        replicaset("a"),
+        replicaset("b"),
+        pod("web-1", ref("ReplicaSet", "a", "uid-a")),
+        pod("web-2", ref("ReplicaSet", "a", "uid-a")),
+    )
+    cluster.bind("default", "web-1", "uid-web-1", "n1")
+    cluster.bind("default", "web-2", "uid-web-2", "n1")
+    clock.run_until(T0)
+    # then web-1 moves from a to b
+    current = cluster.get("Pod", "default", "web-1")
+    owner = ref("ReplicaSet", "b", "uid-b")
+    cluster.update({**current, "metadata": {**current["metadata"], "ownerReferences": [owner]}})
+    clock.run_until(T0)
+    cluster.delete("ReplicaSet", "default", "a")
+    clock.run_until(T0)
+    assert _deleting(cluster) == {"web-1": False, "web-2": True}
+    cluster.delete("ReplicaSet", "default", "b")
+    clock.run_until(T0)
+    assert _deleting(cluster) == {"web-1": True, "web-2": True}
