@@ -39,13 +39,21 @@ __all__ = ["ErrorFactory", "parse_document", "read_document", "read_text", "yaml
 
 def yaml_problem(err: yaml.YAMLError) -> str:
     """PyYAML's error as one line: ``problem (line L, column C)`` (1-based), without PyYAML's
-    ``in "<unicode string>"`` context lines."""
+    ``in "<unicode string>"`` context lines. PyYAML's ``problem_mark`` is where the parser
+    noticed the problem, often the line after the mistake (an unclosed ``{`` is noticed at the
+    next key); when its ``context_mark`` (where the construct being parsed started) is on an
+    earlier line, that line is named too: ``did not find expected ',' or '}' (line 4, column 5),
+    while parsing a flow mapping started at line 3, column 11``."""
     if isinstance(err, yaml.MarkedYAMLError):
         problem = err.problem or err.context or "syntax error"
         mark = err.problem_mark or err.context_mark
-        if mark is not None:
-            return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-        return problem
+        if mark is None:
+            return problem
+        text = f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+        start = err.context_mark
+        if err.problem and err.context and start is not None and start.line < mark.line:
+            text += f", {err.context} started at line {start.line + 1}, column {start.column + 1}"
+        return text
     return " ".join(str(err).split())
 
 

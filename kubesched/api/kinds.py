@@ -406,6 +406,7 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
         "controllerrevision",
         True,
         model="V1ControllerRevision",
+        loadable=True,
     ),
     Kind(
         "batch",

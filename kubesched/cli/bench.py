@@ -12,6 +12,7 @@ import click
 
 from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputFile
+from kubesched.cli.units import FiniteFloat
 from kubesched.errors import ConfigError
 
 
@@ -52,7 +53,13 @@ def _source_tree(ctx: click.Context, param: click.Parameter, value: str | None) 
     "(loopback) and report pods/s first to last bind, CPU and RSS of both processes. A --simulate "
     "cluster file's name (e.g. SimulateSpreading/2000Nodes_20000Pods) runs the same way, every pod measured.",
 )
-@click.option("--kube-api-qps", type=float, default=5000.0, show_default=True, help="With --api: run's QPS.")
+@click.option(
+    "--kube-api-qps",
+    type=FiniteFloat(max=1e6),
+    default=5000.0,
+    show_default=True,
+    help="With --api: run's QPS.",
+)
 @click.option("--kube-api-burst", type=int, default=5000, show_default=True, help="With --api: run's burst.")
 @click.option(
     "--measure-pods",
@@ -62,7 +69,7 @@ def _source_tree(ctx: click.Context, param: click.Parameter, value: str | None) 
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=1),
+    type=FiniteFloat(min=1, max=1e6),
     default=600.0,
     show_default=True,
     help="With --api: seconds to wait for the measured pods.",
@@ -122,14 +129,14 @@ def _source_tree(ctx: click.Context, param: click.Parameter, value: str | None) 
 )
 @click.option(
     "--duration",
-    type=click.FloatRange(min=1),
+    type=FiniteFloat(min=1, max=1e6),
     default=60.0,
     show_default=True,
     help="With --soak churn: seconds of churn.",
 )
 @click.option(
     "--rate",
-    type=click.FloatRange(min=0.1),
+    type=FiniteFloat(min=0.1, max=1e6),
     default=100.0,
     show_default=True,
     help="With --soak churn: pods created (and deleted once bound a few seconds) per second.",

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from kubesched.cli.paths import OutputDir
+from kubesched.cli.units import FiniteFloat
 
 
 @click.command()
@@ -30,7 +31,7 @@ from kubesched.cli.paths import OutputDir
 @click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
 @click.option(
     "--speed",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True, max=10000),
     default=1.0,
     show_default=True,
     help="Trace seconds per wall second (match `serve --speed`).",
@@ -51,7 +52,7 @@ from kubesched.cli.paths import OutputDir
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0, max=1e6),
     default=600.0,
     show_default=True,
     help="Wall seconds to wait after the last arrival for the pods to finish.",
@@ -69,7 +70,7 @@ from kubesched.cli.paths import OutputDir
 )
 @click.option(
     "--arrival-scale",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True, max=1e6),
     default=1.0,
     show_default=True,
     help="Multiply arrival times by this factor (as replay's).",

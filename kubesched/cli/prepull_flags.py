@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from kubesched.cli.units import FiniteFloat
 from kubesched.modes.run.options import PrePullOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,7 +32,7 @@ def prepull_flags(f: F) -> F:
         ),
         click.option(
             "--prepull-interval",
-            type=click.FloatRange(min=0.1),
+            type=FiniteFloat(min=0.1, max=86400),
             default=15.0,
             show_default=True,
             help="Seconds between two pre-pull ticks.",
@@ -45,7 +46,7 @@ def prepull_flags(f: F) -> F:
         ),
         click.option(
             "--prepull-timeout",
-            type=click.FloatRange(min=1),
+            type=FiniteFloat(min=1, max=86400),
             default=600.0,
             show_default=True,
             help="Seconds after which an unfinished puller pod is deleted (outcome timeout).",
@@ -73,7 +74,7 @@ def prepull_flags(f: F) -> F:
         ),
         click.option(
             "--prepull-speed",
-            type=click.FloatRange(min=0, min_open=True),
+            type=FiniteFloat(min=0, min_open=True, max=10000),
             default=1.0,
             show_default=True,
             help="Cluster seconds per wall second of the cluster scheduled (as `serve --speed`): the "

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from kubesched.cli.paths import OutputDir
-from kubesched.cli.units import Seconds
+from kubesched.cli.units import FiniteFloat, Seconds
 
 
 @click.command()
@@ -42,7 +42,7 @@ from kubesched.cli.units import Seconds
 )
 @click.option(
     "--flush-interval",
-    type=click.FloatRange(min=0.1),
+    type=FiniteFloat(min=0.1, max=86400),
     default=5.0,
     show_default=True,
     help="Seconds between two writes to disk (a crash loses at most this much).",
@@ -55,7 +55,11 @@ from kubesched.cli.units import Seconds
     help="Start a new segment file after this long.",
 )
 @click.option(
-    "--kube-api-qps", type=float, default=20.0, show_default=True, help="QPS towards the API server."
+    "--kube-api-qps",
+    type=FiniteFloat(max=1e6),
+    default=20.0,
+    show_default=True,
+    help="QPS towards the API server.",
 )
 @click.option(
     "--kube-api-burst", type=int, default=40, show_default=True, help="Burst towards the API server."

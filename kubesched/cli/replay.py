@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputDir
+from kubesched.cli.units import FiniteFloat
 from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.errors import ConfigError
 
@@ -131,7 +132,7 @@ def _check_profiles(path: str, config: Any) -> None:
 )
 @click.option(
     "--zipf-s",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True, max=100),
     default=1.1,
     show_default=True,
     help="Zipf exponent of image (and application) popularity.",
@@ -158,14 +159,14 @@ def _check_profiles(path: str, config: Any) -> None:
 )
 @click.option(
     "--attempt-seconds",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0, max=3600),
     default=0.0,
     show_default=True,
     help="Virtual seconds one scheduling attempt keeps the scheduler busy.",
 )
 @click.option(
     "--arrival-scale",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True, max=1e6),
     default=1.0,
     show_default=True,
     help="Multiply arrival times by this factor (< 1 packs the same pods into less time).",

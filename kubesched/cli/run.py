@@ -28,6 +28,7 @@ from kubesched.cli.paths import OutputFile
 from kubesched.cli.pflag import PflagIntRange, bool_flag_options, duration_flag
 from kubesched.cli.ports import check_listen
 from kubesched.cli.prepull_flags import prepull_flags, prepull_options
+from kubesched.cli.units import FiniteFloat
 from kubesched.config.load import default_config, load_config
 from kubesched.config.run_fields import check_run_fields
 from kubesched.errors import ConfigError
@@ -56,7 +57,7 @@ log = logging.getLogger("kubesched.run")
 )
 @click.option(
     "--kube-api-qps",
-    type=float,
+    type=FiniteFloat(max=1e6),
     default=None,
     help="QPS towards the API server (default: clientConnection.qps, 50).",
 )

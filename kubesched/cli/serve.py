@@ -16,6 +16,7 @@ from kubesched.cli.detach import serve_detached
 from kubesched.cli.paths import OutputFile
 from kubesched.cli.ports import check_listen
 from kubesched.cli.simulate import report_unknown_fields
+from kubesched.cli.units import FiniteFloat
 from kubesched.clock import RealClock
 from kubesched.embedded.apiserver.kubeconfig import write_kubeconfig
 from kubesched.embedded.apiserver.reviews import Reviews, load_policy_file, load_token_file
@@ -74,7 +75,7 @@ def check_manifests(manifests: list[Manifest]) -> None:
 )
 @click.option(
     "--bookmark-interval",
-    type=click.FloatRange(min=0.1),
+    type=FiniteFloat(min=0.1, max=3600),
     default=10.0,
     show_default=True,
     help="Seconds between watch BOOKMARK events.",
@@ -151,7 +152,7 @@ def check_manifests(manifests: list[Manifest]) -> None:
 )
 @click.option(
     "--speed",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True, max=10000),
     default=1.0,
     show_default=True,
     help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
@@ -194,8 +195,9 @@ def serve(
 ) -> None:
     """Serve an embedded cluster (optionally loaded from manifests) as a Kubernetes API over plain
     HTTP, without authentication, until interrupted. kubectl and the official clients work against
-    it (kubectl apply needs --validate=false: no OpenAPI schema is served; request bodies must be
-    JSON or YAML, not protobuf, at most 3 MiB; requests from web pages are refused). A PV controller
+    it: the v1.35 OpenAPI v2 and v3 schemas are served, so kubectl validates (no --validate=false)
+    and `kubectl explain` works; request bodies may be JSON, YAML, Kubernetes protobuf or a patch,
+    at most 3 MiB; requests from web pages are refused. A PV controller
     binds claims to the volumes the scheduler chose and provisions volumes for claims with a
     selected node. Without --kubelet there are no kubelets: pods are never started, and deletions
     of bound pods complete when their grace period ends (see --finalize-deletions). TokenReview and
@@ -282,8 +284,8 @@ def setup(opts: ServeOptions) -> ServeGraph:
     objects: list[dict[str, Any]] = []
     if opts.files:
         loaded = load_manifests(list(opts.files))
-        for kind, count in sorted(loaded.skipped_kinds.items()):
-            click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+        for line in loaded.warnings():
+            click.echo(f"warning: {line}", err=True)
         check_manifests(loaded.manifests)
         objects = loaded.objects
     # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list

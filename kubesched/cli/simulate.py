@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kubesched.cli.paths import OutputFile
 from kubesched.cli.pflag import PflagIntRange
 from kubesched.config.load import load_config
+from kubesched.embedded.controllers.manager import WORKLOAD_KINDS
 from kubesched.embedded.manifests import Manifest, load_manifests, write_manifests
 from kubesched.embedded.unknown_fields import unknown_fields
 from kubesched.errors import ConfigError, ManifestError
@@ -169,15 +170,15 @@ def simulate(
     finally:
         gc.enable()
     gc.freeze()
-    for kind, count in sorted(loaded.skipped_kinds.items()):
-        click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+    for line in loaded.warnings():
+        click.echo(f"warning: {line}", err=True)
     if files and not loaded.manifests:
         click.echo(f"warning: no objects found in {', '.join(files)}", err=True)
     report_unknown_fields(loaded.manifests, strict=strict)
     if kubeconfig:
         loaded.manifests[:0] = live_manifests(kubeconfig, context, namespace)
     if explain:
-        check_explain_ref(explain, loaded.manifests)
+        check_explain_ref(explain, loaded.manifests, workload_pods=not no_controllers)
     config = load_config(config_path) if config_path else None
     record: bool | Callable[[Any], bool] = output in ("json", "yaml")
     explained: Callable[[Any], bool] | None = None
@@ -300,11 +301,16 @@ def simulation_progress() -> Iterator[Callable[[int, int, float], None]]:
         yield update
 
 
-def check_explain_ref(ref: str, manifests: Sequence[Manifest]) -> None:
+def check_explain_ref(ref: str, manifests: Sequence[Manifest], *, workload_pods: bool = True) -> None:
     """Refuse ``--explain POD`` before the run when no Pod of the input is ``ns/name`` (or a unique
-    ``name``). Raises click.BadParameter."""
+    ``name``). With ``workload_pods`` and a workload (Deployment, ReplicaSet, StatefulSet,
+    DaemonSet, Job) in the input, a ref found among no input pod may name a pod the controllers
+    create: it is resolved after the run instead (the pods' names are stable for a given input).
+    Raises click.BadParameter."""
     keys = [f"{m.namespace}/{m.name}" for m in manifests if m.kind == "Pod"]
     hits = [k for k in keys if k == ref or ("/" not in ref and k.split("/", 1)[1] == ref)]
+    if not hits and workload_pods and any(m.kind in WORKLOAD_KINDS for m in manifests):
+        return
     if not hits:
         raise click.BadParameter(f"pod {ref!r} not found among the input's pods", param_hint="--explain")
     if len(hits) > 1:

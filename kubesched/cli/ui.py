@@ -165,8 +165,8 @@ def setup(opts: UiOptions) -> UiGraph:
     session = live = None
     if opts.files:
         loaded = load_manifests(list(opts.files), recursive=opts.recursive)
-        for kind, count in sorted(loaded.skipped_kinds.items()):
-            click.echo(f"warning: skipped {count} object(s) of unsupported kind {kind}", err=True)
+        for line in loaded.warnings():
+            click.echo(f"warning: {line}", err=True)
         session = Session(
             loaded.manifests, config_text, config_source=source, seed=opts.seed, sources=list(opts.files)
         )

@@ -121,6 +121,20 @@ class LoadResult:
 
     manifests: list[Manifest] = field(default_factory=list)
     skipped_kinds: dict[str, int] = field(default_factory=dict)
+    #: directories given without ``recursive`` whose subdirectories hold manifest files (not read)
+    skipped_subdirectories: list[str] = field(default_factory=list)
+
+    def warnings(self) -> list[str]:
+        """One line per skipped kind (``skipped 1 object(s) of unsupported kind Foo``) and per
+        directory whose subdirectories were not read (``-R`` reads them, as kubectl's)."""
+        lines = [
+            f"skipped {count} object(s) of unsupported kind {kind}"
+            for kind, count in sorted(self.skipped_kinds.items())
+        ]
+        lines.extend(
+            f"{d}: subdirectories skipped (-R/--recursive reads them)" for d in self.skipped_subdirectories
+        )
+        return lines
 
     @property
     def objects(self) -> list[Obj]:
@@ -149,8 +163,13 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _files(paths: Sequence[str | Path], recursive: bool) -> list[tuple[Path | None, str]]:
-    """(path, source name) of every file to read; ``-`` is standard input (path None), as kubectl."""
+def _files(
+    paths: Sequence[str | Path], recursive: bool, skipped: list[str] | None = None
+) -> list[tuple[Path | None, str]]:
+    """(path, source name) of every file to read; ``-`` is standard input (path None), as kubectl.
+    An existing path that is neither a directory nor a regular file (``/dev/null``, a FIFO) is read
+    as a file. Directories given without ``recursive`` whose subdirectories hold manifest files are
+    appended to ``skipped``. Raises ManifestError for a missing path."""
     out: list[tuple[Path | None, str]] = []
     for p in paths:
         if str(p) == STDIN:
@@ -167,11 +186,22 @@ def _files(paths: Sequence[str | Path], recursive: bool) -> list[tuple[Path | No
                 key=lambda f: f.relative_to(path).as_posix(),
             )
             out.extend((f, os.path.join(str(p), f.relative_to(path).as_posix())) for f in found)
-        elif path.is_file():
+            if not recursive and skipped is not None and _subdirectories_hold_manifests(path):
+                skipped.append(str(p))
+        elif path.exists():
             out.append((path, str(p)))
         else:
             raise ManifestError("", "no such file or directory", where=str(p))
     return out
+
+
+def _subdirectories_hold_manifests(path: Path) -> bool:
+    return any(
+        f.suffix.lower() in _SUFFIXES and f.is_file()
+        for d in path.iterdir()
+        if d.is_dir()
+        for f in d.rglob("*")
+    )
 
 
 def _read_text(path: Path | None, source: str) -> str:
@@ -269,7 +299,7 @@ def load_manifests(paths: Sequence[str | Path], *, recursive: bool = False) -> L
     directory``. Only loadable kinds need ``metadata.name``; skipped kinds are not validated further.
     """
     result = LoadResult()
-    for path, source in _files(paths, recursive):
+    for path, source in _files(paths, recursive, result.skipped_subdirectories):
         add_documents(result, _documents(path, source), source)
     return result
 

@@ -14,7 +14,8 @@ Model:
   pod matches ``docker.io/library/nginx:1.25`` in node status (upstream ImageLocality does not).
 * A node's *layer map* is ``layer id -> compressed bytes`` of every layer on the node or in flight
   to it: the layers of each catalogue image listed in status, plus the layers of the images of
-  the node's pods. An image missing from the catalogue is one opaque layer, identified by its
+  the node's pods and of the pre-pulls in flight its :data:`PREPULLS_IN_FLIGHT_ANNOTATION` lists
+  (unless the index is built with ``prepulls=False``). An image missing from the catalogue is one opaque layer, identified by its
   normalised name(s) (``image:<canonical>``), of the size in node status.
 * A pod's *layer groups* are its distinct layers (all containers and init containers); an
   unknown image is one group of its aliases (tag form, digest form), counted at most once.
@@ -45,10 +46,37 @@ from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, load_cata
 from kubesched.images.names import InvalidImageReference, parse_image_ref
 from kubesched.images.pull_model import DEFAULT_PULL_BYTES_PER_SECOND
 
-__all__ = ["BANDWIDTH_KEY", "LayerGroup", "LayerSource", "ImageLayerIndex", "image_aliases"]
+__all__ = [
+    "BANDWIDTH_KEY",
+    "PREPULLS_IN_FLIGHT_ANNOTATION",
+    "prepulls_in_flight",
+    "LayerGroup",
+    "LayerSource",
+    "ImageLayerIndex",
+    "image_aliases",
+]
 
 #: Node annotation (or label) giving the node's image pull throughput in bytes per second.
 BANDWIDTH_KEY = "kubesched.io/image-pull-bytes-per-second"
+
+#: Node annotation a pre-pull agent keeps while it pulls images onto the node for no pod yet: the
+#: image references, comma-separated (``"pytorch/pytorch:2.7.1-cuda11.8-cudnn9-devel,nginx:1.25"``).
+#: The agent sets it when a pull starts and drops an image once the node's ``status.images`` lists
+#: it (or the pull failed), so a scheduler sees the pull in flight in between, as it sees the pulls
+#: of the node's bound pods.
+PREPULLS_IN_FLIGHT_ANNOTATION = "kubesched.io/prepulls-in-flight"
+
+
+def prepulls_in_flight(node: Node | None) -> tuple[str, ...]:
+    """The image references of ``node``'s :data:`PREPULLS_IN_FLIGHT_ANNOTATION` (empty strings
+    and surrounding blanks dropped; ``()`` without the annotation or without a Node)."""
+    if node is None:
+        return ()
+    value = node.annotations.get(PREPULLS_IN_FLIGHT_ANNOTATION)
+    if not value:
+        return ()
+    return tuple(ref for ref in (part.strip() for part in value.split(",")) if ref)
+
 
 _OPAQUE = "image:"
 
@@ -108,7 +136,9 @@ class ImageLayerIndex:
         default_bandwidth: float = DEFAULT_PULL_BYTES_PER_SECOND,
         catalogue: ImageCatalogue | None = None,
         source: LayerSource | None = None,
+        prepulls: bool = True,
     ) -> None:
+        self.prepulls = prepulls
         self.catalogue = catalogue if catalogue is not None else load_catalogue(catalogue_path)
         self.source = source
         self._source_generation = source.generation if source is not None else 0
@@ -291,14 +321,23 @@ class ImageLayerIndex:
         if cached is not None and cached[0] is node and cached[1] == ni.generation:
             return cached[2]
         base = self._status_layers(node) if node is not None else {}
-        if ni.pods:
+        refs = self.flight_refs(ni)
+        if refs:
             layers = dict(base)
-            for pi in ni.pods:
-                self._add_pod_images(layers, pi.pod.images)
+            self._add_pod_images(layers, refs)
         else:
             layers = base
         self._node_cache[ni.name] = (node, ni.generation, layers)
         return layers
+
+    def flight_refs(self, ni: NodeInfo) -> list[str]:
+        """Image references the node has or is getting for its work: the images of its
+        bound/assumed pods, then (``prepulls``) those of its :data:`PREPULLS_IN_FLIGHT_ANNOTATION`
+        (a pre-pull in flight counts as a pull of a bound pod would)."""
+        refs = [ref for pi in ni.pods for ref in pi.pod.images]
+        if self.prepulls:
+            refs.extend(prepulls_in_flight(ni.node))
+        return refs
 
     def in_flight_layers(self, ni: NodeInfo) -> tuple[dict[str, int], int]:
         """``(layer id -> bytes, total bytes)`` of the layers of the node's bound/assumed pods that its
@@ -310,8 +349,9 @@ class ImageLayerIndex:
             return cached[2], cached[3]
         present = self._status_layers(node) if node is not None else {}
         coming: dict[str, int] = {}
-        if ni.pods:
-            self._add_pod_images(coming, (ref for pi in ni.pods for ref in pi.pod.images))
+        refs = self.flight_refs(ni)
+        if refs:
+            self._add_pod_images(coming, refs)
         flight = {lid: size for lid, size in coming.items() if not present.get(lid)}
         total = sum(flight.values())
         self._flight_cache[ni.name] = (node, ni.generation, flight, total)
@@ -350,7 +390,7 @@ class ImageLayerIndex:
         cached = self._flight_counts.get(ni.name)
         if cached is not None and cached[0] is node and cached[1] == ni.generation:
             return cached[2], cached[3]
-        _, layers, images = self._pending_pulls(ni, (ref for pi in ni.pods for ref in pi.pod.images))
+        _, layers, images = self._pending_pulls(ni, self.flight_refs(ni))
         self._flight_counts[ni.name] = (node, ni.generation, layers, images)
         return layers, images
 
@@ -391,12 +431,15 @@ class ImageLayerIndex:
         return self.missing_bytes(pod, ni), count, images
 
     def in_flight_pulls(self, ni: NodeInfo, exclude: Pod | None = None) -> tuple[int, int, int]:
-        """``(bytes, layers, images)`` the node is still pulling for its pods (``exclude`` left out):
+        """``(bytes, layers, images)`` the node is still pulling for its pods (``exclude`` left out)
+        and its pre-pulls in flight:
         bytes as :meth:`in_flight_bytes`, the distinct layers behind them and the images not
         listed in its status. With serialized pulls a new pull queues behind these."""
         refs = [
             ref for pi in ni.pods if exclude is None or pi.pod.uid != exclude.uid for ref in pi.pod.images
         ]
+        if self.prepulls:
+            refs.extend(prepulls_in_flight(ni.node))
         _, layers, images = self._pending_pulls(ni, refs)
         return self.in_flight_bytes(ni, exclude), layers, images
 
@@ -446,7 +489,8 @@ class ImageLayerIndex:
         return any(not g.bytes_on(present) for g in self.pod_groups(pod))
 
     def in_flight_bytes(self, ni: NodeInfo, exclude: Pod | None = None) -> int:
-        """Bytes the node is still pulling for its pods (``exclude`` left out): layers of their
+        """Bytes the node is still pulling for its pods (``exclude`` left out) and its pre-pulls in
+        flight (:meth:`flight_refs`): layers of their
         images not listed in status. With serialized pulls a new pull queues behind these."""
         present = self.present_layers(ni)
         coming: dict[str, int] = {}
@@ -454,4 +498,6 @@ class ImageLayerIndex:
             if exclude is not None and pi.pod.uid == exclude.uid:
                 continue
             self._add_pod_images(coming, pi.pod.images)
+        if self.prepulls:
+            self._add_pod_images(coming, prepulls_in_flight(ni.node))
         return sum(size for lid, size in coming.items() if lid not in present)

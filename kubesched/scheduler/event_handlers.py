@@ -173,12 +173,15 @@ class EventHandlers:
 
     def parsed_pod(self, obj: Mapping[str, Any]) -> Pod | None:
         """The parsed Pod for ``obj`` (cached per uid+resourceVersion). A malformed pod is reported
-        (see module docstring) and gives None when pending, or what can be read of it when bound."""
+        (see module docstring) and gives None when pending, or what can be read of it when bound.
+        A pending pod of another scheduler (``spec.schedulerName`` of no profile) is neither parsed
+        nor reported: None, as upstream's unscheduled-pod informer filters it out
+        (``pkg/scheduler/eventhandlers.go``: ``responsibleForPod``)."""
         ck = _cache_key(obj)
         p = self._pods.get(ck)
         if p is not None:
             return p
-        if ck in self._malformed:
+        if ck in self._malformed or not self._maybe_ours(obj):
             return None
         if self._primed:
             hint = self._primed.pop(_key(obj), None)
@@ -193,6 +196,16 @@ class EventHandlers:
             return self._malformed_pod(obj, ck, e)
         self._pods[ck] = p
         return p
+
+    def _maybe_ours(self, obj: Mapping[str, Any]) -> bool:
+        """False for a pending pod whose ``spec.schedulerName`` (default ``default-scheduler``)
+        names none of our profiles; True for a bound pod (the cache counts every bound pod) and
+        for an object whose spec cannot be read (it is parsed, and reported, as before)."""
+        spec = obj.get("spec") if isinstance(obj, Mapping) else None
+        if not isinstance(spec, Mapping) or spec.get("nodeName"):
+            return True
+        name = spec.get("schedulerName") or "default-scheduler"
+        return not isinstance(name, str) or name in self.profiles
 
     def prime(self, pods: Iterable[Pod]) -> None:
         """Pods the caller already parsed from the manifests it loaded into the cluster (a

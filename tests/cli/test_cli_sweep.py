@@ -218,3 +218,102 @@ def test_busy_ports(env: dict[str, str], command: str, flag: str) -> None:
         out,
         f"error: cannot listen on 127.0.0.1:{port} ({address_flag}, {flag}): Address already in use",
     )
+
+
+def _float_options() -> list[tuple[str, str]]:
+    """(command, flag) of every option whose type is a float (FiniteFloat, FloatRange, click.FLOAT)
+    or a duration."""
+    from kubesched.cli.units import Seconds
+
+    return [
+        (path, _flag(p))
+        for path, cmd in commands()
+        for p in cmd.params
+        if isinstance(p, click.Option)
+        and isinstance(p.type, click.types.FloatParamType | click.FloatRange | Seconds)
+    ]
+
+
+def test_the_sweep_finds_the_float_options() -> None:
+    from kubesched.cli.units import FiniteFloat
+
+    floats = _float_options()
+    assert {
+        ("serve", "--speed"),
+        ("serve", "--bookmark-interval"),
+        ("replay", "--arrival-scale"),
+        ("replay", "--attempt-seconds"),
+        ("replay", "--zipf-s"),
+        ("run", "--kube-api-qps"),
+    } <= set(floats)
+    plain = [
+        (path, _flag(p))
+        for path, cmd in commands()
+        for p in cmd.params
+        if isinstance(p, click.Option)
+        and isinstance(p.type, click.types.FloatParamType)
+        and not isinstance(p.type, FiniteFloat)
+    ]
+    assert plain == [], "every float flag uses kubesched.cli.units.FiniteFloat"
+
+
+@pytest.mark.parametrize(("command", "flag"), _float_options())
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e308"])
+def test_non_finite_floats(env: dict[str, str], command: str, flag: str, value: str) -> None:
+    """``nan``, ``inf`` and a number too large for the flag are one usage error naming the flag (a
+    duration has no upper bound)."""
+    if value == "1e308" and not any(
+        isinstance(p.type, click.FloatRange)
+        for path, cmd in commands()
+        if path == command
+        for p in cmd.params
+        if isinstance(p, click.Option) and _flag(p) == flag
+    ):
+        pytest.skip("durations have no upper bound")
+    code, out = _invoke(command.split() + _base(command, env, flag) + [f"{flag}={value}"])
+    _assert_one_line(code, out, f"error: Invalid value for '{flag}': ")
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["serve", "--kubelet", "--speed", "inf"],
+            "error: Invalid value for '--speed': 'inf' is not a finite number.",
+        ),
+        (
+            ["serve", "--kubelet", "--speed", "1e308"],
+            "error: Invalid value for '--speed': 1e+308 is not in the range 0<x<=10000.",
+        ),
+        (
+            ["serve", "--bookmark-interval", "nan"],
+            "error: Invalid value for '--bookmark-interval': 'nan' is not a finite number.",
+        ),
+        (["replay", "--zipf-s", "inf"], "error: Invalid value for '--zipf-s': 'inf' is not a finite number."),
+        (
+            ["replay", "--attempt-seconds", "nan"],
+            "error: Invalid value for '--attempt-seconds': 'nan' is not a finite number.",
+        ),
+        (
+            ["run", "--kube-api-qps", "nan"],
+            "error: Invalid value for '--kube-api-qps': 'nan' is not a finite number.",
+        ),
+        (
+            ["record", "--duration", "inf"],
+            "error: Invalid value for '--duration': 'inf' is not a finite duration.",
+        ),
+    ],
+)
+def test_non_finite_float_lines(env: dict[str, str], args: list[str], line: str) -> None:
+    code, out = _invoke(args[:1] + _base(args[0], env) + args[1:])
+    assert (code, out.strip()) == (2, line)
+
+
+@pytest.mark.parametrize("stale", ["needs --validate=false", "no OpenAPI schema", "not protobuf"])
+def test_help_makes_no_stale_claims(stale: str) -> None:
+    """serve serves the OpenAPI schemas and decodes protobuf bodies: no help text says otherwise."""
+    for path, _ in commands():
+        code, out = _invoke([*path.split(), "--help"])
+        assert code == 0 and stale not in " ".join(out.split()), (path, stale)
+    code, out = _invoke(["serve", "--help"])
+    assert "the v1.35 OpenAPI v2 and v3 schemas are served" in " ".join(out.split())

@@ -509,3 +509,94 @@ def test_node_share_scaling_arg_decodes() -> None:
     assert ImagePullTimeSavedArgs().node_share_exponent == 0.0
     with pytest.raises(ConfigError):
         decode_args(ImagePullTimeSavedArgs, {"nodeShareExponent": -1}, "args")
+
+
+def _prepulling(name: str, value: str) -> Any:
+    from kubesched.api.node import Node
+    from kubesched.testing import node_manifest
+
+    m = node_manifest(name)
+    m["metadata"]["annotations"] = {"kubesched.io/prepulls-in-flight": value}
+    return Node.from_manifest(m)
+
+
+def test_prepulls_in_flight_count_as_the_nodes_own_pulls_in_flight(catalogue: str) -> None:
+    # n5 has no pods; a pre-pull agent pulls app:1 there: scored exactly as n4, whose pod pulls app:1
+    infos = cluster() + [node_info(_prepulling("n5", " app:1 ,"))]
+    pl, _ = plugin(catalogue, infos)
+    raw, norm = run(pl, make_pod("p", image="app:1"), infos)
+    # joined: 0.5 x 2.13e9 / 80e6 = 13.3125 s on n4 and n5
+    assert raw == {"n1": 26625, "n2": 25375, "n3": 0, "n4": 13312, "n5": 13312}
+    assert norm == {"n1": 100, "n2": 95, "n3": 0, "n4": 49, "n5": 49}
+    # another image queues behind the pre-pull as behind n4's pull
+    raw, _ = run(pl, make_pod("t", image="tiny:1"), infos)
+    assert raw == {"n1": 0, "n2": 0, "n3": 0, "n4": -13312, "n5": -13312}
+    # whole pull model: as n4 in test_whole_pull_model_counts_fixed_and_layer_seconds
+    pl, _ = plugin(catalogue, infos, pull_fixed_seconds=1.0, layer_latency_seconds=0.037)
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert (raw["n4"], raw["n5"]) == (12868, 12868)
+    assert run(pl, make_pod("t", image="tiny:1"), infos)[0]["n5"] == -13868
+    # prepullsInFlight: false ignores the annotation
+    pl, _ = plugin(catalogue, infos, prepulls_in_flight=False)
+    assert run(pl, make_pod("p", image="app:1"), infos)[0]["n5"] == 0
+    assert run(pl, make_pod("t", image="tiny:1"), infos)[0]["n5"] == 0
+    d = decode_args(ImagePullTimeSavedArgs, {"prepullsInFlight": False}, "args")
+    assert d.prepulls_in_flight is False
+    assert decode_args(ImagePullTimeSavedArgs, None, "args").prepulls_in_flight is True
+
+
+def test_a_prepull_and_a_pods_pull_of_one_image_are_one_pull(catalogue: str) -> None:
+    # n4's pod pulls app:1 and the agent announces app:1 too: one pull in flight, not two
+    n4 = cluster()[3]
+    both = node_info(
+        _prepulling("n4", "docker.io/library/app:1"), [make_pod("running", image="app:1", node_name="n4")]
+    )
+    two = node_info(_prepulling("n6", "app:1,app:2"))
+    infos = [both, two]
+    pl, _ = plugin(catalogue, infos, pull_fixed_seconds=1.0, layer_latency_seconds=0.037)
+    raw, _ = run(pl, make_pod("t", image="tiny:1"), infos)
+    assert raw["n4"] == run(pl, make_pod("t", image="tiny:1"), [n4])[0]["n4"] == -13868
+    # n6 pulls app:1 and app:2 (base + cuda shared): 2.13e9 + 0.4e9 bytes, 4 layers, 2 pulls;
+    # half left: -(31.625 s + 4 x 0.037 s + 2 s) / 2 = -16.8865 s
+    assert raw["n6"] == -16886
+
+
+def test_prepulls_in_flight_batch_form_follows_the_annotation(catalogue: str) -> None:
+    from kubesched.api.node import Node
+    from kubesched.testing import node_manifest
+
+    nodes = [n.node for n in cluster()]
+    cache, snap = _cache_snapshot(nodes, [make_pod("running", image="app:1", node_name="n4")])
+    handle = FakeHandle(snap)
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    pl = ImagePullTimeSaved(
+        ImagePullTimeSavedArgs(catalogue_path=catalogue, default_bandwidth_bytes_per_second=BW), handle
+    )  # type: ignore[arg-type]
+    pod = make_pod("p", image="app:1")
+    # rows n4, n3, n2, n1
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12868, 0, 25449, 27736]
+    # the agent starts pre-pulling app:1 on n3: n3 now scores as n4
+    cache.update_node(nodes[2], _prepulling("n3", "app:1"))
+    cache.update_snapshot(snap)
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12868, 12868, 25449, 27736]
+    # the pull is done: status lists app:1 and the annotation is gone, a hit
+    done = Node.from_manifest(node_manifest("n3", images=[(["docker.io/library/app:1"], 2_130_000_000)]))
+    cache.update_node(_prepulling("n3", "app:1"), done)
+    cache.update_snapshot(snap)
+    assert _batch_vs_per_node(pl, pod, snap)[0] == [12868, 27736, 25449, 27736]
+
+
+def test_a_puller_pod_bound_to_the_node_is_a_pull_in_flight(catalogue: str) -> None:
+    # `kubesched run --prepull` without OpenKruise: the puller pod is bound to its node
+    # (spec.nodeName), so the scheduler's cache counts its image as the node's pull in flight
+    from kubesched.api.pod import Pod
+    from kubesched.prepull.puller_pod import puller_pod
+
+    manifest = puller_pod("n5", "uid-n5", ["app:1"], "kube-system", None)
+    manifest["metadata"]["name"] = "kubesched-prepull-n5"  # the API server's generateName
+    puller = Pod.from_manifest(manifest)
+    infos = cluster() + [node_info(make_node("n5"), [puller])]
+    pl, _ = plugin(catalogue, infos, prepulls_in_flight=False)
+    raw, _ = run(pl, make_pod("p", image="app:1"), infos)
+    assert (raw["n4"], raw["n5"]) == (13312, 13312)
+    assert run(pl, make_pod("t", image="tiny:1"), infos)[0]["n5"] == -13312

@@ -283,3 +283,25 @@ def test_node_update_events() -> None:
     assert [e.action_type for e in node_update_events(cordoned, base)] == [
         ActionType.UpdateNodeTaint
     ]  # uncordon can
+
+
+def test_handlers_neither_parse_nor_report_a_pending_pod_of_another_scheduler(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Upstream's unscheduled-pod informer filters pods of other schedulers out before any handler
+    sees them: a malformed one is not ours to report. Once bound it is cached (and reported)."""
+    profile = _Profile()
+    h, cache, queue, patched = _handlers(profile)
+    bad = _pod("theirs", scheduler="someone-else")
+    bad["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    with caplog.at_level("ERROR"):
+        h.on_pod_add(bad)
+        h.on_pod_update(bad, {**bad, "metadata": {**bad["metadata"], "resourceVersion": "2"}})
+        h.on_pod_delete(bad)
+    assert (queue.calls, cache.calls, h.invalid_pods, patched, caplog.records) == ([], [], {}, [], [])
+    assert profile.event_recorder.events == []
+    bound = _pod("theirs", scheduler="someone-else", node="n1", rv="3")
+    bound["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    with caplog.at_level("ERROR"):
+        h.on_pod_add(bound)
+    assert list(h.invalid_pods) == ["default/theirs"] and len(caplog.records) == 2

@@ -102,9 +102,10 @@ from kubesched.embedded.controllers.deployment_util import (
     sort_by_revision,
     status_count,
 )
+from kubesched.embedded.controllers.events import record_event
 from kubesched.embedded.controllers.informer import PodHandlerRegistration, shared_pod_informer
 from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import AlreadyExistsError, KubeschedError, NotFoundError
+from kubesched.errors import AlreadyExistsError, NotFoundError
 
 __all__ = ["DeploymentController"]
 
@@ -311,33 +312,17 @@ class DeploymentController:
     def _event(self, d: Obj, message: str) -> None:
         """A Normal ``ScalingReplicaSet`` Event about ``d`` from ``deployment-controller`` (what
         ``kubectl describe deployment`` lists)."""
-        meta = d["metadata"]
-        stamp = rfc3339(self.clock.now())
-        event: Obj = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"namespace": meta.get("namespace") or "default"},
-            "involvedObject": {
-                "kind": "Deployment",
-                "apiVersion": "apps/v1",
-                "namespace": meta.get("namespace") or "default",
-                "name": meta["name"],
-                "uid": meta.get("uid"),
-                "resourceVersion": meta.get("resourceVersion"),
-            },
-            "reason": "ScalingReplicaSet",
-            "message": message,
-            "type": "Normal",
-            "source": {"component": "deployment-controller"},
-            "reportingComponent": "deployment-controller",
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-        }
-        try:
-            self.cluster.create_event(event)
-        except (KubeschedError, ValueError) as e:  # events are best effort, as upstream
-            log.debug("deployment controller: event for %s/%s: %s", meta.get("namespace"), meta["name"], e)
+        record_event(
+            self.cluster,
+            d,
+            "Deployment",
+            "apps/v1",
+            "Normal",
+            "ScalingReplicaSet",
+            message,
+            "deployment-controller",
+            rfc3339(self.clock.now()),
+        )
 
     def _scale_and_record(self, rs: Obj, new_scale: int, d: Obj) -> tuple[bool, Obj]:
         """``scaleReplicaSetAndRecordEvent``: nothing when ``rs`` already has ``new_scale``."""

@@ -56,6 +56,7 @@ from typing import Any
 
 from kubesched.api.timestamps import rfc3339
 from kubesched.client.client import ClusterClient, Subscription, WatchEvent
+from kubesched.embedded.controllers.events import record_event
 from kubesched.errors import KubeschedError, NotFoundError
 
 __all__ = [
@@ -590,31 +591,5 @@ class ResourceClaimController:
     def _warn(self, pod: Mapping[str, Any], reason: str, message: str) -> None:
         """A core ``v1`` Warning Event about ``pod`` from ``resource_claim`` (the controller's
         ``record.EventRecorder``)."""
-        meta = _meta(pod)
-        ns, name = _ns_name(pod)
         stamp = rfc3339(self._now()) if self._now is not None else None
-        event: Obj = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"namespace": ns},
-            "involvedObject": {
-                "kind": "Pod",
-                "apiVersion": "v1",
-                "namespace": ns,
-                "name": name,
-                "uid": meta.get("uid"),
-                "resourceVersion": meta.get("resourceVersion"),
-            },
-            "reason": reason,
-            "message": message,
-            "type": "Warning",
-            "source": {"component": EVENT_COMPONENT},
-            "reportingComponent": EVENT_COMPONENT,
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-        }
-        try:
-            self.cluster.create_event(event)
-        except (KubeschedError, ValueError) as e:  # events are best effort, as upstream
-            log.debug("resource claim controller: event for pod %s/%s: %s", ns, name, e)
+        record_event(self.cluster, pod, "Pod", "v1", "Warning", reason, message, EVENT_COMPONENT, stamp)

@@ -172,6 +172,9 @@ class KubeletModel:
         self._dirty: dict[str, None] = {}
         #: (node, image) of pre-pulls whose image no pod has used yet there (precision bookkeeping)
         self._unused_prepulls: set[tuple[str, str]] = set()
+        #: called as ``(node, image name, t)`` when :meth:`prepull` starts a pull (the moment a
+        #: pre-pull agent announces it on the node)
+        self.on_prepull_started: Callable[[str, str, float], None] | None = None
 
     # ----------------------------------------------------------------- nodes
 
@@ -345,7 +348,14 @@ class KubeletModel:
         self.metrics.prepulls += 1
         self._unused_prepulls.add((n.name, img.name))
         self._new_job(n, img, t, owner=None)
+        if self.on_prepull_started is not None:
+            self.on_prepull_started(n.name, img.name, t)
         return True
+
+    def prepulls_in_flight(self, node: str) -> list[str]:
+        """Image names of ``node``'s pre-pulls (pulls started by :meth:`prepull`) queued or running,
+        in the order they started."""
+        return [name for name, job in self._node(node).jobs.items() if job.owner is None]
 
     def _new_job(self, n: _Node, image: CatalogueImage, t: float, owner: str | None) -> PullJob:
         cri = owner is None and not self.config.prepull_kubelet_slot

@@ -47,7 +47,9 @@ preempted one is replaced by its ReplicaSet); nodes with a later arrival
 does not need them for bound pods.
 
 Pre-pull planners (:mod:`kubesched.prepull.hook`) get ``attach`` / ``on_pod_pending`` /
-``on_pod_bound`` / ``tick`` callbacks and act through ``KubeletModel.prepull``.
+``on_pod_bound`` / ``tick`` callbacks and act through ``KubeletModel.prepull``. The replay plays the
+pre-pull agent's part on the cluster: a node's ``kubesched.io/prepulls-in-flight`` annotation lists
+its pre-pulls from the moment they start until the status update that lists the image.
 
 The public API: :func:`run_replay` (one config), :func:`run_replays` (several configs, same
 workload and seed), :class:`~kubesched.modes.report.result.ReplayResult` (timelines, metrics, series;
@@ -78,6 +80,7 @@ from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError, NotFoundError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.images.catalogue import ImageCatalogue
+from kubesched.images.layer_index import PREPULLS_IN_FLIGHT_ANNOTATION
 from kubesched.modes.replay.controllers import (
     ReplayControllers,
     check_workload_images,
@@ -162,6 +165,7 @@ class _Run:
             on_container_started=self._container_started,
             on_images_changed=self._images_changed,
         )
+        self.model.on_prepull_started = self._prepull_started
         self.planners = list(planners)
         self.attempt_seconds = attempt_seconds
         self.status_period = status_update_seconds
@@ -363,6 +367,26 @@ class _Run:
             else:
                 self.cluster.delete("Pod", ns, name)
 
+    def _prepull_started(self, node: str, image: str, when: float) -> None:
+        """A planner started a pre-pull: the agent announces it on the node at once."""
+        self._sync_prepulls(node)
+
+    def _sync_prepulls(self, node: str) -> None:
+        """Write ``node``'s pre-pulls in flight (:meth:`KubeletModel.prepulls_in_flight`) into its
+        :data:`~kubesched.images.layer_index.PREPULLS_IN_FLIGHT_ANNOTATION`, as a pre-pull agent
+        does: set when a pull starts, an image dropped with the status update that lists it."""
+        value = ",".join(self.model.prepulls_in_flight(node))
+        obj = self.cluster.get("Node", None, node)
+        meta = obj.get("metadata") or {}
+        annotations = dict(meta.get("annotations") or {})
+        if annotations.get(PREPULLS_IN_FLIGHT_ANNOTATION, "") == value:
+            return
+        if value:
+            annotations[PREPULLS_IN_FLIGHT_ANNOTATION] = value
+        else:
+            annotations.pop(PREPULLS_IN_FLIGHT_ANNOTATION, None)
+        self.cluster.update({**obj, "metadata": {**meta, "annotations": annotations}})
+
     def _images_changed(self, node: str, when: float) -> None:
         phases = self.workload.status_phases
         if phases:
@@ -392,11 +416,13 @@ class _Run:
         for node in due:
             del self.status_due[node]
             self.model.refresh_node_status(self.cluster, node)
+            self._sync_prepulls(node)
 
     def _refresh_status(self) -> None:
         self.status_timer = None
         for node in self.model.pop_dirty_nodes():
             self.model.refresh_node_status(self.cluster, node)
+            self._sync_prepulls(node)
 
     # ------------------------------------------------------------------ the run
 
@@ -494,6 +520,7 @@ class _Run:
         if wl.images or wl.running:
             for name in self.model.pop_dirty_nodes():
                 self.model.refresh_node_status(self.cluster, name)
+                self._sync_prepulls(name)
             self.status_due.clear()
             for timer in self.status_ticks.values():
                 timer.cancel()

@@ -163,13 +163,14 @@ def render_rich(grid: Grid) -> Table:
 
 
 def summary_line(res: SimulationResult) -> str:
-    """``N pods: A scheduled, B unschedulable, ...`` in a fixed order."""
+    """``N pods: A scheduled, B unschedulable, ...`` in a fixed order (``1 pod: 1 scheduled``)."""
     counts: dict[str, int] = {}
     for p in res.pods:
         counts[p.status] = counts.get(p.status, 0) + 1
     order = ["Scheduled", "Unschedulable", "Preempted", "Gated", "Error", "Ignored"]
     parts = [f"{counts[s]} {s.lower()}" for s in order if counts.get(s)]
-    return f"{len(res.pods)} pods: " + (", ".join(parts) if parts else "none")
+    noun = "pod" if len(res.pods) == 1 else "pods"
+    return f"{len(res.pods)} {noun}: " + (", ".join(parts) if parts else "none")
 
 
 def find_pod(res: SimulationResult, ref: str) -> PodOutcome:

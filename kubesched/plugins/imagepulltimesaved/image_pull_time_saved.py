@@ -11,7 +11,8 @@ the pod::
 
     present  = bytes of the pod's distinct layers listed in the node's status.images
     ours     = bytes of the pod's other layers in flight to the node (layers of the images of the
-               node's bound/assumed pods that status does not list yet)
+               node's bound/assumed pods and of its pre-pulls in flight, annotation
+               ``kubesched.io/prepulls-in-flight``, that status does not list yet)
     flight   = every byte in flight to the node (for any pod)
     nI       = the pod's images listed in the node's status (pulls the pod does not make there)
     nP, nO   = how many layers ``present`` and ``ours`` are
@@ -182,6 +183,10 @@ class ImagePullTimeSavedArgs:
       looked up in their registries in the background (:mod:`kubesched.images.registry_layers`):
       the first cycles score such an image as one opaque layer, later ones see its layers.
       Default None: no lookups.
+    * ``prepulls_in_flight`` (``prepullsInFlight``): the images a node's
+      ``kubesched.io/prepulls-in-flight`` annotation lists (a pre-pull agent's pulls not yet in
+      ``status.images``) count as pulls in flight there, as its bound pods' pulls do: their bytes
+      queue a pod that pulls something else, and a pod of the same image joins them. Default true.
     """
 
     catalogue_path: str | None = None
@@ -196,6 +201,7 @@ class ImagePullTimeSavedArgs:
     serialized_pulls: bool = True
     node_share_exponent: float = Field(default=0.0, ge=0)
     registry_settings_path: str | None = None
+    prepulls_in_flight: bool = True
 
 
 @std_dataclass(slots=True)
@@ -282,7 +288,11 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         a: ImagePullTimeSavedArgs = self.args
         source = shared_registry_source(a.registry_settings_path) if a.registry_settings_path else None
         self.index = ImageLayerIndex(
-            a.catalogue_path, a.bandwidth_key, a.default_bandwidth_bytes_per_second, source=source
+            a.catalogue_path,
+            a.bandwidth_key,
+            a.default_bandwidth_bytes_per_second,
+            source=source,
+            prepulls=a.prepulls_in_flight,
         )
         #: image set -> node -> reservation times (the piling guard's memory)
         self._recent: dict[tuple[str, ...], dict[str, deque[float]]] = {}

@@ -404,3 +404,18 @@ def test_prepull_kubelet_slot_setting() -> None:
     assert KubeletImageConfig().to_mapping()["prePullKubeletSlot"] is False
     with pytest.raises(ConfigError, match=r"kubelet\.prePullKubeletSlot: must be true or false, got 'yes'"):
         KubeletImageConfig(prepull_kubelet_slot="yes")  # type: ignore[arg-type]
+
+
+def test_prepulls_in_flight_are_announced_and_listed_until_done() -> None:
+    clock, m, _ = _model()
+    announced: list[tuple[str, str, float]] = []
+    m.on_prepull_started = lambda node, image, t: announced.append((node, image, t))
+    assert m.prepull("n1", "c", now=0.0) and m.prepull("n1", "x1", now=0.0)
+    m.pod_bound("n1", "default/p1", ["a"], now=0.0)  # a pod's own pull is not a pre-pull
+    # the catalogue's names (normalised as the runtime does)
+    c, x1 = "docker.io/library/c:latest", "docker.io/library/x1:latest"
+    assert announced == [("n1", c, 0.0), ("n1", x1, 0.0)]
+    assert m.prepulls_in_flight("n1") == [c, x1]
+    assert m.prepull("n1", "c", now=0.0) is False and len(announced) == 2  # already pulling
+    clock.run_until(100.0)
+    assert m.prepulls_in_flight("n1") == []

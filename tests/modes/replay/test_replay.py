@@ -266,6 +266,29 @@ def test_prepull_planner_hook(tiny: Workload, catalogue: Any) -> None:
     assert s["planners"] == ["_Recorder"]
 
 
+class _Announced(_Recorder):
+    """:class:`_Recorder` that also reads n3's pre-pulls-in-flight annotation at each tick."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[float, str | None]] = []
+
+    def tick(self, t: float) -> None:
+        super().tick(t)
+        assert self.ctx is not None
+        node = self.ctx.cluster.get("Node", None, "n3")
+        annotations = node["metadata"].get("annotations") or {}
+        self.seen.append((t, annotations.get("kubesched.io/prepulls-in-flight")))
+
+
+def test_replay_announces_prepulls_in_flight_on_the_node(tiny: Workload, catalogue: Any) -> None:
+    planner = _Announced()
+    run_replay(tiny, None, catalogue=catalogue, seed=0, planners=[planner])
+    # A's pre-pull starts at 0 s and is done at 2.5 s; the status update at 10 s lists it and drops
+    # it from the annotation in the same step
+    assert planner.seen[:3] == [(0.0, "example.com/app-a:1"), (5.0, "example.com/app-a:1"), (10.0, None)]
+
+
 def test_run_replays_fresh_planner_per_config(tiny: Workload, catalogue: Any) -> None:
     made: list[_Recorder] = []
 

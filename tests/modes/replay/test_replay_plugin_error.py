@@ -4,20 +4,15 @@ every other pod is served (``Scheduler.retries_would_repeat``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from kubesched.api.yaml_limits import safe_load
 from kubesched.config.load import parse_config
-from kubesched.framework.registry import Registry
 from kubesched.images.assign import ImageAssigner
 from kubesched.images.catalogue import load_catalogue
 from kubesched.modes.replay.run import run_replay
-from kubesched.plugins import IN_TREE
 from kubesched.trace.load import load_workload
-from tests.modes.simulate.test_simulate_plugin_errors import CONFIG, Scratch
+from tests.modes.simulate.test_simulate_plugin_errors import CONFIG, scratch_plugin
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "replay"
 TRACE = """horizon: 20
@@ -40,15 +35,8 @@ pods:
 """
 
 
-@pytest.fixture(autouse=True)
-def scratch_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    def registry() -> Registry:
-        r = Registry(IN_TREE, load_entry_points=False)
-        r.register(Scratch)
-        return r
-
-    monkeypatch.setattr("kubesched.scheduler.factory.in_tree_registry", registry)
-    yield
+#: the out-of-tree ``Scratch`` PreFilter plugin installed for every test here (autouse)
+__all__ = ["scratch_plugin"]
 
 
 def test_replay_ends_when_only_failing_retries_are_left(tmp_path: Path) -> None:

@@ -87,6 +87,18 @@ def test_profiling_disabled_hides_the_profile_endpoint(cluster: Cluster, replica
     r.wait_ready()
     assert r.get("/debug/pprof/profile?seconds=1")[0] == 404
     assert r.get("/healthz")[0] == 200
+    # the log names only what is served
+    assert "serving /healthz /readyz /metrics on " in r.log() and "pprof" not in r.log()
+
+
+def test_profiling_is_served_by_default(cluster: Cluster, replicas: list[Replica]) -> None:
+    """enableProfiling defaults to true (upstream's defaulting), so without --profiling the profile
+    endpoint is served, and logged."""
+    r = Replica(cluster, scheduler_config(cluster.tmp, cluster.namespace))
+    replicas.append(r)
+    r.wait_ready()
+    assert r.get("/debug/pprof/profile?seconds=1")[0] == 200
+    assert "serving /healthz /readyz /metrics /debug/pprof/profile on " in r.log()
 
 
 @needs_hooks
