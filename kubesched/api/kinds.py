@@ -448,6 +448,7 @@ BUILTIN_KINDS: tuple[Kind, ...] = (
         ("all",),
         model="V1Pod",
         parser="kubesched.api.pod:Pod.from_manifest",
+        validate="kubesched.api.load_checks:check_pod",
         watched=True,
         event_resource="Pod",
         loadable=True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "dns1123_label_errors",
     "dns1123_subdomain_errors",
     "go_quote",
     "label_value_errors",
@@ -33,6 +34,12 @@ _LABEL_VALUE_MSG = (
 )
 _LABEL_VALUE_MAX = 63
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character"
+)
+_DNS1123_LABEL_MAX = 63
 _DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
 _DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
 _DNS1123_SUBDOMAIN_MSG = (
@@ -56,6 +63,16 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
 
 def _max_len(n: int) -> str:
     return f"must be no more than {n} characters"
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """``IsDNS1123Label`` (a namespace's name: ``ValidateNamespaceName``)."""
+    errs = []
+    if len(value) > _DNS1123_LABEL_MAX:
+        errs.append(_max_len(_DNS1123_LABEL_MAX))
+    if not _DNS1123_LABEL_RE.match(value):
+        errs.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
 
 
 def dns1123_subdomain_errors(value: str) -> list[str]:

@@ -55,6 +55,7 @@ __all__ = [
     "check_loaded_object",
     "check_map_selector",
     "check_pdb",
+    "check_pod",
     "check_pod_template",
     "check_priority_class",
     "check_storage_class",
@@ -166,6 +167,45 @@ def _nonnegative_int32(spec: Mapping[str, Any], field: str, path: str) -> None:
         raise _invalid(path, raw, f"must be a 32-bit integer (at most {MAX_INT32})")
 
 
+def _int32(raw: Any, path: str) -> None:
+    """An int32 field's range (its JSON decoding into the Go type refuses anything past it)."""
+    if isinstance(raw, int) and not isinstance(raw, bool) and not -(2**31) <= raw <= MAX_INT32:
+        raise _invalid(path, raw, f"must be a 32-bit integer (between {-(2**31)} and {MAX_INT32})")
+
+
+def _port(raw: Any, path: str, *, optional: bool) -> None:
+    """``validation.IsValidPortNum`` (``core/validation: validateContainerPorts``): 1-65535;
+    ``containerPort`` is required (0 or absent: ``Required value``), ``hostPort`` 0 is unset."""
+    if raw is None or raw == 0:
+        if not optional:
+            raise ManifestError(path, "Required value")
+        return
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        return
+    if not 1 <= raw <= 65535:
+        raise _invalid(path, raw, "must be between 1 and 65535, inclusive")
+
+
+def check_pod(obj: Mapping[str, Any]) -> Pod:
+    """A Pod as the API server checks it on create: ``spec.priority`` an int32, each container's
+    ``containerPort``/``hostPort`` in 1-65535 (``core/validation: validateContainerPorts``), then
+    the scheduler's parser (:meth:`kubesched.api.pod.Pod.from_manifest`: quantities, selectors,
+    ...). Raises :class:`ManifestError`, e.g. ``spec.containers[0].ports[0].containerPort:
+    Invalid value: 99999999: must be between 1 and 65535, inclusive``. Returns the parsed Pod."""
+    spec = _spec(obj)
+    _int32(spec.get("priority"), "spec.priority")
+    for field in ("initContainers", "containers"):
+        containers = spec.get(field)
+        for i, c in enumerate(containers if isinstance(containers, list) else []):
+            ports = c.get("ports") if isinstance(c, Mapping) else None
+            for j, p in enumerate(ports if isinstance(ports, list) else []):
+                if isinstance(p, Mapping):
+                    at = f"spec.{field}[{i}].ports[{j}]"
+                    _port(p.get("containerPort"), f"{at}.containerPort", optional=False)
+                    _port(p.get("hostPort"), f"{at}.hostPort", optional=True)
+    return Pod.from_manifest(obj)
+
+
 def check_pod_template(obj: Mapping[str, Any]) -> None:
     """``spec.template`` parsed as the pods a controller creates from it are parsed
     (:meth:`kubesched.api.pod.Pod.from_manifest`; ``core/validation: ValidatePodTemplateSpec``);
@@ -182,7 +222,7 @@ def check_pod_template(obj: Mapping[str, Any]) -> None:
     meta.setdefault("name", "template")  # the controller names each pod; the template has none
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec")}
     try:
-        Pod.from_manifest(pod)
+        check_pod(pod)
     except ManifestError as e:
         raise e.under("spec.template") from None
 

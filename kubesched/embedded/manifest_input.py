@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kubesched.api import kinds
 from kubesched.embedded.manifests import LoadResult, Manifest, add_documents, load_manifests, parse_documents
 from kubesched.errors import ManifestError
 
@@ -81,6 +82,12 @@ def manifests_from(objects: ObjectsInput, where: str = "objects") -> list[Manife
 
                     serializer = ApiClient()
                 kind = _VERSION_PREFIX.sub("", type(item).__name__)
-                item = {"kind": kind, **serializer.sanitize_for_serialization(item)}
+                # a client model's class names its kind; its version is the registry's (as the
+                # client's typed API sends it on the URL)
+                item = {
+                    "apiVersion": kinds.api_version(kind),
+                    "kind": kind,
+                    **serializer.sanitize_for_serialization(item),
+                }
             add_documents(result, [(1, item)], at)
     return result.manifests

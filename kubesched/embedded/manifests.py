@@ -24,6 +24,7 @@ import yaml
 
 from kubesched.api import kinds
 from kubesched.api.document_file import yaml_problem
+from kubesched.api.label_validation import dns1123_label_errors, go_quote
 from kubesched.api.yaml_limits import FastLoader, YAMLLimitError, load_json, safe_load_all
 from kubesched.atomic_file import atomic_write_text
 from kubesched.errors import ManifestError
@@ -359,13 +360,31 @@ def add_documents(result: LoadResult, documents: Iterable[tuple[int, object]], s
                     item = {"apiVersion": api_version, "kind": ikind, **item}
                     if not item["apiVersion"]:
                         del item["apiVersion"]
-                manifests.append(Manifest(item, source, doc_index, item_index))
+                manifests.append(_checked(Manifest(item, source, doc_index, item_index)))
             continue
         if kind not in kinds.loadable_kinds():
             skipped[kind] = skipped.get(kind, 0) + 1
             continue
         _check_identity(doc, where)
-        manifests.append(Manifest(doc, source, doc_index))
+        manifests.append(_checked(Manifest(doc, source, doc_index)))
+
+
+def _checked(m: Manifest) -> Manifest:
+    """``m`` once its ``apiVersion`` is set (``kubectl apply`` refuses a document without one:
+    ``error validating data: apiVersion not set``) and its namespace is a DNS-1123 label
+    (``apimachinery/pkg/api/validation: ValidateObjectMeta``, ``ValidateNamespaceName``). Raises
+    :class:`ManifestError` located at the object, e.g. ``cluster.yaml doc 2 (Pod Bad_NS!/web):
+    metadata.namespace: Invalid value: "Bad_NS!": a lowercase RFC 1123 label must ...``."""
+    if not m.obj.get("apiVersion"):
+        raise ManifestError("", "apiVersion not set", where=m.where)
+    ns = m.obj["metadata"].get("namespace")
+    if ns and not kinds.is_cluster_scoped(m.kind):
+        bad = dns1123_label_errors(ns)
+        if bad:
+            raise ManifestError(
+                "metadata.namespace", f"Invalid value: {go_quote(ns)}: {bad[0]}", where=m.where
+            )
+    return m
 
 
 _TOP_ORDER = ("apiVersion", "kind", "metadata", "spec", "status")

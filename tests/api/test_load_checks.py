@@ -3,6 +3,7 @@ per malformed object, exit 2, for simulate (and serve, which shares the loader's
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -287,4 +288,113 @@ def test_simulate_names_the_workload_of_a_malformed_template(tmp_path: Path) -> 
     assert (r.exit_code, r.output) == (
         2,
         f"error: {rs} doc 1 (ReplicaSet shop/web): spec.template.spec.containers[0]: must be an object\n",
+    )
+
+
+def _pod(**spec: object) -> dict[str, object]:
+    container: dict[str, object] = {"name": "c", "image": "i"}
+    container.update(spec.pop("container", {}))  # type: ignore[call-overload]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+@pytest.mark.parametrize(
+    ("pod", "message"),
+    [
+        (
+            _pod(container={"ports": [{"containerPort": 99999999}]}),
+            "spec.containers[0].ports[0].containerPort: Invalid value: 99999999: must be between 1 and 65535, "
+            "inclusive",
+        ),
+        (
+            _pod(container={"ports": [{"containerPort": 0}]}),
+            "spec.containers[0].ports[0].containerPort: Required value",
+        ),
+        (
+            _pod(container={"ports": [{"hostPort": 80}]}),
+            "spec.containers[0].ports[0].containerPort: Required value",
+        ),
+        (
+            _pod(container={"ports": [{"containerPort": 80, "hostPort": 70000}]}),
+            "spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        ),
+        (
+            _pod(priority=99999999999999999999),
+            "spec.priority: Invalid value: 99999999999999999999: must be a 32-bit integer (between -2147483648 "
+            "and 2147483647)",
+        ),
+        (
+            _pod(priority=-(2**31) - 1),
+            "spec.priority: Invalid value: -2147483649: must be a 32-bit integer (between -2147483648 and "
+            "2147483647)",
+        ),
+        (
+            _pod(container={"resources": {"requests": {"cpu": "four"}}}),
+            'spec.containers[0].resources.requests.cpu: invalid quantity "four"',
+        ),
+    ],
+)
+def test_pod_ranges(pod: dict[str, object], message: str) -> None:
+    with pytest.raises(ManifestError) as exc:
+        check_loaded_object("Pod", pod)
+    assert str(exc.value) == message
+
+
+def test_pod_limits_of_the_ranges_pass() -> None:
+    check_loaded_object(
+        "Pod", _pod(priority=2**31 - 1, container={"ports": [{"containerPort": 65535, "hostPort": 0}]})
+    )
+    check_loaded_object(
+        "Pod", _pod(priority=-(2**31), container={"ports": [{"containerPort": 1, "hostPort": 1}]})
+    )
+
+
+NODE = (
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', pods: '10'}}\n---\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("pod", "message"),
+    [
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p1, namespace: Bad_NS!}\n"
+            "spec: {containers: [{name: c, image: i}]}\n",
+            'doc 2 (Pod Bad_NS!/p1): metadata.namespace: Invalid value: "Bad_NS!": a lowercase RFC 1123 label '
+            "must consist of lower case alphanumeric characters or '-', and must start and end with an "
+            "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        ),
+        (
+            "kind: Pod\nmetadata: {name: p1}\nspec: {containers: [{name: c, image: i}]}\n",
+            "doc 2 (Pod default/p1): apiVersion not set",
+        ),
+    ],
+)
+def test_simulate_refuses_bad_identity_in_one_line(tmp_path: Path, pod: str, message: str) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(NODE + pod)
+    r = CliRunner().invoke(main, ["simulate", "-f", str(f)])
+    assert (r.exit_code, r.output) == (2, f"error: {f} {message}\n")
+
+
+def test_simulate_reports_a_pod_with_a_bad_port_once(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        NODE + "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\n"
+        "spec: {containers: [{name: c, image: i, ports: [{containerPort: 99999999}]}]}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: i}]}\n"
+    )
+    r = CliRunner().invoke(main, ["simulate", "-f", str(f), "-o", "json"])
+    assert r.exit_code == 1
+    pods = {p["name"]: p for p in json.loads(r.stdout)["pods"]}
+    assert pods["ok"]["status"] == "Scheduled"
+    assert (pods["bad"]["status"], pods["bad"]["message"]) == (
+        "Error",
+        f"{f} doc 2 (Pod default/bad): spec.containers[0].ports[0].containerPort: Invalid value: 99999999: "
+        "must be between 1 and 65535, inclusive",
     )

@@ -70,13 +70,23 @@ def _default_containers(containers: Any) -> Any:
     return out
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
     """``pod`` with spec defaults, ``spec.priority`` resolved from its PriorityClass (or the
     ``globalDefault`` one, else 0), the default NoExecute tolerations (300 s) added and the
     LimitRange defaults of its namespace (:mod:`kubesched.embedded.apiserver.limitranger`).
 
-    Raises ApiError 403 (``pods "web" is forbidden: no PriorityClass with name X was found``)."""
-    spec = dict(pod.get("spec") or {})
+    A ``spec.priority`` other than the one resolved is refused as upstream's Priority admission
+    refuses it (``plugin/pkg/admission/priority/admission.go: admitPod``).
+
+    Raises ApiError 403 (``pods "web" is forbidden: no PriorityClass with name X was found``;
+    ``pods "web" is forbidden: the integer value of priority (5) must not be provided in pod spec;
+    priority admission controller computed 0 from the given PriorityClass name``)."""
+    pod_spec = pod.get("spec") or {}
+    spec = dict(pod_spec)
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
@@ -101,7 +111,8 @@ def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
             ) from None
         spec["priority"] = int(pc.get("value", 0))
         spec.setdefault("preemptionPolicy", pc.get("preemptionPolicy") or "PreemptLowerPriority")
-    elif "priority" not in spec:
+    elif "priority" not in spec or _is_int(spec["priority"]):
+        # a wrongly typed priority is the decoder's to refuse (the store may hold one as sent)
         default = next((pc for pc in cluster.list("PriorityClass").items if pc.get("globalDefault")), None)
         if default is not None:
             spec["priorityClassName"] = default["metadata"]["name"]
@@ -109,6 +120,15 @@ def admit_new_pod(pod: Obj, cluster: MemoryCluster) -> Obj:
             spec.setdefault("preemptionPolicy", default.get("preemptionPolicy") or "PreemptLowerPriority")
         else:
             spec["priority"] = 0
+    if _is_int(pod_spec.get("priority")) and pod_spec["priority"] != spec["priority"]:
+        name = (pod.get("metadata") or {}).get("name") or (pod.get("metadata") or {}).get("generateName", "")
+        raise ApiError(
+            403,
+            f'pods "{name}" is forbidden: the integer value of priority ({pod_spec["priority"]}) must not '
+            f"be provided in pod spec; priority admission controller computed {spec['priority']} from "
+            "the given PriorityClass name",
+            "Forbidden",
+        )
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     tolerations = list(spec.get("tolerations") or [])
     for default_tol in _DEFAULT_TOLERATIONS:

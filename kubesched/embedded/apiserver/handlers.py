@@ -401,6 +401,8 @@ class ResourceHandlers:
                     422, f'{res.kind} "{target.name}" is invalid: patch result is not an object', "Invalid"
                 )
             _check_patch_result(result, current, res.kind, res.group_version)
+            if target.subresource is None:
+                _check_patch_valid(result, current, res.kind, target.name)
             result = self._check_fields(res, result, query, warnings)
             meta = dict(result.get("metadata") or {})
             if meta.get("name") != target.name:
@@ -617,24 +619,62 @@ def _check_decodable(obj: Obj, kind: str, api_version: str) -> None:
         ) from None
 
 
-#: Kinds whose objects are stored as sent even when their values do not parse: the scheduler's own
-#: inputs, reported per object (a malformed Pod becomes an Error, not a refused write).
-_STORED_AS_SENT = frozenset({"Pod", "Node"})
+#: Kinds whose objects are stored as sent even when their values do not parse: a node the
+#: scheduler cannot read is reported per object. Pods are checked as every other kind (a pod
+#: kube-apiserver refuses, e.g. ``requests.cpu: "four"``, is refused here too).
+_STORED_AS_SENT = frozenset({"Node"})
+
+
+#: ``k8s.io/apimachinery/pkg/api/resource/quantity.go``: ErrFormatWrong, the decoding error of a
+#: quantity that does not parse (kube-apiserver answers it with 400 before any validation).
+QUANTITY_FORMAT_WRONG = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+#: how :class:`kubesched.api.quantity.QuantityError` reads in a field error
+_BAD_QUANTITY = 'invalid quantity "'
 
 
 def _check_valid(obj: Obj, kind: str, name: str) -> None:
     """Refuse (422 Invalid, ``PodDisruptionBudget "keep" is invalid: spec.minAvailable: Invalid
     value: "lots": ...``) an object the kind's load check refuses (:func:`kubesched.api.load_checks.
     check_loaded_object`: what kube-apiserver's validation refuses of the fields the scheduler
-    reads), as ``serve -f`` and ``simulate`` refuse it when loading."""
+    reads), as ``serve -f`` and ``simulate`` refuse it when loading. A quantity that does not parse
+    is refused as kube-apiserver's decoder refuses it (400 BadRequest, ``Pod in version "v1" cannot
+    be handled as a Pod: quantities must match the regular expression '...'``)."""
     if kind in _STORED_AS_SENT:
         return
     from kubesched.api.load_checks import check_loaded_object
 
+    meta = obj.get("metadata") or {}
+    if not meta.get("name") and meta.get("generateName"):
+        # the store names it on create (generateName + 5 characters), as kube-apiserver does before
+        # validating; the check sees a name of that form
+        obj = {**obj, "metadata": {**meta, "name": f"{meta['generateName']}xxxxx"}}
     try:
         check_loaded_object(kind, obj)
     except ManifestError as e:
+        if e.message.startswith(_BAD_QUANTITY):
+            version = str(obj.get("apiVersion") or "").rpartition("/")[2]
+            raise ApiError(
+                400,
+                f'{kind} in version "{version}" cannot be handled as a {kind}: {QUANTITY_FORMAT_WRONG}',
+                "BadRequest",
+            ) from None
         raise ApiError(422, f'{kind} "{name}" is invalid: {e}', "Invalid") from None
+
+
+def _check_patch_valid(result: Obj, current: Obj, kind: str, name: str) -> None:
+    """:func:`_check_valid` of a patch's result (merge, strategic merge, JSON patch and server-side
+    apply alike), unless the stored object already fails the check (loaded that way by ``serve
+    -f``): a patch never makes a valid object invalid."""
+    try:
+        _check_valid(result, kind, name)
+    except ApiError:
+        try:
+            _check_valid(current, kind, name)
+        except ApiError:
+            return
+        raise
 
 
 def _check_patch_result(result: Obj, current: Obj, kind: str, api_version: str) -> None:

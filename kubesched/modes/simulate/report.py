@@ -66,13 +66,13 @@ def result_dict(res: SimulationResult) -> dict[str, Any]:
 def _indented(obj: Any, prefix: bytes) -> bytes:
     """``json.dumps(obj, indent=2)`` as bytes with ``prefix`` before every line but the first.
     orjson writes the same text for what the document holds (str, int, bool, None, lists, dicts)
-    when it is ASCII; anything else (non-ASCII text, which json escapes, or an integer beyond
-    64 bits) goes through :mod:`json`."""
+    when it is printable ASCII; anything else (non-ASCII text or DEL, which json escapes, or an
+    integer beyond 64 bits) goes through :mod:`json`."""
     try:
         data = orjson.dumps(obj, option=orjson.OPT_INDENT_2)
     except TypeError:
         data = b""
-    if not data or not data.isascii():
+    if not data or not data.isascii() or b"\x7f" in data:
         data = json.dumps(obj, indent=2).encode("ascii")
     return data.replace(b"\n", b"\n" + prefix) if prefix else data
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubesched.api.load_checks import check_loaded_object
+from kubesched.api.load_checks import check_loaded_object, check_pod
 from kubesched.api.pod import Pod
 from kubesched.api.priority import admit_priority
 from kubesched.api.timestamps import parse_time
@@ -132,7 +132,7 @@ def validate_manifests(
         try:
             if m.kind == "Pod":
                 obj = admit_priority(obj, classes)
-                pod = Pod.from_manifest(obj)
+                pod = check_pod(obj)
                 if parsed is not None:
                     parsed.append(pod)
             elif m.kind == "Node":

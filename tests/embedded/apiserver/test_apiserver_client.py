@@ -624,8 +624,10 @@ def test_objects_the_load_checks_refuse_are_invalid(server: ServerHandle) -> Non
         api.call_api(
             "/api/v1/persistentvolumes", "POST", body=pv, response_type="object", _return_http_data_only=True
         )
-    assert json.loads(exc.value.body)["message"] == (
-        'PersistentVolume "pv1" is invalid: spec.capacity.storage: invalid quantity "big"'
+    assert (exc.value.status, json.loads(exc.value.body)["message"]) == (
+        400,
+        'PersistentVolume in version "v1" cannot be handled as a PersistentVolume: quantities must match '
+        "the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
     )
     pdb["spec"]["minAvailable"] = "50%"
     api.call_api(

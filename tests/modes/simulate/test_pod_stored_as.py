@@ -92,18 +92,18 @@ def test_simulation_output_is_the_same_without_priming(monkeypatch: Any) -> None
 
     text = "\n---\n".join(
         [
-            "kind: Node\nmetadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}\n"
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}\n"
             "status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}",
-            "kind: Node\nmetadata: {name: n2, labels: {topology.kubernetes.io/zone: b}}\n"
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n2, labels: {topology.kubernetes.io/zone: b}}\n"
             "status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}",
         ]
         + [
-            f"kind: Pod\nmetadata: {{name: p{i}, labels: {{app: x}}}}\n"
+            f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, labels: {{app: x}}}}\n"
             f"spec: {{containers: [{{name: c, image: nginx, resources: {{requests: {{cpu: 500m}}}}}}]}}"
             for i in range(6)
         ]
         + [
-            "kind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: c, resources: {requests: {cpu: x}}}]}"
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: c, resources: {requests: {cpu: x}}}]}"
         ]
     )
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubesched.embedded.manifests import Manifest, load_manifests
@@ -27,6 +27,7 @@ values = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(obj=values, prefix=st.sampled_from([b"", b"    "]))
+@example(obj={"\x7f": None}, prefix=b"")  # DEL: ASCII, but json escapes it
 def test_indented_equals_json_dumps(obj: Any, prefix: bytes) -> None:
     want = json.dumps(obj, indent=2).replace("\n", "\n" + prefix.decode()).encode()
     assert _indented(obj, prefix) == want

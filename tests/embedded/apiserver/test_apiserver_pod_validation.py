@@ -1,0 +1,154 @@
+"""Pods kube-apiserver refuses are refused by ``serve`` on every write verb (create, update, patch,
+kubectl apply), with upstream's status codes and messages; the Priority admission refuses a
+``spec.priority`` that differs from what the pod's PriorityClass resolves to."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+
+from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+
+KUBECTL = shutil.which("kubectl")
+BAD_CPU = (
+    'Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression '
+    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+
+
+@pytest.fixture
+def server() -> Iterator[ServerHandle]:
+    handle = start_server(bookmark_interval=0.2)
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture
+def core(server: ServerHandle) -> k8s.CoreV1Api:
+    cfg = k8s.Configuration()
+    cfg.host = server.url
+    return k8s.CoreV1Api(k8s.ApiClient(cfg))
+
+
+def _pod(name: str = "web", cpu: Any = "100m", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}],
+            **spec,
+        },
+    }
+
+
+def _refused(call: Any) -> tuple[int, str, str]:
+    with pytest.raises(k8s.ApiException) as exc:
+        call()
+    body = json.loads(exc.value.body)
+    return exc.value.status, body["reason"], body["message"]
+
+
+def test_bad_quantity_refused_on_create_update_and_patch(core: k8s.CoreV1Api) -> None:
+    assert _refused(lambda: core.create_namespaced_pod("default", _pod(cpu="four"))) == (
+        400,
+        "BadRequest",
+        BAD_CPU,
+    )
+    core.create_namespaced_pod("default", _pod())
+    assert _refused(lambda: core.replace_namespaced_pod("web", "default", _pod(cpu="four"))) == (
+        400,
+        "BadRequest",
+        BAD_CPU,
+    )
+    patch = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "four"}}}]}}
+    assert _refused(lambda: core.patch_namespaced_pod("web", "default", patch)) == (
+        400,
+        "BadRequest",
+        BAD_CPU,
+    )
+    stored = core.read_namespaced_pod("web", "default")
+    assert stored.spec.containers[0].resources.requests == {"cpu": "100m"}
+
+
+def test_container_port_and_priority_ranges(core: k8s.CoreV1Api) -> None:
+    pod = _pod()
+    pod["spec"]["containers"][0]["ports"] = [{"containerPort": 99999999}]
+    assert _refused(lambda: core.create_namespaced_pod("default", pod)) == (
+        422,
+        "Invalid",
+        'Pod "web" is invalid: spec.containers[0].ports[0].containerPort: Invalid value: 99999999: '
+        "must be between 1 and 65535, inclusive",
+    )
+    assert _refused(lambda: core.create_namespaced_pod("default", _pod(priority=99999999999999999999))) == (
+        422,
+        "Invalid",
+        'Pod "web" is invalid: spec.priority: Invalid value: 99999999999999999999: must be a 32-bit '
+        "integer (between -2147483648 and 2147483647)",
+    )
+
+
+def test_priority_admission_refuses_a_priority_its_class_does_not_give(core: k8s.CoreV1Api) -> None:
+    assert _refused(lambda: core.create_namespaced_pod("default", _pod(priority=5))) == (
+        403,
+        "Forbidden",
+        'pods "web" is forbidden: the integer value of priority (5) must not be provided in pod spec; '
+        "priority admission controller computed 0 from the given PriorityClass name",
+    )
+    sched = k8s.SchedulingV1Api(core.api_client)
+    sched.create_priority_class({"metadata": {"name": "high"}, "value": 1000})
+    assert _refused(
+        lambda: core.create_namespaced_pod("default", _pod(priority=5, priorityClassName="high"))
+    ) == (
+        403,
+        "Forbidden",
+        'pods "web" is forbidden: the integer value of priority (5) must not be provided in pod spec; '
+        "priority admission controller computed 1000 from the given PriorityClass name",
+    )
+    created = core.create_namespaced_pod("default", _pod(priority=1000, priorityClassName="high"))
+    assert created.spec.priority == 1000
+    assert core.create_namespaced_pod("default", _pod("zero", priority=0)).spec.priority == 0
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.parametrize("extra", [[], ["--validate=false"]])
+def test_kubectl_apply_bad_quantity(server: ServerHandle, tmp_path: Path, extra: list[str]) -> None:
+    assert KUBECTL is not None
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url)
+    manifest = tmp_path / "pod.yaml"
+
+    def apply(cpu: str) -> subprocess.CompletedProcess[str]:
+        manifest.write_text(json.dumps(_pod(cpu=cpu)))
+        return subprocess.run(
+            [KUBECTL, "--kubeconfig", str(kubeconfig), "apply", "-f", str(manifest), *extra],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+
+    first = apply("four")
+    assert first.returncode == 1
+    assert f'Error from server (BadRequest): error when creating "{manifest}": {BAD_CPU}' in first.stderr
+    assert apply("100m").returncode == 0
+    again = apply("four")
+    assert again.returncode == 1
+    assert BAD_CPU in again.stderr
+
+
+def test_generate_name_pod_is_checked_and_created(core: k8s.CoreV1Api) -> None:
+    pod = _pod()
+    pod["metadata"] = {"generateName": "web-"}
+    created = core.create_namespaced_pod("default", pod)
+    assert created.metadata.name.startswith("web-") and len(created.metadata.name) == len("web-") + 5
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "four"
+    assert _refused(lambda: core.create_namespaced_pod("default", pod)) == (400, "BadRequest", BAD_CPU)
