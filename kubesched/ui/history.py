@@ -33,16 +33,25 @@ __all__ = ["Attempt", "AttemptLog", "pack_rng_state", "unpack_rng_state"]
 Obj = dict[str, Any]
 
 
-def pack_rng_state(rng: random.Random) -> tuple[int, bytes, float | None]:
-    """``rng.getstate()`` as ``(version, 625 uint32 as bytes, gauss_next)`` (2.5 KiB instead of ~20 KiB)."""
+RngState = tuple[int, bytes, int, float | None]
+
+
+def pack_rng_state(rng: random.Random, previous: RngState | None = None) -> RngState:
+    """``rng.getstate()`` as ``(version, the 624 key words as uint32 bytes, position, gauss_next)``
+    (2.5 KiB instead of ~20 KiB). The key words change only when the generator regenerates them
+    (every 624 words drawn), so when they equal ``previous``'s its bytes object is shared: a run's
+    attempts hold one copy per regeneration, not one per attempt."""
     version, internal, gauss = rng.getstate()
-    return version, array("I", internal).tobytes(), gauss
+    key = array("I", internal[:-1]).tobytes()
+    if previous is not None and previous[1] == key:
+        key = previous[1]
+    return version, key, internal[-1], gauss
 
 
-def unpack_rng_state(packed: tuple[int, bytes, float | None]) -> tuple[Any, ...]:
+def unpack_rng_state(packed: RngState) -> tuple[Any, ...]:
     """The inverse of :func:`pack_rng_state`, for ``rng.setstate``."""
-    version, raw, gauss = packed
-    return version, tuple(array("I", raw)), gauss
+    version, key, pos, gauss = packed
+    return version, (*array("I", key), pos), gauss
 
 
 @dataclass
@@ -62,7 +71,7 @@ class Attempt:
     profile: str
     time: float
     resource_version: int
-    rng_state: tuple[int, bytes, float | None]
+    rng_state: RngState
     start_node_index: int
     result: str | None = None
     node: str | None = None
@@ -122,7 +131,7 @@ class AttemptLog:
             profile=pod.scheduler_name,
             time=self._sched.clock.now(),
             resource_version=int(self._cluster.resource_version),
-            rng_state=pack_rng_state(self._sched.rng),
+            rng_state=pack_rng_state(self._sched.rng, self.attempts[-1].rng_state if self.attempts else None),
             start_node_index=self._sched.placement.next_start_node_index,
         )
         self.attempts.append(a)
