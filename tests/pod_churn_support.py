@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import strategies as st
+
 from kubesched.api.labels import LabelSelector
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
@@ -56,6 +58,22 @@ def raw_selector(sel: LabelSelector) -> dict[str, Any]:
             for r in sel.requirements
         ]
     }
+
+
+def pod_ops(
+    namespaces: tuple[str, ...], labels: st.SearchStrategy[dict[str, str]]
+) -> list[st.SearchStrategy[tuple[Any, ...]]]:
+    """Strategies of the ``assume``, ``forget``, ``confirm``, ``relabel``, ``terminate`` and ``remove``
+    operations (module docstring), in that order; a test adds its ``add`` (with or without
+    ``with_affinity``), node and ``check`` operations around them."""
+    return [
+        st.tuples(st.just("assume"), st.integers(0, 7), st.sampled_from(namespaces), labels),
+        st.tuples(st.just("forget"), st.integers(0, 1000)),
+        st.tuples(st.just("confirm"), st.integers(0, 1000)),
+        st.tuples(st.just("relabel"), st.integers(0, 1000), labels),
+        st.tuples(st.just("terminate"), st.integers(0, 1000)),
+        st.tuples(st.just("remove"), st.integers(0, 1000)),
+    ]
 
 
 class PodChurn:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pod_churn_support import PodChurn, churn_pod, raw_selector
+from pod_churn_support import PodChurn, churn_pod, pod_ops, raw_selector
 
 from kubesched.api.labels import LabelSelector, Requirement
 from kubesched.api.node import Node
@@ -48,12 +48,7 @@ op = st.one_of(
     add_op,
     add_op,
     add_op,
-    st.tuples(st.just("assume"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels),
-    st.tuples(st.just("forget"), st.integers(0, 1000)),
-    st.tuples(st.just("confirm"), st.integers(0, 1000)),
-    st.tuples(st.just("relabel"), st.integers(0, 1000), labels),
-    st.tuples(st.just("terminate"), st.integers(0, 1000)),
-    st.tuples(st.just("remove"), st.integers(0, 1000)),
+    *pod_ops(NAMESPACES, labels),
     st.tuples(st.just("node_out"), st.integers(0, 7)),
     st.tuples(st.just("node_in"), st.integers(0, 7)),
     st.tuples(
