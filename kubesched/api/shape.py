@@ -176,14 +176,16 @@ class _Compiler:
             for k, x in v.items():
                 if x is None:
                     continue
+                c: Checker
                 if k in strings:
                     if isinstance(x, scalar):
                         continue
-                    c: Checker | None = _check_str
+                    c = _check_str
                 else:
-                    c = fields.get(k)
-                    if c is None:
+                    found = fields.get(k)
+                    if found is None:
                         continue
+                    c = found
                 try:
                     c(x)
                 except _Bad as e:
