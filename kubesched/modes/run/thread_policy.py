@@ -16,7 +16,7 @@ then take the GIL in bursts while the scheduling loop waits (for the next pod, o
 slot when ``--parallel-bindings`` x 16 binding cycles are in flight) instead of a few microseconds
 at a time. ``kubesched bench --api`` on 2,000 nodes measured 12-18 % less CPU per pod in ``run``, fewer
 than half of its context switches, and a third to two fifths less CPU in ``serve``, whose requests then
-arrive in bursts (docs/performance.md, "Round 13"). What it costs: while the loop is busy with a
+arrive in bursts (docs/performance.md, "Round 14"). What it costs: while the loop is busy with a
 backlog, a binding cycle waits longer for its turn (attempt latency up to the in-flight binding
 cycles' share of the backlog); with no backlog the loop sleeps and the I/O threads run at once.
 ``normal`` leaves the policy as it was. No privilege is needed for either (``SCHED_BATCH`` is a
