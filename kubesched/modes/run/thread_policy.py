@@ -14,7 +14,7 @@ share of the CPU as ``SCHED_OTHER`` and the same nice value, but a waking thread
 running one; it runs when the running thread blocks or at the next scheduler tick. The I/O threads
 then take the GIL in bursts while the scheduling loop waits (for the next pod, or for a binding
 slot when ``--parallel-bindings`` x 16 binding cycles are in flight) instead of a few microseconds
-at a time. ``kubesched bench --api`` on 2,000 nodes measured 12-18 % less CPU per pod in ``run``, fewer
+at a time. ``kubesched bench --api`` on 2,000 nodes measured 10-18 % less CPU per pod in ``run``, fewer
 than half of its context switches, and a third to two fifths less CPU in ``serve``, whose requests then
 arrive in bursts (docs/performance.md, "Round 14"). What it costs: while the loop is busy with a
 backlog, a binding cycle waits longer for its turn (attempt latency up to the in-flight binding
