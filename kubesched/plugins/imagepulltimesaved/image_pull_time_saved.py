@@ -66,12 +66,12 @@ scored node could save it, ``max over the scored nodes of pod bytes / bandwidth(
 images + L * layers`` (every distinct image and layer of the pod). So a node scores 100 when it
 spares the pod's whole pull, and a node sharing only part of the pod's layers scores that part's
 share of the pull, whichever nodes have room: a node holding a 40 MB base layer of a 3 GB image
-scores 1, not 100 because no node with more of the image is feasible. Savings far below the
-floor (a 2 MB busybox) score about 0. ``BestNode`` (the earlier rule) scales by the best scored
-node instead, ``max(max raw - lo, 1000 * scoreScaleFloorSeconds)``: when every holder of the
-image is full, whatever node shares most layers scores 100, however few bytes that is, and so
-outweighs the resource scores. With a busy node (negative raw) in the list, idle nodes score
-above it either way.
+scores 1 whether or not a node holding the whole image is feasible. Savings far below the floor
+(a 2 MB busybox) score about 0. ``BestNode`` (the earlier rule) scales by the best scored node
+instead, ``max(max raw - lo, 1000 * scoreScaleFloorSeconds)``: when every holder of the image is
+full, the node sharing most layers gets the top of the range (100, or its saving over the 10 s
+floor), however few bytes it shares, and at the recommended weight that outweighs the resource
+scores. With a busy node (negative raw) in the list, idle nodes score above it either way.
 
 **Node-size scaling** (``nodeShareExponent`` ``e``, 0 = off, the default). After NormalizeScore, a
 node's score is multiplied by ``min(1, (share(node) / q) ** e)`` (and floored), where
