@@ -79,5 +79,7 @@ def draw_zero(rng: random.Random, counts: Any) -> Any:
         chunks.append(np.array(tail, dtype=np.uint32))
     accepted = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
     if rejected:
-        accepted = np.delete(accepted, rejected)
+        keep = np.ones(len(accepted), dtype=bool)
+        keep[np.fromiter(rejected, dtype=np.int64, count=len(rejected))] = False
+        accepted = accepted[keep]
     return (accepted >> shifts.astype(np.uint32)) == 0
