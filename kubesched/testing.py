@@ -215,6 +215,9 @@ class FakeHandle:
                 return s
         return None
 
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        return False
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:

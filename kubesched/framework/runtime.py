@@ -474,6 +474,15 @@ class Framework:
             return result, rejector, {rejector.plugin} | set(plugins_with_nodes)
         return result, None, set(plugins_with_nodes)
 
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """True if some PreFilter plugin not skipped in ``state`` has extensions; False means
+        :meth:`run_pre_filter_extension_add_pod` and :meth:`run_pre_filter_extension_remove_pod`
+        do nothing for ``state`` or its clones (which share its skip set)."""
+        skip = state.skip_filter_plugins
+        return any(
+            pl.NAME not in skip and pl.pre_filter_extensions() is not None for pl in self.pre_filter_plugins
+        )
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:

@@ -328,10 +328,12 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         statuses = NodeToStatus()
         errs: list[BaseException] = []
         n = len(potential)
+        extensions = fh.has_pre_filter_extensions(state)
+        allowed = self.is_preemption_allowed
         for i in range(n):
             ni = potential[(offset + i) % n].snapshot()
             victims, num_violations, s = select_victims_on_node(
-                fh, state.clone(), pod, ni, pdbs, self.is_preemption_allowed, now
+                fh, state.clone(), pod, ni, pdbs, allowed, now, extensions
             )
             if (s is None or s.is_success()) and victims:
                 c = Candidate(ni.name, victims, num_violations)

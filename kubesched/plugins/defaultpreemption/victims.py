@@ -39,6 +39,8 @@ EligibleFn = Callable[[NodeInfo, PodInfo, Pod], bool]
 class FilterRunner(Protocol):
     """The part of the framework handle victim selection uses."""
 
+    def has_pre_filter_extensions(self, state: CycleState) -> bool: ...
+
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None: ...
@@ -158,19 +160,31 @@ def select_victims_on_node(
     pdbs: Sequence[CompiledPDB],
     is_eligible: EligibleFn,
     now: float,
+    extensions: bool | None = None,
 ) -> tuple[list[Pod], int, Status | None]:
     """``SelectVictimsOnNode``: the fewest lower-priority pods of ``node_info`` (mutated: pass a
     copy, with a cloned ``state``) whose removal lets ``pod`` pass the filters.
+
+    ``extensions``: whether ``fh.has_pre_filter_extensions(state)`` (asked when None; a dry run
+    asks once for all its nodes). Without extensions the AddPod/RemovePod runs are skipped: they
+    would do nothing.
 
     Returns ``(victims most important first, number of PDB-violating victims, status)``; status is
     ``None`` on success, ``UnschedulableAndUnresolvable("No preemption victims found for incoming
     pod")`` when the node has no eligible pod, the filter rejection when removing them all does
     not help, or an Error.
     """
+    if extensions is None:
+        extensions = fh.has_pre_filter_extensions(state)
+    remove_pod = node_info.remove_pod
+    add_pod_info = node_info.add_pod_info
+    run_filter = fh.run_filter_plugins_with_nominated_pods
 
     def remove(pi: PodInfo) -> Status | None:
         try:
-            node_info.remove_pod(pi.pod)
+            remove_pod(pi.pod)
+            if not extensions:
+                return None
             s = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
         except Exception as e:  # noqa: BLE001 - surfaced as an Error status, as upstream's AsStatus(err)
             return Status(Code.Error, err=e)
@@ -178,14 +192,17 @@ def select_victims_on_node(
 
     def add(pi: PodInfo) -> Status | None:
         try:
-            node_info.add_pod_info(pi)
+            add_pod_info(pi)
+            if not extensions:
+                return None
             s = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
         except Exception as e:  # noqa: BLE001
             return Status(Code.Error, err=e)
         return _as_error(s, "AddPod failed")
 
+    priority = pod.priority
     potential = [
-        pi for pi in node_info.pods if pi.pod.priority < pod.priority and is_eligible(node_info, pi, pod)
+        pi for pi in node_info.pods if pi.pod.priority < priority and is_eligible(node_info, pi, pod)
     ]
     for pi in potential:
         err = remove(pi)
@@ -193,38 +210,33 @@ def select_victims_on_node(
             return [], 0, err
     if not potential:
         return [], 0, Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS_MSG)
-    s = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-    if s is not None and not s.is_success():
+    s = run_filter(state, pod, node_info)
+    if s is not None and s.code != Code.Success:
         return [], 0, s
     key = importance_key(now)
     potential.sort(key=lambda pi: key(pi.pod))
-    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    if pdbs:
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    else:
+        violating, non_violating = [], potential
     victims: list[PodInfo] = []
     num_violating = 0
-
-    def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
-        err = add(pi)
-        if err is not None:
-            return False, err
-        st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if st is None or st.is_success():
-            return True, None
-        err = remove(pi)
-        if err is not None:
-            return False, err
-        victims.append(pi)
-        return False, None
-
-    for pi in violating:
-        fits, err = reprieve(pi)
-        if err is not None:
-            return [], 0, err
-        if not fits:
-            num_violating += 1
-    for pi in non_violating:
-        _, err = reprieve(pi)
-        if err is not None:
-            return [], 0, err
+    # reprieve: give each pod back, most important first; it stays when the pod still fits
+    for group in (violating, non_violating):
+        counts = group is violating
+        for pi in group:
+            err = add(pi)
+            if err is not None:
+                return [], 0, err
+            st = run_filter(state, pod, node_info)
+            if st is None or st.code == Code.Success:
+                continue
+            err = remove(pi)
+            if err is not None:
+                return [], 0, err
+            victims.append(pi)
+            if counts:
+                num_violating += 1
     if violating and non_violating:
         victims.sort(key=lambda pi: key(pi.pod))
     return [pi.pod for pi in victims], num_violating, None
