@@ -9,7 +9,7 @@ read through ``handle.objects`` as Kubernetes JSON dicts; writes go through ``ha
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -155,6 +155,8 @@ class Handle(Protocol):
     ) -> Status | None: ...
 
     def has_pre_filter_extensions(self, state: CycleState) -> bool: ...
+
+    def filter_runner(self, state: CycleState) -> Callable[[CycleState, Pod, NodeInfo], Status | None]: ...
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo

@@ -41,6 +41,8 @@ class FilterRunner(Protocol):
 
     def has_pre_filter_extensions(self, state: CycleState) -> bool: ...
 
+    def filter_runner(self, state: CycleState) -> Callable[[CycleState, Pod, NodeInfo], Status | None]: ...
+
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None: ...
@@ -158,15 +160,18 @@ def select_victims_on_node(
     pod: Pod,
     node_info: NodeInfo,
     pdbs: Sequence[CompiledPDB],
-    is_eligible: EligibleFn,
+    is_eligible: EligibleFn | None,
     now: float,
     extensions: bool | None = None,
+    run_filter: Callable[[CycleState, Pod, NodeInfo], Status | None] | None = None,
 ) -> tuple[list[Pod], int, Status | None]:
     """``SelectVictimsOnNode``: the fewest lower-priority pods of ``node_info`` (mutated: pass a
-    copy, with a cloned ``state``) whose removal lets ``pod`` pass the filters.
+    copy, with a cloned ``state``) whose removal lets ``pod`` pass the filters. ``is_eligible``
+    further restricts the lower-priority pods (``IsEligiblePod``; None: all of them are).
 
-    ``extensions``: whether ``fh.has_pre_filter_extensions(state)`` (asked when None; a dry run
-    asks once for all its nodes). Without extensions the AddPod/RemovePod runs are skipped: they
+    ``extensions``: whether ``fh.has_pre_filter_extensions(state)``, and ``run_filter``:
+    ``fh.filter_runner(state)`` (``RunFilterPluginsWithNominatedPods``); asked when None, a dry run
+    asks once for all its nodes. Without extensions the AddPod/RemovePod runs are skipped: they
     would do nothing.
 
     Returns ``(victims most important first, number of PDB-violating victims, status)``; status is
@@ -178,7 +183,8 @@ def select_victims_on_node(
         extensions = fh.has_pre_filter_extensions(state)
     remove_pod = node_info.remove_pod
     add_pod_info = node_info.add_pod_info
-    run_filter = fh.run_filter_plugins_with_nominated_pods
+    if run_filter is None:
+        run_filter = fh.filter_runner(state)
 
     def remove(pi: PodInfo) -> Status | None:
         try:
@@ -201,9 +207,12 @@ def select_victims_on_node(
         return _as_error(s, "AddPod failed")
 
     priority = pod.priority
-    potential = [
-        pi for pi in node_info.pods if pi.pod.priority < priority and is_eligible(node_info, pi, pod)
-    ]
+    if is_eligible is None:
+        potential = [pi for pi in node_info.pods if pi.pod.priority < priority]
+    else:
+        potential = [
+            pi for pi in node_info.pods if pi.pod.priority < priority and is_eligible(node_info, pi, pod)
+        ]
     for pi in potential:
         err = remove(pi)
         if err is not None:
@@ -213,8 +222,7 @@ def select_victims_on_node(
     s = run_filter(state, pod, node_info)
     if s is not None and s.code != Code.Success:
         return [], 0, s
-    key = importance_key(now)
-    potential.sort(key=lambda pi: key(pi.pod))
+    potential.sort(key=lambda pi: (-pi.pod.priority, pod_start_time(pi.pod, now)))
     if pdbs:
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
     else:
@@ -238,7 +246,7 @@ def select_victims_on_node(
             if counts:
                 num_violating += 1
     if violating and non_violating:
-        victims.sort(key=lambda pi: key(pi.pod))
+        victims.sort(key=lambda pi: (-pi.pod.priority, pod_start_time(pi.pod, now)))
     return [pi.pod for pi in victims], num_violating, None
 
 
