@@ -7,13 +7,15 @@ Operators: ``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt`` (inte
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kubesched.api.label_validation import go_quote, label_value_errors
 from kubesched.api.labels import label_key_error
 from kubesched.errors import ManifestError
+
+T = TypeVar("T")
 
 _OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
@@ -182,10 +184,18 @@ def parse_node_selector(raw: Any, path: str) -> NodeSelector | None:
     )
 
 
-def parse_preferred_terms(raw: Any, path: str) -> tuple[PreferredSchedulingTerm, ...]:
-    """Parse ``preferredDuringSchedulingIgnoredDuringExecution``."""
+def parse_weighted_terms(
+    raw: Any, path: str, term_field: str, parse_term: Callable[[Any, str], T]
+) -> list[tuple[int, T]]:
+    """The ``(weight, term)`` pairs of a ``preferredDuringSchedulingIgnoredDuringExecution`` list,
+    the shape node affinity (terms under ``preference``) and pod (anti-)affinity (under
+    ``podAffinityTerm``) share; ``parse_term(value, path)`` parses each item's ``term_field``. An
+    absent or empty list gives ``[]``; a missing ``weight`` is 0 (validation bounds it).
+
+    Raises ManifestError naming the field when the list, an item or a ``weight`` has the wrong type,
+    and whatever ``parse_term`` raises."""
     if not raw:
-        return ()
+        return []
     if not isinstance(raw, list):
         raise ManifestError(path, "must be a list")
     out = []
@@ -195,9 +205,13 @@ def parse_preferred_terms(raw: Any, path: str) -> tuple[PreferredSchedulingTerm,
         w = t.get("weight", 0)
         if not isinstance(w, int) or isinstance(w, bool):
             raise ManifestError(f"{path}[{i}].weight", "must be an integer")
-        out.append(
-            PreferredSchedulingTerm(
-                w, parse_node_selector_term(t.get("preference"), f"{path}[{i}].preference")
-            )
-        )
-    return tuple(out)
+        out.append((w, parse_term(t.get(term_field), f"{path}[{i}].{term_field}")))
+    return out
+
+
+def parse_preferred_terms(raw: Any, path: str) -> tuple[PreferredSchedulingTerm, ...]:
+    """Parse ``preferredDuringSchedulingIgnoredDuringExecution`` (:func:`parse_weighted_terms`)."""
+    return tuple(
+        PreferredSchedulingTerm(w, term)
+        for w, term in parse_weighted_terms(raw, path, "preference", parse_node_selector_term)
+    )

@@ -21,6 +21,7 @@ from kubesched.api.node_selector import (
     PreferredSchedulingTerm,
     parse_node_selector,
     parse_preferred_terms,
+    parse_weighted_terms,
 )
 from kubesched.api.quantity import QuantityError, resource_value
 from kubesched.api.resources import NON_ZERO_DEFAULTS, pod_requests
@@ -269,27 +270,15 @@ def _affinity_terms(raw: Any, path: str) -> tuple[tuple[PodAffinityTerm, ...], s
 
 def _weighted_terms(raw: Any, path: str) -> tuple[tuple[WeightedPodAffinityTerm, ...], str | None]:
     """Like :func:`_affinity_terms` for weighted terms (``getWeightedAffinityTerms``)."""
-    if not raw:
-        return (), None
-    if not isinstance(raw, list):
-        raise ManifestError(path, "must be a list")
-    out = []
-    for i, t in enumerate(raw):
-        if not isinstance(t, Mapping):
-            raise ManifestError(f"{path}[{i}]", "must be an object")
-        w = t.get("weight", 0)
-        if not isinstance(w, int) or isinstance(w, bool):
-            raise ManifestError(f"{path}[{i}].weight", "must be an integer")
-        out.append(
-            WeightedPodAffinityTerm(
-                w, _affinity_term(t.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")
-            )
-        )
-    for t in raw:
+    terms = tuple(
+        WeightedPodAffinityTerm(w, term)
+        for w, term in parse_weighted_terms(raw, path, "podAffinityTerm", _affinity_term)
+    )
+    for t in raw or ():
         err = _term_value_error(t.get("podAffinityTerm") or {})
         if err is not None:
             return (), err
-    return tuple(out), None
+    return terms, None
 
 
 def _spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstraint, ...]:

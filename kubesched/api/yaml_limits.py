@@ -59,6 +59,9 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _INT_TAG = "tag:yaml.org,2002:int"
+_Scalar = yaml.ScalarNode
+_Mapping = yaml.MappingNode
+_Sequence = yaml.SequenceNode
 
 
 class _DirectConstruct:
@@ -68,7 +71,24 @@ class _DirectConstruct:
     explicit tags) goes to the safe constructor unchanged (``yaml/constructor.py:
     SafeConstructor``), so the result equals ``yaml.load(..., SafeLoader)``'s. A node reached twice
     through an alias is built once and shared, as the safe constructor does (recursive aliases are
-    refused by :func:`check_yaml` first)."""
+    refused by :func:`check_yaml` first).
+
+    The composer asks :meth:`resolve` for the tag of every plain scalar; without path resolvers
+    (the safe loader has none) that tag depends on the scalar's text alone, so it is remembered per
+    text for the loader's stream (``v1``, ``cpu``, ``100m`` recur in every document)."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)  # type: ignore[call-arg]
+        self._plain_tags: dict[str, str] = {}
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """``yaml/resolver.py: BaseResolver.resolve``, remembered per plain scalar text."""
+        if kind is _Scalar and implicit[0] and not self.yaml_path_resolvers:  # type: ignore[attr-defined]
+            tag = self._plain_tags.get(value)
+            if tag is None:
+                tag = self._plain_tags[value] = super().resolve(kind, value, implicit)  # type: ignore[misc]
+            return tag
+        return super().resolve(kind, value, implicit)  # type: ignore[misc]
 
     def construct_document(self, node: Any) -> Any:
         data = self._direct(node, {})
@@ -87,7 +107,7 @@ class _DirectConstruct:
     def _direct(self, node: Any, memo: dict[int, Any]) -> Any:
         cls = node.__class__
         tag = node.tag
-        if cls is yaml.ScalarNode:
+        if cls is _Scalar:
             if tag == _STR_TAG:
                 return node.value
             if tag == _INT_TAG:
@@ -100,15 +120,23 @@ class _DirectConstruct:
         key = id(node)
         if key in memo:
             return memo[key]
-        if cls is yaml.MappingNode and tag == _MAP_TAG:
-            pairs = node.value
-            scalar = yaml.ScalarNode
-            if all(k.__class__ is scalar and k.tag == _STR_TAG for k, _ in pairs):
-                out: Any = {k.value: self._direct(v, memo) for k, v in pairs}
-            else:
-                out = self.construct_object(node, deep=True)  # type: ignore[attr-defined]
-        elif cls is yaml.SequenceNode and tag == _SEQ_TAG:
-            out = [self._direct(v, memo) for v in node.value]
+        out: Any
+        if cls is _Mapping and tag == _MAP_TAG:
+            # string values inline (most of a manifest); a key that is not a plain string hands the
+            # whole mapping to the safe constructor (what was built of it is dropped)
+            out = {}
+            for k, v in node.value:
+                if k.__class__ is not _Scalar or k.tag != _STR_TAG:
+                    out = self.construct_object(node, deep=True)  # type: ignore[attr-defined]
+                    break
+                out[k.value] = (
+                    v.value if v.__class__ is _Scalar and v.tag == _STR_TAG else self._direct(v, memo)
+                )
+        elif cls is _Sequence and tag == _SEQ_TAG:
+            out = [
+                v.value if v.__class__ is _Scalar and v.tag == _STR_TAG else self._direct(v, memo)
+                for v in node.value
+            ]
         else:
             out = self.construct_object(node, deep=True)  # type: ignore[attr-defined]
         memo[key] = out

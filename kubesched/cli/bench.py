@@ -12,6 +12,7 @@ import click
 
 from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputFile
+from kubesched.cli.shared_flags import kube_api_burst_flag, kube_api_qps_flag
 from kubesched.cli.units import FiniteFloat
 from kubesched.errors import ConfigError
 
@@ -53,14 +54,8 @@ def _source_tree(ctx: click.Context, param: click.Parameter, value: str | None) 
     "(loopback) and report pods/s first to last bind, CPU and RSS of both processes. A --simulate "
     "cluster file's name (e.g. SimulateSpreading/2000Nodes_20000Pods) runs the same way, every pod measured.",
 )
-@click.option(
-    "--kube-api-qps",
-    type=FiniteFloat(max=1e6),
-    default=5000.0,
-    show_default=True,
-    help="With --api: run's QPS.",
-)
-@click.option("--kube-api-burst", type=int, default=5000, show_default=True, help="With --api: run's burst.")
+@kube_api_qps_flag(5000.0, help="With --api: run's QPS.")
+@kube_api_burst_flag(5000, help="With --api: run's burst.")
 @click.option(
     "--measure-pods",
     type=click.IntRange(min=1),

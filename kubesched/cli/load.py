@@ -10,17 +10,21 @@ from typing import Any
 import click
 
 from kubesched.cli.paths import OutputDir
+from kubesched.cli.shared_flags import (
+    arrival_scale_flag,
+    context_flag,
+    max_pods_flag,
+    speed_flag,
+    trace_flag,
+    trace_window_flag,
+)
 from kubesched.cli.units import FiniteFloat
 
 
 @click.command()
-@click.option(
-    "--trace",
-    "trace_path",
-    required=True,
-    type=click.Path(exists=True),
+@trace_flag(
     help="openb directory or pod list, simple YAML trace, directory with nodes.csv and pods.csv, or a "
-    "`kubesched record` directory (as `kubesched replay --trace`).",
+    "`kubesched record` directory (as `kubesched replay --trace`)."
 )
 @click.option(
     "--kubeconfig",
@@ -28,14 +32,8 @@ from kubesched.cli.units import FiniteFloat
     type=click.Path(exists=True, dir_okay=False),
     help="Kubeconfig of the API server to load.",
 )
-@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
-@click.option(
-    "--speed",
-    type=FiniteFloat(min=0, min_open=True, max=10000),
-    default=1.0,
-    show_default=True,
-    help="Trace seconds per wall second (match `serve --speed`).",
-)
+@context_flag()
+@speed_flag(help="Trace seconds per wall second (match `serve --speed`).")
 @click.option(
     "--namespace-prefix",
     default="load-",
@@ -64,17 +62,9 @@ from kubesched.cli.units import FiniteFloat
     help="Image catalogue YAML for image assignment (default: the shipped one; give serve the same).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of image assignment.")
-@click.option("--trace-window", "window", default=None, help="openb only: all | 30d | START:END.")
-@click.option(
-    "--max-pods", type=click.IntRange(min=1), default=None, help="Only the first N pods by arrival."
-)
-@click.option(
-    "--arrival-scale",
-    type=FiniteFloat(min=0, min_open=True, max=1e6),
-    default=1.0,
-    show_default=True,
-    help="Multiply arrival times by this factor (as replay's).",
-)
+@trace_window_flag(help="openb only: all | 30d | START:END.")
+@max_pods_flag(help="Only the first N pods by arrival.")
+@arrival_scale_flag(help="Multiply arrival times by this factor (as replay's).")
 @click.option(
     "--out",
     "out_dir",

@@ -5,12 +5,24 @@ and without ``--output`` the result goes to standard output."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from kubesched.cli.paths import check_output_file
+import click
 
-__all__ = ["OUTPUT_FILE_HELP", "PIPED_WIDTH", "SNAPSHOT_FORMATS", "table_console", "write_objects"]
+from kubesched.cli.paths import OutputFile, check_output_file
+
+__all__ = [
+    "OUTPUT_FILE_HELP",
+    "PIPED_WIDTH",
+    "SNAPSHOT_FORMATS",
+    "snapshot_output_flags",
+    "table_console",
+    "write_objects",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Columns a table printed to a pipe or file may take: rich shortens cells (``Schedulin…``) to fit
 #: its width, and a pipe has none, so it gets one no table reaches (tables do not expand to it).
@@ -28,6 +40,20 @@ def table_console(*, min_width: int = 0) -> Any:
     if sys.stdout.isatty():
         return Console(width=max(Console().width, min_width)) if min_width else Console()
     return Console(width=PIPED_WIDTH)
+
+
+def snapshot_output_flags(f: F) -> F:
+    """Add ``-o/--format`` (``fmt``: one of :data:`SNAPSHOT_FORMATS`, None to follow the file name)
+    and ``--output FILE`` (``output``) to a command that writes a snapshot with :func:`write_objects`."""
+    f = click.option("--output", "output", type=OutputFile(), default=None, help=OUTPUT_FILE_HELP)(f)
+    return click.option(
+        "-o",
+        "--format",
+        "fmt",
+        type=click.Choice(SNAPSHOT_FORMATS),
+        default=None,
+        help="yaml (default) or json; with --output, default from its extension.",
+    )(f)
 
 
 def write_objects(objects: list[dict[str, Any]], output: str | None, fmt: str | None, flag: str) -> None:

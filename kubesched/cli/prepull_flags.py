@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from kubesched.cli.shared_flags import speed_flag
 from kubesched.cli.units import FiniteFloat
 from kubesched.modes.run.options import PrePullOptions
 
@@ -72,11 +73,8 @@ def prepull_flags(f: F) -> F:
             "registries (default: the registrySettingsPath of the profiles' ImagePullTimeSaved or "
             "ImageCacheWait args, sharing their lookups; none: catalogue images only).",
         ),
-        click.option(
-            "--prepull-speed",
-            type=FiniteFloat(min=0, min_open=True, max=10000),
-            default=1.0,
-            show_default=True,
+        speed_flag(
+            name="--prepull-speed",
             help="Cluster seconds per wall second of the cluster scheduled (as `serve --speed`): the "
             "pre-pull planner's arrival window, look-ahead, tick interval and timeout run on that clock.",
         ),

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from kubesched.cli.paths import OutputDir
+from kubesched.cli.shared_flags import context_flag, kube_api_burst_flag, kube_api_qps_flag
 from kubesched.cli.units import FiniteFloat, Seconds
 
 
@@ -20,7 +21,7 @@ from kubesched.cli.units import FiniteFloat, Seconds
     type=click.Path(exists=True, dir_okay=False),
     help="Kubeconfig of the cluster to record.",
 )
-@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
+@context_flag()
 @click.option(
     "-n",
     "--namespace",
@@ -54,16 +55,8 @@ from kubesched.cli.units import FiniteFloat, Seconds
     show_default=True,
     help="Start a new segment file after this long.",
 )
-@click.option(
-    "--kube-api-qps",
-    type=FiniteFloat(max=1e6),
-    default=20.0,
-    show_default=True,
-    help="QPS towards the API server.",
-)
-@click.option(
-    "--kube-api-burst", type=int, default=40, show_default=True, help="Burst towards the API server."
-)
+@kube_api_qps_flag(20.0, help="QPS towards the API server.")
+@kube_api_burst_flag(40, help="Burst towards the API server.")
 def record(
     kubeconfig: str,
     context: str | None,

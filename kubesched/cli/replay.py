@@ -13,6 +13,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputDir
+from kubesched.cli.shared_flags import (
+    arrival_scale_flag,
+    max_pods_flag,
+    no_html_flag,
+    trace_flag,
+    trace_window_flag,
+)
 from kubesched.cli.units import FiniteFloat
 from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.errors import ConfigError
@@ -75,13 +82,7 @@ def _check_profiles(path: str, config: Any) -> None:
 
 
 @click.command(help=_HELP)
-@click.option(
-    "--trace",
-    "trace_path",
-    required=True,
-    type=click.Path(exists=True),
-    help="openb directory or pod list, simple YAML trace, or directory with nodes.csv and pods.csv.",
-)
+@trace_flag(help="openb directory or pod list, simple YAML trace, or directory with nodes.csv and pods.csv.")
 @click.option(
     "--images",
     "images_path",
@@ -110,12 +111,8 @@ def _check_profiles(path: str, config: Any) -> None:
     show_default=True,
     help="Seed of image assignment and scheduler tie-breaking (same seed, same result).",
 )
-@click.option(
-    "--trace-window", "window", default=None, help="openb only: all | 30d | 12h | START:END (see above)."
-)
-@click.option(
-    "--max-pods", type=click.IntRange(min=1), default=None, help="Replay only the first N pods by arrival."
-)
+@trace_window_flag(help="openb only: all | 30d | 12h | START:END (see above).")
+@max_pods_flag(help="Replay only the first N pods by arrival.")
 @click.option(
     "--nodes",
     "max_nodes",
@@ -164,13 +161,7 @@ def _check_profiles(path: str, config: Any) -> None:
     show_default=True,
     help="Virtual seconds one scheduling attempt keeps the scheduler busy.",
 )
-@click.option(
-    "--arrival-scale",
-    type=FiniteFloat(min=0, min_open=True, max=1e6),
-    default=1.0,
-    show_default=True,
-    help="Multiply arrival times by this factor (< 1 packs the same pods into less time).",
-)
+@arrival_scale_flag(help="Multiply arrival times by this factor (< 1 packs the same pods into less time).")
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -206,7 +197,7 @@ def _check_profiles(path: str, config: Any) -> None:
     "devices of the gpu.kubesched.io DRA driver, which publishes every node's GPUs as a "
     "ResourceSlice; GPU models become CEL selectors; a fractional GPU takes a whole device).",
 )
-@click.option("--no-html", is_flag=True, default=False, help="Skip report.html.")
+@no_html_flag()
 def replay(
     trace_path: str,
     images_path: str | None,

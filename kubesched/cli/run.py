@@ -28,7 +28,7 @@ from kubesched.cli.paths import OutputFile
 from kubesched.cli.pflag import PflagIntRange, bool_flag_options, duration_flag
 from kubesched.cli.ports import check_listen
 from kubesched.cli.prepull_flags import prepull_flags, prepull_options
-from kubesched.cli.units import FiniteFloat
+from kubesched.cli.shared_flags import kube_api_burst_flag, kube_api_qps_flag
 from kubesched.config.load import default_config, load_config
 from kubesched.config.run_fields import check_run_fields
 from kubesched.errors import ConfigError
@@ -55,18 +55,8 @@ log = logging.getLogger("kubesched.run")
     default=None,
     help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).",
 )
-@click.option(
-    "--kube-api-qps",
-    type=FiniteFloat(max=1e6),
-    default=None,
-    help="QPS towards the API server (default: clientConnection.qps, 50).",
-)
-@click.option(
-    "--kube-api-burst",
-    type=int,
-    default=None,
-    help="Burst towards the API server (default: clientConnection.burst, 100).",
-)
+@kube_api_qps_flag(None, help="QPS towards the API server (default: clientConnection.qps, 50).")
+@kube_api_burst_flag(None, help="Burst towards the API server (default: clientConnection.burst, 100).")
 @click.option(
     "--leader-elect",
     **bool_flag_options(),

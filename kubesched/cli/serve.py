@@ -15,6 +15,7 @@ import click
 from kubesched.cli.detach import serve_detached
 from kubesched.cli.paths import OutputFile
 from kubesched.cli.ports import check_listen
+from kubesched.cli.shared_flags import speed_flag
 from kubesched.cli.simulate import report_unknown_fields
 from kubesched.cli.units import FiniteFloat
 from kubesched.clock import RealClock
@@ -150,11 +151,7 @@ def check_manifests(manifests: list[Manifest]) -> None:
     help="Image catalogue YAML for --kubelet (default: the shipped one); images missing from it "
     "are modelled as one 100 MB layer.",
 )
-@click.option(
-    "--speed",
-    type=FiniteFloat(min=0, min_open=True, max=10000),
-    default=1.0,
-    show_default=True,
+@speed_flag(
     help="Run the cluster's clock this many times faster than wall time (timestamps, pulls, "
     "run times, grace periods). Other than 1, the times clients write (Event times, status "
     "condition times they change) are replaced by the cluster's clock when received, so "

@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from kubesched.cli.output import OUTPUT_FILE_HELP, SNAPSHOT_FORMATS, write_objects
-from kubesched.cli.paths import OutputFile
+from kubesched.cli.output import snapshot_output_flags, write_objects
 
 
 @click.command()
@@ -26,15 +25,7 @@ from kubesched.cli.paths import OutputFile
     help="Namespaced objects of this namespace only (bound pods of every namespace are still read: "
     "they hold their nodes' resources).",
 )
-@click.option(
-    "-o",
-    "--format",
-    "fmt",
-    type=click.Choice(SNAPSHOT_FORMATS),
-    default=None,
-    help="yaml (default) or json; with --output, default from its extension.",
-)
-@click.option("--output", "output", type=OutputFile(), default=None, help=OUTPUT_FILE_HELP)
+@snapshot_output_flags
 def snapshot(
     kubeconfig: str | None, context: str | None, namespace: str | None, fmt: str | None, output: str | None
 ) -> None:

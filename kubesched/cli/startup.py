@@ -9,6 +9,7 @@ import click
 
 from kubesched.cli.output import table_console
 from kubesched.cli.paths import OutputDir
+from kubesched.cli.shared_flags import context_flag, no_html_flag
 from kubesched.errors import ConfigError
 
 
@@ -42,7 +43,7 @@ def _since_seconds(text: str) -> float | None:
     type=click.Path(exists=True, dir_okay=False),
     help="Kubeconfig of the cluster to read.",
 )
-@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
+@context_flag()
 @click.option(
     "-n", "--namespace", default=None, help="Only pods (and Events) of this namespace (default: all)."
 )
@@ -68,7 +69,7 @@ def _since_seconds(text: str) -> float | None:
     show_default=True,
     help="Images listed per scheduler in topImages (most pull time first).",
 )
-@click.option("--no-html", is_flag=True, help="Skip report.html.")
+@no_html_flag()
 def startup(
     kubeconfig: str,
     context: str | None,

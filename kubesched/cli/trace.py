@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kubesched.cli.output import OUTPUT_FILE_HELP, SNAPSHOT_FORMATS, write_objects
-from kubesched.cli.paths import OutputFile
+from kubesched.cli.output import snapshot_output_flags, write_objects
 
 
 @click.group()
@@ -48,15 +47,7 @@ def trace() -> None:
     help="Node list of the trace directory: openb_node_list_all_node.csv (1,523 nodes) or "
     "openb_node_list_gpu_node.csv (the 1,213 GPU nodes).",
 )
-@click.option(
-    "-o",
-    "--format",
-    "fmt",
-    type=click.Choice(SNAPSHOT_FORMATS),
-    default=None,
-    help="yaml (default) or json; with --output, default from its extension.",
-)
-@click.option("--output", "out", type=OutputFile(), default=None, help=OUTPUT_FILE_HELP)
+@snapshot_output_flags
 def snapshot(
     trace_dir: str,
     max_pods: int,
@@ -64,7 +55,7 @@ def snapshot(
     pod_list: str,
     node_list: str,
     fmt: str | None,
-    out: str | None,
+    output: str | None,
 ) -> None:
     """Write the trace's nodes (all, or the first --nodes N) and its first N pods (pending, by
     creation time) as a snapshot."""
@@ -80,5 +71,5 @@ def snapshot(
             f"note: the trace has {pods} pods, fewer than --pods {max_pods}: all of them are included",
             err=True,
         )
-    write_objects(objs, out, fmt, "--output")
-    click.echo(f"wrote {nodes} nodes and {pods} pods" + (f" to {out}" if out else ""), err=True)
+    write_objects(objs, output, fmt, "--output")
+    click.echo(f"wrote {nodes} nodes and {pods} pods" + (f" to {output}" if output else ""), err=True)

@@ -22,6 +22,8 @@ import yaml
 from aiohttp import web
 
 from kubesched import __version__
+from kubesched.api.node import Node
+from kubesched.api.pod import Pod
 from kubesched.errors import KubeschedError
 from kubesched.ui.cluster_view import filter_pods, node_rows, page, pod_parser, pod_rows
 from kubesched.ui.explain import ExplainError, Explanation
@@ -118,13 +120,16 @@ class _Api:
         hit = self._rows.get(key)
         if hit is not None:
             return hit
+        known_pods: list[Pod] = []
+        known_nodes: list[Node] = []
         if run is not None:
             nodes, pods, statuses = run.objects("Node"), run.objects("Pod"), run.statuses()
+            known_pods, known_nodes = run.parsed_pods(), run.parsed_nodes()
         else:
             assert self.live is not None
             nodes, pods, statuses = self.live.objects("Node"), self.live.objects("Pod"), self.live.statuses()
-        parse = pod_parser()
-        value = (node_rows(nodes, pods, parse), pod_rows(pods, statuses, parse))
+        parse = pod_parser(known_pods)
+        value = (node_rows(nodes, pods, parse, known_nodes), pod_rows(pods, statuses, parse))
         if key[0] == "live":
             self._rows = {k: v for k, v in self._rows.items() if k[0] != "live"}
         self._rows[key] = value

@@ -102,31 +102,44 @@ def _parse_pod(obj: Obj) -> PodFigures | None:
 PodParser = Callable[[Obj], "PodFigures | None"]
 
 
-def pod_parser() -> PodParser:
+def pod_parser(known: Iterable[Pod] = ()) -> PodParser:
     """A pod parser that parses each object once (by identity; the caller keeps the objects alive
     while it uses the parser) and keeps only its :class:`PodFigures`: :func:`node_rows` and
     :func:`pod_rows` of one listing share it, so 20,000 pods are parsed once instead of twice.
-    Malformed pods give None."""
+    ``known``: pods parsed already (e.g. the scheduler's own, :meth:`Run.parsed_pods
+    <kubesched.ui.session.Run.parsed_pods>`); an object that is one of their ``raw`` objects is not
+    parsed again. Malformed pods give None."""
     seen: dict[int, PodFigures | None] = {}
+    parsed: dict[int, Pod] = {id(p.raw): p for p in known}
 
     def parse(obj: Obj) -> PodFigures | None:
         k = id(obj)
         if k in seen:
             return seen[k]
-        p = seen[k] = _parse_pod(obj)
+        q = parsed.get(k)
+        if q is not None and q.raw is obj:
+            p: PodFigures | None = PodFigures(q.priority, q.requests)
+        else:
+            p = _parse_pod(obj)
+        seen[k] = p
         return p
 
     return parse
 
 
 def node_rows(
-    nodes: Iterable[Obj], pods: Iterable[Obj], parse: PodParser = _parse_pod
+    nodes: Iterable[Obj],
+    pods: Iterable[Obj],
+    parse: PodParser = _parse_pod,
+    known_nodes: Iterable[Node] = (),
 ) -> list[dict[str, Any]]:
     """One row per node, by name: ``{"name", "zone", "region", "unschedulable", "taints": ["k=v:Effect"],
     "labels", "resources": {name: {"allocatable", "requested"}}, "pods": {"count", "allocatable"},
     "images": [{"names", "sizeBytes"}] (at most 50, as the kubelet reports), "imageCount", "ready"}``.
     Malformed nodes are listed with an ``error`` and no resources. ``parse``: the pod parser
-    (e.g. one :func:`pod_parser` shared with :func:`pod_rows`)."""
+    (e.g. one :func:`pod_parser` shared with :func:`pod_rows`); ``known_nodes``: nodes parsed already
+    (e.g. the scheduler's own), whose ``raw`` objects are not parsed again."""
+    parsed_nodes = {id(n.raw): n for n in known_nodes}
     requested: dict[str, dict[str, int]] = {}
     counts: dict[str, int] = {}
     for obj in pods:
@@ -152,7 +165,8 @@ def node_rows(
             "labels": dict(labels),
         }
         try:
-            n = Node.from_manifest(obj)
+            known = parsed_nodes.get(id(obj))
+            n = known if known is not None and known.raw is obj else Node.from_manifest(obj)
         except ManifestError as e:
             row.update(
                 {

@@ -2,7 +2,8 @@
 
 Recording every plugin's verdict on every node for every pod up front costs gigabytes at 3,000
 pods x 1,523 nodes, so a run keeps only, per scheduling attempt, the cluster's resourceVersion, the
-virtual time, the scheduler's random state and its rotating node start index (a few KiB), plus the
+virtual time, the scheduler's random state (:mod:`kubesched.ui.rng_states`: a few dozen bytes) and
+its rotating node start index, plus the
 log of watch events of the kinds the scheduler watches. :func:`objects_at` rebuilds the exact
 cluster an attempt saw from that log (the embedded store never edits a stored object in place,
 so keeping references is enough); :mod:`kubesched.ui.explain` re-runs that one attempt on it with a
@@ -15,8 +16,6 @@ The attempt's outcome is read from the Events the scheduler wrote during it (``S
 from __future__ import annotations
 
 import bisect
-import random
-from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,34 +26,14 @@ from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
 from kubesched.scheduler import Scheduler
+from kubesched.ui.rng_states import RngState, RngStateLog, unpack_rng_state
 
-__all__ = ["Attempt", "AttemptLog", "pack_rng_state", "unpack_rng_state"]
+__all__ = ["Attempt", "AttemptLog", "unpack_rng_state"]
 
 Obj = dict[str, Any]
 
 
-RngState = tuple[int, bytes, int, float | None]
-
-
-def pack_rng_state(rng: random.Random, previous: RngState | None = None) -> RngState:
-    """``rng.getstate()`` as ``(version, the 624 key words as uint32 bytes, position, gauss_next)``
-    (2.5 KiB instead of ~20 KiB). The key words change only when the generator regenerates them
-    (every 624 words drawn), so when they equal ``previous``'s its bytes object is shared: a run's
-    attempts hold one copy per regeneration, not one per attempt."""
-    version, internal, gauss = rng.getstate()
-    key = array("I", internal[:-1]).tobytes()
-    if previous is not None and previous[1] == key:
-        key = previous[1]
-    return version, key, internal[-1], gauss
-
-
-def unpack_rng_state(packed: RngState) -> tuple[Any, ...]:
-    """The inverse of :func:`pack_rng_state`, for ``rng.setstate``."""
-    version, key, pos, gauss = packed
-    return version, (*array("I", key), pos), gauss
-
-
-@dataclass
+@dataclass(slots=True)
 class Attempt:
     """One scheduling attempt of one pod.
 
@@ -106,6 +85,7 @@ class AttemptLog:
     _cluster: MemoryCluster | None = None
     _sched: Scheduler | None = None
     _current: Attempt | None = None
+    _rng_states: RngStateLog = field(default_factory=RngStateLog)
 
     # ---- SimulationObserver ----------------------------------------------------------------------
 
@@ -131,7 +111,7 @@ class AttemptLog:
             profile=pod.scheduler_name,
             time=self._sched.clock.now(),
             resource_version=int(self._cluster.resource_version),
-            rng_state=pack_rng_state(self._sched.rng, self.attempts[-1].rng_state if self.attempts else None),
+            rng_state=self._rng_states.pack(self._sched.rng),
             start_node_index=self._sched.placement.next_start_node_index,
         )
         self.attempts.append(a)

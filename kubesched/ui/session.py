@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 
 from kubesched.api import kinds
+from kubesched.api.node import Node
+from kubesched.api.pod import Pod
 from kubesched.client.informers import InformerSet, ResourceEventHandlerFuncs
 from kubesched.config.load import dump_config, load_config_text
 from kubesched.config.types import KubeSchedulerConfiguration
@@ -76,6 +78,20 @@ class Run:
     def outcomes(self) -> dict[str, PodOutcome]:
         """``namespace/name`` -> outcome, for every pod the run scheduled (or tried to)."""
         return {f"{p.namespace}/{p.name}": p for p in self.result.pods}
+
+    def parsed_pods(self) -> list[Pod]:
+        """The scheduler's own parsed Pods as the run ended: those in its cache (bound and assumed)
+        and those left in its queue. Each one's ``raw`` is the stored object it was parsed from, so
+        the tables read them instead of parsing every pod again."""
+        sched = self.result.scheduler
+        pods = [pi.pod for ni in sched.cache.node_infos() for pi in ni.pods]
+        pods.extend(sched.queue.pending_pods()[0])
+        return pods
+
+    def parsed_nodes(self) -> list[Node]:
+        """The scheduler's own parsed Nodes as the run ended (its cache's), ``raw`` as for
+        :meth:`parsed_pods`."""
+        return [ni.node for ni in self.result.scheduler.cache.node_infos() if ni.node is not None]
 
     def statuses(self) -> dict[str, PodStatus]:
         """Outcome status, message and attempt count per simulated pod."""

@@ -98,3 +98,18 @@ def test_random_documents_load_as_the_safe_loader(value: Any, flow: bool) -> Non
     # plain (unquoted) scalars as written by hand: the resolver, not the dumper, decides their type
     if isinstance(value, str) and "\n" not in value:
         _same(f"k: {value}\n")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(values, min_size=1, max_size=4),
+    st.lists(scalars.filter(lambda s: isinstance(s, str)), max_size=6),
+)
+def test_a_stream_of_documents_loads_as_the_safe_loader(docs: list[Any], plain: list[str]) -> None:
+    # the loader remembers each plain scalar's tag for the stream: the same texts recur as keys,
+    # values and sequence items across documents
+    text = "---\n".join(yaml.safe_dump(d) for d in docs)
+    lines = [s for s in plain if "\n" not in s and s.strip() == s and s]
+    if lines:
+        text += "---\n" + "".join(f"- {s}\n- [{s}]\n" for s in lines)
+    _same(text + text)

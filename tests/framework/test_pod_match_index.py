@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pod_churn_support import PodChurn, churn_pod, pod_ops, raw_selector
 
 from kubesched.api.labels import LabelSelector, Requirement
 from kubesched.api.node import Node
@@ -47,12 +48,7 @@ op = st.one_of(
     add_op,
     add_op,
     add_op,
-    st.tuples(st.just("assume"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels),
-    st.tuples(st.just("forget"), st.integers(0, 1000)),
-    st.tuples(st.just("confirm"), st.integers(0, 1000)),
-    st.tuples(st.just("relabel"), st.integers(0, 1000), labels),
-    st.tuples(st.just("terminate"), st.integers(0, 1000)),
-    st.tuples(st.just("remove"), st.integers(0, 1000)),
+    *pod_ops(NAMESPACES, labels),
     st.tuples(st.just("node_out"), st.integers(0, 7)),
     st.tuples(st.just("node_in"), st.integers(0, 7)),
     st.tuples(
@@ -63,15 +59,6 @@ op = st.one_of(
 
 def _node(i: int) -> Node:
     return Node.from_manifest(node_manifest(f"n{i}", labels={ZONE: "z" + "abc"[i % 3]}))
-
-
-def _pod(
-    n: int, ns: str, node: str, lab: dict[str, str], terminating: bool = False, uid: str | None = None
-) -> Pod:
-    m = pod_manifest(f"p{n}", ns, labels=lab, node_name=node, cpu="10m", uid=uid)
-    if terminating:
-        m["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
-    return Pod.from_manifest(m)
 
 
 def _check(snap: Snapshot, sels: list[LabelSelector], ns: str) -> None:
@@ -99,67 +86,15 @@ def test_indexed_counts_equal_the_scan(
         monkeypatch.setattr(index_mod, "MAX_SELECTORS", 2)
         monkeypatch.setattr(node_table_mod, "CHANGE_LOG_MIN", 4)
     cache = Cache()
-    present = set(range(6))
-    for i in sorted(present):
-        cache.add_node(_node(i))
+    churn = PodChurn(cache, _node, present=6, slots=8)
     snap = Snapshot()
     cache.update_snapshot(snap)
-    bound: list[Pod] = []
-    assumed: list[Pod] = []
-    n = 0
     for o in ops:
-        kind = o[0]
-        if kind in ("add", "assume"):
-            node = o[1] % 8
-            if node not in present:
-                continue
-            n += 1
-            p = _pod(n, o[2], f"n{node}", o[3], terminating=kind == "add" and o[4])
-            if kind == "add":
-                cache.add_pod(p)
-                bound.append(p)
-            else:
-                cache.assume_pod(p)
-                assumed.append(p)
-        elif kind in ("forget", "confirm") and assumed:
-            p = assumed.pop(o[1] % len(assumed))
-            if kind == "forget":
-                cache.forget_pod(p)
-            else:
-                cache.finish_binding(p)
-                cache.add_pod(p)
-                bound.append(p)
-        elif kind in ("relabel", "terminate") and bound:
-            i = o[1] % len(bound)
-            old = bound[i]
-            new = _pod(
-                int(old.name[1:]),
-                old.namespace,
-                old.node_name or "",
-                o[2] if kind == "relabel" else dict(old.labels),
-                terminating=kind == "terminate" or old.deletion_timestamp is not None,
-                uid=old.uid,
-            )
-            cache.update_pod(old, new)
-            bound[i] = new
-        elif kind == "remove" and bound:
-            cache.remove_pod(bound.pop(o[1] % len(bound)))
-        elif kind == "node_out" and o[1] in present and len(present) > 1:
-            gone = f"n{o[1]}"
-            for p in [p for p in bound if p.node_name == gone]:
-                cache.remove_pod(p)
-                bound.remove(p)
-            for p in [p for p in assumed if p.node_name == gone]:
-                cache.forget_pod(p)
-                assumed.remove(p)
-            cache.remove_node(_node(o[1]))
-            present.discard(o[1])
-        elif kind == "node_in" and o[1] not in present:
-            cache.add_node(_node(o[1]))
-            present.add(o[1])
-        elif kind == "check":
+        if o[0] == "check":
             cache.update_snapshot(snap)
             _check(snap, [pool[i] for i in o[1]], o[2])
+        else:
+            churn.apply(o)
     cache.update_snapshot(snap)
     for ns in NAMESPACES:
         _check(snap, pool, ns)
@@ -184,22 +119,12 @@ def test_pre_filter_counts_with_nominated_pods_equal_the_walk(
     for i in range(6):
         cache.add_node(_node(i))
     for n, (node, lab, assume) in enumerate(placed):
-        p = _pod(n, "default", f"n{node}", lab)
+        p = churn_pod(n, "default", f"n{node}", lab)
         cache.assume_pod(p) if assume else cache.add_pod(p)
     snap = Snapshot()
     cache.update_snapshot(snap)
     table = snap.node_table
     assert table is not None
-    raw_sel: dict[str, Any] = {
-        "matchExpressions": [
-            {
-                "key": r.key,
-                "operator": r.operator,
-                **({"values": sorted(r.values)} if r.operator in ("In", "NotIn") else {}),
-            }
-            for r in sel.requirements
-        ]
-    }
     pod = Pod.from_manifest(
         pod_manifest(
             "incoming",
@@ -210,7 +135,7 @@ def test_pre_filter_counts_with_nominated_pods_equal_the_walk(
                         "maxSkew": 1,
                         "topologyKey": ZONE,
                         "whenUnsatisfiable": "DoNotSchedule",
-                        "labelSelector": raw_sel,
+                        "labelSelector": raw_selector(sel),
                         "minDomains": min_domains,
                     }
                 ]
@@ -231,7 +156,7 @@ def test_pre_filter_counts_with_nominated_pods_equal_the_walk(
         st_.write(PRE_FILTER_STATE_KEY, s)
         for n, (node, lab) in enumerate(nominated):
             ni = snap.get(f"n{node}")
-            plugin.add_pod(st_, pod, PodInfo(_pod(100 + n, "default", "", lab)), ni)
+            plugin.add_pod(st_, pod, PodInfo(churn_pod(100 + n, "default", "", lab)), ni)
         states.append(s.tp_value_to_match_num)
     assert states[0] == states[1]
 
@@ -250,7 +175,7 @@ def test_rows_of_noted_and_looked_up() -> None:
     table.note_rows(nodes, noted)
     assert table.rows_of(nodes) is noted
     assert table.rows_of(list(nodes)).tolist() == want  # another list: looked up
-    cache.add_pod(_pod(1, "default", "n1", {}))
+    cache.add_pod(churn_pod(1, "default", "n1", {}))
     cache.update_snapshot(snap)
     assert table.rows_of(nodes) is not noted and table.rows_of(nodes).tolist() == want
     assert table.rows_of([NodeInfo(_node(9))]) is None

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pod_churn_support import PodChurn, churn_pod, pod_ops, raw_selector
 
 from kubesched.api.labels import LabelSelector, Requirement
 from kubesched.api.node import Node
@@ -48,23 +49,10 @@ requirements = st.builds(
 selectors = st.lists(requirements, min_size=0, max_size=2).map(lambda rs: LabelSelector(tuple(rs)))
 
 
-def _raw_selector(sel: LabelSelector) -> dict[str, Any]:
-    return {
-        "matchExpressions": [
-            {
-                "key": r.key,
-                "operator": r.operator,
-                **({"values": sorted(r.values)} if r.operator in ("In", "NotIn") else {}),
-            }
-            for r in sel.requirements
-        ]
-    }
-
-
 @st.composite
 def terms(draw: Any) -> dict[str, Any]:
     t: dict[str, Any] = {
-        "labelSelector": _raw_selector(draw(selectors)),
+        "labelSelector": raw_selector(draw(selectors)),
         "topologyKey": draw(st.sampled_from((ZONE, HOST, "rack"))),
     }
     scope = draw(st.sampled_from(("own", "listed", "all")))
@@ -102,12 +90,7 @@ op = st.one_of(
     add_op,
     add_op,
     add_op,
-    st.tuples(st.just("assume"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels),
-    st.tuples(st.just("forget"), st.integers(0, 1000)),
-    st.tuples(st.just("confirm"), st.integers(0, 1000)),
-    st.tuples(st.just("relabel"), st.integers(0, 1000), labels),
-    st.tuples(st.just("terminate"), st.integers(0, 1000)),
-    st.tuples(st.just("remove"), st.integers(0, 1000)),
+    *pod_ops(NAMESPACES, labels),
     st.tuples(st.just("check"), st.integers(0, 3)),
 )
 
@@ -129,22 +112,6 @@ def _node(i: int) -> Node:
     if i % 4:
         lab["rack"] = f"r{i % 2}"
     return Node.from_manifest(node_manifest(f"n{i}", labels=lab))
-
-
-def _pod(
-    n: int,
-    ns: str,
-    node: str,
-    lab: dict[str, str],
-    terminating: bool = False,
-    uid: str | None = None,
-    affinity: dict[str, Any] | None = None,
-) -> Pod:
-    spec = {"affinity": affinity} if affinity else None
-    m = pod_manifest(f"p{n}", ns, labels=lab, node_name=node, cpu="10m", uid=uid, spec=spec)
-    if terminating:
-        m["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
-    return Pod.from_manifest(m)
 
 
 def _states(plugin: InterPodAffinity, snap: Snapshot, pod: Pod, nominated: list[Pod]) -> Any:
@@ -211,18 +178,14 @@ def test_indexed_inter_pod_affinity_equals_the_walk_under_churn(
         monkeypatch.setattr(node_table_mod, "CHANGE_LOG_MIN", 4)
     monkeypatch.setattr(ipa_batch, "WALK_MAX_NODES", 0)  # always the cached aggregate
     cache = Cache()
-    for i in range(6):
-        cache.add_node(_node(i))
+    churn = PodChurn(cache, _node, present=6, slots=6, existing_affinity=existing_affinity)
     snap = Snapshot()
     cache.update_snapshot(snap)
     plugin = InterPodAffinity(handle=_Handle(snap))  # type: ignore[arg-type]
-    bound: list[Pod] = []
-    assumed: list[Pod] = []
-    n = 0
 
     def compare(which: list[int]) -> None:
         cache.update_snapshot(snap)
-        noms = [_pod(500 + i, ns, f"n{node}", lab) for i, (node, ns, lab) in enumerate(nominated)]
+        noms = [churn_pod(500 + i, ns, f"n{node}", lab) for i, (node, ns, lab) in enumerate(nominated)]
         for i in which:
             ns, lab, aff = incoming[i]
             pod = Pod.from_manifest(pod_manifest("incoming", ns, labels=lab, spec={"affinity": aff}))
@@ -234,47 +197,8 @@ def test_indexed_inter_pod_affinity_equals_the_walk_under_churn(
         _check_columns(snap, sel)
 
     for o in ops:
-        kind = o[0]
-        if kind in ("add", "assume"):
-            n += 1
-            p = _pod(
-                n,
-                o[2],
-                f"n{o[1] % 6}",
-                o[3],
-                terminating=kind == "add" and o[4],
-                affinity=existing_affinity if kind == "add" and o[5] else None,
-            )
-            if kind == "add":
-                cache.add_pod(p)
-                bound.append(p)
-            else:
-                cache.assume_pod(p)
-                assumed.append(p)
-        elif kind in ("forget", "confirm") and assumed:
-            p = assumed.pop(o[1] % len(assumed))
-            if kind == "forget":
-                cache.forget_pod(p)
-            else:
-                cache.finish_binding(p)
-                cache.add_pod(p)
-                bound.append(p)
-        elif kind in ("relabel", "terminate") and bound:
-            i = o[1] % len(bound)
-            old = bound[i]
-            new = _pod(
-                int(old.name[1:]),
-                old.namespace,
-                old.node_name or "",
-                o[2] if kind == "relabel" else dict(old.labels),
-                terminating=kind == "terminate" or old.deletion_timestamp is not None,
-                uid=old.uid,
-                affinity=old.raw["spec"].get("affinity"),
-            )
-            cache.update_pod(old, new)
-            bound[i] = new
-        elif kind == "remove" and bound:
-            cache.remove_pod(bound.pop(o[1] % len(bound)))
-        elif kind == "check":
+        if o[0] == "check":
             compare([o[1]])
+        else:
+            churn.apply(o)
     compare([0, 1, 2, 3])

@@ -49,13 +49,12 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.timestamps import parse_rfc3339
 from kubesched.embedded.kubelet.pulled_events import PulledEvent, parse_pulled_message
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
 from kubesched.images.names import InvalidImageReference, parse_image_ref
 from kubesched.modes.record.log import RecordingError, read_records, segments
 from kubesched.modes.replay.run import STATUS_UPDATE_SECONDS
-from kubesched.modes.startup.analysis import joined_pulls
+from kubesched.modes.startup.analysis import event_time, joined_pulls, pod_started, read_time
 from kubesched.prepull.puller_pod import is_puller
 from kubesched.trace.workload import Workload, WorkloadPod
 
@@ -89,15 +88,6 @@ def is_recording(path: str | Path) -> bool:
         return p.is_dir() and bool(segments(p))
     except RecordingError:
         return False
-
-
-def _time(value: Any) -> float | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return parse_rfc3339(value)
-    except ValueError:
-        return None
 
 
 @dataclass
@@ -154,15 +144,6 @@ def _clock_map(pairs: list[tuple[float, float]]) -> Callable[[float], float]:
     return lambda t: float(a + b * (t - t0))
 
 
-def _event_time(ev: Mapping[str, Any]) -> float | None:
-    return (
-        _time(ev.get("eventTime"))
-        or _time(ev.get("deprecatedFirstTimestamp"))
-        or _time(ev.get("firstTimestamp"))
-        or _time((ev.get("metadata") or {}).get("creationTimestamp"))
-    )
-
-
 def read_recording(path: str | Path) -> Recording:
     """Read a recording directory (see the module docstring). Raises RecordingError when it holds
     no session."""
@@ -214,7 +195,7 @@ def read_recording(path: str | Path) -> Recording:
             h = pods.get(uid)
             if h is None:
                 h = pods[uid] = PodHistory(obj, obj, t, listed=listing and sessions == 1)
-                created = _time(meta.get("creationTimestamp"))
+                created = read_time(meta.get("creationTimestamp"))
                 if not listing and created is not None:
                     pairs.append((t, created))
             h.last = obj
@@ -223,7 +204,7 @@ def read_recording(path: str | Path) -> Recording:
         elif kind == "Event":
             uid = str(meta.get("uid") or meta.get("name"))
             if uid not in events and not listing:
-                et = _event_time(obj)
+                et = event_time(obj)
                 if et is not None:
                     pairs.append((t, et))
             events[uid] = obj
@@ -256,26 +237,9 @@ def status_phase(times: list[float], origin: float, period: float) -> float | No
     return round(float((mean / (2 * np.pi) * period) % period), 3)
 
 
-def _started(pod: Mapping[str, Any]) -> float | None:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    containers = (pod.get("spec") or {}).get("containers") or []
-    if not statuses or len(statuses) < len(containers):
-        return None
-    last = None
-    for cs in statuses:
-        state = cs.get("state") or {}
-        t = _time((state.get("running") or {}).get("startedAt")) or _time(
-            (state.get("terminated") or {}).get("startedAt")
-        )
-        if t is None:
-            return None
-        last = t if last is None else max(last, t)
-    return last
-
-
 def _finished(pod: Mapping[str, Any]) -> float | None:
     ends = [
-        _time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+        read_time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
         for cs in (pod.get("status") or {}).get("containerStatuses") or []
     ]
     known = [t for t in ends if t is not None]
@@ -288,7 +252,7 @@ def _stop(recording: Recording, h: PodHistory) -> float | None:
     finish = _finished(h.last)
     deleted = None
     if h.deleted_t is not None:
-        deleted = _time((h.last.get("metadata") or {}).get("deletionTimestamp")) or recording.clock(
+        deleted = read_time((h.last.get("metadata") or {}).get("deletionTimestamp")) or recording.clock(
             h.deleted_t
         )
     known = [x for x in (finish, deleted) if x is not None]
@@ -454,13 +418,13 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
     before = unstarted = missing = pending_at_start = pullers = 0
     for h in sorted(
         recording.pods.values(),
-        key=lambda h: (_time(h.first["metadata"].get("creationTimestamp")) or 0.0, h.first_t),
+        key=lambda h: (read_time(h.first["metadata"].get("creationTimestamp")) or 0.0, h.first_t),
     ):
         meta = h.first.get("metadata") or {}
         if is_puller(h.first):
             pullers += 1
             continue
-        created = _time(meta.get("creationTimestamp"))
+        created = read_time(meta.get("creationTimestamp"))
         phase = (h.first.get("status") or {}).get("phase")
         if h.listed or created is None or created < start - 1.0:
             if phase in ("Succeeded", "Failed") or any(catalogue.get(i) is None for i in pod_images(h.first)):
@@ -485,7 +449,7 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
                 )
             else:
                 pending_at_start += 1
-                started = _started(h.last)
+                started = pod_started(h.last)
                 pods.append(
                     WorkloadPod(
                         name,
@@ -497,7 +461,7 @@ def recording_workload(recording: Recording, catalogue: ImageCatalogue) -> Workl
                     )
                 )
             continue
-        started = _started(h.last)
+        started = pod_started(h.last)
         stop = _stop(recording, h)
         if started is None and h.deleted_t is not None:
             unstarted += 1
@@ -595,7 +559,7 @@ def recorded_pulls(recording: Recording) -> tuple[list[PulledEvent], int]:
         source = ev.get("deprecatedSource") or ev.get("source") or {}
         node = node_of.get(str(regarding.get("uid"))) or str(source.get("host") or "")
         pulled = parse_pulled_message(str(ev.get("note") or ev.get("message") or ""), node)
-        t = _event_time(ev)
+        t = event_time(ev)
         if pulled is not None and t is not None:
             found.append((pulled, t))
     joined = joined_pulls([(p.node, p.image, t - p.seconds, t) for p, t in found])

@@ -58,6 +58,9 @@ __all__ = [
     "analyse",
     "PulledEvent",
     "joined_pulls",
+    "pod_started",
+    "event_time",
+    "read_time",
     "JOIN_SLACK_SECONDS",
 ]
 
@@ -136,7 +139,9 @@ class StartupData:
     problems: list[str] = field(default_factory=list)
 
 
-def _time(value: Any) -> float | None:
+def read_time(value: Any) -> float | None:
+    """Epoch seconds of an RFC 3339 field value (``metav1.Time``/``MicroTime`` text) as a recorded
+    object holds it; None when the field is absent, not a string or malformed."""
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -153,13 +158,18 @@ def _event_fields(ev: Obj) -> tuple[Obj, str, str, str, float | None]:
     component = str(
         ev.get("reportingController") or ev.get("reportingComponent") or source.get("component") or ""
     )
-    t = (
-        _time(ev.get("eventTime"))
-        or _time(ev.get("deprecatedFirstTimestamp"))
-        or _time(ev.get("firstTimestamp"))
-        or _time((ev.get("metadata") or {}).get("creationTimestamp"))
+    return regarding, str(ev.get("reason") or ""), message, component, event_time(ev)
+
+
+def event_time(ev: Obj) -> float | None:
+    """When an Event (``events.k8s.io/v1`` or ``core/v1`` shape) first happened, epoch s: its
+    ``eventTime``, else ``deprecatedFirstTimestamp``, ``firstTimestamp``, then its creation."""
+    return (
+        read_time(ev.get("eventTime"))
+        or read_time(ev.get("deprecatedFirstTimestamp"))
+        or read_time(ev.get("firstTimestamp"))
+        or read_time((ev.get("metadata") or {}).get("creationTimestamp"))
     )
-    return regarding, str(ev.get("reason") or ""), message, component, t
 
 
 def parse_pulled(message: str) -> PulledEvent | None:
@@ -178,7 +188,7 @@ def parse_pulled(message: str) -> PulledEvent | None:
     return None
 
 
-def _pod_started(pod: Obj) -> float | None:
+def pod_started(pod: Obj) -> float | None:
     """The last container start (``state.running`` / ``state.terminated`` ``startedAt``), None
     while a container has not started."""
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
@@ -188,7 +198,7 @@ def _pod_started(pod: Obj) -> float | None:
     last = None
     for cs in statuses:
         state = cs.get("state") or {}
-        t = _time((state.get("running") or {}).get("startedAt")) or _time(
+        t = read_time((state.get("running") or {}).get("startedAt")) or read_time(
             (state.get("terminated") or {}).get("startedAt")
         )
         if t is None:
@@ -202,7 +212,7 @@ def _pod_finished(pod: Obj) -> float | None:
     if status.get("phase") not in ("Succeeded", "Failed"):
         return None
     ends = [
-        _time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+        read_time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
         for cs in status.get("containerStatuses") or []
     ]
     known = [t for t in ends if t is not None]
@@ -212,7 +222,7 @@ def _pod_finished(pod: Obj) -> float | None:
 def _scheduled_at(pod: Obj) -> float | None:
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == "PodScheduled" and c.get("status") == "True":
-            return _time(c.get("lastTransitionTime"))
+            return read_time(c.get("lastTransitionTime"))
     return None
 
 
@@ -256,7 +266,7 @@ def analyse(data: StartupData, *, since: float | None = None, now: float | None 
     _mark_joined(steps, data.pods)
     groups: dict[str, list[Obj]] = {}
     for pod in data.pods:
-        created = _time((pod.get("metadata") or {}).get("creationTimestamp"))
+        created = read_time((pod.get("metadata") or {}).get("creationTimestamp"))
         if created is None or (since is not None and created < since):
             continue
         scheduler = str((pod.get("spec") or {}).get("schedulerName") or "default-scheduler")
@@ -265,7 +275,7 @@ def analyse(data: StartupData, *, since: float | None = None, now: float | None 
         t
         for pods in groups.values()
         for p in pods
-        for t in (_time(p["metadata"].get("creationTimestamp")), _pod_started(p), _pod_finished(p))
+        for t in (read_time(p["metadata"].get("creationTimestamp")), pod_started(p), _pod_finished(p))
         if t is not None
     ]
     end = now if now is not None else (max(all_times) if all_times else 0.0)
@@ -335,12 +345,12 @@ def _run(
     pods = sorted(
         pods,
         key=lambda p: (
-            _time(p["metadata"].get("creationTimestamp")) or 0.0,
+            read_time(p["metadata"].get("creationTimestamp")) or 0.0,
             str(p["metadata"].get("namespace")),
             str(p["metadata"].get("name")),
         ),
     )
-    origin = _time(pods[0]["metadata"].get("creationTimestamp")) or 0.0
+    origin = read_time(pods[0]["metadata"].get("creationTimestamp")) or 0.0
     metrics = PullMetrics()
     per_image: dict[str, ImagePullStats] = {}
     timelines: list[PodTimeline] = []
@@ -350,7 +360,7 @@ def _run(
     for pod in pods:
         meta = pod.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-        created = (_time(meta.get("creationTimestamp")) or origin) - origin
+        created = (read_time(meta.get("creationTimestamp")) or origin) - origin
         tl = PodTimeline(key, created)
         scheduled = _scheduled_at(pod)
         node = (pod.get("spec") or {}).get("nodeName")
@@ -393,7 +403,7 @@ def _run(
                 tl.bytes_cache_hit += size
                 metrics.bytes_cache_hit += size
         tl.images = tuple(images)
-        started = _pod_started(pod)
+        started = pod_started(pod)
         finished = _pod_finished(pod)
         if started is not None:
             tl.started = started - origin

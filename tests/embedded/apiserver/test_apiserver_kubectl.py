@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import json
 import queue
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubectl_support import KUBECTL, requires_kubectl, served_api
+from kubectl_support import kubectl as _kubectl
 
-from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.apiserver import ServerHandle
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+pytestmark = requires_kubectl
 
 PODS = """\
 apiVersion: v1
@@ -41,22 +41,8 @@ spec:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
-    handle = start_server(bookmark_interval=0.2)
-    try:
-        yield handle, write_kubeconfig(tmp_path / "kubeconfig", handle.url)
-    finally:
-        handle.stop()
-
-
-def _kubectl(kubeconfig: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    assert KUBECTL is not None
-    return subprocess.run(
-        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    with served_api(tmp_path, bookmark_interval=0.2) as s:
+        yield s
 
 
 def test_kubectl_apply_get_and_reapply(served: tuple[ServerHandle, Path], tmp_path: Path) -> None:

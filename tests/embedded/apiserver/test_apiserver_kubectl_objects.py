@@ -7,37 +7,22 @@ Skipped when ``kubectl`` is absent. Every command has a timeout; the server list
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubectl_support import kubectl as _kubectl
+from kubectl_support import requires_kubectl, served_api
 
-from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.apiserver import ServerHandle
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+pytestmark = requires_kubectl
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
-    handle = start_server(bookmark_interval=0.2)
-    try:
-        yield handle, write_kubeconfig(tmp_path / "kubeconfig", handle.url)
-    finally:
-        handle.stop()
-
-
-def _kubectl(kubeconfig: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    assert KUBECTL is not None
-    return subprocess.run(
-        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    with served_api(tmp_path, bookmark_interval=0.2) as s:
+        yield s
 
 
 def test_kubectl_version_reports_v1_35(served: tuple[ServerHandle, Path]) -> None:

@@ -5,7 +5,6 @@ a StatefulSet's ControllerRevisions (``kubectl get controllerrevisions``, ``roll
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import threading
 import time
@@ -14,58 +13,53 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from kubectl_support import kubectl, requires_kubectl, served_api
+from kubectl_support import ok as _ok
 
-from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.apiserver import ServerHandle
 
-KUBECTL = shutil.which("kubectl")
 T = TypeVar("T")
 HASH = "controller-revision-hash"
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+pytestmark = requires_kubectl
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
-    handle = start_server(bookmark_interval=0.2, workload_controllers=True)
-    stop = threading.Event()
+    with served_api(tmp_path, bookmark_interval=0.2, workload_controllers=True) as (handle, kubeconfig):
+        stop = threading.Event()
 
-    def kubelet() -> None:  # every pod of an image without "broken" turns Running and Ready
-        while not stop.wait(0.05):
-            for pod in handle.cluster.list("Pod").items:
-                status = pod.get("status") or {}
-                image = pod["spec"]["containers"][0]["image"]
-                if status.get("phase") == "Running" or "broken" in image:
-                    continue
-                if pod["metadata"].get("deletionTimestamp"):
-                    continue
-                try:
-                    handle.cluster.patch_status(
-                        "Pod",
-                        pod["metadata"]["namespace"],
-                        pod["metadata"]["name"],
-                        {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
-                    )
-                except Exception:  # noqa: BLE001 - a pod deleted meanwhile
-                    continue
+        def kubelet() -> None:  # every pod of an image without "broken" turns Running and Ready
+            while not stop.wait(0.05):
+                for pod in handle.cluster.list("Pod").items:
+                    status = pod.get("status") or {}
+                    image = pod["spec"]["containers"][0]["image"]
+                    if status.get("phase") == "Running" or "broken" in image:
+                        continue
+                    if pod["metadata"].get("deletionTimestamp"):
+                        continue
+                    try:
+                        handle.cluster.patch_status(
+                            "Pod",
+                            pod["metadata"]["namespace"],
+                            pod["metadata"]["name"],
+                            {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+                        )
+                    except Exception:  # noqa: BLE001 - a pod deleted meanwhile
+                        continue
 
-    thread = threading.Thread(target=kubelet, daemon=True)
-    thread.start()
-    try:
-        yield handle, write_kubeconfig(tmp_path / "kubeconfig", handle.url)
-    finally:
-        stop.set()
-        thread.join(5)
-        handle.stop()
+        thread = threading.Thread(target=kubelet, daemon=True)
+        thread.start()
+        try:
+            yield handle, kubeconfig
+        finally:
+            stop.set()
+            thread.join(5)
 
 
-def _kubectl(kubeconfig: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    assert KUBECTL is not None
-    return subprocess.run(
-        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+def _kubectl(
+    kubeconfig: Path, *args: str, timeout: float = 60, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return kubectl(kubeconfig, *args, timeout=timeout, input=input)
 
 
 def _eventually(read: Callable[[], T], expected: T, timeout: float = 10) -> None:
@@ -74,11 +68,6 @@ def _eventually(read: Callable[[], T], expected: T, timeout: float = 10) -> None
     while (got := read()) != expected:
         assert time.monotonic() < deadline, got
         time.sleep(0.05)
-
-
-def _ok(out: subprocess.CompletedProcess[str]) -> str:
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 def _history(*revisions: tuple[int, str]) -> str:
@@ -195,16 +184,7 @@ spec:
 
 
 def _apply(kc: Path, manifest: str) -> str:
-    assert KUBECTL is not None
-    out = subprocess.run(
-        [KUBECTL, "--kubeconfig", str(kc), "apply", "-f", "-"],
-        input=manifest,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    return _ok(out)
+    return _ok(_kubectl(kc, "apply", "-f", "-", input=manifest))
 
 
 def _controller_revisions(kc: Path) -> list[list[str]]:

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from replay_support import two_node_workload
 
 from kubesched.api.pod import Pod
 from kubesched.config.load import load_config
@@ -374,32 +375,10 @@ def test_phases_add_up_to_startup(specs: list[tuple[int, int | None, int, str]])
     """For single-image pods: queue wait + scheduling + binding + pull wait + pull + container start
     = start-up latency; scheduled + never scheduled = pods; allocation never exceeds capacity."""
     cat = load_catalogue(FIX / "catalogue.yaml")
-    nodes = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"n{i}"},
-            "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}},
-        }
-        for i in range(2)
-    ]
-    pods = []
-    for k, (arrival, duration, cpu, image) in enumerate(specs):
-        m = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"p{k}", "namespace": "default"},
-            "spec": {
-                "containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": str(cpu)}}}]
-            },
-        }
-        pods.append(
-            WorkloadPod(f"p{k}", "default", float(arrival), None if duration is None else float(duration), m)
-        )
-    pods.sort(key=lambda p: (p.arrival, p.name))
-    r = run_replay(Workload(nodes, pods, horizon=40.0), None, catalogue=cat, seed=1, sample_points=40)
+    wl = two_node_workload(specs, horizon=40.0)
+    r = run_replay(wl, None, catalogue=cat, seed=1, sample_points=40)
     s = r.summary()
-    assert s["scheduled"] + s["neverScheduled"] == len(pods)
+    assert s["scheduled"] + s["neverScheduled"] == len(wl.pods)
     for tl in r.timelines:
         if tl.started is None:
             continue

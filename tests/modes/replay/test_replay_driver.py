@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from replay_support import PodSpec, two_node_workload
 
 from kubesched.api.pod import Pod
 from kubesched.embedded.kubelet.config import KubeletImageConfig
@@ -23,7 +24,7 @@ from kubesched.modes.report.result import ReplayResult
 from kubesched.prepull.hook import PlannerContext
 from kubesched.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
 from kubesched.scheduler import new_scheduler
-from kubesched.trace.workload import Workload, WorkloadPod
+from kubesched.trace.workload import Workload
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "replay"
 CATALOGUE = load_catalogue(FIX / "catalogue.yaml")
@@ -194,31 +195,9 @@ _POD = st.tuples(
 )
 
 
-def _workload(specs: list[tuple[int, int | None, int, str]]) -> Workload:
-    nodes = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"n{i}"},
-            "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}},
-        }
-        for i in range(2)
-    ]
-    pods = []
-    for k, (arrival, duration, cpu, image) in enumerate(specs):
-        m = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"p{k}", "namespace": "default"},
-            "spec": {
-                "containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": str(cpu)}}}]
-            },
-        }
-        pods.append(
-            WorkloadPod(f"p{k}", "default", arrival / 4, None if duration is None else float(duration), m)
-        )
-    pods.sort(key=lambda p: (p.arrival, p.name))
-    return Workload(nodes, pods, horizon=200.0)
+def _workload(specs: list[PodSpec]) -> Workload:
+    """Two nodes; arrivals in quarter seconds, a 200 s horizon."""
+    return two_node_workload(specs, horizon=200.0, steps_per_second=4)
 
 
 def _outcome(r: ReplayResult) -> tuple[Any, ...]:

@@ -6,19 +6,19 @@ and survives a stopped node (its pods evicted after their tolerations and recrea
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubectl_support import kubectl, requires_kubectl
+from kubectl_support import ok as _ok
 from run_support import REPO, TESTS_DIR, free_port, wait_for
 from serve_support import ServeProcess
 
 kubernetes = pytest.importorskip("kubernetes")
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+pytestmark = requires_kubectl
 
 SPEED = 40
 NODES = "".join(
@@ -83,19 +83,7 @@ def cluster(tmp_path: Path) -> Iterator[Path]:
 
 
 def _kubectl(kc: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    assert KUBECTL is not None
-    return subprocess.run(
-        [KUBECTL, "--kubeconfig", str(kc), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def _ok(out: subprocess.CompletedProcess[str]) -> str:
-    assert out.returncode == 0, out.stderr
-    return out.stdout
+    return kubectl(kc, *args, timeout=timeout)
 
 
 def test_deployment_scale_rollout_and_a_stopped_node(cluster: Path) -> None:
