@@ -44,15 +44,21 @@ default) only on a node where ``miss(n) <= min(want, room(n)) * cheap``: the pod
 spare a pull (at most ``want``, at most its room), each sparing at least ``cheap`` bytes, cover
 its own bytes. So an application expected to bring less than one pod beyond its warm room gets no
 pre-pull (the bytes would be spent on a pod that may not come, or that a holder takes anyway),
-and a node sharing few layers is pre-pulled only for several pods. Candidates, in this order:
+and a node sharing few layers is pre-pulled only for several pods. Candidates are the nodes
+holding images that share layers with the application's, and the first ``max_per_app_per_tick``
+usable nodes in this order: most free GPUs (they absorb the most of the coming GPU pods), the
+smaller node (allocatable CPU) first among those (a pre-pull made for a few pods draws them to its
+node, and the few large nodes are the only ones that pods asking for a whole large node fit; the
+scheduler's own scoring keeps them for such pods too), then the most free CPU, then by name. They
+are taken cheapest first, by the bytes pulled per pod the node can take::
 
-1. nodes already holding the most bytes of the images (layers shared with images they hold:
-   those pulls are the shortest);
-2. then nodes with the most free GPUs (they absorb the most of the coming GPU pods), the smaller
-   node (allocatable CPU) first among those: a pre-pull made for a few pods draws them to its
-   node, and the few large nodes are the only ones that pods asking for a whole large node fit
-   (the scheduler's own scoring keeps them for such pods too);
-3. then the most free CPU, then by name.
+    cost(n) = miss(n) / min(room(n), max(1, ceil(want)))
+
+then the most room, then by name. A node sharing most of the layers (a fine-tuning image on a
+holder of its base) costs a fraction of a fresh node; a node sharing only a small base layer costs
+about what a fresh node does, so its room decides: the first version put every node sharing any
+layer before every fresh node, and pre-pulled multi-GB images onto busy holders of other
+applications for the sake of a few MB, where they took those applications' room.
 
 A node is skipped while it runs or queues any pull (a pre-pull never competes with a pod's pull
 for the node's CPU and disk, and at most one pre-pull runs per node) or when its image disk would
@@ -69,6 +75,7 @@ Defaults are documented on :class:`PrePullPlanner`; they were chosen with the re
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -344,8 +351,8 @@ class PrePullPlanner:
             )
             if need <= 0 or slots <= 0:
                 continue
-            candidates = self._candidates(app, images, infos, by_room, warm_nodes | chosen)
             size = sum(image_bytes(image) for image in images)
+            candidates = self._candidates(app, images, infos, by_room, warm_nodes | chosen, size, need)
             cheap = size + min((c[0] for c in candidates), default=0)  # c[0] = -present bytes
             for neg_present, _, node, room in candidates:
                 if need <= 0 or slots <= 0:
@@ -383,10 +390,15 @@ class PrePullPlanner:
         infos: dict[str, NodeInfo],
         by_room: list[NodeInfo],
         skip: set[str],
+        size: int,
+        want: float,
     ) -> list[tuple[int, int, str, int]]:
-        """``(-present bytes, -room, node, room)`` of nodes that may be pre-pulled, best first: the
-        nodes holding images that share layers with ``images``, then nodes in ``by_room`` order
-        (at most ``max_per_app_per_tick`` of those, examining at most ``_WALK_LIMIT`` nodes)."""
+        """``(-present bytes, -room, node, room)`` of nodes that may be pre-pulled: the nodes
+        holding images that share layers with ``images`` and nodes in ``by_room`` order (at most
+        ``max_per_app_per_tick`` of those, examining at most ``_WALK_LIMIT`` nodes), cheapest
+        first: by ``(size - present) / min(room, max(1, ceil(want)))`` bytes per pod (``size``:
+        bytes of the images' distinct layers; ``want``: pods expected beyond the warm room), then
+        the most room, then by name."""
         assert self.ctx is not None
         model = self.ctx.model
         layer_ids = {layer.id for image in images for layer in image.unique_layers}
@@ -408,7 +420,6 @@ class PrePullPlanner:
             present = sum(model.layer_bytes(name, image)[0] for image in images)
             if present > 0:
                 out.append((-present, -room, name, room))
-        out.sort()
         extra = 0
         for ni in by_room[:_WALK_LIMIT]:
             if extra >= self.max_per_app_per_tick:
@@ -419,6 +430,8 @@ class PrePullPlanner:
             if room > 0:
                 out.append((0, -room, ni.name, room))
                 extra += 1
+        pods = max(1, math.ceil(want))
+        out.sort(key=lambda c: ((size + c[0]) / min(c[3], pods), c[1], c[2]))
         return out
 
     def _disk_ok(self, node: str, images: list[CatalogueImage]) -> bool:

@@ -138,6 +138,7 @@ def test_image_aware_overlays_are_the_measured_profile() -> None:
             "args": {
                 "defaultBandwidthBytesPerSecond": 45000000,
                 "scoreScaleFloorSeconds": 10,
+                "scoreScale": "PodPull",
                 "recentWindowSeconds": 300,
                 "recentBurst": 8,
                 "inFlightProgress": 0,

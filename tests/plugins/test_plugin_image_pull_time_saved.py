@@ -295,9 +295,10 @@ def test_default_catalogue_matches_layers_between_real_images() -> None:
     raw, norm = run(pl, make_pod("p", image="registry.example.com/ml/bert-finetune:v3"), infos)
     # bert-finetune:v3 = the pytorch runtime image's 4 layers (3.03 GB) + a 150 MB app layer;
     # 3.03e9 B / 45e6 B/s (the default throughput) = 67.333 s, plus the default 0.037 s for each of
-    # the 4 layers present = 67.481 s (bert-finetune itself is not listed: its pull is still made)
+    # the 4 layers present = 67.481 s (bert-finetune itself is not listed: its pull is still made).
+    # Its whole pull: 3.18e9 / 45e6 = 70.667 s + 1 s + 5 x 0.037 s = 71.852 s: 100 * 67481 // 71852
     assert raw == {"n1": 67481, "n2": 0}
-    assert norm == {"n1": 100, "n2": 0}
+    assert norm == {"n1": 93, "n2": 0}
 
 
 def _cache_snapshot(nodes: list[Any], pods: list[Any]) -> Any:
@@ -600,3 +601,93 @@ def test_a_puller_pod_bound_to_the_node_is_a_pull_in_flight(catalogue: str) -> N
     raw, _ = run(pl, make_pod("p", image="app:1"), infos)
     assert (raw["n4"], raw["n5"]) == (13312, 13312)
     assert run(pl, make_pod("t", image="tiny:1"), infos)[0]["n5"] == -13312
+
+
+SLIM = """
+  - name: slim:1
+    class: gpu
+    source: test
+    confidence: derived
+    layers:
+      - {id: base, size_bytes: 30000000}
+      - {id: slim, size_bytes: 1000000000}
+"""
+
+
+@pytest.fixture()
+def slim_catalogue(tmp_path: Path) -> str:
+    """The shared test catalogue plus ``slim:1``, which shares only the 30 MB base with app:1."""
+    path = Path(write_catalogue(tmp_path))
+    path.write_text(path.read_text() + SLIM)
+    return str(path)
+
+
+def test_pod_pull_scale_scores_the_share_of_the_pods_whole_pull(slim_catalogue: str) -> None:
+    holder = node_info(make_node("h", images=[(["docker.io/library/app:1"], 2_130_000_000)]))
+    slim = node_info(make_node("s", images=[(["docker.io/library/slim:1"], 1_030_000_000)]))
+    empty = node_info(make_node("e"))
+    pod = make_pod("p", image="app:1")
+    whole = {"pull_fixed_seconds": 1.0, "layer_latency_seconds": 0.037}
+    # h spares app:1's whole pull, 2.13e9 / 80e6 = 26.625 s + 1 s + 3 x 0.037 s = 27.736 s; s holds
+    # only the 30 MB base: 0.375 s + 0.037 s = 0.412 s
+    pl, _ = plugin(slim_catalogue, [holder, slim, empty], **whole)
+    assert run(pl, pod, [holder, slim, empty]) == ({"h": 27736, "s": 412, "e": 0}, {"h": 100, "s": 1, "e": 0})
+    # the holder has no room (not scored): s still scores its share of the pull, 100 * 412 // 27736
+    assert run(pl, pod, [slim, empty])[1] == {"s": 1, "e": 0}
+    # scoreScale BestNode: the best scored node sets the scale (at least the 10 s floor), so
+    # without the holder s scores 100 * 412 // 10000 = 4, and with a 0.1 s floor 100
+    pl, _ = plugin(slim_catalogue, [holder, slim, empty], score_scale="BestNode", **whole)
+    assert run(pl, pod, [holder, slim, empty])[1] == {"h": 100, "s": 1, "e": 0}
+    assert run(pl, pod, [slim, empty])[1] == {"s": 4, "e": 0}
+    pl, _ = plugin(
+        slim_catalogue, [slim, empty], score_scale="BestNode", score_scale_floor_seconds=0.1, **whole
+    )
+    assert run(pl, pod, [slim, empty])[1] == {"s": 100, "e": 0}
+
+
+def test_pod_pull_scale_is_the_pull_on_the_slowest_scored_node(catalogue: str) -> None:
+    fast = make_node("fast", images=[(["docker.io/library/app:1"], 2_130_000_000)])
+    fast.annotations = {"kubesched.io/image-pull-bytes-per-second": "160e6"}  # type: ignore[misc]
+    infos = [node_info(fast), node_info(make_node("slow"))]
+    pl, _ = plugin(catalogue, infos)
+    # fast spares its own 13.3125 s pull; the most any scored node could save is the 26.625 s pull
+    # on slow (80 MB/s): 100 * 13312 // 26625 = 49 (BestNode: 100)
+    assert run(pl, make_pod("p", image="app:1"), infos) == (
+        {"fast": 13312, "slow": 0},
+        {"fast": 49, "slow": 0},
+    )
+    pl, _ = plugin(catalogue, infos, score_scale="BestNode")
+    assert run(pl, make_pod("p", image="app:1"), infos)[1] == {"fast": 100, "slow": 0}
+    # a tiny image's whole pull (25 ms) is far below the 10 s floor: the floor stays the scale
+    tiny = [node_info(make_node("t", images=[(["docker.io/library/tiny:1"], 2_000_000)]))]
+    pl, _ = plugin(catalogue, tiny)
+    assert run(pl, make_pod("q", image="tiny:1"), tiny) == ({"t": 25}, {"t": 0})
+
+
+def test_pod_pull_scale_batch_form_matches_per_node(slim_catalogue: str) -> None:
+    from kubesched.api.node import Node
+    from kubesched.testing import node_manifest
+
+    fast = node_manifest("f", images=[(["docker.io/library/app:1"], 2_130_000_000)])
+    fast["metadata"]["annotations"] = {"kubesched.io/image-pull-bytes-per-second": "160e6"}
+    nodes = [
+        Node.from_manifest(fast),
+        make_node("s", images=[(["docker.io/library/slim:1"], 1_030_000_000)]),
+        make_node("e"),
+    ]
+    _, snap = _cache_snapshot(nodes, [])
+    handle = FakeHandle(snap)
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    pl = ImagePullTimeSaved(
+        ImagePullTimeSavedArgs(catalogue_path=slim_catalogue, default_bandwidth_bytes_per_second=BW), handle
+    )  # type: ignore[arg-type]
+    # rows e, s, f: f spares 13.3125 s + 1 s + 3 x 0.037 s = 14.423 s, s 0.412 s; the scale is the
+    # whole pull on e or s (80 MB/s), 27.736 s: 100 * 14423 // 27736 = 52
+    assert _batch_vs_per_node(pl, make_pod("p", image="app:1"), snap) == ([0, 412, 14423], [0, 1, 52])
+
+
+def test_score_scale_arg_decodes() -> None:
+    assert decode_args(ImagePullTimeSavedArgs, None, "args").score_scale == "PodPull"
+    assert decode_args(ImagePullTimeSavedArgs, {"scoreScale": "BestNode"}, "args").score_scale == "BestNode"
+    with pytest.raises(ConfigError, match="scoreScale"):
+        decode_args(ImagePullTimeSavedArgs, {"scoreScale": "Largest"}, "args")

@@ -42,6 +42,16 @@ CAT = parse_catalogue(
                 ],
             },
             {
+                "name": "slim:1",
+                "class": "gpu",
+                "source": "t",
+                "confidence": "derived",
+                "layers": [
+                    {"id": "base", "size_bytes": 30_000_000},
+                    {"id": "slim", "size_bytes": 1_000_000_000},
+                ],
+            },
+            {
                 "name": "other:1",
                 "class": "gpu",
                 "source": "t",
@@ -177,6 +187,21 @@ def test_nodes_with_more_room_first_and_required_affinity_honoured() -> None:
     pinned = {"nodeSelector": {"kubernetes.io/hostname": "a"}}
     for i in range(4):
         planner.on_pod_pending(make_pod(f"p{i}", image="app:1", requests=GPU, spec=pinned), float(i))
+    assert planner.plan(10.0) == [("a", APP1)]
+
+
+def test_candidates_are_taken_by_bytes_per_pod_they_take() -> None:
+    # 4 pending pods + 4 x 1800 / 3600 expected = 6 wanted, nothing warm. c lists app:2 (base + cuda):
+    # app:1 costs it 100 MB for its 1 pod; b is fresh, 2.13 GB for 4 pods (532.5 MB each); a lists
+    # slim:1, which shares only the 30 MB base: 2.1 GB for its 1 pod. So c, b, then a (the shared
+    # base does not put a before a fresh node with four times its room)
+    planner, _, _ = world({"a": 1, "b": 4, "c": 1}, status={"a": "slim:1", "c": "app:2"}, max_warm_nodes=3)
+    for i in range(4):
+        arrive(planner, f"p{i}", float(i))
+    assert planner.plan(10.0) == [("c", APP1), ("b", APP1), ("a", APP1)]
+    # one pod wanted: the room beyond it buys nothing, so a (2.1 GB) is cheaper than b (2.13 GB)
+    planner, _, _ = world({"a": 1, "b": 4}, status={"a": "slim:1"}, max_warm_nodes=1, lookahead_seconds=0.0)
+    arrive(planner, "p0", 0.0)
     assert planner.plan(10.0) == [("a", APP1)]
 
 

@@ -59,6 +59,8 @@ class RunOptions:
     parallel_bindings: int
     #: ``--cpu-affinity``: "auto", "none" or a CPU number (:mod:`kubesched.modes.run.cpu_affinity`)
     cpu_affinity: str | int = "auto"
+    #: ``--thread-policy``: "batch" or "normal" (:mod:`kubesched.modes.run.thread_policy`)
+    thread_policy: str = "batch"
     #: the --config file (names the file in config errors found while building the profiles)
     config_file: str | None = None
     #: --prepull settings (None: no pre-pull controller)

@@ -30,6 +30,7 @@ from kubesched.modes.run.cpu_affinity import CpuAffinity
 from kubesched.modes.run.effective_config import effective_config_document
 from kubesched.modes.run.options import RunOptions
 from kubesched.modes.run.plugin_modules import load_plugin_modules
+from kubesched.modes.run.thread_policy import ThreadPolicy
 from kubesched.plugins import in_tree_registry
 from kubesched.prepull.controller import PrePullController
 from kubesched.prepull.image_facts import registry_settings_of
@@ -47,7 +48,7 @@ log = logging.getLogger("kubesched.run")
 def run_scheduler(opts: RunOptions) -> int:
     """Build (:func:`setup`) and run (:func:`run`) until SIGTERM/SIGINT (returns 0) or a lost
     lease (returns 1). Raises ConfigError for a bad kubeconfig, config, flag or plugin module, or
-    an endpoint that cannot listen. The CPU placement is undone when it returns."""
+    an endpoint that cannot listen. The CPU placement and thread policy are undone when it returns."""
     graph = setup(opts)
     stop = threading.Event()
 
@@ -62,6 +63,7 @@ def run_scheduler(opts: RunOptions) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         graph.affinity.restore()
+        graph.thread_policy.restore()
 
 
 class LeaseSignals:
@@ -129,6 +131,8 @@ class RunGraph:
     options: RunOptions
     clock: RealClock
     affinity: CpuAffinity
+    #: the threads' scheduling policy (``--thread-policy``), set before any scheduler thread starts
+    thread_policy: ThreadPolicy
     component_metrics: ComponentMetrics
     #: the scheduler's client (shared token bucket, fenced by the lease when electing)
     client: KubeClusterClient
@@ -154,13 +158,16 @@ def setup(opts: RunOptions) -> RunGraph:
     base = KubeClusterClient.from_kubeconfig(
         opts.kubeconfig, qps=opts.qps, burst=opts.burst, clock=clock, component_metrics=component_metrics
     )
-    # before the scheduler's threads start (they inherit the placement); undone by run_scheduler
+    # before the scheduler's threads start (they inherit placement and policy); undone by run_scheduler
     affinity = CpuAffinity(opts.cpu_affinity)
     affinity.start()
+    policy = ThreadPolicy(opts.thread_policy)
+    policy.start()
     try:
-        return _build(opts, clock, component_metrics, base, affinity)
+        return _build(opts, clock, component_metrics, base, affinity, policy)
     except BaseException:
         affinity.restore()
+        policy.restore()
         base.close()
         raise
 
@@ -171,6 +178,7 @@ def _build(
     component_metrics: ComponentMetrics,
     base: KubeClusterClient,
     affinity: CpuAffinity,
+    policy: ThreadPolicy,
 ) -> RunGraph:
     registry = in_tree_registry()
     load_plugin_modules(registry, opts.plugin_modules)
@@ -224,6 +232,7 @@ def _build(
         options=opts,
         clock=clock,
         affinity=affinity,
+        thread_policy=policy,
         component_metrics=component_metrics,
         client=client,
         writes=writes,

@@ -60,9 +60,18 @@ Filter plugins already refuse a node without room; what they do not prevent is t
 placement of a burst, which is what damping addresses. It costs O(1) per node (a dict lookup).
 
 NormalizeScore: ``lo = min(0, min raw)``, ``score = 100 * (raw - lo) // max(max raw - lo,
-1000 * scoreScaleFloorSeconds)`` (integer arithmetic): without negative raws the best node gets 100
-when it saves at least the floor and savings far below the floor (a 2 MB busybox) score about 0;
-with a busy node (negative raw) in the list, idle nodes score above it.
+int(1000 * scale))`` (integer arithmetic), where ``scale`` (``scoreScale``) is, by default
+(``PodPull``), the larger of ``scoreScaleFloorSeconds`` and the pod's whole pull: the most any
+scored node could save it, ``max over the scored nodes of pod bytes / bandwidth(node) + F *
+images + L * layers`` (every distinct image and layer of the pod). So a node scores 100 when it
+spares the pod's whole pull, and a node sharing only part of the pod's layers scores that part's
+share of the pull, whichever nodes have room: a node holding a 40 MB base layer of a 3 GB image
+scores 1 whether or not a node holding the whole image is feasible. Savings far below the floor
+(a 2 MB busybox) score about 0. ``BestNode`` (the earlier rule) scales by the best scored node
+instead, ``max(max raw - lo, 1000 * scoreScaleFloorSeconds)``: when every holder of the image is
+full, the node sharing most layers gets the top of the range (100, or its saving over the 10 s
+floor), however few bytes it shares, and at the recommended weight that outweighs the resource
+scores. With a busy node (negative raw) in the list, idle nodes score above it either way.
 
 **Node-size scaling** (``nodeShareExponent`` ``e``, 0 = off, the default). After NormalizeScore, a
 node's score is multiplied by ``min(1, (share(node) / q) ** e)`` (and floored), where
@@ -90,7 +99,7 @@ import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass as std_dataclass
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -164,6 +173,11 @@ class ImagePullTimeSavedArgs:
     * ``layer_latency_seconds`` (``layerLatencySeconds``): seconds per layer fetched; default 0.037
       (:data:`kubesched.images.pull_model.DEFAULT_LAYER_SECONDS`).
     * ``score_scale_floor_seconds``: a saving of this many seconds or more can reach 100; default 10.
+    * ``score_scale`` (``scoreScale``): what a score of 100 stands for. ``PodPull`` (default): the
+      pod's whole pull on the slowest scored node (at least ``score_scale_floor_seconds``), so a
+      node's score is the share of the pod's pull it spares. ``BestNode``: the best scored node's
+      saving (at least the floor), so the node sharing most layers scores 100 however little it
+      shares. See the module docstring.
     * ``recent_window_seconds``: window of the piling guard; default 300 (5 min).
     * ``recent_burst``: pods of one image a node takes per window at full credit; default 8 (one
       8-GPU node full of 1-GPU replicas). 0 disables the guard.
@@ -195,6 +209,7 @@ class ImagePullTimeSavedArgs:
     pull_fixed_seconds: float = Field(default=DEFAULT_PULL_FIXED_SECONDS, ge=0)
     layer_latency_seconds: float = Field(default=DEFAULT_LAYER_SECONDS, ge=0)
     score_scale_floor_seconds: float = Field(default=10.0, gt=0)
+    score_scale: Literal["PodPull", "BestNode"] = "PodPull"
     recent_window_seconds: float = Field(default=300.0, ge=0)
     recent_burst: int = Field(default=8, ge=0)
     in_flight_progress: float = Field(default=0.5, ge=0, le=1)
@@ -212,6 +227,8 @@ class _ImageSetState(ReadOnlyStateData):
     shares: dict[str, float] = field(default_factory=dict)
     #: ... and of the scored rows, in row order (batch path)
     share_rows: FloatArray | None = None
+    #: scoreScale PodPull: the pod's whole pull on the slowest node scored so far (seconds)
+    pull_seconds: float = 0.0
 
     def clone(self) -> _ImageSetState:
         return self
@@ -351,11 +368,15 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             share = pod_share(Resource.from_list(pod.requests), node_info.allocatable)
             if share is not None:
                 s.shares[node_info.name] = share
+        bandwidth = self.index.bandwidth(node_info.node)
+        if self.args.score_scale == "PodPull":
+            s.pull_seconds = max(
+                s.pull_seconds, self.index.pod_bytes(pod) / bandwidth + self._whole_counts(pod)
+            )
         present, ours, flight = self.index.saved_parts(pod, node_info)
         if present == 0 and flight == 0:
             return 0, None
         listed, n_present, n_ours = self.index.pull_counts(pod, node_info)
-        bandwidth = self.index.bandwidth(node_info.node)
         if 0 < self.index.pod_bytes(pod) <= present:
             # every layer is on the node: the pod pulls nothing, so it neither queues behind the
             # node's pulls nor piles up behind anyone (a hit is never damped)
@@ -376,6 +397,21 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
             s = _ImageSetState(pod.images, self._now())
             state.write(STATE_KEY, s)
         return s
+
+    def _whole_counts(self, pod: Pod) -> float:
+        """``F * images + L * layers`` of the pod's whole pull (its distinct images and layers), seconds."""
+        a = self.args
+        return a.pull_fixed_seconds * len(self.index.pod_images(pod)) + a.layer_latency_seconds * len(
+            self.index.pod_groups(pod)
+        )
+
+    def _span(self, state: CycleState, max_raw: int, lo: int) -> int:
+        """The NormalizeScore divisor (ms): ``max(max raw - lo, int(1000 * scale))``, ``scale`` the
+        floor, or with ``scoreScale: PodPull`` the larger of the floor and the pod's whole pull."""
+        scale = self.args.score_scale_floor_seconds
+        if self.args.score_scale == "PodPull":
+            scale = max(scale, self._read_state(state).pull_seconds)
+        return max(max_raw - lo, int(1000 * scale))
 
     def _own_seconds(self, listed: Any, n_present: Any) -> Any:
         """``F * nI + L * nP``: the pulls and layer fetches the node spares the pod (scalars or arrays)."""
@@ -496,6 +532,9 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         )
         bandwidth = self.bandwidth_column(table)[rows]
         total = self.index.pod_bytes(pod)
+        if self.args.score_scale == "PodPull" and len(rows):
+            whole = total / bandwidth + self._whole_counts(pod)
+            s.pull_seconds = max(s.pull_seconds, float(whole.max()))
         hit = (present >= total) & (total > 0)
         f_layers = np.where(flight > 0, f_layers, 0)
         f_images = np.where(flight > 0, f_images, 0)
@@ -522,7 +561,7 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         if not len(scores):
             return scores
         lo = min(int(scores.min()), 0)
-        span = max(int(scores.max()) - lo, int(1000 * self.args.score_scale_floor_seconds))
+        span = self._span(state, int(scores.max()), lo)
         out: IntArray = MAX_NODE_SCORE * (scores - lo) // span
         shares = self._read_state(state).share_rows if self.args.node_share_exponent > 0 else None
         if shares is not None and len(shares) == len(out):
@@ -542,12 +581,13 @@ class ImagePullTimeSaved(PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePl
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
-        """``100 * (raw - lo) // max(max raw - lo, 1000 * scoreScaleFloorSeconds)``, then the
-        node-size scaling when ``nodeShareExponent`` is above 0 (see the module docstring)."""
+        """``100 * (raw - lo) // max(max raw - lo, int(1000 * scale))`` (``scale``: see
+        ``scoreScale`` in the module docstring), then the node-size scaling when
+        ``nodeShareExponent`` is above 0."""
         if not scores:
             return None
         lo = min(min(ns.score for ns in scores), 0)
-        span = max(max(ns.score for ns in scores) - lo, int(1000 * self.args.score_scale_floor_seconds))
+        span = self._span(state, max(ns.score for ns in scores), lo)
         for ns in scores:
             ns.score = MAX_NODE_SCORE * (ns.score - lo) // span
         if self.args.node_share_exponent > 0:
