@@ -13,6 +13,17 @@ from kubesched.errors import ManifestError
 
 __all__ = ["check_api_version"]
 
+#: kind -> the group/versions it is served at, in registry order (cleared when the registry changes)
+_served: dict[str, list[str]] = {}
+kinds.on_change(_served.clear)
+
+
+def _served_at(kind: str) -> list[str]:
+    served = _served.get(kind)
+    if served is None:
+        served = _served[kind] = [k.group_version for k in kinds.all_kinds() if k.kind == kind]
+    return served
+
 
 def check_api_version(obj: Any, kind: str) -> None:
     """Raise :class:`ManifestError` on ``apiVersion`` (``must be "v1" for kind Node, got
@@ -20,12 +31,12 @@ def check_api_version(obj: Any, kind: str) -> None:
     at several, such as ``Event`` at ``events.k8s.io/v1`` and ``v1``, accepts each). A missing or
     empty ``apiVersion`` passes (list items and watch events omit it), as does a kind the
     registry does not know."""
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         return
     got = obj.get("apiVersion")
     if got in (None, ""):
         return
-    served = [k.group_version for k in kinds.all_kinds() if k.kind == kind]
+    served = _served_at(kind)
     if not served or got in served:
         return
     shown = got if isinstance(got, str) else repr(got)

@@ -73,7 +73,7 @@ _BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     spec = obj.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
+    return spec if type(spec) is dict or isinstance(spec, Mapping) else {}
 
 
 def _invalid(path: str, raw: Any, message: str) -> ManifestError:
@@ -196,10 +196,14 @@ def check_pod(obj: Mapping[str, Any]) -> Pod:
     _int32(spec.get("priority"), "spec.priority")
     for field in ("initContainers", "containers"):
         containers = spec.get(field)
-        for i, c in enumerate(containers if isinstance(containers, list) else []):
-            ports = c.get("ports") if isinstance(c, Mapping) else None
-            for j, p in enumerate(ports if isinstance(ports, list) else []):
-                if isinstance(p, Mapping):
+        if not containers or not isinstance(containers, list):
+            continue
+        for i, c in enumerate(containers):
+            ports = c.get("ports") if type(c) is dict or isinstance(c, Mapping) else None
+            if not ports or not isinstance(ports, list):
+                continue
+            for j, p in enumerate(ports):
+                if type(p) is dict or isinstance(p, Mapping):
                     at = f"spec.{field}[{i}].ports[{j}]"
                     _port(p.get("containerPort"), f"{at}.containerPort", optional=False)
                     _port(p.get("hostPort"), f"{at}.hostPort", optional=True)

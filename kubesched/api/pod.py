@@ -123,30 +123,34 @@ class OwnerReference:
     api_version: str = ""
 
 
-def _resource_list(raw: Any, path: str) -> dict[str, int]:
+def _resource_list(raw: Any, path: str, tail: str = "") -> dict[str, int]:
+    """``raw`` (a ``v1.ResourceList``) as resource name -> integer amount; errors name the field
+    ``path + tail`` (joined only when one is raised)."""
     if not raw:
         return {}
-    if not isinstance(raw, Mapping):
-        raise ManifestError(path, "must be an object")
+    if type(raw) is not dict and not isinstance(raw, Mapping):
+        raise ManifestError(path + tail, "must be an object")
     out = {}
     for name, q in raw.items():
+        key = name if type(name) is str else str(name)
         try:
-            out[str(name)] = resource_value(str(name), q)
+            v = resource_value(key, q)
         except QuantityError as e:
-            raise ManifestError(f"{path}.{name}", str(e)) from None
-        if out[str(name)] < 0:
-            raise ManifestError(f"{path}.{name}", "must be greater than or equal to 0")
+            raise ManifestError(f"{path}{tail}.{name}", str(e)) from None
+        if v < 0:
+            raise ManifestError(f"{path}{tail}.{name}", "must be greater than or equal to 0")
+        out[key] = v
     return out
 
 
 def _container(raw: Any, path: str, init: bool) -> Container:
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         raise ManifestError(path, "must be an object")
     res = raw.get("resources") or {}
-    if not isinstance(res, Mapping):
+    if type(res) is not dict and not isinstance(res, Mapping):
         raise ManifestError(f"{path}.resources", "must be an object")
-    limits = _resource_list(res.get("limits"), f"{path}.resources.limits")
-    requests = _resource_list(res.get("requests"), f"{path}.resources.requests")
+    limits = _resource_list(res.get("limits"), path, ".resources.limits")
+    requests = _resource_list(res.get("requests"), path, ".resources.requests")
     for k, v in limits.items():
         requests.setdefault(k, v)
     policy = raw.get("restartPolicy")
@@ -270,6 +274,8 @@ def _affinity_terms(raw: Any, path: str) -> tuple[tuple[PodAffinityTerm, ...], s
 
 def _weighted_terms(raw: Any, path: str) -> tuple[tuple[WeightedPodAffinityTerm, ...], str | None]:
     """Like :func:`_affinity_terms` for weighted terms (``getWeightedAffinityTerms``)."""
+    if not raw:
+        return (), None
     terms = tuple(
         WeightedPodAffinityTerm(w, term)
         for w, term in parse_weighted_terms(raw, path, "podAffinityTerm", _affinity_term)
@@ -437,12 +443,12 @@ class Pod:
     def _parse(cls, obj: Mapping[str, Any]) -> Pod:
         p = cls.__new__(cls)
         meta = obj.get("metadata")
-        if not isinstance(meta, Mapping):
+        if type(meta) is not dict and not isinstance(meta, Mapping):
             raise ManifestError("metadata", "required")
         if not meta.get("name"):
             raise ManifestError("metadata.name", "required")
         spec = obj.get("spec")
-        if not isinstance(spec, Mapping):
+        if type(spec) is not dict and not isinstance(spec, Mapping):
             raise ManifestError("spec", "required")
         status = obj.get("status") or {}
         p.raw = obj  # type: ignore[assignment]
@@ -455,16 +461,21 @@ class Pod:
         p.resource_version = str(meta.get("resourceVersion") or "")
         p.deletion_timestamp = meta.get("deletionTimestamp")
         p.creation_timestamp = meta.get("creationTimestamp")
-        p.owner_references = tuple(
-            OwnerReference(
-                str(o.get("kind", "")),
-                str(o.get("name", "")),
-                str(o.get("uid", "")),
-                bool(o.get("controller")),
-                str(o.get("apiVersion", "")),
+        refs = meta.get("ownerReferences")
+        p.owner_references = (
+            tuple(
+                OwnerReference(
+                    str(o.get("kind", "")),
+                    str(o.get("name", "")),
+                    str(o.get("uid", "")),
+                    bool(o.get("controller")),
+                    str(o.get("apiVersion", "")),
+                )
+                for o in refs
+                if isinstance(o, Mapping)
             )
-            for o in meta.get("ownerReferences") or []
-            if isinstance(o, Mapping)
+            if refs
+            else ()
         )
         p.node_name = str(spec.get("nodeName") or "")
         p.scheduler_name = str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
@@ -487,22 +498,79 @@ class Pod:
             raise ManifestError("spec.initContainers", "must be a list")
         p.init_containers = tuple(_container(c, f"spec.initContainers[{i}]", True) for i, c in enumerate(ics))
         p.overhead = _resource_list(spec.get("overhead"), "spec.overhead")
-        pres = spec.get("resources") or {}
-        p.pod_level_requests = _resource_list(
-            pres.get("requests") if isinstance(pres, Mapping) else None, "spec.resources.requests"
-        )
-        if isinstance(pres, Mapping):
-            for k, v in _resource_list(pres.get("limits"), "spec.resources.limits").items():
-                if k in ("cpu", "memory") or k.startswith("hugepages-"):
-                    p.pod_level_requests.setdefault(k, v)
+        pres = spec.get("resources")
+        if not pres:
+            p.pod_level_requests = {}
+        else:
+            is_map = isinstance(pres, Mapping)
+            p.pod_level_requests = _resource_list(
+                pres.get("requests") if is_map else None, "spec.resources.requests"
+            )
+            if is_map:
+                for k, v in _resource_list(pres.get("limits"), "spec.resources.limits").items():
+                    if k in ("cpu", "memory") or k.startswith("hugepages-"):
+                        p.pod_level_requests.setdefault(k, v)
         p.tolerations = parse_tolerations(spec.get("tolerations"), "spec.tolerations")
         ns = spec.get("nodeSelector") or {}
-        if not isinstance(ns, Mapping):
+        if type(ns) is not dict and not isinstance(ns, Mapping):
             raise ManifestError("spec.nodeSelector", "must be an object")
-        p.node_selector = {str(k): str(v) for k, v in ns.items()}
+        p.node_selector = {str(k): str(v) for k, v in ns.items()} if ns else {}
         aff = spec.get("affinity") or {}
-        if not isinstance(aff, Mapping):
+        if type(aff) is not dict and not isinstance(aff, Mapping):
             raise ManifestError("spec.affinity", "must be an object")
+        if aff:
+            cls._parse_affinity(p, aff)
+        else:
+            p.required_node_affinity = None
+            p.preferred_node_affinity = ()
+            p.pod_affinity_required = p.pod_anti_affinity_required = ()
+            p.pod_affinity_preferred = p.pod_anti_affinity_preferred = ()
+            p.affinity_parse_error = None
+            p.has_affinity = False
+        p.topology_spread_constraints = _spread_constraints(
+            spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"
+        )
+        gates = spec.get("schedulingGates")
+        p.scheduling_gates = (
+            tuple(str(g.get("name", "")) for g in gates if isinstance(g, Mapping)) if gates else ()
+        )
+        vols = spec.get("volumes") or []
+        if not isinstance(vols, list):
+            raise ManifestError("spec.volumes", "must be a list")
+        if vols:
+            p.volumes = tuple(v for v in vols if isinstance(v, Mapping))
+            p.pvc_names = tuple(
+                str(v["persistentVolumeClaim"].get("claimName", ""))
+                for v in p.volumes
+                if isinstance(v.get("persistentVolumeClaim"), Mapping)
+            )
+        else:
+            p.volumes = p.pvc_names = ()
+        p.resource_claims = _pod_resource_claims(spec.get("resourceClaims"))
+        p.resource_claim_statuses = _resource_claim_statuses(status.get("resourceClaimStatuses"))
+        if len(p.containers) == 1 and not p.init_containers:
+            p.host_ports = p.containers[0].host_ports
+            p.images = (p.containers[0].image,)
+        else:
+            p.host_ports = tuple(hp for c in p.containers + p.init_containers for hp in c.host_ports)
+            p.images = tuple(c.image for c in p.init_containers + p.containers)
+        p.nominated_node_name = str(status.get("nominatedNodeName") or "")
+        p.phase = str(status.get("phase") or "")
+        conditions = status.get("conditions")
+        p.conditions = tuple(c for c in conditions if isinstance(c, Mapping)) if conditions else ()
+        try:
+            p.start_time = parse_time(status.get("startTime"))
+        except ValueError as e:
+            raise ManifestError("status.startTime", str(e)) from None
+        cont = [(c.requests, c.restart_policy) for c in p.containers]
+        init = [(c.requests, c.restart_policy) for c in p.init_containers]
+        p.requests = pod_requests(cont, init, p.pod_level_requests, p.overhead)
+        p.non_zero_requests = pod_requests(cont, init, p.pod_level_requests, p.overhead, NON_ZERO_DEFAULTS)
+        return p
+
+    @staticmethod
+    def _parse_affinity(p: Pod, aff: Mapping[str, Any]) -> None:
+        """``spec.affinity`` (a non-empty mapping) into ``p``'s affinity attributes."""
         na = aff.get("nodeAffinity") or {}
         pa = aff.get("podAffinity") or {}
         paa = aff.get("podAntiAffinity") or {}
@@ -550,37 +618,6 @@ class Pod:
             or p.pod_anti_affinity_required
             or p.pod_anti_affinity_preferred
         )
-        p.topology_spread_constraints = _spread_constraints(
-            spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"
-        )
-        p.scheduling_gates = tuple(
-            str(g.get("name", "")) for g in spec.get("schedulingGates") or [] if isinstance(g, Mapping)
-        )
-        vols = spec.get("volumes") or []
-        if not isinstance(vols, list):
-            raise ManifestError("spec.volumes", "must be a list")
-        p.volumes = tuple(v for v in vols if isinstance(v, Mapping))
-        p.pvc_names = tuple(
-            str(v["persistentVolumeClaim"].get("claimName", ""))
-            for v in p.volumes
-            if isinstance(v.get("persistentVolumeClaim"), Mapping)
-        )
-        p.resource_claims = _pod_resource_claims(spec.get("resourceClaims"))
-        p.resource_claim_statuses = _resource_claim_statuses(status.get("resourceClaimStatuses"))
-        p.host_ports = tuple(hp for c in p.containers + p.init_containers for hp in c.host_ports)
-        p.images = tuple(c.image for c in p.init_containers + p.containers)
-        p.nominated_node_name = str(status.get("nominatedNodeName") or "")
-        p.phase = str(status.get("phase") or "")
-        p.conditions = tuple(c for c in status.get("conditions") or [] if isinstance(c, Mapping))
-        try:
-            p.start_time = parse_time(status.get("startTime"))
-        except ValueError as e:
-            raise ManifestError("status.startTime", str(e)) from None
-        cont = [(c.requests, c.restart_policy) for c in p.containers]
-        init = [(c.requests, c.restart_policy) for c in p.init_containers]
-        p.requests = pod_requests(cont, init, p.pod_level_requests, p.overhead)
-        p.non_zero_requests = pod_requests(cont, init, p.pod_level_requests, p.overhead, NON_ZERO_DEFAULTS)
-        return p
 
     def with_node_name(self, node_name: str) -> Pod:
         """A shallow copy bound to ``node_name`` (what the scheduler cache *assumes*)."""

@@ -84,8 +84,25 @@ def value(q: object) -> int:
     return _ceil(parse_quantity(q))
 
 
+#: (resource name, quantity string) -> :func:`resource_value`; manifests repeat a few strings
+#: (``"100m"``, ``"128Mi"``) thousands of times, and parsing one costs a ``Fraction``. Only
+#: successes are kept, and only up to :data:`_MEMO_LIMIT` entries.
+_memo: dict[tuple[str, str], int] = {}
+_MEMO_LIMIT = 4096
+
+
 def resource_value(name: str, q: object) -> int:
-    """The scheduler's integer for resource ``name``: millicores for ``cpu``, base units otherwise."""
+    """The scheduler's integer for resource ``name``: millicores for ``cpu``, base units otherwise.
+    Raises :class:`QuantityError` as :func:`parse_quantity` does."""
+    if type(q) is str:
+        key = (name, q)
+        found = _memo.get(key)
+        if found is not None:
+            return found
+        v = milli_value(q) if name == "cpu" else value(q)
+        if len(_memo) < _MEMO_LIMIT:
+            _memo[key] = v
+        return v
     return milli_value(q) if name == "cpu" else value(q)
 
 

@@ -159,6 +159,16 @@ def pod_requests(
     non-zero requests). When pod-level requests are set, defaults apply only to resources
     missing at both container and pod level.
     """
+    if (
+        not pod_level
+        and not overhead
+        and type(containers) is list
+        and len(containers) == 1
+        and type(init_containers) is list
+        and not init_containers
+    ):
+        # one container, nothing else: its requests with the defaults for what it leaves out
+        return dict(_apply_non_missing(containers[0][0], non_missing))
     pod_level_set = bool(pod_level) and any(k in (CPU, MEMORY) or is_hugepages(k) for k in (pod_level or {}))
     container_defaults = non_missing
     if pod_level_set and non_missing:

@@ -94,6 +94,8 @@ _LEAVES: dict[str, Checker] = {
     "date": _check_time,
     "object": _check_any,
 }
+#: what a string field accepts besides ``null`` (``bool`` is an ``int``)
+_SCALAR = (str, int, float)
 _LIST = re.compile(r"^list\[(.+)\]$")
 _DICT = re.compile(r"^dict\(([^,]+), (.+)\)$")
 
@@ -163,18 +165,27 @@ class _Compiler:
         if cls is None:
             self.done[name] = _check_any
             return _check_any
+        # string fields apart (most fields; checked inline), free-form ones left out entirely
+        strings: set[str] = set()
         fields: dict[str, Checker] = {}
+        scalar = _SCALAR
 
         def check(v: Any) -> None:
             if not isinstance(v, dict):
                 raise _Bad(f"must be an object, got {_type_name(v)}")
             for k, x in v.items():
-                c = fields.get(k)
-                if c is None or x is None or c is _check_any:
+                if x is None:
                     continue
-                if c is _check_str:
-                    if isinstance(x, str | int | float):
+                c: Checker
+                if k in strings:
+                    if isinstance(x, scalar):
                         continue
+                    c = _check_str
+                else:
+                    found = fields.get(k)
+                    if found is None:
+                        continue
+                    c = found
                 try:
                     c(x)
                 except _Bad as e:
@@ -183,7 +194,12 @@ class _Compiler:
 
         self.done[name] = check
         for attr, tname in cls.openapi_types.items():
-            fields[cls.attribute_map.get(attr, attr)] = self.checker(tname)
+            key = cls.attribute_map.get(attr, attr)
+            c = self.checker(tname)
+            if c is _check_str:
+                strings.add(key)
+            elif c is not _check_any:
+                fields[key] = c
         return check
 
 

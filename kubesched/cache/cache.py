@@ -261,6 +261,15 @@ class Cache:
             self._assumed.add(pod.uid)
 
     def _update_pod(self, old: Pod, new: Pod) -> None:
+        name = old.node_name
+        if name == new.node_name:
+            item = self._nodes.get(name)
+            if item is not None and item.info.replace_pod(old, new):
+                self._nodes.move_to_end(name)
+                self._pod_states.pop(old.uid, None)
+                self._assumed.discard(old.uid)
+                self._pod_states[new.uid] = _PodState(new)
+                return
         self._remove_pod(old)
         self._add_pod(new, assumed=False)
 

@@ -219,6 +219,45 @@ class NodeInfo:
         self._update(pi.pod, -1)
         self.generation = next_generation()
 
+    def replace_pod(self, old: Pod, new: Pod) -> bool:
+        """:meth:`remove_pod` of ``old`` then :meth:`add_pod` of ``new`` (the cache's
+        ``updatePod``), done in place when both pods account for the same amounts: the same
+        requests and non-zero requests, no host ports, no PVCs and no (anti-)affinity. The pods
+        list ends up in the same order as the remove (the last pod moves into ``old``'s place)
+        and the add (``new`` appended) leave it, and two generations are taken, as those two
+        calls take. Returns False (nothing changed) when the pods differ in what they account or
+        ``old`` is not on this node; the caller then removes and adds."""
+        if (
+            old.has_affinity
+            or new.has_affinity
+            or old.host_ports
+            or new.host_ports
+            or old.pvc_names
+            or new.pvc_names
+            or (old.requests is not new.requests and old.requests != new.requests)
+            or (
+                old.non_zero_requests is not new.non_zero_requests
+                and old.non_zero_requests != new.non_zero_requests
+            )
+        ):
+            return False
+        index = self._index()
+        idx = index.get(old.uid)
+        if idx is None:
+            return False
+        pods = self.pods
+        del index[old.uid]
+        last = len(pods) - 1
+        if idx != last:
+            moved = pods[last]
+            pods[idx] = moved
+            index[moved.pod.uid] = idx
+        pods[last] = PodInfo(new)
+        index[new.uid] = last
+        next_generation()
+        self.generation = next_generation()
+        return True
+
     def has_pod(self, uid: str) -> bool:
         """True if a pod with ``uid`` is on this node."""
         return uid in self._index()

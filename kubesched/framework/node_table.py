@@ -58,6 +58,10 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: how many derived columns/aggregates (distinct keys) a table keeps
 DERIVED_CACHE_SIZE = 32
+#: how many per-row score columns (:meth:`NodeTable.row_scores`) a table keeps
+ROW_SCORES_CACHE_SIZE = 64
+#: more changed rows than this since a score column's last use: the column is rebuilt in bulk
+ROW_SCORES_REBUILD = 64
 #: the change log is halved when longer than max(this, 2 * capacity) entries
 CHANGE_LOG_MIN = 4096
 
@@ -165,6 +169,9 @@ class NodeTable:
         self._log_floor = 0
         self._match_index: PodMatchIndex | None = None
         self._noted: tuple[Sequence[NodeInfo], int, IntArray] | None = None
+        #: row_scores(): key -> [version, column]; keys asked for once but not built yet
+        self._row_scores: OrderedDict[Hashable, list[Any]] = OrderedDict()
+        self._row_scores_asked: set[Hashable] = set()
 
     # ---- capacity ---------------------------------------------------------------------------
 
@@ -424,6 +431,65 @@ class NodeTable:
             ni = infos[row]
             col[row] = count(ni) if ni is not None else 0
         self._derived_put(key, (self.version, col))
+        return col
+
+    def row_scores(
+        self,
+        key: Hashable,
+        score_rows: Callable[[IntArray], IntArray | None],
+        score_node: Callable[[NodeInfo], int],
+    ) -> IntArray | None:
+        """A per-row ``int64`` column of a Score plugin's score (0 for free rows), or ``None``
+        when there is none to give yet. ``key`` must determine the score given the NodeInfo (the
+        plugin's scoring arguments and the pod's requests). ``score_rows(rows)`` scores an array
+        of rows at once (``None``: it declines), ``score_node(NodeInfo)`` one node; both must
+        give the plugin's per-node score.
+
+        The first time ``key`` is asked for, nothing is built (``None``: the caller scores its own
+        rows, as pods of a shape seen once cost no more than before); the second time the column
+        is built with ``score_rows`` over every live row, and from then on only the rows changed
+        since its last use are scored again (one by one, or all in bulk when more than
+        :data:`ROW_SCORES_REBUILD` changed). At most :data:`ROW_SCORES_CACHE_SIZE` columns are
+        kept (least recently used dropped). The returned array is valid until the table next
+        changes; callers must not write to it."""
+        entry = self._row_scores.get(key)
+        if entry is not None:
+            self._row_scores.move_to_end(key)
+            if entry[0] == self.version and len(entry[1]) >= self.capacity:
+                col: IntArray = entry[1]
+                return col
+            todo = self.changed_rows(entry[0])
+            if len(todo) <= ROW_SCORES_REBUILD:  # type: ignore[arg-type]
+                col = entry[1]
+                if len(col) < self.capacity:
+                    grown = np.zeros(self.capacity, dtype=np.int64)
+                    grown[: len(col)] = col
+                    col = grown
+                infos = self.infos
+                for row in todo:
+                    ni = infos[row]
+                    col[row] = score_node(ni) if ni is not None else 0
+                entry[0] = self.version
+                entry[1] = col
+                return col
+            del self._row_scores[key]
+        elif key not in self._row_scores_asked:
+            if len(self._row_scores_asked) >= 4 * ROW_SCORES_CACHE_SIZE:
+                self._row_scores_asked.clear()
+            self._row_scores_asked.add(key)
+            return None
+        live = np.fromiter(
+            (row for row, ni in enumerate(self.infos[: self._next_row]) if ni is not None), dtype=np.int64
+        )
+        vals = score_rows(live)
+        if vals is None:  # asked for once more before the next try
+            self._row_scores_asked.discard(key)
+            return None
+        col = np.zeros(self.capacity, dtype=np.int64)
+        col[live] = vals
+        self._row_scores[key] = [self.version, col]
+        if len(self._row_scores) > ROW_SCORES_CACHE_SIZE:
+            self._row_scores.popitem(last=False)
         return col
 
     def match_counts(

@@ -699,6 +699,11 @@ class Scheduler:
             q.len_active(), q.len_backoff(), q.len_unschedulable(), q.len_gated(), q.in_flight_count()
         )
 
+    def queued_pods(self) -> list[Pod]:
+        """Every pod in the queue (activeQ, backoffQ, unschedulablePods, gated ones included), as
+        upstream's ``PriorityQueue.PendingPods`` lists them: the parsed Pods, each with its ``raw``."""
+        return self.queue.pending_pods()[0]
+
     def retries_would_repeat(self) -> bool:
         """Whether every pod still queued waits in backoff after an error and no cluster event
         came since its last attempt began (see ``PriorityQueue.retries_would_repeat``): a run on

@@ -25,6 +25,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.logs.kv import KObj, v_info
+from kubesched.scheduler.tie_break import draw_zero
 
 log = logging.getLogger(__name__)
 
@@ -558,13 +559,15 @@ class Placement:
         is_tie = ~is_new
         ties_cum = np.cumsum(is_tie)
         base = np.maximum.accumulate(np.where(is_new, ties_cum, 0))
-        counts = (ties_cum - base + 1)[is_tie].tolist()
-        tie_nodes = (ev[is_tie] + 1).tolist()
+        counts = (ties_cum - base + 1)[is_tie]
+        tie_nodes = ev[is_tie] + 1
         news = ev[is_new]
         best = int(news[-1]) + 1 if news.size else 0
-        for ok, i in zip(_draw_zero(self.rng, counts), tie_nodes, strict=True):
-            if ok and i > best:
-                best = i
+        # a tie whose draw is 0 takes the place of the candidate; the last such tie after the
+        # last new maximum is the one kept (tie positions increase)
+        winners = tie_nodes[draw_zero(self.rng, counts)]
+        if winners.size and int(winners[-1]) > best:
+            best = int(winners[-1])
         self.selected_index = best
         return nodes[best].name
 
@@ -669,38 +672,3 @@ class _Names(Sequence[str]):
         if isinstance(i, slice):
             return [ni.name for ni in self._nodes[i]]
         return self._nodes[i].name
-
-
-def _draw_zero(rng: random.Random, counts: list[int]) -> list[bool]:
-    """``[rng.randrange(c) == 0 for c in counts]`` with exactly the same consumption of the
-    Mersenne Twister stream. For a plain ``random.Random`` and ``2 <= c < 2**32``, CPython's
-    ``randrange(c)`` is ``_randbelow_with_getrandbits``: ``k = c.bit_length()``, then 32-bit
-    words ``w`` are drawn until ``w >> (32 - k) < c``. Words are fetched in bulk with
-    ``getrandbits(32 * m)`` (word ``i`` at bits ``32*i``), ``m`` never exceeding the number of
-    draws still to make, so no word is consumed that the one-by-one calls would not consume.
-    Other RNG types use ``randrange``."""
-    if type(rng) is not random.Random or (counts and max(counts) >= 1 << 32):
-        return [rng.randrange(c) == 0 for c in counts]
-    n = len(counts)
-    if n == 0:
-        return []
-    # 32 - k per draw (frexp's exponent is the bit length; exact below 2**53)
-    shifts = (32 - np.frexp(np.asarray(counts, dtype=np.float64))[1]).tolist()
-    out: list[bool] = []
-    append = out.append
-    getrandbits = rng.getrandbits
-    words: list[int] = []
-    wi = nw = j = 0
-    for c, sh in zip(counts, shifts, strict=True):
-        while True:
-            if wi == nw:
-                m = n - j
-                words = np.frombuffer(getrandbits(32 * m).to_bytes(4 * m, "little"), dtype="<u4").tolist()
-                wi, nw = 0, m
-            r = words[wi] >> sh
-            wi += 1
-            if r < c:
-                break
-        append(r == 0)
-        j += 1
-    return out

@@ -84,14 +84,14 @@ class Run:
         and those left in its queue. Each one's ``raw`` is the stored object it was parsed from, so
         the tables read them instead of parsing every pod again."""
         sched = self.result.scheduler
-        pods = [pi.pod for ni in sched.cache.node_infos() for pi in ni.pods]
-        pods.extend(sched.queue.pending_pods()[0])
+        pods = [pi.pod for ni in sched.node_infos() for pi in ni.pods]
+        pods.extend(sched.queued_pods())
         return pods
 
     def parsed_nodes(self) -> list[Node]:
         """The scheduler's own parsed Nodes as the run ended (its cache's), ``raw`` as for
         :meth:`parsed_pods`."""
-        return [ni.node for ni in self.result.scheduler.cache.node_infos() if ni.node is not None]
+        return [ni.node for ni in self.result.scheduler.node_infos() if ni.node is not None]
 
     def statuses(self) -> dict[str, PodStatus]:
         """Outcome status, message and attempt count per simulated pod."""

@@ -26,6 +26,7 @@ from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.interpodaffinity import batch as ipa_batch
 from kubesched.scheduler import new_scheduler
 from kubesched.scheduler import placement as placement_mod
+from kubesched.scheduler.tie_break import draw_zero
 from kubesched.testing import node_manifest, pod_manifest
 
 ZONES = ["a", "b", "c"]
@@ -415,9 +416,45 @@ def test_preemption_and_nominated_pods_run_identically() -> None:
 @given(st.lists(st.integers(2, 3000), max_size=400), st.integers(0, 2**31))
 def test_bulk_draws_consume_the_rng_like_randrange(counts: list[int], seed: int) -> None:
     a, b = random.Random(seed), random.Random(seed)
-    assert placement_mod._draw_zero(a, counts) == [b.randrange(c) == 0 for c in counts]
+    got = draw_zero(a, np.array(counts, dtype=np.int64))
+    assert got.tolist() == [b.randrange(c) == 0 for c in counts]
     assert a.getstate() == b.getstate()
     assert a.random() == b.random()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.integers(1, 1500), min_size=1, max_size=6),
+    st.sampled_from([2**31 - 1, 2**32 - 1, 2**32, 2**40]),
+    st.integers(0, 2**31),
+)
+def test_bulk_draws_of_long_tie_runs(runs: list[int], top: int, seed: int) -> None:
+    """Runs of ties as host selection makes them (counts 2, 3, ..., r, restarting at each new
+    maximum; thousands of draws, several bulk fetches), plus counts next to 2**32, where the
+    draws fall back to ``randrange``."""
+    counts = [c for r in runs for c in range(2, r + 2)] + [top, 2]
+    a, b = random.Random(seed), random.Random(seed)
+    got = draw_zero(a, np.array(counts, dtype=np.int64))
+    assert got.tolist() == [b.randrange(c) == 0 for c in counts]
+    assert a.getstate() == b.getstate()
+    got = draw_zero(a, np.array(counts[:-2], dtype=np.int64))
+    assert got.tolist() == [b.randrange(c) == 0 for c in counts[:-2]]
+    assert a.getstate() == b.getstate()
+
+
+def test_bulk_draws_of_other_generators_call_randrange() -> None:
+    class Counting(random.Random):
+        calls = 0
+
+        def randrange(self, *args: Any, **kwargs: Any) -> int:
+            type(self).calls += 1
+            return super().randrange(*args, **kwargs)
+
+    a, b = Counting(5), random.Random(5)
+    counts = [2, 3, 4, 1000, 2]
+    assert draw_zero(a, np.array(counts)).tolist() == [b.randrange(c) == 0 for c in counts]
+    assert Counting.calls == len(counts)
+    assert draw_zero(a, np.array([], dtype=np.int64)).tolist() == []
 
 
 def _pre_states(fwk: Any, pod: Pod, all_nodes: list[Any], feasible: list[Any]) -> dict[str, Any]:

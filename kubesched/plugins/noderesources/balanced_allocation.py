@@ -186,7 +186,20 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
         s = state.get(PRE_SCORE_STATE_KEY)
         if not isinstance(s, PodRequestsState) or not self.resources or not table.exact:
             return None
-        cols = requested_and_allocatable_batch(table, rows, self.resources, s.pod_requests, True, state)
-        if cols is None:
-            return None
-        return balanced_resource_score_batch(cols[0], cols[1], cols[2])
+        resources = self.resources
+        reqs = s.pod_requests
+
+        def score_rows(at: IntArray, st: CycleState | None = None) -> IntArray | None:
+            cols = requested_and_allocatable_batch(table, at, resources, reqs, True, st)
+            if cols is None:
+                return None
+            return balanced_resource_score_batch(cols[0], cols[1], cols[2])
+
+        def score_node(ni: NodeInfo) -> int:
+            return balanced_resource_score(*requested_and_allocatable(ni, resources, reqs, True))
+
+        key = (self.NAME, tuple((r.name, r.weight) for r in resources), tuple(reqs))
+        col = table.row_scores(key, score_rows, score_node)
+        if col is not None:
+            return col[rows]
+        return score_rows(rows, state)

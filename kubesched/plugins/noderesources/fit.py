@@ -467,12 +467,24 @@ class NodeResourcesFit(
             if isinstance(s, PodRequestsState)
             else pod_request_list(pod, self.resources, False)
         )
-        cols = requested_and_allocatable_batch(table, rows, self.resources, pod_requests, False, state)
-        if cols is None:
-            return None
-        return weighted_mean_batch(
-            self.resources, cols[0], cols[1], self.strategy_type == MOST_ALLOCATED, cols[2]
-        )
+        resources = self.resources
+        most = self.strategy_type == MOST_ALLOCATED
+        scorer = self.scorer
+
+        def score_rows(at: IntArray, st: CycleState | None = None) -> IntArray | None:
+            cols = requested_and_allocatable_batch(table, at, resources, pod_requests, False, st)
+            if cols is None:
+                return None
+            return weighted_mean_batch(resources, cols[0], cols[1], most, cols[2])
+
+        def score_node(ni: NodeInfo) -> int:
+            return scorer(*requested_and_allocatable(ni, resources, pod_requests, False))
+
+        key = (self.NAME, most, tuple((r.name, r.weight) for r in resources), tuple(pod_requests))
+        col = table.row_scores(key, score_rows, score_node)
+        if col is not None:
+            return col[rows]
+        return score_rows(rows, state)
 
     # EnqueueExtensions
     def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
