@@ -11,7 +11,7 @@ Example::
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kubesched.api.node import Node
@@ -214,6 +214,12 @@ class FakeHandle:
             if s is not None and not s.is_success():
                 return s
         return None
+
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        return False
+
+    def filter_runner(self, state: CycleState) -> Callable[[CycleState, Pod, NodeInfo], Status | None]:
+        return self.run_filter_plugins_with_nominated_pods
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo

@@ -448,30 +448,37 @@ class Placement:
         ``diagnosis``; raises :class:`SchedulingError` for an Error status or a row the per-node
         Filter accepts."""
         infos = table.infos
-        statuses = diagnosis.node_to_status
+        statuses = diagnosis.node_to_status.statuses
         plugins = fwk.filter_plugins
         status_keys = (
             self._status_keys(fwk, state, pod, table, rows, rejected, first) if len(rejected) > 1 else None
         )
+        keys = status_keys.tolist() if status_keys is not None else None
+        rows_l = rows.tolist()
+        first_l = first.tolist()
         shared: dict[tuple[int, int], Status] = {}
         rejected_status: dict[int, Status | None] = {}
         for i in rejected.tolist():
-            ni = infos[rows[i]]
+            ni = infos[rows_l[i]]
             if i in known:
                 s = known[i]
-            elif status_keys is not None and status_keys[i] >= 0:
+            elif keys is not None and keys[i] >= 0:
                 # rows whose first rejecting plugin gives the same key get equal statuses
-                k = (int(first[i]), int(status_keys[i]))
+                k = (first_l[i], keys[i])
                 rep = shared.get(k)
-                if rep is None:
-                    s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
-                    if s is not None and s.is_rejected():
-                        shared[k] = s
-                else:
-                    s = Status(rep.code, *rep.reasons, err=rep.err, plugin=rep.plugin)
+                if rep is not None:
+                    # a copy of a rejection already checked and recorded (its plugin is in the
+                    # diagnosis already)
+                    statuses[ni.name] = rejected_status[i] = Status(
+                        rep.code, *rep.reasons, err=rep.err, plugin=rep.plugin
+                    )
+                    continue
+                s = fwk.run_filter_plugin(plugins[first_l[i]], state, pod, ni)
+                if s is not None and s.is_rejected():
+                    shared[k] = s
             else:
                 # earlier plugins pass this node (their masks say so): only the first rejecting one runs
-                s = fwk.run_filter_plugin(plugins[first[i]], state, pod, ni)
+                s = fwk.run_filter_plugin(plugins[first_l[i]], state, pod, ni)
             if s is None or s.code == Code.Success:
                 raise SchedulingError(
                     Status(
@@ -480,7 +487,7 @@ class Placement:
                     )
                 )
             if s.is_rejected():
-                statuses.set(ni.name, s)
+                statuses[ni.name] = s
                 diagnosis.add_plugin_status(s)
             else:
                 raise SchedulingError(s)

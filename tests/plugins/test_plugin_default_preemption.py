@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.pod import Pod
+from kubesched.api.timestamps import rfc3339
 from kubesched.clock import VirtualClock
 from kubesched.config.args import decode_args
 from kubesched.config.types import KubeSchedulerProfile, Plugin, PluginConfig, Plugins, PluginSet
@@ -907,3 +908,59 @@ def test_victims_sufficient_and_necessary(existing: list[tuple[int, int]], want:
     assert used + want * 1000 <= 8000  # the pod fits without the victims
     for v in victims:  # and giving back any single victim breaks the fit
         assert used + v.requests.get("cpu", 0) + want * 1000 > 8000
+
+
+# --- property: the dry run's shortcuts choose what the plain calls choose --------------------
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 4), st.integers(0, 12), st.sampled_from([None, 0, 60, 3600]), st.booleans()),
+        min_size=0,
+        max_size=7,
+    ),
+    st.integers(1, 8),
+    st.integers(0, 12),
+    st.integers(0, 2),
+)
+def test_select_victims_shortcuts_are_exact(
+    existing: list[tuple[int, int, int | None, bool]], want: int, prio: int, allowed: int
+) -> None:
+    """Default hooks tested inline (``is_eligible=None``), AddPod/RemovePod left out (no plugin
+    has extensions here) and ``filter_runner``: the same victims, violation count and status as
+    the hooks, extension runs and ``run_filter_plugins_with_nominated_pods`` called per pod."""
+    pods = [
+        make_pod(
+            f"e{i}",
+            cpu=str(c),
+            priority=p,
+            node_name="n1",
+            uid=f"u{i}",
+            labels={"app": "a"} if labelled else None,
+            status=None if start is None else {"startTime": rfc3339(T0 - start)},
+        )
+        for i, (c, p, start, labelled) in enumerate(existing)
+    ]
+    ni = node_info(make_node("n1", cpu="8"), pods)
+    snap = snapshot_of([ni])
+    fwk = Framework(profile(), in_tree_registry(), FrameworkOptions(snapshot_provider=lambda: snap))
+    plugin: DefaultPreemption = fwk.plugins["DefaultPreemption"]  # type: ignore[assignment]
+    pod = make_pod("hi", cpu=str(want), priority=prio)
+    state = CycleState()
+    assert fwk.run_pre_filter_plugins(state, pod, snap.list())[1] is None
+    pdbs = compile_pdbs([pdb("b", {"app": "a"}, allowed)])
+
+    def view(r: tuple[list[Pod], int, Status | None]) -> tuple[Any, ...]:
+        victims, n, s = r
+        return [v.key for v in victims], n, None if s is None else (s.code, s.reasons, s.plugin)
+
+    plain = select_victims_on_node(
+        fwk, state.clone(), pod, ni.snapshot(), pdbs, plugin.is_preemption_allowed, T0, True,
+        fwk.run_filter_plugins_with_nominated_pods,
+    )  # fmt: skip
+    fast = select_victims_on_node(
+        fwk, state.clone(), pod, ni.snapshot(), pdbs, None, T0, fwk.has_pre_filter_extensions(state),
+        fwk.filter_runner(state),
+    )  # fmt: skip
+    assert view(fast) == view(plain)

@@ -51,6 +51,7 @@ from kubesched.framework.results import NominatingInfo, NominatingMode, PostFilt
 from kubesched.framework.status import Code, FrameworkError, Status
 from kubesched.plugins.defaultpreemption.victims import (
     CompiledPDB,
+    EligibleFn,
     compile_pdbs,
     pick_one_node_for_preemption,
     select_victims_on_node,
@@ -286,13 +287,13 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
     def _potential_nodes(self, all_nodes: Sequence[NodeInfo], m: NodeToStatus) -> list[NodeInfo]:
         """``NodesForStatusCode(Unschedulable)``: snapshot order when the absent status matches,
         else the explicit statuses' order."""
-        names = [ni.name for ni in all_nodes]
-        found = m.nodes_for_status_code(names, Code.Unschedulable)
         if m.absent_nodes_status.code == Code.Unschedulable:
-            keep = set(found)
+            keep = set(m.nodes_for_status_code([ni.name for ni in all_nodes], Code.Unschedulable))
             return [ni for ni in all_nodes if ni.name in keep]
-        snap = self._fh().snapshot()
-        return [ni for n in found if (ni := snap.get(n)) is not None]
+        # the absent status does not match: only the listed nodes count
+        found = m.nodes_for_status_code((), Code.Unschedulable)
+        get = self._fh().snapshot().get
+        return [ni for n in found if (ni := get(n)) is not None]
 
     def _find_candidates(
         self, state: CycleState, pod: Pod, all_nodes: Sequence[NodeInfo], m: NodeToStatus, now: float
@@ -328,10 +329,20 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         statuses = NodeToStatus()
         errs: list[BaseException] = []
         n = len(potential)
+        extensions = fh.has_pre_filter_extensions(state)
+        run_filter = fh.filter_runner(state)
+        # the default hooks (``is_preemption_allowed`` = lower priority) are applied by victim
+        # selection's own priority test: not called per pod unless a subclass overrides them
+        allowed: EligibleFn | None = (
+            None
+            if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed
+            and type(self).is_eligible_pod is DefaultPreemption.is_eligible_pod
+            else self.is_preemption_allowed
+        )
         for i in range(n):
             ni = potential[(offset + i) % n].snapshot()
             victims, num_violations, s = select_victims_on_node(
-                fh, state.clone(), pod, ni, pdbs, self.is_preemption_allowed, now
+                fh, state.clone(), pod, ni, pdbs, allowed, now, extensions, run_filter
             )
             if (s is None or s.is_success()) and victims:
                 c = Candidate(ni.name, victims, num_violations)

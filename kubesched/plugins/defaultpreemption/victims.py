@@ -39,6 +39,10 @@ EligibleFn = Callable[[NodeInfo, PodInfo, Pod], bool]
 class FilterRunner(Protocol):
     """The part of the framework handle victim selection uses."""
 
+    def has_pre_filter_extensions(self, state: CycleState) -> bool: ...
+
+    def filter_runner(self, state: CycleState) -> Callable[[CycleState, Pod, NodeInfo], Status | None]: ...
+
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None: ...
@@ -156,21 +160,37 @@ def select_victims_on_node(
     pod: Pod,
     node_info: NodeInfo,
     pdbs: Sequence[CompiledPDB],
-    is_eligible: EligibleFn,
+    is_eligible: EligibleFn | None,
     now: float,
+    extensions: bool | None = None,
+    run_filter: Callable[[CycleState, Pod, NodeInfo], Status | None] | None = None,
 ) -> tuple[list[Pod], int, Status | None]:
     """``SelectVictimsOnNode``: the fewest lower-priority pods of ``node_info`` (mutated: pass a
-    copy, with a cloned ``state``) whose removal lets ``pod`` pass the filters.
+    copy, with a cloned ``state``) whose removal lets ``pod`` pass the filters. ``is_eligible``
+    further restricts the lower-priority pods (``IsEligiblePod``; None: all of them are).
+
+    ``extensions``: whether ``fh.has_pre_filter_extensions(state)``, and ``run_filter``:
+    ``fh.filter_runner(state)`` (``RunFilterPluginsWithNominatedPods``); asked when None, a dry run
+    asks once for all its nodes. Without extensions the AddPod/RemovePod runs are skipped: they
+    would do nothing.
 
     Returns ``(victims most important first, number of PDB-violating victims, status)``; status is
     ``None`` on success, ``UnschedulableAndUnresolvable("No preemption victims found for incoming
     pod")`` when the node has no eligible pod, the filter rejection when removing them all does
     not help, or an Error.
     """
+    if extensions is None:
+        extensions = fh.has_pre_filter_extensions(state)
+    remove_pod = node_info.remove_pod
+    add_pod_info = node_info.add_pod_info
+    if run_filter is None:
+        run_filter = fh.filter_runner(state)
 
     def remove(pi: PodInfo) -> Status | None:
         try:
-            node_info.remove_pod(pi.pod)
+            remove_pod(pi.pod)
+            if not extensions:
+                return None
             s = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
         except Exception as e:  # noqa: BLE001 - surfaced as an Error status, as upstream's AsStatus(err)
             return Status(Code.Error, err=e)
@@ -178,55 +198,55 @@ def select_victims_on_node(
 
     def add(pi: PodInfo) -> Status | None:
         try:
-            node_info.add_pod_info(pi)
+            add_pod_info(pi)
+            if not extensions:
+                return None
             s = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
         except Exception as e:  # noqa: BLE001
             return Status(Code.Error, err=e)
         return _as_error(s, "AddPod failed")
 
-    potential = [
-        pi for pi in node_info.pods if pi.pod.priority < pod.priority and is_eligible(node_info, pi, pod)
-    ]
+    priority = pod.priority
+    if is_eligible is None:
+        potential = [pi for pi in node_info.pods if pi.pod.priority < priority]
+    else:
+        potential = [
+            pi for pi in node_info.pods if pi.pod.priority < priority and is_eligible(node_info, pi, pod)
+        ]
     for pi in potential:
         err = remove(pi)
         if err is not None:
             return [], 0, err
     if not potential:
         return [], 0, Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS_MSG)
-    s = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-    if s is not None and not s.is_success():
+    s = run_filter(state, pod, node_info)
+    if s is not None and s.code != Code.Success:
         return [], 0, s
-    key = importance_key(now)
-    potential.sort(key=lambda pi: key(pi.pod))
-    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    potential.sort(key=lambda pi: (-pi.pod.priority, pod_start_time(pi.pod, now)))
+    if pdbs:
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    else:
+        violating, non_violating = [], potential
     victims: list[PodInfo] = []
     num_violating = 0
-
-    def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
-        err = add(pi)
-        if err is not None:
-            return False, err
-        st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if st is None or st.is_success():
-            return True, None
-        err = remove(pi)
-        if err is not None:
-            return False, err
-        victims.append(pi)
-        return False, None
-
-    for pi in violating:
-        fits, err = reprieve(pi)
-        if err is not None:
-            return [], 0, err
-        if not fits:
-            num_violating += 1
-    for pi in non_violating:
-        _, err = reprieve(pi)
-        if err is not None:
-            return [], 0, err
+    # reprieve: give each pod back, most important first; it stays when the pod still fits
+    for group in (violating, non_violating):
+        counts = group is violating
+        for pi in group:
+            err = add(pi)
+            if err is not None:
+                return [], 0, err
+            st = run_filter(state, pod, node_info)
+            if st is None or st.code == Code.Success:
+                continue
+            err = remove(pi)
+            if err is not None:
+                return [], 0, err
+            victims.append(pi)
+            if counts:
+                num_violating += 1
     if violating and non_violating:
-        victims.sort(key=lambda pi: key(pi.pod))
+        victims.sort(key=lambda pi: (-pi.pod.priority, pod_start_time(pi.pod, now)))
     return [pi.pod for pi in victims], num_violating, None
 
 
