@@ -352,15 +352,18 @@ class Placement:
         possible for this pod (a batch form declined; ``why`` says which), nothing was recorded.
         Plugin evaluations are counted and the recorder (when attached) gets the same verdicts
         as the per-node path would record, in the same node order."""
+        # rows holding nominated pods, as a membership mask over all rows: one gather per chunk
+        # (np.isin sorts both arrays on every call)
         nominated_rows: Any = None
         rec = state.recorder
+        infos = table.infos
         if fwk.nominator is not None:
             names = fwk.nominator.nominated_node_names()
             if names:
-                nominated_rows = np.fromiter(
-                    (table.rows.get(x, -1) for x in names), dtype=np.int64, count=len(names)
-                )
-        infos = table.infos
+                found = [r for r in map(table.rows.get, names) if r is not None]
+                if found:
+                    nominated_rows = np.zeros(len(infos), dtype=bool)
+                    nominated_rows[found] = True
         feasible: list[NodeInfo] = []
         feasible_rows: list[Any] = []
         first_out: list[Any] = []
@@ -378,7 +381,7 @@ class Placement:
             known: dict[int, Status | None] = {}
             known_rec: CycleRecorder | None = CycleRecorder() if rec is not None else None
             if nominated_rows is not None:
-                for i in np.flatnonzero(np.isin(rows, nominated_rows)).tolist():
+                for i in np.flatnonzero(nominated_rows[rows]).tolist():
                     s = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[rows[i]], known_rec)
                     known[i] = s
                     mask[i] = s is None or s.code == Code.Success
