@@ -29,7 +29,16 @@ the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for
    whose images changed get their ``status.images`` patched (``refresh_node_status``) - the only
    image information the scheduler sees; on a grid from the origin, or, when the workload gives
    per-node phases (``Workload.status_phases``: a recorded cluster's kubelets each write on a grid
-   of their own), at ``origin + phase + k * period`` per node. Pods the workload gives as already
+   of their own), at ``origin + phase + k * period`` per node. Every
+   :data:`~kubesched.embedded.kubelet.heartbeat.STATUS_REPORT_SECONDS` (5 min, the kubelet's
+   ``nodeStatusReportFrequency``, on one grid from the origin, as ``serve --kubelet``'s kubelets
+   post) every node posts its conditions with a new ``lastHeartbeatTime``
+   (:func:`~kubesched.embedded.kubelet.heartbeat.ready_conditions`), whatever else changed: each
+   post is a Node update, which makes the scheduler's cache clone the node into the next snapshot
+   with the image counts of that moment (``ImageStateSummary.NumNodes``, which ImageLocality
+   scales by; a node that is never updated keeps the counts of its last clone). The posts stop
+   while nothing is left to schedule (every arrival created, no pod pending) and resume with the
+   next pod. Pods the workload gives as already
    running at second 0 (``Workload.running``: a recording's) are stored bound before the scheduler
    starts, hold their requests and images, and are deleted after their remaining run time; they
    are no arrivals and have no timeline;
@@ -73,6 +82,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.embedded.controllers.manager import WORKLOAD_KINDS, ControllerManager
 from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.embedded.kubelet.dra_driver import FakeGPUDriver, node_gpus
+from kubesched.embedded.kubelet.heartbeat import STATUS_REPORT_SECONDS, ready_conditions
 from kubesched.embedded.kubelet.live import exit_code
 from kubesched.embedded.kubelet.model import KubeletModel
 from kubesched.embedded.kubelet.pod_status import exited_status, running_status
@@ -183,6 +193,7 @@ class _Run:
         self.status_timer: Any = None
         self.status_due: dict[str, float] = {}  # per-node phases: node -> its next status write
         self.status_ticks: dict[float, Any] = {}  # per-node phases: tick time -> timer
+        self.report_timer: Any = None  # the next nodeStatusReportFrequency post (None: stopped)
         self.current: str | None = None
         self.attempts = 0
         self.busy_until = -math.inf
@@ -281,6 +292,7 @@ class _Run:
         self.controlled.append(key)
         self.controlled_keys.add(key)
         self.pending += 1
+        self._arm_status_report()
         if self.planners:
             pod = Pod.from_manifest(obj)
             for planner in self.planners:
@@ -417,6 +429,32 @@ class _Run:
             del self.status_due[node]
             self.model.refresh_node_status(self.cluster, node)
             self._sync_prepulls(node)
+
+    def _arm_status_report(self) -> None:
+        """Resume the kubelets' status reports (stopped while nothing was left to schedule) at the
+        next ``origin + k * STATUS_REPORT_SECONDS``."""
+        if self.report_timer is not None:
+            return
+        k = math.floor((self.clock.now() - self.origin) / STATUS_REPORT_SECONDS) + 1
+        self.report_timer = self.clock.call_at(
+            self.origin + k * STATUS_REPORT_SECONDS, self._report_status, daemon=True
+        )
+
+    def _report_status(self) -> None:
+        """Every node's kubelet posts its conditions (``lastHeartbeatTime`` now), as the kubelet does
+        every ``nodeStatusReportFrequency`` whether its status changed or not
+        (``pkg/kubelet/kubelet_node_status.go: tryUpdateNodeStatus``); then the next post, unless
+        nothing is left to schedule."""
+        self.report_timer = None
+        now = self.clock.now()
+        for node in self.model.node_names():
+            try:
+                obj = self.cluster.get("Node", None, node)
+            except NotFoundError:
+                continue
+            self.cluster.patch_status("Node", None, node, {"conditions": ready_conditions(obj, now)})
+        if self.created < len(self.workload.pods) or self.pending > 0:
+            self._arm_status_report()
 
     def _refresh_status(self) -> None:
         self.status_timer = None
@@ -609,6 +647,7 @@ class _Run:
         self.timelines[wp.key].arrival = now
         obj = self.cluster.create(dict(wp.manifest))
         self.pending += 1
+        self._arm_status_report()
         if self.planners:
             pod = Pod.from_manifest(obj)
             for planner in self.planners:

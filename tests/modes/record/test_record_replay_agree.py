@@ -22,11 +22,7 @@ serve's settings.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import threading
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -34,8 +30,7 @@ import yaml
 
 pytest.importorskip("kubernetes")
 
-from run_support import REPO, TESTS_DIR, Replica, wait_for  # noqa: E402
-from serve_support import ServeProcess  # noqa: E402
+from record_support import record_load  # noqa: E402
 
 from kubesched.testing import node_manifest  # noqa: E402
 
@@ -101,91 +96,28 @@ def _config(tmp: Path) -> Path:
 
 
 def test_replay_of_a_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
-    import os
-
     from click.testing import CliRunner
 
     from kubesched.cli.main import main
-    from kubesched.client.kube import KubeClusterClient
-    from kubesched.modes.record.log import RecordWriter
-    from kubesched.modes.record.recorder import Recorder
 
     nodes = [
         node_manifest(f"n{i}", cpu=cpu, memory=memory)
         for i, (cpu, memory) in enumerate([("6", "9Gi"), ("12", "7Gi"), ("10", "23Gi"), ("3", "29Gi")])
     ]
-    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
-    (tmp_path / "images.yaml").write_text(yaml.safe_dump(_catalogue()))
-    (tmp_path / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
-    (tmp_path / "trace.yaml").write_text(yaml.safe_dump(_trace(nodes)))
-    kc = tmp_path / "kubeconfig"
-    rec = tmp_path / "rec"
-    serve = ServeProcess(
+    loaded = record_load(
         tmp_path,
-        "-f",
-        str(tmp_path / "nodes.yaml"),
-        "--write-kubeconfig",
-        str(kc),
-        "--kubelet",
-        "--kubelet-config",
-        str(tmp_path / "kubelet.yaml"),
-        "--images",
-        str(tmp_path / "images.yaml"),
-        "--speed",
-        str(SPEED),
+        nodes=nodes,
+        catalogue=_catalogue(),
+        kubelet=KUBELET,
+        trace=_trace(nodes),
+        profile=_config(tmp_path),
+        name="upstream",
+        speed=SPEED,
+        load_timeout=60,
+        wall_timeout=240,
     )
-    replica = None
-    try:
-        serve.wait_ready()
-        wait_for(kc.exists, 10, "the kubeconfig")
-        shim = SimpleNamespace(tmp=tmp_path, kubeconfig=str(kc), reader_token=None)
-        replica = Replica(shim, _config(tmp_path), name="upstream")  # type: ignore[arg-type]
-        replica.wait_ready(60)
-        kube = KubeClusterClient.from_kubeconfig(str(kc), qps=50, burst=100)
-        recorder = Recorder(kube, RecordWriter(rec), source=str(kc))
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=recorder.run, kwargs={"duration": None, "flush_seconds": 0.5, "stop": stop}
-        )
-        thread.start()
-        wait_for(lambda: recorder.informers.has_synced(), 30, "the recorder's lists")
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
-        }
-        loaded = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "from kubesched.cli.main import main; main()",
-                "load",
-                "--trace",
-                str(tmp_path / "trace.yaml"),
-                "--kubeconfig",
-                str(kc),
-                "--speed",
-                str(SPEED),
-                "--images",
-                str(tmp_path / "images.yaml"),
-                "--out",
-                str(tmp_path / "load-report"),
-                "--timeout",
-                "60",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=240,
-            env=env,
-        )
-        assert loaded.returncode == 0, loaded.stderr + loaded.stdout
-        stop.set()
-        thread.join(30)
-        kube.close()
-    finally:
-        if replica is not None:
-            replica.stop()
-        serve.stop()
-    live = json.loads((tmp_path / "load-report" / "report.json").read_text())["runs"]
+    rec = loaded.rec
+    live = loaded.live
     assert [r["scheduler"] for r in live] == ["default-scheduler"]
     assert (live[0]["pods"], live[0]["scheduled"]) == (18, 18)
 
@@ -197,7 +129,7 @@ def test_replay_of_a_recording_agrees_with_the_cluster(tmp_path: Path) -> None:
             "--trace",
             str(rec),
             "--images",
-            str(tmp_path / "images.yaml"),
+            str(loaded.images),
             "--out",
             str(out),
             "--no-html",

@@ -23,21 +23,15 @@ agreement report (median ratio, share within 2x), and pre-pulls made on both sid
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import threading
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import yaml
 
 pytest.importorskip("kubernetes")
 
-from run_support import REPO, TESTS_DIR, Replica, wait_for  # noqa: E402
-from serve_support import ServeProcess  # noqa: E402
+from record_support import record_load  # noqa: E402
+from run_support import REPO  # noqa: E402
 
 from kubesched.testing import node_manifest  # noqa: E402
 
@@ -96,41 +90,17 @@ def test_replay_of_a_prepull_recording_agrees_with_the_cluster(tmp_path: Path) -
     from click.testing import CliRunner
 
     from kubesched.cli.main import main
-    from kubesched.client.kube import KubeClusterClient
-    from kubesched.modes.record.log import RecordWriter
-    from kubesched.modes.record.recorder import Recorder
 
     nodes = [node_manifest(f"n{i}", cpu="4", memory=f"{6 + 2 * i}Gi") for i in range(PODS)]
-    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
-    (tmp_path / "images.yaml").write_text(yaml.safe_dump(_catalogue()))
-    (tmp_path / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
-    (tmp_path / "trace.yaml").write_text(yaml.safe_dump(_trace(nodes)))
     profile = REPO / "examples" / "replay" / "image-aware.yaml"
-    kc = tmp_path / "kubeconfig"
-    rec = tmp_path / "rec"
-    serve = ServeProcess(
+    loaded = record_load(
         tmp_path,
-        "-f",
-        str(tmp_path / "nodes.yaml"),
-        "--write-kubeconfig",
-        str(kc),
-        "--kubelet",
-        "--kubelet-config",
-        str(tmp_path / "kubelet.yaml"),
-        "--images",
-        str(tmp_path / "images.yaml"),
-        "--speed",
-        str(SPEED),
-    )
-    replica = None
-    metrics = ""
-    try:
-        serve.wait_ready()
-        wait_for(kc.exists, 10, "the kubeconfig")
-        shim = SimpleNamespace(tmp=tmp_path, kubeconfig=str(kc), reader_token=None)
-        replica = Replica(
-            shim,  # type: ignore[arg-type]
-            profile,
+        nodes=nodes,
+        catalogue=_catalogue(),
+        kubelet=KUBELET,
+        trace=_trace(nodes),
+        profile=profile,
+        run_args=(
             "--leader-elect=false",
             "--prepull",
             "--prepull-speed",
@@ -139,55 +109,15 @@ def test_replay_of_a_prepull_recording_agrees_with_the_cluster(tmp_path: Path) -
             str(tmp_path / "images.yaml"),
             "--authorization-always-allow-paths",
             "/healthz,/readyz,/livez,/metrics",
-            name="prepull",
-        )
-        replica.wait_ready(60)
-        kube = KubeClusterClient.from_kubeconfig(str(kc), qps=50, burst=100)
-        recorder = Recorder(kube, RecordWriter(rec), source=str(kc))
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=recorder.run, kwargs={"duration": None, "flush_seconds": 0.5, "stop": stop}
-        )
-        thread.start()
-        wait_for(lambda: recorder.informers.has_synced(), 30, "the recorder's lists")
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
-        }
-        loaded = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "from kubesched.cli.main import main; main()",
-                "load",
-                "--trace",
-                str(tmp_path / "trace.yaml"),
-                "--kubeconfig",
-                str(kc),
-                "--speed",
-                str(SPEED),
-                "--images",
-                str(tmp_path / "images.yaml"),
-                "--out",
-                str(tmp_path / "load-report"),
-                "--timeout",
-                "15",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
-        )
-        assert loaded.returncode == 0, loaded.stderr + loaded.stdout
-        metrics = replica.get("/metrics", 5, token=None)[1].decode()
-        stop.set()
-        thread.join(30)
-        kube.close()
-    finally:
-        if replica is not None:
-            replica.stop()
-        serve.stop()
-    live = json.loads((tmp_path / "load-report" / "report.json").read_text())["runs"]
+        ),
+        name="prepull",
+        speed=SPEED,
+        load_timeout=15,
+        wall_timeout=300,
+        read_metrics=True,
+    )
+    rec, metrics = loaded.rec, loaded.metrics
+    live = loaded.live
     assert (live[0]["pods"], live[0]["scheduled"]) == (PODS + 1, PODS + 1)
     succeeded = [
         line
@@ -204,7 +134,7 @@ def test_replay_of_a_prepull_recording_agrees_with_the_cluster(tmp_path: Path) -
             "--trace",
             str(rec),
             "--images",
-            str(tmp_path / "images.yaml"),
+            str(loaded.images),
             "--config",
             str(profile),
             "--prepull",

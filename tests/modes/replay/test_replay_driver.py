@@ -98,7 +98,8 @@ class _ReferenceRun(replay_run._Run):
             hard: list[float] = []
             if i < total:
                 hard.append(arrivals[i])
-            nt = clock.next_timer_time()
+            # daemon timers (the nodes' status reports) fire when time passes them but keep no run going
+            nt = clock.next_timer_time() if clock.has_pending_work() else None
             if nt is not None:
                 hard.append(nt)
             backoff_at = None
