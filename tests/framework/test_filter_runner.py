@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from framework_support import Binder, Sort
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,11 +15,9 @@ from kubesched.api.pod import Pod
 from kubesched.config.types import KubeSchedulerProfile, Plugin, Plugins, PluginSet
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
-    BindPlugin,
     FilterPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
-    QueueSortPlugin,
 )
 from kubesched.framework.node_info import NodeInfo, PodInfo
 from kubesched.framework.options import FrameworkOptions
@@ -41,20 +40,6 @@ ANSWERS: list[Any] = [
     Status(Code.Skip),
     RuntimeError("boom"),
 ]
-
-
-class Sort(QueueSortPlugin):
-    NAME = "Sort"
-
-    def less(self, a: Any, b: Any) -> bool:
-        return False
-
-
-class Binder(BindPlugin):
-    NAME = "Binder"
-
-    def bind(self, state: CycleState, pod: Any, node_name: str) -> Any:
-        return None
 
 
 class _Scripted(FilterPlugin):

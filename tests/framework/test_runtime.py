@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import pytest
+from framework_support import Binder, Sort
 
 from kubesched.clock import VirtualClock
 from kubesched.config.types import KubeSchedulerProfile, Plugin, Plugins, PluginSet
@@ -17,7 +18,6 @@ from kubesched.framework.interfaces import (
     PermitPlugin,
     PreBindPlugin,
     PreFilterPlugin,
-    QueueSortPlugin,
 )
 from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.registry import Registry
@@ -41,20 +41,6 @@ class _Scripted:
         if isinstance(a, BaseException):
             raise a
         return a
-
-
-class Sort(QueueSortPlugin):
-    NAME = "Sort"
-
-    def less(self, a: Any, b: Any) -> bool:
-        return False
-
-
-class Binder(BindPlugin):
-    NAME = "Binder"
-
-    def bind(self, state: CycleState, pod: Any, node_name: str) -> Any:
-        return None
 
 
 def _pre_filter(name: str) -> type:
