@@ -39,6 +39,44 @@ class RecordedLoad:
     metrics: str
 
 
+def serve_kubelet(
+    tmp: Path,
+    nodes: Sequence[Mapping[str, Any]],
+    catalogue: Mapping[str, Any],
+    kubelet: Mapping[str, Any],
+    speed: float,
+) -> tuple[ServeProcess, Path]:
+    """Write ``nodes``, the image ``catalogue`` and the ``kubelet`` image-model settings to
+    ``tmp/nodes.yaml``, ``images.yaml`` and ``kubelet.yaml``, start ``kubesched serve --kubelet`` on
+    them at ``speed`` and wait until it is ready and has written ``tmp/kubeconfig``; the server and
+    that path. The server is stopped again when it does not come up (and the error re-raised)."""
+    (tmp / "nodes.yaml").write_text(yaml.safe_dump_all(list(nodes)))
+    (tmp / "images.yaml").write_text(yaml.safe_dump(dict(catalogue)))
+    (tmp / "kubelet.yaml").write_text(yaml.safe_dump(dict(kubelet)))
+    kc = tmp / "kubeconfig"
+    serve = ServeProcess(
+        tmp,
+        "-f",
+        str(tmp / "nodes.yaml"),
+        "--write-kubeconfig",
+        str(kc),
+        "--kubelet",
+        "--kubelet-config",
+        str(tmp / "kubelet.yaml"),
+        "--images",
+        str(tmp / "images.yaml"),
+        "--speed",
+        str(speed),
+    )
+    try:
+        serve.wait_ready()
+        wait_for(kc.exists, 10, "the kubeconfig")
+    except BaseException:
+        serve.stop()
+        raise
+    return serve, kc
+
+
 def record_load(
     tmp: Path,
     *,
@@ -65,32 +103,13 @@ def record_load(
     from kubesched.modes.record.log import RecordWriter
     from kubesched.modes.record.recorder import Recorder
 
-    files = {"nodes.yaml": None, "images.yaml": catalogue, "kubelet.yaml": kubelet, "trace.yaml": trace}
-    for file, doc in files.items():
-        text = yaml.safe_dump_all(list(nodes)) if doc is None else yaml.safe_dump(dict(doc))
-        (tmp / file).write_text(text)
-    kc = tmp / "kubeconfig"
+    (tmp / "trace.yaml").write_text(yaml.safe_dump(dict(trace)))
     rec = tmp / "rec"
     images = tmp / "images.yaml"
-    serve = ServeProcess(
-        tmp,
-        "-f",
-        str(tmp / "nodes.yaml"),
-        "--write-kubeconfig",
-        str(kc),
-        "--kubelet",
-        "--kubelet-config",
-        str(tmp / "kubelet.yaml"),
-        "--images",
-        str(images),
-        "--speed",
-        str(speed),
-    )
+    serve, kc = serve_kubelet(tmp, nodes, catalogue, kubelet, speed)
     replica = None
     metrics = ""
     try:
-        serve.wait_ready()
-        wait_for(kc.exists, 10, "the kubeconfig")
         shim = SimpleNamespace(tmp=tmp, kubeconfig=str(kc), reader_token=None)
         replica = Replica(shim, profile, *run_args, name=name)  # type: ignore[arg-type]
         replica.wait_ready(60)

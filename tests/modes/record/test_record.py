@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from kubesched.modes.record.log import RecordingError, RecordWriter, read_records, segments
 from kubesched.modes.record.recorder import recorded_kinds, sanitize
@@ -121,6 +120,7 @@ def test_sanitize_keeps_credentials_out() -> None:
 
 kubernetes = pytest.importorskip("kubernetes")
 
+from record_support import serve_kubelet  # noqa: E402
 from run_support import wait_for  # noqa: E402
 from serve_support import ServeProcess  # noqa: E402
 
@@ -152,27 +152,7 @@ KUBELET = {
 
 def _serve(tmp: Path) -> tuple[ServeProcess, Path]:
     nodes = [node_manifest(f"n{i}", cpu="4", memory="16Gi") for i in range(2)]
-    (tmp / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
-    (tmp / "images.yaml").write_text(yaml.safe_dump(CATALOGUE))
-    (tmp / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
-    kc = tmp / "kubeconfig"
-    serve = ServeProcess(
-        tmp,
-        "-f",
-        str(tmp / "nodes.yaml"),
-        "--write-kubeconfig",
-        str(kc),
-        "--kubelet",
-        "--kubelet-config",
-        str(tmp / "kubelet.yaml"),
-        "--images",
-        str(tmp / "images.yaml"),
-        "--speed",
-        "10",
-    )
-    serve.wait_ready()
-    wait_for(kc.exists, 10, "the kubeconfig")
-    return serve, kc
+    return serve_kubelet(tmp, nodes, CATALOGUE, KUBELET, 10)
 
 
 def _pod(name: str, namespace: str) -> dict[str, Any]:
