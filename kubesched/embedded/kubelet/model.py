@@ -328,7 +328,9 @@ class KubeletModel:
         if pod_key == job.owner:
             record.bytes_joined += job.joined_bytes
             record.bytes_pulled += job.own_bytes
+            record.image_bytes_pulled += size
             self.metrics.bytes_joined += job.joined_bytes
+            self.metrics.image_bytes_pulled += size
         else:
             record.bytes_joined += size - job.present_bytes
             self.metrics.bytes_joined += size - job.present_bytes

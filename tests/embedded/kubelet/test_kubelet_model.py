@@ -86,6 +86,9 @@ def test_shared_base_layer_second_pod_pulls_only_its_top_layer() -> None:
     mt = m.metrics
     assert (mt.bytes_pulled, mt.bytes_requested, mt.bytes_cache_hit, mt.pulls_started) == (700, 1100, 400, 2)
     assert mt.cache_hit_ratio == 400 / 1100
+    # as the kubelet's Pulled Events report them: each pull counts its image's whole size (p2's
+    # 600 B image though it fetched 200 B)
+    assert (r1.image_bytes_pulled, r2.image_bytes_pulled, mt.image_bytes_pulled) == (500, 600, 1100)
 
 
 def test_pull_joined_in_flight() -> None:
@@ -106,6 +109,8 @@ def test_pull_joined_in_flight() -> None:
         1,
     )
     assert m.layer_bytes("n1", "b") == (400, 0)
+    # the joined pull counts once (p1's), as `kubesched startup` counts a joined pull's Event
+    assert (r1.image_bytes_pulled, r2.image_bytes_pulled, m.metrics.image_bytes_pulled) == (500, 0, 500)
 
 
 def test_serialized_pulls_queue_fifo() -> None:
