@@ -57,7 +57,9 @@ class PullMetrics:
     (fetched by a pull another request started) + the pods' share of ``bytes_pulled``.
     ``bytes_pulled`` counts every byte transferred, pre-pulls included (``bytes_prepulled``).
     ``image_bytes_pulled``: the pods' :attr:`PodPullRecord.image_bytes_pulled` summed (pre-pulls
-    not included): the bytes a live cluster's ``Pulled`` Events report for the same pulls."""
+    not included): the bytes a live cluster's ``Pulled`` Events report for the same pulls;
+    ``image_bytes_prepulled`` the same for the pre-pulls (each one's whole image, as the pre-pull
+    agent's ``kubesched_prepull_bytes_total`` counts them)."""
 
     bytes_requested: int = 0
     bytes_cache_hit: int = 0
@@ -65,6 +67,7 @@ class PullMetrics:
     bytes_pulled: int = 0
     bytes_prepulled: int = 0
     image_bytes_pulled: int = 0
+    image_bytes_prepulled: int = 0
     pulls_started: int = 0
     pulls_completed: int = 0
     prepulls: int = 0

@@ -85,6 +85,7 @@ class ReplayResult:
                 "bytesJoined": m.bytes_joined,
                 "bytesPrepulled": m.bytes_prepulled,
                 "imageBytesPulled": m.image_bytes_pulled,
+                "imageBytesPrepulled": m.image_bytes_prepulled,
                 "pullsStarted": m.pulls_started,
                 "pullsJoined": m.pulls_joined,
                 "prepulls": m.prepulls,

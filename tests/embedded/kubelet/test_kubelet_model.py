@@ -378,6 +378,11 @@ def test_prepull_precision_counts_images_a_pod_used_before_gc() -> None:
     clock.run_until(100.0)
     assert (m.metrics.prepulls, m.metrics.prepulls_used) == (4, 2)
     assert m.metrics.prepull_precision == 0.5
+    # bytes: a, b, c and x1 fetched whole (500 + 600 + 300 + 150 B); b on n1, which holds a, fetches
+    # its 200 B top layer, but counts as a 600 B image, as the agent's kubesched_prepull_bytes_total
+    assert m.prepull("n1", "b", now=100.0)
+    clock.run_until(200.0)
+    assert (m.metrics.bytes_prepulled, m.metrics.image_bytes_prepulled) == (1750, 2150)
     # removed by GC before any pod used it: a later pull of it is not a use of the pre-pull
     # (c is 300 B, 600 B unpacked: the whole 600 B disk, over the 85 % threshold)
     clock2, m2, _ = _model(image_disk_bytes=600, image_gc_period_seconds=300, image_minimum_gc_age_seconds=0)
