@@ -234,6 +234,27 @@ def fits_request(
     return out
 
 
+def _fits_mask(
+    table: NodeTable, rows: IntArray, resources: tuple[int, int, int], scalars: Sequence[tuple[str, int]]
+) -> BoolArray:
+    """Column form of ``not fits_request(...)`` over ``rows``: ``resources`` = the requested
+    (millicores, memory bytes, ephemeral-storage bytes), ``scalars`` the counted scalar requests
+    ``(name, quantity)`` (non-zero, not ignored); every quantity below ``_BATCH_SAFE``."""
+    ok: BoolArray = table.num_pods[rows] + 1 <= table.alloc_pods[rows]
+    for r, a, u in zip(
+        resources,
+        (table.alloc_cpu, table.alloc_mem, table.alloc_eph),
+        (table.req_cpu, table.req_mem, table.req_eph),
+        strict=True,
+    ):
+        if r > 0:
+            ok &= a[rows] - u[rows] >= r
+    for name, q in scalars:
+        ac, rc = table.scalar(name)
+        ok &= ac[rows] - rc[rows] >= q
+    return ok
+
+
 def pod_request_resource(pod: Pod) -> Resource:
     """``computePodResourceRequest``: the pod's effective requests
     (``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests``) as a Resource."""
@@ -367,23 +388,17 @@ class NodeResourcesFit(
         return Status(code, *(r.reason for r in insufficient))
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
-        """Vectorised :meth:`filter` verdicts (True = fits) over NodeTable ``rows``."""
+        """Vectorised :meth:`filter` verdicts (True = fits) over NodeTable ``rows``.
+
+        The verdict of a row depends only on its NodeInfo and on the request (and this plugin's
+        ignored resources), so it is kept per row as a :meth:`NodeTable.row_scores` column (1 =
+        fits) under that key: a cycle re-evaluates only the rows the snapshot refreshed since
+        the column's last use, with :func:`fits_request` (the per-node definition)."""
         req = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(req, Resource) or not table.exact:
             return None
-        ok: BoolArray = table.num_pods[rows] + 1 <= table.alloc_pods[rows]
-        if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
-            return ok
-        for r, a, u in (
-            (req.milli_cpu, table.alloc_cpu, table.req_cpu),
-            (req.memory, table.alloc_mem, table.req_mem),
-            (req.ephemeral_storage, table.alloc_eph, table.req_eph),
-        ):
-            if r > 0:
-                if r >= _BATCH_SAFE:
-                    return None
-                ok &= a[rows] - u[rows] >= r
-        for name, q in req.scalar.items():
+        scalars: list[tuple[str, int]] = []
+        for name, q in sorted(req.scalar.items()):
             if q == 0:
                 continue
             if is_extended_resource(name) and (
@@ -392,9 +407,23 @@ class NodeResourcesFit(
                 continue
             if abs(q) >= _BATCH_SAFE:
                 return None
-            ac, rc = table.scalar(name)
-            ok &= ac[rows] - rc[rows] >= q
-        return ok
+            scalars.append((name, q))
+        resources = (req.milli_cpu, req.memory, req.ephemeral_storage)
+        if any(r >= _BATCH_SAFE for r in resources):
+            return None
+
+        def fits_rows(at: IntArray, st: CycleState | None = None) -> IntArray:
+            return _fits_mask(table, at, resources, scalars).astype(np.int64)
+
+        def fits_node(ni: NodeInfo) -> int:
+            return 0 if fits_request(req, ni, self.ignored_resources, self.ignored_resource_groups) else 1
+
+        key = (self.NAME, "fits", resources, tuple(scalars))
+        col = table.row_scores(key, fits_rows, fits_node)
+        if col is not None:
+            out: BoolArray = col[rows] != 0
+            return out
+        return _fits_mask(table, rows, resources, scalars)
 
     def filter_batch_status_keys(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
