@@ -355,6 +355,8 @@ class NodeResourcesFit(
         self.ignored_resources = frozenset(a.ignored_resources)
         self.ignored_resource_groups = frozenset(a.ignored_resource_groups)
         self.resources: list[ResourceSpec] = list(a.scoring_strategy.resources)
+        #: the scored resources as a row-score key part
+        self._resources_key = tuple((r.name, r.weight) for r in self.resources)
         self.scorer = build_scorer(a.scoring_strategy)
         self.strategy_type = a.scoring_strategy.type
 
@@ -509,7 +511,7 @@ class NodeResourcesFit(
         def score_node(ni: NodeInfo) -> int:
             return scorer(*requested_and_allocatable(ni, resources, pod_requests, False))
 
-        key = (self.NAME, most, tuple((r.name, r.weight) for r in resources), tuple(pod_requests))
+        key = (self.NAME, most, self._resources_key, tuple(pod_requests))
         col = table.row_scores(key, score_rows, score_node)
         if col is not None:
             return col[rows]
