@@ -1,9 +1,9 @@
-"""NodeResourcesFit's and NodeResourcesBalancedAllocation's batch Score forms, and NodeResourcesFit's
-batch Filter form, read per-row columns kept by the NodeTable (``NodeTable.row_scores``): after any
-sequence of node and pod adds, updates and removals (rows freed and reused, the table grown), the
-kept columns give every node exactly the per-node score and Filter verdict. ImageLocality's batch
-form (sums over each image's holders) is checked beside them under the same churn, images coming
-and going with node updates."""
+"""NodeResourcesFit's and NodeResourcesBalancedAllocation's batch Score forms read per-row score
+columns kept by the NodeTable (``NodeTable.row_scores``): after any sequence of node and pod
+adds, updates and removals (rows freed and reused, the table grown), the kept columns give every
+node exactly the per-node score. NodeResourcesFit's batch Filter verdicts (pods, cpu, memory and
+an extended resource) and ImageLocality's batch form (sums over each image's holders, images
+coming and going with node updates) are checked beside them under the same churn."""
 
 from __future__ import annotations
 

@@ -240,7 +240,7 @@ def _fits_mask(
     """Column form of ``not fits_request(...)`` over ``rows``: ``resources`` = the requested
     (millicores, memory bytes, ephemeral-storage bytes), ``scalars`` the counted scalar requests
     ``(name, quantity)`` (non-zero, not ignored); every quantity below ``_BATCH_SAFE``."""
-    ok: BoolArray = table.num_pods[rows] + 1 <= table.alloc_pods[rows]
+    ok: BoolArray = table.num_pods[rows] < table.alloc_pods[rows]  # n + 1 <= allowed
     for r, a, u in zip(
         resources,
         (table.alloc_cpu, table.alloc_mem, table.alloc_eph),
@@ -390,12 +390,7 @@ class NodeResourcesFit(
         return Status(code, *(r.reason for r in insufficient))
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray | None:
-        """Vectorised :meth:`filter` verdicts (True = fits) over NodeTable ``rows``.
-
-        The verdict of a row depends only on its NodeInfo and on the request (and this plugin's
-        ignored resources), so it is kept per row as a :meth:`NodeTable.row_scores` column (1 =
-        fits) under that key: a cycle re-evaluates only the rows the snapshot refreshed since
-        the column's last use, with :func:`fits_request` (the per-node definition)."""
+        """Vectorised :meth:`filter` verdicts (True = fits) over NodeTable ``rows``."""
         req = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(req, Resource) or not table.exact:
             return None
@@ -413,18 +408,6 @@ class NodeResourcesFit(
         resources = (req.milli_cpu, req.memory, req.ephemeral_storage)
         if any(r >= _BATCH_SAFE for r in resources):
             return None
-
-        def fits_rows(at: IntArray, st: CycleState | None = None) -> IntArray:
-            return _fits_mask(table, at, resources, scalars).astype(np.int64)
-
-        def fits_node(ni: NodeInfo) -> int:
-            return 0 if fits_request(req, ni, self.ignored_resources, self.ignored_resource_groups) else 1
-
-        key = (self.NAME, "fits", resources, tuple(scalars))
-        col = table.row_scores(key, fits_rows, fits_node)
-        if col is not None:
-            out: BoolArray = col[rows] != 0
-            return out
         return _fits_mask(table, rows, resources, scalars)
 
     def filter_batch_status_keys(
