@@ -234,27 +234,6 @@ def fits_request(
     return out
 
 
-def _fits_mask(
-    table: NodeTable, rows: IntArray, resources: tuple[int, int, int], scalars: Sequence[tuple[str, int]]
-) -> BoolArray:
-    """Column form of ``not fits_request(...)`` over ``rows``: ``resources`` = the requested
-    (millicores, memory bytes, ephemeral-storage bytes), ``scalars`` the counted scalar requests
-    ``(name, quantity)`` (non-zero, not ignored); every quantity below ``_BATCH_SAFE``."""
-    ok: BoolArray = table.num_pods[rows] < table.alloc_pods[rows]  # n + 1 <= allowed
-    for r, a, u in zip(
-        resources,
-        (table.alloc_cpu, table.alloc_mem, table.alloc_eph),
-        (table.req_cpu, table.req_mem, table.req_eph),
-        strict=True,
-    ):
-        if r > 0:
-            ok &= a[rows] - u[rows] >= r
-    for name, q in scalars:
-        ac, rc = table.scalar(name)
-        ok &= ac[rows] - rc[rows] >= q
-    return ok
-
-
 def pod_request_resource(pod: Pod) -> Resource:
     """``computePodResourceRequest``: the pod's effective requests
     (``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests``) as a Resource."""
@@ -394,8 +373,19 @@ class NodeResourcesFit(
         req = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(req, Resource) or not table.exact:
             return None
-        scalars: list[tuple[str, int]] = []
-        for name, q in sorted(req.scalar.items()):
+        ok: BoolArray = table.num_pods[rows] < table.alloc_pods[rows]  # n + 1 <= allowed
+        if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
+            return ok
+        for r, a, u in (
+            (req.milli_cpu, table.alloc_cpu, table.req_cpu),
+            (req.memory, table.alloc_mem, table.req_mem),
+            (req.ephemeral_storage, table.alloc_eph, table.req_eph),
+        ):
+            if r > 0:
+                if r >= _BATCH_SAFE:
+                    return None
+                ok &= a[rows] - u[rows] >= r
+        for name, q in req.scalar.items():
             if q == 0:
                 continue
             if is_extended_resource(name) and (
@@ -404,11 +394,9 @@ class NodeResourcesFit(
                 continue
             if abs(q) >= _BATCH_SAFE:
                 return None
-            scalars.append((name, q))
-        resources = (req.milli_cpu, req.memory, req.ephemeral_storage)
-        if any(r >= _BATCH_SAFE for r in resources):
-            return None
-        return _fits_mask(table, rows, resources, scalars)
+            ac, rc = table.scalar(name)
+            ok &= ac[rows] - rc[rows] >= q
+        return ok
 
     def filter_batch_status_keys(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
