@@ -94,11 +94,11 @@ def _load(tmp: Path, kc: Path, *args: str) -> list[str]:
 def test_load_binds_nothing_itself_and_ctrl_c_removes_what_it_created(tmp_path: Path) -> None:
     """No scheduler runs: the pods stay Pending. Two arrive at once, the third only after 100 trace
     seconds (10 s of wall time at --speed 10): Ctrl-C before it comes removes the two and the
-    namespace, and the third is never created."""
+    namespace, and the third is never created. A run time is annotated exactly (``1234567.5``)."""
     from kubernetes import client, config
 
     pods = [
-        {"name": "a", "arrival": 0, "duration": 30, "cpu": "1", "image": IMAGE},
+        {"name": "a", "arrival": 0, "duration": 1234567.5, "cpu": "1", "image": IMAGE},
         {"name": "b", "arrival": 0, "duration": None, "cpu": "1", "image": IMAGE},
         {"name": "c", "arrival": 100, "duration": 30, "cpu": "1", "image": IMAGE},
     ]
@@ -126,7 +126,11 @@ def test_load_binds_nothing_itself_and_ctrl_c_removes_what_it_created(tmp_path: 
             p.metadata.name: (p.metadata.labels, p.metadata.annotations, p.spec.scheduler_name)
             for p in created
         } == {
-            "a": ({"kubesched.io/load": run_id}, {"kubesched.io/run-seconds": "30"}, "default-scheduler"),
+            "a": (
+                {"kubesched.io/load": run_id},
+                {"kubesched.io/run-seconds": "1234567.5"},
+                "default-scheduler",
+            ),
             "b": ({"kubesched.io/load": run_id}, None, "default-scheduler"),
         }
         assert api.read_namespace("t-default").metadata.labels == {"kubesched.io/load": run_id}
