@@ -5,12 +5,13 @@ namespaces cannot be deleted, and a server loaded with objects creates their nam
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import kubectl, ok, requires_kubectl, served_api
+from apiserver_support import api_client, served_fixture
+from kubectl_support import kubectl, ok, requires_kubectl
 
 from kubesched.clock import RealClock
 from kubesched.embedded.apiserver import ServerHandle, start_server
@@ -19,16 +20,7 @@ from kubesched.embedded.store import MemoryCluster
 k8s = pytest.importorskip("kubernetes.client")
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
-    with served_api(tmp_path, bookmark_interval=0.2) as s:
-        yield s
-
-
-def _api(server: ServerHandle) -> Any:
-    cfg = k8s.Configuration()
-    cfg.host = server.url
-    return k8s.ApiClient(cfg)
+served = served_fixture(bookmark_interval=0.2)
 
 
 def _refused(call: Callable[[], object]) -> tuple[int, dict[str, Any]]:
@@ -102,7 +94,7 @@ def _terminate(server: ServerHandle, namespace: str) -> None:
     cluster = server.cluster
     if not cluster.list("Node").items:
         cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
-    core = k8s.CoreV1Api(_api(server))
+    core = k8s.CoreV1Api(api_client(server))
     core.create_namespace({"metadata": {"name": namespace}})
     core.create_namespaced_pod(namespace, _pod("bound"))
     cluster.bind(namespace, "bound", "", "n1")
@@ -112,7 +104,7 @@ def _terminate(server: ServerHandle, namespace: str) -> None:
 
 def test_creates_in_a_missing_namespace_answer_404(served: tuple[ServerHandle, Path]) -> None:
     server, _ = served
-    api = _api(server)
+    api = api_client(server)
     core, apps, events = k8s.CoreV1Api(api), k8s.AppsV1Api(api), k8s.EventsV1Api(api)
     event = {"metadata": {"name": "e"}, "eventTime": "2026-01-01T00:00:00.000000Z", "reason": "R"}
     for call in (
@@ -132,7 +124,7 @@ def test_creates_in_a_missing_namespace_answer_404(served: tuple[ServerHandle, P
 def test_creates_in_a_terminating_namespace_answer_403(served: tuple[ServerHandle, Path]) -> None:
     server, _ = served
     _terminate(server, "t")
-    api = _api(server)
+    api = api_client(server)
     core, apps = k8s.CoreV1Api(api), k8s.AppsV1Api(api)
     assert _refused(lambda: core.create_namespaced_pod("t", _pod("q"))) == (
         403,
@@ -165,7 +157,7 @@ def test_creates_in_a_terminating_namespace_answer_403(served: tuple[ServerHandl
 
 def test_immortal_namespaces_cannot_be_deleted(served: tuple[ServerHandle, Path]) -> None:
     server, _ = served
-    core = k8s.CoreV1Api(_api(server))
+    core = k8s.CoreV1Api(api_client(server))
     for name in ("default", "kube-system", "kube-public"):
         assert _refused(lambda name=name: core.delete_namespace(name)) == (
             403,
@@ -239,7 +231,7 @@ def test_a_loaded_store_gets_the_namespaces_of_its_objects() -> None:
         ]
     )
     with start_server(cluster) as server:
-        core = k8s.CoreV1Api(_api(server))
+        core = k8s.CoreV1Api(api_client(server))
         assert [
             (ns.metadata.name, ns.status.phase, ns.spec.finalizers) for ns in core.list_namespace().items
         ] == [
