@@ -113,3 +113,28 @@ def test_a_stream_of_documents_loads_as_the_safe_loader(docs: list[Any], plain: 
     if lines:
         text += "---\n" + "".join(f"- {s}\n- [{s}]\n" for s in lines)
     _same(text + text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    value=st.text(max_size=12)
+    | st.sampled_from(["", "~", "yes", "0x1f", "1e3", ".inf", "<<", "=", "2025-01-01"]),
+    plain=st.booleans(),
+)
+def test_resolve_by_text_answers_as_the_base_resolver(value: str, plain: bool) -> None:
+    """The loader's ``resolve`` (a closure when there are no path resolvers) gives the tag
+    ``BaseResolver.resolve`` gives, for scalars plain and quoted and for collections."""
+    loader = FastLoader("")
+    try:
+        assert "resolve" in vars(loader)  # the per-text closure is in use
+        for kind, val, implicit in [
+            (yaml.ScalarNode, value, (plain, not plain)),
+            (yaml.ScalarNode, value, (plain, not plain)),  # remembered
+            (yaml.MappingNode, None, True),
+            (yaml.SequenceNode, None, True),
+        ]:
+            assert loader.resolve(kind, val, implicit) == yaml.resolver.BaseResolver.resolve(
+                loader, kind, val, implicit
+            )
+    finally:
+        loader.dispose()
