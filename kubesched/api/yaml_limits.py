@@ -84,6 +84,11 @@ class _DirectConstruct:
             # the composer looks ``resolve`` up on the instance for every scalar: this closure
             # answers without attribute look-ups or a call into the base class
             self.resolve = self._by_text()  # type: ignore[method-assign]
+            # and around every node it calls descend_resolver(parent, index) and ascend_resolver(),
+            # which only follow path resolvers: C callables that take those arguments and do
+            # nothing stand in for them (the results are not used)
+            self.descend_resolver = slice  # type: ignore[method-assign,assignment]
+            self.ascend_resolver = tuple  # type: ignore[method-assign,assignment]
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         """``yaml/resolver.py: BaseResolver.resolve``, remembered per plain scalar text."""

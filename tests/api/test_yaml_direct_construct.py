@@ -138,3 +138,23 @@ def test_resolve_by_text_answers_as_the_base_resolver(value: str, plain: bool) -
             )
     finally:
         loader.dispose()
+
+
+def test_a_loader_with_path_resolvers_keeps_the_base_methods() -> None:
+    class PathLoader(FastLoader):  # type: ignore[misc,valid-type]
+        pass
+
+    class SafePathLoader(yaml.SafeLoader):
+        pass
+
+    for cls in (PathLoader, SafePathLoader):
+        cls.add_path_resolver("tag:yaml.org,2002:int", ["spec", "replicas"], yaml.ScalarNode)
+    loader = PathLoader("")
+    try:
+        assert not {"resolve", "descend_resolver", "ascend_resolver"} & set(vars(loader))
+    finally:
+        loader.dispose()
+    # the path resolver applies: the quoted replicas becomes an int, as with the safe loader
+    text = 'spec:\n  replicas: "3"\n  other: "4"\n'
+    got = yaml.load(text, Loader=PathLoader)  # noqa: S506
+    assert got == yaml.load(text, Loader=SafePathLoader) == {"spec": {"replicas": 3, "other": "4"}}  # noqa: S506
