@@ -83,7 +83,7 @@ class _DirectConstruct:
         if not self.yaml_path_resolvers:  # type: ignore[attr-defined]
             # the composer looks ``resolve`` up on the instance for every scalar: this closure
             # answers without attribute look-ups or a call into the base class
-            self.resolve = self._by_text()  # type: ignore[method-assign]
+            self.resolve = self._by_text()  # type: ignore[method-assign,assignment]
             # and around every node it calls descend_resolver(parent, index) and ascend_resolver(),
             # which only follow path resolvers: C callables that take those arguments and do
             # nothing stand in for them (the results are not used)

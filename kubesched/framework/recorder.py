@@ -38,7 +38,8 @@ def _as_list(values: Sequence[int]) -> Sequence[int]:
     """``values`` as Python ints: a numpy array (the batch Score path passes its arrays) becomes a
     list, anything else is returned as it is."""
     tolist = getattr(values, "tolist", None)
-    return tolist() if tolist is not None else values  # type: ignore[no-any-return]
+    out: Sequence[int] = tolist() if tolist is not None else values
+    return out
 
 
 class CycleRecorder:
