@@ -90,6 +90,14 @@ class _DirectConstruct:
             self.descend_resolver = slice  # type: ignore[method-assign,assignment]
             self.ascend_resolver = tuple  # type: ignore[method-assign,assignment]
 
+    def dispose(self) -> None:
+        """Drop the per-instance ``resolve`` (``yaml.load`` / ``load_all`` call this when done):
+        it refers back to the loader, and the loader holds the whole text, so the pair would
+        otherwise wait for the cyclic collector (or stay for good once frozen)."""
+        for name in ("resolve", "descend_resolver", "ascend_resolver"):
+            self.__dict__.pop(name, None)
+        super().dispose()  # type: ignore[misc]
+
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         """``yaml/resolver.py: BaseResolver.resolve``, remembered per plain scalar text."""
         if kind is _Scalar and implicit[0] and not self.yaml_path_resolvers:  # type: ignore[attr-defined]

@@ -158,3 +158,26 @@ def test_a_loader_with_path_resolvers_keeps_the_base_methods() -> None:
     text = 'spec:\n  replicas: "3"\n  other: "4"\n'
     got = yaml.load(text, Loader=PathLoader)  # noqa: S506
     assert got == yaml.load(text, Loader=SafePathLoader) == {"spec": {"replicas": 3, "other": "4"}}  # noqa: S506
+
+
+def test_a_loaded_stream_is_freed_without_the_cyclic_collector() -> None:
+    """``load_all`` disposes of the loader: nothing keeps it (and the text it holds) alive."""
+    import gc
+    import weakref
+
+    class Tracked(FastLoader):  # type: ignore[misc,valid-type]
+        made: list[weakref.ref[Any]] = []
+
+        def __init__(self, stream: Any) -> None:
+            super().__init__(stream)
+            Tracked.made.append(weakref.ref(self))
+
+    gc.disable()
+    try:
+        assert list(yaml.load_all("a: 1\n---\nb: [x, 'y']\n", Loader=Tracked)) == [  # noqa: S506
+            {"a": 1},
+            {"b": ["x", "y"]},
+        ]
+        assert len(Tracked.made) == 1 and Tracked.made[0]() is None
+    finally:
+        gc.enable()
