@@ -72,8 +72,8 @@ def check_manifests(manifests: list[Manifest]) -> None:
 @click.option(
     "--write-kubeconfig",
     "kubeconfig",
-    type=OutputFile(create_parents=True),
-    help="Write a kubeconfig (context kubesched) for the served API to this path.",
+    type=OutputFile(),
+    help="Write a kubeconfig (context kubesched) for the served API to this path (its directory must exist).",
 )
 @click.option(
     "--bookmark-interval",
