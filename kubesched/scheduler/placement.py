@@ -25,7 +25,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.logs.kv import KObj, v_info
-from kubesched.scheduler.tie_break import draw_zero
+from kubesched.scheduler.tie_break import draw_zero, last_zero_of_run
 
 log = logging.getLogger(__name__)
 
@@ -552,6 +552,16 @@ class Placement:
         self.selected_index = 0
         if n == 1:
             return nodes[0].name
+        top = totals.max()
+        if totals[0] == top:
+            # no node after the first raises the maximum: one run of ties, counts 2, 3, ...
+            ties = np.flatnonzero(totals[1:] == top)
+            if ties.size == 0:
+                return nodes[0].name
+            kept = last_zero_of_run(self.rng, int(ties.size))
+            if kept >= 0:
+                self.selected_index = int(ties[kept]) + 1
+            return nodes[self.selected_index].name
         prev = np.maximum.accumulate(totals)[:-1]
         cur = totals[1:]
         is_new_all = cur > prev
