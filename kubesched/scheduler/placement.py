@@ -425,7 +425,7 @@ class Placement:
                     state.skip_filter_plugins,
                 )
             ok_rows = rows[:cut][visited]
-            feasible.extend(map(infos.__getitem__, ok_rows.tolist()))
+            feasible.extend(table.info_array[ok_rows].tolist())
             feasible_rows.append(ok_rows)
             need -= len(ok_rows)
             offset += cut
