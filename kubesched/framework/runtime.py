@@ -1097,7 +1097,7 @@ def _out_of_score_range(arr: IntArray) -> bool:
         return False
     if arr.dtype == np.int64:
         shifted = arr if MIN_NODE_SCORE == 0 else arr - MIN_NODE_SCORE
-        return int(shifted.view(np.uint64).max()) > MAX_NODE_SCORE - MIN_NODE_SCORE
+        return bool(np.maximum.reduce(shifted.view(np.uint64)) > MAX_NODE_SCORE - MIN_NODE_SCORE)
     return bool(((arr > MAX_NODE_SCORE) | (arr < MIN_NODE_SCORE)).any())
 
 

@@ -65,14 +65,12 @@ def _accepted_words(rng: random.Random, n: int, thresholds: list[int], base: int
     ``thresholds[j + base]``. Consumes exactly the words the draws one by one would."""
     getrandbits = rng.getrandbits
     chunks: list[Any] = []
-    rejected: list[int] = []
-    reject = rejected.append
-    start = 0  # stream position (in words) of the next chunk's first word
+    kept: list[bytearray] = []  # per chunk, 1 for an accepted word, 0 for a rejected one
     draw = 0  # index of the draw the next chunk's first word belongs to
     while n - draw >= _SCALAR_TAIL:
         m = n - draw
         words = np.frombuffer(getrandbits(32 * m).to_bytes(4 * m, "little"), dtype="<u4")
-        chunks.append(words)
+        keep = bytearray(b"\x01") * m
         if m >= _HIGH_WORDS_FROM:
             high = np.flatnonzero(words >= _HALF)
             # the draw of the word at position i of this chunk is i + offset - base
@@ -80,19 +78,24 @@ def _accepted_words(rng: random.Random, n: int, thresholds: list[int], base: int
             for i, w in zip(high.tolist(), words[high].tolist(), strict=True):
                 if w >= thresholds[i + offset]:
                     offset -= 1
-                    reject(start + i)
+                    keep[i] = 0
             draw = m + offset - base
         else:
             at = draw + base  # the threshold index of the draw the next word belongs to
-            i = start
-            for w in words.tolist():
+            for i, w in enumerate(words.tolist()):
                 if w < thresholds[at]:
                     at += 1
                 else:
-                    reject(i)
-                i += 1
+                    keep[i] = 0
             draw = at - base
-        start += m
+        chunks.append(words)
+        kept.append(keep)
+    if len(chunks) == 1:
+        accepted = chunks[0][np.frombuffer(kept[0], dtype=np.bool_)]
+    elif chunks:
+        accepted = np.concatenate(chunks)[np.frombuffer(b"".join(kept), dtype=np.bool_)]
+    else:
+        accepted = np.zeros(0, dtype=np.uint32)
     if draw < n:
         # the last few draws one word at a time (a bulk fetch costs more than they do)
         tail = []
@@ -101,13 +104,22 @@ def _accepted_words(rng: random.Random, n: int, thresholds: list[int], base: int
             while w >= t:
                 w = getrandbits(32)
             tail.append(w)
-        chunks.append(np.array(tail, dtype=np.uint32))
-    accepted = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-    if rejected:
-        keep = np.ones(len(accepted), dtype=bool)
-        keep[rejected] = False
-        accepted = accepted[keep]
+        accepted = np.concatenate([accepted, np.array(tail, dtype=np.uint32)])
     return accepted
+
+
+def _thresholds_of(counts: Any, table: list[int]) -> list[int]:
+    """``[table[c] for c in counts]``, by slices of ``table`` for runs of consecutive counts (host
+    selection's counts are runs 2, 3, ..., restarting at each new maximum)."""
+    n = len(counts)
+    breaks = (np.flatnonzero(counts[1:] != counts[:-1] + 1) + 1).tolist()
+    if 8 * len(breaks) > n:
+        return [table[c] for c in counts.tolist()]
+    out: list[int] = []
+    firsts = counts[[0, *breaks]].tolist()
+    for c0, s, e in zip(firsts, [0, *breaks], [*breaks, n], strict=True):
+        out += table[c0 : c0 + e - s]
+    return out
 
 
 def draw_zero(rng: random.Random, counts: Any) -> Any:
@@ -125,7 +137,7 @@ def draw_zero(rng: random.Random, counts: Any) -> Any:
     counts = counts.astype(np.int64, copy=False)
     if top < _TABLE_LIMIT:
         table, zero = _tables(top)
-        thresholds = [table[c] for c in counts.tolist()]
+        thresholds = _thresholds_of(counts, table)
         below = zero[counts]
     else:
         # 32 - k per draw (frexp's exponent is the bit length; exact below 2**53)
