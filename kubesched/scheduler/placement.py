@@ -385,11 +385,14 @@ class Placement:
                     s = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[rows[i]], known_rec)
                     known[i] = s
                     mask[i] = s is None or s.code == Code.Success
-            cum = np.cumsum(mask)
-            got = int(cum[-1]) if cnt else 0
-            cut = int(np.searchsorted(cum, need)) + 1 if got >= need else cnt
-            visited = mask[:cut]
-            rejected = np.flatnonzero(~visited)
+            # the visit stops at the need-th feasible row
+            passed = mask.nonzero()[0]
+            if len(passed) >= need:
+                passed = passed[:need]
+                cut = int(passed[-1]) + 1
+            else:
+                cut = cnt
+            rejected = np.flatnonzero(~mask[:cut])
             first = first_out[0]
             if fwk.sink.enabled:
                 counted = first[:cut]
@@ -424,7 +427,7 @@ class Placement:
                     fwk.filter_plugins,
                     state.skip_filter_plugins,
                 )
-            ok_rows = rows[:cut][visited]
+            ok_rows = rows[passed]
             feasible.extend(table.info_array[ok_rows].tolist())
             feasible_rows.append(ok_rows)
             need -= len(ok_rows)
