@@ -23,12 +23,13 @@ from kubesched.framework.interfaces import (
     PreFilterPlugin,
     ScorePlugin,
 )
+from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.registry import Registry
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.runtime import MAX_PERMIT_TIMEOUT, Framework, _out_of_score_range
 from kubesched.framework.status import Code, Status
-from kubesched.testing import make_pod
+from kubesched.testing import make_node, make_pod
 
 POD = make_pod("p")
 
@@ -279,7 +280,7 @@ def _batch_score(name: str) -> type:
         NAME = name
 
         def score(self, state: CycleState, pod: Any, node_info: Any) -> Any:
-            raise AssertionError("the batch form answers")
+            return 0, Status(Code.Error, "the batch form answers")
 
         def score_batch(self, state: CycleState, pod: Any, table: Any, rows: Any) -> Any:
             return self.answer()
@@ -360,3 +361,30 @@ def test_score_range_check_matches_the_two_comparisons(values: list[int], dtype:
         values = [max(-(2**31), min(2**31 - 1, v)) for v in values]
     arr = np.array(values, dtype=dtype)
     assert _out_of_score_range(arr) == bool(((arr > 100) | (arr < 0)).any())
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+@pytest.mark.parametrize(
+    ("a", "want"),
+    [
+        (
+            [1, 101, 5],
+            'applying score defaultWeights on Score plugins: plugin "A" returns an invalid score 101',
+        ),
+        ([1, 100, 5], 'running Score plugins: plugin "B" failed with: the batch form answers'),
+    ],
+)
+def test_score_batch_errors_come_in_plugin_order(a: list[int], want: str, recorded: bool) -> None:
+    """A's range error (found after the loop when nothing is recorded) still comes before a later
+    plugin's Score error, as the plugin-by-plugin checks return it; with a recorder as well."""
+    from kubesched.framework.recorder import CycleRecorder
+
+    fwk = _score_framework({"A": 1, "B": 1})
+    _Scripted.ANSWERS.update(A=np.array(a, dtype=np.int64), B=None)  # B: no batch answer, per node
+    state = CycleState()
+    if recorded:
+        state.recorder = CycleRecorder()
+    nodes = [NodeInfo(make_node(f"n{i}")) for i in range(3)]
+    total, status = fwk.run_score_plugins_batch(state, POD, None, np.arange(3), nodes)
+    assert total is None and status is not None
+    assert status.message().startswith(want)
