@@ -723,22 +723,6 @@ class Framework:
         counted = self.sink.enabled
         timed = state.record_plugin_metrics and counted
         weights = self.score_weights
-        # Without a recorder, int64 batch scores are range-checked and weighted together after
-        # the loop (one stacked array: a reduction and a product in place of two or three array
-        # operations per plugin). A failure of a later plugin first reports a range error among
-        # them, which the plugin-by-plugin order would have returned before reaching it.
-        deferred: list[tuple[str, IntArray]] = []
-        deferred_weights: list[int] = []
-
-        def deferred_range_error() -> Status | None:
-            for name, scores_of in deferred:
-                if _out_of_score_range(scores_of):
-                    return _first_invalid_score(name, scores_of)
-            return None
-
-        def failed(status: Status) -> tuple[None, Status]:
-            return None, deferred_range_error() or status
-
         for pl, forms in zip(self.score_plugins, self.score_forms, strict=True):
             if pl.NAME in skip:
                 continue
@@ -771,12 +755,10 @@ class Framework:
                         except Exception as e:  # noqa: BLE001
                             sc, s = 0, Status(Code.Error, err=e)
                         if s is not None and not s.is_success():
-                            return failed(
-                                Status(
-                                    Code.Error,
-                                    f'running Score plugins: plugin "{pl.NAME}" failed with: {s.message()}',
-                                    plugin=pl.NAME,
-                                )
+                            return None, Status(
+                                Code.Error,
+                                f'running Score plugins: plugin "{pl.NAME}" failed with: {s.message()}',
+                                plugin=pl.NAME,
                             )
                         scores.append(NodeScore(ni.name, sc))
                 else:
@@ -786,18 +768,16 @@ class Framework:
                 if ext is not None:
                     s = ext.normalize_score(state, pod, scores)
                     if s is not None and not s.is_success():
-                        return failed(
-                            Status(
-                                Code.Error,
-                                f'running Normalize on Score plugins: plugin "{pl.NAME}" '
-                                f"failed with: {s.message()}",
-                                plugin=pl.NAME,
-                            )
+                        return None, Status(
+                            Code.Error,
+                            f'running Normalize on Score plugins: plugin "{pl.NAME}" '
+                            f"failed with: {s.message()}",
+                            plugin=pl.NAME,
                         )
                 vals = [ns.score for ns in scores]
                 if any(v > MAX_NODE_SCORE or v < MIN_NODE_SCORE for v in vals):
                     bad = next(v for v in vals if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
-                    return failed(_invalid_score(pl.NAME, bad))
+                    return None, _invalid_score(pl.NAME, bad)
                 arr = np.array(vals, dtype=np.int64)
             else:
                 if rec is not None:
@@ -805,12 +785,9 @@ class Framework:
                 if ext is not None and forms.normalize_batch is not None:
                     arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
-                if rec is None and arr.dtype == np.int64 and arr.ndim == 1:
-                    deferred.append((pl.NAME, arr))
-                    deferred_weights.append(weights.get(pl.NAME, 1))
-                    continue
                 if _out_of_score_range(arr):
-                    return failed(_first_invalid_score(pl.NAME, arr))
+                    badm = (arr > MAX_NODE_SCORE) | (arr < MIN_NODE_SCORE)
+                    return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
             weight = weights.get(pl.NAME, 1)
             if rec is not None:
                 rec.record_normalized_scores(pl.NAME, nodes, arr.tolist(), weight)
@@ -822,12 +799,6 @@ class Framework:
                 total += arr
             else:
                 total += arr * weight
-        if deferred:
-            stack = np.array([a for _, a in deferred], dtype=np.int64)
-            if _out_of_score_range(stack.reshape(-1)):
-                return None, deferred_range_error()
-            weighted: IntArray = np.array(deferred_weights, dtype=np.int64) @ stack
-            total = weighted if total is None else total + weighted
         if total is None:
             total = np.zeros(len(rows), dtype=np.int64)
         return total, None
@@ -1128,12 +1099,6 @@ def _out_of_score_range(arr: IntArray) -> bool:
         shifted = arr if MIN_NODE_SCORE == 0 else arr - MIN_NODE_SCORE
         return bool(np.maximum.reduce(shifted.view(np.uint64)) > MAX_NODE_SCORE - MIN_NODE_SCORE)
     return bool(((arr > MAX_NODE_SCORE) | (arr < MIN_NODE_SCORE)).any())
-
-
-def _first_invalid_score(plugin: str, scores: IntArray) -> Status:
-    """:func:`_invalid_score` for the first score of ``scores`` outside the range."""
-    bad = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
-    return _invalid_score(plugin, int(scores[int(np.argmax(bad))]))
 
 
 def _invalid_score(plugin: str, score: int) -> Status:
