@@ -41,23 +41,27 @@ _HIGH_WORDS_FROM = 128
 #: counts below this take their thresholds from the module's tables (grown on demand)
 _TABLE_LIMIT = 1 << 17
 
-#: ``_thresholds[c] == c << (32 - c.bit_length())`` (index 0 unused)
-_thresholds: list[int] = [0, 1 << 31]
-#: ``_zero_below[c] == 1 << (32 - c.bit_length())``: a draw for count ``c`` is 0 below it
-_zero_below: Any = np.array([0, 1 << 31], dtype=np.uint32)
+#: ``(thresholds, zero)``: ``thresholds[c] == c << (32 - c.bit_length())`` and
+#: ``zero[c] == 1 << (32 - c.bit_length())`` (a ``uint32`` array: a draw for count ``c`` is 0 below
+#: it), index 0 unused; replaced by a longer pair when a larger count comes (one assignment, so a
+#: reader always holds a matching pair)
+_table_pair: tuple[list[int], Any] = ([0, 1 << 31], np.array([0, 1 << 31], dtype=np.uint32))
 
 
 def _tables(top: int) -> tuple[list[int], Any]:
     """The threshold and zero tables covering counts up to ``top`` (< ``_TABLE_LIMIT``)."""
-    global _thresholds, _zero_below
-    if top >= len(_thresholds):
-        size = min(_TABLE_LIMIT, max(2 * len(_thresholds), 1 << (top.bit_length())))
-        have = len(_thresholds)
-        _thresholds = _thresholds + [c << (32 - c.bit_length()) for c in range(have, size)]
-        _zero_below = np.concatenate(
-            [_zero_below, np.array([1 << (32 - c.bit_length()) for c in range(have, size)], dtype=np.uint32)]
+    global _table_pair
+    pair = _table_pair
+    have = len(pair[0])
+    if top >= have:
+        size = min(_TABLE_LIMIT, max(2 * have, 1 << top.bit_length()))
+        added = range(have, size)
+        pair = (
+            pair[0] + [c << (32 - c.bit_length()) for c in added],
+            np.concatenate([pair[1], np.array([1 << (32 - c.bit_length()) for c in added], dtype=np.uint32)]),
         )
-    return _thresholds, _zero_below
+        _table_pair = pair
+    return pair
 
 
 def _accepted_words(rng: random.Random, n: int, thresholds: list[int], base: int) -> Any:

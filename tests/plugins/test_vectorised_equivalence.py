@@ -430,6 +430,29 @@ def test_last_zero_of_a_run_consumes_the_rng_like_randrange(n: int, seed: int) -
     assert a.random() == b.random()
 
 
+@pytest.mark.parametrize("limit", [None, 64])
+def test_last_zero_of_a_run_grows_its_tables_and_falls_back_past_them(
+    monkeypatch: pytest.MonkeyPatch, limit: int | None
+) -> None:
+    """From the smallest tables (grown to the counts asked for), and with a table limit below
+    the counts (the per-count thresholds of ``draw_zero``): the same draws as ``randrange``."""
+    from kubesched.scheduler import tie_break
+
+    monkeypatch.setattr(tie_break, "_table_pair", ([0, 1 << 31], np.array([0, 1 << 31], dtype=np.uint32)))
+    if limit is not None:
+        monkeypatch.setattr(tie_break, "_TABLE_LIMIT", limit)
+    for n, seed in ((5, 1), (300, 2), (2500, 3), (40, 4)):
+        a, b = random.Random(seed), random.Random(seed)
+        zeros = [j for j, c in enumerate(range(2, n + 2)) if b.randrange(c) == 0]
+        assert last_zero_of_run(a, n) == (zeros[-1] if zeros else -1)
+        assert a.getstate() == b.getstate()
+        counts = [c for r in (n, 7, n // 2 + 1) for c in range(2, r + 2)]
+        assert draw_zero(a, np.array(counts, dtype=np.int64)).tolist() == [
+            b.randrange(c) == 0 for c in counts
+        ]
+        assert a.getstate() == b.getstate()
+
+
 def test_last_zero_of_a_run_on_other_generators_calls_randrange() -> None:
     class Counting(random.Random):
         calls = 0
