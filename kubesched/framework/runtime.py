@@ -781,7 +781,7 @@ class Framework:
                 arr = np.array(vals, dtype=np.int64)
             else:
                 if rec is not None:
-                    rec.record_scores(pl.NAME, nodes, arr.tolist())
+                    rec.record_scores(pl.NAME, nodes, arr)
                 if ext is not None and forms.normalize_batch is not None:
                     arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
@@ -790,7 +790,7 @@ class Framework:
                     return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
             weight = weights.get(pl.NAME, 1)
             if rec is not None:
-                rec.record_normalized_scores(pl.NAME, nodes, arr.tolist(), weight)
+                rec.record_normalized_scores(pl.NAME, nodes, arr, weight)
             # the first plugin's weighted scores start a new total (a batch form may return a
             # column it keeps: never added to in place)
             if total is None:
