@@ -41,7 +41,7 @@ the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for
    but ``lastHeartbeatTime``, which no scheduler plugin or event reads (upstream
    ``nodeSchedulingPropertiesChange`` compares condition types and statuses), so they are not
    written: the cache re-clones at the next snapshot only the nodes whose image counts the
-   re-clone changes (``Cache.refresh_image_counts``), and every scheduling decision is the one
+   re-clone changes (``Scheduler.refresh_image_counts``), and every scheduling decision is the one
    the posts give. The reports stop
    while nothing is left to schedule (every arrival created, no pod pending) and resume with the
    next pod. Pods the workload gives as already
@@ -454,7 +454,7 @@ class _Run:
         nothing is left to schedule. A node's first report is posted; a later one changes nothing
         but ``lastHeartbeatTime`` (nothing else in a replay writes node conditions), so instead of
         a Node update per node the scheduler's cache re-clones, at its next snapshot, the nodes
-        whose image counts those updates would recount (``Cache.refresh_image_counts``)."""
+        whose image counts those updates would recount (``Scheduler.refresh_image_counts``)."""
         self.report_timer = None
         now = self.clock.now()
         for node in self.model.node_names():
@@ -466,7 +466,7 @@ class _Run:
                 continue
             self.cluster.patch_status("Node", None, node, {"conditions": ready_conditions(obj, now)})
             self.reported.add(node)
-        self.scheduler.cache.refresh_image_counts()
+        self.scheduler.refresh_image_counts()
         if self.created < len(self.workload.pods) or self.pending > 0:
             self._arm_status_report()
 
