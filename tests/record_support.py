@@ -11,9 +11,7 @@ something failed) and returns what the tests compare against the replay of the r
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import yaml
-from run_support import REPO, TESTS_DIR, Replica, wait_for
+from run_support import Replica, kubesched_command, kubesched_env, wait_for
 from serve_support import ServeProcess
 
 
@@ -77,6 +75,24 @@ def serve_kubelet(
     return serve, kc
 
 
+def load_command(trace: Path, kubeconfig: Path, images: Path, out: Path, *args: str) -> list[str]:
+    """The command line of ``kubesched load`` of ``trace`` against ``kubeconfig`` with the image
+    catalogue ``images``, its report in ``out``, and ``args`` (``--speed``, ``--timeout``, ...); run
+    it with :func:`run_support.kubesched_env`."""
+    return kubesched_command(
+        "load",
+        "--trace",
+        str(trace),
+        "--kubeconfig",
+        str(kubeconfig),
+        "--images",
+        str(images),
+        "--out",
+        str(out),
+        *args,
+    )
+
+
 def record_load(
     tmp: Path,
     *,
@@ -122,33 +138,21 @@ def record_load(
         thread.start()
         try:
             wait_for(lambda: recorder.informers.has_synced(), 30, "the recorder's lists")
-            env = {
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
-            }
             loaded = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "from kubesched.cli.main import main; main()",
-                    "load",
-                    "--trace",
-                    str(tmp / "trace.yaml"),
-                    "--kubeconfig",
-                    str(kc),
+                load_command(
+                    tmp / "trace.yaml",
+                    kc,
+                    images,
+                    tmp / "load-report",
                     "--speed",
                     str(speed),
-                    "--images",
-                    str(images),
-                    "--out",
-                    str(tmp / "load-report"),
                     "--timeout",
                     str(load_timeout),
-                ],
+                ),
                 capture_output=True,
                 text=True,
                 timeout=wall_timeout,
-                env=env,
+                env=kubesched_env(),
             )
             assert loaded.returncode == 0, loaded.stderr + loaded.stdout
             if read_metrics:

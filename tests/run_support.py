@@ -38,6 +38,22 @@ REPO = TESTS_DIR.parent
 
 needs_hooks = pytest.mark.skipif(bool(E2E_KUBECONFIG), reason="needs kubesched serve's test hooks")
 
+
+def kubesched_command(*args: str) -> list[str]:
+    """``python -c 'main()' ARGS...``: the command line of ``kubesched ARGS...`` run from this tree
+    (with :func:`kubesched_env`), not from the installed script."""
+    return [sys.executable, "-c", "from kubesched.cli.main import main; main()", *args]
+
+
+def kubesched_env() -> dict[str, str]:
+    """The environment of a :func:`kubesched_command` subprocess: this one's, with ``tests/`` and
+    the repository first on ``PYTHONPATH``."""
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+
+
 #: Bearer tokens ``serve`` authenticates in these tests (TokenReview) and what its ABAC policy lets
 #: them read on a scheduler's endpoints (SubjectAccessReview): ``READER_TOKEN`` any path,
 #: ``METRICS_TOKEN`` only /metrics, ``NOBODY_TOKEN`` nothing (authenticated, no policy).
@@ -291,14 +307,7 @@ class Replica:
     ) -> None:
         self.port = free_port()
         self.log_path = cluster.tmp / f"{name}-{self.port}.log"
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
-        }
-        cmd = [
-            sys.executable,
-            "-c",
-            "from kubesched.cli.main import main; main()",
+        cmd = kubesched_command(
             "run",
             *(["--kubeconfig", cluster.kubeconfig] if kubeconfig_flag else []),
             "--config",
@@ -312,9 +321,9 @@ class Replica:
             "-v",
             "2",
             *args,
-        ]
+        )
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=kubesched_env())
         self.identity = f"{name}-{self.port}"
         self.reader_token = cluster.reader_token
 

@@ -3,14 +3,12 @@ waited for (``/healthz``), killed at teardown. Every wait is bounded."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
-from run_support import REPO, TESTS_DIR, free_port
+from run_support import free_port, kubesched_command, kubesched_env
 
 
 class ServeProcess:
@@ -20,21 +18,9 @@ class ServeProcess:
         self.port = port if port is not None else free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp / f"{name}-{self.port}-{time.monotonic_ns()}.log"
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
-        }
-        cmd = [
-            sys.executable,
-            "-c",
-            "from kubesched.cli.main import main; main()",
-            "serve",
-            "--port",
-            str(self.port),
-            *args,
-        ]
+        cmd = kubesched_command("serve", "--port", str(self.port), *args)
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=kubesched_env())
 
     def wait_ready(self, timeout: float = 30) -> ServeProcess:
         deadline = time.monotonic() + timeout

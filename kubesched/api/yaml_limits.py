@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import yaml
@@ -80,6 +80,23 @@ class _DirectConstruct:
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)  # type: ignore[call-arg]
         self._plain_tags: dict[str, str] = {}
+        if not self.yaml_path_resolvers:  # type: ignore[attr-defined]
+            # the composer looks ``resolve`` up on the instance for every scalar: this closure
+            # answers without attribute look-ups or a call into the base class
+            self.resolve = self._by_text()  # type: ignore[method-assign,assignment]
+            # and around every node it calls descend_resolver(parent, index) and ascend_resolver(),
+            # which only follow path resolvers: C callables that take those arguments and do
+            # nothing stand in for them (the results are not used)
+            self.descend_resolver = slice  # type: ignore[method-assign,assignment]
+            self.ascend_resolver = tuple  # type: ignore[method-assign,assignment]
+
+    def dispose(self) -> None:
+        """Drop the per-instance ``resolve`` (``yaml.load`` / ``load_all`` call this when done):
+        it refers back to the loader, and the loader holds the whole text, so the pair would
+        otherwise wait for the cyclic collector (or stay for good once frozen)."""
+        for name in ("resolve", "descend_resolver", "ascend_resolver"):
+            self.__dict__.pop(name, None)
+        super().dispose()  # type: ignore[misc]
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         """``yaml/resolver.py: BaseResolver.resolve``, remembered per plain scalar text."""
@@ -89,6 +106,33 @@ class _DirectConstruct:
                 tag = self._plain_tags[value] = super().resolve(kind, value, implicit)  # type: ignore[misc]
             return tag
         return super().resolve(kind, value, implicit)  # type: ignore[misc]
+
+    def _by_text(self) -> Callable[[Any, Any, Any], Any]:
+        """:meth:`resolve` for a loader without path resolvers: a plain scalar's tag by its text
+        (remembered), any other node's its kind's default tag (``BaseResolver.resolve``'s answers
+        when no path resolver applies)."""
+        tags = self._plain_tags
+        get = tags.get
+        base = super().resolve  # type: ignore[misc]
+        scalar_tag = self.DEFAULT_SCALAR_TAG  # type: ignore[attr-defined]
+        mapping_tag = self.DEFAULT_MAPPING_TAG  # type: ignore[attr-defined]
+        sequence_tag = self.DEFAULT_SEQUENCE_TAG  # type: ignore[attr-defined]
+
+        def resolve(kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is _Scalar:
+                if implicit[0]:
+                    tag = get(value)
+                    if tag is None:
+                        tag = tags[value] = base(kind, value, implicit)
+                    return tag
+                return scalar_tag
+            if kind is _Mapping:
+                return mapping_tag
+            if kind is _Sequence:
+                return sequence_tag
+            return base(kind, value, implicit)
+
+        return resolve
 
     def construct_document(self, node: Any) -> Any:
         data = self._direct(node, {})

@@ -58,7 +58,8 @@ def check_manifests(manifests: list[Manifest]) -> None:
     "files",
     multiple=True,
     type=click.Path(),
-    help="Manifest file or directory (YAML, JSON, kind: List) to load; repeatable.",
+    help="Manifest file or directory (YAML, JSON, kind: List) to load; repeatable. The namespaces "
+    "its objects use are created when it does not declare them.",
 )
 @click.option(
     "--port",

@@ -16,14 +16,30 @@ from kubesched.framework.status import Code, Status
 #: shared (never mutated) entry for the most common verdict, so that recording thousands of nodes
 #: per attempt costs a pointer per Success rather than a dict
 _SUCCESS: dict[str, Any] = {"code": str(Code.Success), "reasons": []}
+#: shared entry for a Skip without reasons (what most PreFilter and PreScore plugins return)
+_SKIP: dict[str, Any] = {"code": str(Code.Skip), "reasons": []}
 
 
 def status_dict(s: Status | None) -> dict[str, Any]:
     """``{"code": ..., "reasons": [...]}`` for a possibly-``None`` status (treat as read-only:
-    Success entries are shared)."""
-    if s is None or (s.code == Code.Success and not s.reasons and s.err is None):
+    Success entries and Skip entries without reasons are shared)."""
+    if s is None:
         return _SUCCESS
+    if not s.reasons and s.err is None:
+        code = s.code
+        if code == Code.Success:
+            return _SUCCESS
+        if code == Code.Skip:
+            return _SKIP
     return s.to_dict()
+
+
+def _as_list(values: Sequence[int]) -> Sequence[int]:
+    """``values`` as Python ints: a numpy array (the batch Score path passes its arrays) becomes a
+    list, anything else is returned as it is."""
+    tolist = getattr(values, "tolist", None)
+    out: Sequence[int] = tolist() if tolist is not None else values
+    return out
 
 
 class CycleRecorder:
@@ -116,17 +132,19 @@ class CycleRecorder:
         return names
 
     def record_scores(self, plugin: str, nodes: Sequence[Any], raw: Sequence[int]) -> None:
-        """Raw Score outputs of ``plugin`` for ``nodes`` (NodeInfos; same order)."""
+        """Raw Score outputs of ``plugin`` for ``nodes`` (NodeInfos; same order). ``raw`` is a
+        sequence of ints or an int64 numpy array (read at once, never kept)."""
         score = self.score
-        for node, v in zip(self.node_names(nodes), raw, strict=True):
+        for node, v in zip(self.node_names(nodes), _as_list(raw), strict=True):
             score.setdefault(node, {})[plugin] = v
 
     def record_normalized_scores(
         self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int], weight: int
     ) -> None:
-        """Normalized scores of ``plugin`` for ``nodes`` (NodeInfos) and their weighted values (x ``weight``)."""
+        """Normalized scores of ``plugin`` for ``nodes`` (NodeInfos) and their weighted values (x
+        ``weight``); ``normalized`` as ``raw`` of :meth:`record_scores`."""
         ns, fs = self.normalized_score, self.final_score
-        for node, v in zip(self.node_names(nodes), normalized, strict=True):
+        for node, v in zip(self.node_names(nodes), _as_list(normalized), strict=True):
             ns.setdefault(node, {})[plugin] = v
             fs.setdefault(node, {})[plugin] = v * weight
 

@@ -769,7 +769,7 @@ class Framework:
                 arr = np.array(vals, dtype=np.int64)
             else:
                 if rec is not None:
-                    rec.record_scores(pl.NAME, nodes, arr.tolist())
+                    rec.record_scores(pl.NAME, nodes, arr)
                 if ext is not None and forms.normalize_batch is not None:
                     arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
@@ -778,7 +778,7 @@ class Framework:
                     return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
             weight = self.score_weights.get(pl.NAME, 1)
             if rec is not None:
-                rec.record_normalized_scores(pl.NAME, nodes, arr.tolist(), weight)
+                rec.record_normalized_scores(pl.NAME, nodes, arr, weight)
             total += arr * weight
         return total, None
 

@@ -22,15 +22,30 @@ Model:
 * Node pull bandwidth (bytes/s): the node annotation or label ``bandwidth_key`` when it parses as
   a positive number, else the plugin's default.
 
+* A node's *present map* (:meth:`ImageLayerIndex.present_layers`) is what is on the node for
+  certain: the layers of the images its status lists, plus those of the images of its *started*
+  pods, pods whose ``status.phase`` is ``Running``. The kubelet reports a pod ``Running`` only once
+  every container has been created (a container not started yet keeps the pod ``Pending``;
+  ``pkg/kubelet/kubelet_pods.go: getPhase``), so every image of such a pod is on the node, and
+  the kubelet's image GC never removes an image a container uses. The scheduler's pod informer
+  sees that phase as soon as the kubelet writes it, while ``status.images`` follows only at the
+  kubelet's next node status update (``nodeStatusUpdateFrequency``, 10 s): without the started
+  pods, an image pulled 1-10 s ago would still count as a pull in flight, and whether a pod
+  arriving then finds it present would depend on where the pull ended on the kubelet's 10 s
+  grid. A pod that ended leaves the scheduler's cache (terminal pods are not cached), so its
+  images count again only once the node's status lists them.
 * A node's *in-flight map* (:meth:`ImageLayerIndex.in_flight_layers`) is the part of the layer map
-  its status does not list: what the node is still pulling (or has just pulled and not reported).
+  not present: the images of its pods not started yet and its pre-pulls in flight, less the layers
+  the node already has.
 * Counts for the per-pull and per-layer terms of the pull model (:mod:`kubesched.images.pull_model`):
-  an image is *listed* on a node when one of its names (normalised) is in the node's status; the
-  kubelet pulls an image that is not listed (one per-pull cost) and fetches each of its layers
-  the node lacks (one per-layer cost each). An unknown image counts as one layer.
+  an image is *listed* on a node when one of its names (normalised) is in the node's status or is
+  an image of one of its started pods; the kubelet pulls an image that is not listed (one per-pull
+  cost) and fetches each of its layers the node lacks (one per-layer cost each). An unknown image
+  counts as one layer.
 
-The maps of a node are cached per (Node object, ``NodeInfo.generation``), so a scheduling cycle
-costs one dict lookup per node once the cluster is warm.
+The maps of a node are cached per (Node object, ``NodeInfo.generation``: a pod's phase changing
+takes a generation, as any pod update does), so a scheduling cycle costs one dict lookup per node
+once the cluster is warm.
 """
 
 from __future__ import annotations
@@ -50,6 +65,7 @@ __all__ = [
     "BANDWIDTH_KEY",
     "PREPULLS_IN_FLIGHT_ANNOTATION",
     "prepulls_in_flight",
+    "pod_started",
     "LayerGroup",
     "LayerSource",
     "ImageLayerIndex",
@@ -65,6 +81,13 @@ BANDWIDTH_KEY = "kubesched.io/image-pull-bytes-per-second"
 #: it (or the pull failed), so a scheduler sees the pull in flight in between, as it sees the pulls
 #: of the node's bound pods.
 PREPULLS_IN_FLIGHT_ANNOTATION = "kubesched.io/prepulls-in-flight"
+
+
+def pod_started(pod: Pod) -> bool:
+    """True when ``pod``'s ``status.phase`` is ``Running``: the kubelet has created every container
+    of it (``pkg/kubelet/kubelet_pods.go: getPhase`` keeps a pod ``Pending`` while a container has
+    not started), so every image of the pod is on its node."""
+    return pod.phase == "Running"
 
 
 def prepulls_in_flight(node: Node | None) -> tuple[str, ...]:
@@ -151,6 +174,8 @@ class ImageLayerIndex:
         self._flight_counts: dict[str, tuple[Node | None, int, int, int]] = {}
         self._node_cache: dict[str, tuple[Node | None, int, dict[str, int]]] = {}
         self._flight_cache: dict[str, tuple[Node | None, int, dict[str, int], int]] = {}
+        #: node -> (Node, generation, present map, listed identities) with its started pods' images
+        self._present_cache: dict[str, tuple[Node | None, int, dict[str, int], frozenset[str]]] = {}
         self._pod_cache: dict[tuple[str, ...], tuple[LayerGroup, ...]] = {}
         self._image_cache: dict[str, CatalogueImage | None] = {}
         #: canonical-alias id -> size (bytes) of unknown images seen in any node's status
@@ -188,6 +213,7 @@ class ImageLayerIndex:
             self._listed_cache,
             self._pod_images_cache,
             self._flight_counts,
+            self._present_cache,
         ):
             cache.clear()
         return True
@@ -315,12 +341,13 @@ class ImageLayerIndex:
 
     def node_layers(self, ni: NodeInfo) -> dict[str, int]:
         """``layer id -> bytes`` present on or in flight to the node (status images + the images of
-        the node's bound/assumed pods). The dict is shared: do not mutate it."""
+        the node's bound/assumed pods and of its pre-pulls in flight). The dict is shared: do not
+        mutate it."""
         node = ni.node
         cached = self._node_cache.get(ni.name)
         if cached is not None and cached[0] is node and cached[1] == ni.generation:
             return cached[2]
-        base = self._status_layers(node) if node is not None else {}
+        base = self.present_layers(ni)
         refs = self.flight_refs(ni)
         if refs:
             layers = dict(base)
@@ -331,23 +358,25 @@ class ImageLayerIndex:
         return layers
 
     def flight_refs(self, ni: NodeInfo) -> list[str]:
-        """Image references the node has or is getting for its work: the images of its
-        bound/assumed pods, then (``prepulls``) those of its :data:`PREPULLS_IN_FLIGHT_ANNOTATION`
-        (a pre-pull in flight counts as a pull of a bound pod would)."""
-        refs = [ref for pi in ni.pods for ref in pi.pod.images]
+        """Image references the node may still be getting for its work: the images of its
+        bound/assumed pods not started yet (:func:`pod_started`: a started pod's images are
+        present), then (``prepulls``) those of its :data:`PREPULLS_IN_FLIGHT_ANNOTATION` (a
+        pre-pull in flight counts as a pull of a bound pod would)."""
+        refs = [ref for pi in ni.pods if not pod_started(pi.pod) for ref in pi.pod.images]
         if self.prepulls:
             refs.extend(prepulls_in_flight(ni.node))
         return refs
 
     def in_flight_layers(self, ni: NodeInfo) -> tuple[dict[str, int], int]:
-        """``(layer id -> bytes, total bytes)`` of the layers of the node's bound/assumed pods that its
-        status does not list yet: the pulls the node still has to finish (or has just finished
-        and not reported). Cached per (Node object, generation); do not mutate the dict."""
+        """``(layer id -> bytes, total bytes)`` of the layers of the images in :meth:`flight_refs`
+        that are not present (:meth:`present_layers`): the pulls the node still has to finish (or
+        has just finished for a pod not started yet). Cached per (Node object, generation); do
+        not mutate the dict."""
         node = ni.node
         cached = self._flight_cache.get(ni.name)
         if cached is not None and cached[0] is node and cached[1] == ni.generation:
             return cached[2], cached[3]
-        present = self._status_layers(node) if node is not None else {}
+        present = self.present_layers(ni)
         coming: dict[str, int] = {}
         refs = self.flight_refs(ni)
         if refs:
@@ -359,10 +388,9 @@ class ImageLayerIndex:
 
     def _pending_pulls(self, ni: NodeInfo, refs: Iterable[str]) -> tuple[int, int, int]:
         """``(bytes, layers, images)`` the node still has to pull for images ``refs``: the distinct
-        images among them its status does not list, and their distinct layers it lacks (an unknown
-        image: one layer of its largest reported size)."""
-        node = ni.node
-        listed = self.listed_images(node) if node is not None else frozenset()
+        images among them it does not list (:meth:`listed`), and their distinct layers it lacks (an
+        unknown image: one layer of its largest reported size)."""
+        listed = self.listed(ni)
         present = self.present_layers(ni)
         images: list[tuple[str, ...]] = []
         layers: dict[str, int] = {}
@@ -384,7 +412,7 @@ class ImageLayerIndex:
     def in_flight_counts(self, ni: NodeInfo) -> tuple[int, int]:
         """``(layers, images)`` of the pulls the node still has to make for its bound/assumed pods
         (the per-layer and per-pull terms of the bytes of :meth:`in_flight_layers`): their distinct
-        images not listed in its status, and those images' layers it lacks. Cached per (Node
+        images it does not list (:meth:`listed`), and those images' layers it lacks. Cached per (Node
         object, generation)."""
         node = ni.node
         cached = self._flight_counts.get(ni.name)
@@ -395,10 +423,10 @@ class ImageLayerIndex:
         return layers, images
 
     def pull_counts(self, pod: Pod, ni: NodeInfo) -> tuple[int, int, int]:
-        """``(listed, present, in_flight)``: how many of the pod's distinct images the node's status
-        lists (pulls the pod does not make there), how many of its distinct layers the status lists,
-        and how many of its other layers are in flight to the node (the counts beside the bytes of
-        :meth:`saved_parts`)."""
+        """``(listed, present, in_flight)``: how many of the pod's distinct images the node lists
+        (:meth:`listed`: pulls the pod does not make there), how many of its distinct layers are
+        present (:meth:`present_layers`), and how many of its other layers are in flight to the
+        node (the counts beside the bytes of :meth:`saved_parts`)."""
         node = ni.node
         if node is None:
             return 0, 0, 0
@@ -406,7 +434,7 @@ class ImageLayerIndex:
         flight, total = self.in_flight_layers(ni)
         if not present_map and not total:
             return 0, 0, 0
-        listed_ids = self.listed_images(node)
+        listed_ids = self.listed(ni)
         listed = sum(1 for ids in self.pod_images(pod) if listed_ids.intersection(ids))
         present = ours = 0
         for g in self.pod_groups(pod):
@@ -417,11 +445,10 @@ class ImageLayerIndex:
         return listed, present, ours
 
     def missing_pulls(self, pod: Pod, ni: NodeInfo) -> tuple[int, int, int]:
-        """``(bytes, layers, images)`` the pod would pull itself on the node: its images not listed in
-        the status, and their layers neither present on nor in flight to the node (bytes as
-        :meth:`missing_bytes`)."""
-        node = ni.node
-        listed = self.listed_images(node) if node is not None else frozenset()
+        """``(bytes, layers, images)`` the pod would pull itself on the node: its images the node does
+        not list (:meth:`listed`), and their layers neither present on nor in flight to the node
+        (bytes as :meth:`missing_bytes`)."""
+        listed = self.listed(ni)
         images = sum(1 for ids in self.pod_images(pod) if not listed.intersection(ids))
         layers = self.node_layers(ni)
         count = 0
@@ -431,12 +458,15 @@ class ImageLayerIndex:
         return self.missing_bytes(pod, ni), count, images
 
     def in_flight_pulls(self, ni: NodeInfo, exclude: Pod | None = None) -> tuple[int, int, int]:
-        """``(bytes, layers, images)`` the node is still pulling for its pods (``exclude`` left out)
-        and its pre-pulls in flight:
-        bytes as :meth:`in_flight_bytes`, the distinct layers behind them and the images not
-        listed in its status. With serialized pulls a new pull queues behind these."""
+        """``(bytes, layers, images)`` the node is still pulling for its pods not started yet
+        (``exclude`` left out) and its pre-pulls in flight: bytes as :meth:`in_flight_bytes`, the
+        distinct layers behind them and the images it does not list (:meth:`listed`). With
+        serialized pulls a new pull queues behind these."""
         refs = [
-            ref for pi in ni.pods if exclude is None or pi.pod.uid != exclude.uid for ref in pi.pod.images
+            ref
+            for pi in ni.pods
+            if (exclude is None or pi.pod.uid != exclude.uid) and not pod_started(pi.pod)
+            for ref in pi.pod.images
         ]
         if self.prepulls:
             refs.extend(prepulls_in_flight(ni.node))
@@ -444,9 +474,9 @@ class ImageLayerIndex:
         return self.in_flight_bytes(ni, exclude), layers, images
 
     def saved_parts(self, pod: Pod, ni: NodeInfo) -> tuple[int, int, int]:
-        """``(present, in_flight, node_in_flight)`` bytes: the pod's distinct layers listed in the
-        node's status, the pod's layers in flight to it (not listed), and every byte in flight to it
-        (:meth:`in_flight_layers`)."""
+        """``(present, in_flight, node_in_flight)`` bytes: the pod's distinct layers present on the
+        node (:meth:`present_layers`), the pod's other layers in flight to it, and every byte in
+        flight to it (:meth:`in_flight_layers`)."""
         present_map = self.present_layers(ni)
         flight, total = self.in_flight_layers(ni)
         if not present_map and not total:
@@ -461,8 +491,35 @@ class ImageLayerIndex:
         return present, ours, total
 
     def present_layers(self, ni: NodeInfo) -> dict[str, int]:
-        """``layer id -> bytes`` listed in the node's status only (no in-flight pulls)."""
-        return self._status_layers(ni.node) if ni.node is not None else {}
+        """``layer id -> bytes`` on the node for certain: the layers of the images its status lists
+        and of the images of its started pods (:func:`pod_started`); no pulls in flight. Cached
+        per (Node object, generation); do not mutate the dict."""
+        return self._present(ni)[0]
+
+    def listed(self, ni: NodeInfo) -> frozenset[str]:
+        """Identities (:meth:`image_ids` and :func:`image_aliases`) of the images on the node for
+        certain: those its status lists (:meth:`listed_images`) and those of its started pods.
+        A pod does not pull these there."""
+        return self._present(ni)[1]
+
+    def _present(self, ni: NodeInfo) -> tuple[dict[str, int], frozenset[str]]:
+        node = ni.node
+        cached = self._present_cache.get(ni.name)
+        if cached is not None and cached[0] is node and cached[1] == ni.generation:
+            return cached[2], cached[3]
+        layers = self._status_layers(node) if node is not None else {}
+        listed = self.listed_images(node) if node is not None else frozenset()
+        refs = [ref for pi in ni.pods if pod_started(pi.pod) for ref in pi.pod.images]
+        if refs:
+            layers = dict(layers)
+            self._add_pod_images(layers, refs)
+            ids = set(listed)
+            for ref in refs:
+                ids.update(self.image_ids(ref))
+                ids.update(image_aliases(ref))
+            listed = frozenset(ids)
+        self._present_cache[ni.name] = (node, ni.generation, layers, listed)
+        return layers, listed
 
     def saved_bytes(self, pod: Pod, ni: NodeInfo) -> int:
         """Bytes of the pod's distinct layers present on or in flight to the node."""
@@ -483,19 +540,20 @@ class ImageLayerIndex:
         return missing
 
     def absent_from_status(self, pod: Pod, ni: NodeInfo) -> bool:
-        """True when some of the pod's layers are not listed in the node's status (so the pod would
-        wait for a pull, its own or one in flight)."""
+        """True when some of the pod's layers are not present on the node (:meth:`present_layers`:
+        listed in its status or an image of its started pods), so the pod would wait for a pull,
+        its own or one in flight."""
         present = self.present_layers(ni)
         return any(not g.bytes_on(present) for g in self.pod_groups(pod))
 
     def in_flight_bytes(self, ni: NodeInfo, exclude: Pod | None = None) -> int:
-        """Bytes the node is still pulling for its pods (``exclude`` left out) and its pre-pulls in
-        flight (:meth:`flight_refs`): layers of their
-        images not listed in status. With serialized pulls a new pull queues behind these."""
+        """Bytes the node is still pulling for its pods not started yet (``exclude`` left out) and its
+        pre-pulls in flight (:meth:`flight_refs`): layers of their images not present
+        (:meth:`present_layers`). With serialized pulls a new pull queues behind these."""
         present = self.present_layers(ni)
         coming: dict[str, int] = {}
         for pi in ni.pods:
-            if exclude is not None and pi.pod.uid == exclude.uid:
+            if (exclude is not None and pi.pod.uid == exclude.uid) or pod_started(pi.pod):
                 continue
             self._add_pod_images(coming, pi.pod.images)
         if self.prepulls:

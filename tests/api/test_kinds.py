@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
+from apiserver_support import api_client, server_fixture
 from kubernetes import client as k8s
 
 from kubesched.api import kinds
@@ -19,7 +19,7 @@ from kubesched.api.kinds import Kind
 from kubesched.client.kube import KubeClusterClient
 from kubesched.client.live_snapshot import read_snapshot, snapshot_kinds
 from kubesched.clock import VirtualClock
-from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.apiserver import ServerHandle, write_kubeconfig
 from kubesched.embedded.apiserver.paths import SERVED_SUBRESOURCES
 from kubesched.embedded.manifests import load_manifest_text
 from kubesched.embedded.store import MemoryCluster
@@ -108,13 +108,7 @@ def _widget(name: str, size: int = 3) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    handle = start_server()
-    try:
-        yield handle
-    finally:
-        handle.stop()
+server = server_fixture()
 
 
 def _get(server: ServerHandle, path: str) -> Any:
@@ -251,9 +245,7 @@ def test_a_kind_added_by_one_row_is_served_snapshotted_loaded_and_watched(
         found = _discovered(server)
         _compare(found, kinds.served_kinds())
         assert found["example.kubesched.io/v1/widgets"]["shortNames"] == ["wd"]
-        cfg = k8s.Configuration()
-        cfg.host = server.url
-        custom = k8s.CustomObjectsApi(k8s.ApiClient(cfg))
+        custom = k8s.CustomObjectsApi(api_client(server))
         custom.create_namespaced_custom_object(
             "example.kubesched.io", "v1", "default", "widgets", _widget("w1")
         )

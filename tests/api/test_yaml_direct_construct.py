@@ -113,3 +113,71 @@ def test_a_stream_of_documents_loads_as_the_safe_loader(docs: list[Any], plain: 
     if lines:
         text += "---\n" + "".join(f"- {s}\n- [{s}]\n" for s in lines)
     _same(text + text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    value=st.text(max_size=12)
+    | st.sampled_from(["", "~", "yes", "0x1f", "1e3", ".inf", "<<", "=", "2025-01-01"]),
+    plain=st.booleans(),
+)
+def test_resolve_by_text_answers_as_the_base_resolver(value: str, plain: bool) -> None:
+    """The loader's ``resolve`` (a closure when there are no path resolvers) gives the tag
+    ``BaseResolver.resolve`` gives, for scalars plain and quoted and for collections."""
+    loader = FastLoader("")
+    try:
+        assert "resolve" in vars(loader)  # the per-text closure is in use
+        for kind, val, implicit in [
+            (yaml.ScalarNode, value, (plain, not plain)),
+            (yaml.ScalarNode, value, (plain, not plain)),  # remembered
+            (yaml.MappingNode, None, True),
+            (yaml.SequenceNode, None, True),
+        ]:
+            assert loader.resolve(kind, val, implicit) == yaml.resolver.BaseResolver.resolve(
+                loader, kind, val, implicit
+            )
+    finally:
+        loader.dispose()
+
+
+def test_a_loader_with_path_resolvers_keeps_the_base_methods() -> None:
+    class PathLoader(FastLoader):  # type: ignore[misc,valid-type]
+        pass
+
+    class SafePathLoader(yaml.SafeLoader):
+        pass
+
+    for cls in (PathLoader, SafePathLoader):
+        cls.add_path_resolver("tag:yaml.org,2002:int", ["spec", "replicas"], yaml.ScalarNode)
+    loader = PathLoader("")
+    try:
+        assert not {"resolve", "descend_resolver", "ascend_resolver"} & set(vars(loader))
+    finally:
+        loader.dispose()
+    # the path resolver applies: the quoted replicas becomes an int, as with the safe loader
+    text = 'spec:\n  replicas: "3"\n  other: "4"\n'
+    got = yaml.load(text, Loader=PathLoader)  # noqa: S506
+    assert got == yaml.load(text, Loader=SafePathLoader) == {"spec": {"replicas": 3, "other": "4"}}  # noqa: S506
+
+
+def test_a_loaded_stream_is_freed_without_the_cyclic_collector() -> None:
+    """``load_all`` disposes of the loader: nothing keeps it (and the text it holds) alive."""
+    import gc
+    import weakref
+
+    class Tracked(FastLoader):  # type: ignore[misc,valid-type]
+        made: list[weakref.ref[Any]] = []
+
+        def __init__(self, stream: Any) -> None:
+            super().__init__(stream)
+            Tracked.made.append(weakref.ref(self))
+
+    gc.disable()
+    try:
+        assert list(yaml.load_all("a: 1\n---\nb: [x, 'y']\n", Loader=Tracked)) == [  # noqa: S506
+            {"a": 1},
+            {"b": ["x", "y"]},
+        ]
+        assert len(Tracked.made) == 1 and Tracked.made[0]() is None
+    finally:
+        gc.enable()

@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from apiserver_support import api_client, server_fixture
 from run_support import wait_for
 
 from kubesched.client.client import ListResult, WatchEvent
 from kubesched.client.informers import Informer, ResourceEventHandlerFuncs
 from kubesched.client.kube import KubeApiError, KubeClusterClient, is_too_large_resource_version
 from kubesched.client.throttled_log import ThrottledLog
-from kubesched.embedded.apiserver import ServerHandle, start_server
+from kubesched.embedded.apiserver import ServerHandle
 
 
 def _pod(
@@ -138,22 +139,12 @@ def test_throttled_log_suppresses_and_counts(caplog: pytest.LogCaptureFixture) -
     ]
 
 
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    handle = start_server(bookmark_interval=0.2)
-    try:
-        yield handle
-    finally:
-        handle.stop()
+server = server_fixture(bookmark_interval=0.2)
 
 
 @pytest.fixture
 def client(server: ServerHandle) -> Iterator[KubeClusterClient]:
-    from kubernetes import client as k8s
-
-    cfg = k8s.Configuration()
-    cfg.host = server.url
-    c = KubeClusterClient(k8s.ApiClient(cfg), None, watch_timeout=(5, 5))
+    c = KubeClusterClient(api_client(server), None, watch_timeout=(5, 5))
     try:
         yield c
     finally:

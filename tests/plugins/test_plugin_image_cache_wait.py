@@ -150,6 +150,20 @@ def test_pulls_in_flight_on_the_chosen_node_lengthen_its_pull(catalogue: str) ->
     assert (d.node, d.hold, d.gain) == ("warm", 17.0, 14.625)
 
 
+def test_a_started_pods_images_on_the_chosen_node_are_no_pull(catalogue: str) -> None:
+    # cold runs a pod of app:1 that status does not list yet: pulling it for that pod, the new pod
+    # waits for the whole 2.13 GB (26.625 s) and is held for warm; once that pod is Running the
+    # image is on cold for certain: no pull, no hold
+    pending = make_pod("other", image="app:1", node_name="cold")
+    pl, pod = setup(catalogue, warm_end_in=5.0, cold_pods=[pending])
+    d = pl.decide(CycleState(), pod, "cold")
+    assert (d.node, d.pull_chosen) == ("warm", 26.625)
+    started = make_pod("other", image="app:1", node_name="cold", status={"phase": "Running"})
+    pl, pod = setup(catalogue, warm_end_in=5.0, cold_pods=[started])
+    d = pl.decide(CycleState(), pod, "cold")
+    assert (d.node, d.pull_chosen) == ("", 0.0)
+
+
 def test_active_deadline_fallback() -> None:
     p = make_pod("p", spec={"activeDeadlineSeconds": 600}, status={"startTime": rfc3339(NOW)})
     assert expected_end(p) == NOW + 600

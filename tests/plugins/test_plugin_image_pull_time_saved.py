@@ -691,3 +691,64 @@ def test_score_scale_arg_decodes() -> None:
     assert decode_args(ImagePullTimeSavedArgs, {"scoreScale": "BestNode"}, "args").score_scale == "BestNode"
     with pytest.raises(ConfigError, match="scoreScale"):
         decode_args(ImagePullTimeSavedArgs, {"scoreScale": "Largest"}, "args")
+
+
+def _started_cluster(phase: str) -> list[Any]:
+    """:func:`cluster` with n4's pod of app:1 in ``phase`` (its images are not in n4's status)."""
+    infos = cluster()[:3]
+    pod = make_pod("running", image="app:1", node_name="n4", status={"phase": phase})
+    return [*infos, node_info(make_node("n4"), [pod])]
+
+
+def test_a_started_pods_images_are_present_before_the_status_lists_them(catalogue: str) -> None:
+    # the recommended profile's in-flight rule (inFlightProgress 0) and the whole pull model
+    kw: dict[str, Any] = {
+        "pull_fixed_seconds": 1.0,
+        "layer_latency_seconds": 0.037,
+        "in_flight_progress": 0.0,
+    }
+    pending = _started_cluster("Pending")
+    pl, _ = plugin(catalogue, pending, **kw)
+    raw, norm = run(pl, make_pod("p", image="app:1"), pending)
+    # n4 still pulls app:1 for its pod: joining the pull saves nothing (26.625 s + 3 x 0.037 s
+    # - (26.625 s + 3 x 0.037 s + 1 s) = -1 s), so an idle node scores above it
+    assert raw == {"n1": 27736, "n2": 25449, "n3": 0, "n4": -1000}
+    assert norm == {"n1": 100, "n2": 92, "n3": 3, "n4": 0}  # lo -1000, span 28736: 2644900 // 28736
+    started = _started_cluster("Running")
+    pl, _ = plugin(catalogue, started, **kw)
+    raw, norm = run(pl, make_pod("p", image="app:1"), started)
+    # the pod on n4 is Running: app:1 is on n4 for certain, a hit as on n1 (26.625 s + 1 s + 3 x 0.037 s)
+    assert raw == {"n1": 27736, "n2": 25449, "n3": 0, "n4": 27736}
+    assert norm == {"n1": 100, "n2": 91, "n3": 0, "n4": 100}
+    # a pod of app:2 on n4: base + cuda present, no pull in flight to queue behind (as n2)
+    assert run(pl, make_pod("q", image="app:2"), started)[0]["n4"] == 25449
+    # a pod of another image: n4 is idle, not busy pulling (-(26.625 s + 3 x 0.037 s + 1 s) before)
+    assert run(pl, make_pod("t", image="tiny:1"), pending)[0]["n4"] == -27736
+    assert run(pl, make_pod("t", image="tiny:1"), started)[0]["n4"] == 0
+    # an ended pod is no longer on the node (terminal pods leave the cache): only status counts
+
+
+def test_batch_form_follows_a_pods_phase_change(catalogue: str) -> None:
+    nodes = [ni.node for ni in cluster()]
+    pending = make_pod("running", image="app:1", node_name="n4")
+    cache, snap = _cache_snapshot(nodes, [pending])
+    handle = FakeHandle(snap)
+    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    pl = ImagePullTimeSaved(
+        ImagePullTimeSavedArgs(
+            catalogue_path=catalogue,
+            default_bandwidth_bytes_per_second=BW,
+            pull_fixed_seconds=1.0,
+            layer_latency_seconds=0.037,
+            in_flight_progress=0.0,
+        ),
+        handle,
+    )  # type: ignore[arg-type]
+    pod = make_pod("p", image="app:1")
+    # rows in reverse list order: n4, n3, n2, n1
+    assert _batch_vs_per_node(pl, pod, snap) == ([-1000, 0, 25449, 27736], [0, 3, 92, 100])
+    # the kubelet reports the pod Running: n4's row is recomputed, a hit
+    running = make_pod("running", image="app:1", node_name="n4", status={"phase": "Running"})
+    cache.update_pod(pending, running)
+    cache.update_snapshot(snap)
+    assert _batch_vs_per_node(pl, pod, snap) == ([27736, 0, 25449, 27736], [100, 0, 91, 100])

@@ -115,7 +115,6 @@ def workload(kind: str, ns: str, name: str, labels: dict[str, str]) -> dict[str,
 )
 @given(st.lists(step_st, min_size=4, max_size=40))
 def test_cache_equals_building_every_time(steps: list[Any]) -> None:
-    action = "ScheduleAnyway"  # the system defaults' action (DoNotSchedule keeps none of them)
     objects = VersionedObjects()
     cache = DefaultConstraintsCache()
     for what, arg in steps:
@@ -127,8 +126,10 @@ def test_cache_equals_building_every_time(steps: list[Any]) -> None:
                 objects.put(kind, workload(kind, ns, name, labels))
             continue
         pod = make(*arg)
-        got = cache.get(SYSTEM_DEFAULT_CONSTRAINTS, pod, action, objects)
-        assert got == build_default_constraints(SYSTEM_DEFAULT_CONSTRAINTS, pod, action, objects)
+        # ScheduleAnyway: the system defaults' action; DoNotSchedule keeps none of them
+        for action in ("ScheduleAnyway", "DoNotSchedule"):
+            got = cache.get(SYSTEM_DEFAULT_CONSTRAINTS, pod, action, objects)
+            assert got == build_default_constraints(SYSTEM_DEFAULT_CONSTRAINTS, pod, action, objects)
 
 
 def test_cache_builds_once_per_pod_shape_and_again_after_a_write() -> None:
@@ -167,6 +168,28 @@ def test_cache_builds_once_per_pod_shape_and_again_after_a_write() -> None:
         cache.get(SYSTEM_DEFAULT_CONSTRAINTS, make("default", {"app": "a"}, None), "ScheduleAnyway", objects)
         == []
     )
+
+
+def test_no_selecting_object_or_no_constraint_of_the_action_builds_nothing() -> None:
+    objects = VersionedObjects()
+    cache = DefaultConstraintsCache()
+    owner = (("apps/v1", "ReplicaSet"), "w0", True)
+    pod = make("default", {"app": "a"}, owner)
+    assert cache.get(SYSTEM_DEFAULT_CONSTRAINTS, pod, "ScheduleAnyway", objects) == []
+    assert cache.get(SYSTEM_DEFAULT_CONSTRAINTS, pod, "DoNotSchedule", objects) == []
+    assert (cache.hits, cache.misses) == (1, 0)
+    # the owner appears: its selector alone makes the defaults apply
+    objects.put("ReplicaSet", workload("ReplicaSet", "default", "w0", {"app": "a"}))
+    got = cache.get(SYSTEM_DEFAULT_CONSTRAINTS, pod, "ScheduleAnyway", objects)
+    assert [(c.max_skew, c.topology_key) for c in got] == [
+        (3, "kubernetes.io/hostname"),
+        (5, "topology.kubernetes.io/zone"),
+    ]
+    assert cache.get(SYSTEM_DEFAULT_CONSTRAINTS, pod, "DoNotSchedule", objects) == []
+    assert (cache.hits, cache.misses) == (1, 1)
+    objects.delete("ReplicaSet", "default", "w0")
+    assert cache.get(SYSTEM_DEFAULT_CONSTRAINTS, pod, "ScheduleAnyway", objects) == []
+    assert (cache.hits, cache.misses) == (2, 1)
 
 
 def test_a_lister_without_versions_is_read_every_time() -> None:

@@ -4,11 +4,9 @@ Only the defaults scheduling depends on, from ``pkg/apis/core/v1/defaults.go`` (
 ``SetDefaults_Container``) and the admission plugins ``Priority``
 (``plugin/pkg/admission/priority``) and ``DefaultTolerationSeconds``
 (``plugin/pkg/admission/defaulttolerationseconds``), ``LimitRanger``'s defaults
-(:mod:`kubesched.embedded.apiserver.limitranger`); and the part of ``NamespaceLifecycle``
-(``staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go``) that
-refuses new objects in a namespace being deleted and the deletion of ``default``, ``kube-system``
-and ``kube-public``. Not modelled: refusing objects in a namespace that does not exist; the
-``ServiceAccount`` admission plugin (no service account token volume is added to pods: the
+(:mod:`kubesched.embedded.apiserver.limitranger`). ``NamespaceLifecycle`` is
+:mod:`kubesched.embedded.apiserver.namespace_lifecycle`. Not modelled: the ``ServiceAccount``
+admission plugin (no service account token volume is added to pods: the
 embedded kubelets run no containers, and the scheduler does not look at it).
 """
 
@@ -21,13 +19,7 @@ from kubesched.embedded.apiserver.status import ApiError
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
 
-__all__ = [
-    "IMMORTAL_NAMESPACES",
-    "admit_namespace_deletion",
-    "admit_new_namespace",
-    "admit_new_pod",
-    "admit_namespaced_create",
-]
+__all__ = ["admit_new_namespace", "admit_new_pod"]
 
 Obj = dict[str, Any]
 
@@ -149,50 +141,3 @@ def admit_new_namespace(ns: Obj) -> Obj:
     status = dict(ns.get("status") or {})
     status.setdefault("phase", "Active")
     return {**ns, "spec": spec, "status": status}
-
-
-#: Namespaces NamespaceLifecycle never lets go (``immortalNamespaces``).
-IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
-
-
-def admit_namespaced_create(resource: str, obj: Obj, cluster: MemoryCluster) -> None:
-    """Refuse a new object of plural ``resource`` in a namespace being deleted: ApiError 403
-    ``pods "web" is forbidden: unable to create new content in namespace ns1 because it is being
-    terminated`` (cause ``NamespaceTerminating``)."""
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace") or "default"
-    try:
-        ns = cluster.get("Namespace", None, namespace)
-    except NotFoundError:
-        return
-    if (ns.get("metadata") or {}).get("deletionTimestamp"):
-        name = meta.get("name") or meta.get("generateName") or ""
-        raise ApiError(
-            403,
-            f'{resource} "{name}" is forbidden: unable to create new content in namespace '
-            f"{namespace} because it is being terminated",
-            "Forbidden",
-            {
-                "name": name,
-                "kind": resource,
-                "causes": [
-                    {
-                        "reason": "NamespaceTerminating",
-                        "message": f"namespace {namespace} is being terminated",
-                        "field": "metadata.namespace",
-                    }
-                ],
-            },
-        )
-
-
-def admit_namespace_deletion(name: str) -> None:
-    """Refuse deleting ``default``, ``kube-system`` or ``kube-public``: ApiError 403
-    ``namespaces "default" is forbidden: this namespace may not be deleted``."""
-    if name in IMMORTAL_NAMESPACES:
-        raise ApiError(
-            403,
-            f'namespaces "{name}" is forbidden: this namespace may not be deleted',
-            "Forbidden",
-            {"name": name, "kind": "namespaces"},
-        )

@@ -19,15 +19,15 @@ from typing import Any
 
 from kubesched.api.kinds import Kind
 from kubesched.api.shape import check_shape
-from kubesched.embedded.apiserver.admission import (
-    admit_namespace_deletion,
-    admit_namespaced_create,
-    admit_new_namespace,
-    admit_new_pod,
-)
+from kubesched.embedded.apiserver.admission import admit_new_namespace, admit_new_pod
 from kubesched.embedded.apiserver.client_times import restamp_conditions, restamp_event
 from kubesched.embedded.apiserver.events import to_core, to_events_v1
 from kubesched.embedded.apiserver.fields import compile_field_selector
+from kubesched.embedded.apiserver.namespace_lifecycle import (
+    admit_namespace_deletion,
+    admit_namespaced_create,
+    new_object_name,
+)
 from kubesched.embedded.apiserver.paging import Pager
 from kubesched.embedded.apiserver.patching import (
     PatchError,
@@ -164,6 +164,10 @@ class ResourceHandlers:
         return lambda o: all(p(o) for p in preds)
 
     def _body_object(self, target: Target, body: Any, *, for_update: bool) -> Obj:
+        """The request body as the object to write, in the upstream order: decoded (400 for a
+        wrong kind, apiVersion, field type or namespace), admitted by ``NamespaceLifecycle`` when
+        created (:mod:`kubesched.embedded.apiserver.namespace_lifecycle`: 404 or 403), validated
+        (400 for a name other than the URL's, 422 for an invalid object)."""
         res = target.resource
         assert res is not None
         if not isinstance(body, dict):
@@ -192,6 +196,13 @@ class ResourceHandlers:
                 meta["namespace"] = target.namespace
         else:
             meta.pop("namespace", None)
+        obj["metadata"] = meta
+        if not for_update and res.namespaced and target.namespace is not None:
+            # NamespaceLifecycle, the first admission plugin, runs after decoding and before the
+            # registry validates the object (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go)
+            admit_namespaced_create(
+                self.cluster, target.namespace, res.plural, res.group, new_object_name(obj)
+            )
         if for_update and target.name is not None and meta.get("name") != target.name:
             raise ApiError(
                 400,
@@ -203,7 +214,6 @@ class ResourceHandlers:
                 f'{res.kind} "" is invalid: metadata.name: Required value: name or generateName is required',
                 "Invalid",
             )
-        obj["metadata"] = meta
         _check_valid(obj, kind, str(meta.get("name") or meta.get("generateName") or ""))
         return obj
 
@@ -324,8 +334,6 @@ class ResourceHandlers:
         res = target.resource
         assert res is not None
         obj = self._check_fields(res, self._body_object(target, body, for_update=False), query, warnings)
-        if res.namespaced and res.kind != "Event":
-            admit_namespaced_create(res.plural, obj, self.cluster)
         if res.kind == "Pod":
             obj = admit_new_pod(obj, self.cluster)
         elif res.kind == "Namespace":
@@ -532,6 +540,18 @@ class ResourceHandlers:
             raise ApiError(400, "the body of the request must be a JSON object")
         meta = body.get("metadata") or {}
         name = target.name or meta.get("name")
+        if meta.get("namespace") and target.namespace and meta["namespace"] != target.namespace:
+            raise ApiError(
+                400, "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        # a create of pods/binding (or of bindings): NamespaceLifecycle admits it before the registry
+        admit_namespaced_create(
+            self.cluster,
+            target.namespace or "default",
+            "pods" if target.name else "bindings",
+            "",
+            str(name or "Unknown"),
+        )
         if not name:
             raise ApiError(
                 422, 'Binding "" is invalid: metadata.name: Required value: name is required', "Invalid"
@@ -539,10 +559,6 @@ class ResourceHandlers:
         if target.name is not None and meta.get("name") and meta["name"] != target.name:
             raise ApiError(
                 400, f"name in URL does not match name in Binding object: {target.name} != {meta['name']}"
-            )
-        if meta.get("namespace") and target.namespace and meta["namespace"] != target.namespace:
-            raise ApiError(
-                400, "the namespace of the provided object does not match the namespace sent on the request"
             )
         node = (body.get("target") or {}).get("name")
         if not node:

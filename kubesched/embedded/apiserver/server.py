@@ -15,6 +15,7 @@ from typing import Any, TypedDict, Unpack
 
 from aiohttp import web
 
+from kubesched.api.kinds import is_cluster_scoped
 from kubesched.clock import Clock, RealClock
 from kubesched.embedded.apiserver.admission import admit_new_namespace, admit_new_pod
 from kubesched.embedded.apiserver.app import ServerState, build_app
@@ -33,6 +34,7 @@ __all__ = [
     "ServerOptions",
     "ensure_namespaces",
     "epoch_resource_version",
+    "namespaces_in_use",
     "serve_forever",
     "setup_server",
     "start_server",
@@ -68,14 +70,28 @@ def epoch_resource_version(clock: Clock, objects: Iterable[Mapping[str, Any]] = 
     return base
 
 
+def namespaces_in_use(cluster: MemoryCluster) -> list[str]:
+    """The namespaces of the namespaced objects ``cluster`` holds (Events aside), sorted."""
+    return sorted(
+        {
+            str(obj["metadata"]["namespace"])
+            for kind in cluster.counts()
+            if not is_cluster_scoped(kind)
+            for obj in cluster.list(kind).items
+            if obj["metadata"].get("namespace")
+        }
+    )
+
+
 def ensure_namespaces(cluster: MemoryCluster, names: Iterable[str] = SYSTEM_NAMESPACES) -> None:
-    """Create the Namespaces ``names`` that do not exist yet."""
+    """Create the Namespaces ``names`` (repeats allowed) that do not exist yet."""
     existing = {ns["metadata"]["name"] for ns in cluster.list("Namespace").items}
     for name in names:
         if name not in existing:
             cluster.create(
                 admit_new_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
             )
+            existing.add(name)
 
 
 class ServerHandle:
@@ -222,7 +238,9 @@ def setup_server(
 
     ``bookmark_interval``: seconds between watch BOOKMARKs; ``watch_timeout``: seconds a watch
     without ``timeoutSeconds`` lasts (None = until the client leaves). With ``system_namespaces``
-    the namespaces of :data:`SYSTEM_NAMESPACES` are created when missing. With
+    the namespaces of :data:`SYSTEM_NAMESPACES`, and those of the objects ``cluster`` already holds
+    (loaded from manifests that do not declare them), are created when missing: the server's
+    ``NamespaceLifecycle`` admission refuses new objects in a namespace that does not exist. With
     ``finalize_deletions`` a :class:`~kubesched.embedded.apiserver.finalizer.DeletionFinalizer` deletes pods
     whose graceful deletion is over (there is no kubelet to do it). ``reviews``: the tokens and
     policies TokenReview/SubjectAccessReview answer with (see :mod:`kubesched.embedded.apiserver.reviews`).
@@ -244,7 +262,7 @@ def setup_server(
     if cluster is None:
         cluster = MemoryCluster(clock, uid_seed=None)
     if system_namespaces:
-        ensure_namespaces(cluster)
+        ensure_namespaces(cluster, [*SYSTEM_NAMESPACES, *namespaces_in_use(cluster)])
     guard = RequestGuard.for_address(address, allowed_hosts, max_body_bytes)
     state = ServerState(
         cluster,

@@ -67,11 +67,14 @@ __all__ = [
     "RUN_SECONDS_ANNOTATION",
     "UNKNOWN_IMAGE_BYTES",
     "exit_code",
+    "parse_run_seconds",
+    "run_seconds_text",
 ]
 
 _log = logging.getLogger(__name__)
 
 #: pod annotation: seconds after its containers started at which the pod succeeds
+#: (:func:`run_seconds_text` writes it, :func:`parse_run_seconds` reads it)
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"
 #: pod annotation: the exit code of its containers when its run-seconds are over (default 0)
 EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"
@@ -102,6 +105,24 @@ class _LivePod:
     finish_timer: Timer | None = None
     deadline_timer: Timer | None = None
     image_ids: dict[str, str] = field(default_factory=dict)
+
+
+def run_seconds_text(seconds: float) -> str:
+    """The :data:`RUN_SECONDS_ANNOTATION` value for ``seconds`` (a finite number >= 0), exact: the
+    integer when whole (``30``), else the float's shortest repr that reads back as the same double
+    (``1234567.5``, ``0.1``, ``1e-05``)."""
+    value = float(seconds)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def parse_run_seconds(raw: object) -> float | None:
+    """Seconds of a :data:`RUN_SECONDS_ANNOTATION` value: any decimal or exponent number
+    (``30``, ``1234567.5``, ``1.23457e+06``) that is finite and >= 0; None for anything else."""
+    try:
+        value = float(str(raw))  # a str, or a number a YAML file wrote unquoted
+    except (TypeError, ValueError):
+        return None
+    return value if value >= 0 and math.isfinite(value) else None
 
 
 def exit_code(pod: Mapping[str, Any]) -> int | None:
@@ -431,11 +452,8 @@ class LiveKubelets:
         raw = ((lp.manifest.get("metadata") or {}).get("annotations") or {}).get(RUN_SECONDS_ANNOTATION)
         if raw is None:
             return None
-        try:
-            value = float(raw)
-        except (TypeError, ValueError):
-            value = math.nan
-        if not (value >= 0 and math.isfinite(value)):
+        value = parse_run_seconds(raw)
+        if value is None:
             self._event(
                 lp.manifest,
                 lp.node,

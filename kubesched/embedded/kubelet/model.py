@@ -328,7 +328,9 @@ class KubeletModel:
         if pod_key == job.owner:
             record.bytes_joined += job.joined_bytes
             record.bytes_pulled += job.own_bytes
+            record.image_bytes_pulled += size
             self.metrics.bytes_joined += job.joined_bytes
+            self.metrics.image_bytes_pulled += size
         else:
             record.bytes_joined += size - job.present_bytes
             self.metrics.bytes_joined += size - job.present_bytes
@@ -477,6 +479,7 @@ class KubeletModel:
         self.metrics.bytes_pulled += job.own_bytes
         if job.owner is None:
             self.metrics.bytes_prepulled += job.own_bytes
+            self.metrics.image_bytes_prepulled += _unique_bytes(job.image)
         self._maybe_done(n, job, t)
         for dependent in job.dependents:
             self._maybe_done(self._nodes[dependent.node], dependent, t)

@@ -15,7 +15,10 @@ class PodPullRecord:
     started (node slot + registry slot); ``pull_seconds``: time from the later of request and pull
     start to the image being present; both summed over the pod's images. ``pulls_done_at``: when
     its last image was present; ``started_at``: container start. Bytes requested = cache hit +
-    joined + pulled once every image is present.
+    joined + pulled once every image is present. ``image_bytes_pulled``: the whole size (distinct
+    layer bytes) of each image the pod's own pulls got, however many of its layers the node had:
+    what the kubelet's ``Pulled`` Event reports (``Image size: N bytes``) and what ``kubesched
+    startup`` counts as pulled on a live cluster.
     """
 
     pod_key: str
@@ -32,6 +35,7 @@ class PodPullRecord:
     bytes_joined: int = 0
     bytes_pulled: int = 0
     pulls_joined: int = 0
+    image_bytes_pulled: int = 0
 
     @property
     def start_seconds(self) -> float | None:
@@ -51,13 +55,19 @@ class PullMetrics:
     """Run totals. Bytes are compressed. ``bytes_requested`` = sum over pods' image requests of the
     image's distinct layer bytes = ``bytes_cache_hit`` (on the node already) + ``bytes_joined``
     (fetched by a pull another request started) + the pods' share of ``bytes_pulled``.
-    ``bytes_pulled`` counts every byte transferred, pre-pulls included (``bytes_prepulled``)."""
+    ``bytes_pulled`` counts every byte transferred, pre-pulls included (``bytes_prepulled``).
+    ``image_bytes_pulled``: the pods' :attr:`PodPullRecord.image_bytes_pulled` summed (pre-pulls
+    not included): the bytes a live cluster's ``Pulled`` Events report for the same pulls;
+    ``image_bytes_prepulled`` the same for the pre-pulls (each one's whole image, as the pre-pull
+    agent's ``kubesched_prepull_bytes_total`` counts them)."""
 
     bytes_requested: int = 0
     bytes_cache_hit: int = 0
     bytes_joined: int = 0
     bytes_pulled: int = 0
     bytes_prepulled: int = 0
+    image_bytes_pulled: int = 0
+    image_bytes_prepulled: int = 0
     pulls_started: int = 0
     pulls_completed: int = 0
     prepulls: int = 0

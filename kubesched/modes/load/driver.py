@@ -35,7 +35,7 @@ from typing import Any
 
 from kubesched.client.client import ClusterClient
 from kubesched.client.informers import Informer, ResourceEventHandlerFuncs
-from kubesched.embedded.kubelet.live import RUN_SECONDS_ANNOTATION
+from kubesched.embedded.kubelet.live import RUN_SECONDS_ANNOTATION, run_seconds_text
 from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kubesched.modes.startup.analysis import StartupData
 from kubesched.trace.workload import Workload, WorkloadPod
@@ -189,7 +189,7 @@ class LoadDriver:
         if wp.duration is not None:
             meta["annotations"] = {
                 **(meta.get("annotations") or {}),
-                RUN_SECONDS_ANNOTATION: f"{wp.duration:g}",
+                RUN_SECONDS_ANNOTATION: run_seconds_text(wp.duration),
             }
         spec = obj.setdefault("spec", {})
         if self.options.scheduler_name is not None:

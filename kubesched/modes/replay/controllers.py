@@ -29,7 +29,6 @@ the trace's pods (:func:`check_workload_images`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,7 +36,7 @@ from kubesched.api.priority import admit_priority
 from kubesched.api.timestamps import parse_rfc3339
 from kubesched.clock import Clock
 from kubesched.embedded.controllers.manager import WORKLOAD_KINDS, start_workload_controllers
-from kubesched.embedded.kubelet.live import RUN_SECONDS_ANNOTATION
+from kubesched.embedded.kubelet.live import RUN_SECONDS_ANNOTATION, parse_run_seconds
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError
 from kubesched.images.catalogue import ImageCatalogue
@@ -92,13 +91,7 @@ def run_seconds(pod: Mapping[str, Any]) -> float | None:
     the replay ends)."""
     annotations = _meta(pod).get("annotations")
     raw = annotations.get(RUN_SECONDS_ANNOTATION) if isinstance(annotations, Mapping) else None
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return None
-    return value if value >= 0 and math.isfinite(value) else None
+    return None if raw is None else parse_run_seconds(raw)
 
 
 def preempted_by_scheduler(pod: Mapping[str, Any]) -> bool:

@@ -23,8 +23,11 @@ the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for
    :class:`~kubesched.clock.Phase` order (events, backoff flush, unschedulable flush, arrivals,
    ticks), then that instant's cycles run. The time series is sampled before each move;
 5. a bound pod (seen on the cluster watch) is handed to the kubelet model (``pod_bound``); its
-   container starts after its pulls (``on_container_started``); it then runs for its duration and
-   finishes: ``pod_finished`` in the model and the Pod is deleted, freeing its resources;
+   container starts after its pulls (``on_container_started``) and its status is patched to
+   ``Running`` then, as a kubelet writes it (the scheduler's cache sees that phase: a started
+   pod's images are on its node, :func:`~kubesched.images.layer_index.pod_started`); it then runs
+   for its duration and finishes: ``pod_finished`` in the model and the Pod is deleted, freeing
+   its resources;
 6. every ``status_update_seconds`` (10 s, the kubelet's ``nodeStatusUpdateFrequency``) the nodes
    whose images changed get their ``status.images`` patched (``refresh_node_status``) - the only
    image information the scheduler sees; on a grid from the origin, or, when the workload gives
@@ -58,8 +61,7 @@ ReplicaSets, Jobs, DaemonSets, StatefulSets) get their pods from the workload co
 run on the same clock (:mod:`kubesched.modes.replay.controllers`: their pods are measured from
 their creation, finish after their ``kubesched.io/run-seconds`` as ``Succeeded``, and a
 preempted one is replaced by its ReplicaSet); nodes with a later arrival
-(``Workload.node_arrivals``) join at that time (a DaemonSet then gets a pod on them). The kubelet model does not write pod phases; the scheduler
-does not need them for bound pods.
+(``Workload.node_arrivals``) join at that time (a DaemonSet then gets a pod on them).
 
 Pre-pull planners (:mod:`kubesched.prepull.hook`) get ``attach`` / ``on_pod_pending`` /
 ``on_pod_bound`` / ``tick`` callbacks and act through ``KubeletModel.prepull``. The replay plays the
@@ -356,10 +358,11 @@ class _Run:
         tl.bytes_requested = record.bytes_requested
         tl.bytes_cache_hit = record.bytes_cache_hit
         tl.bytes_pulled = record.bytes_pulled
-        if key in self.controlled_keys:
-            ns, _, name = key.partition("/")
-            pod = self.cluster.get("Pod", ns, name)
-            self.cluster.patch_status("Pod", ns, name, running_status(pod, when, {}))
+        # the kubelet writes Running once every container started, and the scheduler's pod informer
+        # sees it (ImagePullTimeSaved counts a started pod's images as present on its node)
+        ns, _, name = key.partition("/")
+        pod = self.cluster.get("Pod", ns, name)
+        self.cluster.patch_status("Pod", ns, name, running_status(pod, when, {}))
         duration = self.durations[key]
         if duration is not None:
             self.finish_timers[key] = self.clock.call_at(when + duration, lambda: self._finish(key, tl, node))
@@ -637,11 +640,15 @@ class _Run:
         self.cluster.create(dict(obj))
 
     def _start_running(self, wp: Any) -> None:
-        """A pod already running at second 0 on ``spec.nodeName``: stored bound (the scheduler lists
-        it with the nodes), its images present, its requests allocated, deleted after its
-        remaining ``duration``; it has no timeline (it is no arrival of the replay)."""
+        """A pod already running at second 0 on ``spec.nodeName``: stored bound and ``Running`` (the
+        scheduler lists it with the nodes), its images present, its requests allocated, deleted
+        after its remaining ``duration``; it has no timeline (it is no arrival of the replay)."""
         obj = self.cluster.create(dict(wp.manifest))
         node = str(obj["spec"]["nodeName"])
+        if (obj.get("status") or {}).get("phase") != "Running":
+            obj = self.cluster.patch_status(
+                "Pod", wp.namespace, wp.name, running_status(obj, self.origin, {})
+            )
         pod = Pod.from_manifest(obj)
         self.model.preload(node, pod.images, self.origin)
         self.model.pod_bound(node, wp.key, pod.images, self.origin)

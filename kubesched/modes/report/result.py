@@ -84,6 +84,8 @@ class ReplayResult:
                 "bytesCacheHit": m.bytes_cache_hit,
                 "bytesJoined": m.bytes_joined,
                 "bytesPrepulled": m.bytes_prepulled,
+                "imageBytesPulled": m.image_bytes_pulled,
+                "imageBytesPrepulled": m.image_bytes_prepulled,
                 "pullsStarted": m.pulls_started,
                 "pullsJoined": m.pulls_joined,
                 "prepulls": m.prepulls,

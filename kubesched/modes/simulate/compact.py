@@ -21,21 +21,26 @@ what the compact form reads and no more - a visited node's first rejecting Filte
 result is the same document as :func:`compact_attempt` of the full record, byte for byte
 (``tests/modes/simulate/test_compact_summary.py``). Pods named by ``full`` (``--explain``) get
 full :class:`~kubesched.framework.recorder.CycleRecorder` s.
+
+A pod's entry is kept until the output is written as a :class:`CompactAttempt`: the parts the
+attempts of a run repeat (a plugin phase's statuses, the Filter counts, the scored plugins'
+names) are shared between pods, one object per distinct value, and the selected node's scores are
+a tuple of ints; :meth:`CompactAttempt.to_dict` builds the entry back when it is written.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+import numpy as np
 import orjson
 
 from kubesched.api.pod import Pod
-from kubesched.framework.recorder import CycleRecorder, status_dict
-from kubesched.framework.status import Status
+from kubesched.framework.recorder import CycleRecorder
+from kubesched.framework.status import Code, Status
 
-__all__ = ["CompactRecords", "PackedAttempt", "SummaryRecorder", "compact_attempt", "compact_record"]
+__all__ = ["CompactAttempt", "CompactRecords", "SummaryRecorder", "compact_attempt", "compact_record"]
 
 
 class _Record(Protocol):
@@ -55,45 +60,108 @@ def _count_rejection(rejections: dict[str, dict[str, int]], plugin: str, st: dic
     return False
 
 
-def _compact(
-    full: dict[str, Any], verdicts: Iterable[Any], filtered: int, passed: int, selected_scores: dict[str, Any]
-) -> dict[str, Any]:
-    """The compact entry: ``verdicts`` in visiting order (per-node verdict dicts or
-    :class:`_FirstReject`), ``filtered`` nodes in all, of which ``passed`` are not in ``verdicts``
-    and passed every plugin."""
+def _count_status(rejections: dict[str, dict[str, int]], plugin: str, s: Status | None) -> bool:
+    """:func:`_count_rejection` of ``status_dict(s)``, without building the dict."""
+    if s is None:
+        return True
+    code = s.code
+    if code == Code.Success or code == Code.Skip:
+        return True
+    counts = rejections.setdefault(plugin, {})
+    reasons = [str(s.err), *s.reasons] if s.err else s.reasons
+    for reason in reasons or [str(code)]:
+        counts[reason] = counts.get(reason, 0) + 1
+    return False
+
+
+def _filter_counts(verdicts: Iterable[Any], passed: int) -> tuple[dict[str, dict[str, int]], int]:
+    """``(filterRejections, nodesFeasible)`` of ``verdicts`` in visiting order (per-node verdict
+    dicts or :class:`_FirstReject`) and ``passed`` more nodes, not among them, that passed every
+    plugin."""
     rejections: dict[str, dict[str, int]] = {}
     feasible = passed
     for per_plugin in verdicts:
         if isinstance(per_plugin, _FirstReject):
-            feasible += per_plugin.plugin is None or _count_rejection(
-                rejections, per_plugin.plugin, status_dict(per_plugin.status)
+            feasible += per_plugin.plugin is None or _count_status(
+                rejections, per_plugin.plugin, per_plugin.status
             )
             continue
         ok = True
         for plugin, st in per_plugin.items():
             ok &= _count_rejection(rejections, plugin, st)
         feasible += ok
-    out: dict[str, Any] = {k: full[k] for k in _AS_IS}
-    out["nodesFiltered"] = filtered
-    out["nodesFeasible"] = feasible
-    out["filterRejections"] = rejections
-    out["selectedNode"] = full["selectedNode"]
-    out["selectedNodeScores"] = selected_scores
-    return out
+    return rejections, feasible
+
+
+class CompactAttempt:
+    """One compact entry, kept until it is written (see the module docstring): ``head`` the
+    single-shot points' maps in ``_AS_IS`` order, ``filtered`` / ``feasible`` node counts,
+    ``rejections`` (plugin -> reason -> nodes), ``selected`` node, and ``names`` the scored plugins
+    with ``values`` their (raw, normalized, weighted) scores on the selected node, three per name.
+    The parts may be shared with other entries: treat them as read-only."""
+
+    __slots__ = ("head", "filtered", "feasible", "rejections", "selected", "names", "values")
+
+    def __init__(
+        self,
+        head: tuple[dict[str, Any], ...],
+        filtered: int,
+        feasible: int,
+        rejections: dict[str, dict[str, int]],
+        selected: str | None,
+        names: tuple[str, ...],
+        values: tuple[Any, ...],
+    ) -> None:
+        self.head = head
+        self.filtered = filtered
+        self.feasible = feasible
+        self.rejections = rejections
+        self.selected = selected
+        self.names = names
+        self.values = values
+
+    def to_dict(self) -> dict[str, Any]:
+        """The compact entry (the ``lastAttempt`` of the JSON contract)."""
+        out: dict[str, Any] = dict(zip(_AS_IS, self.head, strict=True))
+        out["nodesFiltered"] = self.filtered
+        out["nodesFeasible"] = self.feasible
+        out["filterRejections"] = self.rejections
+        out["selectedNode"] = self.selected
+        v = self.values
+        out["selectedNodeScores"] = {
+            name: {"score": v[3 * i], "normalizedScore": v[3 * i + 1], "finalScore": v[3 * i + 2]}
+            for i, name in enumerate(self.names)
+        }
+        return out
+
+
+def _flat_scores(scores: dict[str, tuple[Any, Any, Any]]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    return tuple(scores), tuple([v for triple in scores.values() for v in triple])
+
+
+def _attempt_of_dict(full: dict[str, Any]) -> CompactAttempt:
+    """The compact entry of one ``results[]`` entry of the full JSON contract."""
+    selected = full["selectedNode"]
+    scores: dict[str, tuple[Any, Any, Any]] = {}
+    if selected is not None:
+        norm = full["normalizedScore"].get(selected, {})
+        final = full["finalScore"].get(selected, {})
+        for plugin, raw in full["score"].get(selected, {}).items():
+            scores[plugin] = (raw, norm.get(plugin), final.get(plugin))
+    rejections, feasible = _filter_counts(full["filter"].values(), 0)
+    return CompactAttempt(
+        tuple(full[k] for k in _AS_IS),
+        len(full["filter"]),
+        feasible,
+        rejections,
+        selected,
+        *_flat_scores(scores),
+    )
 
 
 def compact_attempt(full: dict[str, Any]) -> dict[str, Any]:
     """The compact form of one ``results[]`` entry of the full JSON contract."""
-    selected = full["selectedNode"]
-    scores = {}
-    if selected is not None:
-        for plugin, raw in full["score"].get(selected, {}).items():
-            scores[plugin] = {
-                "score": raw,
-                "normalizedScore": full["normalizedScore"].get(selected, {}).get(plugin),
-                "finalScore": full["finalScore"].get(selected, {}).get(plugin),
-            }
-    return _compact(full, full["filter"].values(), len(full["filter"]), 0, scores)
+    return _attempt_of_dict(full).to_dict()
 
 
 class _FirstReject:
@@ -140,7 +208,7 @@ class SummaryRecorder(CycleRecorder):
         self.filter_passed += len(rows) - len(listed)
 
     def record_scores(self, plugin: str, nodes: Sequence[Any], raw: Sequence[int]) -> None:
-        self.score_lists[plugin] = [nodes, raw, None, 1]
+        self.score_lists[plugin] = [nodes, raw.copy() if isinstance(raw, np.ndarray) else raw, None, 1]
 
     def record_normalized_scores(
         self, plugin: str, nodes: Sequence[Any], normalized: Sequence[int], weight: int
@@ -151,24 +219,23 @@ class SummaryRecorder(CycleRecorder):
         ):  # not scored through record_scores: keep it as the base does
             super().record_normalized_scores(plugin, nodes, normalized, weight)
             return
-        entry[2] = normalized
+        entry[2] = normalized.copy() if isinstance(normalized, np.ndarray) else normalized
         entry[3] = weight
 
-    def selected_scores(self) -> dict[str, Any]:
-        """``selectedNodeScores``: the selected node's raw / normalized / weighted score per plugin."""
+    def selected_score_triples(self) -> dict[str, tuple[Any, Any, Any]]:
+        """The selected node's (raw, normalized, weighted) score per plugin, in scoring order."""
         selected = self.selected_node
         if selected is None:
             return {}
-        full = {"score": self.score, "normalizedScore": self.normalized_score, "finalScore": self.final_score}
-        out = {}
-        for plugin, raw in full["score"].get(selected, {}).items():
-            out[plugin] = {
-                "score": raw,
-                "normalizedScore": full["normalizedScore"].get(selected, {}).get(plugin),
-                "finalScore": full["finalScore"].get(selected, {}).get(plugin),
-            }
+        out: dict[str, tuple[Any, Any, Any]] = {}
+        raw_scores = self.score.get(selected)
+        if raw_scores:  # scored node by node (the per-node path)
+            norm = self.normalized_score.get(selected, {})
+            final = self.final_score.get(selected, {})
+            for plugin, raw in raw_scores.items():
+                out[plugin] = (raw, norm.get(plugin), final.get(plugin))
         index: dict[int, int] = {}
-        for plugin, (nodes, raw, norm, weight) in self.score_lists.items():
+        for plugin, (nodes, raw_list, norm_list, weight) in self.score_lists.items():
             i = index.get(id(nodes))
             if i is None:
                 at = self.selected_index
@@ -178,53 +245,52 @@ class SummaryRecorder(CycleRecorder):
                 i = index[id(nodes)] = at
             if i < 0:
                 continue
-            n = norm[i] if norm is not None else self.normalized_score.get(selected, {}).get(plugin)
-            out[plugin] = {
-                "score": raw[i],
-                "normalizedScore": n,
-                "finalScore": n * weight
-                if norm is not None
-                else self.final_score.get(selected, {}).get(plugin),
-            }
+            if norm_list is not None:
+                n = int(norm_list[i])
+                out[plugin] = (int(raw_list[i]), n, n * weight)
+            else:
+                out[plugin] = (
+                    int(raw_list[i]),
+                    self.normalized_score.get(selected, {}).get(plugin),
+                    self.final_score.get(selected, {}).get(plugin),
+                )
         return out
+
+    def selected_scores(self) -> dict[str, Any]:
+        """``selectedNodeScores``: the selected node's raw / normalized / weighted score per plugin."""
+        return {
+            plugin: {"score": raw, "normalizedScore": norm, "finalScore": final}
+            for plugin, (raw, norm, final) in self.selected_score_triples().items()
+        }
+
+
+def _summary_attempt(rec: SummaryRecorder) -> CompactAttempt:
+    if rec.filter_visited:  # the batch path (a cycle takes one path)
+        verdicts: Iterable[Any] = rec.filter_entries
+        filtered, passed = rec.filter_visited, rec.filter_passed
+    else:
+        verdicts, filtered, passed = rec.filter.values(), len(rec.filter), 0
+    rejections, feasible = _filter_counts(verdicts, passed)
+    head = (rec.pre_filter, rec.post_filter, rec.pre_score, rec.reserve, rec.permit, rec.pre_bind, rec.bind)
+    return CompactAttempt(
+        head, filtered, feasible, rejections, rec.selected_node, *_flat_scores(rec.selected_score_triples())
+    )
+
+
+def _attempt(rec: Any) -> CompactAttempt:
+    """The compact entry of one recorded attempt (a :class:`SummaryRecorder` or a full recorder)."""
+    if isinstance(rec, SummaryRecorder):
+        return _summary_attempt(rec)
+    return _attempt_of_dict(rec.to_dict())
 
 
 def compact_record(rec: Any) -> dict[str, Any]:
     """The compact entry of one recorded attempt (a :class:`SummaryRecorder` or a full recorder)."""
-    if isinstance(rec, SummaryRecorder):
-        if rec.filter_visited:  # the batch path (a cycle takes one path)
-            return _compact(
-                rec.to_dict(),
-                rec.filter_entries,
-                rec.filter_visited,
-                rec.filter_passed,
-                rec.selected_scores(),
-            )
-        return _compact(rec.to_dict(), rec.filter.values(), len(rec.filter), 0, rec.selected_scores())
-    return compact_attempt(rec.to_dict())
+    return _attempt(rec).to_dict()
 
 
-class PackedAttempt:
-    """A compact entry kept as its JSON bytes (orjson), zlib-compressed: a pod's last attempt
-    costs about 400 bytes until the output is written instead of some KiB of dicts (the entries
-    of a run repeat the same plugin names and statuses). :meth:`to_dict` gives the entry back
-    (same keys, order and values)."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = orjson.loads(zlib.decompress(self.data))
-        return out
-
-
-def _pack(entry: dict[str, Any]) -> PackedAttempt | dict[str, Any]:
-    try:
-        return PackedAttempt(zlib.compress(orjson.dumps(entry), 1))
-    except TypeError:  # an integer beyond 64 bits: kept as it is
-        return entry
+#: most distinct parts :class:`CompactRecords` shares; parts first seen after that are kept as they are
+MAX_SHARED_PARTS = 4096
 
 
 class _Attempts(list[Any]):
@@ -253,6 +319,10 @@ class CompactRecords(dict[str, list[Any]]):
         self._full = full
         #: pod key -> full recorders of the pods named by ``full``
         self.full_records: dict[str, list[CycleRecorder]] = {}
+        #: shared parts of the entries: JSON text -> the first object seen with it
+        self._shared: dict[bytes, Any] = {}
+        #: shared ``head`` tuples (of shared parts): JSON text -> the tuple
+        self._heads: dict[bytes, tuple[dict[str, Any], ...]] = {}
 
     def new_recorder(self, pod: Pod) -> CycleRecorder:
         """``Scheduler.new_recorder``: a :class:`SummaryRecorder`, or a full recorder (also kept in
@@ -270,10 +340,44 @@ class CompactRecords(dict[str, list[Any]]):
             self[key] = got
         return got
 
+    def _share(self, part: Any) -> tuple[Any, bool]:
+        """``(the shared object equal to part, True)``, or ``(part, False)`` when it is not shared
+        (no room left, or not encodable by orjson: an integer beyond 64 bits, a non-string key).
+        Equal means the same JSON text, keys in the same order."""
+        try:
+            key = orjson.dumps(part)
+        except TypeError:
+            return part, False
+        shared = self._shared
+        got = shared.get(key)
+        if got is not None:
+            return got, True
+        if len(shared) >= MAX_SHARED_PARTS:
+            return part, False
+        shared[key] = part
+        return part, True
+
+    def _freeze(self, rec: Any) -> CompactAttempt:
+        entry = _attempt(rec)
+        share = self._share
+        try:
+            text: bytes | None = orjson.dumps(entry.head)
+        except TypeError:
+            text = None
+        head = self._heads.get(text) if text is not None else None
+        if head is None:
+            head = tuple([share(part)[0] for part in entry.head])
+            if text is not None and len(self._heads) < MAX_SHARED_PARTS:
+                self._heads[text] = head
+        entry.head = head
+        entry.rejections = share(entry.rejections)[0]
+        entry.names = share(entry.names)[0]
+        return entry
+
     def _compact_previous(self) -> None:
         last = self._last
-        if last and not isinstance(last[0], dict | PackedAttempt):
-            last[0] = _pack(compact_record(last[0]))
+        if last and not isinstance(last[0], dict | CompactAttempt):
+            last[0] = self._freeze(last[0])
 
     def finish(self) -> None:
         """Compact the attempt recorded last (call once the run is over)."""

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kubesched.errors import NotFoundError
-from kubesched.modes.simulate.compact import PackedAttempt, compact_attempt
+from kubesched.modes.simulate.compact import CompactAttempt, compact_attempt
 from kubesched.modes.simulate.run import PodOutcome, SimulationResult
 
 API_VERSION = "kubesched.io/v1alpha1"
@@ -93,7 +93,7 @@ def iter_result_json(res: SimulationResult) -> Iterator[bytes]:
 def _compact(rec: Any) -> dict[str, Any]:
     if isinstance(rec, dict):
         return rec
-    if isinstance(rec, PackedAttempt):
+    if isinstance(rec, CompactAttempt):
         return rec.to_dict()
     return compact_attempt(rec.to_dict())
 

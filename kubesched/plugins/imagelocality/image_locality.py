@@ -88,22 +88,31 @@ class ImageLocality(ScorePlugin, SignPlugin):
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         """Vectorised :meth:`score` over the table's per-image presence columns (same float
-        operations as :func:`scaled_image_score`, so identical results)."""
+        operations as :func:`scaled_image_score`, so identical results).
+
+        Only the nodes holding one of the pod's images can score above 0 (a sum of 0 is clamped
+        to ``minThreshold``, which maps to 0), so the sums are built over each image's holders
+        (all of the table's rows, found once per image) and read at ``rows``; when no node holds
+        any of the images every score is 0 and no column is read at ``rows``."""
         if not table.exact:
             return None
         total = len(self.handle.snapshot()) if self.handle is not None else 0
         if total == 0:
             total = 1
         containers = pod.init_containers + pod.containers
-        sums = np.zeros(len(rows), dtype=np.int64)
+        acc: IntArray | None = None
         for c in containers:
             ic = table.image(normalized_image_name(c.image))
-            present = ic.present[rows]
-            if not present.any():
+            held = np.flatnonzero(ic.present)
+            if not len(held):
                 continue
-            spread = ic.num_nodes[rows].astype(np.float64) / float(total)
-            scaled = (ic.size[rows].astype(np.float64) * spread).astype(np.int64)
-            sums += np.where(present, scaled, 0)
+            if acc is None:
+                acc = np.zeros(len(ic.present), dtype=np.int64)
+            spread = ic.num_nodes[held].astype(np.float64) / float(total)
+            acc[held] += (ic.size[held].astype(np.float64) * spread).astype(np.int64)
+        if acc is None:
+            return np.zeros(len(rows), dtype=np.int64)
+        sums = acc[rows]
         max_threshold = MAX_CONTAINER_THRESHOLD * len(containers)
         clipped = np.maximum(MIN_THRESHOLD, np.minimum(sums, max_threshold))
         out: IntArray = MAX_NODE_SCORE * (clipped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)

@@ -9,12 +9,14 @@ Score (raw, per node, milliseconds; may be negative). It is the pull model of
 ``layerLatencySeconds`` per layer fetched, ``bandwidth`` bytes/s) applied to what the node spares
 the pod::
 
-    present  = bytes of the pod's distinct layers listed in the node's status.images
+    present  = bytes of the pod's distinct layers on the node for certain: listed in its
+               status.images, or layers of the images of its started pods (phase Running)
     ours     = bytes of the pod's other layers in flight to the node (layers of the images of the
-               node's bound/assumed pods and of its pre-pulls in flight, annotation
-               ``kubesched.io/prepulls-in-flight``, that status does not list yet)
+               node's bound/assumed pods not started yet and of its pre-pulls in flight,
+               annotation ``kubesched.io/prepulls-in-flight``, that are not present)
     flight   = every byte in flight to the node (for any pod)
-    nI       = the pod's images listed in the node's status (pulls the pod does not make there)
+    nI       = the pod's images on the node for certain (listed in status, or an image of a
+               started pod there): pulls the pod does not make there
     nP, nO   = how many layers ``present`` and ``ours`` are
     fL, fI   = layers and images in flight to the node (its pending pulls)
     p        = inFlightProgress (0.5: a pull in flight is assumed half done)
@@ -43,6 +45,16 @@ is pulling for others, so neither the queue term nor the damping below applies t
   PyTorch layer share credit; see :mod:`kubesched.images.layer_index` for what counts as
   present or in flight (node ``status.images`` + images of the node's pods) and for names
   (``nginx:1.25`` matches ``docker.io/library/nginx:1.25``).
+* **A started pod's images are present.** The kubelet lists a pulled image in ``status.images``
+  only at its next node status update (``nodeStatusUpdateFrequency``, 10 s, whether the images
+  changed or not), but it reports a pod ``Running`` as soon as its containers started, and the
+  scheduler's pod informer sees that at once. So the images of a node's ``Running`` pods count as
+  present (a hit when they are all the pod needs), not as a pull in flight. Without this, the
+  score of a node that pulled an image 1-10 s ago depends on where the pull ended on the
+  kubelet's 10 s grid: with ``inFlightProgress: 0`` a pull in flight earns nothing (and queues
+  the pod behind it), so a pod arriving in that gap pulls the image again elsewhere where, 10 s
+  later, it would have found it on the node. A real cluster has the same lag, so the scheduler
+  does not wait for the status to know what a started container proves.
 * ``bandwidth(node)``: node annotation/label ``kubesched.io/image-pull-bytes-per-second``, else
   ``defaultBandwidthBytesPerSecond``.
 * No ImageLocality spread factor (``num_nodes / total_nodes``): that factor makes a cached

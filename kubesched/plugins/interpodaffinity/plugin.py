@@ -277,6 +277,13 @@ class InterPodAffinity(
         is UnschedulableAndUnresolvable with ``parsing pod: ...`` (``framework.NewPodInfo`` error)."""
         if pod.affinity_parse_error is not None:
             return None, Status(Code.UnschedulableAndUnresolvable, f"parsing pod: {pod.affinity_parse_error}")
+        if (
+            not (pod.has_affinity and (pod.pod_affinity_required or pod.pod_anti_affinity_required))
+            and not self._snapshot(nodes).have_pods_with_required_anti_affinity_list
+        ):
+            # no required term of its own and no existing pod with required anti-affinity: the
+            # three maps are empty (only nodes of that list contribute existing counts)
+            return None, Status(Code.Skip)
         pi = PodInfo(pod)
         s = PreFilterState(
             pod,

@@ -158,6 +158,8 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
     ) -> None:
         super().__init__(args or NodeResourcesBalancedAllocationArgs(), handle)
         self.resources: list[ResourceSpec] = list(self.args.resources)
+        #: the scored resources as a row-score key part
+        self._resources_key = tuple((r.name, r.weight) for r in self.resources)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Skip for a best-effort pod; else store its per-resource requests."""
@@ -198,7 +200,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, SignPlugin):
         def score_node(ni: NodeInfo) -> int:
             return balanced_resource_score(*requested_and_allocatable(ni, resources, reqs, True))
 
-        key = (self.NAME, tuple((r.name, r.weight) for r in resources), tuple(reqs))
+        key = (self.NAME, self._resources_key, tuple(reqs))
         col = table.row_scores(key, score_rows, score_node)
         if col is not None:
             return col[rows]

@@ -334,6 +334,8 @@ class NodeResourcesFit(
         self.ignored_resources = frozenset(a.ignored_resources)
         self.ignored_resource_groups = frozenset(a.ignored_resource_groups)
         self.resources: list[ResourceSpec] = list(a.scoring_strategy.resources)
+        #: the scored resources as a row-score key part
+        self._resources_key = tuple((r.name, r.weight) for r in self.resources)
         self.scorer = build_scorer(a.scoring_strategy)
         self.strategy_type = a.scoring_strategy.type
 
@@ -371,7 +373,7 @@ class NodeResourcesFit(
         req = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(req, Resource) or not table.exact:
             return None
-        ok: BoolArray = table.num_pods[rows] + 1 <= table.alloc_pods[rows]
+        ok: BoolArray = table.num_pods[rows] < table.alloc_pods[rows]  # n + 1 <= allowed
         if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalar:
             return ok
         for r, a, u in (
@@ -480,7 +482,7 @@ class NodeResourcesFit(
         def score_node(ni: NodeInfo) -> int:
             return scorer(*requested_and_allocatable(ni, resources, pod_requests, False))
 
-        key = (self.NAME, most, tuple((r.name, r.weight) for r in resources), tuple(pod_requests))
+        key = (self.NAME, most, self._resources_key, tuple(pod_requests))
         col = table.row_scores(key, score_rows, score_node)
         if col is not None:
             return col[rows]

@@ -116,8 +116,17 @@ def requested_and_allocatable(
     whose allocatable is 0 are left as ``(0, 0)``."""
     requested = [0] * len(resources)
     allocatable = [0] * len(resources)
+    # cpu and memory inline (what allocatable_and_requested gives for them), the rest through it
+    alloc = node_info.allocatable
+    used = node_info.requested if use_requested else node_info.non_zero_requested
     for i, r in enumerate(resources):
-        a, q = allocatable_and_requested(node_info, r.name, pod_requests[i], use_requested)
+        name = r.name
+        if name == CPU:
+            a, q = alloc.milli_cpu, used.milli_cpu + pod_requests[i]
+        elif name == MEMORY:
+            a, q = alloc.memory, used.memory + pod_requests[i]
+        else:
+            a, q = allocatable_and_requested(node_info, name, pod_requests[i], use_requested)
         if a == 0:
             continue
         allocatable[i] = a

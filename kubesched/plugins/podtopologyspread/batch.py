@@ -148,7 +148,9 @@ def init_pre_score_state(
             s.topology_value_to_pod_counts[i] = {
                 values[k - 1] if k else "": 0 for k in uniq[np.argsort(first, kind="stable")].tolist()
             }
-            size = len(uniq)
+            # distinct values, not codes: a node without the key and one with an empty value
+            # are both in domain "" (upstream reads the missing label as "")
+            size = len(s.topology_value_to_pod_counts[i])
         s.topology_normalizing_weight.append(topology_normalizing_weight(size))
     return s
 
@@ -163,9 +165,15 @@ def add_all_node_counts(s: Any, pod: Pod, table: NodeTable, require_all: bool) -
         for c in s.constraints:
             eligible &= table.label(c.topology_key).codes[rows] > 0
     adds: list[tuple[dict[str, int], list[tuple[str, int]]]] = []
+    one_key = len({c.topology_key for c in s.constraints}) == 1
     for i, c in enumerate(s.constraints):
         counts = s.topology_value_to_pod_counts[i]
         if not counts:
+            continue
+        if (one_key if require_all else "" not in counts) and _includes_every_node(c, required):
+            # every node with the key counts (a node without it is either not eligible or only
+            # counted under "", which is not asked for): the table's per-domain sums of the column
+            adds.append((counts, _domain_counts(table, c, pod.namespace, counts)))
             continue
         inc = inclusion_mask(c, pod, required, table, rows)
         if inc is None:
@@ -192,6 +200,29 @@ def add_all_node_counts(s: Any, pod: Pod, table: NodeTable, require_all: bool) -
         for value, n in add:
             counts[value] += n
     return True
+
+
+def _includes_every_node(c: SpreadConstraint, required: RequiredNodeAffinity) -> bool:
+    """True when :func:`inclusion_mask` is all True whatever the node: neither policy filters."""
+    if c.node_taints_policy == HONOR:
+        return False
+    return c.node_affinity_policy != HONOR or (
+        required.label_selector is None and required.node_selector is None
+    )
+
+
+def _domain_counts(
+    table: NodeTable, c: SpreadConstraint, namespace: str, counts: dict[str, int]
+) -> list[tuple[str, int]]:
+    """Per value of ``counts`` (none of them ""), the matching pods on the nodes whose
+    ``c.topology_key`` label has that value (:meth:`NodeTable.domain_sums` of the
+    :func:`match_count_column`, kept per selector and key)."""
+    col = match_count_column(table, c.selector, namespace)
+    if col is None:
+        return [(value, 0) for value in counts]
+    key = c.topology_key
+    sums = table.domain_sums(("PodTopologySpread", namespace, c.selector), col, key)
+    return [(value, sums.get((key, value), 0)) for value in counts]
 
 
 def score_array(s: Any, pod: Pod, table: NodeTable, rows: IntArray) -> tuple[IntArray, BoolArray | None]:

@@ -8,6 +8,10 @@ again in PreScore. Its result depends only on the pod's namespace, labels and co
 and on the objects of those four kinds, so :class:`DefaultConstraintsCache` keeps it per
 (namespace, labels, controller, action) and drops everything when the lister reports another
 version of any of the four kinds. A lister without ``kind_version`` is read every time, as before.
+
+Two answers need no key at all: an ``action`` no default constraint has (``filterTopologySpreadConstraints``
+keeps none, so ``buildDefaultConstraints`` returns none: with the system defaults, every PreFilter), and
+a cluster with no object of the four kinds (the selector stays empty, so again none).
 """
 
 from __future__ import annotations
@@ -47,11 +51,15 @@ class DefaultConstraintsCache:
     :data:`SELECTOR_KINDS` stay the same. Not thread-safe beyond the GIL's single dict operations
     (one scheduling cycle at a time uses it)."""
 
-    __slots__ = ("_entries", "_versions", "hits", "misses")
+    __slots__ = ("_entries", "_versions", "_no_selectors", "_actions", "hits", "misses")
 
     def __init__(self) -> None:
         self._entries: dict[CacheKey, tuple[SpreadConstraint, ...]] = {}
         self._versions: tuple[int, ...] | None = None
+        #: no object of SELECTOR_KINDS at ``_versions``: every pod's default selector is empty
+        self._no_selectors = False
+        #: the ``whenUnsatisfiable`` values of the default constraints, once seen
+        self._actions: frozenset[str] | None = None
         self.hits = 0
         self.misses = 0
 
@@ -61,13 +69,27 @@ class DefaultConstraintsCache:
         """What ``build_default_constraints(default_constraints, pod, action, objects)`` returns
         (a new list each call). ``default_constraints`` must be the same for every call on one
         cache (one plugin instance)."""
+        actions = self._actions
+        if actions is None:
+            actions = self._actions = frozenset(c.when_unsatisfiable for c in default_constraints)
+        if action not in actions:
+            return []
         kind_version: Callable[[str], int] | None = getattr(objects, "kind_version", None)
         if kind_version is None:
             return build_default_constraints(default_constraints, pod, action, objects)
-        versions = tuple(kind_version(k) for k in SELECTOR_KINDS)
+        versions = (
+            kind_version("Service"),
+            kind_version("ReplicationController"),
+            kind_version("ReplicaSet"),
+            kind_version("StatefulSet"),
+        )
         if versions != self._versions:
             self._entries.clear()
             self._versions = versions
+            self._no_selectors = not any(objects.list(k) for k in SELECTOR_KINDS)
+        if self._no_selectors:
+            self.hits += 1
+            return []
         labels = pod.labels
         key: CacheKey = (pod.namespace, frozenset(labels.items()), _controller_key(pod), action)
         found = self._entries.get(key)

@@ -100,6 +100,9 @@ class TaintToleration(
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         super().__init__(args, handle)
+        #: the last all-zero raw score array :meth:`score_batch` returned (its normalization is
+        #: known without reading it: every node 100)
+        self._zero_scores: IntArray | None = None
 
     # Filter
 
@@ -155,17 +158,25 @@ class TaintToleration(
         if not isinstance(s, _TolerationsState):
             return None
         sets = table.taint_sets
-        if len(sets) == 1:
-            return np.zeros(len(rows), dtype=np.int64)
-        tol = s.tolerations_prefer_no_schedule
-        counts = np.fromiter(
-            (count_intolerable_prefer_no_schedule(t, tol) for t in sets), dtype=np.int64, count=len(sets)
-        )
-        out: IntArray = counts[table.taint_sig[rows]]
-        return out
+        if len(sets) > 1:
+            tol = s.tolerations_prefer_no_schedule
+            counts = np.fromiter(
+                (count_intolerable_prefer_no_schedule(t, tol) for t in sets), dtype=np.int64, count=len(sets)
+            )
+            if counts.any():
+                out: IntArray = counts[table.taint_sig[rows]]
+                return out
+        # no taint set (only the empty one) or none with an untolerated PreferNoSchedule taint
+        zeros: IntArray = np.zeros(len(rows), dtype=np.int64)
+        self._zero_scores = zeros
+        return zeros
 
     def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
-        """Vectorised :meth:`normalize_score`."""
+        """Vectorised :meth:`normalize_score`; the all-zero scores :meth:`score_batch` just
+        returned become 100 everywhere without being read (a maximum of 0 with ``reverse``)."""
+        if scores is self._zero_scores:
+            self._zero_scores = None
+            return np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64)
         return default_normalize_score_batch(MAX_NODE_SCORE, True, scores)
 
     def score_extensions(self) -> ScoreExtensions | None:

@@ -155,8 +155,10 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreFi
                 return None, Status.as_status(e)
             if READ_WRITE_ONCE_POD in pvc.access_modes:
                 rwop.add(claim_name)
-        snap = self.required_handle().snapshot()
-        conflicts = sum(1 for c in rwop if snap.is_pvc_used_by_pods(f"{pod.namespace}/{c}"))
+        conflicts = 0
+        if rwop:
+            snap = self.required_handle().snapshot()
+            conflicts = sum(1 for c in rwop if snap.is_pvc_used_by_pods(f"{pod.namespace}/{c}"))
         if not needs_check and conflicts == 0:
             return None, Status(Code.Skip)
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(frozenset(rwop), conflicts))

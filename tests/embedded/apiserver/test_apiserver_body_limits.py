@@ -8,11 +8,11 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 
 import pytest
+from apiserver_support import server_fixture
 
-from kubesched.embedded.apiserver import ServerHandle, start_server
+from kubesched.embedded.apiserver import ServerHandle
 from kubesched.errors import NotFoundError
 
 BOMB = (
@@ -27,13 +27,7 @@ BOMB = (
 )
 
 
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    h = start_server()
-    try:
-        yield h
-    finally:
-        h.stop()
+server = server_fixture()
 
 
 def _post(h: ServerHandle, body: bytes, ctype: str) -> tuple[int, dict]:

@@ -1,4 +1,5 @@
-"""``kubesched serve`` as a process: loads manifests, writes a kubeconfig, stops on SIGTERM."""
+"""``kubesched serve`` as a process: loads manifests (creating the namespaces they use), writes a
+kubeconfig, stops on SIGTERM."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ metadata: {name: n1}
 apiVersion: v1
 kind: Pod
 metadata: {name: web, namespace: default}
+spec:
+  containers: [{name: c, image: nginx}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api, namespace: team-a}
 spec:
   containers: [{name: c, image: nginx}]
 """
@@ -58,7 +65,10 @@ def test_serve_command(tmp_path: Path) -> None:
         with urllib.request.urlopen(url + "/api/v1/pods", timeout=10) as resp:
             pods = json.loads(resp.read())
         assert pods["kind"] == "PodList"
-        assert [p["metadata"]["name"] for p in pods["items"]] == ["web"]
+        assert [p["metadata"]["name"] for p in pods["items"]] == ["web", "api"]
+        # the namespace the file's objects use without declaring it is created
+        with urllib.request.urlopen(url + "/api/v1/namespaces/team-a", timeout=10) as resp:
+            assert json.loads(resp.read())["status"] == {"phase": "Active"}
         with urllib.request.urlopen(url + "/api/v1/nodes", timeout=10) as resp:
             assert [n["metadata"]["name"] for n in json.loads(resp.read())["items"]] == ["n1"]
     finally:
@@ -66,4 +76,4 @@ def test_serve_command(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert proc.stderr is not None
     err = proc.stderr.read()
-    assert f"serving the embedded cluster (4 Namespace, 1 Node, 1 Pod) at {url}" in err
+    assert f"serving the embedded cluster (5 Namespace, 1 Node, 2 Pod) at {url}" in err

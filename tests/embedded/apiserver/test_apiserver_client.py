@@ -6,37 +6,18 @@ import http.client
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from apiserver_support import api_client, core_fixture, server_fixture
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 
-from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.apiserver import ServerHandle, write_kubeconfig
 
-
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    handle = start_server(bookmark_interval=0.2, enable_test_hooks=True)
-    try:
-        yield handle
-    finally:
-        handle.stop()
-
-
-@pytest.fixture
-def core(server: ServerHandle) -> k8s.CoreV1Api:
-    cfg = k8s.Configuration()
-    cfg.host = server.url
-    return k8s.CoreV1Api(k8s.ApiClient(cfg))
-
-
-def _api_client(server: ServerHandle) -> k8s.ApiClient:
-    cfg = k8s.Configuration()
-    cfg.host = server.url
-    return k8s.ApiClient(cfg)
+server = server_fixture(bookmark_interval=0.2, enable_test_hooks=True)
+core = core_fixture()
 
 
 def _raw(
@@ -465,7 +446,7 @@ def test_fault_injection_and_request_counts(server: ServerHandle, core: k8s.Core
 
 
 def test_events_in_both_versions(server: ServerHandle) -> None:
-    api = _api_client(server)
+    api = api_client(server)
     events = k8s.EventsV1Api(api)
     events.create_namespaced_event(
         "default",
@@ -496,7 +477,7 @@ def test_events_in_both_versions(server: ServerHandle) -> None:
 
 
 def test_leases(server: ServerHandle) -> None:
-    leases = k8s.CoordinationV1Api(_api_client(server))
+    leases = k8s.CoordinationV1Api(api_client(server))
     lease = leases.create_namespaced_lease(
         "kube-system",
         {"metadata": {"name": "kubesched"}, "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}},
@@ -514,7 +495,7 @@ def test_leases(server: ServerHandle) -> None:
 
 
 def test_apps_policy_storage(server: ServerHandle) -> None:
-    api = _api_client(server)
+    api = api_client(server)
     apps = k8s.AppsV1Api(api)
     rs = apps.create_namespaced_replica_set(
         "default",
@@ -562,7 +543,7 @@ def test_wrongly_typed_fields_are_refused_as_the_decoder_refuses_them(
     """A Pod with ``spec.containers: 5`` (``kubectl create --validate=false``) gets kube-apiserver's
     400 instead of being stored (where it would break every Table list of its namespace); a patch
     that would make one is refused the same way, and the pod is unchanged."""
-    api = _api_client(server)
+    api = api_client(server)
     bad = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p5"}, "spec": {"containers": 5}}
     with pytest.raises(k8s.ApiException) as exc:
         api.call_api(
@@ -592,7 +573,7 @@ def test_wrongly_typed_fields_are_refused_as_the_decoder_refuses_them(
 def test_objects_the_load_checks_refuse_are_invalid(server: ServerHandle) -> None:
     """A PodDisruptionBudget with ``minAvailable: lots`` or a PV with ``capacity.storage: big`` gets
     kube-apiserver's 422, as ``serve -f`` refuses them when loading."""
-    api = _api_client(server)
+    api = api_client(server)
     pdb = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",

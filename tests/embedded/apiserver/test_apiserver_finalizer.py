@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from apiserver_support import served_fixture
 from run_support import Cluster, Replica, needs_hooks, scheduler_config, wait_for
 
 from kubesched.api.timestamps import rfc3339
 from kubesched.clock import VirtualClock
-from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.apiserver import ServerHandle
 from kubesched.embedded.apiserver.finalizer import DeletionFinalizer
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import NotFoundError
@@ -81,13 +81,7 @@ def test_finalizer_deletes_pods_whose_grace_period_is_over() -> None:
         fin.stop()
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
-    handle = start_server(bookmark_interval=0.2, finalize_deletions=True)
-    try:
-        yield handle, write_kubeconfig(tmp_path / "kubeconfig", handle.url)
-    finally:
-        handle.stop()
+served = served_fixture(bookmark_interval=0.2, finalize_deletions=True)
 
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from apiserver_support import server_fixture
 from serve_support import ServeProcess
 
-from kubesched.embedded.apiserver import ServerHandle, start_server
+from kubesched.embedded.apiserver import ServerHandle
 from kubesched.embedded.apiserver.guard import RequestGuard
 
 POD = {
@@ -25,13 +25,7 @@ POD = {
 PODS = "/api/v1/namespaces/default/pods"
 
 
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    handle = start_server(bookmark_interval=0.2)
-    try:
-        yield handle
-    finally:
-        handle.stop()
+server = server_fixture(bookmark_interval=0.2)
 
 
 def _request(

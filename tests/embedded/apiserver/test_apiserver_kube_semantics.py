@@ -11,31 +11,19 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from apiserver_support import core_fixture, server_fixture
 from kubernetes import client as k8s
 
-from kubesched.embedded.apiserver import ServerHandle, start_server
+from kubesched.embedded.apiserver import ServerHandle
 
 POD = {"metadata": {"name": "web"}, "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}}
 
 
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    handle = start_server(bookmark_interval=0.2, enable_test_hooks=True)
-    try:
-        yield handle
-    finally:
-        handle.stop()
-
-
-@pytest.fixture
-def core(server: ServerHandle) -> k8s.CoreV1Api:
-    cfg = k8s.Configuration()
-    cfg.host = server.url
-    return k8s.CoreV1Api(k8s.ApiClient(cfg))
+server = server_fixture(bookmark_interval=0.2, enable_test_hooks=True)
+core = core_fixture()
 
 
 def get(server: ServerHandle, path: str, timeout: float = 15) -> tuple[int, dict[str, str], bytes, float]:

@@ -9,11 +9,10 @@ import json
 import queue
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from kubectl_support import KUBECTL, requires_kubectl, served_api
+from apiserver_support import served_fixture
+from kubectl_support import KUBECTL, requires_kubectl
 from kubectl_support import kubectl as _kubectl
 
 from kubesched.embedded.apiserver import ServerHandle
@@ -39,10 +38,7 @@ spec:
 """
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
-    with served_api(tmp_path, bookmark_interval=0.2) as s:
-        yield s
+served = served_fixture(bookmark_interval=0.2)
 
 
 def test_kubectl_apply_get_and_reapply(served: tuple[ServerHandle, Path], tmp_path: Path) -> None:

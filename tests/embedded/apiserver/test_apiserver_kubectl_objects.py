@@ -7,22 +7,18 @@ Skipped when ``kubectl`` is absent. Every command has a timeout; the server list
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from apiserver_support import served_fixture
 from kubectl_support import kubectl as _kubectl
-from kubectl_support import requires_kubectl, served_api
+from kubectl_support import requires_kubectl
 
 from kubesched.embedded.apiserver import ServerHandle
 
 pytestmark = requires_kubectl
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
-    with served_api(tmp_path, bookmark_interval=0.2) as s:
-        yield s
+served = served_fixture(bookmark_interval=0.2)
 
 
 def test_kubectl_version_reports_v1_35(served: tuple[ServerHandle, Path]) -> None:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from apiserver_support import core_fixture, server_fixture
 from kubernetes import client as k8s
 
-from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
+from kubesched.embedded.apiserver import ServerHandle, write_kubeconfig
 
 KUBECTL = shutil.which("kubectl")
 BAD_CPU = (
@@ -23,20 +23,8 @@ BAD_CPU = (
 )
 
 
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    handle = start_server(bookmark_interval=0.2)
-    try:
-        yield handle
-    finally:
-        handle.stop()
-
-
-@pytest.fixture
-def core(server: ServerHandle) -> k8s.CoreV1Api:
-    cfg = k8s.Configuration()
-    cfg.host = server.url
-    return k8s.CoreV1Api(k8s.ApiClient(cfg))
+server = server_fixture(bookmark_interval=0.2)
+core = core_fixture()
 
 
 def _pod(name: str = "web", cpu: Any = "100m", **spec: Any) -> dict[str, Any]:

@@ -7,22 +7,14 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
+from apiserver_support import server_fixture
 from run_support import wait_for
 
-from kubesched.embedded.apiserver import ServerHandle, start_server
+from kubesched.embedded.apiserver import ServerHandle
 
-
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    handle = start_server(bookmark_interval=60.0)
-    try:
-        yield handle
-    finally:
-        handle.stop()
+server = server_fixture(bookmark_interval=60.0)
 
 
 def _pod(name: str, pad: int = 0) -> dict[str, Any]:

@@ -12,11 +12,11 @@ import statistics
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from apiserver_support import api_client, server_fixture
 from run_support import wait_for
 from serve_support import ServeProcess
 
@@ -81,13 +81,7 @@ class _Reader:
             s.close()
 
 
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    handle = start_server(bookmark_interval=0.2)
-    try:
-        yield handle
-    finally:
-        handle.stop()
+server = server_fixture(bookmark_interval=0.2)
 
 
 def _streams(server: ServerHandle) -> list[WatchStream]:
@@ -276,16 +270,13 @@ def test_create_latency_with_0_and_1000_watches_figures(tmp_path: Path) -> None:
 
 
 def test_a_client_closed_for_falling_behind_rewatches_and_misses_nothing() -> None:
-    from kubernetes import client as k8s
 
     from kubesched.client.client import WatchEvent
     from kubesched.client.kube import KubeClusterClient
 
     limits = WatchLimits(buffer_events=20, buffer_bytes=1 << 20, write_timeout=30.0)
     handle = start_server(bookmark_interval=0.2, watch_limits=limits)
-    cfg = k8s.Configuration()
-    cfg.host = handle.url
-    client = KubeClusterClient(k8s.ApiClient(cfg), None, watch_timeout=(5, 30))
+    client = KubeClusterClient(api_client(handle), None, watch_timeout=(5, 30))
     seen: list[str] = []
     gone = threading.Event()
 

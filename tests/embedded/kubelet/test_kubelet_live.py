@@ -14,7 +14,7 @@ from kubesched.api.timestamps import rfc3339
 from kubesched.clock import VirtualClock
 from kubesched.embedded.kubelet.config import KubeletImageConfig
 from kubesched.embedded.kubelet.events import go_duration
-from kubesched.embedded.kubelet.live import RUN_SECONDS_ANNOTATION, LiveKubelets
+from kubesched.embedded.kubelet.live import RUN_SECONDS_ANNOTATION, LiveKubelets, run_seconds_text
 from kubesched.embedded.store import MemoryCluster
 from kubesched.images.catalogue import ImageCatalogue, parse_catalogue
 from kubesched.testing import node_manifest
@@ -179,6 +179,18 @@ def test_pods_pull_start_run_and_succeed() -> None:
         }
     }
     assert mc.get("Pod", "default", "p2")["status"]["phase"] == "Running"
+
+
+def test_a_run_time_of_many_digits_ends_exactly_then() -> None:
+    """``kubesched load`` writes 12345.75 s as ``12345.75`` (not ``12345.8``): the pod succeeds
+    12345.75 s after its start (+7), not a moment later."""
+    clock, mc, _ = _world()
+    mc.create(_pod("p1", "a", run_seconds=run_seconds_text(12345.75)))
+    _bind(mc, "p1")
+    clock.run_until(T0 + 7 + 12345.7)
+    assert mc.get("Pod", "default", "p1")["status"]["phase"] == "Running"
+    clock.run_until(T0 + 7 + 12345.75)
+    assert mc.get("Pod", "default", "p1")["status"]["phase"] == "Succeeded"
 
 
 def test_bad_input_is_reported_and_other_pods_run() -> None:

@@ -86,6 +86,9 @@ def test_shared_base_layer_second_pod_pulls_only_its_top_layer() -> None:
     mt = m.metrics
     assert (mt.bytes_pulled, mt.bytes_requested, mt.bytes_cache_hit, mt.pulls_started) == (700, 1100, 400, 2)
     assert mt.cache_hit_ratio == 400 / 1100
+    # as the kubelet's Pulled Events report them: each pull counts its image's whole size (p2's
+    # 600 B image though it fetched 200 B)
+    assert (r1.image_bytes_pulled, r2.image_bytes_pulled, mt.image_bytes_pulled) == (500, 600, 1100)
 
 
 def test_pull_joined_in_flight() -> None:
@@ -106,6 +109,8 @@ def test_pull_joined_in_flight() -> None:
         1,
     )
     assert m.layer_bytes("n1", "b") == (400, 0)
+    # the joined pull counts once (p1's), as `kubesched startup` counts a joined pull's Event
+    assert (r1.image_bytes_pulled, r2.image_bytes_pulled, m.metrics.image_bytes_pulled) == (500, 0, 500)
 
 
 def test_serialized_pulls_queue_fifo() -> None:
@@ -373,6 +378,11 @@ def test_prepull_precision_counts_images_a_pod_used_before_gc() -> None:
     clock.run_until(100.0)
     assert (m.metrics.prepulls, m.metrics.prepulls_used) == (4, 2)
     assert m.metrics.prepull_precision == 0.5
+    # bytes: a, b, c and x1 fetched whole (500 + 600 + 300 + 150 B); b on n1, which holds a, fetches
+    # its 200 B top layer, but counts as a 600 B image, as the agent's kubesched_prepull_bytes_total
+    assert m.prepull("n1", "b", now=100.0)
+    clock.run_until(200.0)
+    assert (m.metrics.bytes_prepulled, m.metrics.image_bytes_prepulled) == (1750, 2150)
     # removed by GC before any pod used it: a later pull of it is not a use of the pre-pull
     # (c is 300 B, 600 B unpacked: the whole 600 B disk, over the 85 % threshold)
     clock2, m2, _ = _model(image_disk_bytes=600, image_gc_period_seconds=300, image_minimum_gc_age_seconds=0)

@@ -5,10 +5,8 @@ created, unless ``--keep``."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,8 @@ import yaml
 
 pytest.importorskip("kubernetes")
 
-from run_support import REPO, TESTS_DIR, wait_for  # noqa: E402
+from record_support import load_command, serve_kubelet  # noqa: E402
+from run_support import kubesched_env, wait_for  # noqa: E402
 from serve_support import ServeProcess  # noqa: E402
 
 from kubesched.testing import node_manifest  # noqa: E402
@@ -43,62 +42,26 @@ CATALOGUE = {
 }
 
 
-def _env() -> dict[str, str]:
-    return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
-
-
 def _setup(tmp: Path, pods: list[dict[str, Any]]) -> tuple[ServeProcess, Path]:
+    """``kubesched serve --kubelet`` (default kubelet settings, clock 10x) on one node, and the
+    trace of ``pods`` on it in ``tmp/trace.yaml``."""
     nodes = [node_manifest("n0", cpu="8", memory="16Gi")]
-    (tmp / "images.yaml").write_text(yaml.safe_dump(CATALOGUE))
-    (tmp / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
     (tmp / "trace.yaml").write_text(yaml.safe_dump({"nodes": nodes, "pods": pods}))
-    kc = tmp / "kubeconfig"
-    serve = ServeProcess(
-        tmp,
-        "-f",
-        str(tmp / "nodes.yaml"),
-        "--write-kubeconfig",
-        str(kc),
-        "--kubelet",
-        "--images",
-        str(tmp / "images.yaml"),
-        "--speed",
-        "10",
-    )
-    serve.wait_ready()
-    wait_for(kc.exists, 10, "the kubeconfig")
-    return serve, kc
+    return serve_kubelet(tmp, nodes, CATALOGUE, {}, 10)
 
 
 def _load(tmp: Path, kc: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-c",
-        "from kubesched.cli.main import main; main()",
-        "load",
-        "--trace",
-        str(tmp / "trace.yaml"),
-        "--kubeconfig",
-        str(kc),
-        "--images",
-        str(tmp / "images.yaml"),
-        "--out",
-        str(tmp / "report"),
-        *args,
-    ]
+    return load_command(tmp / "trace.yaml", kc, tmp / "images.yaml", tmp / "report", *args)
 
 
 def test_load_binds_nothing_itself_and_ctrl_c_removes_what_it_created(tmp_path: Path) -> None:
     """No scheduler runs: the pods stay Pending. Two arrive at once, the third only after 100 trace
     seconds (10 s of wall time at --speed 10): Ctrl-C before it comes removes the two and the
-    namespace, and the third is never created."""
+    namespace, and the third is never created. A run time is annotated exactly (``1234567.5``)."""
     from kubernetes import client, config
 
     pods = [
-        {"name": "a", "arrival": 0, "duration": 30, "cpu": "1", "image": IMAGE},
+        {"name": "a", "arrival": 0, "duration": 1234567.5, "cpu": "1", "image": IMAGE},
         {"name": "b", "arrival": 0, "duration": None, "cpu": "1", "image": IMAGE},
         {"name": "c", "arrival": 100, "duration": 30, "cpu": "1", "image": IMAGE},
     ]
@@ -110,7 +73,7 @@ def test_load_binds_nothing_itself_and_ctrl_c_removes_what_it_created(tmp_path: 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(),
+            env=kubesched_env(),
         )
         created = wait_for(
             lambda: (
@@ -126,7 +89,11 @@ def test_load_binds_nothing_itself_and_ctrl_c_removes_what_it_created(tmp_path: 
             p.metadata.name: (p.metadata.labels, p.metadata.annotations, p.spec.scheduler_name)
             for p in created
         } == {
-            "a": ({"kubesched.io/load": run_id}, {"kubesched.io/run-seconds": "30"}, "default-scheduler"),
+            "a": (
+                {"kubesched.io/load": run_id},
+                {"kubesched.io/run-seconds": "1234567.5"},
+                "default-scheduler",
+            ),
             "b": ({"kubesched.io/load": run_id}, None, "default-scheduler"),
         }
         assert api.read_namespace("t-default").metadata.labels == {"kubesched.io/load": run_id}
@@ -163,7 +130,7 @@ def test_load_deletes_pods_when_their_run_time_ends(tmp_path: Path) -> None:
             capture_output=True,
             text=True,
             timeout=120,
-            env=_env(),
+            env=kubesched_env(),
         )
         assert done.returncode == 0, done.stderr
         assert api.list_namespaced_pod("load-default").items == []

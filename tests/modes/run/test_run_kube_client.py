@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client as k8s
+from apiserver_support import api_client, server_fixture
 from run_support import wait_for
 
 from kubesched.client.client import WatchEvent
@@ -16,17 +16,10 @@ from kubesched.client.informers import Informer, ResourceEventHandlerFuncs
 from kubesched.client.kube import KubeApiError, KubeClusterClient, collection_path, object_path
 from kubesched.client.rate_limit import TokenBucket
 from kubesched.clock import RealClock
-from kubesched.embedded.apiserver import ServerHandle, start_server
+from kubesched.embedded.apiserver import ServerHandle
 from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
 
-
-@pytest.fixture
-def server() -> Iterator[ServerHandle]:
-    h = start_server(bookmark_interval=0.2, enable_test_hooks=True)
-    try:
-        yield h
-    finally:
-        h.stop()
+server = server_fixture(bookmark_interval=0.2, enable_test_hooks=True)
 
 
 class _CountingBucket(TokenBucket):
@@ -41,9 +34,7 @@ class _CountingBucket(TokenBucket):
 
 @pytest.fixture
 def client(server: ServerHandle) -> Iterator[KubeClusterClient]:
-    cfg = k8s.Configuration()
-    cfg.host = server.url
-    c = KubeClusterClient(k8s.ApiClient(cfg), _CountingBucket(), watch_timeout=(30, 30))
+    c = KubeClusterClient(api_client(server), _CountingBucket(), watch_timeout=(30, 30))
     try:
         yield c
     finally:

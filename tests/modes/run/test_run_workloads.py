@@ -5,16 +5,14 @@ and survives a stopped node (its pods evicted after their tolerations and recrea
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kubectl_support import kubectl, requires_kubectl
 from kubectl_support import ok as _ok
-from run_support import REPO, TESTS_DIR, free_port, wait_for
+from run_support import free_port, kubesched_command, kubesched_env, wait_for
 from serve_support import ServeProcess
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -52,27 +50,14 @@ def cluster(tmp_path: Path) -> Iterator[Path]:
     run: subprocess.Popen[bytes] | None = None
     try:
         serve.wait_ready()
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), str(REPO), os.environ.get("PYTHONPATH", "")]),
-        }
         log = open(tmp_path / "run.log", "wb")  # noqa: SIM115 - closed below
         run = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from kubesched.cli.main import main; main()",
-                "run",
-                "--kubeconfig",
-                str(kc),
-                "--secure-port",
-                "0",
-                "--port",
-                str(free_port()),
-            ],
+            kubesched_command(
+                "run", "--kubeconfig", str(kc), "--secure-port", "0", "--port", str(free_port())
+            ),
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=env,
+            env=kubesched_env(),
         )
         yield kc
     finally:

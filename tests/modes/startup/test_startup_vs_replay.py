@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from typing import Any
 import pytest
 import yaml
 from process_support import stop_process
+from record_support import serve_kubelet
+from run_support import kubesched_command, kubesched_env
 
 from kubesched.config.load import load_config
 from kubesched.embedded.kubelet.config import KubeletImageConfig
@@ -115,46 +116,12 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
         for pool in ("up", "aware")
         for i in range(3)
     ]
-    (tmp / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
-    (tmp / "images.yaml").write_text(yaml.safe_dump(CATALOGUE))
-    (tmp / "kubelet.yaml").write_text(yaml.safe_dump(KUBELET))
-    kc = tmp / "kubeconfig"
-    serve = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from kubesched.cli.main import main; main()",
-            "serve",
-            "-f",
-            str(tmp / "nodes.yaml"),
-            "--port",
-            "0",
-            "--write-kubeconfig",
-            str(kc),
-            "--kubelet",
-            "--kubelet-config",
-            str(tmp / "kubelet.yaml"),
-            "--images",
-            str(tmp / "images.yaml"),
-            "--speed",
-            str(SPEED),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    serve, kc = serve_kubelet(tmp, nodes, CATALOGUE, KUBELET, SPEED)
     sched = None
     try:
-        for _ in range(300):
-            if kc.exists() or serve.poll() is not None:
-                break
-            time.sleep(0.1)
-        assert kc.exists(), "serve did not start"
         log = open(tmp / "run.log", "w")  # noqa: SIM115 - closed below
         sched = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from kubesched.cli.main import main; main()",
+            kubesched_command(
                 "run",
                 "--kubeconfig",
                 str(kc),
@@ -164,9 +131,10 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
                 "0",
                 "--port",
                 "0",
-            ],
+            ),
             stdout=log,
             stderr=subprocess.STDOUT,
+            env=kubesched_env(),
         )
         api = client.CoreV1Api(config.new_client_from_config(str(kc)))
         t0 = time.monotonic() + 5.0  # let the scheduler start
@@ -188,10 +156,7 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
             raise AssertionError(f"pods did not all start:\n{(tmp / 'run.log').read_text()}")
         out = tmp / "report"
         done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "from kubesched.cli.main import main; main()",
+            kubesched_command(
                 "startup",
                 "--kubeconfig",
                 str(kc),
@@ -202,10 +167,11 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
                 "--out",
                 str(out),
                 "--no-html",
-            ],
+            ),
             capture_output=True,
             text=True,
             timeout=120,
+            env=kubesched_env(),
         )
         assert done.returncode == 0, done.stderr
         report = json.loads((out / "report.json").read_text())
@@ -213,7 +179,7 @@ def _live(tmp: Path) -> dict[str, dict[str, Any]]:
     finally:
         if sched is not None:
             stop_process(sched)
-        stop_process(serve)
+        serve.stop()
 
 
 def test_startup_ranks_profiles_like_the_replay(tmp_path: Path) -> None:
