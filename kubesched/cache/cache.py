@@ -30,7 +30,9 @@ because they influence scheduling order:
   from the snapshot. A node deleted and re-added (or moved to another zone) between two
   updates keeps its old position until the next add/remove.
 * Image ``num_nodes`` of a node is computed when that node is cloned; unchanged nodes keep
-  older counts (see :mod:`kubesched.cache.image_states`).
+  older counts (see :mod:`kubesched.cache.image_states`). :meth:`Cache.refresh_image_counts`
+  gives the snapshot an update of every Node would give (kubelets' periodic status reports)
+  by re-cloning only the nodes whose counts that changes.
 * ``node_count()`` counts ghosts too (upstream ``NodeCount`` is ``len(cache.nodes)``).
 
 The affinity sublists and ``used_pvc_set`` are kept equal to what upstream's O(nodes)
@@ -54,7 +56,7 @@ from kubesched.api.pod import Pod
 from kubesched.cache.errors import CacheCorruptedError, CacheError, SnapshotInconsistentError
 from kubesched.cache.image_states import ImageState, ImageStateTable, summarize
 from kubesched.cache.node_tree import NodeTree
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_info import NodeInfo, next_generation
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.snapshot import Snapshot
 
@@ -121,6 +123,7 @@ class Cache:
         self._assumed: set[str] = set()
         self._tree = NodeTree()
         self._images = ImageStateTable()
+        self._recount_due = False
 
     # ------------------------------------------------------------------ pods
 
@@ -302,7 +305,6 @@ class Cache:
                 item = _NodeItem(NodeInfo())
                 self._nodes[node.name] = item
             else:
-                self._images.remove_node(item.info.node)
                 self._nodes.move_to_end(node.name)
             self._tree.add_node(node)
             self._set_node(item, node)
@@ -318,7 +320,6 @@ class Cache:
                 self._nodes[new.name] = item
                 self._tree.add_node(new)
             else:
-                self._images.remove_node(item.info.node)
                 self._nodes.move_to_end(new.name)
             self._tree.update_node(old, new)
             self._set_node(item, new)
@@ -342,7 +343,8 @@ class Cache:
             self._images.remove_node(node)
 
     def _set_node(self, item: _NodeItem, node: Node) -> None:
-        item.image_refs = self._images.add_node(node)
+        """Set ``node`` on ``item``, its images replacing those of the node it had (if any)."""
+        item.image_refs = self._images.replace_node(item.info.node, node)
         item.image_version = -1
         self._refresh_images(item)
         item.info.set_node(node)
@@ -353,6 +355,43 @@ class Cache:
         if item.image_version != version:
             item.info.image_states = summarize(item.image_refs)
             item.image_version = version
+
+    def refresh_image_counts(self) -> None:
+        """Have the next :meth:`update_snapshot` re-clone every node
+        whose snapshot clone counts the nodes of one of its images (``ImageStateSummary.NumNodes``)
+        otherwise than the cache then does. That is the snapshot an update of every Node changing
+        nothing else would give (a kubelet's status report that only renews
+        ``lastHeartbeatTime``: upstream ``UpdateNode`` re-clones each updated node in
+        ``UpdateSnapshot``, and ``NodeInfo.Snapshot`` recounts its images), for the cost of the
+        nodes holding an image whose count changed since the previous recount. Every other clone
+        is equal either way but for its Node object (the heartbeat not posted) and
+        ``generation``."""
+        with self._lock:
+            self._recount_due = True
+
+    def _mark_recounted(self, nmap: dict[str, NodeInfo]) -> None:
+        """Mark changed (new generation, most recent) the nodes whose clone in ``nmap`` counts an
+        image recounted since the previous call otherwise than now. Every clone counted right
+        after the previous call, so only the holders of those images can differ."""
+        images, nodes = self._images, self._nodes
+        stale: set[str] = set()
+        for image in images.take_recounted():
+            st = images.get(image)
+            if st is None:
+                continue  # no node holds it: those that did lost it in an update of their own
+            count = len(st.nodes)
+            for name in st.nodes:
+                clone = nmap.get(name)
+                if clone is None or name in stale:
+                    continue  # not in the snapshot yet: cloned anyway
+                summary = clone.image_states.get(image)
+                if summary is None or summary.num_nodes != count:
+                    stale.add(name)
+        for name in sorted(stale):
+            item = nodes.get(name)
+            if item is not None and item.info.node is not None:
+                item.info.generation = next_generation()
+                nodes.move_to_end(name)
 
     # -------------------------------------------------------------- snapshot
 
@@ -373,6 +412,9 @@ class Cache:
         if table is None and gen == 0 and not snapshot.node_info_map:
             table = snapshot.node_table = NodeTable(max(256, len(self._nodes)))
         nmap = snapshot.node_info_map
+        if self._recount_due:
+            self._recount_due = False
+            self._mark_recounted(nmap)
         nodes = self._nodes
         result = SnapshotUpdate()
         update_all = False

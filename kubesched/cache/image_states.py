@@ -23,6 +23,11 @@ builds the summary dict with :func:`summarize` right before cloning. ``version``
 whenever any state changes, so a summary dict is rebuilt only when something could differ.
 Summary dicts and ``ImageStateSummary`` objects are never mutated after being built: snapshots
 share them, and one summary object per (image, node count) is shared by all nodes.
+
+``recounted`` names the images whose node count changed since :meth:`ImageStateTable.take_recounted`
+last emptied it (a node update that removes and re-adds an image leaves its count, and the set,
+as they were): the nodes holding them are the only ones whose clone a recount could change (the
+cache's :meth:`~kubesched.cache.cache.Cache.refresh_image_counts`).
 """
 
 from __future__ import annotations
@@ -53,17 +58,35 @@ class ImageStateTable:
     """``cacheImpl.imageStates``: image name -> :class:`ImageState`. Not thread-safe on its own
     (the cache's lock guards it)."""
 
-    __slots__ = ("_states", "version")
+    __slots__ = ("_states", "version", "recounted")
 
     def __init__(self) -> None:
         self._states: dict[str, ImageState] = {}
         #: Bumped on every change of any state (add/remove of a node name, creation, deletion).
         self.version = 0
+        #: Image names whose node count changed since the last :meth:`take_recounted`.
+        self.recounted: set[str] = set()
 
     def add_node(self, node: Node) -> dict[str, ImageState]:
         """``addNodeImageStates``: register ``node``'s images; returns ``name -> ImageState`` for every
         image name of the node (the references its NodeInfo summarises)."""
+        refs, gained = self._add(node)
+        self.recounted |= gained
+        return refs
+
+    def replace_node(self, old: Node | None, new: Node) -> dict[str, ImageState]:
+        """``removeNodeImageStates(old)`` then ``addNodeImageStates(new)`` (a node update); returns
+        what :meth:`add_node` returns. Only the names ``new`` gained or lost against ``old`` count
+        as recounted."""
+        lost = self._remove(old)
+        refs, gained = self._add(new)
+        self.recounted |= lost ^ gained
+        return refs
+
+    def _add(self, node: Node) -> tuple[dict[str, ImageState], set[str]]:
+        """Register ``node``'s images: (its refs, the names whose node set gained it)."""
         refs: dict[str, ImageState] = {}
+        gained: set[str] = set()
         states = self._states
         for image in node.images:
             for name in image.names:
@@ -71,32 +94,44 @@ class ImageStateTable:
                 if st is None:
                     st = ImageState(image.size_bytes, {node.name})
                     states[name] = st
+                    gained.add(name)
                 elif node.name not in st.nodes:
                     st.nodes.add(node.name)
                     st.summary = None
+                    gained.add(name)
                 refs.setdefault(name, st)
         if refs:
             self.version += 1
-        return refs
+        return refs, gained
 
     def remove_node(self, node: Node | None) -> None:
         """``removeNodeImageStates``: drop ``node`` from the states of its images, deleting names no
         node reports any more. ``None`` (a NodeInfo without a node) is a no-op."""
+        self.recounted |= self._remove(node)
+
+    def _remove(self, node: Node | None) -> set[str]:
+        """Drop ``node`` from its images' states: the names whose node set lost it."""
+        lost: set[str] = set()
         if node is None:
-            return
+            return lost
         states = self._states
-        touched = False
         for image in node.images:
             for name in image.names:
                 st = states.get(name)
                 if st is not None and node.name in st.nodes:
-                    touched = True
+                    lost.add(name)
                     st.nodes.discard(node.name)
                     st.summary = None
                     if not st.nodes:
                         del states[name]
-        if touched:
+        if lost:
             self.version += 1
+        return lost
+
+    def take_recounted(self) -> set[str]:
+        """The image names whose node count changed since the previous call (then none)."""
+        out, self.recounted = self.recounted, set()
+        return out
 
     def get(self, name: str) -> ImageState | None:
         """The state of image ``name`` (live object; do not mutate) or ``None``."""

@@ -733,6 +733,12 @@ class Scheduler:
         """Pods held by a PreEnqueue plugin, by ``namespace/name`` (``qpi.gating_plugin`` names it)."""
         return {qpi.pod.key: qpi for qpi in self.queue.unschedulable_pods_info() if qpi.gating_plugin}
 
+    def refresh_image_counts(self) -> None:
+        """The snapshot effect of every node's kubelet status report that renews only
+        ``lastHeartbeatTime`` (``replay``'s reports): the next cycle's snapshot re-clones the nodes
+        whose image counts that changes (:meth:`Cache.refresh_image_counts`)."""
+        self.cache.refresh_image_counts()
+
     def is_assumed(self, pod: Pod) -> bool:
         """Whether ``pod`` is assumed on a node in the cache (reserved, its binding not confirmed)."""
         return self.cache.is_assumed_pod(pod)

@@ -35,11 +35,17 @@ the loop is :class:`~kubesched.scheduler.virtual_time.VirtualTimeDriver`, as for
    of their own), at ``origin + phase + k * period`` per node. Every
    :data:`~kubesched.embedded.kubelet.heartbeat.STATUS_REPORT_SECONDS` (5 min, the kubelet's
    ``nodeStatusReportFrequency``, on one grid from the origin, as ``serve --kubelet``'s kubelets
-   post) every node posts its conditions with a new ``lastHeartbeatTime``
-   (:func:`~kubesched.embedded.kubelet.heartbeat.ready_conditions`), whatever else changed: each
-   post is a Node update, which makes the scheduler's cache clone the node into the next snapshot
-   with the image counts of that moment (``ImageStateSummary.NumNodes``, which ImageLocality
-   scales by; a node that is never updated keeps the counts of its last clone). The posts stop
+   post) every node reports its conditions with a new ``lastHeartbeatTime``
+   (:func:`~kubesched.embedded.kubelet.heartbeat.ready_conditions`), whatever else changed. Each
+   report is a Node update, which makes the scheduler's cache clone the node into the next
+   snapshot with the image counts of that moment (``ImageStateSummary.NumNodes``, which
+   ImageLocality scales by; a node that is never updated keeps the counts of its last clone). A
+   node's first report is posted (its conditions appear); the later ones would change nothing
+   but ``lastHeartbeatTime``, which no scheduler plugin or event reads (upstream
+   ``nodeSchedulingPropertiesChange`` compares condition types and statuses), so they are not
+   written: the cache re-clones at the next snapshot only the nodes whose image counts the
+   re-clone changes (``Scheduler.refresh_image_counts``), and every scheduling decision is the one
+   the posts give. The reports stop
    while nothing is left to schedule (every arrival created, no pod pending) and resume with the
    next pod. Pods the workload gives as already
    running at second 0 (``Workload.running``: a recording's) are stored bound before the scheduler
@@ -196,6 +202,7 @@ class _Run:
         self.status_due: dict[str, float] = {}  # per-node phases: node -> its next status write
         self.status_ticks: dict[float, Any] = {}  # per-node phases: tick time -> timer
         self.report_timer: Any = None  # the next nodeStatusReportFrequency post (None: stopped)
+        self.reported: set[str] = set()  # nodes whose kubelet posted its conditions
         self.current: str | None = None
         self.attempts = 0
         self.busy_until = -math.inf
@@ -444,18 +451,25 @@ class _Run:
         )
 
     def _report_status(self) -> None:
-        """Every node's kubelet posts its conditions (``lastHeartbeatTime`` now), as the kubelet does
-        every ``nodeStatusReportFrequency`` whether its status changed or not
-        (``pkg/kubelet/kubelet_node_status.go: tryUpdateNodeStatus``); then the next post, unless
-        nothing is left to schedule."""
+        """Every node's kubelet reports its conditions (``lastHeartbeatTime`` now), as the kubelet
+        does every ``nodeStatusReportFrequency`` whether its status changed or not
+        (``pkg/kubelet/kubelet_node_status.go: tryUpdateNodeStatus``); then the next report, unless
+        nothing is left to schedule. A node's first report is posted; a later one changes nothing
+        but ``lastHeartbeatTime`` (nothing else in a replay writes node conditions), so instead of
+        a Node update per node the scheduler's cache re-clones, at its next snapshot, the nodes
+        whose image counts those updates would recount (``Scheduler.refresh_image_counts``)."""
         self.report_timer = None
         now = self.clock.now()
         for node in self.model.node_names():
+            if node in self.reported:
+                continue
             try:
                 obj = self.cluster.get("Node", None, node)
             except NotFoundError:
                 continue
             self.cluster.patch_status("Node", None, node, {"conditions": ready_conditions(obj, now)})
+            self.reported.add(node)
+        self.scheduler.refresh_image_counts()
         if self.created < len(self.workload.pods) or self.pending > 0:
             self._arm_status_report()
 
