@@ -55,11 +55,12 @@ from kubesched.embedded.kubelet.pod_status import (
     pending_status,
     running_status,
 )
+from kubesched.embedded.kubelet.reported_images import opaque_image, status_entry_names
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError
-from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
+from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
 from kubesched.images.estimate import OPAQUE_IMAGE_BYTES
-from kubesched.images.names import InvalidImageReference, parse_image_ref
+from kubesched.images.names import InvalidImageReference, normalize_image
 
 __all__ = [
     "EXIT_CODE_ANNOTATION",
@@ -176,7 +177,8 @@ class LiveKubelets:
         self.unknown_image_bytes = unknown_image_bytes
         self._pods: dict[str, _LivePod] = {}  # by uid
         self._invalid: set[str] = set()  # uids of pods with an unparseable image (reported once)
-        self._opaque: dict[str, CatalogueImage] = {}
+        self._opaque: dict[str, CatalogueImage] = {}  # images not in the catalogue, by canonical name
+        self._reported: dict[str, int] = {}  # sizeBytes of nodes' status.images, by canonical name
         self._host_ips: dict[str, str] = {}
         self._status_timer: Timer | None = None
         self._subs: list[Any] = []
@@ -237,15 +239,35 @@ class LiveKubelets:
             if isinstance(addr, Mapping) and addr.get("type") == "InternalIP" and addr.get("address"):
                 self._host_ips[name] = str(addr["address"])
                 break
-        present = []
-        for entry in status.get("images") or []:
-            for ref in (entry.get("names") or []) if isinstance(entry, Mapping) else []:
-                image = self.catalogue.get(str(ref))
-                if image is not None:
-                    present.append(image)
-                    break
+        present = [image for entry in status.get("images") or [] if (image := self._status_image(entry))]
         if present:
             self.model.preload(name, present)
+
+    def _status_image(self, entry: object) -> CatalogueImage | None:
+        """The image of one ``status.images[]`` entry: the catalogue's when it lists any of the
+        entry's names, else one opaque layer of the entry's ``sizeBytes`` (its sizes recorded for
+        pulls of that image on other nodes); None for an entry with no usable name or size."""
+        names = status_entry_names(entry)
+        for canon in names:
+            image = self.catalogue.get(canon)
+            if image is not None:
+                return image
+        size = entry.get("sizeBytes") if isinstance(entry, Mapping) else None
+        if not names or isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            return None
+        for canon in names:
+            self._reported.setdefault(canon, size)
+        tagged = [n for n in names if "@" not in n]
+        digested = [n for n in names if "@" in n]
+        ref = (tagged or digested)[0]
+        image = self._opaque.get(ref)
+        if image is None:
+            image = opaque_image(
+                ref, self._reported[ref], "node status.images", digested[0] if digested else None
+            )
+        for canon in names:  # a pod naming the image by tag or by digest finds it on this node
+            self._opaque.setdefault(canon, image)
+        return image
 
     # ------------------------------------------------------------------ pods
 
@@ -283,24 +305,17 @@ class LiveKubelets:
         return out
 
     def _image(self, ref: str) -> CatalogueImage:
-        """The catalogue image, or an opaque one-layer image; raises InvalidImageReference."""
+        """The image ``ref`` names: the catalogue's, else one opaque layer of the size a node's
+        ``status.images`` reported for it, else of ``unknown_image_bytes``
+        (:mod:`~kubesched.embedded.kubelet.reported_images`). Raises InvalidImageReference."""
         image = self.catalogue.get(ref)
         if image is not None:
             return image
-        parsed = parse_image_ref(ref)
-        image = self._opaque.get(parsed.canonical)
+        canon = normalize_image(ref)
+        image = self._opaque.get(canon)
         if image is None:
-            layer = Layer(f"opaque:{parsed.canonical}", self.unknown_image_bytes, "not in the catalogue")
-            image = CatalogueImage(
-                name=parsed.canonical,
-                ref=parsed,
-                image_class="cpu",
-                layers=(layer,),
-                source="serve --kubelet",
-                confidence="derived",
-                unique_layers=(layer,),
-            )
-            self._opaque[parsed.canonical] = image
+            size = self._reported.get(canon, self.unknown_image_bytes)
+            image = self._opaque[canon] = opaque_image(canon, size, "serve --kubelet")
         return image
 
     def _admit(self, obj: dict[str, Any], node: str) -> None:
