@@ -92,6 +92,7 @@ class _Container:
     field: str  # "containers" / "initContainers"
     name: str
     image: str  # as written in the spec
+    pull_policy: str = "IfNotPresent"  # imagePullPolicy: Always / IfNotPresent / Never
 
 
 @dataclass
@@ -102,6 +103,7 @@ class _LivePod:
     manifest: dict[str, Any]
     containers: list[_Container]
     next_container: int = 0
+    admitted: float = 0.0
     started: float | None = None
     finish_timer: Timer | None = None
     deadline_timer: Timer | None = None
@@ -301,7 +303,15 @@ class LiveKubelets:
         for fld in ("initContainers", "containers"):
             for c in spec.get(fld) or []:
                 if isinstance(c, Mapping):
-                    out.append(_Container(fld, str(c.get("name")), str(c.get("image") or "")))
+                    policy = c.get("imagePullPolicy")
+                    out.append(
+                        _Container(
+                            fld,
+                            str(c.get("name")),
+                            str(c.get("image") or ""),
+                            policy if policy in ("Always", "Never") else "IfNotPresent",
+                        )
+                    )
         return out
 
     def _image(self, ref: str) -> CatalogueImage:
@@ -343,13 +353,13 @@ class LiveKubelets:
                     ),
                 )
                 return
-        lp = _LivePod(key, uid, node, obj, containers)
+        lp = _LivePod(key, uid, node, obj, containers, admitted=now)
         for c, image in zip(containers, images, strict=True):
             lp.image_ids[c.image] = image.digest_name or image.name
         self._pods[uid] = lp
         self._patch_pod(obj, pending_status(obj, now, host_ip=self._host_ips.get(node)))
         self._arm_deadline(lp, now)
-        self.model.pod_bound(node, uid, images, now)
+        self.model.pod_bound(node, uid, images, now, pull_policies=[c.pull_policy for c in containers])
 
     def _adopt_running(self, obj: dict[str, Any], node: str) -> None:
         """A pod already Running when first seen: its images are on the node and in use."""
@@ -420,6 +430,25 @@ class LiveKubelets:
         lp.next_container += 1
         if lp.started is None:
             self._event(lp.manifest, node, "Pulled", present_message(c.image), t, c)
+
+    def image_never_pull(self, pod_key: str, node: str, image: CatalogueImage, t: float) -> None:
+        cur = self._current(pod_key)
+        if cur is None:
+            return
+        lp, c = cur
+        message = f'Container image "{c.image}" is not present with pull policy of Never'
+        self._event(lp.manifest, node, "ErrImageNeverPull", message, t, c, event_type="Warning")
+        self._event(lp.manifest, node, "Failed", "Error: ErrImageNeverPull", t, c, event_type="Warning")
+        self._patch_pod(
+            lp.manifest,
+            pending_status(
+                lp.manifest,
+                lp.admitted,
+                host_ip=self._host_ips.get(node),
+                waiting_reason="ErrImageNeverPull",
+                waiting_message=message,
+            ),
+        )
 
     def image_pulling(self, pod_key: str, node: str, image: CatalogueImage, t: float) -> None:
         cur = self._current(pod_key)

@@ -37,13 +37,16 @@ def _world() -> tuple[VirtualClock, MemoryCluster]:
     return clock, mc
 
 
-def _run(mc: MemoryCluster, name: str, image: str, node: str) -> None:
+def _run(mc: MemoryCluster, name: str, image: str, node: str, policy: str | None = None) -> None:
+    container = {"name": "main", "image": image}
+    if policy is not None:
+        container["imagePullPolicy"] = policy
     pod = mc.create(
         {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "main", "image": image}]},
+            "spec": {"containers": [container]},
         }
     )
     mc.bind("default", name, pod["metadata"]["uid"], node)
@@ -110,6 +113,44 @@ def test_an_image_in_node_status_is_present_and_its_size_is_used_elsewhere() -> 
         (NGINX_NAMES, 700),
         (["docker.io/library/redis:7"], 300),
     ]
+
+
+def test_image_pull_policies_as_the_kubelet_applies_them() -> None:
+    clock, mc = _world()
+    _run(mc, "always", "nginx:1.25", "n1", "Always")
+    _run(mc, "if-not-present", "nginx:1.25", "n1", "IfNotPresent")
+    _run(mc, "never", "nginx:1.25", "n1", "Never")
+    _run(mc, "never-absent", "redis:7", "n1", "Never")
+    clock.run_until(T0 + 30)
+    # Always pulls a present image anyway: every layer is there, so the pull costs nothing here
+    assert _events(mc, "always") == [
+        (0.0, "Pulling", 'Pulling image "nginx:1.25"'),
+        (
+            0.0,
+            "Pulled",
+            'Successfully pulled image "nginx:1.25" in 0s (0s including waiting). Image size: 700 bytes.',
+        ),
+        (0.0, "Created", "Container created"),
+        (1.0, "Started", "Container started"),
+    ]
+    for name in ("if-not-present", "never"):
+        assert _events(mc, name) == [
+            (0.0, "Pulled", 'Container image "nginx:1.25" already present on machine'),
+            (0.0, "Created", "Container created"),
+            (1.0, "Started", "Container started"),
+        ]
+    message = 'Container image "redis:7" is not present with pull policy of Never'
+    assert _events(mc, "never-absent") == [
+        (0.0, "ErrImageNeverPull", message),
+        (0.0, "Failed", "Error: ErrImageNeverPull"),
+    ]
+    status = mc.get("Pod", "default", "never-absent")["status"]
+    assert status["phase"] == "Pending"
+    assert status["containerStatuses"][0]["state"] == {
+        "waiting": {"reason": "ErrImageNeverPull", "message": message}
+    }
+    # nothing was pulled: n1 still lists only nginx
+    assert _status_images(mc, "n1") == [(NGINX_NAMES, 700)]
 
 
 def test_status_image_sizes_match_names_as_the_runtime_does() -> None:
