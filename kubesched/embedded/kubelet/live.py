@@ -55,6 +55,7 @@ from kubesched.embedded.kubelet.pod_status import (
     pending_status,
     running_status,
 )
+from kubesched.embedded.kubelet.pull_policy import pull_policy
 from kubesched.embedded.kubelet.reported_images import opaque_image, status_entry_names
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError
@@ -303,15 +304,7 @@ class LiveKubelets:
         for fld in ("initContainers", "containers"):
             for c in spec.get(fld) or []:
                 if isinstance(c, Mapping):
-                    policy = c.get("imagePullPolicy")
-                    out.append(
-                        _Container(
-                            fld,
-                            str(c.get("name")),
-                            str(c.get("image") or ""),
-                            policy if policy in ("Always", "Never") else "IfNotPresent",
-                        )
-                    )
+                    out.append(_Container(fld, str(c.get("name")), str(c.get("image") or ""), pull_policy(c)))
         return out
 
     def _image(self, ref: str) -> CatalogueImage:
