@@ -24,9 +24,19 @@ A pod bound to a node (``spec.nodeName`` set by a binding, or at creation) goes 
 A pod being deleted (``deletionTimestamp`` set) or gone stops using its images. Nodes:
 ``status.images`` is written every ``status_update_seconds`` (10 s, ``nodeStatusUpdateFrequency``)
 for nodes whose images changed, with the model's 50-image cap; image GC runs as in the model. A
-node's images listed in its ``status.images`` when it is first seen and found in the catalogue are
-taken as already on its disk. An image missing from the catalogue is modelled as one opaque layer of
-``unknown_image_bytes``; an unparseable image name gives an ``InspectFailed`` Event and the
+node's images listed in its ``status.images`` when it is first seen are taken as already on its
+disk: the catalogue's image when it lists one of the entry's names, else one opaque layer of the
+entry's ``sizeBytes`` (:mod:`~kubesched.embedded.kubelet.reported_images`, the rule the replay
+follows; names compared in canonical form, ``nginx:1.25`` = ``docker.io/library/nginx:1.25``), so a
+pod of that image there pulls nothing (``Pulled``: ``Container image ... already present on
+machine``). An image missing from the catalogue and pulled is one opaque layer of the size any
+node's ``status.images`` reported for it, else of ``unknown_image_bytes``. Each container's
+``imagePullPolicy`` applies as in the kubelet (:mod:`~kubesched.embedded.kubelet.pull_policy`;
+``pkg/kubelet/images/image_manager.go: EnsureImageExists``): ``Always`` pulls a present image
+anyway, ``Never`` without the image gives a Warning ``ErrImageNeverPull`` Event (``Container image
+... is not present with pull policy of Never``), a ``Failed`` Event ``Error: ErrImageNeverPull``,
+and the container waits with reason ``ErrImageNeverPull`` (once: the kubelet's later retries are not
+modelled, the pod waits until deleted). An unparseable image name gives an ``InspectFailed`` Event and the
 container waits with ``InvalidImageName``, as the kubelet does.
 
 Threading: the store's watch handlers only put work on the clock (``call_later(0, ...)``), so an
