@@ -633,7 +633,12 @@ class Pod:
         spec = obj.get("spec")
         meta = obj.get("metadata")
         old_meta = self.raw.get("metadata") or {}
-        if not isinstance(spec, Mapping) or not isinstance(meta, Mapping) or not spec.get("nodeName"):
+        # plain dicts (every stored object) skip the Mapping ABC's instance check
+        if (
+            (type(spec) is not dict and not isinstance(spec, Mapping))
+            or (type(meta) is not dict and not isinstance(meta, Mapping))
+            or not spec.get("nodeName")
+        ):
             return None
         old_spec = self.raw.get("spec") or {}
         if len(spec) != len(old_spec) + (0 if "nodeName" in old_spec else 1):
@@ -652,19 +657,24 @@ class Pod:
             "deletionTimestamp",
             "ownerReferences",
         ):
-            if meta.get(k) != old_meta.get(k):
+            v = meta.get(k)
+            o = old_meta.get(k)
+            if o is not v and o != v:
                 return None
         status = obj.get("status") or {}
-        if not isinstance(status, Mapping) or status.get("startTime") != (self.raw.get("status") or {}).get(
-            "startTime"
-        ):
+        if (type(status) is not dict and not isinstance(status, Mapping)) or status.get("startTime") != (
+            self.raw.get("status") or {}
+        ).get("startTime"):
             return None
         q = self.with_node_name(str(spec["nodeName"]))
         q.raw = obj  # type: ignore[assignment]
         q.resource_version = str(meta.get("resourceVersion") or "")
         q.nominated_node_name = str(status.get("nominatedNodeName") or "")
         q.phase = str(status.get("phase") or "")
-        q.conditions = tuple(c for c in status.get("conditions") or [] if isinstance(c, Mapping))
+        conditions = status.get("conditions")
+        q.conditions = (
+            tuple(c for c in conditions if type(c) is dict or isinstance(c, Mapping)) if conditions else ()
+        )
         try:
             q.resource_claim_statuses = _resource_claim_statuses(status.get("resourceClaimStatuses"))
         except ManifestError:

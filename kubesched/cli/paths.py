@@ -58,17 +58,18 @@ def _container_problem(parent: Path, create: bool) -> str | None:
     return _directory_problem(ancestor)
 
 
-def output_file_problem(path: str, *, create_parents: bool = False) -> str | None:
+def output_file_problem(path: str) -> str | None:
     """Why the file ``path`` cannot be written (``out: is a directory``, ``out/x: out is a file,
     not a directory``, ``out/x: directory out does not exist``, ``x: directory . is not writable
-    (Permission denied)``), or None. ``create_parents``: missing parent directories will be made."""
+    (Permission denied)``), or None. The directory that will hold it must exist: files are never
+    written into directories made for them."""
     p = Path(path)
     if p.is_dir():
         return f"{path}: is a directory"
     if p.exists() and not os.access(p, os.W_OK):
         return f"{path}: not writable"
     parent = p.parent if str(p.parent) else Path(".")
-    problem = _container_problem(parent, create_parents)
+    problem = _container_problem(parent, False)
     return f"{path}: {problem}" if problem else None
 
 
@@ -108,15 +109,14 @@ class OutputFile(click.ParamType):
 
     name = "file"
 
-    def __init__(self, *, create_parents: bool = False, allow_dash: bool = False) -> None:
-        self.create_parents = create_parents
+    def __init__(self, *, allow_dash: bool = False) -> None:
         self.allow_dash = allow_dash
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = os.fspath(value)
         if self.allow_dash and text == "-":
             return text
-        _refuse(output_file_problem(text, create_parents=self.create_parents), param)
+        _refuse(output_file_problem(text), param)
         return text
 
 

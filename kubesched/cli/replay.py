@@ -255,10 +255,7 @@ def replay(
     }
     kubelet = KubeletImageConfig.from_mapping(overrides, kubelet_path or workload.description)
     err = Console(stderr=True)
-    click.echo(
-        f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from {workload.description}",
-        err=True,
-    )
+    click.echo(replaying_line(workload), err=True)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     order = {spec.name: i for i, spec in enumerate(specs)}
@@ -317,6 +314,27 @@ def replay(
             _recording_agreement(recording, finished),
         )
     _finish(out, finished, workload, kubelet, no_html)
+
+
+def replaying_line(workload: Workload) -> str:
+    """What the replay will run, on one line: ``replaying 40 pods on 2 nodes from trace.yaml``, or
+    with workloads among the trace's objects, whose pods their controllers create as time passes
+    (how many depends on the run: completions, failures, nodes joining), ``replaying 0 pods and 1
+    workload (1 Job) on 2 nodes from trace.yaml``. Workloads owned by another (a Deployment's
+    ReplicaSet) are not counted: their owner is."""
+    from kubesched.embedded.controllers.manager import WORKLOAD_KINDS
+
+    kinds: dict[str, int] = {}
+    for obj in workload.objects:
+        owners = (obj.get("metadata") or {}).get("ownerReferences") or ()
+        if obj.get("kind") in WORKLOAD_KINDS and not any(o.get("controller") for o in owners):
+            kinds[str(obj["kind"])] = kinds.get(str(obj["kind"]), 0) + 1
+    what = f"{len(workload.pods)} pods"
+    if kinds:
+        count = sum(kinds.values())
+        listed = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        what += f" and {count} workload{'s' if count != 1 else ''} ({listed})"
+    return f"replaying {what} on {len(workload.nodes)} nodes from {workload.description}"
 
 
 def _recording_input(

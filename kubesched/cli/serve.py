@@ -36,19 +36,21 @@ from kubesched.embedded.kubelet.live import LiveKubelets
 from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.embedded.manifests import Manifest, load_manifests
 from kubesched.embedded.store import MemoryCluster
-from kubesched.errors import KubeschedError, ListenError
+from kubesched.errors import ListenError
 from kubesched.images.catalogue import load_catalogue
 from kubesched.modes.simulate.run import validate_manifests
 
 
-def check_manifests(manifests: list[Manifest]) -> None:
-    """What an API server refuses is refused here too, before serving: a malformed Node, Pod or other
-    object fails with the one-line field error (exit 2), duplicates too; unknown fields warn as in
-    ``simulate``."""
+def check_manifests(manifests: list[Manifest]) -> tuple[list[Manifest], list[str]]:
+    """What an API server refuses is left out here, the rest is served: returns the objects to load
+    and one line per malformed or duplicate object of any kind (``badpods.yaml doc 2 (Pod
+    default/web): spec.containers[0].resources.requests.cpu: invalid quantity "four"``), as
+    ``simulate`` words its pod errors. Unknown fields warn as in ``simulate``."""
     report_unknown_fields(manifests, strict=False)
-    _, pod_errors = validate_manifests(manifests)
-    if pod_errors:
-        raise KubeschedError(next(iter(pod_errors.values())))
+    invalid: list[tuple[Manifest, str]] = []
+    validate_manifests(manifests, invalid=invalid)
+    refused = {id(m) for m, _ in invalid}
+    return [m for m in manifests if id(m) not in refused], [line for _, line in invalid]
 
 
 @click.command()
@@ -59,7 +61,9 @@ def check_manifests(manifests: list[Manifest]) -> None:
     multiple=True,
     type=click.Path(),
     help="Manifest file or directory (YAML, JSON, kind: List) to load; repeatable. The namespaces "
-    "its objects use are created when it does not declare them.",
+    "its objects use are created when it does not declare them. An object the API server would "
+    "refuse (a malformed pod or node, a duplicate) is reported on one line (file, document, object, "
+    "field) and not served; every other object is. A file that does not parse fails (exit 2).",
 )
 @click.option(
     "--port",
@@ -72,8 +76,8 @@ def check_manifests(manifests: list[Manifest]) -> None:
 @click.option(
     "--write-kubeconfig",
     "kubeconfig",
-    type=OutputFile(create_parents=True),
-    help="Write a kubeconfig (context kubesched) for the served API to this path.",
+    type=OutputFile(),
+    help="Write a kubeconfig (context kubesched) for the served API to this path (its directory must exist).",
 )
 @click.option(
     "--bookmark-interval",
@@ -273,7 +277,8 @@ def setup_reviews(opts: ServeOptions) -> Reviews:
 
 def setup(opts: ServeOptions) -> ServeGraph:
     """Build the embedded cluster ``serve`` serves: the manifests loaded and checked (KubeschedError
-    for a malformed object, warnings for skipped kinds and unknown fields), the store at a new
+    for a file that does not parse; one ``error: not served: ...`` line per malformed object, which
+    is left out; warnings for skipped kinds and unknown fields), the store at a new
     resourceVersion epoch, the API server with the PV controller, the kubelets (ConfigError for a
     bad settings file or catalogue). Nothing listens or runs yet."""
     check_listen(opts.address, opts.port)  # before the manifests are loaded
@@ -284,8 +289,10 @@ def setup(opts: ServeOptions) -> ServeGraph:
         loaded = load_manifests(list(opts.files))
         for line in loaded.warnings():
             click.echo(f"warning: {line}", err=True)
-        check_manifests(loaded.manifests)
-        objects = loaded.objects
+        kept, problems = check_manifests(loaded.manifests)
+        for line in problems:
+            click.echo(f"error: not served: {line}", err=True)
+        objects = [m.obj for m in kept]
     # a new resourceVersion epoch: watches from an earlier server's history get 410 and re-list
     cluster = MemoryCluster(
         clock, uid_seed=None, first_resource_version=epoch_resource_version(clock, objects)

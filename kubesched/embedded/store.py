@@ -647,7 +647,7 @@ class MemoryCluster:
             if self._uid_rand is None:
                 uid = str(uuid.uuid4())
             else:
-                uid = str(uuid.UUID(int=self._uid_rand.getrandbits(128), version=4))
+                uid = uuid4_string(self._uid_rand.getrandbits(128))
             if uid not in self._uids:
                 return uid
 
@@ -760,6 +760,19 @@ class MemoryCluster:
             self._dispatching = False
         if first_error is not None:
             raise first_error
+
+
+#: the bits ``uuid.UUID(int=..., version=4)`` clears: variant (2 bits) and version (4 bits)
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+#: the bits it sets: variant RFC 4122, version 4
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
+def uuid4_string(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))`` for a 128-bit ``bits``, without building the
+    ``UUID`` object (one per stored object and Event: every binding writes an Event)."""
+    h = f"{(bits & _UUID4_CLEAR) | _UUID4_SET:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _key(kind: str, namespace: str | None, name: str) -> str:

@@ -151,7 +151,7 @@ def go_div_array(a: IntArray, b: Any) -> IntArray:
 def default_normalize_score_batch(max_priority: int, reverse: bool, scores: IntArray) -> IntArray:
     """Vectorised :func:`kubesched.plugins.helper.normalize_score.default_normalize_score` (same results):
     scale so the maximum becomes ``max_priority`` (Go integer division), then reverse if asked."""
-    max_count = int(scores.max()) if len(scores) else 0
+    max_count = int(np.maximum.reduce(scores)) if len(scores) else 0
     if max_count <= 0:
         if reverse:
             return np.full(len(scores), max_priority, dtype=np.int64)

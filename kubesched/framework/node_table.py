@@ -130,6 +130,9 @@ class NodeTable:
         self.capacity = capacity
         self.rows: dict[str, int] = {}
         self.infos: list[NodeInfo | None] = [None] * capacity
+        #: ``infos`` as an object array (same entries), so that the NodeInfos of many rows are
+        #: gathered with one index operation: ``info_array[rows].tolist()``
+        self.info_array: npt.NDArray[np.object_] = np.full(capacity, None, dtype=object)
         self._free: list[int] = []
         self._next_row = 0
         for name in _INT_COLUMNS:
@@ -198,6 +201,9 @@ class NodeTable:
             ic.size = grown(ic.size)
             ic.num_nodes = grown(ic.num_nodes)
         self.infos.extend([None] * (cap - self.capacity))
+        info_array = np.full(cap, None, dtype=object)
+        info_array[: self.capacity] = self.info_array
+        self.info_array = info_array
         self.capacity = cap
 
     def _row_for(self, name: str) -> int:
@@ -223,6 +229,7 @@ class NodeTable:
             return
         row = self._row_for(node.name)
         self.infos[row] = ni
+        self.info_array[row] = ni
         self._changed(row)
         a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
         try:
@@ -280,6 +287,7 @@ class NodeTable:
         if row is None:
             return
         self.infos[row] = None
+        self.info_array[row] = None
         self._free.append(row)
         self._changed(row)
 

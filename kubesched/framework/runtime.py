@@ -651,11 +651,10 @@ class Framework:
         Evaluations are counted by the caller (:meth:`record_filter_batch_evaluations`) for the
         rows it visits; in sampled cycles each batch call is one duration sample."""
         skip = state.skip_filter_plugins
-        mask: BoolArray | None = None
-        first: IntArray | None = None
+        masks: list[BoolArray] = []
+        indices: list[int] = []
         if first_reject is not None:
             first_reject.clear()
-            first = np.full(len(rows), -1, dtype=np.int64)
         timed = state.record_plugin_metrics and self.sink.enabled
         for idx, (pl, forms) in enumerate(zip(self.filter_plugins, self.filter_forms, strict=True)):
             if skip and pl.NAME in skip:
@@ -680,12 +679,22 @@ class Framework:
                 if why is not None:
                     why.append(f"Filter plugin {pl.NAME}'s batch form declined this pod")
                 return None
-            if first is not None:
-                first[(first < 0) & ~m] = idx
-            mask = m if mask is None else mask & m
-        if mask is None:
-            mask = np.ones(len(rows), dtype=np.bool_)
+            masks.append(m)
+            indices.append(idx)
+        if not masks:
+            mask: BoolArray = np.ones(len(rows), dtype=np.bool_)
+            if first_reject is not None:
+                first_reject.append(np.full(len(rows), -1, dtype=np.int64))
+            return mask
+        # one plugin per row of the stack: a row's first False (argmin) names its first rejecting
+        # plugin, looked up only for the rejected rows
+        stack = np.array(masks, dtype=np.bool_)
+        mask = np.logical_and.reduce(stack, axis=0)
         if first_reject is not None:
+            first = np.full(len(rows), -1, dtype=np.int64)
+            rejected = np.flatnonzero(~mask)
+            if rejected.size:
+                first[rejected] = np.array(indices, dtype=np.int64)[stack[:, rejected].argmin(axis=0)]
             first_reject.append(first)
         return mask
 
@@ -708,14 +717,17 @@ class Framework:
         """Total weighted scores of :meth:`run_score_plugins` as an array over ``rows`` (``nodes``
         are the same nodes as NodeInfos, used by plugins without a batch form). Same statuses,
         same recorder entries (raw, normalized and weighted scores per node and plugin)."""
-        total = np.zeros(len(rows), dtype=np.int64)
+        total: IntArray | None = None
         skip = state.skip_score_plugins
         rec = state.recorder
-        timed = state.record_plugin_metrics and self.sink.enabled
+        counted = self.sink.enabled
+        timed = state.record_plugin_metrics and counted
+        weights = self.score_weights
         for pl, forms in zip(self.score_plugins, self.score_forms, strict=True):
             if pl.NAME in skip:
                 continue
-            self._count(pl.NAME, SCORE.label)
+            if counted:
+                self._count(pl.NAME, SCORE.label)
             arr: IntArray | None = None
             sb = forms.batch
             if sb is not None:
@@ -773,13 +785,22 @@ class Framework:
                 if ext is not None and forms.normalize_batch is not None:
                     arr = forms.normalize_batch.normalize_score_batch(state, pod, arr)
                 assert arr is not None
-                badm = (arr > MAX_NODE_SCORE) | (arr < MIN_NODE_SCORE)
-                if badm.any():
+                if _out_of_score_range(arr):
+                    badm = (arr > MAX_NODE_SCORE) | (arr < MIN_NODE_SCORE)
                     return None, _invalid_score(pl.NAME, int(arr[int(np.argmax(badm))]))
-            weight = self.score_weights.get(pl.NAME, 1)
+            weight = weights.get(pl.NAME, 1)
             if rec is not None:
                 rec.record_normalized_scores(pl.NAME, nodes, arr, weight)
-            total += arr * weight
+            # the first plugin's weighted scores start a new total (a batch form may return a
+            # column it keeps: never added to in place)
+            if total is None:
+                total = np.multiply(arr, weight, dtype=np.int64)
+            elif weight == 1:
+                total += arr
+            else:
+                total += arr * weight
+        if total is None:
+            total = np.zeros(len(rows), dtype=np.int64)
         return total, None
 
     # ---- PostFilter -----------------------------------------------------------------------------
@@ -1066,6 +1087,18 @@ class Framework:
             self._run_plugin(
                 state, POST_BIND.label, pl.NAME, _status_none, pl.post_bind, state, pod, node_name
             )
+
+
+def _out_of_score_range(arr: IntArray) -> bool:
+    """Whether some score of ``arr`` lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE]. For ``int64``
+    scores one reduction: seen as unsigned, ``score - MIN_NODE_SCORE`` is above the range's width
+    exactly when the score is below or above the range."""
+    if len(arr) == 0:
+        return False
+    if arr.dtype == np.int64:
+        shifted = arr if MIN_NODE_SCORE == 0 else arr - MIN_NODE_SCORE
+        return bool(np.maximum.reduce(shifted.view(np.uint64)) > MAX_NODE_SCORE - MIN_NODE_SCORE)
+    return bool(((arr > MAX_NODE_SCORE) | (arr < MIN_NODE_SCORE)).any())
 
 
 def _invalid_score(plugin: str, score: int) -> Status:

@@ -93,9 +93,15 @@ class Heap(Generic[T]):
 
     def pop(self) -> T | None:
         """Remove and return the smallest item, or ``None`` when empty."""
-        if not self._h:
+        h = self._h
+        if not h:
             return None
-        return self._remove_at(0)
+        e = h[0]
+        del self._pos[e[2]]
+        last = h.pop()
+        if h:
+            self._sift_from_root(last)
+        return e[1]  # type: ignore[no-any-return]
 
     def delete(self, key: Hashable) -> T | None:
         """Remove the item under ``key``; returns it, or ``None`` if absent."""
@@ -124,6 +130,38 @@ class Heap(Generic[T]):
             self._up(i)
             self._down(self._pos[last[2]])
         return e[1]  # type: ignore[no-any-return]
+
+    def _sift_from_root(self, e: list[Any]) -> None:
+        """Put ``e`` (the former last entry) in the emptied root's place: the hole goes down along
+        the smaller children to a leaf, then ``e`` rises from there (one comparison per level on
+        the way down instead of two). Sort keys are distinct, so every entry ends where
+        :meth:`_down` from the root would put it: the same array."""
+        h = self._h
+        pos = self._pos
+        n = len(h)
+        i = 0
+        c = 1
+        while c < n:
+            r = c + 1
+            if r < n and h[r][0] < h[c][0]:
+                c = r
+            ce = h[c]
+            h[i] = ce
+            pos[ce[2]] = i
+            i = c
+            c = 2 * i + 1
+        k0 = e[0]
+        while i > 0:
+            p = (i - 1) >> 1
+            pe = h[p]
+            if k0 < pe[0]:
+                h[i] = pe
+                pos[pe[2]] = i
+                i = p
+            else:
+                break
+        h[i] = e
+        pos[e[2]] = i
 
     def _up(self, i: int) -> None:
         h = self._h

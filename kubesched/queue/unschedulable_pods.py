@@ -22,6 +22,8 @@ from kubesched.framework.queued_pod_info import QueuedPodInfo
 
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 
+_ABSENT = object()
+
 
 def _rejectors(p: QueuedPodInfo) -> set[str]:
     r = p.unschedulable_plugins | p.pending_plugins
@@ -31,7 +33,7 @@ def _rejectors(p: QueuedPodInfo) -> set[str]:
 class UnschedulablePods:
     """Pool of unschedulable and gated pods (see module docstring)."""
 
-    __slots__ = ("_pods", "_order", "_seq", "_gated", "_by_plugin", "_indexed", "_cross")
+    __slots__ = ("_pods", "_order", "_seq", "_gated", "_by_plugin", "_indexed", "_cross", "_cross_sorted")
 
     def __init__(self) -> None:
         self._pods: dict[str, QueuedPodInfo] = {}
@@ -41,6 +43,9 @@ class UnschedulablePods:
         self._by_plugin: dict[str, dict[str, None]] = {}
         self._indexed: dict[str, frozenset[str]] = {}
         self._cross: dict[str, None] = {}
+        #: :meth:`cross_topology_candidates` as last computed (None: to recompute); every binding
+        #: asks for it, the pool changes far less often
+        self._cross_sorted: list[QueuedPodInfo] | None = None
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -71,6 +76,8 @@ class UnschedulablePods:
         k = p.pod_info.pod.key
         new = k not in self._pods
         self._pods[k] = p
+        if k in self._cross:
+            self._cross_sorted = None
         if new:
             self._order[k] = self._seq
             self._seq += 1
@@ -95,9 +102,11 @@ class UnschedulablePods:
                 self._by_plugin.setdefault(pl, {})[k] = None
             self._indexed[k] = new_idx
         if POD_TOPOLOGY_SPREAD in p.unschedulable_plugins or p.pod_info.required_affinity_terms:
-            self._cross[k] = None
-        else:
-            self._cross.pop(k, None)
+            if k not in self._cross:
+                self._cross[k] = None
+                self._cross_sorted = None
+        elif self._cross.pop(k, _ABSENT) is not _ABSENT:
+            self._cross_sorted = None
 
     def delete(self, key: str) -> QueuedPodInfo | None:
         """Remove and return the entry, or ``None``."""
@@ -109,7 +118,8 @@ class UnschedulablePods:
         idx = self._indexed.pop(key, None)
         if idx is not None:
             self._unindex_plugins(key, idx)
-        self._cross.pop(key, None)
+        if self._cross.pop(key, _ABSENT) is not _ABSENT:
+            self._cross_sorted = None
         return p
 
     def _unindex_plugins(self, k: str, plugins: Iterable[str]) -> None:
@@ -135,5 +145,8 @@ class UnschedulablePods:
         return self._sorted(keys)
 
     def cross_topology_candidates(self) -> list[QueuedPodInfo]:
-        """Pods rejected by PodTopologySpread or with required affinity terms, insertion order."""
-        return self._sorted(self._cross)
+        """Pods rejected by PodTopologySpread or with required affinity terms, insertion order
+        (a new list; sorted again only after the candidates changed)."""
+        if self._cross_sorted is None:
+            self._cross_sorted = self._sorted(self._cross)
+        return list(self._cross_sorted)

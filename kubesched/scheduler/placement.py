@@ -25,7 +25,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.logs.kv import KObj, v_info
-from kubesched.scheduler.tie_break import draw_zero
+from kubesched.scheduler.tie_break import draw_zero, last_zero_of_run
 
 log = logging.getLogger(__name__)
 
@@ -385,11 +385,14 @@ class Placement:
                     s = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[rows[i]], known_rec)
                     known[i] = s
                     mask[i] = s is None or s.code == Code.Success
-            cum = np.cumsum(mask)
-            got = int(cum[-1]) if cnt else 0
-            cut = int(np.searchsorted(cum, need)) + 1 if got >= need else cnt
-            visited = mask[:cut]
-            rejected = np.flatnonzero(~visited)
+            # the visit stops at the need-th feasible row
+            passed = mask.nonzero()[0]
+            if len(passed) >= need:
+                passed = passed[:need]
+                cut = int(passed[-1]) + 1
+            else:
+                cut = cnt
+            rejected = np.flatnonzero(~mask[:cut])
             first = first_out[0]
             if fwk.sink.enabled:
                 counted = first[:cut]
@@ -424,8 +427,8 @@ class Placement:
                     fwk.filter_plugins,
                     state.skip_filter_plugins,
                 )
-            ok_rows = rows[:cut][visited]
-            feasible.extend(map(infos.__getitem__, ok_rows.tolist()))
+            ok_rows = rows[passed]
+            feasible.extend(table.info_array[ok_rows].tolist())
             feasible_rows.append(ok_rows)
             need -= len(ok_rows)
             offset += cut
@@ -552,6 +555,16 @@ class Placement:
         self.selected_index = 0
         if n == 1:
             return nodes[0].name
+        top = totals.max()
+        if totals[0] == top:
+            # no node after the first raises the maximum: one run of ties, counts 2, 3, ...
+            ties = np.flatnonzero(totals[1:] == top)
+            if ties.size == 0:
+                return nodes[0].name
+            kept = last_zero_of_run(self.rng, int(ties.size))
+            if kept >= 0:
+                self.selected_index = int(ties[kept]) + 1
+            return nodes[self.selected_index].name
         prev = np.maximum.accumulate(totals)[:-1]
         cur = totals[1:]
         is_new_all = cur > prev

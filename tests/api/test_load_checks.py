@@ -1,5 +1,6 @@
 """Every loadable kind is checked on load as the API server checks it on create: one located line
-per malformed object, exit 2, for simulate (and serve, which shares the loader's validation)."""
+per malformed object, exit 2, for simulate (serve shares the loader's validation and reports the same
+line, then serves the other objects)."""
 
 from __future__ import annotations
 

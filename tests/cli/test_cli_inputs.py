@@ -165,3 +165,91 @@ def test_a_yaml_syntax_error_names_the_line_of_the_unclosed_brace(tmp_path: Path
         f"error: {bad} doc 1: invalid YAML: did not find expected ',' or '}}' (line 4, column 5), "
         "while parsing a flow mapping started at line 3, column 11\n",
     )
+
+
+SERVE_NODES = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: lots}}
+"""
+
+SERVE_PODS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: good1}
+spec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bad1}
+spec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: four}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bad2}
+spec: {containers: [{name: c, image: nginx, ports: [{containerPort: 99999999}]}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: good1}
+spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: good2}
+spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+def test_serve_reports_each_invalid_object_once_and_serves_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kubernetes import client as k8s
+
+    nodes, pods = tmp_path / "nodes.yaml", tmp_path / "badpods.yaml"
+    nodes.write_text(SERVE_NODES)
+    pods.write_text(SERVE_PODS)
+    served: dict[str, list[str]] = {}
+
+    def listed(handle: object) -> None:
+        api = k8s.ApiClient(k8s.Configuration(host=handle.url))  # type: ignore[attr-defined]
+        core = k8s.CoreV1Api(api)
+        served["pods"] = [p.metadata.name for p in core.list_namespaced_pod("default").items]
+        served["nodes"] = [n.metadata.name for n in core.list_node().items]
+        handle.stop()  # type: ignore[attr-defined]
+
+    monkeypatch.setattr("kubesched.cli.serve.serve_forever", listed)
+    code, out, err = _run(["serve", "-f", str(nodes), "-f", str(pods), "--port", "0"])
+    lines = err.splitlines()
+    assert (code, lines[:-1]) == (
+        0,
+        [
+            f'error: not served: {nodes} doc 2 (Node n2): status.allocatable.cpu: invalid quantity "lots"',
+            f"error: not served: {pods} doc 2 (Pod default/bad1): spec.containers[0].resources.requests.cpu: "
+            'invalid quantity "four"',
+            f"error: not served: {pods} doc 3 (Pod default/bad2): spec.containers[0].ports[0].containerPort: "
+            "Invalid value: 99999999: must be between 1 and 65535, inclusive",
+            f"error: not served: {pods} doc 4 (Pod default/good1): metadata.name: duplicate of {pods} doc 1 "
+            "(Pod default/good1)",
+        ],
+    )
+    assert lines[-1].startswith(
+        "serving the embedded cluster (4 Namespace, 1 Node, 2 Pod) at http://127.0.0.1:"
+    )
+    assert served == {"pods": ["good1", "good2"], "nodes": ["n1"]}
+
+
+def test_serve_still_refuses_a_file_that_does_not_parse(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: Pod\nmetadata: {name: [\n")
+    code, out, err = _run(["serve", "-f", str(bad), "--port", "0"])
+    assert (code, err) == (
+        2,
+        f"error: {bad} doc 1: invalid YAML: did not find expected node content (line 3, column 1)\n",
+    )

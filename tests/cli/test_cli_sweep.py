@@ -174,7 +174,7 @@ def test_bad_output_paths(env: dict[str, str], command: str, flag: str, case: st
     elif case == "a-directory-or-file":
         bad, problem = (tmp / "afile", "is a file, not a directory") if is_dir else (tmp, "is a directory")
     else:
-        if is_dir or flag == "--write-kubeconfig":
+        if is_dir:
             pytest.skip("missing parent directories are created")
         bad, problem = tmp / "no" / "x", f"directory {tmp / 'no'} does not exist"
     code, out = _invoke(command.split() + _base(command, env, flag) + [flag, str(bad)])
@@ -317,3 +317,20 @@ def test_help_makes_no_stale_claims(stale: str) -> None:
         assert code == 0 and stale not in " ".join(out.split()), (path, stale)
     code, out = _invoke(["serve", "--help"])
     assert "the v1.35 OpenAPI v2 and v3 schemas are served" in " ".join(out.split())
+
+
+def test_serve_refuses_a_kubeconfig_in_a_missing_directory(tmp_path: Path) -> None:
+    """As simulate's --write-snapshot: the kubeconfig's directory is checked, never created, and
+    nothing is served (the port flag would be busy-checked after it)."""
+    missing = tmp_path / "nonexistent" / "dir"
+    code, out = _invoke(["serve", "--port", "0", "--write-kubeconfig", str(missing / "kc")])
+    assert (code, out) == (
+        2,
+        f"error: --write-kubeconfig {missing / 'kc'}: directory {missing} does not exist\n",
+    )
+    assert not missing.parent.exists()
+    code, out = _invoke(["simulate", "-f", "x.yaml", "--write-snapshot", str(missing / "x.yaml")])
+    assert (code, out) == (
+        2,
+        f"error: --write-snapshot {missing / 'x.yaml'}: directory {missing} does not exist\n",
+    )

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.clock import VirtualClock
-from kubesched.embedded.store import MemoryCluster
+from kubesched.embedded.store import MemoryCluster, uuid4_string
 from kubesched.errors import AlreadyExistsError, ConflictError, NotFoundError
 
 T0 = 1704067200.0  # 2024-01-01T00:00:00Z
@@ -422,3 +425,9 @@ def test_namespace_controller_empties_a_namespace_then_deletes_it() -> None:
     assert pod["metadata"]["deletionGracePeriodSeconds"] == 30
     cluster.delete("Pod", "ns1", "p")
     assert [n["metadata"]["name"] for n in cluster.list("Namespace").items] == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.integers(0, 2**128 - 1), st.sampled_from([0, 2**128 - 1, 0xC000 << 48, 0xF000 << 64])))
+def test_uuid4_string_is_the_uuid_modules_version_4_text(bits: int) -> None:
+    assert uuid4_string(bits) == str(uuid.UUID(int=bits, version=4))

@@ -147,7 +147,8 @@ def test_image_columns_follow_refreshes_and_reused_rows(
     steps: list[tuple[int, dict[str, int] | None]], early: set[str]
 ) -> None:
     """Image columns (some built before the changes, some after) hold exactly each live row's
-    node images after nodes are refreshed with other images, removed and their rows reused."""
+    node images after nodes are refreshed with other images, removed and their rows reused; the
+    NodeInfo object array holds each row's NodeInfo."""
     table = node_table_mod.NodeTable(4)
     infos: dict[str, NodeInfo] = {}
 
@@ -178,3 +179,7 @@ def test_image_columns_follow_refreshes_and_reused_rows(
             assert (bool(ic.present[row]), int(ic.size[row]), int(ic.num_nodes[row])) == (
                 (True, st_.size, st_.num_nodes) if st_ is not None else (False, 0, 0)
             )
+    # the object array mirrors the list of NodeInfos through growth, removals and reused rows
+    assert len(table.info_array) == len(table.infos) == table.capacity
+    assert all(a is b for a, b in zip(table.info_array.tolist(), table.infos, strict=True))
+    assert all(table.info_array[table.rows[name]] is ni for name, ni in infos.items())

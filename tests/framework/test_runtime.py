@@ -7,8 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 from framework_support import Binder, Sort
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.clock import VirtualClock
 from kubesched.config.types import KubeSchedulerProfile, Plugin, Plugins, PluginSet
@@ -18,13 +21,15 @@ from kubesched.framework.interfaces import (
     PermitPlugin,
     PreBindPlugin,
     PreFilterPlugin,
+    ScorePlugin,
 )
+from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.options import FrameworkOptions
 from kubesched.framework.registry import Registry
 from kubesched.framework.results import PreFilterResult
-from kubesched.framework.runtime import MAX_PERMIT_TIMEOUT, Framework
+from kubesched.framework.runtime import MAX_PERMIT_TIMEOUT, Framework, _out_of_score_range
 from kubesched.framework.status import Code, Status
-from kubesched.testing import make_pod
+from kubesched.testing import make_node, make_pod
 
 POD = make_pod("p")
 
@@ -265,3 +270,121 @@ def test_pre_bind_pre_flight_skip_and_error() -> None:
     fwk = framework("pre_bind", [_pre_bind("A", Status(Code.Error, "x"))])
     s = fwk.run_pre_bind_pre_flights(CycleState(), POD, "n1")
     assert s is not None and (s.code, s.message()) == (Code.Error, 'running PreBindPreFlight "A": x')
+
+
+# ---- Score (batch forms) --------------------------------------------------------------------------
+
+
+def _batch_score(name: str) -> type:
+    class P(_Scripted, ScorePlugin):
+        NAME = name
+
+        def score(self, state: CycleState, pod: Any, node_info: Any) -> Any:
+            return 0, Status(Code.Error, "the batch form answers")
+
+        def score_batch(self, state: CycleState, pod: Any, table: Any, rows: Any) -> Any:
+            return self.answer()
+
+    return P
+
+
+def _score_framework(weights: dict[str, int]) -> Framework:
+    classes = [_batch_score(name) for name in weights]
+    registry = Registry(
+        {}, {"Sort": Sort, "Binder": Binder, **{c.NAME: c for c in classes}}, load_entry_points=False
+    )
+    plugins = Plugins(
+        queue_sort=PluginSet(enabled=[Plugin(name="Sort")]),
+        bind=PluginSet(enabled=[Plugin(name="Binder")]),
+        score=PluginSet(enabled=[Plugin(name=n, weight=w) for n, w in weights.items()]),
+    )
+    _Scripted.ANSWERS = {}
+    _Scripted.CALLS = []
+    return Framework(
+        KubeSchedulerProfile(scheduler_name="default-scheduler", plugins=plugins),
+        registry,
+        FrameworkOptions(),
+    )
+
+
+def test_score_batch_totals_weigh_each_plugin_and_leave_its_array_alone() -> None:
+    fwk = _score_framework({"A": 3, "B": 1, "C": 2})
+    a = np.array([1, 50, 100], dtype=np.int64)
+    fwk_answers = {
+        "A": a,
+        "B": np.array([0, 7, 100], dtype=np.int64),
+        "C": np.array([5, 0, 1], dtype=np.int32),
+    }
+    _Scripted.ANSWERS.update(fwk_answers)
+    total, status = fwk.run_score_plugins_batch(CycleState(), POD, None, np.arange(3), [])
+    assert status is None and total is not None
+    assert total.dtype == np.int64 and total.tolist() == [13, 157, 402]
+    assert a.tolist() == [1, 50, 100]  # a batch form may hand over a column it keeps
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "bad"),
+    [
+        ([1, 101, 5], [0, 0, 0], ("A", 101)),
+        ([0, 100, 100], [0, -1, 200], ("B", -1)),
+        ([0, -(2**63), 2**63 - 1], [0, 0, 0], ("A", -(2**63))),
+        ([0, 0, 0], [2**63 - 1, 0, 0], ("B", 2**63 - 1)),
+    ],
+)
+def test_score_batch_rejects_a_score_outside_the_range(
+    a: list[int], b: list[int], bad: tuple[str, int]
+) -> None:
+    fwk = _score_framework({"A": 1, "B": 2})
+    _Scripted.ANSWERS.update(A=np.array(a, dtype=np.int64), B=np.array(b, dtype=np.int64))
+    total, status = fwk.run_score_plugins_batch(CycleState(), POD, None, np.arange(3), [])
+    assert total is None and status is not None
+    assert (status.code, status.plugin, status.message()) == (
+        Code.Error,
+        bad[0],
+        f'applying score defaultWeights on Score plugins: plugin "{bad[0]}" returns an invalid score '
+        f"{bad[1]}, it should in the range of [0, 100] after normalizing",
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-5, 105), st.integers(-(2**63), 2**63 - 1), st.sampled_from([-(2**63), 2**63 - 1])
+        ),
+        max_size=20,
+    ),
+    st.sampled_from([np.int64, np.int32, np.float64]),
+)
+def test_score_range_check_matches_the_two_comparisons(values: list[int], dtype: Any) -> None:
+    if dtype is np.int32:
+        values = [max(-(2**31), min(2**31 - 1, v)) for v in values]
+    arr = np.array(values, dtype=dtype)
+    assert _out_of_score_range(arr) == bool(((arr > 100) | (arr < 0)).any())
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+@pytest.mark.parametrize(
+    ("a", "want"),
+    [
+        (
+            [1, 101, 5],
+            'applying score defaultWeights on Score plugins: plugin "A" returns an invalid score 101',
+        ),
+        ([1, 100, 5], 'running Score plugins: plugin "B" failed with: the batch form answers'),
+    ],
+)
+def test_score_batch_errors_come_in_plugin_order(a: list[int], want: str, recorded: bool) -> None:
+    """A's range error (found after the loop when nothing is recorded) still comes before a later
+    plugin's Score error, as the plugin-by-plugin checks return it; with a recorder as well."""
+    from kubesched.framework.recorder import CycleRecorder
+
+    fwk = _score_framework({"A": 1, "B": 1})
+    _Scripted.ANSWERS.update(A=np.array(a, dtype=np.int64), B=None)  # B: no batch answer, per node
+    state = CycleState()
+    if recorded:
+        state.recorder = CycleRecorder()
+    nodes = [NodeInfo(make_node(f"n{i}")) for i in range(3)]
+    total, status = fwk.run_score_plugins_batch(state, POD, None, np.arange(3), nodes)
+    assert total is None and status is not None
+    assert status.message().startswith(want)

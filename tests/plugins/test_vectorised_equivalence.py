@@ -26,7 +26,7 @@ from kubesched.metrics import SchedulerMetrics
 from kubesched.plugins.interpodaffinity import batch as ipa_batch
 from kubesched.scheduler import new_scheduler
 from kubesched.scheduler import placement as placement_mod
-from kubesched.scheduler.tie_break import draw_zero
+from kubesched.scheduler.tie_break import draw_zero, last_zero_of_run
 from kubesched.testing import node_manifest, pod_manifest
 
 ZONES = ["a", "b", "c"]
@@ -387,6 +387,86 @@ def test_select_host_batch_draws_like_reservoir_sampling(totals: list[int], seed
     want = b.select_host([NodePluginScores(f"n{i}", total_score=t) for i, t in enumerate(totals)])
     assert got == want
     assert a.rng.getstate() == b.rng.getstate()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 1500),
+    st.lists(st.integers(0, 1499), max_size=40),
+    st.booleans(),
+    st.integers(0, 2**31),
+)
+def test_select_host_batch_of_long_tie_runs(n: int, lower: list[int], raise_later: bool, seed: int) -> None:
+    """Hundreds of nodes tying the first node's total (the one-run path, several bulk fetches),
+    some nodes below it, and optionally one node later raising the maximum (the general path)."""
+    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.results import NodePluginScores
+    from kubesched.testing import make_node
+
+    totals = [50] * n
+    for i in lower:
+        if 0 < i < n:
+            totals[i] = 10
+    if raise_later:
+        totals[n // 2] = 60
+    nodes = [NodeInfo(make_node(f"n{i}")) for i in range(n)]
+    a = placement_mod.Placement(random.Random(seed))
+    b = placement_mod.Placement(random.Random(seed))
+    got = a.select_host_batch(np.array(totals, dtype=np.int64), nodes)
+    want = b.select_host([NodePluginScores(f"n{i}", total_score=t) for i, t in enumerate(totals)])
+    assert got == want
+    assert a.selected_index == b.selected_index
+    assert a.rng.getstate() == b.rng.getstate()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 3000), st.integers(0, 2**31))
+def test_last_zero_of_a_run_consumes_the_rng_like_randrange(n: int, seed: int) -> None:
+    a, b = random.Random(seed), random.Random(seed)
+    draws = [b.randrange(c) for c in range(2, n + 2)]
+    zeros = [j for j, d in enumerate(draws) if d == 0]
+    assert last_zero_of_run(a, n) == (zeros[-1] if zeros else -1)
+    assert a.getstate() == b.getstate()
+    assert a.random() == b.random()
+
+
+@pytest.mark.parametrize("limit", [None, 64])
+def test_last_zero_of_a_run_grows_its_tables_and_falls_back_past_them(
+    monkeypatch: pytest.MonkeyPatch, limit: int | None
+) -> None:
+    """From the smallest tables (grown to the counts asked for), and with a table limit below
+    the counts (the per-count thresholds of ``draw_zero``): the same draws as ``randrange``."""
+    from kubesched.scheduler import tie_break
+
+    monkeypatch.setattr(tie_break, "_table_pair", ([0, 1 << 31], np.array([0, 1 << 31], dtype=np.uint32)))
+    if limit is not None:
+        monkeypatch.setattr(tie_break, "_TABLE_LIMIT", limit)
+    for n, seed in ((5, 1), (300, 2), (2500, 3), (40, 4)):
+        a, b = random.Random(seed), random.Random(seed)
+        zeros = [j for j, c in enumerate(range(2, n + 2)) if b.randrange(c) == 0]
+        assert last_zero_of_run(a, n) == (zeros[-1] if zeros else -1)
+        assert a.getstate() == b.getstate()
+        counts = [c for r in (n, 7, n // 2 + 1) for c in range(2, r + 2)]
+        assert draw_zero(a, np.array(counts, dtype=np.int64)).tolist() == [
+            b.randrange(c) == 0 for c in counts
+        ]
+        assert a.getstate() == b.getstate()
+
+
+def test_last_zero_of_a_run_on_other_generators_calls_randrange() -> None:
+    class Counting(random.Random):
+        calls = 0
+
+        def randrange(self, *args: Any, **kwargs: Any) -> int:
+            type(self).calls += 1
+            return super().randrange(*args, **kwargs)
+
+    a, b = Counting(11), random.Random(11)
+    draws = [b.randrange(c) for c in range(2, 302)]
+    zeros = [j for j, d in enumerate(draws) if d == 0]
+    assert last_zero_of_run(a, 300) == (zeros[-1] if zeros else -1)
+    assert Counting.calls == 300
+    assert last_zero_of_run(a, 0) == -1
 
 
 def test_preemption_and_nominated_pods_run_identically() -> None:

@@ -59,3 +59,29 @@ def test_heap_matches_sorted_model(ops: list[tuple[str, int, int]]) -> None:
         out.append(it)
     assert sorted(v for _, v in out) == [v for _, v in out]
     assert dict(out) == model
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["add", "del", "pop", "pop"]), st.integers(0, 40), st.integers(-5, 5)),
+        max_size=150,
+    )
+)
+def test_pop_leaves_the_array_a_sift_down_from_the_root_leaves(ops: list[tuple[str, int, int]]) -> None:
+    """pop (the hole taken to a leaf, the last entry risen from there) against the general
+    removal at index 0 (the last entry sifted down from the root): the same entries at the same
+    positions after every operation, so ``items()`` order is unchanged too."""
+    a, b = _tuple_heap(), _less_heap()
+    c, d = _tuple_heap(), _less_heap()
+    for op, k, v in ops:
+        key = f"k{k}"
+        for h, classic in ((a, c), (b, d)):
+            if op == "add":
+                h.add_or_update((key, v))
+                classic.add_or_update((key, v))
+            elif op == "del":
+                assert h.delete(key) == classic.delete(key)
+            else:
+                assert h.pop() == (classic._remove_at(0) if len(classic) else None)
+            assert h.items() == classic.items()
+            assert h._pos == classic._pos

@@ -17,6 +17,7 @@ import builtins
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.api import kinds
 from kubesched.api.kinds import Kind
 from kubesched.api.shape import check_shape
 from kubesched.embedded.apiserver.admission import admit_new_namespace, admit_new_pod
@@ -36,7 +37,7 @@ from kubesched.embedded.apiserver.patching import (
     apply_strategic_merge_patch,
 )
 from kubesched.embedded.apiserver.scale import replicas_from_scale, to_scale
-from kubesched.embedded.apiserver.status import ApiError, success
+from kubesched.embedded.apiserver.status import ApiError, invalid, success
 from kubesched.embedded.apiserver.target import Target
 from kubesched.embedded.apiserver.workload_defaults import default_workload
 from kubesched.embedded.selector import compile_selector
@@ -209,10 +210,11 @@ class ResourceHandlers:
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({target.name})",
             )
         if not meta.get("name") and not meta.get("generateName"):
-            raise ApiError(
-                422,
-                f'{res.kind} "" is invalid: metadata.name: Required value: name or generateName is required',
-                "Invalid",
+            raise invalid(
+                res.kind,
+                res.group,
+                "",
+                [("metadata.name", "Required value: name or generateName is required")],
             )
         _check_valid(obj, kind, str(meta.get("name") or meta.get("generateName") or ""))
         return obj
@@ -553,16 +555,14 @@ class ResourceHandlers:
             str(name or "Unknown"),
         )
         if not name:
-            raise ApiError(
-                422, 'Binding "" is invalid: metadata.name: Required value: name is required', "Invalid"
-            )
+            raise invalid("Binding", "", "", [("metadata.name", "Required value: name is required")])
         if target.name is not None and meta.get("name") and meta["name"] != target.name:
             raise ApiError(
                 400, f"name in URL does not match name in Binding object: {target.name} != {meta['name']}"
             )
         node = (body.get("target") or {}).get("name")
         if not node:
-            raise ApiError(422, f'Binding "{name}" is invalid: target.name: Required value', "Invalid")
+            raise invalid("Binding", "", name, [("target.name", "Required value")])
         self.cluster.bind(target.namespace or "default", name, meta.get("uid") or "", node)
         return 201, success(201)
 
@@ -676,7 +676,13 @@ def _check_valid(obj: Obj, kind: str, name: str) -> None:
                 f'{kind} in version "{version}" cannot be handled as a {kind}: {QUANTITY_FORMAT_WRONG}',
                 "BadRequest",
             ) from None
-        raise ApiError(422, f'{kind} "{name}" is invalid: {e}', "Invalid") from None
+        raise invalid(kind, _group_of(kind), name, [(e.path, e.message)]) from None
+
+
+def _group_of(kind: str) -> str:
+    """The API group of a registered ``kind`` (``""``: core, as for an unregistered kind)."""
+    row = kinds.lookup(kind)
+    return row.group if row is not None else ""
 
 
 def _check_patch_valid(result: Obj, current: Obj, kind: str, name: str) -> None:

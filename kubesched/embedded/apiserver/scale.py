@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.embedded.apiserver.status import invalid
+
 __all__ = ["format_label_selector", "replicas_from_scale", "to_scale"]
 
 Obj = dict[str, Any]
@@ -63,14 +65,16 @@ def to_scale(obj: Mapping[str, Any]) -> Obj:
 
 
 def replicas_from_scale(scale: Any, name: str) -> int:
-    """``spec.replicas`` of a ``Scale`` body. Raises ValueError
+    """``spec.replicas`` of a ``Scale`` body. Raises ApiError 422 Invalid
     (``Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: must be greater than
-    or equal to 0``)."""
+    or equal to 0``, with NewInvalid's details)."""
     spec = scale.get("spec") if isinstance(scale, Mapping) else None
     replicas = spec.get("replicas", 0) if isinstance(spec, Mapping) else 0
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
-        raise ValueError(
-            f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: {replicas!r}: '
-            "must be greater than or equal to 0"
+        raise invalid(
+            "Scale",
+            "autoscaling",
+            name,
+            [("spec.replicas", f"Invalid value: {replicas!r}: must be greater than or equal to 0")],
         )
     return replicas

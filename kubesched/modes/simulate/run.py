@@ -104,7 +104,10 @@ def _start_time(objects: Iterable[Mapping[str, Any]]) -> float:
 
 
 def validate_manifests(
-    manifests: list[Manifest], parsed: list[Pod] | None = None
+    manifests: list[Manifest],
+    parsed: list[Pod] | None = None,
+    *,
+    invalid: list[tuple[Manifest, str]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Check and prepare the input as an API server would before the scheduler sees it.
 
@@ -114,6 +117,9 @@ def validate_manifests(
     error map (``"ns/name" -> located message``) and still loaded, so they show up as ``Error``.
     ``parsed``: if given, the well-formed Pods are appended to it (parsed from the returned
     objects, for :meth:`kubesched.scheduler.event_handlers.EventHandlers.prime`).
+    ``invalid``: if given, every malformed or duplicate object of any kind is appended to it with
+    its located message (``nodes.yaml doc 2 (Node n1): status.allocatable.cpu: ...``) and left out
+    of the returned objects instead (what ``serve -f`` does: it serves the rest).
     """
     from kubesched.api.node import Node
     from kubesched.api.priority import admit_priority
@@ -127,7 +133,11 @@ def validate_manifests(
         ident = (m.kind, m.namespace or "", m.name)
         first = seen.get(ident)
         if first is not None:
-            raise ManifestError("metadata.name", f"duplicate of {first.where}", where=m.where)
+            duplicate = ManifestError("metadata.name", f"duplicate of {first.where}", where=m.where)
+            if invalid is None:
+                raise duplicate
+            invalid.append((m, str(duplicate)))
+            continue
         seen[ident] = m
         try:
             if m.kind == "Pod":
@@ -141,6 +151,9 @@ def validate_manifests(
                 check_loaded_object(m.kind, obj)
         except ManifestError as e:
             located = e.located(m.where)
+            if invalid is not None:
+                invalid.append((m, str(located)))
+                continue
             if m.kind != "Pod":
                 raise located from None
             errors[f"{m.namespace or 'default'}/{m.name}"] = str(located)

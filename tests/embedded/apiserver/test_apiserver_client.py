@@ -591,7 +591,7 @@ def test_objects_the_load_checks_refuse_are_invalid(server: ServerHandle) -> Non
     body = json.loads(exc.value.body)
     assert (exc.value.status, body["reason"]) == (422, "Invalid")
     assert body["message"] == (
-        'PodDisruptionBudget "keep" is invalid: spec.minAvailable: Invalid value: "lots": a valid percent string '
+        'PodDisruptionBudget.policy "keep" is invalid: spec.minAvailable: Invalid value: "lots": a valid percent string '
         "must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is "
         "'[0-9]+%')"
     )
@@ -617,4 +617,42 @@ def test_objects_the_load_checks_refuse_are_invalid(server: ServerHandle) -> Non
         body=pdb,
         response_type="object",
         _return_http_data_only=True,
+    )
+
+
+def test_negative_scale_is_invalid_with_details(server: ServerHandle) -> None:
+    apps = k8s.AppsV1Api(api_client(server))
+    labels = {"app": "web"}
+    apps.create_namespaced_deployment(
+        "default",
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
+            },
+        },
+    )
+    with pytest.raises(k8s.ApiException) as exc:
+        apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": -1}})
+    body = json.loads(exc.value.body)
+    assert (exc.value.status, body["message"], body["details"]) == (
+        422,
+        'Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0',
+        {
+            "name": "web",
+            "group": "autoscaling",
+            "kind": "Scale",
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": "Invalid value: -1: must be greater than or equal to 0",
+                    "field": "spec.replicas",
+                }
+            ],
+        },
     )

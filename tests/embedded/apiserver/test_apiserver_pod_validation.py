@@ -140,3 +140,93 @@ def test_generate_name_pod_is_checked_and_created(core: k8s.CoreV1Api) -> None:
     assert created.metadata.name.startswith("web-") and len(created.metadata.name) == len("web-") + 5
     pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "four"
     assert _refused(lambda: core.create_namespaced_pod("default", pod)) == (400, "BadRequest", BAD_CPU)
+
+
+PORT_ERROR = "Invalid value: 99999999: must be between 1 and 65535, inclusive"
+PORT_FIELD = "spec.containers[0].ports[0].containerPort"
+
+
+def _bad_port_pod() -> dict[str, Any]:
+    pod = _pod()
+    pod["spec"]["containers"][0]["ports"] = [{"containerPort": 99999999}]
+    return pod
+
+
+def test_invalid_status_has_details_as_new_invalid(core: k8s.CoreV1Api) -> None:
+    with pytest.raises(k8s.ApiException) as exc:
+        core.create_namespaced_pod("default", _bad_port_pod())
+    assert json.loads(exc.value.body) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'Pod "web" is invalid: {PORT_FIELD}: {PORT_ERROR}',
+        "reason": "Invalid",
+        "details": {
+            "name": "web",
+            "kind": "Pod",
+            "causes": [{"reason": "FieldValueInvalid", "message": PORT_ERROR, "field": PORT_FIELD}],
+        },
+        "code": 422,
+    }
+
+
+def test_invalid_status_names_the_group_of_a_non_core_kind(core: k8s.CoreV1Api) -> None:
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "keep"},
+        "spec": {"minAvailable": "lots", "selector": {"matchLabels": {"app": "web"}}},
+    }
+    with pytest.raises(k8s.ApiException) as exc:
+        k8s.PolicyV1Api(core.api_client).create_namespaced_pod_disruption_budget("default", pdb)
+    body = json.loads(exc.value.body)
+    cause = body["details"]["causes"][0]
+    assert (
+        body["message"]
+        == f'PodDisruptionBudget.policy "keep" is invalid: spec.minAvailable: {cause["message"]}'
+    )
+    assert {k: v for k, v in body["details"].items() if k != "causes"} == {
+        "name": "keep",
+        "group": "policy",
+        "kind": "PodDisruptionBudget",
+    }
+    assert (cause["reason"], cause["field"]) == ("FieldValueInvalid", "spec.minAvailable")
+
+
+def test_missing_name_is_a_required_value_cause(core: k8s.CoreV1Api) -> None:
+    pod = _pod()
+    pod["metadata"] = {}
+    with pytest.raises(k8s.ApiException) as exc:
+        core.create_namespaced_pod("default", pod)
+    body = json.loads(exc.value.body)
+    assert (
+        body["message"]
+        == 'Pod "" is invalid: metadata.name: Required value: name or generateName is required'
+    )
+    assert body["details"] == {
+        "kind": "Pod",
+        "causes": [
+            {
+                "reason": "FieldValueRequired",
+                "message": "Required value: name or generateName is required",
+                "field": "metadata.name",
+            }
+        ],
+    }
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kubectl_apply_prints_the_invalid_pod(server: ServerHandle, tmp_path: Path) -> None:
+    assert KUBECTL is not None
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url)
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(json.dumps(_bad_port_pod()))
+    done = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), "apply", "-f", str(manifest)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (1, f'The Pod "web" is invalid: {PORT_FIELD}: {PORT_ERROR}\n')

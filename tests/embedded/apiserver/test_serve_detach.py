@@ -60,15 +60,29 @@ def test_detach_needs_a_kubeconfig_and_reports_a_failed_start(tmp_path: Path) ->
     assert "missing.yaml: no such file or directory" in done.stderr
 
 
-def test_serve_refuses_what_an_api_server_refuses(tmp_path: Path) -> None:
+def test_serve_leaves_out_what_an_api_server_refuses(tmp_path: Path) -> None:
+    """A node kube-apiserver would refuse is reported once in the log and not served; the rest is."""
     bad = tmp_path / "bad.yaml"
-    bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: four}}\n")
-    done = _serve("--port", "0", "-f", str(bad))
-    assert done.returncode == 2
-    assert (
-        done.stderr.strip()
-        == f'error: {bad} doc 1 (Node n1): status.allocatable.cpu: invalid quantity "four"'
+    bad.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: four}}\n---\n"
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"
     )
+    kc = tmp_path / "kc.yaml"
+    done = _serve("--port", "0", "-f", str(bad), "--write-kubeconfig", str(kc), "--detach")
+    assert done.returncode == 0, done.stderr
+    pid = int((tmp_path / "kc.yaml.pid").read_text())
+    try:
+        server = yaml.safe_load(kc.read_text())["clusters"][0]["cluster"]["server"]
+        with urllib.request.urlopen(server + "/api/v1/nodes", timeout=10) as resp:
+            names = [n["metadata"]["name"] for n in yaml.safe_load(resp.read())["items"]]
+        assert names == ["n2"]
+        log = (tmp_path / "kc.yaml.log").read_text().splitlines()
+        assert (
+            log[0]
+            == f'error: not served: {bad} doc 1 (Node n1): status.allocatable.cpu: invalid quantity "four"'
+        )
+    finally:
+        os.kill(pid, signal.SIGTERM)
 
 
 def test_a_failed_second_start_leaves_the_running_servers_kubeconfig(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +173,69 @@ def test_failing_job_pods_and_pod_failure_policy(
     assert [(t.started, t.finished) for t in result.timelines] == [
         (pytest.approx(a, **APPROX), pytest.approx(b, **APPROX)) for a, b in pods
     ]
+
+
+JOB_TRACE = """\
+nodes:
+  - {name: n1, cpu: "4", memory: 8Gi}
+  - {name: n2, cpu: "4", memory: 8Gi, arrival: 30}
+pods: []
+objects:
+  - apiVersion: batch/v1
+    kind: Job
+    metadata: {name: batch}
+    spec:
+      completions: 3
+      parallelism: 2
+      template:
+        metadata: {annotations: {kubesched.io/run-seconds: "10"}}
+        spec:
+          restartPolicy: Never
+          containers: [{name: main, image: redis:latest, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+def test_replay_line_counts_the_workloads_whose_pods_it_replays(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    trace = tmp_path / "trace.yaml"
+    trace.write_text(JOB_TRACE)
+    config = Path(__file__).resolve().parents[3] / "examples" / "replay" / "upstream-default.yaml"
+    r = CliRunner().invoke(
+        main, ["replay", "--trace", str(trace), "--config", str(config), "--out", str(tmp_path / "out")]
+    )
+    assert r.exit_code == 0, r.output
+    assert r.stderr.splitlines()[0] == f"replaying 0 pods and 1 workload (1 Job) on 2 nodes from {trace}"
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [(run["pods"], run["scheduled"]) for run in report["runs"]] == [(3, 3)]
+
+
+def test_replay_line_of_the_fixture_counts_owners_not_owned(workload: Workload) -> None:
+    from kubesched.cli.replay import replaying_line
+
+    owned = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "web-1",
+            "ownerReferences": [{"kind": "Deployment", "name": "web", "controller": True}],
+        },
+    }
+    more = Workload(
+        workload.nodes,
+        workload.pods,
+        workload.horizon,
+        description="w.yaml",
+        objects=[*workload.objects, owned],
+    )
+    assert replaying_line(more) == (
+        f"replaying {len(workload.pods)} pods and 3 workloads (1 DaemonSet, 1 Job, 1 ReplicaSet) on "
+        f"{len(workload.nodes)} nodes from w.yaml"
+    )
+    bare = Workload(workload.nodes, workload.pods, workload.horizon, description="w.yaml")
+    assert (
+        replaying_line(bare)
+        == f"replaying {len(workload.pods)} pods on {len(workload.nodes)} nodes from w.yaml"
+    )
