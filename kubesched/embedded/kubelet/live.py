@@ -24,9 +24,19 @@ A pod bound to a node (``spec.nodeName`` set by a binding, or at creation) goes 
 A pod being deleted (``deletionTimestamp`` set) or gone stops using its images. Nodes:
 ``status.images`` is written every ``status_update_seconds`` (10 s, ``nodeStatusUpdateFrequency``)
 for nodes whose images changed, with the model's 50-image cap; image GC runs as in the model. A
-node's images listed in its ``status.images`` when it is first seen and found in the catalogue are
-taken as already on its disk. An image missing from the catalogue is modelled as one opaque layer of
-``unknown_image_bytes``; an unparseable image name gives an ``InspectFailed`` Event and the
+node's images listed in its ``status.images`` when it is first seen are taken as already on its
+disk: the catalogue's image when it lists one of the entry's names, else one opaque layer of the
+entry's ``sizeBytes`` (:mod:`~kubesched.embedded.kubelet.reported_images`, the rule the replay
+follows; names compared in canonical form, ``nginx:1.25`` = ``docker.io/library/nginx:1.25``), so a
+pod of that image there pulls nothing (``Pulled``: ``Container image ... already present on
+machine``). An image missing from the catalogue and pulled is one opaque layer of the size any
+node's ``status.images`` reported for it, else of ``unknown_image_bytes``. Each container's
+``imagePullPolicy`` applies as in the kubelet (:mod:`~kubesched.embedded.kubelet.pull_policy`;
+``pkg/kubelet/images/image_manager.go: EnsureImageExists``): ``Always`` pulls a present image
+anyway, ``Never`` without the image gives a Warning ``ErrImageNeverPull`` Event (``Container image
+... is not present with pull policy of Never``), a ``Failed`` Event ``Error: ErrImageNeverPull``,
+and the container waits with reason ``ErrImageNeverPull`` (once: the kubelet's later retries are not
+modelled, the pod waits until deleted). An unparseable image name gives an ``InspectFailed`` Event and the
 container waits with ``InvalidImageName``, as the kubelet does.
 
 Threading: the store's watch handlers only put work on the clock (``call_later(0, ...)``), so an
@@ -55,11 +65,13 @@ from kubesched.embedded.kubelet.pod_status import (
     pending_status,
     running_status,
 )
+from kubesched.embedded.kubelet.pull_policy import pull_policy
+from kubesched.embedded.kubelet.reported_images import opaque_image, status_entry_names
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError
-from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
+from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
 from kubesched.images.estimate import OPAQUE_IMAGE_BYTES
-from kubesched.images.names import InvalidImageReference, parse_image_ref
+from kubesched.images.names import InvalidImageReference, normalize_image
 
 __all__ = [
     "EXIT_CODE_ANNOTATION",
@@ -91,6 +103,7 @@ class _Container:
     field: str  # "containers" / "initContainers"
     name: str
     image: str  # as written in the spec
+    pull_policy: str = "IfNotPresent"  # imagePullPolicy: Always / IfNotPresent / Never
 
 
 @dataclass
@@ -101,6 +114,7 @@ class _LivePod:
     manifest: dict[str, Any]
     containers: list[_Container]
     next_container: int = 0
+    admitted: float = 0.0
     started: float | None = None
     finish_timer: Timer | None = None
     deadline_timer: Timer | None = None
@@ -176,7 +190,8 @@ class LiveKubelets:
         self.unknown_image_bytes = unknown_image_bytes
         self._pods: dict[str, _LivePod] = {}  # by uid
         self._invalid: set[str] = set()  # uids of pods with an unparseable image (reported once)
-        self._opaque: dict[str, CatalogueImage] = {}
+        self._opaque: dict[str, CatalogueImage] = {}  # images not in the catalogue, by canonical name
+        self._reported: dict[str, int] = {}  # sizeBytes of nodes' status.images, by canonical name
         self._host_ips: dict[str, str] = {}
         self._status_timer: Timer | None = None
         self._subs: list[Any] = []
@@ -237,15 +252,35 @@ class LiveKubelets:
             if isinstance(addr, Mapping) and addr.get("type") == "InternalIP" and addr.get("address"):
                 self._host_ips[name] = str(addr["address"])
                 break
-        present = []
-        for entry in status.get("images") or []:
-            for ref in (entry.get("names") or []) if isinstance(entry, Mapping) else []:
-                image = self.catalogue.get(str(ref))
-                if image is not None:
-                    present.append(image)
-                    break
+        present = [image for entry in status.get("images") or [] if (image := self._status_image(entry))]
         if present:
             self.model.preload(name, present)
+
+    def _status_image(self, entry: object) -> CatalogueImage | None:
+        """The image of one ``status.images[]`` entry: the catalogue's when it lists any of the
+        entry's names, else one opaque layer of the entry's ``sizeBytes`` (its sizes recorded for
+        pulls of that image on other nodes); None for an entry with no usable name or size."""
+        names = status_entry_names(entry)
+        for canon in names:
+            image = self.catalogue.get(canon)
+            if image is not None:
+                return image
+        size = entry.get("sizeBytes") if isinstance(entry, Mapping) else None
+        if not names or isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            return None
+        for canon in names:
+            self._reported.setdefault(canon, size)
+        tagged = [n for n in names if "@" not in n]
+        digested = [n for n in names if "@" in n]
+        ref = (tagged or digested)[0]
+        image = self._opaque.get(ref)
+        if image is None:
+            image = opaque_image(
+                ref, self._reported[ref], "node status.images", digested[0] if digested else None
+            )
+        for canon in names:  # a pod naming the image by tag or by digest finds it on this node
+            self._opaque.setdefault(canon, image)
+        return image
 
     # ------------------------------------------------------------------ pods
 
@@ -279,28 +314,21 @@ class LiveKubelets:
         for fld in ("initContainers", "containers"):
             for c in spec.get(fld) or []:
                 if isinstance(c, Mapping):
-                    out.append(_Container(fld, str(c.get("name")), str(c.get("image") or "")))
+                    out.append(_Container(fld, str(c.get("name")), str(c.get("image") or ""), pull_policy(c)))
         return out
 
     def _image(self, ref: str) -> CatalogueImage:
-        """The catalogue image, or an opaque one-layer image; raises InvalidImageReference."""
+        """The image ``ref`` names: the catalogue's, else one opaque layer of the size a node's
+        ``status.images`` reported for it, else of ``unknown_image_bytes``
+        (:mod:`~kubesched.embedded.kubelet.reported_images`). Raises InvalidImageReference."""
         image = self.catalogue.get(ref)
         if image is not None:
             return image
-        parsed = parse_image_ref(ref)
-        image = self._opaque.get(parsed.canonical)
+        canon = normalize_image(ref)
+        image = self._opaque.get(canon)
         if image is None:
-            layer = Layer(f"opaque:{parsed.canonical}", self.unknown_image_bytes, "not in the catalogue")
-            image = CatalogueImage(
-                name=parsed.canonical,
-                ref=parsed,
-                image_class="cpu",
-                layers=(layer,),
-                source="serve --kubelet",
-                confidence="derived",
-                unique_layers=(layer,),
-            )
-            self._opaque[parsed.canonical] = image
+            size = self._reported.get(canon, self.unknown_image_bytes)
+            image = self._opaque[canon] = opaque_image(canon, size, "serve --kubelet")
         return image
 
     def _admit(self, obj: dict[str, Any], node: str) -> None:
@@ -328,13 +356,13 @@ class LiveKubelets:
                     ),
                 )
                 return
-        lp = _LivePod(key, uid, node, obj, containers)
+        lp = _LivePod(key, uid, node, obj, containers, admitted=now)
         for c, image in zip(containers, images, strict=True):
             lp.image_ids[c.image] = image.digest_name or image.name
         self._pods[uid] = lp
         self._patch_pod(obj, pending_status(obj, now, host_ip=self._host_ips.get(node)))
         self._arm_deadline(lp, now)
-        self.model.pod_bound(node, uid, images, now)
+        self.model.pod_bound(node, uid, images, now, pull_policies=[c.pull_policy for c in containers])
 
     def _adopt_running(self, obj: dict[str, Any], node: str) -> None:
         """A pod already Running when first seen: its images are on the node and in use."""
@@ -405,6 +433,25 @@ class LiveKubelets:
         lp.next_container += 1
         if lp.started is None:
             self._event(lp.manifest, node, "Pulled", present_message(c.image), t, c)
+
+    def image_never_pull(self, pod_key: str, node: str, image: CatalogueImage, t: float) -> None:
+        cur = self._current(pod_key)
+        if cur is None:
+            return
+        lp, c = cur
+        message = f'Container image "{c.image}" is not present with pull policy of Never'
+        self._event(lp.manifest, node, "ErrImageNeverPull", message, t, c, event_type="Warning")
+        self._event(lp.manifest, node, "Failed", "Error: ErrImageNeverPull", t, c, event_type="Warning")
+        self._patch_pod(
+            lp.manifest,
+            pending_status(
+                lp.manifest,
+                lp.admitted,
+                host_ip=self._host_ips.get(node),
+                waiting_reason="ErrImageNeverPull",
+                waiting_message=message,
+            ),
+        )
 
     def image_pulling(self, pod_key: str, node: str, image: CatalogueImage, t: float) -> None:
         cur = self._current(pod_key)

@@ -9,7 +9,10 @@ A pod's life in the model (``pkg/kubelet`` behaviour it follows in brackets):
 
 * :meth:`KubeletModel.pod_bound` -- the pod's images are needed one after the other (the kubelet
   starts a pod's containers in order and never pulls two images of one pod in parallel). An image
-  already on the node costs nothing (pull policy IfNotPresent); an image whose pull is queued or
+  already on the node costs nothing with pull policy ``IfNotPresent`` or ``Never`` (``Always``
+  pulls it anyway: a pull whose layers are all present, which costs ``pull_fixed_seconds``; ``Never``
+  with the image absent pulls nothing and the pod waits, ``ErrImageNeverPull``,
+  ``pkg/kubelet/images/image_manager.go: EnsureImageExists``); an image whose pull is queued or
   running on the node is *joined* (the pod waits for that pull; bytes are counted once); otherwise
   a new :class:`~kubesched.embedded.kubelet.pulls.PullJob` queues for a node slot (``serializeImagePulls`` /
   ``maxParallelImagePulls``, ``pkg/kubelet/images/puller.go``) and a registry slot. See
@@ -31,7 +34,7 @@ pull (a tick on a node below the threshold does nothing, so only those ticks are
 :mod:`kubesched.embedded.kubelet.node_images` for the GC rules. Disk usage may exceed capacity between ticks
 (the model has no eviction manager and pulls never fail).
 
-Not modelled: pull policy other than IfNotPresent (``:latest`` images are not re-resolved),
+Not modelled: a tag moving to new content (``Always`` on a present image re-resolves nothing),
 ``registryPullQPS``/``registryBurst``, containerd's 3 concurrent layer downloads within one pull
 (a pull is one stream capped by single-core decompression), partial layers of a pull in progress
 (a pull's layers appear on the node when its image completes), lazy pulling.
@@ -86,6 +89,10 @@ class PullListener(Protocol):
     def pulls_done(self, pod_key: str, node: str, t: float) -> None:
         """Every image of the pod is present; its containers are being created."""
 
+    def image_never_pull(self, pod_key: str, node: str, image: CatalogueImage, t: float) -> None:
+        """``image`` is not on ``node`` and its pull policy is ``Never`` (``ErrImageNeverPull``):
+        the pod waits, pulling nothing, until it finishes."""
+
 
 class StatusPatcher(Protocol):
     """The part of ``ClusterClient`` / ``MemoryCluster`` used to write node status."""
@@ -94,11 +101,14 @@ class StatusPatcher(Protocol):
 
 
 class _Pod:
-    __slots__ = ("record", "images", "index", "requested_at", "job", "start_timer", "active")
+    __slots__ = ("record", "images", "policies", "index", "requested_at", "job", "start_timer", "active")
 
-    def __init__(self, record: PodPullRecord, images: list[CatalogueImage]) -> None:
+    def __init__(
+        self, record: PodPullRecord, images: list[CatalogueImage], policies: Sequence[str] | None = None
+    ) -> None:
         self.record = record
         self.images = images
+        self.policies = policies
         self.index = 0
         self.requested_at = 0.0
         self.job: PullJob | None = None
@@ -224,19 +234,28 @@ class KubeletModel:
     # ----------------------------------------------------------------- pods
 
     def pod_bound(
-        self, node: str, pod_key: str, images: Sequence[str | CatalogueImage], now: float | None = None
+        self,
+        node: str,
+        pod_key: str,
+        images: Sequence[str | CatalogueImage],
+        now: float | None = None,
+        pull_policies: Sequence[str] | None = None,
     ) -> PodPullRecord:
         """Pod ``pod_key`` was bound to ``node`` at ``now``: its images are needed in order (see the
-        module docstring). Returns its :class:`PodPullRecord` (filled in as time passes).
-        Raises ValueError if the pod is already active, KeyError for an image not in the catalogue."""
+        module docstring). ``pull_policies``: the containers' ``imagePullPolicy``, one per image
+        (``Always`` / ``IfNotPresent`` / ``Never``; all ``IfNotPresent`` when None). Returns its
+        :class:`PodPullRecord` (filled in as time passes). Raises ValueError if the pod is already
+        active or ``pull_policies`` has another length, KeyError for an image not in the catalogue."""
         if pod_key in self._pods:
             raise ValueError(f"pod {pod_key!r} is already bound in the kubelet model")
+        if pull_policies is not None and len(pull_policies) != len(images):
+            raise ValueError(f"pod {pod_key!r}: {len(pull_policies)} pull policies for {len(images)} images")
         t = self._now(now)
         imgs = [self._image(ref) for ref in images]
         n = self._node(node)
         record = PodPullRecord(pod_key, node, t, tuple(i.name for i in imgs))
         self.records[pod_key] = record
-        pod = _Pod(record, imgs)
+        pod = _Pod(record, imgs, pull_policies)
         self._pods[pod_key] = pod
         for image in imgs:
             n.store.use(image.name, t)
@@ -268,7 +287,14 @@ class KubeletModel:
             if self._unused_prepulls and (n.name, image.name) in self._unused_prepulls:
                 self._unused_prepulls.discard((n.name, image.name))
                 self.metrics.prepulls_used += 1
-            if n.store.has_image(image.name):
+            policy = pod.policies[pod.index] if pod.policies is not None else "IfNotPresent"
+            present = n.store.has_image(image.name)
+            if policy == "Never" and not present:
+                pod.job = None
+                if self.listener is not None:
+                    self.listener.image_never_pull(record.pod_key, n.name, image, t)
+                return
+            if present and policy != "Always":
                 record.bytes_cache_hit += size
                 self.metrics.bytes_cache_hit += size
                 pod.index += 1

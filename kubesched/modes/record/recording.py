@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.embedded.kubelet.pulled_events import PulledEvent, parse_pulled_message
+from kubesched.embedded.kubelet.reported_images import opaque_image, status_image_sizes
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue, Layer
 from kubesched.images.names import InvalidImageReference, parse_image_ref
 from kubesched.modes.record.log import RecordingError, read_records, segments
@@ -292,16 +293,7 @@ def _canonical(ref: str) -> str | None:
 def reported_sizes(recording: Recording) -> dict[str, int]:
     """Image sizes (bytes) the recording reports, by canonical reference: nodes' ``status.images``
     (every name of an entry), then the ``Image size`` of ``Pulled`` Events."""
-    sizes: dict[str, int] = {}
-    for node in [*recording.nodes_at_start, *recording.nodes.values()]:
-        for entry in (node.get("status") or {}).get("images") or []:
-            size = entry.get("sizeBytes")
-            if not isinstance(size, int) or size <= 0:
-                continue
-            for name in entry.get("names") or []:
-                canon = _canonical(str(name).split("@", 1)[0]) if "@" in str(name) else _canonical(str(name))
-                if canon is not None:
-                    sizes.setdefault(canon, size)
+    sizes = status_image_sizes([*recording.nodes_at_start, *recording.nodes.values()])
     for ev in recording.events.values():
         if ev.get("reason") != "Pulled":
             continue
@@ -383,18 +375,7 @@ def recording_catalogue(
             continue
         image = cache.lookup(canon) if cache is not None else None
         if image is None and canon in sizes:
-            parsed = parse_image_ref(canon)
-            layer = Layer(f"image:{canon}", sizes[canon])
-            image = CatalogueImage(
-                name=canon,
-                ref=parsed,
-                image_class="cpu",
-                layers=(layer,),
-                source="recording (status.images / Pulled size)",
-                confidence="derived",
-                layers_derived=True,
-                unique_layers=(layer,),
-            )
+            image = opaque_image(canon, sizes[canon], "recording (status.images / Pulled size)")
         if image is None:
             notes.append(
                 f"image {ref}: size unknown (not in the catalogue, the registry cache, status.images or "

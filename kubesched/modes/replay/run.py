@@ -94,6 +94,7 @@ from kubesched.embedded.kubelet.heartbeat import STATUS_REPORT_SECONDS, ready_co
 from kubesched.embedded.kubelet.live import exit_code
 from kubesched.embedded.kubelet.model import KubeletModel
 from kubesched.embedded.kubelet.pod_status import exited_status, running_status
+from kubesched.embedded.kubelet.pull_policy import pod_pull_policies
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import ManifestError, NotFoundError
 from kubesched.framework.queued_pod_info import QueuedPodInfo
@@ -341,7 +342,7 @@ class _Run:
         self.pending -= 1
         self.running += 1
         tl.images = tuple(self.catalogue[i].name for i in pod.images)
-        self.model.pod_bound(node, key, pod.images)
+        self.model.pod_bound(node, key, pod.images, pull_policies=pod_pull_policies(obj))
         for planner in self.planners:
             planner.on_pod_bound(pod, node, t)
 

@@ -180,6 +180,32 @@ def test_present_image_starts_without_pull_and_pod_images_are_sequential() -> No
     assert (r.pulls_done_at, r.started_at, r.bytes_cache_hit, r.bytes_pulled) == (6.0, 7.0, 300, 500)
 
 
+def test_pull_policies() -> None:
+    # Always: a present image is pulled again (no layer to fetch: the per-pull cost only, 0.25 s,
+    # and a pull slot: p2's pull of a queues behind it); Never: a present image is used, an absent
+    # one pulls nothing and the pod never starts
+    clock, m, started = _model(pull_fixed_seconds=0.25)
+    m.preload("n1", ["c"], now=0.0)
+    r1 = m.pod_bound("n1", "p1", ["c"], now=0.0, pull_policies=["Always"])
+    r2 = m.pod_bound("n1", "p2", ["c", "a"], now=0.0, pull_policies=["Never", "IfNotPresent"])
+    r3 = m.pod_bound("n1", "p3", ["b"], now=0.0, pull_policies=["Never"])
+    clock.run_until()
+    assert (r1.pulls_done_at, r1.started_at, r1.bytes_cache_hit, r1.bytes_pulled, r1.image_bytes_pulled) == (
+        0.25,
+        1.25,
+        300,
+        0,
+        300,
+    )
+    # a: 0.25 + 2 layers * 0.5 + 500 B / 100 B/s after p1's pull
+    assert (r2.pulls_done_at, r2.started_at, r2.bytes_cache_hit, r2.bytes_pulled) == (6.5, 7.5, 300, 500)
+    assert (r3.pulls_done_at, r3.started_at, r3.bytes_pulled) == (None, None, 0)
+    assert started == [("p1", "n1", 1.25), ("p2", "n1", 7.5)]
+    assert not m.has_image("n1", "b")
+    with pytest.raises(ValueError, match="1 pull policies for 2 images"):
+        m.pod_bound("n1", "p4", ["a", "b"], pull_policies=["Always"])
+
+
 def test_finished_pod_cancels_its_start() -> None:
     clock, m, started = _model()
     r = m.pod_bound("n1", "p1", ["a"], now=0.0)
