@@ -46,6 +46,9 @@ def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ClusterCl
         api = KubeClusterClient.from_kubeconfig(
             str(write_kubeconfig(tmp_path / "kubeconfig", server.url)), qps=0, burst=0
         )
+        # OpenKruise's namespace, as a cluster running it has (the API server refuses objects in a
+        # namespace that does not exist)
+        api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kruise"}})
         try:
             yield api
         finally:
