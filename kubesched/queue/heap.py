@@ -150,18 +150,9 @@ class Heap(Generic[T]):
             pos[ce[2]] = i
             i = c
             c = 2 * i + 1
-        k0 = e[0]
-        while i > 0:
-            p = (i - 1) >> 1
-            pe = h[p]
-            if k0 < pe[0]:
-                h[i] = pe
-                pos[pe[2]] = i
-                i = p
-            else:
-                break
         h[i] = e
         pos[e[2]] = i
+        self._up(i)
 
     def _up(self, i: int) -> None:
         h = self._h
