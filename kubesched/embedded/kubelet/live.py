@@ -66,7 +66,7 @@ from kubesched.embedded.kubelet.pod_status import (
     running_status,
 )
 from kubesched.embedded.kubelet.pull_policy import pull_policy
-from kubesched.embedded.kubelet.reported_images import opaque_image, status_entry_names
+from kubesched.embedded.kubelet.reported_images import opaque_image, status_entry_names, status_entry_size
 from kubesched.embedded.store import MemoryCluster
 from kubesched.errors import KubeschedError
 from kubesched.images.catalogue import CatalogueImage, ImageCatalogue
@@ -265,8 +265,8 @@ class LiveKubelets:
             image = self.catalogue.get(canon)
             if image is not None:
                 return image
-        size = entry.get("sizeBytes") if isinstance(entry, Mapping) else None
-        if not names or isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        size = status_entry_size(entry)
+        if not names or size is None:
             return None
         for canon in names:
             self._reported.setdefault(canon, size)

@@ -20,7 +20,7 @@ from typing import Any
 from kubesched.images.catalogue import CatalogueImage, Layer
 from kubesched.images.names import InvalidImageReference, normalize_image, parse_image_ref
 
-__all__ = ["opaque_image", "status_entry_names", "status_image_sizes"]
+__all__ = ["opaque_image", "status_entry_names", "status_entry_size", "status_image_sizes"]
 
 
 def opaque_image(ref: str, size_bytes: int, source: str, digest_name: str | None = None) -> CatalogueImage:
@@ -63,6 +63,14 @@ def status_entry_names(entry: object) -> list[str]:
     return out
 
 
+def status_entry_size(entry: object) -> int | None:
+    """The ``sizeBytes`` (bytes) of one ``status.images[]`` entry; None unless a positive integer."""
+    size = entry.get("sizeBytes") if isinstance(entry, Mapping) else None
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        return None
+    return size
+
+
 def status_image_sizes(nodes: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Image sizes (bytes) the nodes' ``status.images`` report, by canonical name (every name of an
     entry; the first node reporting a name wins). Entries without a positive integer
@@ -70,8 +78,8 @@ def status_image_sizes(nodes: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for node in nodes:
         for entry in (node.get("status") or {}).get("images") or []:
-            size = entry.get("sizeBytes") if isinstance(entry, Mapping) else None
-            if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            size = status_entry_size(entry)
+            if size is None:
                 continue
             for canon in status_entry_names(entry):
                 sizes.setdefault(canon, size)
