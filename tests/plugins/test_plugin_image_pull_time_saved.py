@@ -37,14 +37,19 @@ def catalogue(tmp_path: Path) -> str:
 BW = 80e6
 
 
-def plugin(catalogue: str, infos: list[Any], **kw: Any) -> tuple[ImagePullTimeSaved, FakeHandle]:
-    handle = FakeHandle(snapshot_of(infos))
+def plugin_on(catalogue: str, snap: Any, **kw: Any) -> tuple[ImagePullTimeSaved, FakeHandle]:
+    """The plugin with exactly ``kw`` as its args, on ``snap``, its clock at 1000 s."""
+    handle = FakeHandle(snap)
     handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
+    args = ImagePullTimeSavedArgs(catalogue_path=catalogue, **kw)
+    return ImagePullTimeSaved(args, handle), handle  # type: ignore[arg-type]
+
+
+def plugin(catalogue: str, infos: list[Any], **kw: Any) -> tuple[ImagePullTimeSaved, FakeHandle]:
     kw.setdefault("default_bandwidth_bytes_per_second", BW)
     kw.setdefault("pull_fixed_seconds", 0.0)
     kw.setdefault("layer_latency_seconds", 0.0)
-    args = ImagePullTimeSavedArgs(catalogue_path=catalogue, **kw)
-    return ImagePullTimeSaved(args, handle), handle  # type: ignore[arg-type]
+    return plugin_on(catalogue, snapshot_of(infos), **kw)
 
 
 def run(pl: ImagePullTimeSaved, pod: Any, infos: list[Any]) -> tuple[dict[str, int], dict[str, int]]:
@@ -344,18 +349,14 @@ def test_batch_form_matches_per_node_and_follows_table_changes(catalogue: str) -
     nodes = [n.node for n in cluster()] + [Node.from_manifest(fast)]
     running = make_pod("running", image="app:1", node_name="n4")
     cache, snap = _cache_snapshot(nodes, [running])
-    handle = FakeHandle(snap)
-    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(
-        ImagePullTimeSavedArgs(
-            catalogue_path=catalogue,
-            recent_burst=2,
-            default_bandwidth_bytes_per_second=BW,
-            pull_fixed_seconds=0.0,
-            layer_latency_seconds=0.0,
-        ),
-        handle,
-    )  # type: ignore[arg-type]
+    pl, _ = plugin_on(
+        catalogue,
+        snap,
+        recent_burst=2,
+        default_bandwidth_bytes_per_second=BW,
+        pull_fixed_seconds=0.0,
+        layer_latency_seconds=0.0,
+    )
     pod = make_pod("p", image="app:1")
     # rows in reverse list order: n5, n4, n3, n2, n1; n5 shares base+cuda at twice the bandwidth
     assert _batch_vs_per_node(pl, pod, snap) == ([12687, 13312, 0, 25375, 26625], [47, 49, 0, 95, 100])
@@ -413,11 +414,7 @@ def test_whole_pull_model_batch_form_matches_per_node(catalogue: str) -> None:
     fast["metadata"]["annotations"] = {"kubesched.io/image-pull-bytes-per-second": "160e6"}
     nodes = [n.node for n in cluster()] + [Node.from_manifest(fast)]
     cache, snap = _cache_snapshot(nodes, [make_pod("running", image="app:1", node_name="n4")])
-    handle = FakeHandle(snap)
-    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(
-        ImagePullTimeSavedArgs(catalogue_path=catalogue, default_bandwidth_bytes_per_second=BW), handle
-    )  # type: ignore[arg-type]
+    pl, _ = plugin_on(catalogue, snap, default_bandwidth_bytes_per_second=BW)
     pod = make_pod("p", image="app:1")
     # rows n5, n4, n3, n2, n1 with the default 1 s per pull and 0.037 s per layer: n5 holds base +
     # cuda at 160 MB/s: 12.6875 s + 2 x 0.037 s = 12.761 s; n4, n2, n1 as in the per-node test
@@ -480,18 +477,14 @@ def test_node_share_scaling_counts_extended_resources(catalogue: str) -> None:
 
 def test_node_share_scaling_batch_form_matches_per_node(catalogue: str) -> None:
     cache, snap = _cache_snapshot(_sized_nodes(), [])
-    handle = FakeHandle(snap)
-    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(
-        ImagePullTimeSavedArgs(
-            catalogue_path=catalogue,
-            default_bandwidth_bytes_per_second=BW,
-            pull_fixed_seconds=0.0,
-            layer_latency_seconds=0.0,
-            node_share_exponent=1.0,
-        ),
-        handle,
-    )  # type: ignore[arg-type]
+    pl, _ = plugin_on(
+        catalogue,
+        snap,
+        default_bandwidth_bytes_per_second=BW,
+        pull_fixed_seconds=0.0,
+        layer_latency_seconds=0.0,
+        node_share_exponent=1.0,
+    )
     # rows in reverse list order: n4, n3, n2, n1
     assert _batch_vs_per_node(pl, make_pod("p", image="app:1", cpu="1", memory="4Gi"), snap) == (
         [0, 26625, 26625, 26625],
@@ -568,11 +561,7 @@ def test_prepulls_in_flight_batch_form_follows_the_annotation(catalogue: str) ->
 
     nodes = [n.node for n in cluster()]
     cache, snap = _cache_snapshot(nodes, [make_pod("running", image="app:1", node_name="n4")])
-    handle = FakeHandle(snap)
-    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(
-        ImagePullTimeSavedArgs(catalogue_path=catalogue, default_bandwidth_bytes_per_second=BW), handle
-    )  # type: ignore[arg-type]
+    pl, _ = plugin_on(catalogue, snap, default_bandwidth_bytes_per_second=BW)
     pod = make_pod("p", image="app:1")
     # rows n4, n3, n2, n1
     assert _batch_vs_per_node(pl, pod, snap)[0] == [12868, 0, 25449, 27736]
@@ -676,11 +665,7 @@ def test_pod_pull_scale_batch_form_matches_per_node(slim_catalogue: str) -> None
         make_node("e"),
     ]
     _, snap = _cache_snapshot(nodes, [])
-    handle = FakeHandle(snap)
-    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(
-        ImagePullTimeSavedArgs(catalogue_path=slim_catalogue, default_bandwidth_bytes_per_second=BW), handle
-    )  # type: ignore[arg-type]
+    pl, _ = plugin_on(slim_catalogue, snap, default_bandwidth_bytes_per_second=BW)
     # rows e, s, f: f spares 13.3125 s + 1 s + 3 x 0.037 s = 14.423 s, s 0.412 s; the scale is the
     # whole pull on e or s (80 MB/s), 27.736 s: 100 * 14423 // 27736 = 52
     assert _batch_vs_per_node(pl, make_pod("p", image="app:1"), snap) == ([0, 412, 14423], [0, 1, 52])
@@ -732,18 +717,14 @@ def test_batch_form_follows_a_pods_phase_change(catalogue: str) -> None:
     nodes = [ni.node for ni in cluster()]
     pending = make_pod("running", image="app:1", node_name="n4")
     cache, snap = _cache_snapshot(nodes, [pending])
-    handle = FakeHandle(snap)
-    handle.clock = VirtualClock(1000.0)  # type: ignore[assignment]
-    pl = ImagePullTimeSaved(
-        ImagePullTimeSavedArgs(
-            catalogue_path=catalogue,
-            default_bandwidth_bytes_per_second=BW,
-            pull_fixed_seconds=1.0,
-            layer_latency_seconds=0.037,
-            in_flight_progress=0.0,
-        ),
-        handle,
-    )  # type: ignore[arg-type]
+    pl, _ = plugin_on(
+        catalogue,
+        snap,
+        default_bandwidth_bytes_per_second=BW,
+        pull_fixed_seconds=1.0,
+        layer_latency_seconds=0.037,
+        in_flight_progress=0.0,
+    )
     pod = make_pod("p", image="app:1")
     # rows in reverse list order: n4, n3, n2, n1
     assert _batch_vs_per_node(pl, pod, snap) == ([-1000, 0, 25449, 27736], [0, 3, 92, 100])
