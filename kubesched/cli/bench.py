@@ -159,13 +159,13 @@ def bench(
     duration: float,
     rate: float,
 ) -> None:
-    """Run WORKLOADS (``TestCase/Workload`` or a whole ``TestCase``; default: all) end to end through the
+    """Run WORKLOADS (TestCase/Workload or a whole TestCase; default: all) end to end through the
     queue, scheduling cycle, cache and binding into the embedded cluster, and report
     SchedulingThroughput (pods/s sampled every second), attempt latency and peak RSS.
 
-    With ``--soak``: measure ``kubesched run``'s resident memory under a flood of idle connections
-    (``idle-connections``: bare TCP; ``tls-handshakes``: stalled TLS handshakes) or under ``churn``,
-    and print the figures (exit 1 when a pod was lost or ``/healthz`` did not answer)."""
+    With --soak: measure kubesched run's resident memory under a flood of idle connections
+    (idle-connections: bare TCP; tls-handshakes: stalled TLS handshakes) or under churn,
+    and print the figures (exit 1 when a pod was lost or /healthz did not answer)."""
     if soak is not None:
         _bench_soak(soak, connections, duration, rate, output)
         return

@@ -111,6 +111,13 @@ def _check_profiles(path: str, config: Any) -> None:
     show_default=True,
     help="Seed of image assignment and scheduler tie-breaking (same seed, same result).",
 )
+@click.option(
+    "--scheduler-seed",
+    type=int,
+    default=None,
+    help="Seed of the scheduler's tie-breaking only (default: --seed). The same workload with "
+    "ties broken another way: how far start-ups move by random tie-breaks alone.",
+)
 @trace_window_flag(help="openb only: all | 30d | 12h | START:END (see above).")
 @max_pods_flag(help="Replay only the first N pods by arrival.")
 @click.option(
@@ -204,6 +211,7 @@ def replay(
     configs: tuple[str, ...],
     out_dir: str,
     seed: int,
+    scheduler_seed: int | None,
     window: str | None,
     max_pods: int | None,
     max_nodes: int | None,
@@ -254,6 +262,7 @@ def replay(
         **read_kubelet_settings(kubelet_path),
     }
     kubelet = KubeletImageConfig.from_mapping(overrides, kubelet_path or workload.description)
+    tie_seed = seed if scheduler_seed is None else scheduler_seed
     err = Console(stderr=True)
     click.echo(replaying_line(workload), err=True)
     out = Path(out_dir)
@@ -276,7 +285,7 @@ def replay(
                 specs,
                 catalogue=catalogue,
                 kubelet_config=kubelet,
-                seed=seed,
+                seed=tie_seed,
                 planners=planners,
                 attempt_seconds=attempt_seconds,
             )
@@ -290,7 +299,7 @@ def replay(
             else:
                 run_parallel(jobs, workers, done)
         else:
-            _run_here(workload, specs, catalogue, kubelet, seed, planners, attempt_seconds, err, keep)
+            _run_here(workload, specs, catalogue, kubelet, tie_seed, planners, attempt_seconds, err, keep)
     except KeyboardInterrupt:
         names = ", ".join(r.config for r in finished)
         kept = (

@@ -319,6 +319,16 @@ def test_help_makes_no_stale_claims(stale: str) -> None:
     assert "the v1.35 OpenAPI v2 and v3 schemas are served" in " ".join(out.split())
 
 
+def test_help_texts_are_plain_text() -> None:
+    """Help is read in a terminal: no reStructuredText literal markup (double backticks) shows."""
+    leaves = [path for path, _ in commands()]
+    groups = {path.rsplit(" ", 1)[0] for path in leaves if " " in path}
+    marked = [
+        path for path in ["", *sorted(groups), *leaves] if "``" in _invoke([*path.split(), "--help"])[1]
+    ]
+    assert marked == []
+
+
 def test_serve_refuses_a_kubeconfig_in_a_missing_directory(tmp_path: Path) -> None:
     """As simulate's --write-snapshot: the kubeconfig's directory is checked, never created, and
     nothing is served (the port flag would be busy-checked after it)."""
