@@ -27,8 +27,9 @@ kubelet runs the second request after the first, and the runtime finds the conte
 *joined* pull: its bytes count as joined, as the replay counts them, not as pulled again; the
 first pull of the group counts as pulled. So ``bytes requested = cache hit + joined + pulled``,
 and the cache-hit ratio is ``cache hit / requested`` (a joined pull is no hit: the pod waited for
-it). Unlike the replay, a pull counts the whole image even when the runtime had some of its
-layers. Timestamps have the API's second precision,
+it). Unlike the replay's ``bytesPulled``, a pull counts the whole image even when the runtime
+had some of its layers, so ``imageBytesPulled`` (the replay's whole-image count) equals
+``bytesPulled`` here. Timestamps have the API's second precision,
 the pull durations millisecond precision.
 
 One report run per scheduler (``spec.schedulerName``), named after it.
@@ -397,6 +398,7 @@ def _run(
                 wait += max(0.0, step.total_seconds - step.pull_seconds)
                 tl.bytes_pulled += size
                 metrics.bytes_pulled += size
+                metrics.image_bytes_pulled += size  # a Pulled Event's size is the whole image's
                 metrics.pulls_completed += 1
             else:
                 stats.hits += 1

@@ -279,7 +279,7 @@ def test_joined_pulls_count_once() -> None:
         m.pulls_completed,
         m.pulls_joined,
     ) == (5 * size, 2 * size, 3 * size, 0, 2, 3)
-    assert m.cache_hit_ratio == 0.0
+    assert (m.cache_hit_ratio, m.image_bytes_pulled) == (0.0, 2 * size)
     [img] = run.images
     assert (img.pulls, img.joins, img.hits, img.bytes_pulled) == (2, 3, 0, 2 * size)
     assert [(tl.key, tl.bytes_pulled) for tl in run.result.timelines] == [
@@ -309,6 +309,8 @@ def test_joined_pull_of_the_live_kubelet() -> None:
     [run] = analyse(StartupData(mc.list("Pod").items, mc.list("Node").items, mc.events()), now=T0 + 20)
     m = run.result.pull_metrics
     assert (m.bytes_requested, m.bytes_pulled, m.bytes_joined, m.bytes_cache_hit) == (1500, 500, 500, 500)
+    # the kubelet's Pulled Event gives the whole image: the replay's imageBytesPulled basis
+    assert (m.image_bytes_pulled, run.result.summary()["imageBytesPulled"]) == (500, 500)
     assert m.cache_hit_ratio == pytest.approx(1 / 3)
     assert [(tl.key, tl.startup) for tl in run.result.timelines] == [
         ("default/p1", 7.0),
