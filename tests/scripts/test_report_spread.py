@@ -1,0 +1,66 @@
+"""``scripts/report_spread.py``: the spread of start-up percentiles and image bytes over runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "report_spread.py"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("report_spread", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _replay_run(config: str, p50: float, p95: float, pulled: int, prepulled: int) -> dict[str, Any]:
+    return {
+        "config": config,
+        "startupLatencySeconds": {"p50": p50, "p95": p95},
+        "bytesPulled": 1,  # layers fetched: not the whole-image basis
+        "imageBytesPulled": pulled,
+        "imageBytesPrepulled": prepulled,
+    }
+
+
+def test_groups_by_glob_and_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for seed, p95 in ((0, 68.6), (1, 48.3), (2, 48.3)):
+        d = tmp_path / f"replay-s{seed}"
+        d.mkdir()
+        runs = [
+            _replay_run("examples/replay/upstream-default.yaml", 1.0, 127.8, 2_600_000_000_000, 0),
+            _replay_run(
+                "examples/replay/image-aware.yaml", 1.0, p95, 900_000_000_000 + seed, 300_000_000_000
+            ),
+        ]
+        (d / "report.json").write_text(json.dumps({"runs": runs}))
+    live = tmp_path / "live" / "out"
+    live.mkdir(parents=True)
+    run = {"scheduler": "default-scheduler", "startupLatencySeconds": {"p50": 2.0, "p95": 49.0}}
+    (live / "report.json").write_text(json.dumps({"runs": [{**run, "bytesPulled": 908_400_000_000}]}))
+
+    code = _script().main(
+        [
+            f"image-aware replay={tmp_path}/replay-s*/report.json@image-aware",
+            f"image-aware live={tmp_path}/live/out/report.json",
+        ]
+    )
+
+    assert code == 0
+    assert capsys.readouterr().out.splitlines()[2:] == [
+        "| image-aware replay | 3 | 1.0 (mean 1.0, 1.0-1.0) | 48.3 (mean 55.1, 48.3-68.6) | 900.0 | 300.0 |",
+        "| image-aware live | 1 | 2.0 (mean 2.0, 2.0-2.0) | 49.0 (mean 49.0, 49.0-49.0) | 908.4 | 0.0 |",
+    ]
+
+
+def test_a_group_without_runs_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _script().main([f"none={tmp_path}/*/report.json"]) == 2
+    assert capsys.readouterr().err == f"error: none={tmp_path}/*/report.json: no run matches\n"
