@@ -98,6 +98,7 @@ def replay(
     *,
     images: str | Path | None = None,
     seed: int = 0,
+    scheduler_seed: int | None = None,
     window: str | None = None,
     max_pods: int | None = None,
     max_nodes: int | None = None,
@@ -111,7 +112,8 @@ def replay(
 ) -> Replay:
     """Replay ``trace`` once per config (None: the upstream default profile; a path or a parsed
     ``KubeSchedulerConfiguration``), with the arguments of ``kubesched replay`` (``window`` is
-    ``--trace-window``; ``kubelet`` a mapping of kubelet image-model settings in camelCase).
+    ``--trace-window``; ``scheduler_seed`` is ``--scheduler-seed``: the tie-breaking seed, default
+    ``seed``; ``kubelet`` a mapping of kubelet image-model settings in camelCase).
 
     Raises :class:`~kubesched.errors.ConfigError` for a bad config or kubelet setting,
     :class:`~kubesched.errors.ManifestError` for a malformed trace,
@@ -136,7 +138,7 @@ def replay(
         specs,
         catalogue=catalogue,
         kubelet_config=kubelet_config,
-        seed=seed,
+        seed=seed if scheduler_seed is None else scheduler_seed,
         planners=planners,
         attempt_seconds=attempt_seconds,
     )

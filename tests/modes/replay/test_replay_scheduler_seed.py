@@ -10,6 +10,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+import kubesched
 from kubesched.cli.main import main
 from kubesched.images.assign import ImageAssigner
 from kubesched.images.catalogue import load_catalogue
@@ -59,3 +60,5 @@ def test_scheduler_seed_breaks_ties_of_the_same_workload(tmp_path: Path) -> None
     workload = load_workload(trace, ImageAssigner(catalogue, seed=0))
     expected = run_replay(workload, catalogue=catalogue, seed=3)
     assert [p["node"] for p in other_pods] == [t.node for t in expected.timelines]
+    api = kubesched.replay(trace, images=FIX / "catalogue.yaml", seed=0, scheduler_seed=3)
+    assert [t.node for t in api.runs[0].timelines] == [p["node"] for p in other_pods]
