@@ -1,5 +1,6 @@
 """Small replay workloads built from tuples, for the replay property tests
-(``tests/modes/replay/test_replay.py``, ``tests/modes/replay/test_replay_driver.py``)."""
+(``tests/modes/replay/test_replay.py``, ``tests/modes/replay/test_replay_driver.py``), and the
+Node manifest the replay tests build their workloads on (:func:`replay_node`)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,21 @@ from kubesched.trace.workload import Workload, WorkloadPod
 PodSpec = tuple[int, int | None, int, str]
 
 
+def replay_node(name: str, cpu: str = "6", memory: str = "8Gi") -> dict[str, Any]:
+    """A Node manifest named ``name`` with allocatable ``cpu`` (cores), ``memory`` and 110 pods."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}},
+    }
+
+
 def two_node_workload(specs: list[PodSpec], *, horizon: float, steps_per_second: int = 1) -> Workload:
     """Nodes ``n0`` and ``n1`` (6 CPUs, 8Gi, 110 pods each) and pod ``p<k>`` of namespace
     ``default`` per spec: one container asking its CPU cores, arriving at ``step /
     steps_per_second`` seconds. Pods are in arrival order (then by name); ``horizon`` in seconds."""
-    nodes = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"n{i}"},
-            "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}},
-        }
-        for i in range(2)
-    ]
+    nodes = [replay_node(f"n{i}") for i in range(2)]
     pods = []
     for k, (arrival, duration, cpu, image) in enumerate(specs):
         m: dict[str, Any] = {

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from replay_support import two_node_workload
+from replay_support import replay_node, two_node_workload
 
 from kubesched.api.pod import Pod
 from kubesched.config.load import load_config
@@ -305,15 +305,7 @@ def test_run_replays_fresh_planner_per_config(tiny: Workload, catalogue: Any) ->
 
 
 def _spread_workload(n: int) -> Workload:
-    nodes = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"n{i}"},
-            "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
-        }
-        for i in range(6)
-    ]
+    nodes = [replay_node(f"n{i}", cpu="8", memory="16Gi") for i in range(6)]
     pods = []
     for i in range(n):
         image = "example.com/app-a:1" if i % 2 else "example.com/app-b:1"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from replay_support import replay_node
+
 from kubesched.client.client import WatchEvent
 from kubesched.config.load import load_config_text
 from kubesched.embedded.kubelet.config import KubeletImageConfig
@@ -35,15 +37,7 @@ profiles:
 
 
 def _workload(arrivals: list[float]) -> Workload:
-    nodes = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"n{i}"},
-            "status": {"allocatable": {"cpu": "6", "memory": "8Gi", "pods": "110"}},
-        }
-        for i in range(3)
-    ]
+    nodes = [replay_node(f"n{i}") for i in range(3)]
     pods = [
         WorkloadPod(
             f"p{k}",
