@@ -182,10 +182,12 @@ def test_invalid_status_names_the_group_of_a_non_core_kind(core: k8s.CoreV1Api) 
         k8s.PolicyV1Api(core.api_client).create_namespaced_pod_disruption_budget("default", pdb)
     body = json.loads(exc.value.body)
     cause = body["details"]["causes"][0]
-    assert (
-        body["message"]
-        == f'PodDisruptionBudget.policy "keep" is invalid: spec.minAvailable: {cause["message"]}'
+    assert body["message"] == (
+        'PodDisruptionBudget.policy "keep" is invalid: spec.minAvailable: Invalid value: "lots": a valid percent string '
+        "must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is "
+        "'[0-9]+%')"
     )
+    assert body["message"].endswith(f"spec.minAvailable: {cause['message']}")
     assert {k: v for k, v in body["details"].items() if k != "causes"} == {
         "name": "keep",
         "group": "policy",
