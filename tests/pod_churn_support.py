@@ -1,7 +1,9 @@
 """Pod churn over a :class:`~kubesched.cache.cache.Cache`, shared by the property tests of the
 pod-match index (``tests/framework/test_pod_match_index.py``,
-``tests/plugins/test_inter_pod_affinity_index.py``): each test draws its own operations with
-hypothesis and hands them to :meth:`PodChurn.apply` one by one.
+``tests/plugins/test_inter_pod_affinity_index.py``,
+``tests/plugins/test_pod_topology_spread_prescore_index.py``): each test draws its own operations
+with hypothesis (:func:`churn_ops`, over the pod ``labels`` and selector ``requirements`` here) and
+hands them to :meth:`PodChurn.apply` one by one.
 
 Operations (tuples, first item the kind; node numbers and indices are taken modulo what exists):
 
@@ -21,11 +23,24 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from kubesched.api.labels import LabelSelector
+from kubesched.api.labels import LabelSelector, Requirement
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.cache import Cache
 from kubesched.testing import pod_manifest
+
+#: label keys and values of the churned pods and of the selectors drawn against them
+KEYS = ("app", "tier")
+VALUES = ("a", "b", "c")
+#: a pod's labels
+labels = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2)
+#: one selector requirement over KEYS and VALUES
+requirements = st.builds(
+    Requirement,
+    st.sampled_from(KEYS),
+    st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
+    st.frozensets(st.sampled_from(VALUES), min_size=1, max_size=2),
+)
 
 
 def churn_pod(
@@ -74,6 +89,16 @@ def pod_ops(
         st.tuples(st.just("terminate"), st.integers(0, 1000)),
         st.tuples(st.just("remove"), st.integers(0, 1000)),
     ]
+
+
+def churn_ops(
+    namespaces: tuple[str, ...],
+    add_op: st.SearchStrategy[tuple[Any, ...]],
+    *more: st.SearchStrategy[tuple[Any, ...]],
+) -> st.SearchStrategy[tuple[Any, ...]]:
+    """One operation: ``add_op`` (drawn three times as often), the :func:`pod_ops` over ``labels``,
+    then the test's ``more`` (node and ``check`` operations)."""
+    return st.one_of(add_op, add_op, add_op, *pod_ops(namespaces, labels), *more)
 
 
 class PodChurn:

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pod_churn_support import PodChurn, churn_pod, pod_ops, raw_selector
+from pod_churn_support import PodChurn, churn_ops, churn_pod, labels, raw_selector, requirements
 
-from kubesched.api.labels import LabelSelector, Requirement
+from kubesched.api.labels import LabelSelector
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.cache import Cache
@@ -30,25 +30,14 @@ from kubesched.plugins.podtopologyspread.plugin import PRE_FILTER_STATE_KEY, Pod
 from kubesched.testing import node_manifest, pod_manifest
 
 NAMESPACES = ("default", "other")
-KEYS = ("app", "tier")
-VALUES = ("a", "b", "c")
 ZONE = "topology.kubernetes.io/zone"
 
-requirements = st.builds(
-    Requirement,
-    st.sampled_from(KEYS),
-    st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
-    st.frozensets(st.sampled_from(VALUES), min_size=1, max_size=2),
-)
 selectors = st.lists(requirements, min_size=1, max_size=2).map(lambda rs: LabelSelector(tuple(rs)))
-labels = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2)
 
 add_op = st.tuples(st.just("add"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels, st.booleans())
-op = st.one_of(
+op = churn_ops(
+    NAMESPACES,
     add_op,
-    add_op,
-    add_op,
-    *pod_ops(NAMESPACES, labels),
     st.tuples(st.just("node_out"), st.integers(0, 7)),
     st.tuples(st.just("node_in"), st.integers(0, 7)),
     st.tuples(

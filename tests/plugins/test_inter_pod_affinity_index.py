@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pod_churn_support import PodChurn, churn_pod, pod_ops, raw_selector
+from pod_churn_support import PodChurn, churn_ops, churn_pod, labels, raw_selector, requirements
 
-from kubesched.api.labels import LabelSelector, Requirement
+from kubesched.api.labels import LabelSelector
 from kubesched.api.node import Node
 from kubesched.api.pod import Pod
 from kubesched.cache.cache import Cache
@@ -34,18 +34,9 @@ from kubesched.plugins.interpodaffinity.plugin import (
 from kubesched.testing import node_manifest, pod_manifest
 
 NAMESPACES = ("default", "other", "third")
-KEYS = ("app", "tier")
-VALUES = ("a", "b", "c")
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 
-labels = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2)
-requirements = st.builds(
-    Requirement,
-    st.sampled_from(KEYS),
-    st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
-    st.frozensets(st.sampled_from(VALUES), min_size=1, max_size=2),
-)
 selectors = st.lists(requirements, min_size=0, max_size=2).map(lambda rs: LabelSelector(tuple(rs)))
 
 
@@ -86,11 +77,9 @@ def affinities(draw: Any) -> dict[str, Any]:
 add_op = st.tuples(
     st.just("add"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels, st.booleans(), st.booleans()
 )
-op = st.one_of(
+op = churn_ops(
+    NAMESPACES,
     add_op,
-    add_op,
-    add_op,
-    *pod_ops(NAMESPACES, labels),
     st.tuples(st.just("check"), st.integers(0, 3)),
 )
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pod_churn_support import PodChurn, pod_ops
+from pod_churn_support import PodChurn, churn_ops, labels, requirements
 
-from kubesched.api.labels import LabelSelector, Requirement
+from kubesched.api.labels import LabelSelector
 from kubesched.api.node import HOSTNAME_LABEL, Node
 from kubesched.api.pod import Pod
 from kubesched.cache.cache import Cache
@@ -29,22 +29,13 @@ from kubesched.plugins.podtopologyspread.scoring import count_all_nodes, init_pr
 from kubesched.testing import node_manifest, pod_manifest
 
 NAMESPACES = ("default", "other")
-KEYS = ("app", "tier")
-VALUES = ("a", "b", "c")
 ZONE = "topology.kubernetes.io/zone"
 RACK = "example.com/rack"
 #: per node slot: its zone label (None: absent; "": an empty value) and rack
 ZONES = ("za", "zb", None, "za", "", "zc", "zb", "za")
 RACKS = ("r1", "r2", "r1", None, "r2", "r1", "r2", "r1")
 
-requirements = st.builds(
-    Requirement,
-    st.sampled_from(KEYS),
-    st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
-    st.frozensets(st.sampled_from(VALUES), min_size=1, max_size=2),
-)
 selectors = st.lists(requirements, min_size=0, max_size=2).map(lambda rs: LabelSelector(tuple(rs)))
-labels = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2)
 policies = st.sampled_from(("Honor", "Ignore"))
 constraint = st.builds(
     lambda key, sel, na, nt: SpreadConstraint(1, key, sel, 1, na, nt),
@@ -54,11 +45,9 @@ constraint = st.builds(
     st.sampled_from(("Ignore", "Ignore", "Honor")),
 )
 add_op = st.tuples(st.just("add"), st.integers(0, 7), st.sampled_from(NAMESPACES), labels, st.booleans())
-op = st.one_of(
+op = churn_ops(
+    NAMESPACES,
     add_op,
-    add_op,
-    add_op,
-    *pod_ops(NAMESPACES, labels),
     st.tuples(st.just("node_out"), st.integers(0, 7)),
     st.tuples(st.just("node_in"), st.integers(0, 7)),
     st.tuples(
