@@ -7,7 +7,6 @@ from typing import Any, TypeVar
 
 import click
 
-from kubesched.cli.shared_flags import speed_flag
 from kubesched.cli.units import FiniteFloat
 from kubesched.modes.run.options import PrePullOptions
 
@@ -73,11 +72,6 @@ def prepull_flags(f: F) -> F:
             "registries (default: the registrySettingsPath of the profiles' ImagePullTimeSaved or "
             "ImageCacheWait args, sharing their lookups; none: catalogue images only).",
         ),
-        speed_flag(
-            name="--prepull-speed",
-            help="Cluster seconds per wall second of the cluster scheduled (as `serve --speed`): the "
-            "pre-pull planner's arrival window, look-ahead, tick interval and timeout run on that clock.",
-        ),
         click.option(
             "--prepull-priority-class",
             default="kubesched-prepull",
@@ -102,6 +96,5 @@ def prepull_options(kw: dict[str, Any]) -> PrePullOptions | None:
         kw.pop("prepull_priority_class"),
         kw.pop("prepull_mechanism"),
         kw.pop("prepull_registry_settings"),
-        kw.pop("prepull_speed"),
     )
     return opts if enabled else None

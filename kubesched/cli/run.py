@@ -28,7 +28,7 @@ from kubesched.cli.paths import OutputFile
 from kubesched.cli.pflag import PflagIntRange, bool_flag_options, duration_flag
 from kubesched.cli.ports import check_listen
 from kubesched.cli.prepull_flags import prepull_flags, prepull_options
-from kubesched.cli.shared_flags import kube_api_burst_flag, kube_api_qps_flag
+from kubesched.cli.shared_flags import kube_api_burst_flag, kube_api_qps_flag, speed_flag
 from kubesched.config.load import default_config, load_config
 from kubesched.config.run_fields import check_run_fields
 from kubesched.errors import ConfigError
@@ -173,6 +173,12 @@ log = logging.getLogger("kubesched.run")
     prog_name="kubesched",
     message=f"%(prog)s v%(version)s (kube-scheduler {KUBE_GIT_VERSION} behaviour)",
 )
+@speed_flag(
+    help="Cluster seconds per wall second of the cluster scheduled (match `serve --speed`): the "
+    "scheduler's clock (queue backoffs, the unschedulable pods' flush, plugins' time windows, Permit "
+    "timeouts) and the pre-pull agent's run at that speed; the API client's rate limit, leader "
+    "election and the endpoints keep wall time."
+)
 @prepull_flags
 @delegation_flags
 def run(
@@ -202,6 +208,7 @@ def run(
     verbosity: int,
     logging_format: str,
     write_config_to: str | None,
+    speed: float,
     **flags: Any,
 ) -> None:
     """Schedule pods of a Kubernetes cluster (or of `kubesched serve`) as a second scheduler: pods
@@ -251,6 +258,7 @@ def run(
         cpu_affinity=placement,
         thread_policy=policy,
         config_file=config_file,
+        speed=speed,
         prepull=prepull_options(flags),
         delegation=delegation_options(flags),
     )

@@ -18,8 +18,8 @@ class PrePullOptions:
     ``max_per_tick`` new puller pods, ``timeout`` (s) per puller pod, ``catalogue`` (None: shipped),
     ``priority_class`` ("" = none), ``mechanism`` (auto, pods, imagepulljob), ``registry_settings``
     (registry settings file for images missing from the catalogue; None: the profiles' image plugins'
-    ``registrySettingsPath``, if any), ``speed`` (cluster seconds per wall second: the planner's
-    clock, for a cluster run faster than wall time such as ``serve --speed``)."""
+    ``registrySettingsPath``, if any). The agent runs on the scheduler's clock
+    (:attr:`RunOptions.speed`)."""
 
     namespace: str
     interval: float
@@ -29,7 +29,6 @@ class PrePullOptions:
     priority_class: str
     mechanism: str = "auto"
     registry_settings: str | None = None
-    speed: float = 1.0
 
 
 @dataclass
@@ -63,6 +62,10 @@ class RunOptions:
     thread_policy: str = "batch"
     #: the --config file (names the file in config errors found while building the profiles)
     config_file: str | None = None
+    #: ``--speed``: cluster seconds per wall second of the cluster scheduled (``serve --speed``);
+    #: the scheduler and the pre-pull agent run on a clock that fast, the API client, leader
+    #: election and the endpoints on wall time
+    speed: float = 1.0
     #: --prepull settings (None: no pre-pull controller)
     prepull: PrePullOptions | None = None
     #: delegated authentication/authorization of the endpoints

@@ -150,7 +150,9 @@ class RunGraph:
 def setup(opts: RunOptions) -> RunGraph:
     """Build ``run``'s object graph from ``opts`` (upstream ``Setup``): load the kubeconfig, place
     the process on its CPU, load plugins, validate leader election, build the clients, the
-    scheduler, the pre-pull controller, the endpoints' TLS and delegated authentication. Raises
+    scheduler and the pre-pull controller (on a clock ``--speed`` times as fast as the wall clock;
+    the clients, the lease and the endpoints on the wall clock), the endpoints' TLS and delegated
+    authentication. Raises
     ConfigError naming the flag or configuration field (located in ``--config`` when it has no
     place of its own); nothing is left placed or open when it raises."""
     clock = RealClock()
@@ -194,12 +196,14 @@ def _build(
     )
     pool = BindingPool(max_workers=opts.parallel_bindings, max_in_flight=opts.parallel_bindings * 16)
     writes = _api_writes(client, opts, clock)
+    # the cluster's seconds (``--speed``): the queue, the plugins and the pre-pull agent
+    sched_clock = clock if opts.speed == 1.0 else RealClock(opts.speed)
     try:
         try:
             sched = new_scheduler(
                 client,
                 opts.config,
-                clock=clock,
+                clock=sched_clock,
                 registry=registry,
                 binding_executor=pool,
                 write_client=writes.client,
@@ -212,7 +216,7 @@ def _build(
             if opts.config_file and not e.where:
                 raise e.located(opts.config_file) from None
             raise
-        prepuller = _prepuller(opts, sched, client, clock) if opts.prepull is not None else None
+        prepuller = _prepuller(opts, sched, client, sched_clock) if opts.prepull is not None else None
         # the serving certificate first, as upstream's SecureServing.ApplyTo before Authentication.ApplyTo
         tls = (
             server_context(opts.bind_address, opts.tls_cert_file, opts.tls_private_key_file)
@@ -281,7 +285,7 @@ def _prepuller(
     return PrePullController.for_scheduler(
         sched,
         client,
-        clock if p.speed == 1.0 else RealClock(p.speed),
+        clock,
         p.catalogue,
         mechanism=p.mechanism,
         registry_settings=p.registry_settings or registry_settings_of(opts.effective),

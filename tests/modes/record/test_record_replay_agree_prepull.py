@@ -10,7 +10,7 @@ application image of one 1 GB layer (a 21 s pull at 50 MB/s and 1 s per pull) an
 small image at second 0, then 8 pods of 3 cpu (one per node) with the large one, one every 80
 cluster seconds from second 20, all running to the end. The kubelets pull one image at a time and start
 a container 1 s after its image is there. The cluster runs at ``--speed 5``; ``load --speed 5``
-keeps the trace on its clock and ``run --prepull-speed 5`` the planner's window and ticks.
+keeps the trace on its clock and ``run --speed 5`` the scheduler's and the planner's windows and ticks.
 
 What happens on both sides: the first two pods pull (the application is not hot before its
 second arrival); from then on the planner (growth: nothing ends) pre-pulls a node with room after
@@ -103,7 +103,7 @@ def test_replay_of_a_prepull_recording_agrees_with_the_cluster(tmp_path: Path) -
         run_args=(
             "--leader-elect=false",
             "--prepull",
-            "--prepull-speed",
+            "--speed",
             str(SPEED),
             "--prepull-catalogue",
             str(tmp_path / "images.yaml"),
