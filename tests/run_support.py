@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
+from prometheus_client.parser import text_string_to_metric_families
 
 from kubesched.embedded.apiserver import ServerHandle, start_server, write_kubeconfig
 
@@ -342,6 +343,17 @@ class Replica:
             return e.code, e.read(), dict(e.headers)
         except OSError:
             return 0, b"", {}
+
+    def samples(self, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+        """The samples of metric ``name`` on ``/metrics``, keyed by their sorted labels."""
+        code, body, _ = self.get("/metrics")
+        assert code == 200
+        out = {}
+        for fam in text_string_to_metric_families(body.decode()):
+            for s in fam.samples:
+                if s.name == name:
+                    out[tuple(sorted(s.labels.items()))] = s.value
+        return out
 
     def wait_ready(self, timeout: float = 30) -> None:
         def ready() -> bool:

@@ -7,19 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 from run_support import Cluster, Replica, scheduler_config, wait_for
-
-
-def _samples(r: Replica, name: str) -> dict[tuple[tuple[str, str], ...], float]:
-    code, body, _ = r.get("/metrics")
-    assert code == 200
-    out = {}
-    for fam in text_string_to_metric_families(body.decode()):
-        for s in fam.samples:
-            if s.name == name:
-                out[tuple(sorted(s.labels.items()))] = s.value
-    return out
 
 
 def test_run_with_metrics_takes_the_batch_path(cluster: Cluster, replicas: list[Replica]) -> None:
@@ -39,7 +27,7 @@ def test_run_with_metrics_takes_the_batch_path(cluster: Cluster, replicas: list[
     assert 'path="per-node"' not in log
     # the batch path counts Filter evaluations per plugin and node as upstream's per-node loop:
     # 40 nodes visited (fewer than 100: all of them) for each of the 5 pods
-    evals = _samples(r, "scheduler_plugin_evaluation_total")
+    evals = r.samples("scheduler_plugin_evaluation_total")
     fit = [
         v
         for k, v in evals.items()
