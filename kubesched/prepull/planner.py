@@ -139,7 +139,7 @@ class PrePullPlanner:
     Args (all keyword, defaults in brackets): ``window_seconds`` [900] arrival-count window;
     ``lookahead_seconds`` [300] how far ahead demand is predicted (about a tick plus the pull of
     a multi-GB image); ``min_recent`` [2] arrivals in the window for an application to be hot;
-    ``max_warm_nodes`` [16] most nodes pre-pulled/kept warm per application;
+    ``max_warm_nodes`` [4] most nodes pre-pulled/kept warm per application;
     ``max_per_app_per_tick`` [4]; ``max_prepulls_per_tick`` [16]; ``disk_limit_percent`` [75];
     ``tick_seconds`` [15]; ``net_bytes`` [False] pre-pull only where the pulls it is expected to
     spare cover its bytes (module docstring; False: wherever demand exceeds the warm room);
@@ -154,7 +154,7 @@ class PrePullPlanner:
         window_seconds: float = 900.0,
         lookahead_seconds: float = 300.0,
         min_recent: int = 2,
-        max_warm_nodes: int = 16,
+        max_warm_nodes: int = 4,
         max_per_app_per_tick: int = 4,
         max_prepulls_per_tick: int = 16,
         disk_limit_percent: float = 75.0,
