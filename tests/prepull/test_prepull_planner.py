@@ -127,6 +127,18 @@ def test_tick_starts_pulls_and_then_counts_them_as_warm() -> None:
     assert planner.plan(12.0) == []  # a and b hold it in flight: already warm
 
 
+def test_default_keeps_at_most_four_warm_nodes_per_application() -> None:
+    # 16 arrivals in the hour: demand 8 pods beyond any warm room; 8 usable nodes, 8 slots a tick
+    assert PrePullPlanner().max_warm_nodes == 4
+    planner, _, _ = world({n: 1 for n in "abcdefgh"}, max_warm_nodes=4, max_per_app_per_tick=8)
+    for i in range(16):
+        planner.on_pod_bound(arrive(planner, f"p{i}", float(i)), "x", float(i))
+    planner.tick(20.0)
+    assert [node for _, node, _ in planner.started] == ["a", "b", "c", "d"]
+    arrive(planner, "p16", 21.0)
+    assert planner.plan(40.0) == []  # four warm nodes with room: the cap, though demand is 8.5
+
+
 def test_nodes_without_room_busy_or_disk_full_are_skipped() -> None:
     busy_pod = make_pod("gpu-user", requests=GPU, node_name="full")
     planner, model, _ = world({"full": 1, "busy": 1, "ok": 1}, pods={"full": [busy_pod]})

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pandas
     import plotly.graph_objects as go
 
+    from kubesched.prepull.hook import PlannerFactory
     from kubesched.trace.workload import Workload
 
 __all__ = ["Replay", "replay"]
@@ -106,14 +107,16 @@ def replay(
     zipf_s: float = 1.1,
     apps: int = 200,
     kubelet: Mapping[str, Any] | None = None,
-    prepull: bool = False,
+    prepull: bool | PlannerFactory = False,
     arrival_scale: float = 1.0,
     attempt_seconds: float = 0.0,
 ) -> Replay:
     """Replay ``trace`` once per config (None: the upstream default profile; a path or a parsed
     ``KubeSchedulerConfiguration``), with the arguments of ``kubesched replay`` (``window`` is
     ``--trace-window``; ``scheduler_seed`` is ``--scheduler-seed``: the tie-breaking seed, default
-    ``seed``; ``kubelet`` a mapping of kubelet image-model settings in camelCase).
+    ``seed``; ``kubelet`` a mapping of kubelet image-model settings in camelCase; ``prepull``:
+    True for ``--prepull``'s planner, or a zero-argument factory of another planner, e.g.
+    ``functools.partial(PrePullPlanner, max_warm_nodes=8)``).
 
     Raises :class:`~kubesched.errors.ConfigError` for a bad config or kubelet setting,
     :class:`~kubesched.errors.ManifestError` for a malformed trace,
@@ -132,7 +135,10 @@ def replay(
     workload = workload.with_arrival_scale(arrival_scale)
     settings = {**workload.kubelet, **dict(kubelet or {})}
     kubelet_config = KubeletImageConfig.from_mapping(settings, workload.description)
-    planners = [load_planner_factory(DEFAULT_PLANNER)] if prepull else []
+    if callable(prepull):
+        planners = [prepull]
+    else:
+        planners = [load_planner_factory(DEFAULT_PLANNER)] if prepull else []
     runs = run_replays(
         workload,
         specs,
