@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 import yaml
+from script_support import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "planner_sweep.py"
 CATALOGUE = ROOT / "tests" / "fixtures" / "replay" / "catalogue.yaml"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("planner_sweep", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("planner_sweep")
 
 
 def _growing_app(tmp_path: Path) -> Path:

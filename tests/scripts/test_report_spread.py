@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "report_spread.py"
+from script_support import load_script
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_spread", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("report_spread")
 
 
 def _replay_run(config: str, p50: float, p95: float, pulled: int, prepulled: int) -> dict[str, Any]:
