@@ -26,9 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import kubesched
+from kubesched.embedded.kubelet.settings_file import read_kubelet_settings
 from kubesched.prepull.planner import PrePullPlanner
 
 
@@ -88,9 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arrival-scale", type=float, default=0.002)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--images", default=None, help="image catalogue (default: the packaged one)")
-    parser.add_argument(
-        "--kubelet", type=Path, default=None, help="kubelet image-model settings (YAML mapping)"
-    )
+    parser.add_argument("--kubelet", default=None, help="kubelet image-model settings (YAML mapping)")
     args = parser.parse_args(argv)
     try:
         settings = planner_settings(args.settings)
@@ -98,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         print(e, file=sys.stderr)
         return 2
     planner = functools.partial(PrePullPlanner, **settings)
-    kubelet = yaml.safe_load(args.kubelet.read_text()) if args.kubelet is not None else None
+    kubelet = read_kubelet_settings(args.kubelet)
     totals, p95s = [], []
     for seed in args.seeds:
         rep = kubesched.replay(
