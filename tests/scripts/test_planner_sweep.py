@@ -55,12 +55,10 @@ def _growing_app(tmp_path: Path) -> Path:
     return path
 
 
-def _sweep(trace: Path, out: Path, *settings: str) -> int:
-    args = [str(trace), str(out), "--seeds", "0-1", "--window", "", "--arrival-scale", "1"]
+def _sweep(trace: Path, out: Path, *flags: str, seeds: str = "0-1") -> int:
+    args = [str(trace), str(out), "--seeds", seeds, "--window", "", "--arrival-scale", "1"]
     args += ["--images", str(CATALOGUE), "--config", str(ROOT / "examples" / "replay" / "image-aware.yaml")]
-    for item in settings:
-        args += ["--set", item]
-    return int(_script().main(args))
+    return int(_script().main([*args, *flags]))
 
 
 def test_settings_are_typed_as_the_planner_defaults() -> None:
@@ -95,7 +93,7 @@ def test_sweep_prints_each_seed_and_the_median(tmp_path: Path, capsys: pytest.Ca
     ]
     assert (tmp_path / "default" / "s1" / "report.json").is_file()
     # one warm node with room at a time: fewer pre-pulls, more pods pull
-    assert _sweep(trace, tmp_path / "one", "max_warm_nodes=1") == 0
+    assert _sweep(trace, tmp_path / "one", "--set", "max_warm_nodes=1") == 0
     assert capsys.readouterr().out.splitlines()[0] == (
         "seed 0: p95 16.07 s, GB by pods 0.8, pre-pulled 0.9, in all 1.6, pre-pulls 6, precision 83.3 %"
     )
@@ -104,15 +102,12 @@ def test_sweep_prints_each_seed_and_the_median(tmp_path: Path, capsys: pytest.Ca
 def test_kubelet_settings_reach_the_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     kubelet = tmp_path / "slot.yaml"
     kubelet.write_text("prePullKubeletSlot: true\n")
-    trace = _growing_app(tmp_path)
-    args = [str(trace), str(tmp_path / "slot"), "--seeds", "0", "--window", "", "--arrival-scale", "1"]
-    args += ["--images", str(CATALOGUE), "--kubelet", str(kubelet)]
-    assert _script().main(args) == 0
+    assert _sweep(_growing_app(tmp_path), tmp_path / "slot", "--kubelet", str(kubelet), seeds="0") == 0
     report = json.loads((tmp_path / "slot" / "s0" / "report.json").read_text())
     assert report["kubelet"]["prePullKubeletSlot"] is True
     assert capsys.readouterr().out.splitlines()[-1].startswith("median GB in all ")
 
 
 def test_an_unknown_setting_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _sweep(_growing_app(tmp_path), tmp_path / "o", "warm=1") == 2
+    assert _sweep(_growing_app(tmp_path), tmp_path / "o", "--set", "warm=1") == 2
     assert "--set 'warm=1'" in capsys.readouterr().err
