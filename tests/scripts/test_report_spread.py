@@ -58,3 +58,56 @@ def test_groups_by_glob_and_config(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_a_group_without_runs_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _script().main([f"none={tmp_path}/*/report.json"]) == 2
     assert capsys.readouterr().err == f"error: none={tmp_path}/*/report.json: no run matches\n"
+
+
+def _pods_csv(path: Path, rows: list[tuple[str, str, str]]) -> None:
+    """``pods.csv`` with the columns ``--within`` reads: (config or scheduler column, name, start-up)."""
+    column = rows[0][0]
+    lines = [f"{column},pod,startupLatencySeconds"] + [
+        f"{name},p{i},{s}" for i, (_, name, s) in enumerate(rows)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_within_counts_each_runs_pods_started_in_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    replay = tmp_path / "replay"
+    replay.mkdir()
+    runs = [
+        _replay_run("upstream.yaml", 1.0, 72.9, 3_000_000_000_000, 0),
+        _replay_run("image-aware.yaml", 1.0, 39.0, 1_700_000_000_000, 0),
+    ]
+    (replay / "report.json").write_text(json.dumps({"runs": runs}))
+    _pods_csv(
+        replay / "pods.csv",
+        [("config", "upstream.yaml", "1.0"), ("config", "upstream.yaml", "72.9")]
+        + [("config", "image-aware.yaml", s) for s in ("1.0", "30.0", "30.5", "")],
+    )
+    live = tmp_path / "live"
+    live.mkdir()
+    run = {"scheduler": "default-scheduler", "startupLatencySeconds": {"p50": 1.0, "p95": 18.0}}
+    (live / "report.json").write_text(json.dumps({"runs": [{**run, "bytesPulled": 1_725_600_000_000}]}))
+    _pods_csv(
+        live / "pods.csv", [("scheduler", "default-scheduler", s) for s in ("1.0", "2.0", "18.0", "69.0")]
+    )
+
+    code = _script().main(
+        ["--within", "30", f"replayed={replay}/report.json@image-aware", f"live={live}/report.json"]
+    )
+
+    assert code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("| GB pre-pulled | started within 30 s: median (runs) |")
+    assert out[1] == "|---|---|---|---|---|---|---|"
+    # a pod that never started (empty start-up) is not counted; 30.0 is within 30 s, 30.5 is not
+    assert out[2:] == [
+        "| replayed | 1 | 1.0 (mean 1.0, 1.0-1.0) | 39.0 (mean 39.0, 39.0-39.0) | 1700.0 | 0.0 | 2 (2) |",
+        "| live | 1 | 1.0 (mean 1.0, 1.0-1.0) | 18.0 (mean 18.0, 18.0-18.0) | 1725.6 | 0.0 | 3 (3) |",
+    ]
+
+
+def test_within_without_pods_csv_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "report.json").write_text(json.dumps({"runs": [_replay_run("a.yaml", 1.0, 2.0, 1, 0)]}))
+    assert _script().main(["--within", "5", f"r={tmp_path}/report.json"]) == 2
+    assert capsys.readouterr().err == f"error: r={tmp_path}/report.json: {tmp_path}/pods.csv: no such file\n"
