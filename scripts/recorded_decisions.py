@@ -28,8 +28,8 @@ So a recording of ``kubesched run`` with the same profile shows whether the live
 as the scheduling code does on the state the cluster's API showed (every decision ``same`` or
 ``tie``), and a recording of another scheduler where the profile would have placed its pods
 elsewhere. ``--image`` keeps the pods with a container of that image (as written in the pod);
-``--from`` / ``--to`` the pods created that many seconds after the first pod the recording saw
-created (cluster clock). Prints one line per verdict with its count; ``--csv`` writes one row per
+``--from`` / ``--to`` the pods created that many seconds after the first pending pod the
+recording saw (creation timestamps, the cluster's clock). Prints one line per verdict with its count; ``--csv`` writes one row per
 decision (pod, created, recorded node, re-run node, the two total scores, verdict, detail).
 Exits 2 when ``REC`` is not a recording or ``--config`` cannot be read.
 """
@@ -61,8 +61,8 @@ Obj = dict[str, Any]
 
 @dataclass(frozen=True)
 class Decision:
-    """One recorded binding and its re-run: ``created`` (seconds after the first pod created while
-    recording), the ``recorded`` and ``rerun`` nodes (``rerun`` None: unschedulable), their total
+    """One recorded binding and its re-run: ``created`` (seconds after the creation of the first
+    pending pod recorded), the ``recorded`` and ``rerun`` nodes (``rerun`` None: unschedulable), their total
     scores (None when not scored: filtered out, or a single feasible node), ``verdict`` (one of
     :data:`VERDICTS`) and ``detail`` (the filter reason of a ``filtered`` node)."""
 
@@ -127,6 +127,8 @@ def decisions(
     """The re-run of every binding of the recording ``rec`` that the filters keep, in the order
     recorded. Raises :class:`kubesched.modes.record.log.RecordingError` for a directory that is not a
     recording."""
+    # the record-time -> cluster-time map is fitted over the whole recording, so it is read once
+    # for the map before the pass that re-runs the bindings
     clock = read_recording(rec).clock
     objects: dict[tuple[str, str, str], Obj] = {}
     first_created: float | None = None
