@@ -82,11 +82,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--within", type=float, default=None, help="also count the pods started within SECONDS")
     ap.add_argument("groups", nargs="+", metavar="LABEL=GLOB[@CONFIG]")
     a = ap.parse_args(argv)
-    head = "| runs | n | p50 s: median (mean, range) | p95 s: median (mean, range) | GB pulled by pods | GB pre-pulled |"
+    columns = [
+        "runs",
+        "n",
+        "p50 s: median (mean, range)",
+        "p95 s: median (mean, range)",
+        "GB pulled by pods",
+        "GB pre-pulled",
+    ]
     if a.within is not None:
-        head += f" started within {a.within:g} s: median (runs) |"
-    print(head)
-    print("|---" * head.count(" | ") + "|---|")
+        columns.append(f"started within {a.within:g} s: median (runs)")
+    print("| " + " | ".join(columns) + " |")
+    print("|---" * len(columns) + "|")
     for spec in a.groups:
         label, found = runs_with_paths(spec)
         if not found:

@@ -11,8 +11,8 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 def load_script(name: str) -> ModuleType:
-    """``scripts/<name>.py`` imported as a module named ``name`` (not run as ``__main__``; registered
-    in ``sys.modules`` while it runs, as an import does, so its dataclasses resolve their module)."""
+    """``scripts/<name>.py`` imported as a module named ``name`` (not run as ``__main__``), registered
+    in ``sys.modules`` before it runs, as an import does, so its dataclasses resolve their module."""
     spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
